@@ -1,0 +1,3 @@
+"""skillopt-sleep: a nightly sleep for coding agents."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,84 @@
+"""Backend registry: a spec string such as ``sim:follow=0.9,seed=7`` or ``anthropic`` names a
+transport and its options; ``make_backend`` builds it.
+
+Adding a backend is adding a module with a ``from_options(options, model) -> Backend`` function and
+one line in ``_REGISTRY``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from skillopt_sleep.backends.base import Backend, BudgetExceeded, Completion, ProviderError, Request
+
+__all__ = [
+    "Backend",
+    "BudgetExceeded",
+    "Completion",
+    "ProviderError",
+    "Request",
+    "BackendSpecError",
+    "parse_spec",
+    "make_backend",
+    "BACKEND_NAMES",
+]
+
+_REGISTRY = {
+    "sim": "skillopt_sleep.backends.sim",
+    "anthropic": "skillopt_sleep.backends.anthropic_api",
+    "openai": "skillopt_sleep.backends.openai_api",
+    "claude-cli": "skillopt_sleep.backends.claude_cli",
+    "codex-cli": "skillopt_sleep.backends.codex_cli",
+}
+BACKEND_NAMES = tuple(_REGISTRY)
+
+
+class BackendSpecError(ValueError):
+    pass
+
+
+def _coerce(value: str) -> Any:
+    low = value.lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"sim:follow=0.9,seed=7"`` -> ``("sim", {"follow": 0.9, "seed": 7})``."""
+    spec = (spec or "").strip()
+    if not spec:
+        raise BackendSpecError("empty backend spec")
+    name, _, rest = spec.partition(":")
+    name = name.strip().lower()
+    if name not in _REGISTRY:
+        raise BackendSpecError(
+            f"unknown backend {name!r}; choose one of: {', '.join(BACKEND_NAMES)}"
+        )
+    options: dict[str, Any] = {}
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = part.partition("=")
+        if not eq or not key.strip():
+            raise BackendSpecError(f"backend option {part!r} is not key=value")
+        options[key.strip().lower()] = _coerce(value.strip())
+    return name, options
+
+
+def make_backend(spec: str, *, model: str | None = None, defaults: dict[str, Any] | None = None) -> Backend:
+    """Build a backend from a spec; ``defaults`` (from config) fill options the spec omits."""
+    name, options = parse_spec(spec)
+    merged = dict(defaults or {})
+    merged.update(options)
+    module = importlib.import_module(_REGISTRY[name])
+    try:
+        return module.from_options(merged, model)
+    except (TypeError, ValueError) as exc:
+        raise BackendSpecError(f"backend {name}: {exc}") from None

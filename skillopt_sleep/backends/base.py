@@ -1,0 +1,93 @@
+"""The one primitive every model transport implements: ``complete(Request) -> Completion``.
+
+Prompt rendering, retries, caching, budgets, concurrency and the evidence log are written once
+in ``layers.py`` and wrap any backend; a backend only moves one request over its wire.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from skillopt_sleep.types import Usage
+
+PURPOSES = ("attempt", "judge", "reflect", "mine", "vary", "preflight")
+
+# Error kinds a Completion may carry. Transient ones are retried; the rest fail fast.
+TRANSIENT_ERRORS = frozenset({"rate_limit", "server", "timeout", "connection", "empty", "overloaded"})
+FATAL_ERRORS = frozenset({"auth", "model", "bad_request", "budget", "unknown"})
+
+
+@dataclass
+class Request:
+    """One model call.
+
+    ``system`` is the static prefix (documents + role instructions): identical across the tasks
+    of one phase so providers can cache it. ``user`` is the per-call text. ``payload`` carries the
+    same information in structured form for the offline simulator; real backends ignore it.
+    """
+
+    purpose: str
+    system: str
+    user: str
+    max_tokens: int = 1024
+    temperature: float = 1.0
+    sample: int = 0
+    payload: dict[str, Any] = field(default_factory=dict)
+    json_schema: dict[str, Any] | None = None  # ask for schema-constrained JSON when supported
+
+    def cache_key(self, backend_id: str) -> str:
+        import hashlib
+        import json
+
+        blob = json.dumps(
+            [backend_id, self.purpose, self.system, self.user, self.max_tokens, self.temperature,
+             self.sample, self.json_schema],
+            sort_keys=True,
+        )
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Completion:
+    text: str
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    latency: float = 0.0
+    error: str | None = None  # an error kind (see TRANSIENT_ERRORS / FATAL_ERRORS) or None
+    error_message: str = ""
+    retry_after: float | None = None  # seconds, when the provider said so
+    tools_called: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A transport. ``id`` names backend + model (used in cache keys and reports)."""
+
+    id: str
+
+    def complete(self, request: Request) -> Completion: ...
+
+
+class ProviderError(RuntimeError):
+    """A model call failed for good (after retries, or fatally). Ends the night loudly."""
+
+    def __init__(self, backend_id: str, kind: str, message: str):
+        self.backend_id = backend_id
+        self.kind = kind
+        self.message = message
+        super().__init__(f"{backend_id}: {kind}: {message}")
+
+
+class BudgetExceeded(RuntimeError):
+    """A per-night token or cost limit would be crossed by the next call."""
+
+    def __init__(self, limit: str, used: float, cap: float):
+        self.limit = limit
+        self.used = used
+        self.cap = cap
+        super().__init__(f"{limit} budget reached ({used:g} of {cap:g})")

@@ -1,0 +1,108 @@
+"""Every on-disk location the engine uses.
+
+User-level directories come from platformdirs; ``SKILLOPT_SLEEP_HOME`` relocates all of them
+under one directory (tests, the demo). Project-level state lives in ``<project>/.skillopt-sleep/``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+APP = "skillopt-sleep"
+PROJECT_DIR = ".skillopt-sleep"
+
+
+@dataclass(frozen=True)
+class UserDirs:
+    config: Path
+    state: Path
+    cache: Path
+
+    @property
+    def config_file(self) -> Path:
+        return self.config / "config.toml"
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.state / "checkpoints"
+
+    @property
+    def digests(self) -> Path:
+        return self.state / "digests"
+
+    @property
+    def history(self) -> Path:
+        return self.state / "history.jsonl"
+
+    @property
+    def archive(self) -> Path:
+        return self.state / "tasks-archive.jsonl"
+
+    @property
+    def rejected_ledger(self) -> Path:
+        return self.state / "rejected-edits.jsonl"
+
+    @property
+    def logs(self) -> Path:
+        return self.state / "logs"
+
+
+def user_dirs() -> UserDirs:
+    home = os.environ.get("SKILLOPT_SLEEP_HOME")
+    if home:
+        root = Path(home).expanduser().resolve()
+        return UserDirs(root / "config", root / "state", root / "cache")
+    return UserDirs(
+        Path(platformdirs.user_config_dir(APP)),
+        Path(platformdirs.user_state_dir(APP)),
+        Path(platformdirs.user_cache_dir(APP)),
+    )
+
+
+def claude_home() -> Path:
+    """Claude Code's data directory (``CLAUDE_CONFIG_DIR`` overrides ``~/.claude``)."""
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".claude"
+
+
+def codex_home() -> Path:
+    """Codex's data directory (``CODEX_HOME`` overrides ``~/.codex``)."""
+    env = os.environ.get("CODEX_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".codex"
+
+
+@dataclass(frozen=True)
+class ProjectDirs:
+    project: Path
+
+    @property
+    def root(self) -> Path:
+        return self.project / PROJECT_DIR
+
+    @property
+    def staging(self) -> Path:
+        return self.root / "staging"
+
+    @property
+    def backups(self) -> Path:
+        return self.root / "backups"
+
+    @property
+    def ledger(self) -> Path:
+        return self.root / "adoptions.jsonl"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / "night.lock"
+
+    @property
+    def config_file(self) -> Path:
+        return self.root / "config.toml"
+
+
+def project_dirs(project: str | os.PathLike[str]) -> ProjectDirs:
+    return ProjectDirs(Path(project).expanduser().resolve())
