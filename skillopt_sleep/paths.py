@@ -14,6 +14,9 @@ import platformdirs
 
 APP = "skillopt-sleep"
 PROJECT_DIR = ".skillopt-sleep"
+# Our own headless replays (claude-cli / codex-cli backends) run in temp dirs with this prefix, so
+# the harvester can recognise and skip any session they might leave behind.
+REPLAY_DIR_PREFIX = "skillopt-sleep-replay-"
 
 
 @dataclass(frozen=True)

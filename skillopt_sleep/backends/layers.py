@@ -114,8 +114,12 @@ class Client:
                 self._cache[key] = completion
         return completion
 
-    def map(self, requests: Sequence[Request]) -> list[Completion]:
-        """Run many calls concurrently (bounded by the shared limiter), results in order."""
+    def map(self, requests: Sequence[Request], *, bulk: bool = False) -> list[Completion]:
+        """Run many calls concurrently (bounded by the shared limiter), results in order.
+
+        ``bulk`` marks a bulk phase (dream rollouts, val evaluations) that may go through a
+        provider's batch API when batch mode is on.
+        """
         if not requests:
             return []
         if len(requests) == 1:
