@@ -1,0 +1,232 @@
+"""Human-readable renderings of a night: the Markdown report staged for review, and a terminal
+summary.
+
+Model output and transcript text are untrusted: everything that came from them goes through
+``sanitize`` before it reaches a terminal or the Markdown file.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+from skillopt_sleep.types import Edit, NightReport, format_time
+
+# ESC-introduced sequences: CSI (colors, cursor moves), OSC (titles, hyperlinks), DCS/PM/APC
+# strings, and the two-byte forms; plus their 8-bit C1 equivalents.
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
+    r"|\x1b[ -/]*[0-~]"
+    r"|\x9b[0-?]*[ -/]*[@-~]"
+    r"|\x9d[^\x07\x9c]*[\x07\x9c]?"
+)
+# C0/C1 controls except \t and \n, DEL, and the bidi overrides used to disguise text.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def sanitize(text: Any, limit: int | None = None) -> str:
+    """Make untrusted text safe for a terminal and a Markdown report.
+
+    Strips terminal escape sequences and control characters (keeping newlines and tabs), turns
+    carriage returns into newlines, and defuses HTML comment markers so that text cannot hide
+    content in rendered Markdown or forge our managed-block markers. ``limit`` caps the length,
+    ending in an ellipsis.
+    """
+    if text is None:
+        return ""
+    text = str(text).replace("\r\n", "\n").replace("\r", "\n")
+    text = _ESCAPES.sub("", text)
+    text = _CONTROLS.sub("", text)
+    text = text.replace("<!--", "&lt;!--").replace("-->", "--&gt;")
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 1, 0)].rstrip() + "…"
+    return text
+
+
+def _cell(value: Any, limit: int = 120) -> str:
+    """One Markdown table cell: sanitized, on one line, with ``|`` escaped."""
+    text = " ".join(sanitize(value, limit).split())
+    return text.replace("\\", "\\\\").replace("|", "\\|") or " "
+
+
+def _score(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _change(before: float | None, after: float | None) -> str:
+    text = f"{_score(before)} → {_score(after)}"
+    if before is not None and after is not None:
+        text += f" ({after - before:+.3f})"
+    return text
+
+
+def _as_edit(value: Any) -> Edit | None:
+    if isinstance(value, Edit):
+        return value
+    if isinstance(value, dict):
+        try:
+            return Edit.from_dict(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _quote(text: str) -> list[str]:
+    return ["> " + line if line else ">" for line in sanitize(text, 2000).split("\n")]
+
+
+def _splits(report: NightReport) -> str:
+    parts = [f"{name} {count}" for name, count in report.splits.items()]
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _calls(report: NightReport) -> str:
+    if not report.calls:
+        return "none"
+    total = sum(report.calls.values())
+    parts = ", ".join(f"{sanitize(k)} {v}" for k, v in sorted(report.calls.items()))
+    return f"{total} ({parts})"
+
+
+def _tokens(report: NightReport) -> str:
+    u = report.usage
+    return (f"input {u.input_tokens:,}, output {u.output_tokens:,}, "
+            f"cache read {u.cache_read_tokens:,}, cache write {u.cache_write_tokens:,}")
+
+
+def adopt_command(report: NightReport) -> str:
+    return (f"skillopt-sleep adopt --project {shlex.quote(sanitize(report.project))} "
+            f"--night {sanitize(report.night_id)}")
+
+
+def _edit_block(index: int, edit: Edit) -> list[str]:
+    lines = [f"### {index}. {sanitize(edit.target)} · {sanitize(edit.op)}", ""]
+    if edit.anchor:
+        lines += ["Anchor:", "", *_quote(edit.anchor), ""]
+    if edit.content:
+        lines += ["Content:", "", *_quote(edit.content), ""]
+    if edit.rationale:
+        lines += [f"Rationale: {sanitize(edit.rationale, 1000)}", ""]
+    if edit.evidence:
+        ids = ", ".join(f"`{_cell(e, 80).replace('`', '')}`" for e in edit.evidence)
+        lines += [f"Evidence: {ids}", ""]
+    return lines
+
+
+def render_markdown(report: NightReport) -> str:
+    """The report a person reads before adopting: what was measured, kept, refused, and why."""
+    out = [f"# skillopt-sleep night {sanitize(report.night_id)}", ""]
+    out += [
+        f"- Project: `{sanitize(report.project)}`",
+        f"- Mode: {sanitize(report.mode)} · Status: **{sanitize(report.status)}**",
+        f"- Started: {format_time(report.started) or 'n/a'} · "
+        f"Finished: {format_time(report.finished) or 'n/a'}",
+    ]
+    if report.backends:
+        roles = ", ".join(f"{sanitize(k)}: `{sanitize(v, 200)}`" for k, v in report.backends.items())
+        out.append(f"- Backends: {roles}")
+    for role, path in report.documents.items():
+        out.append(f"- {sanitize(role)} document: `{sanitize(path)}`")
+    out += ["", "## Numbers", "", "| measure | value |", "|---|---|"]
+    out.append(f"| sessions harvested | {report.n_sessions} |")
+    out.append(f"| tasks | {report.n_tasks}{_cell(_splits(report))} |")
+    for reason, count in report.skipped.items():
+        out.append(f"| skipped: {_cell(reason)} | {count} |")
+    if report.train_baseline is not None:
+        out.append(f"| train score (current documents) | {_score(report.train_baseline)} |")
+    out.append(f"| val score, baseline → candidate | {_change(report.baseline, report.candidate)} |")
+    if report.test_baseline is not None or report.test_candidate is not None:
+        out.append("| test score, baseline → final (measured only, not used by the gate) | "
+                   f"{_change(report.test_baseline, report.test_candidate)} |")
+    out.append(f"| model calls | {_cell(_calls(report))} |")
+    out.append(f"| tokens | {_tokens(report)} |")
+
+    out += ["", f"## Accepted edits ({len(report.accepted_edits)})", ""]
+    if not report.accepted_edits:
+        out += ["None.", ""]
+    for i, edit in enumerate(report.accepted_edits, 1):
+        out += _edit_block(i, edit)
+
+    out += [f"## Refused edits ({len(report.rejected_edits)})", ""]
+    if not report.rejected_edits:
+        out += ["None.", ""]
+    for i, item in enumerate(report.rejected_edits, 1):
+        item = item if isinstance(item, dict) else {"edit": item}
+        edit = _as_edit(item.get("edit"))
+        out += _edit_block(i, edit) if edit else [f"### {i}. (unreadable edit)", ""]
+        reasons = item.get("reasons") or []
+        out += ["Refused because:", ""]
+        out += [f"- {sanitize(r, 500)}" for r in reasons] or ["- (no reason recorded)"]
+        out.append("")
+
+    out += ["## Gate decisions", ""]
+    if not report.decisions:
+        out += ["No gate decision was made.", ""]
+    for i, decision in enumerate(report.decisions, 1):
+        verdict = "accepted" if decision.accepted else "refused"
+        out += [f"### Decision {i}: {sanitize(decision.action)} ({verdict}), "
+                f"val {_change(decision.baseline, decision.candidate)}", ""]
+        if decision.edits:
+            out += ["Edits judged:", ""]
+            out += [f"- {sanitize(e.describe(), 300)}" for e in decision.edits]
+            out.append("")
+        if decision.statistic:
+            stats = ", ".join(f"{sanitize(k)}={sanitize(v, 80)}"
+                              for k, v in decision.statistic.items())
+            out += [f"Statistic: {stats}", ""]
+        if decision.reasons:
+            out += ["Reasons:", ""] + [f"- {sanitize(r, 500)}" for r in decision.reasons] + [""]
+        if decision.per_task:
+            out += ["| task | baseline | candidate | delta | regressed |", "|---|---|---|---|---|"]
+            for d in decision.per_task:
+                out.append(f"| {_cell(d.task_id)} | {_score(d.baseline)} "
+                           f"(n={d.n_baseline}) | {_score(d.candidate)} (n={d.n_candidate}) | "
+                           f"{d.delta:+.3f} | {'**yes**' if d.regressed else 'no'} |")
+            out.append("")
+
+    if report.notes:
+        out += ["## Notes", ""] + [f"- {sanitize(n, 1000)}" for n in report.notes] + [""]
+
+    out += ["## Next step", ""]
+    if report.staging_dir and report.accepted_edits:
+        out += [f"Proposal staged at `{sanitize(report.staging_dir)}`. Review `proposed/`, then:",
+                "", "```", adopt_command(report), "```", "",
+                "Undo later with `skillopt-sleep revert --project "
+                f"{shlex.quote(sanitize(report.project))} --night {sanitize(report.night_id)}`.", ""]
+    elif report.staging_dir:
+        out += [f"Report staged at `{sanitize(report.staging_dir)}`; there is nothing to adopt.", ""]
+    else:
+        out += ["Nothing was staged.", ""]
+    return "\n".join(out)
+
+
+def render_text(report: NightReport) -> str:
+    """A compact terminal summary of the night."""
+    lines = [f"skillopt-sleep night {sanitize(report.night_id)}: {sanitize(report.status)} "
+             f"({sanitize(report.mode)}) for {sanitize(report.project)}"]
+    lines.append(f"  sessions {report.n_sessions}, tasks {report.n_tasks}{sanitize(_splits(report))}")
+    lines.append(f"  val score {_change(report.baseline, report.candidate)}")
+    if report.test_baseline is not None or report.test_candidate is not None:
+        lines.append(f"  test score {_change(report.test_baseline, report.test_candidate)} "
+                     "(measured only)")
+    lines.append(f"  accepted {len(report.accepted_edits)} edit(s)")
+    for edit in report.accepted_edits:
+        lines.append(f"    + {sanitize(edit.describe(), 160)}")
+    lines.append(f"  refused {len(report.rejected_edits)} edit(s)")
+    for item in report.rejected_edits:
+        item = item if isinstance(item, dict) else {"edit": item}
+        edit = _as_edit(item.get("edit"))
+        reasons = "; ".join(str(r) for r in item.get("reasons") or [])
+        what = edit.describe() if edit else "(unreadable edit)"
+        lines.append(f"    - {sanitize(what, 120)} — {sanitize(reasons, 160) or 'no reason'}")
+    lines.append(f"  calls {_calls(report)}; tokens {_tokens(report)}")
+    for note in report.notes:
+        lines.append(f"  note: {sanitize(note, 200)}")
+    if report.staging_dir:
+        lines.append(f"  staged at {sanitize(report.staging_dir)}")
+        if report.accepted_edits:
+            lines.append(f"  adopt with: {adopt_command(report)}")
+    return "\n".join(lines)
