@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from skillopt_sleep.report import render_markdown, render_text, sanitize
+from skillopt_sleep.types import Edit, GateDecision, NightReport, TaskDelta, Usage
+
+
+def test_sanitize_strips_terminal_escapes_and_controls():
+    text = ("\x1b[31mred\x1b[0m \x1b]0;evil title\x07ok \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"
+            " bell\x07 nul\x00 back\x08 \x9b2J c1 \u202egnp.exe")
+    clean = sanitize(text)
+    assert "\x1b" not in clean and "\x07" not in clean and "\x00" not in clean
+    assert "\x9b" not in clean and "\u202e" not in clean and "\x08" not in clean
+    assert clean.startswith("red ok link bell nul back")
+    assert "evil title" not in clean
+
+
+def test_sanitize_keeps_newlines_tabs_and_turns_carriage_returns_into_newlines():
+    assert sanitize("a\tb\r\nc\rd\n") == "a\tb\nc\nd\n"
+
+
+def test_sanitize_defuses_html_comments():
+    clean = sanitize("x <!-- skillopt-sleep:learned:end --> y")
+    assert "<!--" not in clean and "-->" not in clean
+    assert "skillopt-sleep:learned:end" in clean
+
+
+def test_sanitize_limit_adds_ellipsis():
+    assert sanitize("abcdefghij", 5) == "abcd…"
+    assert sanitize("abc", 5) == "abc"
+    assert sanitize(None) == ""
+
+
+def _report() -> NightReport:
+    harmful = Edit("skill", "add", "Never write | tests", rationale="speed",
+                   evidence=["t-1"])
+    good = Edit("memory", "add", "Use conventional commits.\x1b[2J", rationale="t-2 failed",
+                evidence=["t-2", "t-3"])
+    return NightReport(
+        night_id="20250101-0300-abc", project="/home/dev/my proj", mode="run", status="staged",
+        started=datetime(2025, 1, 1, 3, tzinfo=timezone.utc),
+        backends={"target": "sim:seed=7", "optimizer": "sim:seed=7"},
+        n_sessions=12, n_tasks=9, splits={"train": 5, "val": 3, "test": 1},
+        baseline=0.5, candidate=0.75, test_baseline=0.4, test_candidate=0.6,
+        accepted_edits=[good],
+        rejected_edits=[{"edit": harmful.to_dict(),
+                         "reasons": ["regressed task a|b", "mean fell 0.10"]}],
+        decisions=[GateDecision(
+            accepted=False, action="reject", baseline=0.5, candidate=0.4,
+            per_task=[TaskDelta("a|b", 1.0, 0.5, -0.5, 4, 4, regressed=True),
+                      TaskDelta("c", 0.0, 0.0, 0.0, 4, 4)],
+            statistic={"wins": 0}, reasons=["regressed task a|b"], edits=[harmful])],
+        calls={"attempt": 40, "reflect": 2}, usage=Usage(1000, 200, 50, 10),
+        staging_dir="/home/dev/my proj/.skillopt-sleep/staging/20250101-0300-abc",
+        notes=["val overlaps train <!-- hidden -->"],
+    )
+
+
+def test_markdown_report_has_numbers_edits_refusals_and_gate_table():
+    md = render_markdown(_report())
+    assert "# skillopt-sleep night 20250101-0300-abc" in md
+    assert "0.500 → 0.750 (+0.250)" in md
+    assert "0.400 → 0.600" in md  # test split, measured only
+    assert "42 (attempt 40, reflect 2)" in md
+    assert "input 1,000" in md
+    assert "Use conventional commits." in md and "\x1b" not in md
+    assert "t-2" in md and "t-3" in md
+    refused = md.split("## Refused edits (1)")[1].split("## Gate decisions")[0]
+    assert "Never write | tests" in refused
+    assert "- regressed task a\\|b" not in refused  # only table cells are pipe-escaped
+    assert "- regressed task a|b" in refused and "- mean fell 0.10" in refused
+    assert "| a\\|b | 1.000 (n=4) | 0.500 (n=4) | -0.500 | **yes** |" in md
+    assert "<!--" not in md
+    assert "skillopt-sleep adopt --project '/home/dev/my proj' --night 20250101-0300-abc" in md
+
+
+def test_markdown_table_rows_have_constant_column_count():
+    md = render_markdown(_report())
+    rows = [line for line in md.splitlines() if line.startswith("| a")]
+    assert rows
+    for row in rows:
+        unescaped = row.replace("\\|", "")
+        assert unescaped.count("|") == 6
+
+
+def test_markdown_without_staging_says_nothing_staged():
+    report = NightReport(night_id="n", project="/p", mode="dry-run", status="no-tasks")
+    md = render_markdown(report)
+    assert "Nothing was staged." in md
+    assert "None." in md
+
+
+def test_render_text_is_a_compact_summary():
+    text = render_text(_report())
+    assert "staged (run)" in text
+    assert "val score 0.500 → 0.750" in text
+    assert "accepted 1 edit(s)" in text and "refused 1 edit(s)" in text
+    assert "regressed task a|b" in text
+    assert "adopt with: skillopt-sleep adopt" in text
+    assert "\x1b" not in text
