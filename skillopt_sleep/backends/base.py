@@ -15,7 +15,8 @@ PURPOSES = ("attempt", "judge", "reflect", "mine", "vary", "preflight")
 
 # Error kinds a Completion may carry. Transient ones are retried; the rest fail fast.
 TRANSIENT_ERRORS = frozenset({"rate_limit", "server", "timeout", "connection", "empty", "overloaded"})
-FATAL_ERRORS = frozenset({"auth", "model", "bad_request", "budget", "unknown"})
+# "unavailable": the transport itself is missing (a CLI not on PATH, an SDK not installed).
+FATAL_ERRORS = frozenset({"auth", "model", "bad_request", "budget", "unavailable", "unknown"})
 
 
 @dataclass
@@ -71,6 +72,32 @@ class Backend(Protocol):
     id: str
 
     def complete(self, request: Request) -> Completion: ...
+
+
+class BatchError(RuntimeError):
+    """A provider batch failed as a whole (submit, poll or download); callers fall back to direct
+    calls for whatever is unfinished."""
+
+
+@runtime_checkable
+class BatchBackend(Protocol):
+    """Optional: a backend that can run many requests through its provider's batch API.
+
+    ``submit_batch`` takes ``(custom_id, request)`` pairs and returns a batch id;
+    ``batch_status`` says "running", "ended" or "failed"; ``batch_results`` maps custom ids to
+    Completions for the requests that finished (an errored item may be an error Completion or
+    simply absent). Any of them may raise ``BatchError``.
+    """
+
+    id: str
+
+    def submit_batch(self, items: list[tuple[str, Request]]) -> str: ...
+
+    def batch_status(self, batch_id: str) -> str: ...
+
+    def batch_results(self, batch_id: str) -> dict[str, Completion]: ...
+
+    def cancel_batch(self, batch_id: str) -> None: ...
 
 
 class ProviderError(RuntimeError):

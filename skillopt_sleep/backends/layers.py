@@ -1,5 +1,11 @@
 """Behaviour written once around any backend: retry, per-sample cache, one global concurrency
-limit, call accounting and the evidence log.
+limit, token/cost budget, batch mode, call accounting and the evidence log.
+
+Failure policy (one for every backend): transient errors (rate limits, 5xx, overload, timeouts,
+connection resets, empty completions) are retried with exponential backoff and jitter, waiting
+exactly as long as a Retry-After says, bounded in attempts and in total wait; auth, unknown-model
+and bad-request errors fail at once. Either way the caller gets ``ProviderError``, never an
+error dressed up as an answer.
 
 ``Client`` plays the role of httpx's client around a transport: the engine only ever talks to a
 Client, never to a Backend directly.
@@ -18,11 +24,20 @@ from typing import Callable, Iterable, Sequence
 from skillopt_sleep.backends.base import (
     TRANSIENT_ERRORS,
     Backend,
+    BatchBackend,
     Completion,
     ProviderError,
     Request,
 )
+from skillopt_sleep.backends.batching import BatchPolicy, run_batch
+from skillopt_sleep.backends.budget import Budget, Reservation
+from skillopt_sleep.backends.pricing import FREE
 from skillopt_sleep.types import Usage
+
+__all__ = [
+    "Budget", "BatchPolicy", "Client", "Limiter", "Models", "RetryPolicy", "Stats",
+    "preflight", "run_together",
+]
 
 EvidenceSink = Callable[[str, Request, Completion], None]
 
@@ -33,11 +48,13 @@ class RetryPolicy:
     base_delay: float = 1.0
     max_delay: float = 30.0
     jitter: float = 0.25  # +- fraction of the delay
+    max_total_wait: float = 180.0  # seconds of backoff one call may accumulate
     sleep: Callable[[float], None] = time.sleep
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds before try ``attempt + 1``: the provider's Retry-After when it gave one."""
         if retry_after is not None and retry_after >= 0:
-            return min(retry_after, self.max_delay * 4)
+            return float(retry_after)
         delay = min(self.max_delay, self.base_delay * (2**attempt))
         return max(0.0, delay * (1 + random.uniform(-self.jitter, self.jitter)))
 
@@ -63,6 +80,8 @@ class Stats:
     cache_hits: int = 0
     retries: int = 0
     usage: Usage = field(default_factory=Usage)
+    batched: int = 0  # calls answered through a provider batch (billed at half price)
+    batch_fallbacks: list[str] = field(default_factory=list)  # why a batch fell back to direct calls
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def record(self, purpose: str, completion: Completion) -> None:
@@ -72,7 +91,12 @@ class Stats:
 
 
 class Client:
-    """A backend plus the shared layers. Thread-safe."""
+    """A backend plus the shared layers. Thread-safe.
+
+    ``budget`` (shared by both roles, like ``limiter``) is checked before every call and raises
+    ``BudgetExceeded``; ``batch`` lets ``map(..., bulk=True)`` use the provider's batch API when the
+    backend has one.
+    """
 
     def __init__(
         self,
@@ -84,12 +108,18 @@ class Client:
         evidence: EvidenceSink | None = None,
         role: str = "target",
         stats: Stats | None = None,
+        budget: Budget | None = None,
+        batch: bool = False,
+        batch_policy: BatchPolicy | None = None,
     ):
         self.backend = backend
         self.limiter = limiter or Limiter(4)
         self.retry = retry or RetryPolicy()
         self.role = role
         self.stats = stats or Stats()
+        self.budget = budget
+        self.batch = batch
+        self.batch_policy = batch_policy or BatchPolicy()
         self._evidence = evidence
         self._cache: dict[str, Completion] | None = {} if cache else None
         self._cache_lock = threading.Lock()
@@ -98,64 +128,164 @@ class Client:
     def id(self) -> str:
         return self.backend.id
 
+    @property
+    def supports_batch(self) -> bool:
+        return self.batch and isinstance(self.backend, BatchBackend)
+
     def complete(self, request: Request) -> Completion:
         """One call; raises ProviderError when it fails for good. Never returns an error."""
-        key = request.cache_key(self.backend.id) if self._cache is not None else None
-        if key is not None:
-            with self._cache_lock:
-                hit = self._cache.get(key)
-            if hit is not None:
-                with self.stats.lock:
-                    self.stats.cache_hits += 1
-                return hit
+        key = self._key(request)
+        hit = self._cached(key)
+        if hit is not None:
+            return hit
         completion = self._call_with_retry(request)
-        if key is not None:
-            with self._cache_lock:
-                self._cache[key] = completion
+        self._store(key, completion)
         return completion
 
     def map(self, requests: Sequence[Request], *, bulk: bool = False) -> list[Completion]:
         """Run many calls concurrently (bounded by the shared limiter), results in order.
 
-        ``bulk`` marks a bulk phase (dream rollouts, val evaluations) that may go through a
-        provider's batch API when batch mode is on.
+        ``bulk`` marks a bulk phase (dream rollouts, val evaluations); with batch mode on and a
+        backend that has a batch API, its uncached requests go as one provider batch, and
+        whatever the batch does not deliver is called directly.
         """
         if not requests:
             return []
-        if len(requests) == 1:
-            return [self.complete(requests[0])]
-        with ThreadPoolExecutor(max_workers=min(len(requests), self.limiter.limit)) as pool:
-            futures = [pool.submit(self.complete, r) for r in requests]
-            return [f.result() for f in futures]
+        results: list[Completion | None] = [self._cached(self._key(r)) for r in requests]
+        pending = [i for i, r in enumerate(results) if r is None]
+        if bulk and self.supports_batch and len(pending) > 1:
+            for i, completion in enumerate(run_batch(self, list(requests), pending)):
+                if completion is not None:
+                    results[i] = completion
+                    self._store(self._key(requests[i]), completion)
+            pending = [i for i in pending if results[i] is None]
+        if len(pending) == 1:
+            results[pending[0]] = self.complete(requests[pending[0]])
+        elif pending:
+            with ThreadPoolExecutor(max_workers=min(len(pending), self.limiter.limit)) as pool:
+                futures = {i: pool.submit(self.complete, requests[i]) for i in pending}
+                try:
+                    for i, future in futures.items():
+                        results[i] = future.result()
+                except BaseException:
+                    for future in futures.values():
+                        future.cancel()
+                    raise
+        return [r for r in results if r is not None]
+
+    # -- cache ------------------------------------------------------------------------------
+
+    def _key(self, request: Request) -> str | None:
+        if self._cache is None or request.purpose == "preflight":
+            return None
+        return request.cache_key(self.backend.id)
+
+    def _cached(self, key: str | None) -> Completion | None:
+        if key is None:
+            return None
+        with self._cache_lock:
+            hit = self._cache.get(key) if self._cache is not None else None
+        if hit is not None:
+            with self.stats.lock:
+                self.stats.cache_hits += 1
+        return hit
+
+    def _store(self, key: str | None, completion: Completion) -> None:
+        if key is not None and self._cache is not None:
+            with self._cache_lock:
+                self._cache[key] = completion
+
+    # -- budget and accounting (also used by batching.run_batch) ------------------------------
+
+    @property
+    def price(self):  # noqa: ANN201 - Price | None
+        return getattr(self.backend, "price", FREE)
+
+    def reserve(self, request: Request) -> Reservation | None:
+        if self.budget is None:
+            return None
+        return self.budget.reserve(request, self.price, self.backend.id)
+
+    def settle(self, reservation: Reservation | None, completion: Completion, *, discount: float = 1.0) -> None:
+        if self.budget is not None and reservation is not None:
+            self.budget.settle(reservation, completion.usage, discount=discount)
+
+    def release(self, reservation: Reservation | None) -> None:
+        if self.budget is not None and reservation is not None:
+            self.budget.release(reservation)
+
+    def record(self, request: Request, completion: Completion, *, batched: bool = False) -> None:
+        self.stats.record(request.purpose, completion)
+        if batched:
+            with self.stats.lock:
+                self.stats.batched += 1
+        if self._evidence is not None:
+            self._evidence(self.role, request, completion)
+
+    def note_batch_fallback(self, reason: str) -> None:
+        with self.stats.lock:
+            self.stats.batch_fallbacks.append(reason)
+
+    # -- the failure policy -----------------------------------------------------------------
+
+    def _call_once(self, request: Request) -> Completion:
+        with self.limiter:
+            reservation = self.reserve(request)  # BudgetExceeded propagates: the night ends
+            started = time.monotonic()
+            try:
+                completion = self.backend.complete(request)
+            except ProviderError:
+                self.release(reservation)
+                raise
+            except Exception as exc:  # a transport bug must not look like an answer
+                completion = Completion(text="", error="unknown", error_message=repr(exc))
+            if not completion.latency:
+                completion.latency = time.monotonic() - started
+            self.settle(reservation, completion)
+        if completion.ok and not completion.text.strip():
+            completion.error, completion.error_message = "empty", "empty completion"
+        if not completion.ok:
+            completion.text = ""  # whatever came with an error is not an answer
+        self.record(request, completion)
+        return completion
 
     def _call_with_retry(self, request: Request) -> Completion:
-        last: Completion | None = None
-        for attempt in range(self.retry.attempts):
-            with self.limiter:
-                started = time.monotonic()
-                try:
-                    completion = self.backend.complete(request)
-                except ProviderError:
-                    raise
-                except Exception as exc:  # a transport bug must not look like an answer
-                    completion = Completion(text="", error="unknown", error_message=repr(exc))
-                if not completion.latency:
-                    completion.latency = time.monotonic() - started
-            if completion.ok and not completion.text.strip():
-                completion.error, completion.error_message = "empty", "empty completion"
-            self.stats.record(request.purpose, completion)
-            if self._evidence is not None:
-                self._evidence(self.role, request, completion)
+        waited = 0.0
+        tries = 0
+        while True:
+            completion = self._call_once(request)
+            tries += 1
             if completion.ok:
                 return completion
-            last = completion
-            if completion.error not in TRANSIENT_ERRORS or attempt + 1 >= self.retry.attempts:
+            if completion.error not in TRANSIENT_ERRORS or tries >= self.retry.attempts:
+                break
+            delay = self.retry.delay(tries - 1, completion.retry_after)
+            if waited + delay > self.retry.max_total_wait:
                 break
             with self.stats.lock:
                 self.stats.retries += 1
-            self.retry.sleep(self.retry.delay(attempt, completion.retry_after))
-        assert last is not None
-        raise ProviderError(self.backend.id, last.error or "unknown", last.error_message or "failed")
+            self.retry.sleep(delay)
+            waited += delay
+        message = completion.error_message or "failed"
+        if completion.error in TRANSIENT_ERRORS:
+            message += f" (gave up after {tries} tries, {waited:.0f}s of backoff)"
+            if completion.retry_after is not None:
+                message += f"; provider asked to wait {completion.retry_after:.0f}s"
+        raise ProviderError(self.backend.id, completion.error or "unknown", message)
+
+
+def preflight(client: Client) -> None:
+    """One tiny call before a night spends anything; raises ProviderError with one clear line
+    naming the provider and the cause (missing key, unknown model, unreachable server…)."""
+    request = Request(
+        purpose="preflight", system="", user="Reply with the single word OK.",
+        max_tokens=16, temperature=0.0,
+    )
+    try:
+        client.complete(request)
+    except ProviderError as exc:
+        cause = " ".join(exc.message.split())
+        raise ProviderError(exc.backend_id, exc.kind, f"preflight failed: {cause}") from None
 
 
 @dataclass
