@@ -1,0 +1,162 @@
+"""Settings: defaults < user config file < project config file < environment < command line.
+
+Config files are TOML (``config.toml`` in the user config dir and in ``<project>/.skillopt-sleep/``);
+a key the engine does not know, or a value of the wrong type, is a clear error naming the file.
+Environment: ``SKILLOPT_SLEEP_<KEY>`` for any top-level key (e.g. ``SKILLOPT_SLEEP_BACKEND``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from skillopt_sleep.errors import EXIT_CONFIG, UserError
+from skillopt_sleep.paths import project_dirs, user_dirs
+
+
+@dataclass
+class Config:
+    # models
+    backend: str = "sim"  # both roles unless target_backend / optimizer_backend are set
+    target_backend: str | None = None
+    optimizer_backend: str | None = None
+    model: str | None = None
+    optimizer_model: str | None = None
+    concurrency: int = 4
+    batch: bool = False
+    max_tokens: int | None = None  # per-night token budget (input + output)
+    max_cost_usd: float | None = None  # per-night cost budget
+    backend_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # [backend_options.sim] ...
+    # what to evolve
+    agent: str = "auto"  # claude | codex | auto
+    skill_name: str = "skillopt-sleep-learned"
+    user_level_skill: bool = False
+    max_rules: int = 12
+    # harvest and mining
+    source: str = "auto"  # claude | codex | auto | all
+    claude_home: str | None = None
+    codex_home: str | None = None
+    min_recurrence: int = 2
+    split_seed: int = 0
+    val_fraction: float = 0.34
+    test_fraction: float = 0.0
+    # the learning loop
+    k: int = 4  # samples per train task
+    val_samples: int = 4  # samples per val task and document set, first round
+    max_val_samples: int = 12  # ceiling when the gate asks for more evidence
+    max_edits: int = 4  # edits proposed per night
+    min_gain: float = 0.02  # smallest mean val improvement worth a rule
+    confidence_z: float = 1.64  # one-sided z for "the gain is real" and "this task regressed"
+    regression_tolerance: float = 0.0  # a per-task drop below this is never a regression
+
+    def backend_for(self, role: str) -> str:
+        spec = self.target_backend if role == "target" else self.optimizer_backend
+        return spec or self.backend
+
+    def model_for(self, role: str) -> str | None:
+        if role == "optimizer" and self.optimizer_model:
+            return self.optimizer_model
+        return self.model
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(Config)}
+
+
+def _coerce(key: str, value: Any, where: str) -> Any:
+    default = getattr(Config(), key)
+    annotation = str(_FIELDS[key].type)
+    if value is None:
+        if "None" in annotation:
+            return None
+        raise UserError(f"{where}: {key} may not be empty", EXIT_CONFIG)
+    if isinstance(default, bool) or annotation == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+            return value.lower() in ("1", "true", "yes", "on")
+        raise UserError(f"{where}: {key} must be true or false, got {value!r}", EXIT_CONFIG)
+    if "dict" in annotation:
+        if not isinstance(value, dict):
+            raise UserError(f"{where}: {key} must be a table, got {value!r}", EXIT_CONFIG)
+        return value
+    if annotation.startswith("int"):
+        try:
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError
+            return int(value)
+        except (TypeError, ValueError):
+            raise UserError(f"{where}: {key} must be an integer, got {value!r}", EXIT_CONFIG) from None
+    if annotation.startswith("float"):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise UserError(f"{where}: {key} must be a number, got {value!r}", EXIT_CONFIG) from None
+    if not isinstance(value, str):
+        raise UserError(f"{where}: {key} must be a string, got {value!r}", EXIT_CONFIG)
+    return value
+
+
+def _apply(config: Config, values: Mapping[str, Any], where: str) -> None:
+    for key, value in values.items():
+        name = key.replace("-", "_")
+        if name not in _FIELDS:
+            raise UserError(f"{where}: unknown setting {key!r}", EXIT_CONFIG)
+        setattr(config, name, _coerce(name, value, where))
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        raise UserError(f"{path}: reading TOML config needs Python 3.11+", EXIT_CONFIG) from None
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"config file {path} is broken: {exc}", EXIT_CONFIG) from None
+
+
+def validate(config: Config) -> Config:
+    checks = [
+        (config.agent in ("claude", "codex", "auto"), "agent must be claude, codex or auto"),
+        (config.source in ("claude", "codex", "auto", "all"), "source must be claude, codex, auto or all"),
+        (config.k >= 1, "k must be at least 1"),
+        (config.val_samples >= 1, "val_samples must be at least 1"),
+        (config.max_val_samples >= config.val_samples, "max_val_samples must be >= val_samples"),
+        (config.concurrency >= 1, "concurrency must be at least 1"),
+        (config.max_edits >= 1, "max_edits must be at least 1"),
+        (0 <= config.val_fraction < 1 and 0 <= config.test_fraction < 1
+         and config.val_fraction + config.test_fraction < 1, "val_fraction + test_fraction must be < 1"),
+        (config.min_recurrence >= 1, "min_recurrence must be at least 1"),
+        (config.max_tokens is None or config.max_tokens > 0, "max_tokens must be positive"),
+        (config.max_cost_usd is None or config.max_cost_usd > 0, "max_cost_usd must be positive"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise UserError(f"invalid setting: {message}", EXIT_CONFIG)
+    return config
+
+
+def load_config(project: Path | None = None, overrides: Mapping[str, Any] | None = None,
+                env: Mapping[str, str] | None = None) -> Config:
+    config = Config()
+    user_file = user_dirs().config_file
+    _apply(config, read_config_file(user_file), str(user_file))
+    if project is not None:
+        project_file = project_dirs(project).config_file
+        _apply(config, read_config_file(project_file), str(project_file))
+    env = os.environ if env is None else env
+    env_values = {
+        key[len("SKILLOPT_SLEEP_"):].lower(): value
+        for key, value in env.items()
+        if key.startswith("SKILLOPT_SLEEP_") and key != "SKILLOPT_SLEEP_HOME"
+        and key[len("SKILLOPT_SLEEP_"):].lower() in _FIELDS
+    }
+    _apply(config, env_values, "environment")
+    _apply(config, {k: v for k, v in (overrides or {}).items() if v is not None}, "command line")
+    return validate(config)

@@ -1,0 +1,76 @@
+"""Dreams: replay tasks under a document set, K independent samples each, scored by each task's
+judge. The same function serves train rollouts and val/test evaluations."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from skillopt_sleep import judges
+from skillopt_sleep.backends.base import Request
+from skillopt_sleep.backends.layers import Client
+from skillopt_sleep.documents import DocumentSet
+from skillopt_sleep.prompts import render
+from skillopt_sleep.types import Attempt, TaskRecord
+
+
+def attempt_request(task: TaskRecord, docs: DocumentSet, sample: int, max_tokens: int = 1024) -> Request:
+    """The prompt a target model sees for one task: documents in the cacheable system prefix,
+    the task after it. The payload holds the same facts for the simulator."""
+    documents = docs.prompt_prefix()
+    context = f"\nContext:\n{task.context_excerpt}\n" if task.context_excerpt else ""
+    contract = f"\nOutput contract:\n{task.system}\n" if task.system else ""
+    return Request(
+        purpose="attempt",
+        system=render("attempt_system", documents=documents or "(no project documents)"),
+        user=render("attempt_user", intent=task.intent, context=context, contract=contract),
+        max_tokens=max_tokens,
+        temperature=1.0,
+        sample=sample,
+        payload={"task": task.to_dict(), "documents": documents},
+    )
+
+
+def rubric_scorer(optimizer: Client) -> Callable[[str, str], str]:
+    def call(rubric: str, response: str) -> str:
+        request = Request(
+            purpose="judge",
+            system="You are a strict grader.",
+            user=render("rubric", rubric=rubric, response=response),
+            max_tokens=256,
+            temperature=0.0,
+            payload={"rubric": rubric, "response": response},
+            json_schema={"type": "object", "properties": {"score": {"type": "number"},
+                                                          "reason": {"type": "string"}},
+                         "required": ["score", "reason"]},
+        )
+        return optimizer.complete(request).text
+
+    return call
+
+
+def run_attempts(target: Client, tasks: list[TaskRecord], docs: DocumentSet, samples: range,
+                 rubric: Callable[[str, str], str] | None = None) -> dict[str, list[Attempt]]:
+    """Every task x every sample index, concurrently; results grouped per task in sample order."""
+    pairs = [(task, s) for task in tasks for s in samples]
+    completions = target.map([attempt_request(task, docs, s) for task, s in pairs], bulk=True)
+    out: dict[str, list[Attempt]] = {task.id: [] for task in tasks}
+    for (task, sample), completion in zip(pairs, completions):
+        result = judges.score(task.judge, task.reference, completion.text, completion.tools_called, rubric)
+        out[task.id].append(Attempt(
+            task_id=task.id,
+            sample=sample,
+            response=completion.text,
+            hard=result.hard,
+            soft=result.soft,
+            fail_reasons=result.fail_reasons,
+            tools_called=list(completion.tools_called),
+            usage=completion.usage,
+            latency=completion.latency,
+        ))
+    return out
+
+
+def mean_soft(attempts: dict[str, list[Attempt]]) -> float | None:
+    """Mean over tasks of each task's mean soft score."""
+    per_task = [sum(a.soft for a in xs) / len(xs) for xs in attempts.values() if xs]
+    return sum(per_task) / len(per_task) if per_task else None
