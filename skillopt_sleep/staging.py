@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from skillopt_sleep.errors import EXIT_CONFLICT, UserError
+from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_USAGE, UserError
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.state import (
     append_jsonl,
@@ -451,3 +451,11 @@ def revert(project: str | os.PathLike[str], night_id: str | None = None) -> Reve
         append_jsonl(dirs.ledger, record)
         entries.append(record)
     return RevertResult(night_id=night, files=entries)
+
+
+def resolve_project(path: str | os.PathLike[str] | None) -> Path:
+    """The ``--project`` argument (default: the current directory) as an existing directory."""
+    project = Path(path if path is not None else os.getcwd()).expanduser().resolve()
+    if not project.is_dir():
+        raise UserError(f"project {project} is not a directory", EXIT_USAGE)
+    return project

@@ -1,0 +1,121 @@
+"""``skillopt-sleep status``: the nights so far, the score trend, the latest proposal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+from skillopt_sleep import staging
+from skillopt_sleep.errors import EXIT_OK
+from skillopt_sleep.paths import project_dirs
+from skillopt_sleep.report import sanitize
+from skillopt_sleep.state import History, read_lock
+
+
+def night_score(night: dict[str, Any]) -> float | None:
+    """The val score of the documents the night left staged: candidate when an edit was
+    accepted, else the baseline."""
+    if night.get("n_accepted") and night.get("candidate") is not None:
+        return night["candidate"]
+    return night.get("baseline")
+
+
+def collect_status(project: Path, recent: int = 5) -> dict[str, Any]:
+    """Everything ``status`` shows, as one JSON-ready dict."""
+    nights = History().nights(project)
+    proposals = staging.list_proposals(project)
+    adoptions = staging.adoptions(project)
+    latest = None
+    if proposals:
+        p = proposals[0]
+        latest = {
+            "night_id": p.get("night_id"), "created": p.get("created"),
+            "staging_dir": p["staging_dir"], "state": p["state"], "adopted": p["adopted"],
+            "files": [{"role": f.get("role"), "live_path": f.get("live_path")}
+                      for f in p["files"]],
+        }
+    last_adoption = None
+    if adoptions:
+        a = adoptions[-1]
+        last_adoption = {
+            "night_id": a["night_id"], "adopted_at": a["adopted_at"], "reverted": a["reverted"],
+            "reverted_at": a.get("reverted_at"), "files": [f.get("path") for f in a["files"]],
+        }
+    return {
+        "project": str(project),
+        "n_nights": len(nights),
+        "nights": nights[-recent:] if recent > 0 else [],
+        "trend": [{"night_id": n.get("night_id"), "score": night_score(n)} for n in nights],
+        "n_proposals": len(proposals),
+        "latest_proposal": latest,
+        "last_adoption": last_adoption,
+        "running": read_lock(project_dirs(project).lock),
+    }
+
+
+def _fmt(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def format_status(data: dict[str, Any]) -> str:
+    project = sanitize(data["project"])
+    lines = [f"skillopt-sleep status for {project}"]
+    if data["running"] is not None:
+        holder = data["running"] or {}
+        lines.append(f"  a night is running (pid {holder.get('pid', '?')}, "
+                     f"started {sanitize(holder.get('started', '?'))})")
+    if not data["n_nights"]:
+        lines.append("  no nights yet; run `skillopt-sleep run` (or `demo` to try it)")
+    else:
+        lines.append(f"  nights: {data['n_nights']} (last {len(data['nights'])}):")
+        for n in reversed(data["nights"]):
+            when = sanitize(n.get("finished") or n.get("started") or "?")
+            lines.append(
+                f"    {when}  {sanitize(n.get('night_id'))}  {sanitize(n.get('status')):<9} "
+                f"val {_fmt(n.get('baseline'))} → {_fmt(n.get('candidate'))}  "
+                f"edits +{n.get('n_accepted', 0)} / refused {n.get('n_rejected', 0)}")
+        scores = [t["score"] for t in data["trend"] if t["score"] is not None]
+        if scores:
+            lines.append("  score trend: " + " → ".join(_fmt(s) for s in scores[-10:]))
+    latest = data["latest_proposal"]
+    if latest is None:
+        lines.append("  latest proposal: none")
+    else:
+        lines.append(f"  latest proposal: night {sanitize(latest['night_id'])} "
+                     f"({latest['state']}) at {sanitize(latest['staging_dir'])}")
+        for f in latest["files"]:
+            lines.append(f"    {sanitize(f['role']):<6} {sanitize(f['live_path'])}")
+        if latest["state"] != "adopted" and latest["files"]:
+            lines.append(f"    adopt with: skillopt-sleep adopt --project "
+                         f"{shlex.quote(project)} --night {sanitize(latest['night_id'])}")
+    adoption = data["last_adoption"]
+    if adoption is None:
+        lines.append("  last adoption: none")
+    else:
+        state = f"reverted {adoption['reverted_at']}" if adoption["reverted"] else "in effect"
+        lines.append(f"  last adoption: night {sanitize(adoption['night_id'])} at "
+                     f"{sanitize(adoption['adopted_at'])} ({sanitize(state)})")
+    return "\n".join(lines)
+
+
+def status(project: str | os.PathLike[str] | None, as_json: bool = False,
+           recent: int = 5) -> int:
+    data = collect_status(staging.resolve_project(project), recent)
+    print(json.dumps(data) if as_json else format_status(data))
+    return EXIT_OK
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "status", help="nights so far, score trend, latest proposal",
+        description="Show this project's nights, the val score trend, the latest staged "
+        "proposal and the last adoption.")
+    parser.add_argument("--project", metavar="PATH", help="project directory (default: cwd)")
+    parser.add_argument("--last", type=int, default=5, metavar="N",
+                        help="how many recent nights to list (default: 5)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(func=lambda args: status(args.project, args.json, args.last))

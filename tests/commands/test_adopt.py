@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from skillopt_sleep.commands import adopt as adopt_cmd
+from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_USAGE, UserError
+from skillopt_sleep.staging import StagedFile, stage
+from skillopt_sleep.types import NightReport
+
+OLD = b"# rules\r\n\xff\n"
+NEW = b"# rules\r\n- Use conventional commits.\n"
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "CLAUDE.md").write_bytes(OLD)
+    report = NightReport(night_id="n1", project=str(root), mode="run", status="staged")
+    stage(root, report, [StagedFile("memory", root / "CLAUDE.md", OLD, NEW)])
+    return root
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    adopt_cmd.register(parser.add_subparsers())
+    return parser.parse_args(argv)
+
+
+def test_adopt_human_output(project, capsys):
+    assert adopt_cmd.adopt(project) == 0
+    out = capsys.readouterr().out
+    assert "Adopted night n1: wrote 1 file(s)" in out
+    assert str(project / "CLAUDE.md") in out and "backup" in out
+    assert f"skillopt-sleep revert --project {project} --night n1" in out
+    assert (project / "CLAUDE.md").read_bytes() == NEW
+
+
+def test_adopt_json_via_parser(project, capsys, monkeypatch):
+    monkeypatch.chdir(project)  # --project defaults to the current directory
+    args = _parse(["adopt", "--night", "n1", "--json"])
+    assert args.func(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["ok"] is True and data["night_id"] == "n1"
+    assert data["files"][0]["previous_existed"] is True
+    assert Path(data["files"][0]["backup"]).read_bytes() == OLD
+
+
+def test_adopt_conflict_prints_json_error_and_raises(project, capsys):
+    (project / "CLAUDE.md").write_bytes(b"edited by hand\n")
+    with pytest.raises(UserError) as info:
+        adopt_cmd.adopt(project, as_json=True)
+    assert info.value.code == EXIT_CONFLICT
+    data = json.loads(capsys.readouterr().out)
+    assert data == {"ok": False, "error": info.value.message, "code": EXIT_CONFLICT}
+    assert (project / "CLAUDE.md").read_bytes() == b"edited by hand\n"
+
+
+def test_adopt_missing_project_is_a_usage_error(tmp_path):
+    with pytest.raises(UserError) as info:
+        adopt_cmd.adopt(tmp_path / "nope")
+    assert info.value.code == EXIT_USAGE

@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from skillopt_sleep.commands import status as status_cmd
+from skillopt_sleep.staging import StagedFile, adopt, stage
+from skillopt_sleep.state import History
+from skillopt_sleep.types import Edit, NightReport
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "CLAUDE.md").write_bytes(b"old\n")
+    return root
+
+
+def _night(project: Path, night_id: str, baseline: float, candidate: float, accepted: bool,
+           staged: bytes | None = None) -> None:
+    report = NightReport(night_id=night_id, project=str(project), mode="run", status="staged",
+                         baseline=baseline, candidate=candidate,
+                         accepted_edits=[Edit("memory", "add", "r")] if accepted else [])
+    if staged is not None:
+        current = (project / "CLAUDE.md").read_bytes()
+        stage(project, report, [StagedFile("memory", project / "CLAUDE.md", current, staged)])
+    History().record(report)
+
+
+def test_status_of_a_fresh_project(project, capsys):
+    assert status_cmd.status(project) == 0
+    out = capsys.readouterr().out
+    assert "no nights yet" in out
+    assert "latest proposal: none" in out and "last adoption: none" in out
+
+
+def test_status_shows_nights_trend_proposal_and_adoption(project, capsys):
+    _night(project, "n1", 0.4, 0.6, accepted=True, staged=b"first\n")
+    adopt(project)
+    _night(project, "n2", 0.6, 0.5, accepted=False)
+    _night(project, "n3", 0.6, 0.8, accepted=True, staged=b"third\n")
+    data = status_cmd.collect_status(project)
+    assert data["n_nights"] == 3
+    assert [t["score"] for t in data["trend"]] == [0.6, 0.6, 0.8]
+    assert data["latest_proposal"]["night_id"] == "n3"
+    assert data["latest_proposal"]["adopted"] is False
+    assert data["last_adoption"]["night_id"] == "n1"
+    assert data["last_adoption"]["reverted"] is False
+
+    assert status_cmd.status(project) == 0
+    out = capsys.readouterr().out
+    assert "nights: 3" in out
+    assert "score trend: 0.600 → 0.600 → 0.800" in out
+    assert "latest proposal: night n3 (staged)" in out
+    assert f"adopt with: skillopt-sleep adopt --project {project} --night n3" in out
+    assert "last adoption: night n1" in out and "in effect" in out
+
+
+def test_status_json_via_parser_ignores_other_projects(project, tmp_path, capsys):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "CLAUDE.md").write_bytes(b"x\n")
+    _night(other, "elsewhere", 0.1, 0.2, accepted=True)
+    _night(project, "n1", 0.4, 0.6, accepted=True)
+    parser = argparse.ArgumentParser()
+    status_cmd.register(parser.add_subparsers())
+    args = parser.parse_args(["status", "--project", str(project), "--json"])
+    assert args.func(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [n["night_id"] for n in data["nights"]] == ["n1"]
+    assert data["running"] is None
