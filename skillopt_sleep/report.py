@@ -126,7 +126,8 @@ def render_markdown(report: NightReport) -> str:
         f"Finished: {format_time(report.finished) or 'n/a'}",
     ]
     if report.backends:
-        roles = ", ".join(f"{sanitize(k)}: `{sanitize(v, 200)}`" for k, v in report.backends.items())
+        roles = ", ".join(f"{sanitize(k)}: `{sanitize(v, 200)}`"
+                          for k, v in report.backends.items())
         out.append(f"- Backends: {roles}")
     for role, path in report.documents.items():
         out.append(f"- {sanitize(role)} document: `{sanitize(path)}`")
@@ -137,7 +138,8 @@ def render_markdown(report: NightReport) -> str:
         out.append(f"| skipped: {_cell(reason)} | {count} |")
     if report.train_baseline is not None:
         out.append(f"| train score (current documents) | {_score(report.train_baseline)} |")
-    out.append(f"| val score, baseline → candidate | {_change(report.baseline, report.candidate)} |")
+    val = _change(report.baseline, report.candidate)
+    out.append(f"| val score, baseline → candidate | {val} |")
     if report.test_baseline is not None or report.test_candidate is not None:
         out.append("| test score, baseline → final (measured only, not used by the gate) | "
                    f"{_change(report.test_baseline, report.test_candidate)} |")
@@ -191,13 +193,13 @@ def render_markdown(report: NightReport) -> str:
         out += ["## Notes", ""] + [f"- {sanitize(n, 1000)}" for n in report.notes] + [""]
 
     out += ["## Next step", ""]
+    where = sanitize(report.staging_dir)
     if report.staging_dir and report.accepted_edits:
-        out += [f"Proposal staged at `{sanitize(report.staging_dir)}`. Review `proposed/`, then:",
-                "", "```", adopt_command(report), "```", "",
-                "Undo later with `skillopt-sleep revert --project "
-                f"{shlex.quote(sanitize(report.project))} --night {sanitize(report.night_id)}`.", ""]
+        undo = adopt_command(report).replace(" adopt ", " revert ", 1)
+        out += [f"Proposal staged at `{where}`. Review `proposed/`, then:",
+                "", "```", adopt_command(report), "```", "", f"Undo later with `{undo}`.", ""]
     elif report.staging_dir:
-        out += [f"Report staged at `{sanitize(report.staging_dir)}`; there is nothing to adopt.", ""]
+        out += [f"Report staged at `{where}`; there is nothing to adopt.", ""]
     else:
         out += ["Nothing was staged.", ""]
     return "\n".join(out)
@@ -207,7 +209,8 @@ def render_text(report: NightReport) -> str:
     """A compact terminal summary of the night."""
     lines = [f"skillopt-sleep night {sanitize(report.night_id)}: {sanitize(report.status)} "
              f"({sanitize(report.mode)}) for {sanitize(report.project)}"]
-    lines.append(f"  sessions {report.n_sessions}, tasks {report.n_tasks}{sanitize(_splits(report))}")
+    splits = sanitize(_splits(report))
+    lines.append(f"  sessions {report.n_sessions}, tasks {report.n_tasks}{splits}")
     lines.append(f"  val score {_change(report.baseline, report.candidate)}")
     if report.test_baseline is not None or report.test_candidate is not None:
         lines.append(f"  test score {_change(report.test_baseline, report.test_candidate)} "

@@ -73,7 +73,8 @@ def _now() -> str:
     return format_time(datetime.now(timezone.utc)) or ""
 
 
-def _ensure_project_root(project: Path) -> Path:
+def ensure_project_dir(project: str | os.PathLike[str]) -> Path:
+    """Create ``<project>/.skillopt-sleep/`` with a ``.gitignore`` that keeps it out of git."""
     root = project_dirs(project).root
     root.mkdir(parents=True, exist_ok=True)
     gitignore = root / ".gitignore"
@@ -101,7 +102,7 @@ def stage(
     dirs = project_dirs(project)
     if not _SAFE_ID.match(report.night_id or ""):
         raise ValueError(f"night id {report.night_id!r} is not a safe directory name")
-    _ensure_project_root(dirs.project)
+    ensure_project_dir(dirs.project)
     final = dirs.staging / report.night_id
     if final.exists():
         raise UserError(f"a proposal for night {report.night_id} is already staged at {final}",
@@ -125,12 +126,13 @@ def stage(
             rel = f"proposed/{folder}/{live.name}"
             used.add(f"{folder}/{live.name}")
             atomic_write_bytes(work / rel, staged.proposed)
+            baseline_sha = None if staged.baseline is None else sha256_bytes(staged.baseline)
             entries.append({
                 "role": staged.role,
                 "live_path": str(live),
                 "proposal": rel,
                 "proposal_sha256": sha256_bytes(staged.proposed),
-                "baseline_sha256": None if staged.baseline is None else sha256_bytes(staged.baseline),
+                "baseline_sha256": baseline_sha,
                 "baseline_existed": staged.baseline is not None,
             })
         report.staging_dir = str(final)
@@ -326,7 +328,7 @@ def adopt(project: str | os.PathLike[str], night_id: str | None = None) -> Adopt
 
     backup_dir = dirs.backups / night
     adoption_id = f"{night}-{secrets.token_hex(4)}"
-    _ensure_project_root(dirs.project)
+    ensure_project_dir(dirs.project)
     backups: dict[int, str | None] = {}
     for index, (item, live, current, _data) in enumerate(plan):
         if current is None:

@@ -121,7 +121,8 @@ def test_stale_lock_from_dead_process_is_taken_over(tmp_path):
 def test_lock_older_than_max_age_is_taken_over_even_on_another_host(tmp_path):
     path = tmp_path / "night.lock"
     started = datetime.now(timezone.utc) - timedelta(hours=7)
-    path.write_text(json.dumps({"pid": 1, "hostname": "elsewhere", "started": format_time(started)}))
+    holder = {"pid": 1, "hostname": "elsewhere", "started": format_time(started)}
+    path.write_text(json.dumps(holder))
     with NightLock(path) as lock:
         assert read_lock(path)["token"] == lock.token
 
@@ -178,7 +179,8 @@ def test_history_records_compact_summaries_per_project(tmp_path, home):
 def test_rejected_ledger_matches_normalised_rules_per_project(tmp_path):
     ledger = RejectedLedger()
     project = tmp_path / "p"
-    ledger.add(project, Edit("skill", "add", "- Always  write tests first."), ["regressed t2"], "n1")
+    refused = Edit("skill", "add", "- Always  write tests first.")
+    ledger.add(project, refused, ["regressed t2"], "n1")
     assert ledger.contains(project, Edit("skill", "add", "always write tests first"))
     assert not ledger.contains(project, Edit("memory", "add", "always write tests first"))
     assert not ledger.contains(project, Edit("skill", "add", "always write docs first"))

@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 from pathlib import Path
+from typing import Any, Callable
 
 from skillopt_sleep import staging
 from skillopt_sleep.errors import EXIT_OK, UserError
@@ -24,13 +25,21 @@ def format_adopt(result: staging.AdoptResult, project: Path) -> str:
     return "\n".join(lines)
 
 
-def adopt(project: str | os.PathLike[str] | None, night_id: str | None = None,
-          as_json: bool = False) -> int:
-    """Adopt and print the outcome; a refusal surfaces as ``UserError`` (and a JSON error object
-    on stdout with ``--json``)."""
+def run_and_print(
+    operation: Callable[[Path, str | None], Any],
+    formatter: Callable[[Any, Path], str],
+    project: str | os.PathLike[str] | None,
+    night_id: str | None,
+    as_json: bool,
+) -> int:
+    """Shared by ``adopt`` and ``revert``: run, print the outcome as text or one JSON object.
+
+    A refusal still surfaces as ``UserError`` (for the exit code and the stderr line); with
+    ``--json`` a JSON error object is printed on stdout first, so machines always get one object.
+    """
     try:
         root = staging.resolve_project(project)
-        result = staging.adopt(root, night_id)
+        result = operation(root, night_id)
     except UserError as exc:
         if as_json:
             print(json.dumps({"ok": False, "error": exc.message, "code": exc.code}))
@@ -38,8 +47,13 @@ def adopt(project: str | os.PathLike[str] | None, night_id: str | None = None,
     if as_json:
         print(json.dumps({"ok": True, "project": str(root), **result.to_dict()}))
     else:
-        print(format_adopt(result, root))
+        print(formatter(result, root))
     return EXIT_OK
+
+
+def adopt(project: str | os.PathLike[str] | None, night_id: str | None = None,
+          as_json: bool = False) -> int:
+    return run_and_print(staging.adopt, format_adopt, project, night_id, as_json)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
+from pathlib import Path
 
 from skillopt_sleep import staging
-from skillopt_sleep.errors import EXIT_OK, UserError
+from skillopt_sleep.commands.adopt import run_and_print
 from skillopt_sleep.report import sanitize
 
 
-def format_revert(result: staging.RevertResult) -> str:
+def format_revert(result: staging.RevertResult, project: Path | None = None) -> str:
     lines = [f"Reverted night {result.night_id}: {len(result.files)} file(s)"]
     for entry in result.files:
         lines.append(f"  {entry['action']:<8} {sanitize(entry['path'])}")
@@ -20,20 +20,7 @@ def format_revert(result: staging.RevertResult) -> str:
 
 def revert(project: str | os.PathLike[str] | None, night_id: str | None = None,
            as_json: bool = False) -> int:
-    """Revert and print the outcome; a refusal surfaces as ``UserError`` (and a JSON error
-    object on stdout with ``--json``)."""
-    try:
-        root = staging.resolve_project(project)
-        result = staging.revert(root, night_id)
-    except UserError as exc:
-        if as_json:
-            print(json.dumps({"ok": False, "error": exc.message, "code": exc.code}))
-        raise
-    if as_json:
-        print(json.dumps({"ok": True, "project": str(root), **result.to_dict()}))
-    else:
-        print(format_revert(result))
-    return EXIT_OK
+    return run_and_print(staging.revert, format_revert, project, night_id, as_json)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
