@@ -21,6 +21,7 @@ from typing import Any
 
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_USAGE, UserError
 from skillopt_sleep.paths import project_dirs
+from skillopt_sleep.report import render_markdown
 from skillopt_sleep.state import (
     append_jsonl,
     atomic_write_bytes,
@@ -97,8 +98,6 @@ def stage(
     The directory is assembled under a temporary name and renamed into place, so a crash never
     leaves a half-written proposal that ``adopt`` could pick up.
     """
-    from skillopt_sleep.report import render_markdown
-
     dirs = project_dirs(project)
     if not _SAFE_ID.match(report.night_id or ""):
         raise ValueError(f"night id {report.night_id!r} is not a safe directory name")
