@@ -168,7 +168,7 @@ def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list
     known = {r.lower() for r in current}
     edits: list[Edit] = []
     refused: list[tuple[Edit, str]] = []
-    seen: set[tuple[str, str, str, str]] = set()
+    seen: set[tuple[str, str, str]] = set()
     for edit in proposed:
         reason = None
         if edit.target not in EDIT_TARGETS:
@@ -181,7 +181,7 @@ def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list
                     edit.content = clean_rule(edit.content, limits)
             except EditRefused as exc:
                 reason = str(exc)
-        key = (edit.target, edit.op, edit.content.lower(), edit.anchor.lower())
+        key = (edit.op, edit.content.lower(), edit.anchor.lower())
         if reason is None and key in seen:
             continue
         if reason is None and edit.op == "add" and edit.content.lower() in known:

@@ -1,0 +1,126 @@
+"""``demo``: a whole night on bundled sample transcripts with the offline ``sim`` backend.
+
+It builds a throwaway home (its own skillopt-sleep state, a Claude Code data directory holding the
+bundled transcripts, and a small project with a hand-written CLAUDE.md), runs a stateful night
+there with noise on, and prints the report. Nothing outside the throwaway directory is touched;
+no keys or network are needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import tempfile
+from contextlib import contextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterator
+
+from skillopt_sleep.errors import EXIT_OK, EXIT_USAGE, UserError
+
+PLACEHOLDER_CWD = "/home/dev/acme-invoices"
+DEFAULT_SIM = "follow=0.9,base=0.15,correct=0.6,harmful=0.3"
+CLAUDE_MD = """# acme-invoices
+
+Invoicing service for ACME: PDF invoices, reminders and exports. Python 3.11, pytest.
+
+## Conventions
+- Money is always `Decimal`, never float.
+- Release notes always have a "## Fixes" section listing every fix.
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("demo", help="a whole night on bundled sample transcripts (offline sim backend)",
+                       description="Run a complete night — harvest, mine, dream, reflect, gate, stage — "
+                       "on bundled Claude Code transcripts of a sample project, with the offline `sim` "
+                       "backend and noise on, in a throwaway directory. Needs no keys or network.")
+    p.add_argument("--seed", type=int, default=7, help="sim seed (default 7)")
+    p.add_argument("--sim", default=DEFAULT_SIM,
+                   help=f"sim knobs, comma-separated (default {DEFAULT_SIM!r})")
+    p.add_argument("--dir", type=Path, help="where to build the demo (default: a new temp directory)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=cmd_demo)
+
+
+def _slug(path: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "-", path)
+
+
+def build_demo_home(root: Path) -> tuple[Path, Path, Path]:
+    """Create (skillopt home, claude home, project) under ``root`` with the bundled transcripts,
+    their cwd rewritten to the new project."""
+    home, claude, project = root / "skillopt-home", root / "claude", root / "acme-invoices"
+    project.mkdir(parents=True, exist_ok=True)
+    (project / "src" / "acme").mkdir(parents=True, exist_ok=True)
+    (project / "src" / "acme" / "money.py").write_text(
+        "from decimal import Decimal\n\n\ndef parse_amount(text: str) -> Decimal:\n"
+        "    return Decimal(text.strip())\n", encoding="utf-8")
+    (project / "CLAUDE.md").write_text(CLAUDE_MD, encoding="utf-8")
+    target_dir = claude / "projects" / _slug(str(project))
+    target_dir.mkdir(parents=True, exist_ok=True)
+    bundled = resources.files("skillopt_sleep").joinpath("data", "demo", "claude", "projects", _slug(PLACEHOLDER_CWD))
+    for entry in bundled.iterdir():
+        if not entry.name.endswith(".jsonl"):
+            continue
+        lines = []
+        for line in entry.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if record.get("cwd") == PLACEHOLDER_CWD:
+                record["cwd"] = str(project)
+            lines.append(json.dumps(record).replace(PLACEHOLDER_CWD, str(project)))
+        (target_dir / entry.name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    home.mkdir(parents=True, exist_ok=True)
+    return home, claude, project
+
+
+@contextmanager
+def _environ(**values: str) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def run_demo(root: Path, seed: int = 7, sim: str = DEFAULT_SIM, quiet: bool = False) -> dict[str, Any]:
+    from skillopt_sleep.commands.run import progress_printer
+    from skillopt_sleep.config import Config
+    from skillopt_sleep.night import NightOptions, run_night
+
+    home, claude, project = build_demo_home(root)
+    config = Config(backend=f"sim:{sim},seed={seed}", agent="claude", source="claude",
+                    claude_home=str(claude))
+    with _environ(SKILLOPT_SLEEP_HOME=str(home)):
+        report = run_night(NightOptions(project=project, config=config, mode="demo",
+                                        progress=progress_printer(not quiet)))
+    data = report.to_dict()
+    data["calls_total"] = sum(report.calls.values())
+    data["demo_dir"] = str(root)
+    data["adopt_command"] = f"SKILLOPT_SLEEP_HOME={home} skillopt-sleep adopt --project {project}"
+    return data
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    root = args.dir.expanduser().resolve() if args.dir else Path(tempfile.mkdtemp(prefix="skillopt-sleep-demo-"))
+    if args.dir and root.exists() and any(root.iterdir()):
+        raise UserError(f"--dir {root} is not empty; give a new or empty directory", EXIT_USAGE)
+    data = run_demo(root, seed=args.seed, sim=args.sim, quiet=args.quiet)
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return EXIT_OK
+    from skillopt_sleep.report import render_text
+    from skillopt_sleep.types import NightReport
+
+    print(render_text(NightReport.from_dict(data)))
+    print(f"\n{data['calls_total']} model calls (sim backend). Demo directory: {root}")
+    print(f"To adopt the proposal: {data['adopt_command']}")
+    return EXIT_OK

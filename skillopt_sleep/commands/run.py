@@ -1,0 +1,109 @@
+"""``run`` (a stateful night: stage a proposal, save state) and ``dry-run`` (the same work;
+nothing staged or saved)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from skillopt_sleep.config import load_config
+from skillopt_sleep.errors import EXIT_OK, EXIT_USAGE, UserError
+from skillopt_sleep.types import NightReport, parse_time
+
+
+def progress_printer(enabled: bool = True):
+    def emit(message: str) -> None:
+        if enabled:
+            print(f"skillopt-sleep: {message}", file=sys.stderr, flush=True)
+
+    return emit
+
+
+def add_night_flags(p: argparse.ArgumentParser) -> None:
+    """Flags shared by run and dry-run (and, in part, demo)."""
+    p.add_argument("--project", default=".", help="project directory (default: the current one)")
+    p.add_argument("--tasks-file", type=Path,
+                   help="replay a reviewed skillopt_sleep.tasks.v1 file instead of harvesting")
+    p.add_argument("--backend", help='model backend for both roles, e.g. "sim", "anthropic", '
+                   '"openai:base_url=http://127.0.0.1:8080/v1", "claude-cli", "codex-cli", '
+                   '"sim:follow=0.9,base=0.15,correct=0.6,harmful=0.2,seed=7"')
+    p.add_argument("--optimizer-backend", help="a different backend for the optimizer role")
+    p.add_argument("--model", help="model name for the target (and optimizer, unless set in config)")
+    p.add_argument("--target-skill-path", type=Path,
+                   help="the SKILL.md to evolve instead of the managed .claude/.agents skill")
+    p.add_argument("--agent", choices=("claude", "codex", "auto"),
+                   help="whose documents to evolve (auto: the agent whose sessions were harvested)")
+    p.add_argument("--source", choices=("claude", "codex", "auto", "all"), help="transcripts to harvest")
+    p.add_argument("--since", help="only sessions active since this ISO-8601 time")
+    p.add_argument("--k", type=int, help="samples per train task (default 4)")
+    p.add_argument("--batch", action="store_true", default=None,
+                   help="send bulk phases through the provider's batch API (half price, slower)")
+    p.add_argument("--max-tokens", type=int, help="per-night token budget")
+    p.add_argument("--max-cost", type=float, dest="max_cost_usd", help="per-night cost budget in USD")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    run = sub.add_parser("run", help="run a night: learn, gate and stage a proposal",
+                         description="Harvest, mine, dream, reflect, gate and stage a proposal "
+                         "for review (see `adopt`). Saves harvest checkpoints and history.")
+    add_night_flags(run)
+    run.add_argument("--auto-adopt", action="store_true",
+                     help="adopt the proposal right away when the gate accepted edits")
+    run.set_defaults(func=lambda a: cmd_night(a, "run"))
+    dry = sub.add_parser("dry-run", help="the same work as run; nothing staged or saved",
+                         description="Everything `run` does, but nothing is staged and no state "
+                         "(checkpoints, history) is saved.")
+    add_night_flags(dry)
+    dry.set_defaults(func=lambda a: cmd_night(a, "dry-run"))
+
+
+def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
+    keys = ("backend", "optimizer_backend", "model", "agent", "source", "k", "batch", "max_tokens",
+            "max_cost_usd")
+    out = {k: getattr(args, k, None) for k in keys}
+    if out.get("optimizer_backend") is None and out.get("backend") is not None:
+        out["optimizer_backend"] = None
+    return out
+
+
+def cmd_night(args: argparse.Namespace, mode: str) -> int:
+    from skillopt_sleep.night import NightOptions, NightStopped, run_night
+
+    project = Path(args.project).expanduser().resolve()
+    since = None
+    if args.since:
+        since = parse_time(args.since)
+        if since is None:
+            raise UserError(f"--since {args.since!r} is not an ISO-8601 time", EXIT_USAGE)
+    config = load_config(project, overrides_from(args))
+    if args.backend and not getattr(args, "optimizer_backend", None):
+        config.target_backend = config.optimizer_backend = None
+    opts = NightOptions(project=project, config=config, mode=mode, tasks_file=args.tasks_file,
+                        target_skill_path=args.target_skill_path, since=since,
+                        auto_adopt=getattr(args, "auto_adopt", False),
+                        progress=progress_printer(not args.quiet))
+    try:
+        report = run_night(opts)
+    except NightStopped as stopped:
+        print_report(stopped.report, args.json)
+        raise
+    print_report(report, args.json)
+    return EXIT_OK
+
+
+def report_json(report: NightReport) -> dict[str, Any]:
+    return report.to_dict()
+
+
+def print_report(report: NightReport, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(report_json(report), indent=2))
+        return
+    from skillopt_sleep.report import render_text
+
+    print(render_text(report))

@@ -1,0 +1,308 @@
+"""The whole night: harvest -> mine -> consolidate -> stage (what ``run``, ``dry-run`` and
+``demo`` call).
+
+State only advances when the night succeeds: the harvest checkpoints, the history and the
+rejected-edit ledger are written after staging. A provider that keeps failing ends the night with
+``UserError(EXIT_PROVIDER)`` before anything is staged or saved; a budget ends it with a partial
+report and no adoption.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from skillopt_sleep import mine as mining
+from skillopt_sleep.backends import BackendSpecError, make_backend
+from skillopt_sleep.backends.base import BudgetExceeded, Completion, ProviderError, Request
+from skillopt_sleep.backends.budget import Budget
+from skillopt_sleep.backends.layers import Client, Limiter, Models, Stats, preflight
+from skillopt_sleep.config import Config
+from skillopt_sleep.consolidate import LoopSettings, Outcome, consolidate
+from skillopt_sleep.documents import DocumentSet, load_documents
+from skillopt_sleep.errors import EXIT_BUDGET, EXIT_CONFIG, EXIT_PROVIDER, EXIT_USAGE, UserError
+from skillopt_sleep.gate import GateConfig
+from skillopt_sleep.paths import project_dirs, user_dirs
+from skillopt_sleep.redact import redact, redact_obj
+from skillopt_sleep.types import Edit, NightReport, TaskRecord
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class NightOptions:
+    project: Path
+    config: Config
+    mode: str = "run"  # run | dry-run | demo
+    tasks_file: Path | None = None
+    target_skill_path: Path | None = None
+    since: datetime | None = None
+    auto_adopt: bool = False
+    progress: Progress = field(default=lambda msg: None)
+
+
+class EvidenceLog:
+    """Every model call of the night, redacted, one JSON line each (copied into staging)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._lock = threading.Lock()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = open(path, "w", encoding="utf-8")
+
+    def __call__(self, role: str, request: Request, completion: Completion) -> None:
+        import hashlib
+
+        line = {
+            "role": role,
+            "purpose": request.purpose,
+            "sample": request.sample,
+            "system_sha256": hashlib.sha256(request.system.encode("utf-8")).hexdigest(),
+            "user": redact(request.user[:4000]),
+            "text": redact(completion.text[:4000]),
+            "model": completion.model,
+            "usage": completion.usage.to_dict(),
+            "latency": round(completion.latency, 4),
+            "error": completion.error,
+            "error_message": redact(completion.error_message[:500]),
+        }
+        with self._lock:
+            self._fh.write(json.dumps(line) + "\n")
+
+    def close(self) -> None:
+        with self._lock:
+            self._fh.close()
+
+
+def new_night_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(2)
+
+
+def build_models(config: Config, evidence: Callable | None = None, *,
+                 budget: Budget | None = None) -> Models:
+    """Target and optimizer clients sharing one concurrency limit, budget and stats."""
+    limiter = Limiter(config.concurrency)
+    stats = Stats()
+    budget = budget or Budget(max_tokens=config.max_tokens, max_cost=config.max_cost_usd)
+    built: dict[tuple[str, str | None], Any] = {}
+    clients = {}
+    for role in ("target", "optimizer"):
+        spec, model = config.backend_for(role), config.model_for(role)
+        try:
+            name = spec.split(":", 1)[0].strip().lower()
+            key = (spec, model)
+            if key not in built:
+                built[key] = make_backend(spec, model=model, defaults=config.backend_options.get(name))
+        except BackendSpecError as exc:
+            raise UserError(f"--backend: {exc}", EXIT_USAGE) from None
+        clients[role] = Client(built[key], limiter=limiter, evidence=evidence, role=role, stats=stats,
+                               budget=budget, batch=config.batch)
+    return Models(target=clients["target"], optimizer=clients["optimizer"])
+
+
+def _settings(config: Config) -> LoopSettings:
+    return LoopSettings(
+        k=config.k, val_samples=config.val_samples, max_val_samples=config.max_val_samples,
+        max_edits=config.max_edits,
+        gate=GateConfig(min_gain=config.min_gain, z=config.confidence_z,
+                        regression_tolerance=config.regression_tolerance),
+    )
+
+
+def _is_real(config: Config) -> bool:
+    return any(not config.backend_for(r).strip().lower().startswith("sim") for r in ("target", "optimizer"))
+
+
+@dataclass
+class Gathered:
+    tasks: list[TaskRecord]
+    n_sessions: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    sources: list[str] = field(default_factory=list)
+    harvest: Any = None  # sources.HarvestResult, committed after a successful run
+    notes: list[str] = field(default_factory=list)
+
+
+def gather_tasks(opts: NightOptions) -> Gathered:
+    """Tasks from a reviewed tasks file, or harvested and mined from transcripts."""
+    config = opts.config
+    if opts.tasks_file is not None:
+        tasks, reviewed = mining.load_tasks(opts.tasks_file)
+        if not reviewed and _is_real(config):
+            raise UserError(
+                f"{opts.tasks_file} is not reviewed; real backends only replay a reviewed tasks file "
+                "(check it, then set \"reviewed\": true)", EXIT_CONFIG)
+        tasks = [TaskRecord.from_dict(redact_obj(t.to_dict())) for t in tasks]
+        return Gathered(tasks=tasks, notes=[f"tasks replayed from {opts.tasks_file}"])
+    from skillopt_sleep.sources import harvest
+
+    opts.progress("harvesting transcripts")
+    state_dir = user_dirs().state if opts.mode == "run" else None
+    result = harvest(
+        opts.project, source=config.source,
+        claude_home=Path(config.claude_home).expanduser() if config.claude_home else None,
+        codex_home=Path(config.codex_home).expanduser() if config.codex_home else None,
+        since=opts.since, state_dir=state_dir, progress=opts.progress,
+    )
+    opts.progress(f"mining {len(result.digests)} session(s)")
+    mined = mining.mine(result.digests, min_recurrence=config.min_recurrence, seed=config.split_seed,
+                        val_fraction=config.val_fraction, test_fraction=config.test_fraction)
+    notes = []
+    if mined.one_off or mined.uncheckable:
+        notes.append(f"{mined.one_off} one-off request group(s) not promoted; "
+                     f"{mined.uncheckable} recurring group(s) had no checkable feedback")
+    return Gathered(tasks=mined.tasks, n_sessions=len(result.digests), skipped=dict(result.skipped),
+                    sources=list(result.sources_used), harvest=result, notes=notes)
+
+
+def _agent(config: Config, sources: list[str]) -> str:
+    if config.agent != "auto":
+        return config.agent
+    if sources == ["codex"]:
+        return "codex"
+    return "claude"
+
+
+def run_night(opts: NightOptions) -> NightReport:
+    """Run one night; returns its report (already staged when mode is run/demo)."""
+    from skillopt_sleep import staging
+    from skillopt_sleep.state import History, NightLock, RejectedLedger
+
+    project = opts.project.expanduser().resolve()
+    if not project.is_dir():
+        raise UserError(f"project {project} is not a directory", EXIT_USAGE)
+    opts.project = project
+    stateful = opts.mode in ("run", "demo")
+    lock = NightLock(project_dirs(project).lock) if stateful else None
+    if lock is not None:
+        lock.acquire()
+    try:
+        return _night(opts, stateful, History(), RejectedLedger(), staging)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _night(opts: NightOptions, stateful: bool, history: Any, ledger: Any, staging: Any) -> NightReport:
+    config = opts.config
+    night_id = new_night_id()
+    report = NightReport(night_id=night_id, project=str(opts.project), mode=opts.mode, status="running",
+                         started=datetime.now(timezone.utc))
+    gathered = gather_tasks(opts)
+    report.n_sessions = gathered.n_sessions
+    report.skipped = gathered.skipped
+    report.notes.extend(gathered.notes)
+    tasks = gathered.tasks
+    report.n_tasks = len(tasks)
+    report.splits = {s: sum(1 for t in tasks if t.split == s) for s in ("train", "val", "test")}
+    agent = _agent(config, gathered.sources)
+    docs = load_documents(opts.project, agent, config.skill_name, opts.target_skill_path,
+                          max_rules=config.max_rules, user_level_skill=config.user_level_skill)
+    report.documents = {d.role: str(d.path) for d in docs.all()}
+    if not any(t.split == "train" for t in tasks):
+        report.status = "no-tasks"
+        report.notes.append("no recurring, checkable tasks found: nothing to learn tonight")
+        return _finish(report, opts, stateful, gathered, history)
+
+    evidence_dir = Path(tempfile.mkdtemp(prefix="skillopt-sleep-evidence-"))
+    try:
+        return _learn(opts, stateful, history, ledger, staging, report, gathered, tasks, docs,
+                      evidence_dir / "evidence.jsonl")
+    finally:
+        shutil.rmtree(evidence_dir, ignore_errors=True)
+
+
+def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, staging: Any,
+           report: NightReport, gathered: Gathered, tasks: list[TaskRecord], docs: DocumentSet,
+           evidence_path: Path) -> NightReport:
+    config = opts.config
+    night_id = report.night_id
+    evidence = EvidenceLog(evidence_path)
+    models = build_models(config, evidence)
+    report.backends = {"target": models.target.id, "optimizer": models.optimizer.id}
+    ledger_project = str(opts.project)
+    try:
+        opts.progress(f"preflight: {models.target.id}")
+        preflight(models.target)
+        if models.optimizer.backend is not models.target.backend:
+            preflight(models.optimizer)
+        outcome = consolidate(tasks, docs, models, _settings(config),
+                              already_refused=lambda e: ledger.contains(ledger_project, e),
+                              progress=opts.progress)
+    except ProviderError as exc:
+        evidence.close()
+        raise UserError(f"provider {exc.backend_id} failed ({exc.kind}): {exc.message}; "
+                        "nothing staged, no state advanced", EXIT_PROVIDER) from None
+    except BudgetExceeded as exc:
+        evidence.close()
+        report.status = "budget"
+        report.calls, report.usage = models.calls(), models.usage()
+        report.notes.append(f"stopped: {exc}; partial night, nothing staged or adopted")
+        report.finished = datetime.now(timezone.utc)
+        if stateful:
+            history.record(report)
+        raise NightStopped(report, f"the night stopped: {exc}", EXIT_BUDGET) from None
+    evidence.close()
+    _fill(report, outcome, models)
+    report.status = "staged" if outcome.accepted else "no-change"
+    if stateful:
+        files = [
+            staging.StagedFile(role=new.role, live_path=new.path, baseline=old.original, proposed=new.encoded())
+            for old, new in zip(docs.all(), outcome.documents.all())
+            if new.text != old.text
+        ]
+        staging.stage(opts.project, report, files, evidence=evidence_path)
+        for item in report.rejected_edits:
+            if item.get("ledger"):
+                ledger.add(ledger_project, Edit.from_dict(item["edit"]), item["reasons"], night_id)
+        if gathered.harvest is not None:
+            gathered.harvest.commit()
+        if opts.auto_adopt and outcome.accepted:
+            result = staging.adopt(opts.project, night_id)
+            report.notes.append(f"auto-adopted: {len(result.to_dict().get('files', []))} file(s) written")
+    return _finish(report, opts, stateful, gathered, history)
+
+
+def _fill(report: NightReport, outcome: Outcome, models: Models) -> None:
+    report.baseline, report.candidate = outcome.baseline, outcome.candidate
+    report.train_baseline = outcome.train_baseline
+    report.test_baseline, report.test_candidate = outcome.test_baseline, outcome.test_candidate
+    report.accepted_edits = list(outcome.accepted)
+    report.decisions = list(outcome.decisions)
+    regressed_or_worse = {
+        id(d.edits[0]) for d in outcome.decisions
+        if len(d.edits) == 1 and not d.accepted
+        and (any(t.regressed for t in d.per_task) or d.statistic.get("gain", 0) <= 0)
+    }
+    report.rejected_edits = [
+        {"edit": item["edit"].to_dict(), "reasons": list(item["reasons"]),
+         "ledger": id(item["edit"]) in regressed_or_worse}
+        for item in outcome.rejected
+    ]
+    report.calls, report.usage = models.calls(), models.usage()
+    report.notes.extend(outcome.notes)
+    report.notes.append("phases (requests issued): " + ", ".join(f"{k}={v}" for k, v in outcome.phases.items()))
+
+
+def _finish(report: NightReport, opts: NightOptions, stateful: bool, gathered: Gathered, history: Any) -> NightReport:
+    report.finished = datetime.now(timezone.utc)
+    if stateful:
+        if report.status == "no-tasks" and gathered.harvest is not None:
+            gathered.harvest.commit()
+        history.record(report)
+    return report
+
+
+class NightStopped(UserError):
+    """A night that ended early but produced a partial report (budget)."""
+
+    def __init__(self, report: NightReport, message: str, code: int):
+        super().__init__(message, code)
+        self.report = report
