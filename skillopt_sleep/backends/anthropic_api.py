@@ -7,11 +7,17 @@ cache; the per-call task text is the user message. The SDK's own retries are off
 
 Options (spec ``anthropic:model=…,base_url=…``): ``model``, ``base_url`` (else
 ``ANTHROPIC_BASE_URL``), ``api_key`` (else ``ANTHROPIC_API_KEY``), ``timeout`` (seconds),
-``structured`` (send ``output_config`` for schema-constrained JSON; default on), ``price_*``.
+``structured`` (send ``output_config`` for schema-constrained JSON; default on),
+``temperature`` (``false`` never sends one; by default it is sent when it is not the API's
+default of 1.0), ``price_*``.
+
+Body fields the installed SDK version does not know as keyword arguments travel in
+``extra_body``, so the same wire format works across SDK versions.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import time
 from typing import Any
@@ -21,7 +27,7 @@ from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message, completion_from_exception
 from skillopt_sleep.types import Usage
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_TIMEOUT = 120.0
 _CACHE = {"type": "ephemeral"}
 
@@ -35,12 +41,14 @@ class AnthropicBackend:
         base_url: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         structured: bool = True,
+        send_temperature: bool = True,
         price: Price | None = None,
     ):
         self.model = model
         self.id = f"anthropic:{model}"
         self.price = price
         self.structured = structured
+        self.send_temperature = send_temperature
         self._api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
         self._base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
         self._timeout = float(timeout)
@@ -56,9 +64,11 @@ class AnthropicBackend:
         params: dict[str, Any] = {
             "model": self.model,
             "max_tokens": int(request.max_tokens),
-            "temperature": min(1.0, max(0.0, float(request.temperature))),
             "messages": [{"role": "user", "content": request.user}],
         }
+        temperature = min(1.0, max(0.0, float(request.temperature)))
+        if self.send_temperature and temperature != 1.0:
+            params["temperature"] = temperature
         if request.system:
             params["system"] = [{"type": "text", "text": request.system, "cache_control": _CACHE}]
         if request.json_schema and self.structured:
@@ -115,14 +125,16 @@ class AnthropicBackend:
             return missing
         import anthropic
 
+        create = self._client().messages.create
+        kwargs = sdk_kwargs(create, self.message_params(request))
         started = time.monotonic()
         try:
-            message = self._client().messages.create(**self.message_params(request))
+            message = create(**kwargs)
         except anthropic.APIError as exc:
             completion = completion_from_exception(exc, anthropic, "anthropic")
             completion.latency = time.monotonic() - started
             return completion
-        except (ValueError, TypeError, UnicodeDecodeError) as exc:  # body that is not JSON
+        except (ValueError, UnicodeDecodeError) as exc:  # a body that is not JSON
             return Completion(
                 text="", error="server", latency=time.monotonic() - started,
                 error_message=clean_message(f"malformed response from anthropic: {exc}"),
@@ -177,6 +189,16 @@ class AnthropicBackend:
             pass
 
 
+def sdk_kwargs(method: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` as keyword arguments for ``method``; the ones it does not take go in extra_body."""
+    accepted = inspect.signature(method).parameters
+    kwargs = {k: v for k, v in params.items() if k in accepted}
+    extra = {k: v for k, v in params.items() if k not in accepted}
+    if extra:
+        kwargs["extra_body"] = extra
+    return kwargs
+
+
 def from_options(options: dict[str, Any], model: str | None) -> AnthropicBackend:
     model = str(options.get("model") or model or DEFAULT_MODEL)
     return AnthropicBackend(
@@ -185,5 +207,6 @@ def from_options(options: dict[str, Any], model: str | None) -> AnthropicBackend
         base_url=options.get("base_url"),
         timeout=float(options.get("timeout", DEFAULT_TIMEOUT)),
         structured=bool(options.get("structured", True)),
+        send_temperature=options.get("temperature", True) is not False,
         price=price_for(model, options),
     )

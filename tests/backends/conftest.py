@@ -1,0 +1,67 @@
+"""Fixtures for the backend tests: fake provider servers, fake CLIs, an injectable sleep."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # makes ``fakes`` importable
+
+from fakes import fake_cli  # noqa: E402
+from fakes.anthropic_server import FakeAnthropic  # noqa: E402
+from fakes.openai_server import FakeOpenAI  # noqa: E402
+
+from skillopt_sleep.backends.layers import RetryPolicy  # noqa: E402
+
+
+class FakeSleep:
+    """Records requested sleeps instead of sleeping."""
+
+    def __init__(self) -> None:
+        self.calls: list[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.calls.append(seconds)
+
+
+@pytest.fixture
+def sleep() -> FakeSleep:
+    return FakeSleep()
+
+
+@pytest.fixture
+def retry(sleep: FakeSleep) -> RetryPolicy:
+    return RetryPolicy(attempts=4, base_delay=1.0, max_delay=8.0, max_total_wait=60.0, sleep=sleep)
+
+
+@pytest.fixture(autouse=True)
+def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def anthropic_server():
+    with FakeAnthropic() as server:
+        yield server
+
+
+@pytest.fixture
+def openai_server():
+    with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+def fake_clis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Fake ``claude`` and ``codex`` first on PATH; returns the run log path."""
+    bin_dir = tmp_path / "bin"
+    fake_cli.install(bin_dir)
+    log = tmp_path / "cli-runs.jsonl"
+    monkeypatch.setenv("PATH", bin_dir.as_posix() + os.pathsep + os.environ.get("PATH", ""))
+    monkeypatch.setenv("FAKE_CLI_LOG", str(log))
+    monkeypatch.setenv("FAKE_CLI_MODE", "ok")
+    return log

@@ -1,0 +1,143 @@
+"""The anthropic backend through the real SDK against a fake Messages API on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fakes.http_base import Fail, Malformed, Slow
+
+from skillopt_sleep.backends import make_backend
+from skillopt_sleep.backends.anthropic_api import AnthropicBackend
+from skillopt_sleep.backends.base import ProviderError, Request
+from skillopt_sleep.backends.layers import Client, Limiter, preflight
+
+DOCS = "# Skill\nAlways write commit subjects under 50 characters.\n" * 20
+
+
+def backend(server, **kw) -> AnthropicBackend:
+    kw.setdefault("api_key", server.key)
+    return AnthropicBackend("claude-haiku-4-5", base_url=server.base_url, **kw)
+
+
+def req(user: str = "Write the commit message.", **kw) -> Request:
+    return Request(purpose="attempt", system=DOCS, user=user, **kw)
+
+
+def test_system_prefix_is_a_cached_block_and_task_is_the_user_message(anthropic_server):
+    completion = backend(anthropic_server).complete(req(max_tokens=77, temperature=0.3))
+    assert completion.ok and completion.text.startswith("Answer: Write the commit")
+    body = anthropic_server.seen("/v1/messages")[0].body
+    assert body["system"] == [{"type": "text", "text": DOCS, "cache_control": {"type": "ephemeral"}}]
+    assert body["messages"] == [{"role": "user", "content": "Write the commit message."}]
+    assert body["model"] == "claude-haiku-4-5" and body["max_tokens"] == 77
+    assert body["temperature"] == pytest.approx(0.3)
+
+
+def test_usage_counts_cache_write_then_cache_read(anthropic_server):
+    b = backend(anthropic_server)
+    first, second = b.complete(req("task one")), b.complete(req("task two"))
+    assert first.usage.cache_write_tokens > 0 and first.usage.cache_read_tokens == 0
+    assert second.usage.cache_read_tokens == first.usage.cache_write_tokens
+    assert second.usage.cache_write_tokens == 0
+    assert second.usage.input_tokens > 0 and second.usage.output_tokens > 0
+
+
+def test_sdk_does_not_retry_by_itself(anthropic_server):
+    anthropic_server.push(Fail(500))
+    completion = backend(anthropic_server).complete(req())
+    assert completion.error == "server" and completion.text == ""
+    assert len(anthropic_server.seen("/v1/messages")) == 1
+
+
+def test_rate_limit_is_retried_honoring_retry_after(anthropic_server, retry, sleep):
+    anthropic_server.push(Fail(429, "slow down", {"retry-after": "7"}), Fail(529, "overloaded"))
+    client = Client(backend(anthropic_server), retry=retry)
+    completion = client.complete(req())
+    assert completion.ok and completion.text.startswith("Answer:")
+    assert sleep.calls[0] == 7.0  # exactly what the provider asked for
+    assert len(sleep.calls) == 2 and client.stats.retries == 2
+    assert len(anthropic_server.seen("/v1/messages")) == 3
+
+
+def test_server_errors_are_bounded_and_never_become_text(anthropic_server, retry, sleep):
+    anthropic_server.push(*[Fail(500, "internal boom")] * 10)
+    client = Client(backend(anthropic_server), retry=retry)
+    with pytest.raises(ProviderError) as info:
+        client.complete(req())
+    assert info.value.kind == "server" and "internal boom" in info.value.message
+    assert "gave up after 4 tries" in info.value.message
+    assert len(anthropic_server.seen("/v1/messages")) == retry.attempts
+    assert len(sleep.calls) == retry.attempts - 1
+    assert sleep.calls == sorted(sleep.calls)  # backoff grows
+
+
+@pytest.mark.parametrize("status,kind", [(401, "auth"), (403, "auth"), (404, "model"), (400, "bad_request")])
+def test_fatal_errors_fail_fast(anthropic_server, retry, sleep, status, kind):
+    anthropic_server.push(Fail(status, f"scripted {status}"))
+    with pytest.raises(ProviderError) as info:
+        Client(backend(anthropic_server), retry=retry).complete(req())
+    assert info.value.kind == kind and f"HTTP {status}" in info.value.message
+    assert len(anthropic_server.seen("/v1/messages")) == 1 and sleep.calls == []
+
+
+def test_wrong_key_is_an_auth_error(anthropic_server):
+    completion = backend(anthropic_server, api_key="wrong-key").complete(req())
+    assert completion.error == "auth" and "invalid x-api-key" in completion.error_message
+    assert "wrong-key" not in completion.error_message
+
+
+def test_missing_key_is_a_clear_auth_error_without_a_request(anthropic_server):
+    completion = AnthropicBackend("claude-haiku-4-5", base_url=anthropic_server.base_url).complete(req())
+    assert completion.error == "auth" and "ANTHROPIC_API_KEY" in completion.error_message
+    assert anthropic_server.requests == []
+
+
+def test_timeout_is_transient(anthropic_server, retry):
+    anthropic_server.push(Slow(5.0))
+    client = Client(backend(anthropic_server, timeout=0.3), retry=retry)
+    assert client.complete(req()).ok
+    assert client.stats.retries == 1
+
+
+def test_malformed_body_is_a_transient_error_not_an_answer(anthropic_server, retry):
+    anthropic_server.push(Malformed())
+    direct = backend(anthropic_server).complete(req())
+    assert direct.error == "server" and direct.text == ""
+    anthropic_server.push(Malformed(), Malformed())
+    client = Client(backend(anthropic_server), retry=retry)
+    assert client.complete(req()).text.startswith("Answer:")
+
+
+def test_connection_refused_is_a_connection_error():
+    completion = AnthropicBackend("m", api_key="k", base_url="http://127.0.0.1:9", timeout=2).complete(req())
+    assert completion.error == "connection"
+
+
+def test_json_schema_goes_as_output_config(anthropic_server):
+    schema = {"type": "object", "properties": {"score": {"type": "number"}}, "required": ["score"]}
+    completion = backend(anthropic_server).complete(req(json_schema=schema))
+    assert json.loads(completion.text) == {"score": 1}
+    body = anthropic_server.seen("/v1/messages")[0].body
+    assert body["output_config"] == {"format": {"type": "json_schema", "schema": schema}}
+
+
+def test_spec_options_and_env(anthropic_server, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", anthropic_server.key)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic_server.base_url)
+    b = make_backend("anthropic:model=claude-sonnet-4-6,timeout=5,price_in=2,price_out=9")
+    assert b.id == "anthropic:claude-sonnet-4-6" and b.price.input == 2 and b.price.output == 9
+    assert b.complete(req()).ok
+    assert anthropic_server.key not in repr(b)
+
+
+def test_preflight_names_provider_and_cause(anthropic_server, retry):
+    good = Client(backend(anthropic_server), retry=retry, limiter=Limiter(1))
+    preflight(good)
+    assert anthropic_server.seen("/v1/messages")[-1].body["max_tokens"] <= 16
+    bad = Client(AnthropicBackend("no-such-model", api_key=anthropic_server.key,
+                                  base_url=anthropic_server.base_url), retry=retry)
+    with pytest.raises(ProviderError) as info:
+        preflight(bad)
+    line = str(info.value)
+    assert "\n" not in line and line.startswith("anthropic:no-such-model: model: preflight failed")
