@@ -17,14 +17,13 @@ Body fields the installed SDK version does not know as keyword arguments travel 
 
 from __future__ import annotations
 
-import inspect
 import os
 import time
 from typing import Any
 
 from skillopt_sleep.backends.base import BatchError, Completion, Request
 from skillopt_sleep.backends.pricing import Price, price_for
-from skillopt_sleep.backends.sdk_errors import clean_message, completion_from_exception
+from skillopt_sleep.backends.sdk_errors import clean_message, completion_from_exception, sdk_kwargs
 from skillopt_sleep.types import Usage
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -187,16 +186,6 @@ class AnthropicBackend:
             self._batch_call("batch cancel", self._client().messages.batches.cancel, batch_id)
         except BatchError:
             pass
-
-
-def sdk_kwargs(method: Any, params: dict[str, Any]) -> dict[str, Any]:
-    """``params`` as keyword arguments for ``method``; the ones it does not take go in extra_body."""
-    accepted = inspect.signature(method).parameters
-    kwargs = {k: v for k, v in params.items() if k in accepted}
-    extra = {k: v for k, v in params.items() if k not in accepted}
-    if extra:
-        kwargs["extra_body"] = extra
-    return kwargs
 
 
 def from_options(options: dict[str, Any], model: str | None) -> AnthropicBackend:

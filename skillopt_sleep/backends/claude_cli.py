@@ -13,6 +13,8 @@ CLIs too old to know it), ``price_*``.
 from __future__ import annotations
 
 import json
+import re
+import time
 from typing import Any
 
 from skillopt_sleep.backends.base import Completion, Request
@@ -98,10 +100,15 @@ class ClaudeCliBackend:
         return Completion(text=answer, usage=_usage(result.get("usage")), model=_model(result, self.model))
 
 
+_RESET_AT = re.compile(r"limit reached\|(\d{9,11})")
+
+
 def _failure(text: str, returncode: int) -> Completion:
+    reset = _RESET_AT.search(text)  # "Claude AI usage limit reached|<epoch of the reset>"
     return Completion(
         text="", error=classify_failure(text),
         error_message=clean_message(f"claude exited {returncode}: {text}"),
+        retry_after=max(0.0, int(reset.group(1)) - time.time()) if reset else None,
     )
 
 

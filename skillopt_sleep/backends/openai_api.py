@@ -22,7 +22,7 @@ from typing import Any
 
 from skillopt_sleep.backends.base import BatchError, Completion, Request
 from skillopt_sleep.backends.pricing import Price, price_for
-from skillopt_sleep.backends.sdk_errors import clean_message, completion_from_exception
+from skillopt_sleep.backends.sdk_errors import clean_message, completion_from_exception, sdk_kwargs
 from skillopt_sleep.types import Usage
 
 DEFAULT_MODEL = "gpt-4.1-mini"
@@ -136,14 +136,16 @@ class OpenAIBackend:
             return missing
         import openai
 
+        create = self._client().chat.completions.create
+        kwargs = sdk_kwargs(create, self.chat_params(request))
         started = time.monotonic()
         try:
-            chat = self._client().chat.completions.create(**self.chat_params(request))
+            chat = create(**kwargs)
         except openai.APIError as exc:
             completion = completion_from_exception(exc, openai, "openai")
             completion.latency = time.monotonic() - started
             return completion
-        except (ValueError, TypeError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError) as exc:
             return Completion(
                 text="", error="server", latency=time.monotonic() - started,
                 error_message=clean_message(f"malformed response from openai: {exc}"),

@@ -1,4 +1,5 @@
-"""Turn the official SDKs' exceptions into error Completions (one mapping for both SDKs).
+"""Glue for the official SDKs: their exceptions as error Completions (one mapping for both SDKs),
+and body fields passed portably across SDK versions.
 
 The ``anthropic`` and ``openai`` SDKs share one exception hierarchy shape (``APIStatusError``
 with ``status_code`` and ``response``, ``APITimeoutError`` under ``APIConnectionError``,
@@ -8,6 +9,7 @@ with ``status_code`` and ``response``, ``APITimeoutError`` under ``APIConnection
 from __future__ import annotations
 
 import email.utils
+import inspect
 import json
 import re
 import time
@@ -107,3 +109,13 @@ def completion_from_exception(exc: BaseException, sdk: ModuleType, provider: str
     if isinstance(exc, sdk.APIError):
         return Completion(text="", error="unknown", error_message=clean_message(str(exc)))
     raise exc
+
+
+def sdk_kwargs(method: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` as keyword arguments for ``method``; the ones it does not take go in extra_body."""
+    accepted = inspect.signature(method).parameters
+    kwargs = {k: v for k, v in params.items() if k in accepted}
+    extra = {k: v for k, v in params.items() if k not in accepted}
+    if extra:
+        kwargs["extra_body"] = extra
+    return kwargs
