@@ -26,6 +26,8 @@ class Config:
     model: str | None = None
     optimizer_model: str | None = None
     concurrency: int = 4
+    retries: int = 5  # tries per model call for transient errors (429, 5xx, timeouts)
+    retry_base_delay: float = 1.0  # seconds; doubles per try, Retry-After wins when given
     batch: bool = False
     max_tokens: int | None = None  # per-night token budget (input + output)
     max_cost_usd: float | None = None  # per-night cost budget
@@ -129,6 +131,8 @@ def validate(config: Config) -> Config:
         (config.val_samples >= 1, "val_samples must be at least 1"),
         (config.max_val_samples >= config.val_samples, "max_val_samples must be >= val_samples"),
         (config.concurrency >= 1, "concurrency must be at least 1"),
+        (config.retries >= 1, "retries must be at least 1"),
+        (config.retry_base_delay >= 0, "retry_base_delay must be >= 0"),
         (config.max_edits >= 1, "max_edits must be at least 1"),
         (0 <= config.val_fraction < 1 and 0 <= config.test_fraction < 1
          and config.val_fraction + config.test_fraction < 1, "val_fraction + test_fraction must be < 1"),

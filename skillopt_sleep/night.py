@@ -23,7 +23,7 @@ from skillopt_sleep import mine as mining
 from skillopt_sleep.backends import BackendSpecError, make_backend
 from skillopt_sleep.backends.base import BudgetExceeded, Completion, ProviderError, Request
 from skillopt_sleep.backends.budget import Budget
-from skillopt_sleep.backends.layers import Client, Limiter, Models, Stats, preflight
+from skillopt_sleep.backends.layers import Client, Limiter, Models, RetryPolicy, Stats, preflight
 from skillopt_sleep.config import Config
 from skillopt_sleep.consolidate import LoopSettings, Outcome, consolidate
 from skillopt_sleep.documents import DocumentSet, load_documents
@@ -102,8 +102,9 @@ def build_models(config: Config, evidence: Callable | None = None, *,
                 built[key] = make_backend(spec, model=model, defaults=config.backend_options.get(name))
         except BackendSpecError as exc:
             raise UserError(f"--backend: {exc}", EXIT_USAGE) from None
+        retry = RetryPolicy(attempts=config.retries, base_delay=config.retry_base_delay)
         clients[role] = Client(built[key], limiter=limiter, evidence=evidence, role=role, stats=stats,
-                               budget=budget, batch=config.batch)
+                               budget=budget, batch=config.batch, retry=retry)
     return Models(target=clients["target"], optimizer=clients["optimizer"])
 
 

@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillopt_sleep.backends import make_backend
+from skillopt_sleep.backends.base import ProviderError
+from skillopt_sleep.backends.layers import Client, Limiter, Models, RetryPolicy, Stats
+from skillopt_sleep.consolidate import LoopSettings, consolidate
+from skillopt_sleep.documents import load_documents
+
+from tests.helpers import make_tasks
+
+
+def models_for(spec: str) -> Models:
+    backend = make_backend(spec)
+    limiter, stats = Limiter(4), Stats()
+    retry = RetryPolicy(attempts=2, sleep=lambda s: None)
+    return Models(Client(backend, limiter=limiter, stats=stats, retry=retry),
+                  Client(backend, limiter=limiter, stats=stats, retry=retry, role="optimizer"))
+
+
+def test_a_correct_optimizer_improves_val_and_the_gate_keeps_it(tmp_path: Path) -> None:
+    tasks = make_tasks()
+    docs = load_documents(tmp_path)
+    out = consolidate(tasks, docs, models_for("sim:correct=1,harmful=0,seed=1"), LoopSettings())
+    assert out.accepted, out.rejected
+    assert out.candidate > out.baseline + 0.1
+    assert all(d.accepted for d in out.decisions if d.edits and d.edits[0] in out.accepted and len(d.edits) == 1)
+    assert out.documents.skill.rules(), "accepted rules live in the managed block"
+
+
+def test_only_harmful_proposals_are_all_refused(tmp_path: Path) -> None:
+    tasks = make_tasks()
+    (tmp_path / "CLAUDE.md").write_text('- Release notes always have a "## Fixes" section and a '
+                                        '"## Breaking changes" section.\n- Never leave "TODO" in text.\n')
+    docs = load_documents(tmp_path)
+    out = consolidate(tasks, docs, models_for("sim:correct=0,harmful=1,seed=2"), LoopSettings())
+    assert out.rejected, "the optimizer proposed harmful rules"
+    assert out.accepted == []
+    assert out.documents == docs
+    assert out.candidate == out.baseline
+
+
+def test_k_samples_are_independent_draws(tmp_path: Path) -> None:
+    tasks = make_tasks()
+    docs = load_documents(tmp_path)
+    out = consolidate(tasks, docs, models_for("sim:correct=0,harmful=0,seed=3"), LoopSettings(k=6))
+    responses = [a.response for xs in out.train_attempts.values() for a in xs]
+    assert len(responses) == 6 * sum(t.split == "train" for t in tasks)
+    per_task = [len({a.response for a in xs}) for xs in out.train_attempts.values()]
+    assert max(per_task) > 1, "K samples of one prompt must not be cache copies"
+
+
+def test_a_provider_outage_raises_instead_of_scoring_zero(tmp_path: Path) -> None:
+    docs = load_documents(tmp_path)
+    with pytest.raises(ProviderError) as info:
+        consolidate(make_tasks(), docs, models_for("sim:down=1"), LoopSettings())
+    assert info.value.kind == "server"
+
+
+def test_test_split_is_measured_but_never_gates(tmp_path: Path) -> None:
+    tasks = make_tasks(per_kind=5, test=True)
+    assert any(t.split == "test" for t in tasks)
+    docs = load_documents(tmp_path)
+    out = consolidate(tasks, docs, models_for("sim:correct=1,harmful=0,seed=4"), LoopSettings())
+    assert out.test_baseline is not None and out.test_candidate is not None
+    test_ids = {t.id for t in tasks if t.split == "test"}
+    for decision in out.decisions:
+        assert not test_ids & {d.task_id for d in decision.per_task}
+
+
+def test_no_val_tasks_means_nothing_is_accepted(tmp_path: Path) -> None:
+    tasks = make_tasks()
+    for t in tasks:
+        t.split = "train"
+    out = consolidate(tasks, load_documents(tmp_path), models_for("sim:correct=1,harmful=0,seed=5"), LoopSettings())
+    assert out.accepted == []
+    assert any("cannot be validated" in n for n in out.notes)

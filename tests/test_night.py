@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skillopt_sleep.config import Config
+from skillopt_sleep.errors import EXIT_CONFIG, EXIT_PROVIDER, UserError
+from skillopt_sleep.night import NightOptions, run_night
+from skillopt_sleep.paths import project_dirs, user_dirs
+from skillopt_sleep.state import History
+
+from tests.helpers import make_tasks, write_tasks_file
+
+
+def options(project: Path, tasks_file: Path, mode: str = "run", backend: str = "sim:correct=1,harmful=0,seed=1",
+            **kw) -> NightOptions:
+    config = Config(backend=backend, agent="claude", retries=2, retry_base_delay=0.0)
+    return NightOptions(project=project, config=config, mode=mode,
+                        tasks_file=tasks_file, **kw)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    p = tmp_path / "proj"
+    p.mkdir()
+    (p / "CLAUDE.md").write_text("# proj\n\nHand-written notes.\n", encoding="utf-8")
+    return p
+
+
+def test_run_stages_a_proposal_with_manifest_and_saves_history(project: Path, tmp_path: Path) -> None:
+    tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
+    report = run_night(options(project, tasks_file))
+    assert report.status == "staged"
+    staged = Path(report.staging_dir)
+    assert staged.parent == project_dirs(project).staging
+    for name in ("report.md", "report.json", "manifest.json", "evidence.jsonl"):
+        assert (staged / name).is_file(), name
+    manifest = json.loads((staged / "manifest.json").read_text())
+    assert manifest["files"], "accepted edits produce proposed documents"
+    for entry in manifest["files"]:
+        assert len(entry["proposal_sha256"]) == 64
+    nights = History().nights(project)
+    assert [n["night_id"] for n in nights] == [report.night_id]
+    assert (project / "CLAUDE.md").read_text() == "# proj\n\nHand-written notes.\n", "nothing adopted"
+
+
+def test_dry_run_stages_and_saves_nothing(project: Path, tmp_path: Path) -> None:
+    tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
+    report = run_night(options(project, tasks_file, mode="dry-run"))
+    assert report.accepted_edits
+    assert report.staging_dir is None
+    assert not project_dirs(project).staging.exists()
+    assert not user_dirs().history.exists()
+
+
+def test_provider_down_fails_loudly_and_advances_nothing(project: Path, tmp_path: Path) -> None:
+    tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
+    with pytest.raises(UserError) as info:
+        run_night(options(project, tasks_file, backend="sim:down=1"))
+    assert info.value.code == EXIT_PROVIDER
+    assert "sim" in info.value.message and "server" in info.value.message
+    assert not project_dirs(project).staging.exists()
+    assert not user_dirs().history.exists()
+
+
+def test_real_backends_refuse_an_unreviewed_tasks_file(project: Path, tmp_path: Path) -> None:
+    tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks(), reviewed=False)
+    with pytest.raises(UserError) as info:
+        run_night(options(project, tasks_file, backend="openai:base_url=http://127.0.0.1:9/v1"))
+    assert info.value.code == EXIT_CONFIG and "reviewed" in info.value.message
+
+
+def test_test_split_scores_are_reported(project: Path, tmp_path: Path) -> None:
+    tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks(per_kind=5, test=True))
+    report = run_night(options(project, tasks_file, mode="dry-run"))
+    data = report.to_dict()
+    assert data["test_baseline"] is not None and data["test_candidate"] is not None
+
+
+def test_target_skill_path_is_the_document_evolved(project: Path, tmp_path: Path) -> None:
+    skill = tmp_path / "my-skill" / "SKILL.md"
+    skill.parent.mkdir()
+    skill.write_text("---\nname: my-skill\ndescription: mine\n---\n\nBody.\n", encoding="utf-8")
+    tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
+    report = run_night(options(project, tasks_file, target_skill_path=skill))
+    assert report.documents["skill"] == str(skill)
+    manifest = json.loads((Path(report.staging_dir) / "manifest.json").read_text())
+    assert str(skill) in {e["live_path"] for e in manifest["files"]}
