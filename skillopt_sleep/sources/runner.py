@@ -1,0 +1,110 @@
+"""Parse transcript files, in a process pool when there is enough to read.
+
+A worker gets one ``FileTask`` (path, byte offset, parser state) and returns a ``FileResult``
+(partial digests, the new offset/state, skip counts). Workers share nothing; the parent merges.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator
+
+from .base import IGNORED, USED, DigestBuilder, LineParser, LineReader, file_identity
+from .claude_code import ClaudeCodeSource
+from .codex import CodexSource
+
+SOURCES = {"claude": ClaudeCodeSource(), "codex": CodexSource()}
+POOL_MIN_BYTES = 16 * 1024 * 1024  # below this, starting workers costs more than it saves
+
+
+@dataclass
+class FileTask:
+    source: str
+    path: str
+    offset: int
+    state: dict[str, Any]
+    size: int  # at discovery, for scheduling and progress
+
+    @property
+    def from_start(self) -> bool:
+        return self.offset == 0
+
+
+@dataclass
+class FileResult:
+    task: FileTask
+    identity: list[int] = field(default_factory=list)
+    size: int = 0  # bytes in the file when reading stopped
+    offset: int = 0  # end of the last complete line consumed
+    state: dict[str, Any] = field(default_factory=dict)
+    parts: list[DigestBuilder] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    bytes_read: int = 0
+    error: str | None = None
+
+
+def _feed(parser: LineParser, line: bytes) -> str:
+    try:
+        return parser.feed(line)
+    except Exception:  # noqa: BLE001 - a parser bug on one line must not lose the file
+        return "parser_error"
+
+
+def parse_file(task: FileTask) -> FileResult:
+    """Read ``task.path`` from ``task.offset`` to the end of its last complete line."""
+    result = FileResult(task=task, offset=task.offset)
+    try:
+        with open(task.path, "rb") as handle:
+            stat = os.fstat(handle.fileno())
+        result.identity = file_identity(stat)
+        parser = SOURCES[task.source].parser(task.path, task.state)
+        lines = LineReader(task.path, task.offset, result.skipped)
+        for line, end in lines:
+            outcome = _feed(parser, line)
+            if outcome != USED and outcome != IGNORED:
+                result.skipped[outcome] += 1
+            result.offset = end
+        result.size = max(stat.st_size, lines.eof)
+    except OSError as exc:
+        result.skipped["unreadable_file"] += 1
+        result.error = f"{type(exc).__name__}: {exc.strerror or exc}"
+        return result
+    result.bytes_read = max(lines.eof - task.offset, 0)
+    result.parts, result.state, result.excluded = parser.finish()
+    return result
+
+
+def run(
+    tasks: list[FileTask],
+    progress: Callable[[str], None] | None = None,
+    workers: int | None = None,
+) -> Iterator[FileResult]:
+    """Yield a result per task, in completion order."""
+    total_bytes = sum(max(t.size - t.offset, 0) for t in tasks)
+    workers = workers or os.cpu_count() or 1
+    ordered = sorted(tasks, key=lambda t: t.size - t.offset, reverse=True)  # big files first
+    results: Iterable[FileResult]
+    if workers < 2 or len(tasks) < 2 or total_bytes < POOL_MIN_BYTES:
+        results = map(parse_file, ordered)
+        yield from _report(results, len(tasks), total_bytes, progress)
+        return
+    with ProcessPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
+        futures = [pool.submit(parse_file, task) for task in ordered]
+        yield from _report((f.result() for f in as_completed(futures)), len(tasks), total_bytes, progress)
+
+
+def _report(
+    results: Iterable[FileResult], total: int, total_bytes: int, progress: Callable[[str], None] | None
+) -> Iterator[FileResult]:
+    done = done_bytes = 0
+    step = max(total // 20, 1)
+    for result in results:
+        done += 1
+        done_bytes += result.bytes_read
+        if progress is not None and (done % step == 0 or done == total):
+            progress(f"harvest: {done}/{total} files, {done_bytes / 1e6:.0f}/{total_bytes / 1e6:.0f} MB")
+        yield result

@@ -1,0 +1,225 @@
+"""Harvest state under ``state_dir``: per-file checkpoints and the digest cache.
+
+Layout::
+
+    state_dir/harvest-checkpoints.json   {"version": 1, "files": {path: checkpoint}}
+    state_dir/digests/index.json         {"version": 1, "shards": {shard: project},
+                                          "sessions": {"source:session_id": shard}}
+    state_dir/digests/<shard>.jsonl      one SessionDigest per line
+
+A checkpoint is ``{source, identity: [dev, inode], size, offset, state}``: ``offset`` is the end of
+the last complete line consumed, ``size`` the file size when it was read, ``state`` the parser's
+resumable memory. The digest cache is sharded by (source, project) so a night loads only its own
+project's sessions, not every session ever harvested; it keeps sessions whose transcripts Claude
+Code has since deleted.
+
+Nothing is written until ``commit``. Commit takes a lock, re-reads what is on disk and applies
+only the files whose checkpoint nobody else advanced meanwhile (two projects' nights may harvest
+at once), so a byte range is never merged into a digest twice. Every write is atomic.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..types import SessionDigest
+
+try:  # POSIX only; on other systems concurrent nights simply are not serialised here
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
+
+CHECKPOINTS_FILE = "harvest-checkpoints.json"
+DIGESTS_DIR = "digests"
+INDEX_FILE = "index.json"
+LOCK_FILE = "harvest.lock"
+VERSION = 1
+
+
+def atomic_write(path: Path, data: str) -> None:
+    """Write ``data`` to ``path`` via a temp file in the same directory + fsync + rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """A state file, or {} when it is missing or damaged (the next harvest then re-reads)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+    return data if isinstance(data, dict) and data.get("version") == VERSION else {}
+
+
+def shard_name(source: str, project: str) -> str:
+    return f"{source}-{hashlib.sha256(project.encode('utf-8', 'replace')).hexdigest()[:16]}"
+
+
+def session_key(source: str, session_id: str) -> str:
+    return f"{source}:{session_id}"
+
+
+@contextlib.contextmanager
+def _locked(state_dir: Path) -> Iterator[None]:
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with open(state_dir / LOCK_FILE, "a+") as handle:
+        if fcntl is not None:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+class HarvestStore:
+    """In-memory view of the state plus the changes one harvest wants to persist.
+
+    With ``state_dir=None`` it starts empty and ``commit`` does nothing (a stateless full read).
+    """
+
+    def __init__(self, state_dir: Path | None) -> None:
+        self.state_dir = state_dir
+        self.checkpoints: dict[str, dict[str, Any]] = {}
+        self.shards: dict[str, str] = {}  # shard -> project
+        self.sessions: dict[str, str] = {}  # session key -> shard
+        self._loaded: dict[str, dict[str, SessionDigest]] = {}
+        # what commit applies: file checkpoints (with the checkpoint they were based on) and
+        # per-session results (digest or None = drop), tagged with the file they came from
+        self.new_checkpoints: dict[str, tuple[dict[str, Any] | None, dict[str, Any]]] = {}
+        self.changes: dict[str, tuple[str, SessionDigest | None]] = {}
+        self.vanished: set[str] = set()
+        if state_dir is not None:
+            files = _read_json(state_dir / CHECKPOINTS_FILE).get("files")
+            self.checkpoints = files if isinstance(files, dict) else {}
+            index = _read_json(state_dir / DIGESTS_DIR / INDEX_FILE)
+            shards, sessions = index.get("shards"), index.get("sessions")
+            self.shards = shards if isinstance(shards, dict) else {}
+            self.sessions = sessions if isinstance(sessions, dict) else {}
+
+    # -- digests -------------------------------------------------------------------------
+    def _shard(self, name: str) -> dict[str, SessionDigest]:
+        if name not in self._loaded:
+            self._loaded[name] = self._read_shard(name)
+        return self._loaded[name]
+
+    def _read_shard(self, name: str) -> dict[str, SessionDigest]:
+        digests: dict[str, SessionDigest] = {}
+        if self.state_dir is None:
+            return digests
+        try:
+            handle = open(self.state_dir / DIGESTS_DIR / f"{name}.jsonl", encoding="utf-8")
+        except OSError:
+            return digests
+        with handle:
+            for line in handle:
+                try:
+                    digest = SessionDigest.from_dict(json.loads(line))
+                except (ValueError, TypeError, AttributeError):
+                    continue  # a damaged cache line costs one session, not the cache
+                digests[session_key(digest.source, digest.session_id)] = digest
+        return digests
+
+    def get(self, source: str, session_id: str) -> SessionDigest | None:
+        key = session_key(source, session_id)
+        if key in self.changes:
+            return self.changes[key][1]
+        shard = self.sessions.get(key)
+        return self._shard(shard).get(key) if shard else None
+
+    def put(self, digest: SessionDigest, path: str) -> None:
+        self.changes[session_key(digest.source, digest.session_id)] = (path, digest)
+
+    def drop(self, source: str, session_id: str, path: str) -> None:
+        self.changes[session_key(source, session_id)] = (path, None)
+
+    def digests(self, wanted_project: Any) -> Iterator[SessionDigest]:
+        """Every known digest (cached or new) whose project satisfies ``wanted_project(project)``."""
+        for key, (_path, digest) in self.changes.items():
+            if digest is not None and wanted_project(digest.project):
+                yield digest
+        for shard, project in self.shards.items():
+            if not isinstance(project, str) or not wanted_project(project):
+                continue
+            for key, digest in self._shard(shard).items():
+                if key not in self.changes and wanted_project(digest.project):
+                    yield digest
+
+    # -- commit --------------------------------------------------------------------------
+    def commit(self) -> None:
+        if self.state_dir is None:
+            return
+        with _locked(self.state_dir):
+            self._commit_locked(self.state_dir)
+        self.new_checkpoints.clear()
+        self.changes.clear()
+        self.vanished.clear()
+
+    def _commit_locked(self, state_dir: Path) -> None:
+        on_disk = _read_json(state_dir / CHECKPOINTS_FILE).get("files")
+        files: dict[str, Any] = on_disk if isinstance(on_disk, dict) else {}
+        conflicted = {
+            path for path, (base, _new) in self.new_checkpoints.items() if files.get(path) != base
+        }
+        for path, (_base, new) in self.new_checkpoints.items():
+            if path not in conflicted:
+                files[path] = new
+        for path in self.vanished:
+            if path not in self.new_checkpoints:
+                files.pop(path, None)
+
+        index = _read_json(state_dir / DIGESTS_DIR / INDEX_FILE)
+        shards = index.get("shards") if isinstance(index.get("shards"), dict) else {}
+        sessions = index.get("sessions") if isinstance(index.get("sessions"), dict) else {}
+        touched: dict[str, dict[str, SessionDigest]] = {}
+
+        def shard_for_update(name: str) -> dict[str, SessionDigest]:
+            if name not in touched:
+                touched[name] = self._read_shard(name)
+            return touched[name]
+
+        for key, (path, digest) in self.changes.items():
+            if path in conflicted:
+                continue  # another harvest committed this file first; it is re-read next time
+            old = sessions.pop(key, None)
+            if old:
+                shard_for_update(old).pop(key, None)
+            if digest is not None:
+                name = shard_name(digest.source, digest.project)
+                shards[name] = digest.project
+                sessions[key] = name
+                shard_for_update(name)[key] = digest
+        for name, digests in touched.items():
+            body = "".join(json.dumps(d.to_dict(), ensure_ascii=False) + "\n" for d in digests.values())
+            atomic_write(state_dir / DIGESTS_DIR / f"{name}.jsonl", body)
+        index = {"version": VERSION, "shards": shards, "sessions": sessions}
+        atomic_write(state_dir / DIGESTS_DIR / INDEX_FILE, json.dumps(index, sort_keys=True))
+        atomic_write(
+            state_dir / CHECKPOINTS_FILE,
+            json.dumps({"version": VERSION, "files": files}, sort_keys=True),
+        )
+        self.checkpoints, self.shards, self.sessions = files, shards, sessions
+        self._loaded = {name: d for name, d in touched.items()}
