@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import pytest
+
+from skillopt_sleep.jsonx import extract_json
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"a": 1}', {"a": 1}),
+        ('  \n[1, 2, 3]\n ', [1, 2, 3]),
+        ('```json\n{"edits": []}\n```', {"edits": []}),
+        ('```JSON\n{"a": [1]}\n```', {"a": [1]}),
+        ('```\n{"a": 2}\n```', {"a": 2}),
+        ('Here you go:\n```json\n{"score": 0.5}\n```\nHope that helps.', {"score": 0.5}),
+        ('The answer is {"score": 1, "reason": "fine"} as requested.', {"score": 1, "reason": "fine"}),
+        ('Edits: [{"op": "add"}] done', [{"op": "add"}]),
+        ('Nested {"a": {"b": [1, {"c": "}"}]}} trailing }', {"a": {"b": [1, {"c": "}"}]}}),
+        # a broken candidate is skipped, the next valid one is returned
+        ('{not json} then {"ok": true}', {"ok": True}),
+        ('```json\n{broken\n```\nand then {"ok": 1}', {"ok": 1}),
+    ],
+)
+def test_extract_json_finds_the_value(text, expected):
+    assert extract_json(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "no json here", "{ unclosed", "[1, 2", "}{", "```json\n{nope}\n```", None],
+)
+def test_extract_json_garbage_is_none(text):
+    assert extract_json(text) is None
+
+
+def test_first_object_wins():
+    assert extract_json('{"a": 1} and {"b": 2}') == {"a": 1}
+
+
+def test_fenced_block_preferred_over_prose_braces():
+    text = 'I considered {"draft": true} but the final is:\n```json\n{"final": true}\n```'
+    assert extract_json(text) == {"final": True}
