@@ -8,8 +8,9 @@ cache; the per-call task text is the user message. The SDK's own retries are off
 Options (spec ``anthropic:model=…,base_url=…``): ``model``, ``base_url`` (else
 ``ANTHROPIC_BASE_URL``), ``api_key`` (else ``ANTHROPIC_API_KEY``), ``timeout`` (seconds),
 ``structured`` (send ``output_config`` for schema-constrained JSON; default on),
-``temperature`` (``false`` never sends one; by default it is sent when it is not the API's
-default of 1.0), ``price_*``.
+``prompt_cache`` (``false`` leaves the ``cache_control`` marker off), ``temperature``
+(``false`` never sends one; by default it is sent when it is not the API's default of 1.0),
+``price_*``.
 
 Body fields the installed SDK version does not know as keyword arguments travel in
 ``extra_body``, so the same wire format works across SDK versions.
@@ -41,6 +42,7 @@ class AnthropicBackend:
         timeout: float = DEFAULT_TIMEOUT,
         structured: bool = True,
         send_temperature: bool = True,
+        prompt_cache: bool = True,
         price: Price | None = None,
     ):
         self.model = model
@@ -48,6 +50,7 @@ class AnthropicBackend:
         self.price = price
         self.structured = structured
         self.send_temperature = send_temperature
+        self.prompt_cache = prompt_cache
         self._api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
         self._base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
         self._timeout = float(timeout)
@@ -69,7 +72,10 @@ class AnthropicBackend:
         if self.send_temperature and temperature != 1.0:
             params["temperature"] = temperature
         if request.system:
-            params["system"] = [{"type": "text", "text": request.system, "cache_control": _CACHE}]
+            block: dict[str, Any] = {"type": "text", "text": request.system}
+            if self.prompt_cache:
+                block["cache_control"] = _CACHE
+            params["system"] = [block]
         if request.json_schema and self.structured:
             params["output_config"] = {"format": {"type": "json_schema", "schema": request.json_schema}}
         return params
@@ -197,5 +203,6 @@ def from_options(options: dict[str, Any], model: str | None) -> AnthropicBackend
         timeout=float(options.get("timeout", DEFAULT_TIMEOUT)),
         structured=bool(options.get("structured", True)),
         send_temperature=options.get("temperature", True) is not False,
+        prompt_cache=bool(options.get("prompt_cache", True)),
         price=price_for(model, options),
     )
