@@ -51,8 +51,9 @@ class Config:
     max_val_samples: int = 12  # ceiling when the gate asks for more evidence
     max_edits: int = 4  # edits proposed per night
     min_gain: float = 0.02  # smallest mean val improvement worth a rule
-    confidence_z: float = 1.64  # one-sided z for "the gain is real" and "this task regressed"
+    gain_alpha: float = 0.05  # chance of accepting an edit that does not really help
     regression_tolerance: float = 0.0  # a per-task drop below this is never a regression
+    regression_alpha: float = 0.05  # chance, across all val tasks, of calling noise a regression
 
     def backend_for(self, role: str) -> str:
         spec = self.target_backend if role == "target" else self.optimizer_backend
@@ -137,6 +138,8 @@ def validate(config: Config) -> Config:
         (0 <= config.val_fraction < 1 and 0 <= config.test_fraction < 1
          and config.val_fraction + config.test_fraction < 1, "val_fraction + test_fraction must be < 1"),
         (config.min_recurrence >= 1, "min_recurrence must be at least 1"),
+        (0 < config.regression_alpha < 1, "regression_alpha must be within (0, 1)"),
+        (0 < config.gain_alpha < 1, "gain_alpha must be within (0, 1)"),
         (config.max_tokens is None or config.max_tokens > 0, "max_tokens must be positive"),
         (config.max_cost_usd is None or config.max_cost_usd > 0, "max_cost_usd must be positive"),
     ]

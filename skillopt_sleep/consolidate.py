@@ -31,7 +31,7 @@ class LoopSettings:
     val_samples: int = 4
     max_val_samples: int = 12
     max_edits: int = 4
-    gate: gating.GateConfig = field(default_factory=gating.GateConfig)
+    gate: gating.GateConfig = field(default_factory=lambda: gating.GateConfig(looks=3))
 
 
 @dataclass
@@ -89,12 +89,19 @@ class _Evaluator:
         return {tid: list(v) for tid, v in have.items()}
 
 
+def focus_for(edits: list[Edit], tasks: list[TaskRecord]) -> set[str]:
+    """Val tasks of the kinds an edit's evidence comes from (the tasks it claims to help)."""
+    kind = {t.id: (t.skill_hint or t.id) for t in tasks}
+    kinds = {kind[e] for edit in edits for e in edit.evidence if e in kind}
+    return {t.id for t in tasks if t.split == "val" and (t.skill_hint or t.id) in kinds}
+
+
 def _gate(evaluator: _Evaluator, base: DocumentSet, cand: DocumentSet, settings: LoopSettings,
-          train_ids: set[str]) -> GateDecision:
+          train_ids: set[str], focus: set[str]) -> GateDecision:
     n = settings.val_samples
     b = evaluator.ensure(base, n)
     c = evaluator.ensure(cand, n)
-    decision = gating.decide(b, c, settings.gate, train_ids)
+    decision = gating.decide(b, c, settings.gate, train_ids, focus)
     while n < settings.max_val_samples:
         more = gating.wants_more(decision, settings.gate)
         if not more:
@@ -102,7 +109,7 @@ def _gate(evaluator: _Evaluator, base: DocumentSet, cand: DocumentSet, settings:
         n = min(settings.max_val_samples, n + settings.val_samples)
         b = evaluator.ensure(base, n, more)
         c = evaluator.ensure(cand, n, more)
-        decision = gating.decide(b, c, settings.gate, train_ids)
+        decision = gating.decide(b, c, settings.gate, train_ids, focus)
     decision.statistic["samples_per_task"] = {d.task_id: d.n_candidate for d in decision.per_task}
     return decision
 
@@ -161,7 +168,8 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
 
     progress(f"gating {len(candidates)} edit(s) on {len(val)} val task(s)")
     decisions = run_together(*[
-        (lambda cand=cand: _gate(evaluator, docs, cand, settings, train_ids)) for _, cand in candidates
+        (lambda edit=edit, cand=cand: _gate(evaluator, docs, cand, settings, train_ids, focus_for([edit], tasks)))
+        for edit, cand in candidates
     ])
     winners: list[tuple[Edit, DocumentSet, GateDecision]] = []
     for (edit, cand), decision in zip(candidates, decisions):
@@ -180,7 +188,8 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
         for edit, _, _ in winners:
             combined = apply_edit(combined, edit)
         progress(f"gating the combination of {len(winners)} accepted edits")
-        decision = _gate(evaluator, docs, combined, settings, train_ids)
+        decision = _gate(evaluator, docs, combined, settings, train_ids,
+                         focus_for([w[0] for w in winners], tasks))
         decision.edits = [w[0] for w in winners]
         outcome.decisions.append(decision)
         if decision.accepted:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -33,6 +34,8 @@ STOPWORDS = frozenset(
     let lets us go get got make made new one two now today tomorrow yesterday hey hi thanks thank ok
     okay right want need like use using used im ive id dont doesnt isnt""".split()
 )
+HEAD_SPLIT_RE = re.compile(r"\b(?:for|about|of|on|in|from|to|that|with|where|which|because)\b")
+HEAD_WEIGHT = 3.0
 WORD_RE = re.compile(r"[a-z][a-z0-9_+-]{1,}")
 QUOTED_RE = re.compile(r'"([^"\n]{1,80})"|“([^”\n]{1,80})”|`([^`\n]{1,80})`|\'([^\'\n]{2,80})\'')
 NEGATIVE_CUE_RE = re.compile(r"\b(don'?t|do not|never|no more|stop|remove|without|drop|avoid|get rid of|not use)\b", re.I)
@@ -62,6 +65,12 @@ class Request:
     @property
     def tokens(self) -> frozenset[str]:
         return signature(self.text)
+
+    @property
+    def head(self) -> frozenset[str]:
+        """Words before the first preposition: where a request names its kind of work
+        ("write the *commit message* for …", "draft *release notes* for …")."""
+        return signature(HEAD_SPLIT_RE.split(self.text.lower(), maxsplit=1)[0])
 
 
 def _stem(word: str) -> str:
@@ -105,24 +114,73 @@ def requests_from(digests: Iterable[SessionDigest]) -> list[Request]:
     return out
 
 
-def cluster(requests: list[Request], threshold: float = 0.3) -> list[list[Request]]:
-    """Single-link grouping by Jaccard similarity of request signatures."""
-    parent = list(range(len(requests)))
+def _tfidf(signatures: list[frozenset[str]], heads: list[frozenset[str]]) -> list[dict[str, float]]:
+    """Unit-length TF-IDF vectors: words shared by many requests ("write", "file") weigh little,
+    words that name a kind of work ("commit", "release") weigh a lot, and words in a request's
+    head weigh ``HEAD_WEIGHT`` times more than its subject matter."""
+    n = len(signatures)
+    df: Counter[str] = Counter(w for sig in signatures for w in sig)
+    vectors = []
+    for sig, head in zip(signatures, heads):
+        vec = {w: (math.log((1 + n) / (1 + df[w])) + 1.0) * (HEAD_WEIGHT if w in head else 1.0) for w in sig}
+        norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+        vectors.append({w: v / norm for w, v in vec.items()})
+    return vectors
 
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
 
-    sigs = [r.tokens for r in requests]
-    for i in range(len(requests)):
-        for j in range(i + 1, len(requests)):
-            if jaccard(sigs[i], sigs[j]) >= threshold:
-                parent[find(i)] = find(j)
+def _cosine(a: dict[str, float], b: dict[str, float]) -> float:
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(v * b.get(w, 0.0) for w, v in a.items())
+
+
+def _normalized(vec: dict[str, float]) -> dict[str, float]:
+    norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+    return {w: v / norm for w, v in vec.items()}
+
+
+def cluster(requests: list[Request], threshold: float = 0.3, rounds: int = 3) -> list[list[Request]]:
+    """Group requests by TF-IDF cosine similarity to group centroids.
+
+    A leader pass seeds groups in a stable order (by text), then a few reassignment rounds move
+    each request to its most similar centroid, so the result does not chain unrelated requests
+    the way single-link grouping does.
+    """
+    if not requests:
+        return []
+    order = sorted(range(len(requests)), key=lambda i: (requests[i].text, requests[i].session.session_id))
+    vectors = _tfidf([r.tokens for r in requests], [r.head for r in requests])
+    assignment: dict[int, int] = {}
+    centroids: list[dict[str, float]] = []
+    for i in order:
+        sims = [_cosine(vectors[i], c) for c in centroids]
+        best = max(range(len(sims)), key=sims.__getitem__) if sims else -1
+        if best >= 0 and sims[best] >= threshold:
+            assignment[i] = best
+            merged = Counter(centroids[best])
+            merged.update(vectors[i])
+            centroids[best] = _normalized(dict(merged))
+        else:
+            assignment[i] = len(centroids)
+            centroids.append(dict(vectors[i]))
+    for _ in range(rounds):
+        sums: dict[int, Counter[str]] = {}
+        for i, g in assignment.items():
+            sums.setdefault(g, Counter()).update(vectors[i])
+        keys = sorted(sums)
+        centroids = [_normalized(dict(sums[g])) for g in keys]
+        changed = False
+        for i in order:
+            sims = [_cosine(vectors[i], c) for c in centroids]
+            best = max(range(len(sims)), key=sims.__getitem__)
+            new = keys[best] if sims[best] >= threshold else assignment[i]
+            if new != assignment[i]:
+                assignment[i], changed = new, True
+        if not changed:
+            break
     groups: dict[int, list[Request]] = {}
-    for i, r in enumerate(requests):
-        groups.setdefault(find(i), []).append(r)
+    for i in order:
+        groups.setdefault(assignment[i], []).append(requests[i])
     return sorted(groups.values(), key=lambda g: (-len(g), g[0].text))
 
 
@@ -159,16 +217,22 @@ def checks_from_feedback(texts: Iterable[str]) -> list[dict[str, Any]]:
 
 
 def label_for(group: list[Request]) -> str:
+    """A short name for a kind: its most shared head words, in the order a request says them."""
     counts: Counter[str] = Counter()
     for r in group:
-        counts.update(r.tokens)
-    shared = [w for w, n in counts.most_common() if n >= max(2, len(group) // 2)]
-    words = (shared or [w for w, _ in counts.most_common()])[:3]
+        counts.update(r.head or r.tokens)
+    shared = [w for w, n in counts.most_common() if n >= max(2, len(group) // 2)][:3]
+    words = shared or [w for w, _ in counts.most_common(3)]
+    first = [_stem(w) for w in WORD_RE.findall(group[0].text.lower())]
+    words.sort(key=lambda w: first.index(w) if w in first else len(first))
     return "-".join(words) or "task"
 
 
 def task_id(project: str, label: str, text: str) -> str:
-    digest = hashlib.sha256(f"{project}\0{label}\0{text}".encode("utf-8")).hexdigest()
+    """Stable id: the kind, the request, and the project's folder name (not its absolute path,
+    so a checkout moved or cloned elsewhere keeps its task ids and splits)."""
+    name = Path(project).name if project else ""
+    digest = hashlib.sha256(f"{name}\0{label}\0{text}".encode("utf-8")).hexdigest()
     return f"{label[:40]}-{digest[:8]}"
 
 

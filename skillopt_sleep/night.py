@@ -112,8 +112,10 @@ def _settings(config: Config) -> LoopSettings:
     return LoopSettings(
         k=config.k, val_samples=config.val_samples, max_val_samples=config.max_val_samples,
         max_edits=config.max_edits,
-        gate=GateConfig(min_gain=config.min_gain, z=config.confidence_z,
-                        regression_tolerance=config.regression_tolerance),
+        gate=GateConfig(min_gain=config.min_gain, gain_alpha=config.gain_alpha,
+                        looks=-(-config.max_val_samples // config.val_samples),
+                        regression_tolerance=config.regression_tolerance,
+                        regression_alpha=config.regression_alpha),
     )
 
 

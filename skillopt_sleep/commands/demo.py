@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Run a complete night — harvest, mine, dream, reflect, gate, stage — "
                        "on bundled Claude Code transcripts of a sample project, with the offline `sim` "
                        "backend and noise on, in a throwaway directory. Needs no keys or network.")
-    p.add_argument("--seed", type=int, default=7, help="sim seed (default 7)")
+    p.add_argument("--seed", type=int, default=1, help="sim seed (default 1)")
     p.add_argument("--sim", default=DEFAULT_SIM,
                    help=f"sim knobs, comma-separated (default {DEFAULT_SIM!r})")
     p.add_argument("--dir", type=Path, help="where to build the demo (default: a new temp directory)")
@@ -91,7 +91,7 @@ def _environ(**values: str) -> Iterator[None]:
                 os.environ[k] = v
 
 
-def run_demo(root: Path, seed: int = 7, sim: str = DEFAULT_SIM, quiet: bool = False) -> dict[str, Any]:
+def run_demo(root: Path, seed: int = 1, sim: str = DEFAULT_SIM, quiet: bool = False) -> dict[str, Any]:
     from skillopt_sleep.commands.run import progress_printer
     from skillopt_sleep.config import Config
     from skillopt_sleep.night import NightOptions, run_night
