@@ -218,8 +218,9 @@ class DigestBuilder:
             last = self.assistant_finals[-1]
             if len(last) < MAX_REPLY_CHARS:
                 self.assistant_finals[-1] = clip(last + "\n" + text, MAX_REPLY_CHARS)
-        elif has_final:
-            self.reply_continuation = clip(self.reply_continuation + "\n" + text, MAX_REPLY_CHARS)
+        elif has_final:  # the message's first text is in the cached digest of an earlier harvest
+            joined = self.reply_continuation + "\n" + text if self.reply_continuation else text
+            self.reply_continuation = clip(joined, MAX_REPLY_CHARS)
         elif len(self.assistant_finals) < MAX_ITEMS:
             self.assistant_finals.append(clip(text, MAX_REPLY_CHARS))
         return True
