@@ -1,0 +1,87 @@
+"""End to end: the demo night on bundled transcripts, through the real harvester, miner,
+learning loop, gate and staging, with the noisy sim backend."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from skillopt_sleep.cli import main
+from skillopt_sleep.commands.demo import run_demo
+from skillopt_sleep.judges import score_rule
+
+
+def test_demo_accepts_an_improving_edit_and_refuses_a_harmful_one(tmp_path: Path) -> None:
+    data = run_demo(tmp_path / "demo", seed=1, quiet=True)
+    assert data["n_sessions"] >= 15 and data["n_tasks"] >= 8
+    assert data["accepted"] is True and data["accepted_edits"]
+    assert data["candidate"] > data["baseline"]
+    # every accepted edit passed its own gate decision, measured on val tasks
+    accepted = {e["content"] for e in data["accepted_edits"]}
+    single = {d["edits"][0]["content"]: d for d in data["decisions"] if len(d["edits"]) == 1}
+    for content in accepted:
+        assert single[content]["accepted"] and single[content]["statistic"]["lower_bound"] > 0
+    # a harmful proposal was refused by the gate because it broke a val task
+    refused_by_regression = [r for r in data["rejected_edits"] if any("regressed" in x for x in r["reasons"])]
+    assert refused_by_regression, data["rejected_edits"]
+    harmful = refused_by_regression[0]["edit"]["content"]
+    assert re.search(r"at most \d+ characters|Never include", harmful)
+    decision = single[harmful]
+    assert any(t["regressed"] and t["candidate"] < t["baseline"] for t in decision["per_task"])
+    # the proposal is staged, and the live CLAUDE.md is untouched until adopt
+    staged = Path(data["staging_dir"])
+    manifest = json.loads((staged / "manifest.json").read_text())
+    assert manifest["files"]
+    assert "Release notes always have" in (tmp_path / "demo" / "acme-invoices" / "CLAUDE.md").read_text()
+
+
+def test_demo_outcome_comes_from_the_loop_not_a_script(tmp_path: Path) -> None:
+    """A sim whose optimizer never finds the right rule must not show an improvement."""
+    data = run_demo(tmp_path / "demo", seed=1, sim="follow=0.9,base=0.15,correct=0,harmful=0.5", quiet=True)
+    assert not any(not re.search(r"at most \d+ characters|Never include", e["content"])
+                   for e in data["accepted_edits"])
+    data = run_demo(tmp_path / "demo2", seed=1, sim="follow=0.9,base=0.15,correct=0,harmful=0", quiet=True)
+    assert data["accepted_edits"] == [] and data["candidate"] == data["baseline"]
+
+
+def test_demo_cli_json_has_the_documented_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["demo", "--json", "--quiet", "--dir", str(tmp_path / "d")])
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)
+    for key in ("baseline", "candidate", "accepted", "accepted_edits", "rejected_edits", "n_sessions",
+                "n_tasks", "staging_dir"):
+        assert key in data, key
+
+
+def test_demo_refuses_a_non_empty_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "keep.txt").write_text("mine")
+    assert main(["demo", "--dir", str(tmp_path)]) == 2
+    assert (tmp_path / "keep.txt").read_text() == "mine"
+    assert "not empty" in capsys.readouterr().err
+
+
+def test_adopting_the_demo_proposal_keeps_hand_written_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillopt_sleep.documents import END, START
+    from skillopt_sleep.staging import adopt, revert
+
+    data = run_demo(tmp_path / "demo", seed=1, quiet=True)
+    project = tmp_path / "demo" / "acme-invoices"
+    def documents() -> dict[Path, bytes]:
+        return {p: p.read_bytes() for p in project.rglob("*.md") if ".skillopt-sleep" not in p.parts}
+
+    before = documents()
+    monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(tmp_path / "demo" / "skillopt-home"))
+    adopt(project)
+    for entry in json.loads((Path(data["staging_dir"]) / "manifest.json").read_text())["files"]:
+        text = Path(entry["live_path"]).read_text()
+        assert START in text and END in text
+        for edit in data["accepted_edits"]:
+            if edit["target"] == entry["role"]:
+                assert edit["content"] in text
+    claude_md = (project / "CLAUDE.md").read_text()
+    assert claude_md.startswith(before[project / "CLAUDE.md"].decode())
+    revert(project)
+    assert documents() == before
