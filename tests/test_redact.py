@@ -1,0 +1,170 @@
+"""Secret redaction: every shape of issue 3 item 5, no leaks anywhere the harvest writes."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skillopt_sleep.redact import redact, redact_obj
+from skillopt_sleep.sources import harvest
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
+ALNUM = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+
+# (kind, text with the secret in context, the secret itself). Built from pieces so that no
+# complete credential-shaped literal sits in the repository.
+PEM_BODY = "MIIEowIBAAKCAQEA1x2y3z4" + "\n" + "q9r8s7t6u5v4w3x2y1z0" + "\n"
+SECRETS = [
+    ("anthropic_key", "key is {s} ok", "sk-" + "ant-api03-" + ALNUM + "_-xy"),
+    ("openai_key", "OPENAI key {s}", "sk-" + ALNUM + "abcdEFGH1234"),
+    ("openai_key", "project key {s}", "sk-" + "proj-" + ALNUM + "-_" + ALNUM),
+    ("github_token", "clone with {s}", "ghp" + "_" + ALNUM),
+    ("github_token", "oauth {s}", "gho" + "_" + ALNUM),
+    ("github_token", "app {s}", "ghs" + "_" + ALNUM),
+    ("github_token", "fine grained {s}", "github_" + "pat_11AB" + ALNUM + "_" + ALNUM),
+    ("aws_access_key_id", "id {s} in config", "AKIA" + "IOSFODNN7EXAMPL"[:16].upper().ljust(16, "Q")),
+    ("aws_access_key_id", "session {s}", "ASIA" + "Y3FDSNDKFKSIDJSW"),
+    ("aws_secret_key", "aws_secret_access_key = {s}", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "EXAMPLEKEY"),
+    ("slack_token", "bot {s}", "xox" + "b-123456789012-1234567890123-" + ALNUM[:24]),
+    ("slack_webhook", "post to {s}", "https://hooks.slack" + ".com/services/T0000/B0000/" + ALNUM[:24]),
+    ("google_api_key", "maps {s}", "AI" + "za" + "SyA" + ALNUM[:32]),
+    ("stripe_key", "charge with {s}", "sk_" + "live_" + ALNUM[:24]),
+    ("stripe_key", "restricted {s}", "rk_" + "test_" + ALNUM[:24]),
+    ("jwt", "cookie={s};", "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0" + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
+    ("auth_header", "curl -H 'Authorization: Bearer {s}' x", "opaque-token-" + ALNUM[:20]),
+    ("auth_header", "Authorization: Basic {s}", base64.b64encode(b"admin:hunter2").decode()),
+    ("bearer_token", "send bearer {s} now", "a1b2c3d4e5f6" + ALNUM[:16]),
+    ("basic_auth", "header Basic {s} end", base64.b64encode(b"deploy:s3cr3t-pass").decode()),
+    ("private_key", "key:\n{s}\nafter", "-----BEGIN RSA " + "PRIVATE KEY-----\n" + PEM_BODY + "-----END RSA PRIVATE KEY-----"),
+    ("private_key", "{s}", "-----BEGIN OPENSSH " + "PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE\n-----END OPENSSH PRIVATE KEY-----"),
+    ("private_key", "truncated {s}", "-----BEGIN " + "PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"),
+    ("secret", "password={s}", "hunter2hunter2"),
+    ("secret", '{{"api_key": "{s}"}}', "abcd1234efgh5678"),
+    ("secret", "TOKEN: {s}", "s3cr3tvalue99"),
+    ("secret", "export GH_TOKEN={s}", "plainvalue123456"),
+    ("secret", "DB_PASSWORD='{s}'", "x1y2z3w4v5"),
+    ("secret", "client_secret: {s}", "zyxwvu987654"),
+    ("url_credentials", "git remote add origin https://{s}@example.com/r.git", "deploy:pa55word"),
+    ("url_credentials", "DATABASE_URL=postgres://{s}@db:5432/app", "admin:supersecret"),
+]
+
+
+@pytest.mark.parametrize("kind, template, secret", SECRETS, ids=[f"{k}-{i}" for i, (k, _t, _s) in enumerate(SECRETS)])
+def test_each_shape_is_redacted(kind, template, secret):
+    text = template.format(s=secret)
+    out = redact(text)
+    assert secret not in out
+    assert f"[REDACTED:{kind}]" in out
+    assert redact(out) == out  # idempotent
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "max_tokens: 4000 and token_count: 12",
+        "sort(items, key=lambda x: x.name)",
+        "primary_key=True",
+        "the token: we need to refresh it",
+        "password: hi",
+        "password=${DB_PASSWORD}",
+        'api_key=os.environ["OPENAI_API_KEY"]',
+        "task-abcdefghijklmnopqrstuvwxyz use sk-learn-compatible-estimator-interface",
+        "a basic understanding of the Basic idea",
+        "see https://example.com/a:b/c and user@example.com",
+        "git commit -m 'feat: add token refresh'",
+        "",
+    ],
+)
+def test_ordinary_text_is_left_alone(text):
+    assert redact(text) == text
+
+
+def test_redact_obj_walks_structures_and_catches_structured_secrets():
+    github = "ghp" + "_" + ALNUM
+    data = {"password": "hunter2hunter2", "note": f"use {github}", "list": [("x", github)], "n": 5,
+            "max_tokens": "4000", "token": "${TOKEN}"}
+    out = redact_obj(data)
+    assert out["password"] == "[REDACTED:secret]"
+    assert github not in json.dumps(out)
+    assert out["n"] == 5 and out["max_tokens"] == "4000" and out["token"] == "${TOKEN}"
+    assert data["password"] == "hunter2hunter2"  # input untouched
+
+
+@settings(max_examples=200, deadline=None)
+@given(prefix=st.text(max_size=60), suffix=st.text(max_size=60), index=st.integers(0, len(SECRETS) - 1))
+def test_secrets_in_arbitrary_context_never_survive(prefix, suffix, index):
+    _kind, template, secret = SECRETS[index]
+    text = prefix + " " + template.format(s=secret) + " " + suffix
+    assert secret not in redact(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=400))
+def test_redact_never_raises(text):
+    assert isinstance(redact(text), str)
+
+
+# --- nothing planted in a transcript reaches a digest, the cache or a checkpoint -------------
+
+
+def _plant(claude_home: Path, codex_home: Path) -> None:
+    texts = [template.format(s=secret) for _kind, template, secret in SECRETS]
+    session = "5a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d"
+    records = []
+    for i, text in enumerate(texts):
+        ts = f"2026-11-22T10:{i:02d}:00.000Z"
+        base = {"cwd": "/work/demo-app", "sessionId": session, "entrypoint": "cli", "gitBranch": "main", "timestamp": ts}
+        records += [
+            base | {"type": "user", "message": {"role": "user", "content": f"please use this: {text}"}},
+            base | {"type": "assistant", "message": {"id": f"m{i}", "role": "assistant", "content": [
+                {"type": "text", "text": f"I used {text}"},
+                {"type": "tool_use", "id": f"t{i}", "name": "Write",
+                 "input": {"file_path": f"/work/demo-app/{text}.txt", "content": text}},
+                {"type": "tool_use", "id": f"s{i}", "name": "Skill", "input": {"skill": text}}]}},
+            base | {"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": f"t{i}", "content": f"output {text}"},
+                {"type": "text", "text": f"also {text}"}]}},
+        ]
+    project = claude_home / "projects" / "-work-demo-app"
+    (project / f"{session}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    rollout = codex_home / "sessions/2026/11/22/rollout-2026-11-22T10-00-00-019aa000-0000-7000-8000-000000000001.jsonl"
+    rollout.parent.mkdir(parents=True)
+    lines = [{"timestamp": "2026-11-22T10:00:00.000Z", "type": "session_meta",
+              "payload": {"id": "x", "cwd": "/work/demo-app", "originator": "codex_cli_rs", "git": {"branch": "main"}}}]
+    for text in texts:
+        lines += [
+            {"timestamp": "2026-11-22T10:00:01.000Z", "type": "event_msg", "payload": {"type": "user_message", "message": text}},
+            {"timestamp": "2026-11-22T10:00:02.000Z", "type": "response_item", "payload": {
+                "type": "custom_tool_call", "name": "apply_patch", "call_id": "c",
+                "input": f"*** Begin Patch\n*** Add File: {text}\n*** End Patch\n"}},
+            {"timestamp": "2026-11-22T10:00:03.000Z", "type": "response_item", "payload": {
+                "type": "function_call_output", "call_id": "c", "output": text}},
+            {"timestamp": "2026-11-22T10:00:04.000Z", "type": "event_msg", "payload": {"type": "agent_message", "message": f"done with {text}"}},
+        ]
+    rollout.write_text("".join(json.dumps(r) + "\n" for r in lines))
+
+
+def test_no_planted_secret_survives_anywhere(tmp_path):
+    shutil.copytree(FIXTURES / "claude", tmp_path / "claude")
+    shutil.copytree(FIXTURES / "codex", tmp_path / "codex")
+    _plant(tmp_path / "claude", tmp_path / "codex")
+    state = tmp_path / "state"
+    result = harvest("/work/demo-app", source="all", claude_home=tmp_path / "claude",
+                     codex_home=tmp_path / "codex", state_dir=state)
+    result.commit()
+    assert len(result.digests) == 6  # the planted sessions were harvested, not dropped
+    dumped = json.dumps([d.to_dict() for d in result.digests], ensure_ascii=False)
+    assert "[REDACTED:" in dumped
+    stored = "".join(p.read_text() for p in state.rglob("*") if p.is_file())
+    assert "[REDACTED:" in stored
+    for _kind, _template, secret in SECRETS:
+        for fragment in {secret, secret.split("\n")[-1]} - {""}:
+            assert fragment not in dumped, fragment
+            assert fragment not in stored, fragment
+        assert json.dumps(secret)[1:-1] not in stored
