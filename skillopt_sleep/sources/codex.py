@@ -93,6 +93,8 @@ class CodexParser:
             return status
         kind = record.get("type")
         payload = record.get("payload")
+        if not isinstance(kind, str):
+            kind = None
         if payload is None and kind in _ITEM_TYPES:
             kind, payload = "response_item", record  # pre-2025 rollouts: items are top level
         if not isinstance(kind, str) or not isinstance(payload, dict):
@@ -134,6 +136,8 @@ class CodexParser:
 
     def _item(self, payload: dict[str, Any], timestamp: Any) -> str:
         item = payload.get("type")
+        if not isinstance(item, str):
+            return "wrong_field_type"
         if item == "message":
             role = payload.get("role")
             text = _text_of(payload.get("content"))
@@ -163,6 +167,8 @@ class CodexParser:
 
     def _event(self, payload: dict[str, Any], timestamp: Any) -> str:
         event = payload.get("type")
+        if not isinstance(event, str):
+            return "wrong_field_type"
         if event == "user_message":
             text = payload.get("message")
             return self._user(text, "event", timestamp) if isinstance(text, str) else "wrong_field_type"
