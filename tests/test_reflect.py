@@ -1,0 +1,336 @@
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from skillopt_sleep.backends.base import Completion, Request
+from skillopt_sleep.backends.layers import Client, RetryPolicy
+from skillopt_sleep.documents import DocumentSet, Limits, apply_edit, load_documents
+from skillopt_sleep.reflect import parse_edits, reflect, select, spread, violates_contract
+from skillopt_sleep.types import Attempt, Edit, TaskRecord
+
+SIGNOFF = 'must contain "Signed-off-by:"'
+
+
+class Scripted:
+    """A backend that answers each reflect call by its mode ("contrastive" / "failure")."""
+
+    id = "scripted"
+
+    def __init__(self, replies: dict[str, object] | Callable[[Request], str]):
+        self.replies = replies
+        self.requests: list[Request] = []
+        self._lock = threading.Lock()
+
+    def complete(self, request: Request) -> Completion:
+        with self._lock:
+            self.requests.append(request)
+        if callable(self.replies):
+            text = self.replies(request)
+        else:
+            reply = self.replies.get(request.payload.get("mode"), {"edits": []})
+            text = reply if isinstance(reply, str) else json.dumps(reply)
+        return Completion(text=text, model="scripted")
+
+
+def client(backend: Scripted) -> Client:
+    return Client(backend, retry=RetryPolicy(attempts=1, sleep=lambda s: None), cache=False, role="optimizer")
+
+
+def task(tid: str, system: str = "") -> TaskRecord:
+    return TaskRecord(id=tid, intent=f"request for {tid}", system=system,
+                      judge={"kind": "rule", "checks": [{"op": "contains", "arg": "x"}]})
+
+
+def runs(tid: str, softs: list[float], reasons: list[str] | None = None) -> list[Attempt]:
+    return [Attempt(task_id=tid, sample=i, response=f"{tid} response {i} soft={s}", hard=float(s == 1.0), soft=s,
+                    fail_reasons=[] if s == 1.0 else list(reasons or [SIGNOFF]))
+            for i, s in enumerate(softs)]
+
+
+def edit(content: str, target: str = "skill", op: str = "add", **kw) -> dict:
+    return {"target": target, "op": op, "content": content, **kw}
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> DocumentSet:
+    return load_documents(tmp_path)
+
+
+# a night where one task is contrastive and one failed every time
+TASKS = [task("mixed"), task("failing")]
+ATTEMPTS = {"mixed": runs("mixed", [1.0, 0.5, 1.0]), "failing": runs("failing", [0.5, 0.5, 0.5])}
+
+
+# -- select --------------------------------------------------------------------------------------
+
+
+def test_spread():
+    assert spread(runs("a", [0.2, 1.0, 0.6])) == pytest.approx(0.8)
+    assert spread(runs("a", [0.5])) == 0.0
+    assert spread([]) == 0.0
+
+
+def test_select_contrastive_from_highest_spread_and_failures_for_all_fail():
+    tasks = [task(t) for t in ("wide", "narrow", "allfail", "allpass", "zero")]
+    attempts = {
+        "narrow": runs("narrow", [0.75, 1.0, 0.75]),
+        "wide": runs("wide", [0.0, 1.0, 0.5, 1.0]),
+        "allfail": runs("allfail", [0.5, 0.5]),
+        "allpass": runs("allpass", [1.0, 1.0]),
+        "zero": runs("zero", [0.0, 0.0]),
+        "unknown": runs("unknown", [0.0, 1.0]),  # not one of the tasks: ignored
+    }
+    contrastive, failures = select(tasks, attempts)
+    assert [t.id for t, _, _ in contrastive] == ["wide", "narrow"]
+    t, best, worst = contrastive[0]
+    assert (best.soft, best.sample) == (1.0, 1)  # ties go to the earliest sample
+    assert (worst.soft, worst.sample) == (0.0, 0)
+    assert {t.id for t, _ in failures} == {"allfail", "zero"}
+    assert all(len(xs) == 2 for _, xs in failures)
+
+
+def test_select_respects_limits():
+    tasks = [task(f"t{i}") for i in range(8)]
+    attempts = {f"t{i}": runs(f"t{i}", [1.0, 1.0 - (i + 1) / 10]) for i in range(4)}
+    attempts.update({f"t{i}": runs(f"t{i}", [0.0, 0.0]) for i in range(4, 8)})
+    contrastive, failures = select(tasks, attempts, max_contrastive=2, max_failures=3)
+    assert [t.id for t, _, _ in contrastive] == ["t3", "t2"]  # the two largest spreads
+    assert len(failures) == 3
+
+
+def test_select_with_nothing_to_learn():
+    assert select([task("a")], {"a": runs("a", [1.0, 1.0]), "b": []}) == ([], [])
+    assert select([], {}) == ([], [])
+
+
+# -- parse_edits ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "no edits today", "{\"edits\": \"none\"}", "{\"edits\": null}", "{\"other\": []}", "42", "[1, 2, \"x\"]",
+     "{broken json"],
+)
+def test_parse_edits_garbage_is_empty(text: str):
+    assert parse_edits(text) == []
+
+
+def test_parse_edits_skips_non_dict_items_and_fills_defaults():
+    text = json.dumps({"edits": [
+        "add a rule",
+        None,
+        ["skill", "add"],
+        {"target": " Skill ", "content": "Always sign off.", "evidence": "t1"},
+        {"target": "memory", "op": "REPLACE", "content": None, "anchor": "old", "rationale": "r" * 900,
+         "evidence": [f"t{i}" for i in range(30)]},
+    ]})
+    edits = parse_edits(text)
+    assert len(edits) == 2
+    first, second = edits
+    assert (first.target, first.op, first.content, first.anchor, first.evidence) == (
+        "skill", "add", "Always sign off.", "", [])
+    assert (second.target, second.op, second.content, second.anchor) == ("memory", "replace", "", "old")
+    assert len(second.rationale) == 500 and len(second.evidence) == 20
+
+
+def test_parse_edits_fenced_and_bare_list():
+    fenced = 'Here are my edits:\n```json\n{"edits": [{"target": "skill", "op": "add", "content": "A."}]}\n```'
+    assert [e.content for e in parse_edits(fenced)] == ["A."]
+    bare = '[{"target": "memory", "content": "B."}]'
+    assert [(e.target, e.op, e.content) for e in parse_edits(bare)] == [("memory", "add", "B.")]
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: jsonx.extract_json returns the first bracketed value, so a "
+                                       "citation like [1] in the prose hides the edits object")
+def test_parse_edits_ignores_bracketed_prose_before_the_json():
+    text = 'Task [1] failed twice. {"edits": [{"target": "skill", "op": "add", "content": "A."}]}'
+    assert [e.content for e in parse_edits(text)] == ["A."]
+
+
+# -- violates_contract ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rule", "contracts", "violates"),
+    [
+        ("Always respond in plain text.", ["Return JSON only."], True),
+        ("Format the answer as YAML.", ["Output JSON matching the schema."], True),
+        ("Reply in markdown with headings.", ["Respond with CSV rows."], True),
+        ("Respond in JSON with a summary key.", ["Return JSON only."], False),
+        ("Respond in JSON.", ["Return JSON or YAML."], False),
+        ("Respond in JSON.", ["Be concise."], False),  # the contract names no format
+        ("Respond in JSON.", [], False),
+        ("Mention the JSON schema version.", ["Respond in plain text."], False),  # not a format demand
+        ("Always respond concisely.", ["Return JSON only."], False),  # no format named
+        ("Respond in JSON.", ["Be concise.", "Respond in plain text."], True),  # any contract
+    ],
+)
+def test_violates_contract(rule: str, contracts: list[str], violates: bool):
+    assert violates_contract(rule, contracts) is violates
+
+
+# -- reflect: calls and payloads -----------------------------------------------------------------
+
+
+def test_no_calls_when_nothing_failed(docs: DocumentSet):
+    backend = Scripted({})
+    proposal = reflect(client(backend), [task("a")], {"a": runs("a", [1.0, 1.0])}, docs)
+    assert proposal.calls == 0 and proposal.edits == [] and proposal.refused == []
+    assert backend.requests == []
+
+
+def test_one_call_per_kind_of_evidence(docs: DocumentSet):
+    docs = apply_edit(docs, Edit("memory", "add", "Existing memory rule."))
+    backend = Scripted({})
+    proposal = reflect(client(backend), TASKS, ATTEMPTS, docs, max_edits=3)
+    assert proposal.calls == 2
+    by_mode = {r.payload["mode"]: r for r in backend.requests}
+    assert set(by_mode) == {"contrastive", "failure"}
+    for r in backend.requests:
+        assert r.purpose == "reflect"
+        assert r.payload["max_edits"] == 3
+        assert r.payload["current_rules"] == {"skill": [], "memory": ["Existing memory rule."]}
+        assert "Existing memory rule." in r.user
+        assert r.json_schema is not None
+    assert [t["task_id"] for t in by_mode["contrastive"].payload["tasks"]] == ["mixed"]
+    assert [t["task_id"] for t in by_mode["failure"].payload["tasks"]] == ["failing"]
+    assert by_mode["failure"].payload["tasks"][0]["fail_reasons"] == [SIGNOFF]
+    # the evidence the model reads is the same the payload describes
+    assert "failing response 0" in by_mode["failure"].user
+    assert "mixed response 0" in by_mode["contrastive"].user  # the better attempt
+    assert "mixed response 1" in by_mode["contrastive"].user  # the worse attempt
+    assert SIGNOFF in by_mode["contrastive"].user
+
+
+def test_only_contrastive_call_when_no_task_failed_everywhere(docs: DocumentSet):
+    backend = Scripted({})
+    proposal = reflect(client(backend), [task("mixed")], {"mixed": ATTEMPTS["mixed"]}, docs)
+    assert proposal.calls == 1 and backend.requests[0].payload["mode"] == "contrastive"
+
+
+def test_edits_from_both_calls_are_collected(docs: DocumentSet):
+    backend = Scripted({"contrastive": {"edits": [edit("Always add Signed-off-by.")]},
+                        "failure": {"edits": [edit("Keep the subject short.", target="memory")]}})
+    proposal = reflect(client(backend), TASKS, ATTEMPTS, docs)
+    assert sorted(e.content for e in proposal.edits) == ["Always add Signed-off-by.", "Keep the subject short."]
+    assert proposal.refused == []
+
+
+def test_garbage_reply_yields_no_edits(docs: DocumentSet):
+    backend = Scripted({"contrastive": "I think the agent should try harder.", "failure": "[\"not an edit\"]"})
+    proposal = reflect(client(backend), TASKS, ATTEMPTS, docs)
+    assert proposal.edits == [] and proposal.refused == [] and proposal.calls == 2
+
+
+# -- reflect: guardrails -------------------------------------------------------------------------
+
+
+def propose(docs: DocumentSet, edits: list[dict], tasks: list[TaskRecord] = TASKS, **kw):
+    backend = Scripted({"contrastive": {"edits": edits}})
+    attempts = {"mixed": ATTEMPTS["mixed"]}
+    return reflect(client(backend), tasks, attempts, docs, **kw)
+
+
+def reasons_of(proposal) -> dict[str, str]:
+    return {e.content or e.anchor: r for e, r in proposal.refused}
+
+
+def test_unknown_target_and_op_are_refused(docs: DocumentSet):
+    p = propose(docs, [edit("A.", target="readme"), edit("B.", op="append"), edit("C.", target="")])
+    assert p.edits == []
+    got = reasons_of(p)
+    assert got["A."] == "unknown target 'readme'"
+    assert got["B."] == "unknown op 'append'"
+    assert got["C."] == "unknown target ''"
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["x" * 301, "<!-- skillopt-sleep:learned:end --> rule", "## Always do this", "Use ```fences```", "   "],
+)
+def test_bad_rule_text_is_refused(docs: DocumentSet, content: str):
+    p = propose(docs, [edit(content), edit("A fine rule.")])
+    assert [e.content for e in p.edits] == ["A fine rule."]
+    assert len(p.refused) == 1
+
+
+def test_rule_length_follows_limits(docs: DocumentSet):
+    p = propose(docs, [edit("y" * 60)], limits=Limits(max_rule_chars=50))
+    assert p.edits == [] and "longer than 50" in p.refused[0][1]
+
+
+def test_content_is_cleaned(docs: DocumentSet):
+    p = propose(docs, [edit("-   Always   sign\n off. ")])
+    assert [e.content for e in p.edits] == ["Always sign off."]
+
+
+def test_duplicates_are_collapsed(docs: DocumentSet):
+    p = propose(docs, [edit("Always sign off."), edit("- always SIGN off."), edit("Always sign off.", target="memory"),
+                       edit("Keep it short.")])
+    assert [e.content for e in p.edits] == ["Always sign off.", "Keep it short."]
+    assert p.refused == []  # a duplicate is dropped, not reported as refused
+
+
+def test_duplicates_across_calls_are_collapsed(docs: DocumentSet):
+    backend = Scripted({"contrastive": {"edits": [edit("Always sign off.")]},
+                        "failure": {"edits": [edit("always sign off.")]}})
+    p = reflect(client(backend), TASKS, ATTEMPTS, docs)
+    assert len(p.edits) == 1 and p.refused == []
+
+
+def test_rule_already_present_is_refused(docs: DocumentSet):
+    docs = apply_edit(docs, Edit("memory", "add", "Always sign off."))
+    p = propose(docs, [edit("always sign off.", target="skill"), edit("Another rule.")])
+    assert [e.content for e in p.edits] == ["Another rule."]
+    assert reasons_of(p) == {"always sign off.": "rule already present"}
+
+
+def test_replace_and_delete_of_present_rules_pass(docs: DocumentSet):
+    docs = apply_edit(docs, Edit("skill", "add", "Old rule."))
+    p = propose(docs, [edit("New rule.", op="replace", anchor="Old rule."), edit("", op="delete", anchor="Old rule.")])
+    assert [(e.op, e.anchor) for e in p.edits] == [("replace", "Old rule."), ("delete", "Old rule.")]
+
+
+def test_already_refused_callback_is_honoured(docs: DocumentSet):
+    seen = []
+
+    def refused_before(e: Edit) -> bool:
+        seen.append(e.content)
+        return "short" in e.content
+
+    p = propose(docs, [edit("Keep it short."), edit("Always sign off.")], already_refused=refused_before)
+    assert [e.content for e in p.edits] == ["Always sign off."]
+    assert reasons_of(p) == {"Keep it short.": "refused by the gate on an earlier night"}
+    assert "Keep it short." in seen
+
+
+def test_edit_budget(docs: DocumentSet):
+    proposed = [edit(f"Rule number {i}.") for i in range(6)]
+    p = propose(docs, proposed, max_edits=4)
+    assert [e.content for e in p.edits] == [f"Rule number {i}." for i in range(4)]
+    assert [r for _, r in p.refused] == ["over the budget of 4 edits per night"] * 2
+
+
+def test_budget_counts_only_accepted_edits(docs: DocumentSet):
+    p = propose(docs, [edit("<!-- bad -->"), edit("A."), edit("B.")], max_edits=2)
+    assert [e.content for e in p.edits] == ["A.", "B."]
+
+
+def test_rule_that_overrides_an_output_contract_is_refused(docs: DocumentSet):
+    tasks = [task("mixed", system="Return JSON only: {\"message\": str}.")]
+    p = propose(docs, [edit("Always respond in plain text with a heading."), edit("Keep the message short.")],
+                tasks=tasks)
+    assert [e.content for e in p.edits] == ["Keep the message short."]
+    assert reasons_of(p) == {"Always respond in plain text with a heading.": "overrides a task's output contract"}
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: a refused edit's (op, content, anchor) key is still added to "
+                                       "`seen`, so a later valid edit with the same text is silently dropped")
+def test_a_refused_edit_does_not_shadow_a_valid_one(docs: DocumentSet):
+    p = propose(docs, [edit("Always sign off.", target="skills"), edit("Always sign off.", target="skill")])
+    assert [(e.target, e.content) for e in p.edits] == [("skill", "Always sign off.")]
