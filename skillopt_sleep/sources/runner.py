@@ -6,6 +6,8 @@ A worker gets one ``FileTask`` (path, byte offset, parser state) and returns a `
 
 from __future__ import annotations
 
+import time
+
 import os
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -97,14 +99,20 @@ def run(
         yield from _report((f.result() for f in as_completed(futures)), len(tasks), total_bytes, progress)
 
 
+PROGRESS_EVERY = 2.0  # seconds between progress lines
+
+
 def _report(
     results: Iterable[FileResult], total: int, total_bytes: int, progress: Callable[[str], None] | None
 ) -> Iterator[FileResult]:
+    """Progress at most every ``PROGRESS_EVERY`` seconds, and once at the end."""
     done = done_bytes = 0
-    step = max(total // 20, 1)
+    last = time.monotonic()
     for result in results:
         done += 1
         done_bytes += result.bytes_read
-        if progress is not None and (done % step == 0 or done == total):
-            progress(f"harvest: {done}/{total} files, {done_bytes / 1e6:.0f}/{total_bytes / 1e6:.0f} MB")
+        now = time.monotonic()
+        if progress is not None and (now - last >= PROGRESS_EVERY or done == total):
+            last = now
+            progress(f"harvest: {done}/{total} files, {done_bytes / 1e6:.1f}/{total_bytes / 1e6:.1f} MB")
         yield result
