@@ -318,7 +318,7 @@ def test_uncheckable_groups_are_not_promoted():
 def test_feedback_from_any_instance_makes_the_kind_checkable():
     sessions = [digest("a", [(COMMIT_REQUESTS[0], "x")]),
                 digest("b", [(COMMIT_REQUESTS[1], "y")]),
-                complaint_session("c", COMMIT_REQUESTS[2], complaint="keep the subject under 50 characters")]
+                complaint_session("c", COMMIT_REQUESTS[2], complaint="keep it under 50 characters")]
     tasks = mine(sessions).tasks
     assert len(tasks) == 3
     assert all({"op": "max_chars", "arg": 50} in t.judge["checks"] for t in tasks)
