@@ -589,3 +589,24 @@ def test_bad_json_and_missing_file(tmp_path: Path):
     with pytest.raises(UserError) as info:
         load_tasks(binary)
     assert info.value.code == EXIT_CONFIG
+
+
+def test_judge_maker_replaces_the_heuristic_judge():
+    calls = []
+
+    def maker(label, group, checks):
+        calls.append((label, sorted(r.text for r in group), checks))
+        return {"kind": "rubric", "rubric": "Has a Signed-off-by trailer."}
+
+    tasks = mine(commit_sessions(), judge_maker=maker).tasks
+    assert len(calls) == 1
+    label, texts, checks = calls[0]
+    assert label == tasks[0].skill_hint and len(texts) == 5
+    assert checks == [{"op": "contains", "arg": "Signed-off-by:"}]  # the heuristic checks, as a hint
+    assert all(t.judge["kind"] == "rubric" and t.reference_kind == "rubric"
+               and t.reference == "Has a Signed-off-by trailer." for t in tasks)
+
+
+def test_judge_maker_can_decline_a_group():
+    result = mine(commit_sessions(), judge_maker=lambda label, group, checks: None)
+    assert result.tasks == [] and result.uncheckable == 1
