@@ -3,7 +3,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
 from skillopt_sleep.documents import (
     AGENTS_MD_LIMIT,
@@ -308,9 +307,18 @@ def test_max_rules_setting_reaches_both_documents(tmp_path: Path):
 
 
 def frontmatter(text: str) -> dict:
+    """The ``key: value`` lines of a SKILL.md frontmatter (plain YAML scalars only)."""
     assert text.startswith("---\n")
-    head, _, _ = text[4:].partition("\n---\n")
-    return yaml.safe_load(head)
+    head, sep, _ = text[4:].partition("\n---\n")
+    assert sep, "frontmatter is not closed"
+    meta = {}
+    for line in head.splitlines():
+        key, colon, value = line.partition(": ")
+        assert colon and key.strip() == key and key not in meta, line
+        # a plain scalar: nothing YAML would read as structure
+        assert value and value[0] not in "'\"[{&*!|>%@`#-" and ": " not in value and " #" not in value, line
+        meta[key] = value
+    return meta
 
 
 def test_new_skill_has_valid_frontmatter(tmp_path: Path):
