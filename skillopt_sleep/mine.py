@@ -19,7 +19,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from skillopt_sleep.errors import EXIT_CONFIG, UserError
 from skillopt_sleep.judges import JudgeError, validate_judge
@@ -244,10 +244,17 @@ class MineResult:
     uncheckable: int  # recurring groups with no checkable feedback
 
 
+# A model-backed miner: (kind label, the group's requests, heuristic checks) -> a judge or None.
+JudgeMaker = Callable[[str, list[Request], list[dict[str, Any]]], "dict[str, Any] | None"]
+
+
 def mine(digests: list[SessionDigest], *, min_recurrence: int = 2, threshold: float = 0.3,
          seed: int = 0, val_fraction: float = 0.34, test_fraction: float = 0.0,
-         max_instances: int = 8) -> MineResult:
-    """Digests -> recurring TaskRecords with splits assigned."""
+         max_instances: int = 8, judge_maker: JudgeMaker | None = None) -> MineResult:
+    """Digests -> recurring TaskRecords with splits assigned.
+
+    ``judge_maker`` (the LLM miner, see ``mine_llm``) turns each recurring group into a judge;
+    without it the heuristic checks from the user's complaints are the judge."""
     groups = cluster(requests_from(digests), threshold)
     tasks: list[TaskRecord] = []
     one_off = uncheckable = 0
@@ -257,11 +264,16 @@ def mine(digests: list[SessionDigest], *, min_recurrence: int = 2, threshold: fl
             one_off += 1
             continue
         checks = checks_from_feedback(fb for r in group for fb in r.feedback)
-        if not checks:
+        label = label_for(group)
+        if judge_maker is not None:
+            judge = judge_maker(label, group, checks)
+        elif checks:
+            judge = {"kind": "rule", "checks": checks + [{"op": "no_refusal", "arg": None}]}
+        else:
+            judge = None
+        if judge is None:
             uncheckable += 1
             continue
-        checks.append({"op": "no_refusal", "arg": None})
-        label = label_for(group)
         seen: set[str] = set()
         for r in group:
             key = re.sub(r"\s+", " ", r.text.lower())
@@ -276,8 +288,9 @@ def mine(digests: list[SessionDigest], *, min_recurrence: int = 2, threshold: fl
                 context_excerpt=r.session.branch and f"branch: {r.session.branch}" or "",
                 attempted_solution=r.reply[:4000],
                 outcome=outcome,
-                reference_kind="rule",
-                judge={"kind": "rule", "checks": checks},
+                reference_kind="rubric" if judge["kind"] == "rubric" else "rule",
+                reference=judge.get("rubric", "") if judge["kind"] == "rubric" else "",
+                judge=judge,
                 tags=[label],
                 source_sessions=[r.session.session_id],
                 skill_hint=label,

@@ -78,7 +78,8 @@ class EvidenceLog:
 
     def close(self) -> None:
         with self._lock:
-            self._fh.close()
+            if not self._fh.closed:
+                self._fh.close()
 
 
 def new_night_id() -> str:
@@ -133,7 +134,7 @@ class Gathered:
     notes: list[str] = field(default_factory=list)
 
 
-def gather_tasks(opts: NightOptions) -> Gathered:
+def gather_tasks(opts: NightOptions, judge_maker: Any = None) -> Gathered:
     """Tasks from a reviewed tasks file, or harvested and mined from transcripts."""
     config = opts.config
     if opts.tasks_file is not None:
@@ -156,7 +157,8 @@ def gather_tasks(opts: NightOptions) -> Gathered:
     )
     opts.progress(f"mining {len(result.digests)} session(s)")
     mined = mining.mine(result.digests, min_recurrence=config.min_recurrence, seed=config.split_seed,
-                        val_fraction=config.val_fraction, test_fraction=config.test_fraction)
+                        val_fraction=config.val_fraction, test_fraction=config.test_fraction,
+                        judge_maker=judge_maker)
     notes = []
     if mined.one_off or mined.uncheckable:
         notes.append(f"{mined.one_off} one-off request group(s) not promoted; "
@@ -195,56 +197,18 @@ def run_night(opts: NightOptions) -> NightReport:
 
 def _night(opts: NightOptions, stateful: bool, history: Any, ledger: Any, staging: Any) -> NightReport:
     config = opts.config
-    night_id = new_night_id()
-    report = NightReport(night_id=night_id, project=str(opts.project), mode=opts.mode, status="running",
-                         started=datetime.now(timezone.utc))
-    gathered = gather_tasks(opts)
-    report.n_sessions = gathered.n_sessions
-    report.skipped = gathered.skipped
-    report.notes.extend(gathered.notes)
-    tasks = gathered.tasks
-    report.n_tasks = len(tasks)
-    report.splits = {s: sum(1 for t in tasks if t.split == s) for s in ("train", "val", "test")}
-    agent = _agent(config, gathered.sources)
-    docs = load_documents(opts.project, agent, config.skill_name, opts.target_skill_path,
-                          max_rules=config.max_rules, user_level_skill=config.user_level_skill)
-    report.documents = {d.role: str(d.path) for d in docs.all()}
-    if not any(t.split == "train" for t in tasks):
-        report.status = "no-tasks"
-        report.notes.append("no recurring, checkable tasks found: nothing to learn tonight")
-        return _finish(report, opts, stateful, gathered, history)
-
+    report = NightReport(night_id=new_night_id(), project=str(opts.project), mode=opts.mode,
+                         status="running", started=datetime.now(timezone.utc))
     evidence_dir = Path(tempfile.mkdtemp(prefix="skillopt-sleep-evidence-"))
-    try:
-        return _learn(opts, stateful, history, ledger, staging, report, gathered, tasks, docs,
-                      evidence_dir / "evidence.jsonl")
-    finally:
-        shutil.rmtree(evidence_dir, ignore_errors=True)
-
-
-def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, staging: Any,
-           report: NightReport, gathered: Gathered, tasks: list[TaskRecord], docs: DocumentSet,
-           evidence_path: Path) -> NightReport:
-    config = opts.config
-    night_id = report.night_id
-    evidence = EvidenceLog(evidence_path)
+    evidence = EvidenceLog(evidence_dir / "evidence.jsonl")
     models = build_models(config, evidence)
     report.backends = {"target": models.target.id, "optimizer": models.optimizer.id}
-    ledger_project = str(opts.project)
     try:
-        opts.progress(f"preflight: {models.target.id}")
-        preflight(models.target)
-        if models.optimizer.backend is not models.target.backend:
-            preflight(models.optimizer)
-        outcome = consolidate(tasks, docs, models, _settings(config),
-                              already_refused=lambda e: ledger.contains(ledger_project, e),
-                              progress=opts.progress)
+        return _learn(opts, stateful, history, ledger, staging, report, models, evidence)
     except ProviderError as exc:
-        evidence.close()
         raise UserError(f"provider {exc.backend_id} failed ({exc.kind}): {exc.message}; "
                         "nothing staged, no state advanced", EXIT_PROVIDER) from None
     except BudgetExceeded as exc:
-        evidence.close()
         report.status = "budget"
         report.calls, report.usage = models.calls(), models.usage()
         report.notes.append(f"stopped: {exc}; partial night, nothing staged or adopted")
@@ -252,25 +216,73 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
         if stateful:
             history.record(report)
         raise NightStopped(report, f"the night stopped: {exc}", EXIT_BUDGET) from None
+    finally:
+        evidence.close()
+        shutil.rmtree(evidence_dir, ignore_errors=True)
+
+
+def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, staging: Any,
+           report: NightReport, models: Models, evidence: EvidenceLog) -> NightReport:
+    config = opts.config
+    checked: list[bool] = []
+
+    def preflight_once() -> None:
+        """Before the first call that matters, one tiny call per distinct backend."""
+        if not checked:
+            opts.progress(f"preflight: {models.target.id}")
+            preflight(models.target)
+            if models.optimizer.backend is not models.target.backend:
+                preflight(models.optimizer)
+            checked.append(True)
+
+    judge_maker = None
+    if config.miner == "llm" and opts.tasks_file is None:
+        from skillopt_sleep.mine_llm import LlmMiner
+
+        preflight_once()
+        judge_maker = LlmMiner(models.optimizer)
+    gathered = gather_tasks(opts, judge_maker)
+    if judge_maker is not None and judge_maker.rejected:
+        report.notes.append("LLM miner checks rejected as invalid: " +
+                            ", ".join(f"{k} ({v})" for k, v in judge_maker.rejected.items()))
+    report.n_sessions = gathered.n_sessions
+    report.skipped = gathered.skipped
+    report.notes.extend(gathered.notes)
+    tasks = gathered.tasks
+    report.n_tasks = len(tasks)
+    report.splits = {s: sum(1 for t in tasks if t.split == s) for s in ("train", "val", "test")}
+    docs = load_documents(opts.project, _agent(config, gathered.sources), config.skill_name,
+                          opts.target_skill_path, max_rules=config.max_rules,
+                          user_level_skill=config.user_level_skill)
+    report.documents = {d.role: str(d.path) for d in docs.all()}
+    if not any(t.split == "train" for t in tasks):
+        report.status = "no-tasks"
+        report.notes.append("no recurring, checkable tasks found: nothing to learn tonight")
+        report.calls, report.usage = models.calls(), models.usage()
+        return _finish(report, stateful, gathered, history)
+
+    preflight_once()
+    ledger_project = str(opts.project)
+    outcome = consolidate(tasks, docs, models, _settings(config),
+                          already_refused=lambda e: ledger.contains(ledger_project, e),
+                          progress=opts.progress)
     evidence.close()
     _fill(report, outcome, models)
-    report.status = "staged" if outcome.accepted else "no-change"
+    report.status = ("staged" if stateful else "proposed") if outcome.accepted else "no-change"
     if stateful:
         files = [
             staging.StagedFile(role=new.role, live_path=new.path, baseline=old.original, proposed=new.encoded())
             for old, new in zip(docs.all(), outcome.documents.all())
             if new.text != old.text
         ]
-        staging.stage(opts.project, report, files, evidence=evidence_path)
+        staging.stage(opts.project, report, files, evidence=evidence.path)
         for item in report.rejected_edits:
             if item.get("ledger"):
-                ledger.add(ledger_project, Edit.from_dict(item["edit"]), item["reasons"], night_id)
-        if gathered.harvest is not None:
-            gathered.harvest.commit()
+                ledger.add(ledger_project, Edit.from_dict(item["edit"]), item["reasons"], report.night_id)
         if opts.auto_adopt and outcome.accepted:
-            result = staging.adopt(opts.project, night_id)
-            report.notes.append(f"auto-adopted: {len(result.to_dict().get('files', []))} file(s) written")
-    return _finish(report, opts, stateful, gathered, history)
+            result = staging.adopt(opts.project, report.night_id)
+            report.notes.append(f"auto-adopted: {len(result.files)} file(s) written")
+    return _finish(report, stateful, gathered, history)
 
 
 def _fill(report: NightReport, outcome: Outcome, models: Models) -> None:
@@ -294,10 +306,11 @@ def _fill(report: NightReport, outcome: Outcome, models: Models) -> None:
     report.notes.append("phases (requests issued): " + ", ".join(f"{k}={v}" for k, v in outcome.phases.items()))
 
 
-def _finish(report: NightReport, opts: NightOptions, stateful: bool, gathered: Gathered, history: Any) -> NightReport:
+def _finish(report: NightReport, stateful: bool, gathered: Gathered, history: Any) -> NightReport:
+    """A night that got here succeeded: advance the harvest checkpoints and record it."""
     report.finished = datetime.now(timezone.utc)
     if stateful:
-        if report.status == "no-tasks" and gathered.harvest is not None:
+        if gathered.harvest is not None:
             gathered.harvest.commit()
         history.record(report)
     return report

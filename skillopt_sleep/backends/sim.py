@@ -109,6 +109,7 @@ class SimBackend:
             "attempt": self._attempt,
             "reflect": self._reflect,
             "judge": self._judge,
+            "mine": self._mine,
             "preflight": lambda r: ("ok", []),
         }.get(request.purpose)
         if handler is None:
@@ -222,6 +223,16 @@ class SimBackend:
                                   "evidence": sorted(set(task_ids))})
         limit = int(payload.get("max_edits") or 4)
         return json.dumps({"edits": edits[:limit]}), []
+
+    def _mine(self, request: Request) -> tuple[str, list[str]]:
+        """As a miner it keeps each check the user's complaints state outright with probability
+        ``correct`` and, with probability ``harmful``, adds a malformed check (which the engine
+        must reject)."""
+        rng = self._rng("mine", request.payload.get("label"), request.user)
+        checks = [c for c in request.payload.get("heuristic") or [] if rng.random() < self.knobs.correct]
+        if rng.random() < self.knobs.harmful:
+            checks.append({"op": "is_helpful", "arg": True})
+        return json.dumps({"checkable": bool(checks), "checks": checks}), []
 
     def _judge(self, request: Request) -> tuple[str, list[str]]:
         rubric = str(request.payload.get("rubric", ""))

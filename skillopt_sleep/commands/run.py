@@ -38,6 +38,10 @@ def add_night_flags(p: argparse.ArgumentParser) -> None:
                    help="whose documents to evolve (auto: the agent whose sessions were harvested)")
     p.add_argument("--source", choices=("claude", "codex", "auto", "all"), help="transcripts to harvest")
     p.add_argument("--since", help="only sessions active since this ISO-8601 time")
+    p.add_argument("--claude-home", help="Claude Code data dir (default ~/.claude)")
+    p.add_argument("--codex-home", help="Codex data dir (default $CODEX_HOME or ~/.codex)")
+    p.add_argument("--miner", choices=("heuristic", "llm"),
+                   help="how recurring requests become checkable tasks (llm: the optimizer model)")
     p.add_argument("--k", type=int, help="samples per train task (default 4)")
     p.add_argument("--batch", action="store_true", default=None,
                    help="send bulk phases through the provider's batch API (half price, slower)")
@@ -63,8 +67,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
-    keys = ("backend", "optimizer_backend", "model", "agent", "source", "k", "batch", "max_tokens",
-            "max_cost_usd")
+    keys = ("backend", "optimizer_backend", "model", "agent", "source", "miner", "k", "batch",
+            "max_tokens", "max_cost_usd", "claude_home", "codex_home")
     out = {k: getattr(args, k, None) for k in keys}
     if out.get("optimizer_backend") is None and out.get("backend") is not None:
         out["optimizer_backend"] = None
