@@ -67,6 +67,7 @@ class Config:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
+ENV_NOT_SETTINGS = frozenset({"SKILLOPT_SLEEP_HOME"})  # locations, read by paths.py
 
 
 def _coerce(key: str, value: Any, where: str) -> Any:
@@ -82,6 +83,8 @@ def _coerce(key: str, value: Any, where: str) -> Any:
         if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
             return value.lower() in ("1", "true", "yes", "on")
         raise UserError(f"{where}: {key} must be true or false, got {value!r}", EXIT_CONFIG)
+    if isinstance(value, bool) and (annotation.startswith("int") or annotation.startswith("float")):
+        raise UserError(f"{where}: {key} must be a number, got {value!r}", EXIT_CONFIG)
     if "dict" in annotation:
         if not isinstance(value, dict):
             raise UserError(f"{where}: {key} must be a table, got {value!r}", EXIT_CONFIG)
@@ -163,9 +166,12 @@ def load_config(project: Path | None = None, overrides: Mapping[str, Any] | None
     env_values = {
         key[len("SKILLOPT_SLEEP_"):].lower(): value
         for key, value in env.items()
-        if key.startswith("SKILLOPT_SLEEP_") and key != "SKILLOPT_SLEEP_HOME"
-        and key[len("SKILLOPT_SLEEP_"):].lower() in _FIELDS
+        if key.startswith("SKILLOPT_SLEEP_") and key not in ENV_NOT_SETTINGS
     }
+    for key in env_values:
+        if key not in _FIELDS:
+            raise UserError(f"environment: SKILLOPT_SLEEP_{key.upper()} is not a setting "
+                            f"(settings: {', '.join(sorted(_FIELDS))})", EXIT_CONFIG)
     _apply(config, env_values, "environment")
     _apply(config, {k: v for k, v in (overrides or {}).items() if v is not None}, "command line")
     return validate(config)

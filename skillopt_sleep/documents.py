@@ -138,7 +138,12 @@ def load_documents(project: Path, agent: str = "claude", skill_name: str = DEFAU
     memory_limits = replace(base, max_bytes=AGENTS_MD_LIMIT) if agent == "codex" else base
     skill = _read("skill", skill_file, base)
     if skill.original is None:
-        skill = replace(skill, text=new_skill_text(skill_file.parent.name))
+        name = skill_file.parent.name
+        if skill_file.name != "SKILL.md" or not SKILL_NAME_RE.match(name) or len(name) > 64:
+            raise UserError(
+                f"cannot create {skill_file}: a new skill is a SKILL.md in a folder whose name is "
+                "lowercase letters, digits and hyphens (at most 64 characters)", EXIT_CONFIG)
+        skill = replace(skill, text=new_skill_text(name))
     return DocumentSet(skill=skill, memory=_read("memory", memory_file, memory_limits))
 
 
@@ -196,6 +201,12 @@ def clean_rule(content: str, limits: Limits) -> str:
     return rule
 
 
+def _refuse_duplicate(rule: str, others: list[str]) -> None:
+    key = rule.lower().rstrip(" .;:!")
+    if any(r.lower().rstrip(" .;:!") == key for r in others):
+        raise EditRefused("rule already present")
+
+
 def _index(rules: list[str], anchor: str) -> int:
     want = re.sub(r"\s+", " ", anchor or "").strip().lower()
     for i, r in enumerate(rules):
@@ -215,21 +226,27 @@ def apply_edit(docs: DocumentSet, edit: Edit) -> DocumentSet:
     rules = doc.rules()
     if edit.op == "add":
         rule = clean_rule(edit.content, doc.limits)
-        if rule.lower() in (r.lower() for r in rules):
-            raise EditRefused("rule already present")
+        _refuse_duplicate(rule, rules)
         rules.append(rule)
     elif edit.op == "replace":
-        rules[_index(rules, edit.anchor)] = clean_rule(edit.content, doc.limits)
+        at = _index(rules, edit.anchor)
+        rule = clean_rule(edit.content, doc.limits)
+        _refuse_duplicate(rule, rules[:at] + rules[at + 1:])
+        rules[at] = rule
     elif edit.op == "delete":
         rules.pop(_index(rules, edit.anchor))
     elif edit.op == "insert_after":
-        rules.insert(_index(rules, edit.anchor) + 1, clean_rule(edit.content, doc.limits))
+        at = _index(rules, edit.anchor)
+        rule = clean_rule(edit.content, doc.limits)
+        _refuse_duplicate(rule, rules)
+        rules.insert(at + 1, rule)
     else:
         raise EditRefused(f"unknown edit op {edit.op!r}")
-    if len(rules) > doc.limits.max_rules:
+    if len(rules) > doc.limits.max_rules and edit.op != "delete":
         raise EditRefused(f"{doc.path.name} already holds its budget of {doc.limits.max_rules} rules")
     new_doc = doc.with_rules(rules)
-    if doc.limits.max_bytes is not None and len(new_doc.encoded()) > doc.limits.max_bytes:
+    size = len(new_doc.encoded())
+    if doc.limits.max_bytes is not None and size > doc.limits.max_bytes and size > len(doc.encoded()):
         raise EditRefused(f"{doc.path.name} would exceed {doc.limits.max_bytes} bytes")
     return docs.with_document(new_doc)
 

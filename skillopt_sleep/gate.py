@@ -7,7 +7,8 @@ Baseline and candidate are compared *paired by task*. A candidate is accepted on
   * no val task regressed: a per-task drop beyond ``regression_tolerance`` that a one-sided Welch
     test finds significant at ``regression_alpha`` shared across the val tasks (Bonferroni), so
     the chance of refusing a good edit for noise stays near ``regression_alpha`` however many
-    tasks there are (a drop with zero variance on both sides always counts).
+    tasks there are. Variances are shrunk towards that of a 0/1 score, so a handful of unanimous
+    samples is never mistaken for certainty.
 When the evidence is inconclusive — a gain not yet significant, or any apparent drop — the caller
 draws more samples (``wants_more``) up to its ceiling before the verdict stands.
 """
@@ -47,7 +48,7 @@ def t_quantile(p: float, df: float) -> float:
 
 
 def _welch_df(b: Sequence[float], c: Sequence[float]) -> float:
-    vb, vc = _var(b) / len(b), _var(c) / len(c)
+    vb, vc = _var_shrunk(b) / len(b), _var_shrunk(c) / len(c)
     num = (vb + vc) ** 2
     den = (vb**2 / (len(b) - 1) if len(b) > 1 else 0) + (vc**2 / (len(c) - 1) if len(c) > 1 else 0)
     return num / den if den > 0 else float("inf")
@@ -64,8 +65,15 @@ def _var(xs: Sequence[float]) -> float:
     return sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
 
 
+def _var_shrunk(xs: Sequence[float]) -> float:
+    """Sample variance pooled with one pseudo-observation of variance 1/4 (the most a 0..1 score
+    can have): a few unanimous samples, or a single one, do not prove the variance is zero."""
+    n = len(xs)
+    return ((n - 1) * _var(xs) + 0.25) / n
+
+
 def _se(b: Sequence[float], c: Sequence[float]) -> float:
-    return math.sqrt(_var(b) / len(b) + _var(c) / len(c))
+    return math.sqrt(_var_shrunk(b) / len(b) + _var_shrunk(c) / len(c))
 
 
 def decide(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequence[float]],
@@ -88,7 +96,7 @@ def decide(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequ
     reasons: list[str] = []
     ses = []
     alpha = cfg.regression_alpha / len(task_ids)
-    suspect: list[str] = []  # dropped by more than one standard error: worth more samples
+    suspect: list[str] = []  # dropped by more than half a standard error: worth more samples
     for tid in task_ids:
         b, c = list(baseline[tid]), list(candidate[tid])
         if not b or not c:
@@ -99,7 +107,7 @@ def decide(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequ
         regressed = delta < -cfg.regression_tolerance and -delta > critical * se
         per_task.append(TaskDelta(tid, round(mb, 4), round(mc, 4), round(delta, 4), len(b), len(c), regressed))
         ses.append(se)
-        if delta < -cfg.regression_tolerance and (regressed or -delta > se):
+        if delta < -cfg.regression_tolerance and (regressed or -delta > 0.5 * se):
             suspect.append(tid)
         if regressed:
             reasons.append(f"task {tid} regressed: {mb:.3f} -> {mc:.3f} over {len(c)} samples "
@@ -130,7 +138,7 @@ def wants_more(decision: GateDecision, cfg: GateConfig = GateConfig()) -> list[s
     """Val tasks worth more samples: the verdict could flip with more evidence.
 
     That is every task when the gain looks real but is not yet significant, and every task that
-    dropped by more than a standard error — so a regression refuses an edit only once it holds at
+    dropped by more than half a standard error — so a regression refuses an edit only once it holds at
     the sample ceiling."""
     if decision.action == "skip":
         return []

@@ -32,6 +32,8 @@ REFUSAL_RE = re.compile(
     re.IGNORECASE,
 )
 _HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
+_FENCE_RE = re.compile(r"^\s{0,3}(```|~~~).*?(?:^\s{0,3}\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 
 
 class JudgeError(ValueError):
@@ -79,6 +81,8 @@ def validate_check(check: Any) -> dict[str, Any]:
     if op in ("contains", "not_contains", "section_present", "tool_called"):
         if not isinstance(arg, str) or not arg.strip():
             raise JudgeError(f"check {op} needs a non-empty string arg, got {arg!r}")
+        if op == "section_present":
+            arg = _heading_title(arg)
     elif op == "regex":
         if not isinstance(arg, str) or not arg:
             raise JudgeError(f"check regex needs a pattern string, got {arg!r}")
@@ -95,13 +99,21 @@ def validate_check(check: Any) -> dict[str, Any]:
             raise JudgeError(
                 f'check section_contains needs arg {{"section": str, "text": str}}, got {arg!r}'
             )
-        arg = {"section": arg["section"], "text": arg["text"]}
+        arg = {"section": _heading_title(arg["section"]), "text": arg["text"]}
     elif op in ("max_chars", "min_chars"):
         if isinstance(arg, bool) or not isinstance(arg, int) or arg < 0:
             raise JudgeError(f"check {op} needs a non-negative integer arg, got {arg!r}")
     elif op == "no_refusal":
         arg = None
     return {"op": op, "arg": arg}
+
+
+def _heading_title(title: str) -> str:
+    """A section is named by its title: "## Testing" and "Testing" mean the same heading."""
+    bare = title.strip().lstrip("#").strip()
+    if not bare:
+        raise JudgeError(f"section name {title!r} is empty")
+    return bare
 
 
 def validate_judge(judge: Any, reference_kind: str = "rule", reference: str = "") -> dict[str, Any]:
@@ -133,6 +145,7 @@ def validate_judge(judge: Any, reference_kind: str = "rule", reference: str = ""
 def sections(text: str) -> dict[str, str]:
     """Markdown headings (normalised lower-case) -> body text until the next heading."""
     out: dict[str, str] = {}
+    text = _FENCE_RE.sub(lambda m: "\n" * m.group(0).count("\n"), text)  # '# comments' in code are not headings
     matches = list(_HEADING_RE.finditer(text))
     for i, m in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
@@ -162,7 +175,7 @@ def run_check(check: dict[str, Any], text: str, tools_called: list[str] | None =
     if op == "min_chars":
         return len(text.strip()) >= arg
     if op == "no_refusal":
-        return bool(text.strip()) and REFUSAL_RE.search(text) is None
+        return bool(text.strip()) and REFUSAL_RE.search(text.translate(_APOSTROPHES)) is None
     if op == "tool_called":
         return arg in (tools_called or [])
     raise JudgeError(f"unknown check op {op!r}")

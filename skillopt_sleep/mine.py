@@ -37,7 +37,11 @@ STOPWORDS = frozenset(
 HEAD_SPLIT_RE = re.compile(r"\b(?:for|about|of|on|in|from|to|that|with|where|which|because)\b")
 HEAD_WEIGHT = 3.0
 WORD_RE = re.compile(r"[a-z][a-z0-9_+-]{1,}")
-QUOTED_RE = re.compile(r'"([^"\n]{1,80})"|“([^”\n]{1,80})”|`([^`\n]{1,80})`|\'([^\'\n]{2,80})\'')
+# Single quotes only when they are not apostrophes: "Don't add 'WIP', it's noise" quotes WIP alone.
+QUOTED_RE = re.compile(
+    r'"([^"\n]{1,80})"|“([^”\n]{1,80})”|`([^`\n]{1,80})`|(?<![A-Za-z])\'([^\'\n]{2,80})\'(?![A-Za-z])'
+)
+REMINDER_RE = re.compile(r"\b(?:don'?t|do not|never) forget\b|\bremember\b", re.I)  # a positive cue
 NEGATIVE_CUE_RE = re.compile(r"\b(don'?t|do not|never|no more|stop|remove|without|drop|avoid|get rid of|not use)\b", re.I)
 POSITIVE_CUE_RE = re.compile(
     r"\b(forgot|forget|missing|include|add|needs?|should (?:have|include|contain)|always|where(?:'s| is)|lacks?|put)\b",
@@ -47,6 +51,7 @@ CAP_RE = re.compile(
     r"\b(?:under|at most|no more than|max(?:imum)?(?: of)?|within|keep (?:it|them|the \w+) (?:to|under)|shorter than|fewer than)\s+(\d{1,5})\s*(?:characters|chars)\b",
     re.I,
 )
+FIRST_LINE_RE = re.compile(r"\b(subject|title|first line|summary line|headline|header line)\b", re.I)
 FLOOR_RE = re.compile(r"\b(?:at least|minimum of|no fewer than|longer than)\s+(\d{1,5})\s*(?:characters|chars)\b", re.I)
 SECTION_RE = re.compile(
     r"(?:#{1,6}\s*([A-Z][\w /&-]{1,40}?)\s*(?:section|heading)\b)|(?:\b(?:section|heading)\s+(?:called|named|headed|titled)\s+[\"“`']?#*\s*([\w /&-]{2,40}?)[\"”`']?(?=[\s.,;!?]|$))",
@@ -139,16 +144,18 @@ def _normalized(vec: dict[str, float]) -> dict[str, float]:
     return {w: v / norm for w, v in vec.items()}
 
 
-def cluster(requests: list[Request], threshold: float = 0.3, rounds: int = 3) -> list[list[Request]]:
+def cluster(requests: list[Request], threshold: float = 0.3, rounds: int = 5) -> list[list[Request]]:
     """Group requests by TF-IDF cosine similarity to group centroids.
 
-    A leader pass seeds groups in a stable order (by text), then a few reassignment rounds move
-    each request to its most similar centroid, so the result does not chain unrelated requests
-    the way single-link grouping does.
+    A leader pass seeds groups in a stable order (case-insensitive text), then reassignment
+    rounds move each request to the most similar centroid *computed without itself*, so a
+    request that seeded a group alone can still join a better one, and unrelated requests are not
+    chained together the way single-link grouping does.
     """
     if not requests:
         return []
-    order = sorted(range(len(requests)), key=lambda i: (requests[i].text, requests[i].session.session_id))
+    order = sorted(range(len(requests)),
+                   key=lambda i: (requests[i].text.lower(), requests[i].text, requests[i].session.session_id))
     vectors = _tfidf([r.tokens for r in requests], [r.head for r in requests])
     assignment: dict[int, int] = {}
     centroids: list[dict[str, float]] = []
@@ -167,21 +174,42 @@ def cluster(requests: list[Request], threshold: float = 0.3, rounds: int = 3) ->
         sums: dict[int, Counter[str]] = {}
         for i, g in assignment.items():
             sums.setdefault(g, Counter()).update(vectors[i])
-        keys = sorted(sums)
-        centroids = [_normalized(dict(sums[g])) for g in keys]
+        sizes = Counter(assignment.values())
+        normed = {g: _normalized(dict(total)) for g, total in sums.items()}
+        by_word: dict[str, set[int]] = {}
+        for g, total in sums.items():
+            for w in total:
+                by_word.setdefault(w, set()).add(g)
         changed = False
+        next_id = max(sums) + 1
         for i in order:
-            sims = [_cosine(vectors[i], c) for c in centroids]
-            best = max(range(len(sims)), key=sims.__getitem__)
-            new = keys[best] if sims[best] >= threshold else assignment[i]
-            if new != assignment[i]:
-                assignment[i], changed = new, True
+            own = assignment[i]
+            candidates = {g for w in vectors[i] for g in by_word.get(w, ())}
+            best, best_sim = own, -1.0
+            for g in sorted(candidates):
+                if g == own:
+                    rest = Counter(sums[g])
+                    rest.subtract(vectors[i])
+                    centroid = _normalized({w: v for w, v in rest.items() if v > 1e-12})
+                else:
+                    centroid = normed[g]
+                sim = _cosine(vectors[i], centroid)
+                if sim > best_sim + 1e-12:
+                    best, best_sim = g, sim
+            if best_sim < threshold:  # nothing close enough: stand alone
+                if sizes[own] == 1:
+                    continue
+                best, next_id = next_id, next_id + 1
+            if best != own:
+                sizes[own] -= 1
+                sizes[best] += 1
+                assignment[i], changed = best, True
         if not changed:
             break
     groups: dict[int, list[Request]] = {}
     for i in order:
         groups.setdefault(assignment[i], []).append(requests[i])
-    return sorted(groups.values(), key=lambda g: (-len(g), g[0].text))
+    return sorted(groups.values(), key=lambda g: (-len(g), g[0].text.lower(), g[0].text))
 
 
 def checks_from_feedback(texts: Iterable[str]) -> list[dict[str, Any]]:
@@ -195,7 +223,11 @@ def checks_from_feedback(texts: Iterable[str]) -> list[dict[str, Any]]:
     for text in texts:
         for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
             for m in CAP_RE.finditer(sentence):
-                add({"op": "max_chars", "arg": int(m.group(1))})
+                limit = int(m.group(1))
+                if FIRST_LINE_RE.search(sentence[: m.start()]):  # "keep the subject under 50 chars"
+                    add({"op": "regex", "arg": rf"\A[^\n]{{1,{limit}}}(?:\n|\Z)"})
+                else:
+                    add({"op": "max_chars", "arg": limit})
             for m in FLOOR_RE.finditer(sentence):
                 add({"op": "min_chars", "arg": int(m.group(1))})
             for m in SECTION_RE.finditer(sentence):
@@ -209,7 +241,9 @@ def checks_from_feedback(texts: Iterable[str]) -> list[dict[str, Any]]:
                         add({"op": "section_present", "arg": value.lstrip("# ").strip()})
                     continue
                 before = sentence[: m.start()]
-                if NEGATIVE_CUE_RE.search(before):
+                if REMINDER_RE.search(before):
+                    add({"op": "contains", "arg": value})
+                elif NEGATIVE_CUE_RE.search(before):
                     add({"op": "not_contains", "arg": value})
                 elif POSITIVE_CUE_RE.search(before):
                     add({"op": "contains", "arg": value})
@@ -228,12 +262,15 @@ def label_for(group: list[Request]) -> str:
     return "-".join(words) or "task"
 
 
-def task_id(project: str, label: str, text: str) -> str:
-    """Stable id: the kind, the request, and the project's folder name (not its absolute path,
-    so a checkout moved or cloned elsewhere keeps its task ids and splits)."""
+def task_id(project: str, text: str) -> str:
+    """Stable id from the request alone and the project's folder name — not the kind's label
+    (which shifts as a group gains members) nor the absolute path (a moved checkout keeps its
+    ids) — so a task keeps its id, and its split, from night to night."""
     name = Path(project).name if project else ""
-    digest = hashlib.sha256(f"{name}\0{label}\0{text}".encode("utf-8")).hexdigest()
-    return f"{label[:40]}-{digest[:8]}"
+    normalized = re.sub(r"\s+", " ", text.strip().lower())
+    digest = hashlib.sha256(f"{name}\0{normalized}".encode("utf-8")).hexdigest()
+    words = [w for w in WORD_RE.findall(normalized) if w not in STOPWORDS][:4]
+    return f"{'-'.join(words)[:40] or 'task'}-{digest[:8]}"
 
 
 @dataclass
@@ -282,7 +319,7 @@ def mine(digests: list[SessionDigest], *, min_recurrence: int = 2, threshold: fl
             seen.add(key)
             outcome = "failure" if r.feedback else ("success" if r.praised else "unknown")
             tasks.append(TaskRecord(
-                id=task_id(r.session.project, label, r.text),
+                id=task_id(r.session.project, r.text),
                 project=r.session.project,
                 intent=r.text[:4000],
                 context_excerpt=r.session.branch and f"branch: {r.session.branch}" or "",
@@ -328,14 +365,16 @@ def assign_splits(tasks: list[TaskRecord], *, seed: int = 0, val_fraction: float
             ordered[0].split = ("test" if u < test_fraction
                                 else "val" if u < test_fraction + val_fraction else "train")
             continue
-        n_test = int(n * test_fraction) if n >= 3 else 0
-        n_val = min(max(1, round(n * val_fraction)), n - n_test - 1)
+        n_test = min(int(n * test_fraction), n - 2) if n >= 3 else 0
+        n_val = min(max(1, round(n * val_fraction)), n - n_test - 1)  # >= 1: n - n_test >= 2
         for i, t in enumerate(ordered):
             t.split = "test" if i < n_test else "val" if i < n_test + n_val else "train"
-    if len(real) >= 2 and not any(t.split == "val" for t in real):
-        max(real, key=lambda t: _unit(t.id, seed)).split = "val"
-    if len(real) >= 2 and not any(t.split == "train" for t in real):
-        min((t for t in real if t.split != "val") or real, key=lambda t: _unit(t.id, seed)).split = "train"
+    # Only single-instance kinds can leave these empty; fix them up from single-instance tasks.
+    singles = sorted((t for ts in by_kind.values() if len(ts) == 1 for t in ts), key=lambda t: _unit(t.id, seed))
+    if len(real) >= 2 and not any(t.split == "val" for t in real) and singles:
+        singles[-1].split = "val"
+    if len(real) >= 2 and not any(t.split == "train" for t in real) and singles:
+        next((t for t in singles if t.split != "val"), singles[0]).split = "train"
 
 
 # -- task files ---------------------------------------------------------------------------------

@@ -192,9 +192,9 @@ def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list
             reason = "refused by the gate on an earlier night"
         if reason is None and len(edits) >= max_edits:
             reason = f"over the budget of {max_edits} edits per night"
-        seen.add(key)
         if reason:
             refused.append((edit, reason))
         else:
+            seen.add(key)
             edits.append(edit)
     return Proposal(edits=edits, refused=refused, calls=len(requests))

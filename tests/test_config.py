@@ -153,8 +153,6 @@ def test_wrong_types_name_the_file_and_key(user_file: Path, toml: str, key: str)
     assert key in err.message
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: config._coerce accepts a TOML boolean for an int/float "
-                                       "setting (bool is an int subclass): k = true becomes k = 1")
 @pytest.mark.parametrize("toml", ["k = true", "min_gain = false", "concurrency = true"])
 def test_booleans_are_not_numbers(user_file: Path, toml: str):
     user_file.write_text(toml + "\n", encoding="utf-8")

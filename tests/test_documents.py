@@ -188,8 +188,6 @@ def test_duplicate_add_is_refused_case_insensitively(three: DocumentSet):
         apply_edit(three, add("skill", "  - THIRD   rule. "))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: only 'add' checks for duplicates; insert_after/replace "
-                                       "can put the same rule in the block twice")
 @pytest.mark.parametrize("op", ["insert_after", "replace"])
 def test_no_duplicate_rules_through_other_ops(three: DocumentSet, op: str):
     with pytest.raises(EditRefused):

@@ -354,22 +354,15 @@ def test_judge_to_json_is_canonical():
 # -- known gaps ----------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: REFUSAL_RE only knows the ASCII apostrophe; a refusal "
-                                       "typed with ’ (U+2019) passes no_refusal")
 def test_refusal_with_typographic_apostrophe():
     assert run_check(check("no_refusal"), "I’m sorry, but I can’t help with that.") is False
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: sections() reads '# ...' lines inside fenced code blocks "
-                                       "as headings, so a shell comment satisfies section_present")
 def test_comment_in_a_code_fence_is_not_a_section():
     text = "Run this:\n```bash\n# Testing\nmake test\n```\n"
     assert run_check(check("section_present", "Testing"), text) is False
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: validate_check accepts section_present '## Testing', which "
-                                       "can never pass (headings are matched without their #s): an "
-                                       "unscorable check that silently scores 0")
 def test_section_arg_with_hashes_is_normalised_or_rejected():
     try:
         c = validate_check({"op": "section_present", "arg": "## Testing"})

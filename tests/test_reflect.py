@@ -145,8 +145,6 @@ def test_parse_edits_fenced_and_bare_list():
     assert [(e.target, e.op, e.content) for e in parse_edits(bare)] == [("memory", "add", "B.")]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: jsonx.extract_json returns the first bracketed value, so a "
-                                       "citation like [1] in the prose hides the edits object")
 def test_parse_edits_ignores_bracketed_prose_before_the_json():
     text = 'Task [1] failed twice. {"edits": [{"target": "skill", "op": "add", "content": "A."}]}'
     assert [e.content for e in parse_edits(text)] == ["A."]
@@ -329,8 +327,6 @@ def test_rule_that_overrides_an_output_contract_is_refused(docs: DocumentSet):
     assert reasons_of(p) == {"Always respond in plain text with a heading.": "overrides a task's output contract"}
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a refused edit's (op, content, anchor) key is still added to "
-                                       "`seen`, so a later valid edit with the same text is silently dropped")
 def test_a_refused_edit_does_not_shadow_a_valid_one(docs: DocumentSet):
     p = propose(docs, [edit("Always sign off.", target="skills"), edit("Always sign off.", target="skill")])
     assert [(e.target, e.content) for e in p.edits] == [("skill", "Always sign off.")]

@@ -82,7 +82,10 @@ def from_options(options: dict[str, Any], model: str | None) -> "SimBackend":
     if "seed" in opts:
         opts["seed"] = int(opts["seed"])
     if "down" in opts:
-        opts["down"] = bool(opts["down"])
+        down = opts["down"]
+        if isinstance(down, str):
+            down = down.strip().lower() in ("1", "true", "yes", "on")
+        opts["down"] = bool(down)
     for key in ("follow", "base", "correct", "harmful", "latency"):
         if key in opts:
             opts[key] = float(opts[key])
