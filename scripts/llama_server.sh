@@ -4,7 +4,11 @@
 #   scripts/llama_server.sh build         build llama-server once (cached), print its path
 #   scripts/llama_server.sh model         assemble the gemma3-270m GGUF once (cached), print its path
 #   scripts/llama_server.sh start [PORT]  start it on 127.0.0.1 (free port by default); prints
-#                                         "URL PID" once it answers /health; stop it with kill PID
+#                                         "URL PID" once it answers /health; stop it with kill PID.
+#                                         LLAMA_SERVER_ARGS adds flags; with LLAMA_PARENT_PID set,
+#                                         the server is stopped when that process exits. (A request's own max_tokens
+#                                         wins over --n-predict: cap answers client-side with the
+#                                         backends' max_output option.)
 #   scripts/llama_server.sh path          print the cached binary's path (exit 1 if not built)
 #
 # Sources: the llama-cpp-python sdist from PyPI vendors llama.cpp (PyPI has no Linux wheel).
@@ -80,9 +84,19 @@ start() {
     model="$(model)"
     port="${1:-$(free_port)}"
     url="http://127.0.0.1:$port"
+    # shellcheck disable=SC2086
     "$bin" -m "$model" --host 127.0.0.1 --port "$port" --no-jinja --chat-template gemma \
-        -c 4096 >"$CACHE/llama-server-$port.log" 2>&1 &
+        -c 8192 --parallel 2 ${LLAMA_SERVER_ARGS:-} \
+        >"$CACHE/llama-server-$port.log" 2>&1 &
     pid=$!
+    if [[ -n "${LLAMA_PARENT_PID:-}" ]]; then
+        # a watchdog, so a killed test run leaves no server behind
+        (
+            while kill -0 "$LLAMA_PARENT_PID" 2>/dev/null && kill -0 "$pid" 2>/dev/null; do sleep 2; done
+            kill "$pid" 2>/dev/null
+        ) </dev/null >/dev/null 2>&1 &
+        disown
+    fi
     for _ in $(seq 1 120); do
         if "$PYTHON" -c "import urllib.request, sys; urllib.request.urlopen(sys.argv[1] + '/health', timeout=1)" \
             "$url" 2>/dev/null; then

@@ -10,6 +10,7 @@ Options (spec ``anthropic:model=…,base_url=…``): ``model``, ``base_url`` (el
 ``structured`` (send ``output_config`` for schema-constrained JSON; default on),
 ``prompt_cache`` (``false`` leaves the ``cache_control`` marker off), ``temperature``
 (``false`` never sends one; by default it is sent when it is not the API's default of 1.0),
+``max_output`` (a cap on every call's output tokens, for cost control or slow local models),
 ``price_*``.
 
 Body fields the installed SDK version does not know as keyword arguments travel in
@@ -43,11 +44,13 @@ class AnthropicBackend:
         structured: bool = True,
         send_temperature: bool = True,
         prompt_cache: bool = True,
+        max_output: int | None = None,
         price: Price | None = None,
     ):
         self.model = model
         self.id = f"anthropic:{model}"
         self.price = price
+        self.max_output = int(max_output) if max_output else None
         self.structured = structured
         self.send_temperature = send_temperature
         self.prompt_cache = prompt_cache
@@ -65,7 +68,7 @@ class AnthropicBackend:
         """The Messages API body for ``request`` (shared by direct calls and batches)."""
         params: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": int(request.max_tokens),
+            "max_tokens": min(int(request.max_tokens), self.max_output or int(request.max_tokens)),
             "messages": [{"role": "user", "content": request.user}],
         }
         temperature = min(1.0, max(0.0, float(request.temperature)))
@@ -204,5 +207,6 @@ def from_options(options: dict[str, Any], model: str | None) -> AnthropicBackend
         structured=bool(options.get("structured", True)),
         send_temperature=options.get("temperature", True) is not False,
         prompt_cache=bool(options.get("prompt_cache", True)),
+        max_output=options.get("max_output"),
         price=price_for(model, options),
     )

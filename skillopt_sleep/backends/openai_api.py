@@ -9,7 +9,8 @@ Options (spec ``openai:model=…,base_url=…``): ``model``, ``base_url`` (else 
 ``api_key`` (else ``OPENAI_API_KEY``; a local server that needs none can take ``api_key=none``),
 ``timeout``, ``token_param`` (``max_tokens`` or ``max_completion_tokens``; default: the latter on
 api.openai.com, the former elsewhere), ``temperature`` (``false`` to omit it, for models that
-only accept the default), ``price_*``.
+only accept the default), ``max_output`` (a cap on every call's output tokens, for cost
+control or slow local models), ``price_*``.
 """
 
 from __future__ import annotations
@@ -40,11 +41,13 @@ class OpenAIBackend:
         timeout: float = DEFAULT_TIMEOUT,
         token_param: str | None = None,
         send_temperature: bool = True,
+        max_output: int | None = None,
         price: Price | None = None,
     ):
         self.model = model
         self.id = f"openai:{model}"
         self.price = price
+        self.max_output = int(max_output) if max_output else None
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
         self._base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         self._timeout = float(timeout)
@@ -69,7 +72,7 @@ class OpenAIBackend:
         params: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
-            self.token_param: int(request.max_tokens),
+            self.token_param: min(int(request.max_tokens), self.max_output or int(request.max_tokens)),
         }
         if self.send_temperature:
             params["temperature"] = float(request.temperature)
@@ -243,5 +246,6 @@ def from_options(options: dict[str, Any], model: str | None) -> OpenAIBackend:
         timeout=float(options.get("timeout", DEFAULT_TIMEOUT)),
         token_param=options.get("token_param"),
         send_temperature=options.get("temperature", True) is not False,
+        max_output=options.get("max_output"),
         price=price_for(model, options),
     )

@@ -36,6 +36,14 @@ def test_static_prefix_is_the_first_system_message(openai_server):
     assert "response_format" not in body
 
 
+def test_max_output_caps_every_call():
+    capped = make_backend("openai:base_url=http://127.0.0.1:9/v1,api_key=none,max_output=64")
+    assert capped.chat_params(req(max_tokens=1000))["max_tokens"] == 64
+    assert capped.chat_params(req(max_tokens=10))["max_tokens"] == 10
+    anthropic = make_backend("anthropic:max_output=64")
+    assert anthropic.message_params(req(max_tokens=1000))["max_tokens"] == 64
+
+
 def test_official_endpoint_uses_max_completion_tokens():
     assert OpenAIBackend("gpt-5", api_key="k").chat_params(req())["max_completion_tokens"] == 1024
     no_temp = OpenAIBackend("gpt-5", api_key="k", send_temperature=False).chat_params(req())
