@@ -19,13 +19,11 @@ Body fields the installed SDK version does not know as keyword arguments travel 
 
 from __future__ import annotations
 
-import os
-import time
 from typing import Any
 
-from skillopt_sleep.backends.base import BatchError, Completion, Request
+from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.pricing import Price, price_for
-from skillopt_sleep.backends.sdk_errors import clean_message, completion_from_exception, sdk_kwargs
+from skillopt_sleep.backends.sdk_base import SdkBackend
 from skillopt_sleep.types import Usage
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -33,7 +31,10 @@ DEFAULT_TIMEOUT = 120.0
 _CACHE = {"type": "ephemeral"}
 
 
-class AnthropicBackend:
+class AnthropicBackend(SdkBackend):
+    provider, client_class = "anthropic", "Anthropic"
+    key_env, base_url_env = "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"
+
     def __init__(
         self,
         model: str = DEFAULT_MODEL,
@@ -47,20 +48,11 @@ class AnthropicBackend:
         max_output: int | None = None,
         price: Price | None = None,
     ):
-        self.model = model
-        self.id = f"anthropic:{model}"
-        self.price = price
-        self.max_output = int(max_output) if max_output else None
+        super().__init__(model, api_key=api_key, base_url=base_url, timeout=timeout,
+                         max_output=max_output, price=price)
         self.structured = structured
         self.send_temperature = send_temperature
         self.prompt_cache = prompt_cache
-        self._api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
-        self._base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        self._timeout = float(timeout)
-        self._sdk_client: Any = None
-
-    def __repr__(self) -> str:  # never show the key
-        return f"AnthropicBackend(model={self.model!r}, base_url={self._base_url!r})"
 
     # -- wire format ------------------------------------------------------------------------
 
@@ -68,7 +60,7 @@ class AnthropicBackend:
         """The Messages API body for ``request`` (shared by direct calls and batches)."""
         params: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": min(int(request.max_tokens), self.max_output or int(request.max_tokens)),
+            "max_tokens": self.output_tokens(request.max_tokens),
             "messages": [{"role": "user", "content": request.user}],
         }
         temperature = min(1.0, max(0.0, float(request.temperature)))
@@ -101,84 +93,29 @@ class AnthropicBackend:
             model = str(get(message, "model") or self.model)
             tools = [str(get(b, "name")) for b in blocks if get(b, "type") == "tool_use"]
         except (AttributeError, TypeError, ValueError) as exc:
-            return Completion(
-                text="", error="server", latency=latency,
-                error_message=clean_message(f"malformed response from anthropic: {exc}"),
-            )
+            return self.malformed(exc, latency)
         return Completion(text=text, usage=counted, model=model, latency=latency, tools_called=tools)
 
-    # -- direct calls -----------------------------------------------------------------------
-
-    def _client(self) -> Any:
-        if self._sdk_client is None:
-            import anthropic
-
-            self._sdk_client = anthropic.Anthropic(
-                api_key=self._api_key, base_url=self._base_url,
-                timeout=self._timeout, max_retries=0,
-            )
-        return self._sdk_client
-
-    def _missing_key(self) -> Completion | None:
-        if self._api_key:
-            return None
-        return Completion(
-            text="", error="auth",
-            error_message="no API key: set ANTHROPIC_API_KEY (or api_key= in the backend spec)",
-        )
+    # -- direct calls and Message Batches ----------------------------------------------------
 
     def complete(self, request: Request) -> Completion:
-        missing = self._missing_key()
-        if missing is not None:
-            return missing
-        import anthropic
-
-        create = self._client().messages.create
-        kwargs = sdk_kwargs(create, self.message_params(request))
-        started = time.monotonic()
-        try:
-            message = create(**kwargs)
-        except anthropic.APIError as exc:
-            completion = completion_from_exception(exc, anthropic, "anthropic")
-            completion.latency = time.monotonic() - started
-            return completion
-        except (ValueError, UnicodeDecodeError) as exc:  # a body that is not JSON
-            return Completion(
-                text="", error="server", latency=time.monotonic() - started,
-                error_message=clean_message(f"malformed response from anthropic: {exc}"),
-            )
-        return self.completion_from_message(message, time.monotonic() - started)
-
-    # -- Message Batches --------------------------------------------------------------------
-
-    def _batch_call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        import anthropic
-
-        missing = self._missing_key()
-        if missing is not None:
-            raise BatchError(missing.error_message)
-        try:
-            return fn(*args, **kwargs)
-        except anthropic.APIError as exc:
-            failed = completion_from_exception(exc, anthropic, "anthropic")
-            raise BatchError(f"{what}: {failed.error}: {failed.error_message}") from None
-        except (ValueError, TypeError, UnicodeDecodeError, AttributeError) as exc:
-            raise BatchError(clean_message(f"{what}: malformed response: {exc}")) from None
+        return self._call(lambda sdk: sdk.messages.create, self.message_params(request),
+                          self.completion_from_message)
 
     def submit_batch(self, items: list[tuple[str, Request]]) -> str:
         requests = [{"custom_id": cid, "params": self.message_params(r)} for cid, r in items]
-        batch = self._batch_call("batch submit", self._client().messages.batches.create, requests=requests)
+        batch = self._batch_call("batch submit", lambda sdk: sdk.messages.batches.create(requests=requests))
         return str(batch.id)
 
     def batch_status(self, batch_id: str) -> str:
-        batch = self._batch_call("batch poll", self._client().messages.batches.retrieve, batch_id)
+        batch = self._batch_call("batch poll", lambda sdk: sdk.messages.batches.retrieve(batch_id))
         status = str(batch.processing_status)
         return "ended" if status == "ended" else "running"
 
     def batch_results(self, batch_id: str) -> dict[str, Completion]:
-        def download() -> dict[str, Completion]:
+        def download(sdk: Any) -> dict[str, Completion]:
             results: dict[str, Completion] = {}
-            for entry in self._client().messages.batches.results(batch_id):
+            for entry in sdk.messages.batches.results(batch_id):
                 result = entry.result
                 if result.type == "succeeded":
                     results[entry.custom_id] = self.completion_from_message(result.message)
@@ -191,10 +128,7 @@ class AnthropicBackend:
         return self._batch_call("batch results", download)
 
     def cancel_batch(self, batch_id: str) -> None:
-        try:
-            self._batch_call("batch cancel", self._client().messages.batches.cancel, batch_id)
-        except BatchError:
-            pass
+        self._cancel(lambda sdk: sdk.messages.batches.cancel(batch_id))
 
 
 def from_options(options: dict[str, Any], model: str | None) -> AnthropicBackend:

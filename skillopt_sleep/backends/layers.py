@@ -31,7 +31,7 @@ from skillopt_sleep.backends.base import (
 )
 from skillopt_sleep.backends.batching import BatchPolicy, run_batch
 from skillopt_sleep.backends.budget import Budget, Reservation
-from skillopt_sleep.backends.pricing import FREE
+from skillopt_sleep.backends.pricing import FREE, Price
 from skillopt_sleep.types import Usage
 
 __all__ = [
@@ -198,7 +198,8 @@ class Client:
     # -- budget and accounting (also used by batching.run_batch) ------------------------------
 
     @property
-    def price(self):  # noqa: ANN201 - Price | None
+    def price(self) -> Price | None:
+        """The backend's price; a backend without the attribute (the simulator) is free."""
         return getattr(self.backend, "price", FREE)
 
     def reserve(self, request: Request) -> Reservation | None:

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import time
 from typing import Any
 
-from skillopt_sleep.backends.base import BatchError, Completion, Request
+from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.pricing import Price, price_for
-from skillopt_sleep.backends.sdk_errors import clean_message, completion_from_exception, sdk_kwargs
+from skillopt_sleep.backends.sdk_base import SdkBackend
+from skillopt_sleep.backends.sdk_errors import clean_message
 from skillopt_sleep.types import Usage
 
 DEFAULT_MODEL = "gpt-4.1-mini"
@@ -31,7 +30,11 @@ DEFAULT_TIMEOUT = 120.0
 ENDPOINT = "/v1/chat/completions"
 
 
-class OpenAIBackend:
+class OpenAIBackend(SdkBackend):
+    provider, client_class = "openai", "OpenAI"
+    key_env, base_url_env = "OPENAI_API_KEY", "OPENAI_BASE_URL"
+    key_hint = "api_key= in the backend spec; api_key=none for a local server"
+
     def __init__(
         self,
         model: str = DEFAULT_MODEL,
@@ -44,22 +47,13 @@ class OpenAIBackend:
         max_output: int | None = None,
         price: Price | None = None,
     ):
-        self.model = model
-        self.id = f"openai:{model}"
-        self.price = price
-        self.max_output = int(max_output) if max_output else None
-        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
-        self._base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        self._timeout = float(timeout)
+        super().__init__(model, api_key=api_key, base_url=base_url, timeout=timeout,
+                         max_output=max_output, price=price)
         official = self._base_url is None or "api.openai.com" in self._base_url
         self.token_param = token_param or ("max_completion_tokens" if official else "max_tokens")
         if self.token_param not in ("max_tokens", "max_completion_tokens"):
             raise ValueError("token_param must be max_tokens or max_completion_tokens")
         self.send_temperature = send_temperature
-        self._sdk_client: Any = None
-
-    def __repr__(self) -> str:  # never show the key
-        return f"OpenAIBackend(model={self.model!r}, base_url={self._base_url!r})"
 
     # -- wire format ------------------------------------------------------------------------
 
@@ -72,7 +66,7 @@ class OpenAIBackend:
         params: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
-            self.token_param: min(int(request.max_tokens), self.max_output or int(request.max_tokens)),
+            self.token_param: self.output_tokens(request.max_tokens),
         }
         if self.send_temperature:
             params["temperature"] = float(request.temperature)
@@ -106,75 +100,14 @@ class OpenAIBackend:
             )
             model = str(get(chat, "model") or self.model)
         except (AttributeError, TypeError, ValueError, IndexError) as exc:
-            return Completion(
-                text="", error="server", latency=latency,
-                error_message=clean_message(f"malformed response from openai: {exc}"),
-            )
+            return self.malformed(exc, latency)
         return Completion(text=text, usage=counted, model=model, latency=latency, tools_called=tools)
 
-    # -- direct calls -----------------------------------------------------------------------
-
-    def _client(self) -> Any:
-        if self._sdk_client is None:
-            import openai
-
-            self._sdk_client = openai.OpenAI(
-                api_key=self._api_key, base_url=self._base_url,
-                timeout=self._timeout, max_retries=0,
-            )
-        return self._sdk_client
-
-    def _missing_key(self) -> Completion | None:
-        if self._api_key:
-            return None
-        return Completion(
-            text="", error="auth",
-            error_message="no API key: set OPENAI_API_KEY (or api_key= in the backend spec; "
-            "api_key=none for a local server)",
-        )
+    # -- direct calls and the Batch API (files endpoint) -------------------------------------
 
     def complete(self, request: Request) -> Completion:
-        missing = self._missing_key()
-        if missing is not None:
-            return missing
-        import openai
-
-        create = self._client().chat.completions.create
-        kwargs = sdk_kwargs(create, self.chat_params(request))
-        started = time.monotonic()
-        try:
-            chat = create(**kwargs)
-        except openai.APIError as exc:
-            completion = completion_from_exception(exc, openai, "openai")
-            completion.latency = time.monotonic() - started
-            return completion
-        except (ValueError, UnicodeDecodeError) as exc:
-            return Completion(
-                text="", error="server", latency=time.monotonic() - started,
-                error_message=clean_message(f"malformed response from openai: {exc}"),
-            )
-        if isinstance(chat, (str, bytes)):  # a non-JSON body the SDK handed back as text
-            return Completion(
-                text="", error="server", latency=time.monotonic() - started,
-                error_message="malformed response from openai: body is not a chat completion",
-            )
-        return self.completion_from_chat(chat, time.monotonic() - started)
-
-    # -- Batch API (files endpoint) -----------------------------------------------------------
-
-    def _batch_call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        import openai
-
-        missing = self._missing_key()
-        if missing is not None:
-            raise BatchError(missing.error_message)
-        try:
-            return fn(*args, **kwargs)
-        except openai.APIError as exc:
-            failed = completion_from_exception(exc, openai, "openai")
-            raise BatchError(f"{what}: {failed.error}: {failed.error_message}") from None
-        except (ValueError, TypeError, UnicodeDecodeError, AttributeError, KeyError) as exc:
-            raise BatchError(clean_message(f"{what}: malformed response: {exc}")) from None
+        return self._call(lambda sdk: sdk.chat.completions.create, self.chat_params(request),
+                          self.completion_from_chat)
 
     def submit_batch(self, items: list[tuple[str, Request]]) -> str:
         lines = [
@@ -182,9 +115,8 @@ class OpenAIBackend:
             for cid, r in items
         ]
         data = ("\n".join(lines) + "\n").encode("utf-8")
-        client = self._client()
 
-        def submit() -> str:
+        def submit(client: Any) -> str:
             uploaded = client.files.create(file=("skillopt-batch.jsonl", io.BytesIO(data)), purpose="batch")
             batch = client.batches.create(
                 input_file_id=uploaded.id, endpoint=ENDPOINT, completion_window="24h"
@@ -194,7 +126,7 @@ class OpenAIBackend:
         return self._batch_call("batch submit", submit)
 
     def batch_status(self, batch_id: str) -> str:
-        batch = self._batch_call("batch poll", self._client().batches.retrieve, batch_id)
+        batch = self._batch_call("batch poll", lambda sdk: sdk.batches.retrieve(batch_id))
         status = str(batch.status)
         if status in ("completed", "expired", "cancelled"):
             return "ended"  # expired/cancelled batches still hand back what finished
@@ -203,9 +135,7 @@ class OpenAIBackend:
         return "running"
 
     def batch_results(self, batch_id: str) -> dict[str, Completion]:
-        client = self._client()
-
-        def download() -> dict[str, Completion]:
+        def download(client: Any) -> dict[str, Completion]:
             batch = client.batches.retrieve(batch_id)
             results: dict[str, Completion] = {}
             for file_id in (batch.output_file_id, batch.error_file_id):
@@ -228,10 +158,7 @@ class OpenAIBackend:
         return self.completion_from_chat(response.get("body") or {})
 
     def cancel_batch(self, batch_id: str) -> None:
-        try:
-            self._batch_call("batch cancel", self._client().batches.cancel, batch_id)
-        except BatchError:
-            pass
+        self._cancel(lambda sdk: sdk.batches.cancel(batch_id))
 
 
 def from_options(options: dict[str, Any], model: str | None) -> OpenAIBackend:
