@@ -5,10 +5,18 @@ the report and a manifest with the sha-256 of every proposal and of every live b
 read. Adoption writes nothing unless every proposal is intact and every live file is still the
 bytes the night read; it backs up first and logs each file in the project's adoption ledger,
 which is what ``revert`` replays backwards.
+
+No copy of a user's document ever lands on disk with its secrets: the proposal kept for review is
+redacted, and what adoption applies is only the *change* — the bytes between the common prefix
+and suffix of the baseline and the proposal (the managed block, written by the engine from
+redacted inputs) — spliced into the live file, whose sha-256 must still be the baseline's. The
+backup is the reverse change, so ``revert`` restores the exact previous bytes (checked against
+their sha-256) without a full copy of them.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -21,6 +29,7 @@ from typing import Any
 
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_USAGE, UserError
 from skillopt_sleep.paths import project_dirs
+from skillopt_sleep.redact import redact
 from skillopt_sleep.report import render_markdown
 from skillopt_sleep.state import (
     append_jsonl,
@@ -68,6 +77,35 @@ class RevertResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"night_id": self.night_id, "files": self.files}
+
+
+def _change(baseline: bytes, proposed: bytes) -> tuple[int, int]:
+    """(common prefix length, common suffix length) of two byte strings, not overlapping."""
+    limit = min(len(baseline), len(proposed))
+    prefix = 0
+    while prefix < limit and baseline[prefix] == proposed[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and baseline[-1 - suffix] == proposed[-1 - suffix]:
+        suffix += 1
+    return prefix, suffix
+
+
+def _splice(data: bytes, prefix: int, suffix: int, middle: bytes) -> bytes:
+    return data[:prefix] + middle + data[len(data) - suffix:]
+
+
+def _redacted(data: bytes) -> bytes:
+    text = data.decode("utf-8", "surrogateescape")
+    return redact(text).encode("utf-8", "surrogateescape")
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _unb64(value: Any) -> bytes:
+    return base64.b64decode(str(value), validate=True)
 
 
 def _now() -> str:
@@ -124,15 +162,27 @@ def stage(
                 folder = f"{staged.role}-{n}"
             rel = f"proposed/{folder}/{live.name}"
             used.add(f"{folder}/{live.name}")
-            atomic_write_bytes(work / rel, staged.proposed)
+            baseline = staged.baseline or b""
+            prefix, suffix = _change(baseline, staged.proposed)
+            insert = staged.proposed[prefix:len(staged.proposed) - suffix]
+            removed = baseline[prefix:len(baseline) - suffix]
+            if _redacted(insert) != insert or _redacted(removed) != removed:
+                raise UserError(f"the change to {live} would carry what looks like a secret; refusing "
+                                "to stage it (remove the secret from the managed block by hand)",
+                                EXIT_CONFLICT)
+            review = _redacted(staged.proposed)
+            atomic_write_bytes(work / rel, review)
             baseline_sha = None if staged.baseline is None else sha256_bytes(staged.baseline)
             entries.append({
                 "role": staged.role,
                 "live_path": str(live),
-                "proposal": rel,
-                "proposal_sha256": sha256_bytes(staged.proposed),
+                "proposal": rel,  # for review; secrets redacted
+                "proposal_sha256": sha256_bytes(review),
+                "proposed_sha256": sha256_bytes(staged.proposed),  # what adoption will write
                 "baseline_sha256": baseline_sha,
                 "baseline_existed": staged.baseline is not None,
+                "change": {"prefix": prefix, "suffix": suffix, "insert": _b64(insert),
+                           "removed": _b64(removed)},
             })
         report.staging_dir = str(final)
         manifest = {
@@ -283,6 +333,20 @@ def _remove_empty_dirs(dirs: list[str]) -> None:
             return
 
 
+def _apply_change(item: dict[str, Any], current: bytes, night: str) -> bytes:
+    """The bytes adoption writes: the staged change spliced into the live (baseline) bytes."""
+    try:
+        change = item["change"]
+        data = _splice(current, int(change["prefix"]), int(change["suffix"]), _unb64(change["insert"]))
+    except (KeyError, TypeError, ValueError):
+        raise UserError(f"the manifest of night {night} has no valid change for {item.get('live_path')}; "
+                        "refusing to adopt", EXIT_CONFLICT) from None
+    if sha256_bytes(data) != item.get("proposed_sha256"):
+        raise UserError(f"the change staged by night {night} for {item.get('live_path')} does not "
+                        "reproduce the proposal; refusing to adopt", EXIT_CONFLICT)
+    return data
+
+
 def adopt(project: str | os.PathLike[str], night_id: str | None = None) -> AdoptResult:
     """Write a staged proposal back to the live documents, all or nothing.
 
@@ -304,8 +368,8 @@ def adopt(project: str | os.PathLike[str], night_id: str | None = None) -> Adopt
     conflicts = []
     for item in proposal["files"]:
         source = _proposal_path(staging_dir, str(item.get("proposal", "")))
-        data = read_bytes_or_none(source)
-        if data is None or sha256_bytes(data) != item.get("proposal_sha256"):
+        review = read_bytes_or_none(source)
+        if review is None or sha256_bytes(review) != item.get("proposal_sha256"):
             raise UserError(
                 f"proposal file {source} does not match its manifest: it was modified or removed "
                 f"after night {night} staged it; refusing to adopt", EXIT_CONFLICT)
@@ -318,6 +382,9 @@ def adopt(project: str | os.PathLike[str], night_id: str | None = None) -> Adopt
                 conflicts.append(f"{live} was edited")
         elif current is not None:
             conflicts.append(f"{live} was created")
+        data = None
+        if not conflicts:
+            data = _apply_change(item, current or b"", night)
         plan.append((item, live, current, data))
     if conflicts:
         raise UserError(
@@ -329,13 +396,17 @@ def adopt(project: str | os.PathLike[str], night_id: str | None = None) -> Adopt
     adoption_id = f"{night}-{secrets.token_hex(4)}"
     ensure_project_dir(dirs.project)
     backups: dict[int, str | None] = {}
-    for index, (item, live, current, _data) in enumerate(plan):
+    for index, (item, live, current, data) in enumerate(plan):
         if current is None:
             backups[index] = None
             continue
-        backup = backup_dir / str(item["proposal"]).removeprefix("proposed/")
+        backup = backup_dir / (str(item["proposal"]).removeprefix("proposed/") + ".undo.json")
+        change = item["change"]
+        undo = {"format": "skillopt_sleep.undo.v1", "path": str(live), "prefix": change["prefix"],
+                "suffix": change["suffix"], "restore": change["removed"],
+                "previous_sha256": sha256_bytes(current), "new_sha256": sha256_bytes(data)}
         try:
-            atomic_write_bytes(backup, current)
+            atomic_write_text(backup, json.dumps(undo, indent=2) + "\n")
         except OSError as exc:
             raise UserError(f"could not back up {live} to {backup} ({exc.strerror or exc}); "
                             "nothing was adopted", EXIT_CONFLICT) from None
@@ -378,6 +449,18 @@ def adopt(project: str | os.PathLike[str], night_id: str | None = None) -> Adopt
 # --------------------------------------------------------------------------- revert
 
 
+def _undo(current: bytes, backup: str) -> bytes | None:
+    """The previous bytes, from the adopted bytes and the undo record (None if unreadable)."""
+    raw = read_bytes_or_none(backup) if backup else None
+    if raw is None:
+        return None
+    try:
+        undo = json.loads(raw.decode("utf-8"))
+        return _splice(current, int(undo["prefix"]), int(undo["suffix"]), _unb64(undo["restore"]))
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return None
+
+
 def revert(project: str | os.PathLike[str], night_id: str | None = None) -> RevertResult:
     """Undo an adoption: restore the exact previous bytes, or remove files it created.
 
@@ -412,7 +495,7 @@ def revert(project: str | os.PathLike[str], night_id: str | None = None) -> Reve
             continue
         previous: bytes | None = None
         if entry.get("previous_existed"):
-            previous = read_bytes_or_none(str(entry.get("backup") or ""))
+            previous = _undo(current, str(entry.get("backup") or ""))
             if previous is None or sha256_bytes(previous) != entry.get("previous_sha256"):
                 raise UserError(f"the backup of {live} ({entry.get('backup')}) is missing or "
                                 "damaged; nothing was reverted", EXIT_CONFLICT)

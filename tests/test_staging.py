@@ -86,8 +86,13 @@ def test_adopt_backs_up_writes_and_logs(project):
     assert result.night_id == "night-1" and result.staging_dir == directory
     assert (project / "CLAUDE.md").read_bytes() == MEMORY_NEW
     assert _skill_path(project).read_bytes() == SKILL_NEW
-    backup = project_dirs(project).backups / "night-1" / "memory" / "CLAUDE.md"
-    assert backup.read_bytes() == MEMORY_OLD
+    backup = project_dirs(project).backups / "night-1" / "memory" / "CLAUDE.md.undo.json"
+    undo = json.loads(backup.read_text())
+    # the backup is the reverse change, not a copy of the user's file ...
+    assert b"Keep it short" not in backup.read_bytes()
+    # ... and it restores the exact previous bytes
+    restored = staging._undo(MEMORY_NEW, str(backup))
+    assert restored == MEMORY_OLD and undo["previous_sha256"] == _sha(MEMORY_OLD)
     ledger = read_jsonl(project_dirs(project).ledger)
     assert [(e["role"], e["previous_existed"]) for e in ledger] == [("memory", True),
                                                                     ("skill", False)]
@@ -216,6 +221,21 @@ def test_revert_of_a_never_adopted_night_refused(project):
     _stage(project)
     with pytest.raises(UserError, match="never adopted"):
         revert(project, "night-1")
+
+
+def test_no_copy_of_a_secret_in_the_live_file_is_written(project):
+    secret = b"sk-ant-api03-" + b"AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    old = b"# rules\nkey: " + secret + b"\n"
+    new = old + b"<!-- skillopt-sleep:learned:start -->\n- Use conventional commits.\n<!-- skillopt-sleep:learned:end -->\n"
+    (project / "CLAUDE.md").write_bytes(old)
+    _stage(project, files=[StagedFile("memory", project / "CLAUDE.md", old, new)])
+    adopt(project)
+    assert (project / "CLAUDE.md").read_bytes() == new
+    for path in project_dirs(project).root.rglob("*"):
+        if path.is_file():
+            assert secret not in path.read_bytes(), path
+    revert(project)
+    assert (project / "CLAUDE.md").read_bytes() == old
 
 
 def test_revert_refused_when_backup_damaged(project):

@@ -52,7 +52,9 @@ def test_adopt_json_via_parser(project, capsys, monkeypatch):
     data = json.loads(capsys.readouterr().out)
     assert data["ok"] is True and data["night_id"] == "n1"
     assert data["files"][0]["previous_existed"] is True
-    assert Path(data["files"][0]["backup"]).read_bytes() == OLD
+    from skillopt_sleep.staging import _undo
+
+    assert _undo(NEW, data["files"][0]["backup"]) == OLD
 
 
 def test_adopt_conflict_prints_json_error_and_raises(project, capsys):
