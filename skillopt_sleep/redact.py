@@ -110,7 +110,10 @@ _RULES: tuple[_Rule, ...] = (
         "private_key",
         re.compile(
             r"-----BEGIN (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)?-----"
-            r"[\s\S]*?(?:-----END (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)?-----|\Z)"
+            # to its END line; a truncated block ends where its base64 body does (not at the
+            # end of the text, which would swallow whatever follows it in a prompt)
+            r"(?:[\s\S]*?-----END (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)?-----"
+            r"|(?:[ \t]*\r?\n[ \t]*(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: [^\n]*))*)"
         ),
         ("PRIVATE KEY",),
     ),

@@ -18,7 +18,8 @@ import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Callable, Iterable, Sequence
 
 from skillopt_sleep.backends.base import (
@@ -32,6 +33,7 @@ from skillopt_sleep.backends.base import (
 from skillopt_sleep.backends.batching import BatchPolicy, run_batch
 from skillopt_sleep.backends.budget import Budget, Reservation
 from skillopt_sleep.backends.pricing import FREE, Price
+from skillopt_sleep.redact import redact, redact_obj
 from skillopt_sleep.types import Usage
 
 __all__ = [
@@ -40,6 +42,22 @@ __all__ = [
 ]
 
 EvidenceSink = Callable[[str, Request, Completion], None]
+
+
+@lru_cache(maxsize=512)
+def _redact_cached(text: str) -> str:
+    return redact(text)
+
+
+def redact_request(request: Request) -> Request:
+    """What leaves for a provider is redacted, whatever built the request (documents, tasks,
+    model output fed back to the optimizer). The static system prefix repeats across calls,
+    hence the cache."""
+    system, user = _redact_cached(request.system), redact(request.user)
+    payload = redact_obj(request.payload) if request.payload else request.payload
+    if system is request.system and user is request.user and payload is request.payload:
+        return request
+    return replace(request, system=system, user=user, payload=payload)
 
 
 @dataclass
@@ -134,6 +152,7 @@ class Client:
 
     def complete(self, request: Request) -> Completion:
         """One call; raises ProviderError when it fails for good. Never returns an error."""
+        request = redact_request(request)
         key = self._key(request)
         hit = self._cached(key)
         if hit is not None:
@@ -149,6 +168,7 @@ class Client:
         backend that has a batch API, its uncached requests go as one provider batch, and
         whatever the batch does not deliver is called directly.
         """
+        requests = [redact_request(r) for r in requests]
         if not requests:
             return []
         results: list[Completion | None] = [self._cached(self._key(r)) for r in requests]

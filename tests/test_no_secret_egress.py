@@ -1,0 +1,83 @@
+"""Nothing the engine sends to a provider or writes to disk may contain an unredacted secret:
+a whole night with secrets planted in the transcripts (prompts and complaints) and in the live
+CLAUDE.md, through a backend that records every request it is sent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skillopt_sleep import night
+from skillopt_sleep.backends.base import Completion, Request
+from skillopt_sleep.commands.demo import build_demo_home
+from skillopt_sleep.config import Config
+from skillopt_sleep.night import NightOptions, run_night
+
+from tests.test_redact import SECRETS
+
+PLANTED = [template.format(s=secret) for _kind, template, secret in SECRETS]
+SECRET_VALUES = [secret for _kind, _template, secret in SECRETS]
+
+
+class Recording:
+    """Wraps the real sim backend and keeps every request it was sent."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.id = inner.id
+        self.sent: list[Request] = []
+
+    def complete(self, request: Request) -> Completion:
+        self.sent.append(request)
+        return self.inner.complete(request)
+
+
+def _plant(claude: Path, project: Path) -> None:
+    for n, path in enumerate(sorted(claude.rglob("*.jsonl"))):
+        lines = path.read_text().splitlines()
+        out = []
+        for line in lines:
+            record = json.loads(line)
+            msg = record.get("message") or {}
+            if record.get("type") == "user" and isinstance(msg.get("content"), str) and not record.get("isMeta"):
+                msg["content"] += " (context: " + PLANTED[n % len(PLANTED)] + ")"
+            out.append(json.dumps(record))
+        path.write_text("\n".join(out) + "\n")
+    with open(project / "CLAUDE.md", "a") as fh:
+        fh.write("\n".join(f"- note: {p}" for p in PLANTED) + "\n")
+
+
+def _visible(value: str) -> bool:
+    """Does any planted secret value appear in ``value``?"""
+    return any(secret in value for secret in SECRET_VALUES)
+
+
+def test_a_night_never_sends_or_writes_a_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home, claude, project = build_demo_home(tmp_path)
+    _plant(claude, project)
+    monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(home))
+    recorders: list[Recording] = []
+    real = night.make_backend
+
+    def recording_backend(*args, **kwargs):
+        recorders.append(Recording(real(*args, **kwargs)))
+        return recorders[-1]
+
+    monkeypatch.setattr(night, "make_backend", recording_backend)
+    config = Config(backend="sim:correct=1,harmful=0.3,seed=2", agent="claude", source="claude",
+                    claude_home=str(claude), miner="llm")
+    report = run_night(NightOptions(project=project, config=config, mode="run"))
+    assert report.n_tasks > 0 and report.status == "staged"
+
+    sent = [r for rec in recorders for r in rec.sent]
+    assert len(sent) > 50
+    for request in sent:
+        blob = request.system + request.user + json.dumps(request.payload, default=str)
+        assert not _visible(blob), f"secret sent to the provider in a {request.purpose} request"
+
+    written = [p for root in (home, project / ".skillopt-sleep") for p in root.rglob("*") if p.is_file()]
+    assert any(p.name == "evidence.jsonl" for p in written)
+    for path in written:
+        assert not _visible(path.read_bytes().decode("utf-8", "replace")), f"secret written to {path}"
