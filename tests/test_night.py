@@ -88,3 +88,20 @@ def test_target_skill_path_is_the_document_evolved(project: Path, tmp_path: Path
     assert report.documents["skill"] == str(skill)
     manifest = json.loads((Path(report.staging_dir) / "manifest.json").read_text())
     assert str(skill) in {e["live_path"] for e in manifest["files"]}
+
+
+def test_a_token_budget_ends_the_night_with_a_partial_report(project: Path, tmp_path: Path) -> None:
+    from skillopt_sleep.errors import EXIT_BUDGET
+    from skillopt_sleep.night import NightStopped
+
+    tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
+    opts = options(project, tasks_file)
+    opts.config.max_tokens = 20_000
+    with pytest.raises(NightStopped) as info:
+        run_night(opts)
+    assert info.value.code == EXIT_BUDGET and "tokens" in info.value.message
+    report = info.value.report
+    assert report.status == "budget" and sum(report.calls.values()) > 0
+    assert report.usage.input_tokens + report.usage.output_tokens <= 20_000
+    assert not project_dirs(project).staging.exists(), "nothing staged or adopted"
+    assert [n["status"] for n in History().nights(project)] == ["budget"]
