@@ -5,7 +5,8 @@ schema-constrained JSON parses and junk answers are handled (never that answers 
 
 Uses ``SKILLOPT_LLAMA_URL`` when set; otherwise starts ``scripts/llama_server.sh start`` and stops
 the server by PID. Skips only when the llama-server binary has not been built
-(``scripts/llama_server.sh build``; ``.ci/run`` builds it first).
+(``scripts/llama_server.sh build``; ``.ci/run`` builds it first and sets SKILLOPT_REQUIRE_LIVE=1,
+which turns that skip into a failure).
 """
 
 from __future__ import annotations
@@ -66,7 +67,10 @@ def llama_url() -> Iterator[str]:
         yield os.environ["SKILLOPT_LLAMA_URL"].rstrip("/")
         return
     if subprocess.run(["bash", str(SCRIPT), "path"], capture_output=True).returncode != 0:
-        pytest.skip("llama-server is not built: run `bash scripts/llama_server.sh build` (.ci/run does)")
+        reason = "llama-server is not built: run `bash scripts/llama_server.sh build` (.ci/run does)"
+        if os.environ.get("SKILLOPT_REQUIRE_LIVE") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
     env = {**os.environ, "LLAMA_PARENT_PID": str(os.getpid())}  # the server dies with this run
     started = subprocess.run(["bash", str(SCRIPT), "start"], capture_output=True, text=True, timeout=900, env=env)
     assert started.returncode == 0, f"llama-server did not start:\n{started.stderr[-3000:]}"
