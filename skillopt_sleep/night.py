@@ -26,7 +26,7 @@ from skillopt_sleep.backends.budget import Budget
 from skillopt_sleep.backends.layers import Client, Limiter, Models, RetryPolicy, Stats, preflight
 from skillopt_sleep.config import Config
 from skillopt_sleep.consolidate import LoopSettings, Outcome, consolidate
-from skillopt_sleep.documents import DocumentSet, load_documents
+from skillopt_sleep.documents import load_documents
 from skillopt_sleep.errors import EXIT_BUDGET, EXIT_CONFIG, EXIT_PROVIDER, EXIT_USAGE, UserError
 from skillopt_sleep.gate import GateConfig
 from skillopt_sleep.paths import project_dirs, user_dirs
@@ -281,7 +281,9 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
             if item.get("ledger"):
                 ledger.add(ledger_project, Edit.from_dict(item["edit"]), item["reasons"], report.night_id)
         if opts.auto_adopt and outcome.accepted:
-            result = staging.adopt(opts.project, report.night_id)
+            from skillopt_sleep.adoption import adopt
+
+            result = adopt(opts.project, report.night_id)
             report.notes.append(f"auto-adopted: {len(result.files)} file(s) written")
     return _finish(report, stateful, gathered, history)
 

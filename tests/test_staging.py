@@ -9,7 +9,9 @@ import pytest
 from skillopt_sleep import staging
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
 from skillopt_sleep.paths import project_dirs
-from skillopt_sleep.staging import StagedFile, adopt, list_proposals, latest_proposal, revert, stage
+from skillopt_sleep import adoption
+from skillopt_sleep.adoption import adopt, revert
+from skillopt_sleep.staging import StagedFile, list_proposals, latest_proposal, stage
 from skillopt_sleep.state import read_jsonl
 from skillopt_sleep.types import Edit, NightReport
 
@@ -91,7 +93,7 @@ def test_adopt_backs_up_writes_and_logs(project):
     # the backup is the reverse change, not a copy of the user's file ...
     assert b"Keep it short" not in backup.read_bytes()
     # ... and it restores the exact previous bytes
-    restored = staging._undo(MEMORY_NEW, str(backup))
+    restored = adoption._undo(MEMORY_NEW, str(backup))
     assert restored == MEMORY_OLD and undo["previous_sha256"] == _sha(MEMORY_OLD)
     ledger = read_jsonl(project_dirs(project).ledger)
     assert [(e["role"], e["previous_existed"]) for e in ledger] == [("memory", True),
@@ -170,13 +172,13 @@ def test_failed_write_midway_restores_what_was_written(project, monkeypatch):
             raise PermissionError(13, "Permission denied")
         real_write(path, data)
 
-    monkeypatch.setattr(staging, "atomic_write_bytes", flaky)
+    monkeypatch.setattr(adoption, "atomic_write_bytes", flaky)
     with pytest.raises(UserError, match="nothing was adopted"):
         adopt(project)
     assert (project / "CLAUDE.md").read_bytes() == MEMORY_OLD
     assert not (project / ".claude").exists()
     assert read_jsonl(project_dirs(project).ledger) == []
-    monkeypatch.setattr(staging, "atomic_write_bytes", real_write)
+    monkeypatch.setattr(adoption, "atomic_write_bytes", real_write)
     adopt(project)  # nothing was recorded, so it can be adopted once the problem is fixed
     assert _skill_path(project).read_bytes() == SKILL_NEW
 

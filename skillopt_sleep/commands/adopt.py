@@ -9,12 +9,12 @@ import shlex
 from pathlib import Path
 from typing import Any, Callable
 
-from skillopt_sleep import staging
+from skillopt_sleep import adoption, staging
 from skillopt_sleep.errors import EXIT_OK, UserError
 from skillopt_sleep.report import sanitize
 
 
-def format_adopt(result: staging.AdoptResult, project: Path) -> str:
+def format_adopt(result: adoption.AdoptResult, project: Path) -> str:
     lines = [f"Adopted night {result.night_id}: wrote {len(result.files)} file(s)"]
     for entry in result.files:
         was = f"backup {entry['backup']}" if entry["backup"] else "new file"
@@ -53,7 +53,7 @@ def run_and_print(
 
 def adopt(project: str | os.PathLike[str] | None, night_id: str | None = None,
           as_json: bool = False) -> int:
-    return run_and_print(staging.adopt, format_adopt, project, night_id, as_json)
+    return run_and_print(adoption.adopt, format_adopt, project, night_id, as_json)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

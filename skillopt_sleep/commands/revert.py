@@ -6,12 +6,12 @@ import argparse
 import os
 from pathlib import Path
 
-from skillopt_sleep import staging
+from skillopt_sleep import adoption
 from skillopt_sleep.commands.adopt import run_and_print
 from skillopt_sleep.report import sanitize
 
 
-def format_revert(result: staging.RevertResult, project: Path | None = None) -> str:
+def format_revert(result: adoption.RevertResult, project: Path | None = None) -> str:
     lines = [f"Reverted night {result.night_id}: {len(result.files)} file(s)"]
     for entry in result.files:
         lines.append(f"  {entry['action']:<8} {sanitize(entry['path'])}")
@@ -20,7 +20,7 @@ def format_revert(result: staging.RevertResult, project: Path | None = None) -> 
 
 def revert(project: str | os.PathLike[str] | None, night_id: str | None = None,
            as_json: bool = False) -> int:
-    return run_and_print(staging.revert, format_revert, project, night_id, as_json)
+    return run_and_print(adoption.revert, format_revert, project, night_id, as_json)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -11,7 +11,6 @@ import pytest
 
 from skillopt_sleep.cli import main
 from skillopt_sleep.commands.demo import run_demo
-from skillopt_sleep.judges import score_rule
 
 
 def test_demo_accepts_an_improving_edit_and_refuses_a_harmful_one(tmp_path: Path) -> None:
@@ -65,7 +64,7 @@ def test_demo_refuses_a_non_empty_dir(tmp_path: Path, capsys: pytest.CaptureFixt
 
 def test_adopting_the_demo_proposal_keeps_hand_written_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from skillopt_sleep.documents import END, START
-    from skillopt_sleep.staging import adopt, revert
+    from skillopt_sleep.adoption import adopt, revert
 
     data = run_demo(tmp_path / "demo", seed=1, quiet=True)
     project = tmp_path / "demo" / "acme-invoices"

@@ -8,7 +8,8 @@ import pytest
 
 from skillopt_sleep.commands import revert as revert_cmd
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
-from skillopt_sleep.staging import StagedFile, adopt, stage
+from skillopt_sleep.adoption import adopt
+from skillopt_sleep.staging import StagedFile, stage
 from skillopt_sleep.types import NightReport
 
 OLD = b"line one\r\nline two\r\n"
