@@ -14,7 +14,6 @@ EXIT_PROVIDER = 4  # a model provider kept failing; nothing staged, no state adv
 EXIT_BUDGET = 5  # a token/cost budget ended the night; partial report, nothing adopted
 EXIT_CONFLICT = 6  # adopt/revert refused: a live file changed, or nothing to adopt/revert
 EXIT_LOCKED = 7  # another night is running for this project
-EXIT_NOTHING = 8  # nothing to learn from (no sessions / no tasks)
 
 EXIT_CODES = {
     EXIT_OK: "success",
@@ -25,7 +24,6 @@ EXIT_CODES = {
     EXIT_BUDGET: "token/cost budget reached; partial report, nothing adopted",
     EXIT_CONFLICT: "adopt/revert refused (live file changed, or nothing to do)",
     EXIT_LOCKED: "another night holds this project's lock",
-    EXIT_NOTHING: "nothing to learn from (no sessions or no tasks)",
 }
 
 
