@@ -225,24 +225,22 @@ def _night(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
 def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, staging: Any,
            report: NightReport, models: Models, evidence: EvidenceLog) -> NightReport:
     config = opts.config
-    checked: list[bool] = []
-
-    def preflight_once() -> None:
-        """Before the first call that matters, one tiny call per distinct backend."""
-        if not checked:
-            opts.progress(f"preflight: {models.target.id}")
-            preflight(models.target)
-            if models.optimizer.backend is not models.target.backend:
-                preflight(models.optimizer)
-            checked.append(True)
+    # A tasks file is checked before any model call (it needs none) ...
+    gathered = gather_tasks(opts) if opts.tasks_file is not None else None
+    # ... then every night starts with one tiny call per distinct backend: an expired key or a
+    # dead server is reported tonight, before any work, even on a night with nothing to learn.
+    opts.progress(f"preflight: {models.target.id}")
+    preflight(models.target)
+    if models.optimizer.backend is not models.target.backend:
+        preflight(models.optimizer)
 
     judge_maker = None
-    if config.miner == "llm" and opts.tasks_file is None:
-        from skillopt_sleep.mine_llm import LlmMiner
+    if gathered is None:
+        if config.miner == "llm":
+            from skillopt_sleep.mine_llm import LlmMiner
 
-        preflight_once()
-        judge_maker = LlmMiner(models.optimizer)
-    gathered = gather_tasks(opts, judge_maker)
+            judge_maker = LlmMiner(models.optimizer)
+        gathered = gather_tasks(opts, judge_maker)
     if judge_maker is not None and judge_maker.rejected:
         report.notes.append("LLM miner checks rejected as invalid: " +
                             ", ".join(f"{k} ({v})" for k, v in judge_maker.rejected.items()))
@@ -262,7 +260,6 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
         report.calls, report.usage = models.calls(), models.usage()
         return _finish(report, stateful, gathered, history)
 
-    preflight_once()
     ledger_project = str(opts.project)
     outcome = consolidate(tasks, docs, models, _settings(config),
                           already_refused=lambda e: ledger.contains(ledger_project, e),
