@@ -273,6 +273,7 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
             for old, new in zip(docs.all(), outcome.documents.all())
             if new.text != old.text
         ]
+        report.finished = datetime.now(timezone.utc)
         staging.stage(opts.project, report, files, evidence=evidence.path)
         for item in report.rejected_edits:
             if item.get("ledger"):
@@ -331,7 +332,7 @@ def spending_notes(models: Models) -> list[str]:
 
 def _finish(report: NightReport, stateful: bool, gathered: Gathered, history: Any) -> NightReport:
     """A night that got here succeeded: advance the harvest checkpoints and record it."""
-    report.finished = datetime.now(timezone.utc)
+    report.finished = report.finished or datetime.now(timezone.utc)
     if stateful:
         if gathered.harvest is not None:
             gathered.harvest.commit()

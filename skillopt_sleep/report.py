@@ -133,7 +133,7 @@ def render_markdown(report: NightReport) -> str:
         out.append(f"- {sanitize(role)} document: `{sanitize(path)}`")
     out += ["", "## Numbers", "", "| measure | value |", "|---|---|"]
     out.append(f"| sessions harvested | {report.n_sessions} |")
-    out.append(f"| tasks | {report.n_tasks}{_cell(_splits(report))} |")
+    out.append(f"| tasks | {report.n_tasks} {_cell(_splits(report).strip())} |")
     for reason, count in report.skipped.items():
         out.append(f"| skipped: {_cell(reason)} | {count} |")
     if report.train_baseline is not None:
