@@ -20,11 +20,6 @@ MEMORY_NEW = b"# Project rules\r\n\r\nKeep it short.\r\n- Use conventional commi
 SKILL_NEW = b"---\nname: skillopt-sleep-learned\ndescription: learned rules\n---\n- rule\n"
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(tmp_path / "home"))
-
-
 @pytest.fixture
 def project(tmp_path) -> Path:
     root = tmp_path / "proj"

@@ -15,11 +15,6 @@ OLD = b"# rules\r\n\xff\n"
 NEW = b"# rules\r\n- Use conventional commits.\n"
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(tmp_path / "home"))
-
-
 @pytest.fixture
 def project(tmp_path) -> Path:
     root = tmp_path / "proj"

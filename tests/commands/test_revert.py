@@ -16,11 +16,6 @@ OLD = b"line one\r\nline two\r\n"
 NEW = b"line one\r\nline two\r\n- rule\r\n"
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(tmp_path / "home"))
-
-
 @pytest.fixture
 def project(tmp_path) -> Path:
     root = tmp_path / "proj"

@@ -13,11 +13,6 @@ from skillopt_sleep.state import History
 from skillopt_sleep.types import Edit, NightReport
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(tmp_path / "home"))
-
-
 @pytest.fixture
 def project(tmp_path) -> Path:
     root = tmp_path / "proj"
