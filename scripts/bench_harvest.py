@@ -126,7 +126,7 @@ class Corpus:
             if rng.random() < 0.05:
                 prompt += " " + rng.choice(SECRETS)
             recs.append(base("user") | {"message": {"role": "user", "content": prompt}})
-            for step in range(rng.randint(1, 6)):
+            for _step in range(rng.randint(1, 6)):
                 mid = f"msg_{rng.getrandbits(64):016x}"
                 tool = rng.choice(["Bash", "Read", "Edit", "Write", "Grep", "Skill"])
                 tool_input = {"command": "pytest -q"} if tool == "Bash" else {"file_path": f"{cwd}/src/{rng.choice(WORDS)}.py"}

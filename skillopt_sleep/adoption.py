@@ -191,7 +191,7 @@ def adopt(project: str | os.PathLike[str], night_id: str | None = None) -> Adopt
         backups[index] = str(backup)
 
     done: list[tuple[Path, bytes | None, list[str]]] = []
-    for item, live, current, data in plan:
+    for _item, live, current, data in plan:
         created_dirs = _missing_parents(live)
         try:
             atomic_write_bytes(live, data)

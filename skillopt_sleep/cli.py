@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 import traceback
-from typing import Sequence
+from collections.abc import Sequence
 
 from skillopt_sleep import __version__
 from skillopt_sleep.errors import EXIT_CODES, EXIT_ERROR, EXIT_USAGE, UserError

@@ -11,7 +11,8 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from skillopt_sleep.errors import EXIT_CONFIG, UserError
 from skillopt_sleep.paths import project_dirs, user_dirs

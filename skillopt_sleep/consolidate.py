@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 from skillopt_sleep import gate as gating
 from skillopt_sleep.backends.layers import Models, run_together
@@ -172,7 +172,7 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
         for edit, cand in candidates
     ])
     winners: list[tuple[Edit, DocumentSet, GateDecision]] = []
-    for (edit, cand), decision in zip(candidates, decisions):
+    for (edit, cand), decision in zip(candidates, decisions, strict=True):
         decision.edits = [edit]
         outcome.decisions.append(decision)
         if decision.accepted:

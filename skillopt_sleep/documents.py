@@ -52,7 +52,7 @@ class Document:
         inner = self.text[block[0]:block[1]]
         return [m.group(1).strip() for m in re.finditer(r"^\s*[-*]\s+(.+?)\s*$", inner, re.MULTILINE)]
 
-    def with_rules(self, rules: list[str]) -> "Document":
+    def with_rules(self, rules: list[str]) -> Document:
         return replace(self, text=_set_block(self.text, rules, self.newline))
 
     def encoded(self) -> bytes:
@@ -75,7 +75,7 @@ class DocumentSet:
             return self.memory
         raise ValueError(f"unknown document role {role!r}")
 
-    def with_document(self, doc: Document) -> "DocumentSet":
+    def with_document(self, doc: Document) -> DocumentSet:
         return replace(self, **{doc.role: doc})
 
     def all(self) -> list[Document]:

@@ -3,7 +3,7 @@ judge. The same function serves train rollouts and val/test evaluations."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from skillopt_sleep import judges
 from skillopt_sleep.backends.base import Request
@@ -54,7 +54,7 @@ def run_attempts(target: Client, tasks: list[TaskRecord], docs: DocumentSet, sam
     pairs = [(task, s) for task in tasks for s in samples]
     completions = target.map([attempt_request(task, docs, s) for task, s in pairs], bulk=True)
     out: dict[str, list[Attempt]] = {task.id: [] for task in tasks}
-    for (task, sample), completion in zip(pairs, completions):
+    for (task, sample), completion in zip(pairs, completions, strict=True):
         result = judges.score(task.judge, task.reference, completion.text, completion.tools_called, rubric)
         out[task.id].append(Attempt(
             task_id=task.id,

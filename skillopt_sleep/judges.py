@@ -11,7 +11,8 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 RULE_OPS = (
     "contains",

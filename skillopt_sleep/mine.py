@@ -19,7 +19,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 
 from skillopt_sleep.errors import EXIT_CONFIG, UserError
 from skillopt_sleep.judges import JudgeError, validate_judge
@@ -126,7 +127,7 @@ def _tfidf(signatures: list[frozenset[str]], heads: list[frozenset[str]]) -> lis
     n = len(signatures)
     df: Counter[str] = Counter(w for sig in signatures for w in sig)
     vectors = []
-    for sig, head in zip(signatures, heads):
+    for sig, head in zip(signatures, heads, strict=True):
         vec = {w: (math.log((1 + n) / (1 + df[w])) + 1.0) * (HEAD_WEIGHT if w in head else 1.0) for w in sig}
         norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
         vectors.append({w: v / norm for w, v in vec.items()})
@@ -268,7 +269,7 @@ def task_id(project: str, text: str) -> str:
     ids) — so a task keeps its id, and its split, from night to night."""
     name = Path(project).name if project else ""
     normalized = re.sub(r"\s+", " ", text.strip().lower())
-    digest = hashlib.sha256(f"{name}\0{normalized}".encode("utf-8")).hexdigest()
+    digest = hashlib.sha256(f"{name}\0{normalized}".encode()).hexdigest()
     words = [w for w in WORD_RE.findall(normalized) if w not in STOPWORDS][:4]
     return f"{'-'.join(words)[:40] or 'task'}-{digest[:8]}"
 
@@ -338,7 +339,7 @@ def mine(digests: list[SessionDigest], *, min_recurrence: int = 2, threshold: fl
 
 
 def _unit(task_id: str, seed: int) -> float:
-    h = hashlib.sha256(f"{seed}:{task_id}".encode("utf-8")).digest()
+    h = hashlib.sha256(f"{seed}:{task_id}".encode()).digest()
     return int.from_bytes(h[:8], "big") / 2**64
 
 

@@ -17,7 +17,8 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from skillopt_sleep import mine as mining
 from skillopt_sleep.backends import BackendSpecError, make_backend
@@ -270,7 +271,7 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
     if stateful:
         files = [
             staging.StagedFile(role=new.role, live_path=new.path, baseline=old.original, proposed=new.encoded())
-            for old, new in zip(docs.all(), outcome.documents.all())
+            for old, new in zip(docs.all(), outcome.documents.all(), strict=True)
             if new.text != old.text
         ]
         report.finished = datetime.now(timezone.utc)

@@ -18,7 +18,8 @@ import base64
 import binascii
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 MARK = "[REDACTED:{}]"
 

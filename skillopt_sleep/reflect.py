@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.layers import Client

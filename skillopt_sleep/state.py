@@ -188,7 +188,7 @@ class NightLock:
         self.token = secrets.token_hex(8)
         self.held = False
 
-    def __enter__(self) -> "NightLock":
+    def __enter__(self) -> NightLock:
         self.acquire()
         return self
 
@@ -359,7 +359,7 @@ def edit_key(edit: Edit) -> str:
     text = edit.anchor if edit.op == "delete" and not edit.content else edit.content
     norm = " ".join(text.casefold().split())
     norm = _BULLET.sub("", norm).rstrip(" .;:!")
-    return sha256_bytes(f"{edit.target}\0{edit.op}\0{norm}".encode("utf-8"))
+    return sha256_bytes(f"{edit.target}\0{edit.op}\0{norm}".encode())
 
 
 class RejectedLedger:

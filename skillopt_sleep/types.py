@@ -115,7 +115,7 @@ class SessionDigest(Record):
     _time_fields = ("started", "ended")
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "SessionDigest":
+    def from_dict(cls, data: dict[str, Any]) -> SessionDigest:
         digest = super().from_dict(data)
         digest.feedback = [
             f if isinstance(f, Feedback) else Feedback.from_dict(f) for f in digest.feedback
@@ -153,7 +153,7 @@ class Usage(Record):
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
@@ -175,7 +175,7 @@ class Attempt(Record):
     latency: float = 0.0
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Attempt":
+    def from_dict(cls, data: dict[str, Any]) -> Attempt:
         attempt = super().from_dict(data)
         if isinstance(attempt.usage, dict):
             attempt.usage = Usage.from_dict(attempt.usage)
@@ -222,7 +222,7 @@ class GateDecision(Record):
     edits: list[Edit] = field(default_factory=list)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "GateDecision":
+    def from_dict(cls, data: dict[str, Any]) -> GateDecision:
         decision = super().from_dict(data)
         decision.per_task = [
             d if isinstance(d, TaskDelta) else TaskDelta.from_dict(d) for d in decision.per_task
@@ -270,7 +270,7 @@ class NightReport(Record):
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "NightReport":
+    def from_dict(cls, data: dict[str, Any]) -> NightReport:
         report = super().from_dict(data)
         report.accepted_edits = [
             e if isinstance(e, Edit) else Edit.from_dict(e) for e in report.accepted_edits

@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 

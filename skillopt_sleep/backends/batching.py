@@ -33,7 +33,7 @@ class BatchPolicy:
         return min(self.max_poll, delay * 2) * (1 + random.uniform(-0.1, 0.1))
 
 
-def run_batch(client: "Client", requests: list[Request], pending: list[int]) -> list[Completion | None]:
+def run_batch(client: Client, requests: list[Request], pending: list[int]) -> list[Completion | None]:
     """Completions for ``requests[i]``, i in ``pending``, that the batch delivered (else None)."""
     backend = client.backend
     assert isinstance(backend, BatchBackend)
@@ -66,7 +66,7 @@ def run_batch(client: "Client", requests: list[Request], pending: list[int]) -> 
 
 
 def _submit_and_wait(
-    client: "Client", backend: BatchBackend, items: list[tuple[str, Request]]
+    client: Client, backend: BatchBackend, items: list[tuple[str, Request]]
 ) -> dict[str, Completion]:
     policy = client.batch_policy
     with client.limiter:  # one HTTP request; the wait below holds no slot

@@ -20,7 +20,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from skillopt_sleep.backends.base import (
     TRANSIENT_ERRORS,
@@ -84,7 +84,7 @@ class Limiter:
         self.limit = max(1, int(limit))
         self._sem = threading.BoundedSemaphore(self.limit)
 
-    def __enter__(self) -> "Limiter":
+    def __enter__(self) -> Limiter:
         self._sem.acquire()
         return self
 

@@ -14,7 +14,8 @@ the token budget, and the budget lists the model as unpriced so the report can s
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from skillopt_sleep.types import Usage
 

@@ -12,7 +12,8 @@ import importlib
 import os
 import time
 from types import ModuleType
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
+from collections.abc import Callable
 
 from skillopt_sleep.backends.base import BatchError, Completion
 from skillopt_sleep.backends.pricing import Price

@@ -14,7 +14,8 @@ import json
 import re
 import time
 from types import ModuleType
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from skillopt_sleep.backends.base import Completion
 

@@ -73,7 +73,7 @@ class SimKnobs:
             raise ValueError("sim knob latency must be >= 0")
 
 
-def from_options(options: dict[str, Any], model: str | None) -> "SimBackend":
+def from_options(options: dict[str, Any], model: str | None) -> SimBackend:
     known = {"follow", "base", "correct", "harmful", "seed", "latency", "down"}
     unknown = set(options) - known
     if unknown:

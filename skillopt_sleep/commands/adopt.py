@@ -7,7 +7,8 @@ import json
 import os
 import shlex
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from skillopt_sleep import adoption, staging
 from skillopt_sleep.errors import EXIT_OK, UserError

@@ -16,7 +16,8 @@ import tempfile
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from skillopt_sleep.errors import EXIT_OK, EXIT_USAGE, UserError
 

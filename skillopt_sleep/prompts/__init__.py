@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from string import Template
 
 
-@lru_cache(maxsize=None)
+@cache
 def _template(name: str) -> Template:
     text = resources.files(__package__).joinpath(f"{name}.md").read_text(encoding="utf-8")
     return Template(text)

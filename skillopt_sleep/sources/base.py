@@ -13,7 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator, Protocol
+from typing import Any, Protocol
+from collections.abc import Iterator
 
 from ..paths import REPLAY_DIR_PREFIX
 from ..redact import redact
@@ -36,7 +37,7 @@ class LineParser(Protocol):
     def feed(self, line: bytes) -> str:
         """Consume one complete line (without its newline); return its outcome."""
 
-    def finish(self) -> tuple[list["DigestBuilder"], dict[str, Any], list[str]]:
+    def finish(self) -> tuple[list[DigestBuilder], dict[str, Any], list[str]]:
         """Return (partial digests, state to resume from, excluded session ids)."""
 
 

@@ -19,7 +19,8 @@ import os
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from .. import paths
 from .base import (

@@ -12,7 +12,8 @@ import os
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
+from collections.abc import Callable, Iterable, Iterator
 
 from .base import IGNORED, USED, DigestBuilder, LineParser, LineReader, file_identity
 from .claude_code import ClaudeCodeSource

@@ -26,7 +26,8 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from ..types import SessionDigest
 
@@ -158,7 +159,7 @@ class HarvestStore:
 
     def digests(self, wanted_project: Any) -> Iterator[SessionDigest]:
         """Every known digest (cached or new) whose project satisfies ``wanted_project(project)``."""
-        for key, (_path, digest) in self.changes.items():
+        for _key, (_path, digest) in self.changes.items():
             if digest is not None and wanted_project(digest.project):
                 yield digest
         for shard, project in self.shards.items():

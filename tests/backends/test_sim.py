@@ -111,7 +111,7 @@ def test_samples_are_independent_draws():
         outcomes.append(judges.score_rule([SIGNOFF], c.text).hard)
     rate = sum(outcomes) / N
     assert 0.42 < rate < 0.58
-    same_as_next = sum(a == b for a, b in zip(outcomes, outcomes[1:])) / (N - 1)
+    same_as_next = sum(a == b for a, b in zip(outcomes, outcomes[1:], strict=False)) / (N - 1)
     assert 0.40 < same_as_next < 0.60  # neither copies nor alternation
     assert len({backend.complete(attempt([SIGNOFF], sample=s)).text for s in range(20)}) > 5
 

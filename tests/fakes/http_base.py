@@ -14,7 +14,8 @@ import threading
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 
 @dataclass
@@ -84,7 +85,7 @@ class FakeServer:
 
     # -- lifecycle --------------------------------------------------------------------------
 
-    def start(self) -> "FakeServer":
+    def start(self) -> FakeServer:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -111,7 +112,7 @@ class FakeServer:
             self._httpd.shutdown()
             self._httpd.server_close()
 
-    def __enter__(self) -> "FakeServer":
+    def __enter__(self) -> FakeServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.pricing import Price
