@@ -149,12 +149,13 @@ def gather_tasks(opts: NightOptions, judge_maker: Any = None) -> Gathered:
     from skillopt_sleep.sources import harvest
 
     opts.progress("harvesting transcripts")
-    state_dir = user_dirs().state if opts.mode == "run" else None
+    # Read through the checkpoints and digest cache in every mode (dry-run sees what run would);
+    # only a successful stateful night commits them (``_finish``).
     result = harvest(
         opts.project, source=config.source,
         claude_home=Path(config.claude_home).expanduser() if config.claude_home else None,
         codex_home=Path(config.codex_home).expanduser() if config.codex_home else None,
-        since=opts.since, state_dir=state_dir, progress=opts.progress,
+        since=opts.since, state_dir=user_dirs().state, progress=opts.progress,
     )
     opts.progress(f"mining {len(result.digests)} session(s)")
     mined = mining.mine(result.digests, min_recurrence=config.min_recurrence, seed=config.split_seed,

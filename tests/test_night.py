@@ -105,3 +105,18 @@ def test_a_token_budget_ends_the_night_with_a_partial_report(project: Path, tmp_
     assert report.usage.input_tokens + report.usage.output_tokens <= 20_000
     assert not project_dirs(project).staging.exists(), "nothing staged or adopted"
     assert [n["status"] for n in History().nights(project)] == ["budget"]
+
+
+def test_dry_run_reads_like_run_but_advances_no_checkpoint(tmp_path: Path) -> None:
+    from skillopt_sleep.commands.demo import build_demo_home
+
+    _, claude, demo_project = build_demo_home(tmp_path / "demo")
+    config = Config(backend="sim:seed=1", agent="claude", source="claude", claude_home=str(claude))
+    state = user_dirs().state
+    dry = run_night(NightOptions(project=demo_project, config=config, mode="dry-run"))
+    assert dry.n_sessions == 21
+    assert not state.exists() or not any(state.rglob("*checkpoint*")), "dry-run saved harvest state"
+    real = run_night(NightOptions(project=demo_project, config=config, mode="run"))
+    assert real.n_sessions == 21 and any(state.rglob("*checkpoint*"))
+    again = run_night(NightOptions(project=demo_project, config=config, mode="dry-run"))
+    assert again.n_sessions == 21, "cached sessions still count on the next night"
