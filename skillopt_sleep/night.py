@@ -66,7 +66,7 @@ class EvidenceLog:
             "purpose": request.purpose,
             "sample": request.sample,
             "system_sha256": hashlib.sha256(request.system.encode("utf-8")).hexdigest(),
-            "user": redact(request.user[:4000]),
+            "user": request.user[:4000],  # the client redacted the request before sending it
             "text": redact(completion.text[:4000]),
             "model": completion.model,
             "usage": completion.usage.to_dict(),

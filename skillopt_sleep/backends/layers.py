@@ -152,7 +152,10 @@ class Client:
 
     def complete(self, request: Request) -> Completion:
         """One call; raises ProviderError when it fails for good. Never returns an error."""
-        request = redact_request(request)
+        return self._complete(redact_request(request))
+
+    def _complete(self, request: Request) -> Completion:
+        """``complete`` for a request that is already redacted."""
         key = self._key(request)
         hit = self._cached(key)
         if hit is not None:
@@ -180,10 +183,10 @@ class Client:
                     self._store(self._key(requests[i]), completion)
             pending = [i for i in pending if results[i] is None]
         if len(pending) == 1:
-            results[pending[0]] = self.complete(requests[pending[0]])
+            results[pending[0]] = self._complete(requests[pending[0]])
         elif pending:
             with ThreadPoolExecutor(max_workers=min(len(pending), self.limiter.limit)) as pool:
-                futures = {i: pool.submit(self.complete, requests[i]) for i in pending}
+                futures = {i: pool.submit(self._complete, requests[i]) for i in pending}
                 try:
                     for i, future in futures.items():
                         results[i] = future.result()
