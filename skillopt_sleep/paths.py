@@ -50,6 +50,10 @@ class UserDirs:
         return self.state / "rejected-edits.jsonl"
 
     @property
+    def sessions_seen(self) -> Path:
+        return self.state / "sessions-seen.jsonl"  # written by the agents' session-end hooks
+
+    @property
     def logs(self) -> Path:
         return self.state / "logs"
 
