@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from skillopt_sleep.errors import EXIT_CONFIG, UserError
+from skillopt_sleep.sanitize import rule_problem
 from skillopt_sleep.types import Edit
 
 START = "<!-- skillopt-sleep:learned:start -->"
@@ -186,8 +187,13 @@ def _set_block(text: str, rules: list[str], nl: str) -> str:
 
 
 def clean_rule(content: str, limits: Limits) -> str:
-    """Normalise one rule or refuse it: one line, bounded, no markup that escapes the block."""
-    rule = re.sub(r"\s+", " ", (content or "")).strip()
+    """Normalise one rule or refuse it: one line of plain Markdown prose, bounded, no markup that
+    escapes the block, no control or invisible characters (``sanitize.rule_problem``)."""
+    rule = re.sub(r"[ \t\r\n]+", " ", content or "").strip()
+    # checked before \s collapses control characters such as \x1c or \x85; a huge reply is
+    # refused for its length below without scanning it
+    problem = rule_problem(rule) if len(rule) <= 4 * limits.max_rule_chars else None
+    rule = re.sub(r"\s+", " ", rule)
     rule = re.sub(r"^([-*]|\d+[.)])\s+", "", rule)
     if not rule:
         raise EditRefused("empty rule")
@@ -198,6 +204,8 @@ def clean_rule(content: str, limits: Limits) -> str:
         raise EditRefused("rule contains managed-block markers or HTML comments")
     if rule.startswith("#") or rule.startswith("---") or "```" in rule:
         raise EditRefused("rule contains headings, frontmatter or code fences")
+    if problem is not None:
+        raise EditRefused(problem)
     return rule
 
 

@@ -32,6 +32,7 @@ from skillopt_sleep.errors import EXIT_BUDGET, EXIT_CONFIG, EXIT_PROVIDER, EXIT_
 from skillopt_sleep.gate import GateConfig
 from skillopt_sleep.paths import project_dirs, user_dirs
 from skillopt_sleep.redact import redact, redact_obj
+from skillopt_sleep.sanitize import clean_text
 from skillopt_sleep.types import Edit, NightReport, TaskRecord
 
 Progress = Callable[[str], None]
@@ -66,13 +67,14 @@ class EvidenceLog:
             "purpose": request.purpose,
             "sample": request.sample,
             "system_sha256": hashlib.sha256(request.system.encode("utf-8")).hexdigest(),
-            "user": request.user[:4000],  # the client redacted the request before sending it
-            "text": redact(completion.text[:4000]),
+            # the client redacted the request before sending it
+            "user": clean_text(request.user[:4000]),
+            "text": clean_text(redact(completion.text[:4000])),
             "model": completion.model,
             "usage": completion.usage.to_dict(),
             "latency": round(completion.latency, 4),
             "error": completion.error,
-            "error_message": redact(completion.error_message[:500]),
+            "error_message": clean_text(redact(completion.error_message[:500])),
         }
         with self._lock:
             self._fh.write(json.dumps(line) + "\n")

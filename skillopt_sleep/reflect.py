@@ -17,6 +17,7 @@ from skillopt_sleep.backends.layers import Client
 from skillopt_sleep.documents import DocumentSet, EditRefused, Limits, clean_rule
 from skillopt_sleep.jsonx import extract_json
 from skillopt_sleep.prompts import render
+from skillopt_sleep.sanitize import clean_text
 from skillopt_sleep.types import EDIT_OPS, EDIT_TARGETS, Attempt, Edit, TaskRecord
 
 EXCERPT = 1200
@@ -117,6 +118,15 @@ def violates_contract(rule: str, contracts: list[str]) -> bool:
     return False
 
 
+def _defuse(edit: Edit) -> None:
+    """Strip escapes and invisible characters from an edit's text, in place, once its guardrails
+    have judged the raw text: refused and accepted edits alike reach the report and the ledger."""
+    edit.target, edit.op = clean_text(edit.target)[:40], clean_text(edit.op)[:40]
+    edit.content, edit.anchor = clean_text(edit.content), clean_text(edit.anchor)
+    edit.rationale = clean_text(edit.rationale)
+    edit.evidence = [clean_text(e)[:200] for e in edit.evidence]
+
+
 def parse_edits(text: str) -> list[Edit]:
     data = extract_json(text)
     if isinstance(data, dict):
@@ -192,6 +202,7 @@ def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list
             reason = "refused by the gate on an earlier night"
         if reason is None and len(edits) >= max_edits:
             reason = f"over the budget of {max_edits} edits per night"
+        _defuse(edit)
         if reason:
             refused.append((edit, reason))
         else:

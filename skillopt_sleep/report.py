@@ -2,49 +2,16 @@
 summary.
 
 Model output and transcript text are untrusted: everything that came from them goes through
-``sanitize`` before it reaches a terminal or the Markdown file.
+``sanitize.sanitize`` before it reaches a terminal or the Markdown file.
 """
 
 from __future__ import annotations
 
-import re
 import shlex
 from typing import Any
 
+from skillopt_sleep.sanitize import sanitize
 from skillopt_sleep.types import Edit, NightReport, format_time
-
-# ESC-introduced sequences: CSI (colors, cursor moves), OSC (titles, hyperlinks), DCS/PM/APC
-# strings, and the two-byte forms; plus their 8-bit C1 equivalents.
-_ESCAPES = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
-    r"|\x1b[ -/]*[0-~]"
-    r"|\x9b[0-?]*[ -/]*[@-~]"
-    r"|\x9d[^\x07\x9c]*[\x07\x9c]?"
-)
-# C0/C1 controls except \t and \n, DEL, and the bidi overrides used to disguise text.
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def sanitize(text: Any, limit: int | None = None) -> str:
-    """Make untrusted text safe for a terminal and a Markdown report.
-
-    Strips terminal escape sequences and control characters (keeping newlines and tabs), turns
-    carriage returns into newlines, and defuses HTML comment markers so that text cannot hide
-    content in rendered Markdown or forge our managed-block markers. ``limit`` caps the length,
-    ending in an ellipsis.
-    """
-    if text is None:
-        return ""
-    text = str(text).replace("\r\n", "\n").replace("\r", "\n")
-    text = _ESCAPES.sub("", text)
-    text = _CONTROLS.sub("", text)
-    text = text.replace("<!--", "&lt;!--").replace("-->", "--&gt;")
-    if limit is not None and len(text) > limit:
-        text = text[: max(limit - 1, 0)].rstrip() + "…"
-    return text
-
 
 def _cell(value: Any, limit: int = 120) -> str:
     """One Markdown table cell: sanitized, on one line, with ``|`` escaped."""

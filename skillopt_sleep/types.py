@@ -265,9 +265,13 @@ class NightReport(Record):
         return bool(self.accepted_edits)
 
     def to_dict(self) -> dict[str, Any]:
+        """The report as stored (report.json, history) and printed by ``--json``: model and
+        transcript text in it never carries escape sequences or invisible characters."""
+        from skillopt_sleep.sanitize import clean_obj
+
         data = super().to_dict()
         data["accepted"] = self.accepted
-        return data
+        return clean_obj(data)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> NightReport:

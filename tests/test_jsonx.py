@@ -41,3 +41,32 @@ def test_first_object_wins():
 def test_fenced_block_preferred_over_prose_braces():
     text = 'I considered {"draft": true} but the final is:\n```json\n{"final": true}\n```'
     assert extract_json(text) == {"final": True}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000,
+        '{"a": ' * 100_000,
+        "```json\n" + "[" * 100_000 + "\n```",
+        "prose first " + "[" * 50_000 + "]" * 10,
+        "{" * 150_000,
+        '{"' * 90_000,
+        "x" * 10 + "[1," * 60_000,
+    ],
+    ids=["brackets", "objects", "fenced", "embedded", "braces", "open-strings", "unclosed-array"],
+)
+def test_hostile_replies_are_malformed_not_a_crash(text):
+    assert extract_json(text) is None
+
+
+def test_an_oversized_reply_is_malformed():
+    assert extract_json('{"a": "' + "x" * 300_000 + '"}') is None
+
+
+def test_nesting_within_limits_still_parses():
+    expected: list = []
+    for _ in range(49):
+        expected = [expected]
+    assert extract_json("[" * 50 + "]" * 50) == expected
+    assert extract_json('noise {"edits": ' + "[" * 50 + "]" * 50 + "} end") == {"edits": expected}

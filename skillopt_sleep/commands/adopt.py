@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from skillopt_sleep import adoption, staging
 from skillopt_sleep.errors import EXIT_OK, UserError
-from skillopt_sleep.report import sanitize
+from skillopt_sleep.sanitize import sanitize
 
 
 def format_adopt(result: adoption.AdoptResult, project: Path) -> str:

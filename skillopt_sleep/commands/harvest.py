@@ -81,7 +81,9 @@ def cmd_harvest(args: argparse.Namespace) -> int:
     if args.output:
         save_tasks(args.output, tasks, reviewed=False)
     if args.json:
-        print(json.dumps({
+        from skillopt_sleep.sanitize import clean_obj
+
+        print(json.dumps(clean_obj({
             "sessions": [d.to_dict() for d in result.digests],
             "tasks": [t.to_dict() for t in tasks],
             "skipped": dict(result.skipped),
@@ -90,14 +92,14 @@ def cmd_harvest(args: argparse.Namespace) -> int:
             "bytes_read": result.bytes_read,
             "mining": counts,
             "output": str(args.output) if args.output else None,
-        }, indent=2))
+        }), indent=2))
         return EXIT_OK
     print_summary(result, tasks, counts, args.output)
     return EXIT_OK
 
 
 def print_summary(result: Any, tasks: list[TaskRecord], counts: dict[str, int], output: Path | None) -> None:
-    from skillopt_sleep.report import sanitize
+    from skillopt_sleep.sanitize import sanitize
 
     sources = ", ".join(result.sources_used) or "none"
     print(f"{len(result.digests)} session(s) from {sources}; {result.files_read} file(s), "

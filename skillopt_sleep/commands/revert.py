@@ -8,7 +8,7 @@ from pathlib import Path
 
 from skillopt_sleep import adoption
 from skillopt_sleep.commands.adopt import run_and_print
-from skillopt_sleep.report import sanitize
+from skillopt_sleep.sanitize import sanitize
 
 
 def format_revert(result: adoption.RevertResult, project: Path | None = None) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 from skillopt_sleep import staging
 from skillopt_sleep.errors import EXIT_OK
 from skillopt_sleep.paths import project_dirs
-from skillopt_sleep.report import sanitize
+from skillopt_sleep.sanitize import clean_obj, sanitize
 from skillopt_sleep.state import History, read_lock
 
 
@@ -105,7 +105,7 @@ def format_status(data: dict[str, Any]) -> str:
 def status(project: str | os.PathLike[str] | None, as_json: bool = False,
            recent: int = 5) -> int:
     data = collect_status(staging.resolve_project(project), recent)
-    print(json.dumps(data) if as_json else format_status(data))
+    print(json.dumps(clean_obj(data)) if as_json else format_status(data))
     return EXIT_OK
 
 
