@@ -15,10 +15,14 @@ from skillopt_sleep.commands.demo import build_demo_home
 from skillopt_sleep.config import Config
 from skillopt_sleep.night import NightOptions, run_night
 
+from tests.fixtures.redaction.corpus import secret_fragments, secret_samples
 from tests.test_redact import SECRETS
 
-PLANTED = [template.format(s=secret) for _kind, template, secret in SECRETS]
-SECRET_VALUES = [secret for _kind, _template, secret in SECRETS]
+# the hand-written shapes plus one generated sample of every corpus shape (issue 9 item 3)
+GENERATED = secret_samples(seed=9, per_shape=1)
+PLANTED = [template.format(s=secret) for _kind, template, secret in SECRETS] + [s.text for s in GENERATED]
+SECRET_VALUES = [secret for _kind, _template, secret in SECRETS] + [
+    fragment for s in GENERATED for fragment in secret_fragments(s.secret)]
 
 
 class Recording:
@@ -35,7 +39,8 @@ class Recording:
 
 
 def _plant(claude: Path, project: Path) -> None:
-    for n, path in enumerate(sorted(claude.rglob("*.jsonl"))):
+    n = 0
+    for path in sorted(claude.rglob("*.jsonl")):
         lines = path.read_text().splitlines()
         out = []
         for line in lines:
@@ -43,6 +48,7 @@ def _plant(claude: Path, project: Path) -> None:
             msg = record.get("message") or {}
             if record.get("type") == "user" and isinstance(msg.get("content"), str) and not record.get("isMeta"):
                 msg["content"] += " (context: " + PLANTED[n % len(PLANTED)] + ")"
+                n += 1
             out.append(json.dumps(record))
         path.write_text("\n".join(out) + "\n")
     with open(project / "CLAUDE.md", "a") as fh:

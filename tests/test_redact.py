@@ -168,3 +168,43 @@ def test_no_planted_secret_survives_anywhere(tmp_path):
             assert fragment not in dumped, fragment
             assert fragment not in stored, fragment
         assert json.dumps(secret)[1:-1] not in stored
+
+
+# --- the generated, labelled corpus (issue 9 item 3): tests/fixtures/redaction ---------------
+
+from tests.fixtures.redaction.corpus import SHAPES, secret_fragments, secret_samples  # noqa: E402
+from tests.fixtures.redaction.ordinary import ORDINARY  # noqa: E402
+
+CORPUS = secret_samples(seed=20261123, per_shape=8)
+
+
+def test_the_corpus_is_big_enough():
+    assert len(SHAPES) >= 80 and len(ORDINARY) >= 100
+    assert sum(s.kind == "prefix" for s in SHAPES) >= 80
+
+
+@pytest.mark.parametrize("shape", [s.name for s in SHAPES])
+def test_every_generated_shape_is_redacted(shape):
+    """Every shape with a documented prefix, and every context shape of the corpus, is caught."""
+    for sample in (s for s in CORPUS if s.shape == shape):
+        out = redact(sample.text)
+        for fragment in secret_fragments(sample.secret):
+            assert fragment not in out, (sample.text, out)
+        assert "[REDACTED:" in out
+        assert redact(out) == out
+
+
+def test_ordinary_lines_are_not_mangled():
+    mangled = [(line, redact(line)) for line in ORDINARY if redact(line) != line]
+    assert len(mangled) <= 0.02 * len(ORDINARY), mangled
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32), prefix=st.sampled_from(["", " ", "\n", "(", "'", '"', "=", ": ", "> "]),
+       suffix=st.sampled_from(["", " ", "\n", ")", "'", '"', ",", ";", ". ", "\t"]))
+def test_prefixed_shapes_survive_no_seed_or_punctuation(seed, prefix, suffix):
+    for sample in secret_samples(seed, 1):
+        if sample.kind != "prefix":
+            continue
+        out = redact(prefix + sample.text + suffix)
+        assert not any(f in out for f in secret_fragments(sample.secret)), (sample.shape, out)
