@@ -27,7 +27,7 @@ from skillopt_sleep import __version__, staging
 from skillopt_sleep.errors import EXIT_OK
 from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.redact import redact
-from skillopt_sleep.report import sanitize
+from skillopt_sleep.sanitize import sanitize
 from skillopt_sleep.state import append_jsonl, atomic_write_text, read_jsonl
 from skillopt_sleep.types import format_time, parse_time
 
