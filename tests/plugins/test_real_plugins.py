@@ -1,0 +1,178 @@
+"""The plugins against the real Claude Code and Codex CLIs (throwaway HOME / CODEX_HOME; the only
+server they talk to is a fake on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from fakes.anthropic_server import FakeAnthropic
+from tests.real_clients import client_env, real_cli
+from skillopt_sleep import __version__
+from skillopt_sleep.staging import StagedFile, stage
+from skillopt_sleep.types import Edit, NightReport
+
+REPO = Path(__file__).resolve().parents[2]
+CLAUDE_PLUGIN = REPO / "plugins" / "claude-code"
+INSTALL_SH = REPO / "plugins" / "codex" / "install.sh"
+MARKETPLACE = "skillopt-sleep"
+
+
+def _run(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=str(cwd), timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+def _repo_copy(tmp_path: Path) -> Path:
+    """The files a user's clone would have for the plugins (the marketplaces and plugins/)."""
+    copy = tmp_path / "repo"
+    for rel in (".claude-plugin", ".agents", "plugins"):
+        shutil.copytree(REPO / rel, copy / rel)
+    shutil.copy(REPO / "README.md", copy / "README.md")
+    subprocess.run(["git", "init", "-q", str(copy)], check=True, timeout=60)
+    return copy
+
+
+def _readme_commands(heading: str, repo: Path) -> list[list[str]]:
+    """The commands of the first code block under ``heading`` in README.md, with ``<owner>/<repo>``
+    standing for the clone at ``repo`` — so the README shows exactly what these tests run."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split(f"\n## {heading}\n", 1)[1]
+    block = re.search(r"```[a-z]*\n(.*?)```", section, re.S).group(1)
+    return [shlex.split(line.replace("<owner>/<repo>", str(repo))) for line in block.splitlines() if line.strip()]
+
+
+# --------------------------------------------------------------------------- Claude Code
+
+
+@pytest.mark.parametrize("target", ["plugins/claude-code", "."])
+def test_claude_validate_strict(tmp_path, target):
+    claude = real_cli("claude")
+    out = _run([claude, "plugin", "validate", "--strict", "--json", target], client_env(tmp_path), REPO)
+    report = json.loads(out.stdout)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert report["success"] is True and report["strict"] is True
+    assert report["manifest"]["errors"] == [] and report["manifest"]["warnings"] == []
+
+
+def test_claude_readme_install_commands(tmp_path):
+    """README's two slash commands, run as their ``claude plugin …`` shell equivalents."""
+    claude = real_cli("claude")
+    env = client_env(tmp_path)
+    repo = _repo_copy(tmp_path)
+    commands = _readme_commands("Install in Claude Code", repo)
+    assert [c[:2] for c in commands] == [["/plugin", "marketplace"], ["/plugin", "install"]]
+    for command in commands:
+        out = _run([claude, "plugin", *command[1:]], env, tmp_path)
+        assert out.returncode == 0, out.stdout + out.stderr
+    out = _run([claude, "plugin", "list", "--json"], env, tmp_path)
+    (installed,) = [p for p in json.loads(out.stdout) if p["id"] == f"skillopt-sleep@{MARKETPLACE}"]
+    assert installed["enabled"] is True and installed["version"] == __version__
+
+
+def _events_until_init(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 180) -> list[dict]:
+    """The stream-json events up to the ``init`` event (hooks run before it); then the process is
+    stopped — the test is about loading the plugin, not about the model turn."""
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=env, cwd=str(cwd), start_new_session=True)
+    timer = threading.Timer(timeout, lambda: os.killpg(proc.pid, signal.SIGKILL))
+    timer.start()
+    events: list[dict] = []
+    try:
+        for raw in proc.stdout:
+            if raw.startswith(b"{"):
+                events.append(json.loads(raw))
+                if events[-1].get("subtype") == "init":
+                    break
+    finally:
+        timer.cancel()
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        proc.wait()
+        proc.stdout.close()
+    return events
+
+
+def test_claude_loads_the_plugin_and_runs_its_session_start_hook(tmp_path):
+    """``claude -p --plugin-dir``: the command and skill are listed, and the SessionStart hook
+    hands Claude Code the notice of a staged proposal."""
+    claude = real_cli("claude")
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "CLAUDE.md").write_bytes(b"# rules\n")
+    report = NightReport(night_id="n1", project=str(project), mode="run", status="staged",
+                         accepted_edits=[Edit("memory", "add", "a"), Edit("memory", "add", "b")])
+    stage(project, report, [StagedFile("memory", project / "CLAUDE.md", b"# rules\n", b"# rules\n- a\n")])
+    with FakeAnthropic(key="the-right-key") as server:  # a wrong key: no turn is ever answered
+        env = client_env(tmp_path, ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="a-wrong-key",
+                         SKILLOPT_SLEEP_PYTHON=sys.executable, SKILLOPT_SLEEP_HOOK_BUDGET="30",
+                         SKILLOPT_SLEEP_HOME=os.environ["SKILLOPT_SLEEP_HOME"])
+        events = _events_until_init([claude, "-p", "hello", "--plugin-dir", str(CLAUDE_PLUGIN),
+                                     "--output-format", "stream-json", "--verbose", "--max-turns", "1"],
+                                    env, project)
+    (init,) = [e for e in events if e.get("subtype") == "init"]
+    assert "skillopt-sleep:skillopt-sleep" in init["slash_commands"]
+    assert "skillopt-sleep:skillopt-sleep-guide" in init["skills"]
+    assert any(p["name"] == "skillopt-sleep" and p["version"] == __version__ for p in init["plugins"])
+    (hook,) = [e for e in events if e.get("subtype") == "hook_response"
+               and e.get("hook_event") == "SessionStart"]
+    assert hook["exit_code"] == 0
+    answer = json.loads(hook["stdout"])
+    assert answer["systemMessage"] == ("skillopt-sleep: last night proposed 2 rules for this project "
+                                       "— /skillopt-sleep review")
+
+
+# --------------------------------------------------------------------------- Codex
+
+
+def test_codex_readme_install_commands(tmp_path):
+    """README's ``codex plugin marketplace add`` and ``codex plugin add``, with ``plugin list``."""
+    codex = real_cli("codex")
+    env = client_env(tmp_path)
+    repo = _repo_copy(tmp_path)
+    add_marketplace, add_plugin = _readme_commands("Install in Codex", repo)
+    assert add_marketplace[:3] == ["codex", "plugin", "marketplace"] and add_plugin[:3] == ["codex", "plugin", "add"]
+    out = _run([codex, *add_marketplace[1:]], env, tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    out = _run([codex, "plugin", "list", "--json", "--available"], env, tmp_path)
+    assert out.returncode == 0, out.stderr
+    (available,) = [p for p in json.loads(out.stdout)["available"]
+                    if p["pluginId"] == f"skillopt-sleep@{MARKETPLACE}"]
+    assert available["installed"] is False and available["version"] == __version__
+    out = _run([codex, *add_plugin[1:], "--json"], env, tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    installed_path = Path(json.loads(out.stdout)["installedPath"])
+    assert (installed_path / "skills" / "skillopt-sleep" / "SKILL.md").is_file()
+    out = _run([codex, "plugin", "list", "--json"], env, tmp_path)
+    (installed,) = [p for p in json.loads(out.stdout)["installed"]
+                    if p["pluginId"] == f"skillopt-sleep@{MARKETPLACE}"]
+    assert installed["enabled"] is True
+
+
+def test_codex_install_sh_is_idempotent(tmp_path):
+    assert "`sh plugins/codex/install.sh`" in (REPO / "README.md").read_text(encoding="utf-8")
+    env = client_env(tmp_path)
+    skill = Path(env["HOME"]) / ".agents" / "skills" / "skillopt-sleep" / "SKILL.md"
+    first = _run(["sh", str(INSTALL_SH)], env, tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "installed the skillopt-sleep skill" in first.stdout
+    assert skill.read_bytes() == (REPO / "plugins/codex/skills/skillopt-sleep/SKILL.md").read_bytes()
+    second = _run(["sh", str(INSTALL_SH)], env, tmp_path)
+    assert second.returncode == 0 and "already up to date" in second.stdout
+    assert sorted(p.name for p in skill.parent.iterdir()) == ["SKILL.md"]
+    skill.write_text("an older copy\n")
+    third = _run(["sh", str(INSTALL_SH)], env, tmp_path)
+    assert third.returncode == 0 and "installed" in third.stdout
+    assert skill.read_bytes() == (REPO / "plugins/codex/skills/skillopt-sleep/SKILL.md").read_bytes()
