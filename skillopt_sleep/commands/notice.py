@@ -42,7 +42,7 @@ REPORT_READ_LIMIT = 2 * 1024 * 1024
 SESSIONS_COMPACT_BYTES = 64 * 1024
 
 REVIEW_HINTS = {
-    "claude": "/skillopt-sleep review",
+    "claude": "/skillopt-sleep:skillopt-sleep review",
     "codex": "ask for the skillopt-sleep review",
     "cli": "skillopt-sleep review",
 }

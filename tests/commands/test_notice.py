@@ -41,7 +41,7 @@ def test_staged_proposal_is_announced_until_adopted(project):
     _stage(project, "n1", 2)
     lines = notice_cmd.collect_notices(project, agent="claude")
     assert lines == ["skillopt-sleep: last night proposed 2 rules for this project — "
-                     "/skillopt-sleep review"]
+                     "/skillopt-sleep:skillopt-sleep review"]
     adopt(project)
     assert notice_cmd.collect_notices(project) == []
     revert(project)
@@ -94,7 +94,7 @@ def test_cli_json_and_text(project, capsys):
     assert main(["notice", "--project", str(project), "--json", "--agent", "claude"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["version"] and data["event"] == "session-start"
-    assert data["notices"] and "/skillopt-sleep review" in data["notices"][0]
+    assert data["notices"] and "/skillopt-sleep:skillopt-sleep review" in data["notices"][0]
     assert main(["notice", "--project", str(project)]) == 0
     assert capsys.readouterr().out.count("\n") == 1
 

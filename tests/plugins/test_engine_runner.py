@@ -22,7 +22,7 @@ from skillopt_sleep.types import Edit, NightReport
 REPO = Path(__file__).resolve().parents[2]
 RUNNER = REPO / "plugins" / "claude-code" / "scripts" / "engine.py"
 SYSTEM_PYTHON = "/usr/bin/python3"
-# Loose: the runner's own budget is 0.8 s; this only catches a hook that waits for a hung engine.
+# Loose: the runner's own budget is 0.7 s; this only catches a hook that waits for a hung engine.
 HOOK_WALL_LIMIT = 5.0
 
 
@@ -184,7 +184,7 @@ def test_notice_appears_when_staged_and_disappears_after_adopt(tmp_path, project
     out, _ = _hook("session-start", project, env)
     answer = json.loads(out.stdout)
     assert answer["systemMessage"] == ("skillopt-sleep: last night proposed 2 rules for this project "
-                                       "— /skillopt-sleep review")
+                                       "— /skillopt-sleep:skillopt-sleep review")
     assert answer["hookSpecificOutput"]["additionalContext"].startswith(answer["systemMessage"])
     _assert_clean(out.stdout)
     adopt(project)

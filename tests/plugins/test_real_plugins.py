@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -131,7 +132,7 @@ def test_claude_loads_the_plugin_and_runs_its_session_start_hook(tmp_path):
     assert hook["exit_code"] == 0
     answer = json.loads(hook["stdout"])
     assert answer["systemMessage"] == ("skillopt-sleep: last night proposed 2 rules for this project "
-                                       "— /skillopt-sleep review")
+                                       "— /skillopt-sleep:skillopt-sleep review")
 
 
 # --------------------------------------------------------------------------- Codex
@@ -176,3 +177,43 @@ def test_codex_install_sh_is_idempotent(tmp_path):
     third = _run(["sh", str(INSTALL_SH)], env, tmp_path)
     assert third.returncode == 0 and "installed" in third.stdout
     assert skill.read_bytes() == (REPO / "plugins/codex/skills/skillopt-sleep/SKILL.md").read_bytes()
+
+
+def _user_texts(body: dict) -> list[str]:
+    texts = []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        texts.extend(b.get("text", "") for b in blocks if message.get("role") == "user")
+    return texts
+
+
+def test_claude_expands_the_slash_command_with_the_runner_path(tmp_path):
+    """``/skillopt-sleep:skillopt-sleep status`` reaches the model as our instructions, with the
+    installed runner's absolute path and the user's arguments filled in."""
+    claude = real_cli("claude")
+    project = tmp_path / "proj"
+    project.mkdir()
+    with FakeAnthropic(key="k") as server:
+        env = client_env(tmp_path, ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="k")
+        proc = subprocess.Popen([claude, "-p", "/skillopt-sleep:skillopt-sleep status", "--plugin-dir",
+                                 str(CLAUDE_PLUGIN), "--max-turns", "1"], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=str(project),
+                                start_new_session=True)
+        try:
+            deadline = time.monotonic() + 120
+            while not server.seen("/v1/messages") and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.1)
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            proc.wait()
+        requests = server.seen("/v1/messages")
+    assert requests, "claude never asked the model"
+    text = "\n".join(_user_texts(requests[0].body))
+    assert "The user invoked `/skillopt-sleep:skillopt-sleep` with these arguments: `status`" in text
+    runner = CLAUDE_PLUGIN / "scripts" / "engine.py"
+    assert f'python3 "{runner}" engine status --project "$PWD"' in text
+    assert "${CLAUDE_PLUGIN_ROOT}" not in text

@@ -36,7 +36,7 @@ from pathlib import Path
 PLUGIN_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "skillopt-sleep"
 MODULE = "skillopt_sleep"
-HOOK_BUDGET = 0.8  # seconds, for everything a hook does (SKILLOPT_SLEEP_HOOK_BUDGET overrides)
+HOOK_BUDGET = 0.7  # seconds, for everything a hook does (SKILLOPT_SLEEP_HOOK_BUDGET overrides)
 STDIN_WAIT = 0.1  # seconds to wait for the hook's JSON on stdin
 MAX_ENGINE_OUTPUT = 64 * 1024
 MAX_LINE = 240
@@ -243,7 +243,7 @@ def session_start() -> int:
             "hookSpecificOutput": {
                 "hookEventName": "SessionStart",
                 "additionalContext": text + "\n(The user reviews and adopts skillopt-sleep "
-                "proposals with the /skillopt-sleep command; never edit CLAUDE.md or skills for it.)",
+                "proposals with the /skillopt-sleep:skillopt-sleep command; never edit CLAUDE.md or skills for it.)",
             },
         }))
     return 0
@@ -320,7 +320,7 @@ def start_night(args: list[str]) -> int:
             return 1
     print(f"skillopt-sleep: started a night for {clean_line(project)} (pid {proc.pid}).\n"
           f"It runs in the background; its output goes to {log}.\n"
-          "When it is done, `/skillopt-sleep` shows the result and `/skillopt-sleep review` the proposal.")
+          "When it is done, `/skillopt-sleep:skillopt-sleep` shows the result and `/skillopt-sleep:skillopt-sleep review` the proposal.")
     return 0
 
 
