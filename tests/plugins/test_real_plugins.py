@@ -81,6 +81,19 @@ def test_claude_readme_install_commands(tmp_path):
     assert installed["enabled"] is True and installed["version"] == __version__
 
 
+NOTICE = "skillopt-sleep: last night proposed 2 rules for this project — /skillopt-sleep:skillopt-sleep review"
+
+
+def _project_with_proposal(tmp_path: Path) -> Path:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "CLAUDE.md").write_bytes(b"# rules\n")
+    report = NightReport(night_id="n1", project=str(project), mode="run", status="staged",
+                         accepted_edits=[Edit("memory", "add", "a"), Edit("memory", "add", "b")])
+    stage(project, report, [StagedFile("memory", project / "CLAUDE.md", b"# rules\n", b"# rules\n- a\n")])
+    return project
+
+
 def _events_until_init(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 180) -> list[dict]:
     """The stream-json events up to the ``init`` event (hooks run before it); then the process is
     stopped — the test is about loading the plugin, not about the model turn."""
@@ -110,12 +123,7 @@ def test_claude_loads_the_plugin_and_runs_its_session_start_hook(tmp_path):
     """``claude -p --plugin-dir``: the command and skill are listed, and the SessionStart hook
     hands Claude Code the notice of a staged proposal."""
     claude = real_cli("claude")
-    project = tmp_path / "proj"
-    project.mkdir()
-    (project / "CLAUDE.md").write_bytes(b"# rules\n")
-    report = NightReport(night_id="n1", project=str(project), mode="run", status="staged",
-                         accepted_edits=[Edit("memory", "add", "a"), Edit("memory", "add", "b")])
-    stage(project, report, [StagedFile("memory", project / "CLAUDE.md", b"# rules\n", b"# rules\n- a\n")])
+    project = _project_with_proposal(tmp_path)
     with FakeAnthropic(key="the-right-key") as server:  # a wrong key: no turn is ever answered
         env = client_env(tmp_path, ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="a-wrong-key",
                          SKILLOPT_SLEEP_PYTHON=sys.executable, SKILLOPT_SLEEP_HOOK_BUDGET="30",
@@ -130,9 +138,7 @@ def test_claude_loads_the_plugin_and_runs_its_session_start_hook(tmp_path):
     (hook,) = [e for e in events if e.get("subtype") == "hook_response"
                and e.get("hook_event") == "SessionStart"]
     assert hook["exit_code"] == 0
-    answer = json.loads(hook["stdout"])
-    assert answer["systemMessage"] == ("skillopt-sleep: last night proposed 2 rules for this project "
-                                       "— /skillopt-sleep:skillopt-sleep review")
+    assert json.loads(hook["stdout"])["systemMessage"] == NOTICE
 
 
 # --------------------------------------------------------------------------- Codex
@@ -188,14 +194,16 @@ def _user_texts(body: dict) -> list[str]:
     return texts
 
 
-def test_claude_expands_the_slash_command_with_the_runner_path(tmp_path):
+def test_claude_expands_the_slash_command_and_the_model_sees_the_notice(tmp_path):
     """``/skillopt-sleep:skillopt-sleep status`` reaches the model as our instructions, with the
-    installed runner's absolute path and the user's arguments filled in."""
+    installed runner's absolute path and the user's arguments filled in; the SessionStart notice
+    is in the model's context too."""
     claude = real_cli("claude")
-    project = tmp_path / "proj"
-    project.mkdir()
+    project = _project_with_proposal(tmp_path)
     with FakeAnthropic(key="k") as server:
-        env = client_env(tmp_path, ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="k")
+        env = client_env(tmp_path, ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="k",
+                         SKILLOPT_SLEEP_PYTHON=sys.executable, SKILLOPT_SLEEP_HOOK_BUDGET="30",
+                         SKILLOPT_SLEEP_HOME=os.environ["SKILLOPT_SLEEP_HOME"])
         proc = subprocess.Popen([claude, "-p", "/skillopt-sleep:skillopt-sleep status", "--plugin-dir",
                                  str(CLAUDE_PLUGIN), "--max-turns", "1"], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=str(project),
@@ -217,3 +225,4 @@ def test_claude_expands_the_slash_command_with_the_runner_path(tmp_path):
     runner = CLAUDE_PLUGIN / "scripts" / "engine.py"
     assert f'python3 "{runner}" engine status --project "$PWD"' in text
     assert "${CLAUDE_PLUGIN_ROOT}" not in text
+    assert NOTICE in json.dumps(requests[0].body, ensure_ascii=False)
