@@ -68,14 +68,22 @@ def clean_obj(obj: Any) -> Any:
     return obj
 
 
+# In rendered Markdown: a link target that runs code when clicked (HTML tags: ``_TAG`` below).
+_CODE_LINK = re.compile(r"(?i)(?<=[(<\"'])(\s*)(javascript|vbscript|data):")
+
+
 def sanitize(text: Any, limit: int | None = None) -> str:
     """Make untrusted text safe for a terminal and a Markdown report.
 
-    ``clean_text``, plus HTML comment markers defused so text cannot hide content in rendered
-    Markdown or forge our managed-block markers. ``limit`` caps the length, ending in an ellipsis.
+    ``clean_text``, plus markup defused for rendered Markdown: HTML comment markers (so text cannot
+    hide content or forge our managed-block markers), tags (``<img onerror=...>`` shows as text)
+    and ``javascript:`` / ``data:`` link targets. ``limit`` caps the length, ending in an ellipsis.
     """
     text = clean_text(text)
     text = text.replace("<!--", "&lt;!--").replace("-->", "--&gt;")
+    text = _TAG.sub(lambda m: "&lt;" + m.group(0)[1:], text)  # List<int> stays as it is
+    text = _DOCUMENT_WRAPPER.sub(lambda m: "&lt;" + m.group(0)[1:], text)
+    text = _CODE_LINK.sub(r"\1\2&#58;", text)
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 1, 0)].rstrip() + "…"
     return text

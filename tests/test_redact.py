@@ -13,8 +13,11 @@ from hypothesis import strategies as st
 
 from skillopt_sleep.redact import redact, redact_obj
 from skillopt_sleep.sources import harvest
+from tests.fixtures.redaction.corpus import SHAPES, secret_fragments, secret_samples
+from tests.fixtures.redaction.ordinary import ORDINARY
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
+_GENERATED = secret_samples(seed=3, per_shape=1)  # one of every corpus shape, planted in transcripts
 ALNUM = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
 
 # (kind, text with the secret in context, the secret itself). Built from pieces so that no
@@ -114,7 +117,7 @@ def test_redact_never_raises(text):
 
 
 def _plant(claude_home: Path, codex_home: Path) -> None:
-    texts = [template.format(s=secret) for _kind, template, secret in SECRETS]
+    texts = [template.format(s=secret) for _kind, template, secret in SECRETS] + [s.text for s in _GENERATED]
     session = "5a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d"
     records = []
     for i, text in enumerate(texts):
@@ -168,12 +171,14 @@ def test_no_planted_secret_survives_anywhere(tmp_path):
             assert fragment not in dumped, fragment
             assert fragment not in stored, fragment
         assert json.dumps(secret)[1:-1] not in stored
+    for sample in _GENERATED:
+        for fragment in secret_fragments(sample.secret):
+            assert fragment not in dumped, (sample.shape, fragment)
+            assert json.dumps(fragment)[1:-1] not in stored, (sample.shape, fragment)
 
 
 # --- the generated, labelled corpus (issue 9 item 3): tests/fixtures/redaction ---------------
 
-from tests.fixtures.redaction.corpus import SHAPES, secret_fragments, secret_samples  # noqa: E402
-from tests.fixtures.redaction.ordinary import ORDINARY  # noqa: E402
 
 CORPUS = secret_samples(seed=20261123, per_shape=8)
 

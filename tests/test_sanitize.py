@@ -83,6 +83,21 @@ def test_sanitize_defuses_comment_markers_and_caps_length() -> None:
     assert sanitize("x" * 50, 10) == "x" * 9 + "…"
 
 
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ('<img src=x onerror="alert(1)">', '&lt;img src=x onerror="alert(1)">'),
+        ("<script>fetch('//x')</script>", "&lt;script>fetch('//x')&lt;/script>"),
+        ("</document> then <document>", "&lt;/document> then &lt;document>"),
+        ("[docs](javascript:alert(1))", "[docs](javascript&#58;alert(1))"),
+        ("use List<int> when a < b; see <https://example.com>", "use List<int> when a < b; see <https://example.com>"),
+        ("test data: fixtures", "test data: fixtures"),
+    ],
+)
+def test_sanitize_shows_markup_as_text_in_rendered_markdown(text: str, shown: str) -> None:
+    assert sanitize(text) == shown
+
+
 def _unsafe(ch: str) -> bool:
     return ch not in "\n\t" and unicodedata.category(ch) in ("Cc", "Cf", "Cs")
 
@@ -157,3 +172,33 @@ def test_a_hostile_optimizer_never_reaches_the_documents_or_the_report(
     for path in [project / "CLAUDE.md", *project.rglob("SKILL.md")]:
         for name, _payload, marker in HOSTILE:  # markup too: never in a live document
             assert marker not in texts[path], f"{name} adopted into {path}"
+    report_md = next(text for path, text in texts.items() if path.name == "report.md")
+    for tag in ("<img", "<script", "</document>", "(javascript:"):  # shown as text, never live markup
+        assert tag not in report_md, tag
+
+
+def test_a_malformed_reply_is_a_refused_reply_not_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """100,000 nested brackets (RecursionError in ``json``) from the optimizer: no edit, no crash."""
+    home, claude, project = build_demo_home(tmp_path)
+    monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(home))
+    real = night.make_backend
+
+    def malformed(*args, **kwargs) -> ScriptedBackend:
+        sim = real(*args, **kwargs)
+
+        def answer(request: Request) -> Completion:
+            if request.purpose in ("reflect", "mine"):
+                return Completion(text="[" * 100_000, model="hostile")
+            return sim.complete(request)
+
+        backend = ScriptedBackend(default=answer, model="hostile")
+        backend.id = sim.id
+        return backend
+
+    monkeypatch.setattr(night, "make_backend", malformed)
+    before = (project / "CLAUDE.md").read_bytes()
+    config = Config(backend="sim:correct=1,harmful=0,seed=3", agent="claude", source="claude",
+                    claude_home=str(claude), miner="llm")
+    report = run_night(NightOptions(project=project, config=config, mode="run", auto_adopt=True))
+    assert report.accepted_edits == [] and report.status in ("no-change", "no-tasks")
+    assert (project / "CLAUDE.md").read_bytes() == before
