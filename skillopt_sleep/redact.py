@@ -195,6 +195,21 @@ def _keep_prefix_group(kind: str, *, require_digit: bool = False,
     return repl
 
 
+def _after_command(kind: str, command: re.Pattern[str]) -> Callable[[re.Match[str]], str]:
+    """A flag's value is a secret only on a command line that names ``command`` before it (the
+    rule is anchored on the flag, so text full of command names costs nothing)."""
+    keep = _keep_prefix_group(kind, check_value=True)
+
+    def repl(m: re.Match[str]) -> str:
+        window = max(m.start() - 300, 0)
+        line_start = max(m.string.rfind("\n", window, m.start()) + 1, window)
+        if command.search(m.string, line_start, m.start()) is None:
+            return m.group(0)
+        return keep(m)
+
+    return repl
+
+
 def _random_looking(value: str) -> bool:
     return len(value) >= 10 and (_has_digit(value) or (value.lower() != value and value.upper() != value))
 
@@ -327,16 +342,16 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "cli_password",  # mysql -pPASSWORD (no space: with one, mysql prompts)
-        re.compile(rf"(?<![A-Za-z0-9])(?:mysql(?:dump|admin|import)?|mariadb)\b[^\n]{{0,300}}?\s-p(?P<secret>{_VALUE}{{1,256}})"),
-        ("mysql", "mariadb"),
-        replace=_keep_prefix_group("cli_password", check_value=True),
+        re.compile(rf" -p(?P<secret>{_VALUE}{{1,256}})"),
+        (" -p",),
+        replace=_after_command("cli_password", re.compile(r"\b(?:mysql(?:dump|admin|import)?|mariadb)\b")),
         anchored=True,
     ),
     _Rule(
         "cli_password",  # docker login -p PASSWORD
-        re.compile(rf"(?<![A-Za-z0-9])login\b[^\n]{{0,200}}?\s-p\s{{1,5}}(?P<secret>[^\s\"'`\-<]{_VALUE}{{2,255}})"),
-        ("login",),
-        replace=_keep_prefix_group("cli_password", check_value=True),
+        re.compile(rf" -p\s{{1,5}}(?P<secret>[^\s\"'`\-<]{_VALUE}{{2,255}})"),
+        (" -p",),
+        replace=_after_command("cli_password", re.compile(r"\blogin\b")),
         anchored=True,
     ),
     _Rule(
