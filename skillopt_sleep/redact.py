@@ -48,7 +48,8 @@ def _has_digit(s: str) -> bool:
 _PLACEHOLDER = re.compile(
     r"""(?:\$\{?[A-Za-z_(]|%(?:\([A-Za-z_]\w*\)[sdr]|[sdr]$|[A-Za-z_]\w*%$)|\{\{|<[^>]{0,60}>$|os\.|process\.env|getenv|env\(|secrets\.|
          none$|null$|nil$|true$|false$|undefined$|\*+$|x+$|\.\.\.|\[REDACTED|
-         (?:your|my|the|some|example|sample|dummy|fake|test)[-_ ]?(?:api[-_ ]?)?(?:key|token|secret|password|pass)|
+         (?:your|my|the|some|example|sample|dummy|fake|test)[-_ ]?(?:api[-_ ]?)?(?:key|token|secret|password|pass)
+           (?:[-_ ]?here)?$|
          changeme$|placeholder|redacted)""",
     re.IGNORECASE | re.VERBOSE,
 )

@@ -7,7 +7,8 @@ Three uses, one module:
   bidi overrides and other invisible format characters are removed; newlines and tabs stay.
   A lone UTF-16 surrogate (which cannot be encoded) becomes U+FFFD.
 - ``sanitize``: the same, for a terminal line or the Markdown report, which additionally defuses
-  HTML comment markers so text cannot hide content or forge the managed-block markers.
+  HTML comment markers (so text cannot hide content or forge the managed-block markers), HTML
+  tags and ``javascript:`` link targets, so that they show as text when the report is rendered.
 - ``rule_problem``: why a proposed rule is not plain Markdown prose (a rule is written into
   CLAUDE.md / AGENTS.md / SKILL.md and read by the agent on every turn), or None. Rules are refused,
   never silently repaired: a reply that smuggles escapes or markup is hostile, and the reason is
@@ -32,7 +33,7 @@ _ESCAPES = re.compile(
 )
 # C0 controls except \t and \n, DEL, C1 controls, bidi embeddings/overrides/isolates and marks,
 # zero-width and other invisible format characters, interlinear annotations, tag characters
-# (used to smuggle hidden instructions), BOM, and lone surrogates.
+# (used to smuggle hidden instructions) and the BOM.
 _INVISIBLE = (
     "\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f"
     "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f"

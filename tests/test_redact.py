@@ -213,3 +213,8 @@ def test_prefixed_shapes_survive_no_seed_or_punctuation(seed, prefix, suffix):
             continue
         out = redact(prefix + sample.text + suffix)
         assert not any(f in out for f in secret_fragments(sample.secret)), (sample.shape, out)
+
+
+@pytest.mark.parametrize("text", ["password=mypassword1", "password=testpass99", "token: the_token_v2x9"])
+def test_a_weak_password_is_not_mistaken_for_a_placeholder(text):
+    assert "[REDACTED:secret]" in redact(text)
