@@ -55,7 +55,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except UserError as exc:
-        print(f"skillopt-sleep: {exc.message}", file=sys.stderr)
+        # a message can quote a provider's error body or a path: untrusted, possibly a secret
+        from skillopt_sleep.redact import redact
+        from skillopt_sleep.sanitize import sanitize
+
+        print(f"skillopt-sleep: {sanitize(redact(exc.message))}", file=sys.stderr)
         return exc.code
     except KeyboardInterrupt:
         print("skillopt-sleep: interrupted", file=sys.stderr)

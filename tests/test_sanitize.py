@@ -202,3 +202,14 @@ def test_a_malformed_reply_is_a_refused_reply_not_a_crash(tmp_path: Path, monkey
     report = run_night(NightOptions(project=project, config=config, mode="run", auto_adopt=True))
     assert report.accepted_edits == [] and report.status in ("no-change", "no-tasks")
     assert (project / "CLAUDE.md").read_bytes() == before
+
+
+def test_an_error_line_carries_no_escape_or_secret(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A UserError quotes untrusted text (a path here; a provider's error body in a night)."""
+    from skillopt_sleep.cli import main
+
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    code = main(["status", "--project", str(tmp_path / f"x\x1b]52;c;Zm9v\x07{token}\x1b[2J")])
+    err = capsys.readouterr().err
+    assert code != 0 and "is not a directory" in err
+    assert "\x1b" not in err and "\x07" not in err and token not in err
