@@ -95,7 +95,7 @@ def is_secret_value(value: str, *, quoted: bool) -> bool:
     if len(value) < 3 or _PLACEHOLDER.match(value):
         return False
     if quoted:
-        return not _is_prose(value) and not value.startswith(("f\"", "f'"))
+        return not _is_prose(value)
     if len(value) < 6:
         return False  # "token: we", "password: is" in prose
     return not _is_code(value)
