@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from fakes.anthropic_server import FakeAnthropic
+from fakes.openai_server import FakeOpenAI
 from tests.real_clients import client_env, real_cli
 from skillopt_sleep import __version__
 from skillopt_sleep.staging import StagedFile, stage
@@ -226,3 +227,42 @@ def test_claude_expands_the_slash_command_and_the_model_sees_the_notice(tmp_path
     assert f'python3 "{runner}" engine status --project "$PWD"' in text
     assert "${CLAUDE_PLUGIN_ROOT}" not in text
     assert NOTICE in json.dumps(requests[0].body, ensure_ascii=False)
+
+
+def test_codex_offers_the_installed_skill_to_the_model(tmp_path):
+    """After ``codex plugin add``, a ``codex exec`` turn lists our skill (name, description, and its
+    installed SKILL.md) in what it sends the model — a fake Responses endpoint on 127.0.0.1."""
+    codex = real_cli("codex")
+    repo = _repo_copy(tmp_path)
+    project = tmp_path / "proj"
+    project.mkdir()
+    with FakeOpenAI(key="k") as server:
+        env = client_env(tmp_path, FAKE_PROVIDER_KEY="k")
+        for command in (["plugin", "marketplace", "add", str(repo)], ["plugin", "add", f"skillopt-sleep@{MARKETPLACE}"]):
+            out = _run([codex, *command], env, tmp_path)
+            assert out.returncode == 0, out.stdout + out.stderr
+        config = Path(env["CODEX_HOME"]) / "config.toml"
+        config.write_text(
+            'model = "fake-model"\nmodel_provider = "fake"\n\n[model_providers.fake]\nname = "fake"\n'
+            f'base_url = "{server.root}/v1"\nwire_api = "responses"\nenv_key = "FAKE_PROVIDER_KEY"\n\n'
+            + config.read_text(encoding="utf-8"), encoding="utf-8")
+        proc = subprocess.Popen([codex, "exec", "--skip-git-repo-check", "hello"], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=str(project),
+                                start_new_session=True)
+        try:
+            deadline = time.monotonic() + 120
+            while not server.seen("/v1/responses") and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.1)
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            proc.wait()
+        requests = server.seen("/v1/responses")
+    assert requests, "codex never asked the model"
+    sent = json.dumps(requests[0].body, ensure_ascii=False)
+    skill = (REPO / "plugins/codex/skills/skillopt-sleep/SKILL.md").read_text(encoding="utf-8")
+    description = re.search(r"^description: (.*)$", skill, re.M).group(1)
+    assert f"- skillopt-sleep:skillopt-sleep: {description}" in sent
+    assert f"skillopt-sleep/{__version__}/skills/skillopt-sleep/SKILL.md" in sent
