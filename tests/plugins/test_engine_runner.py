@@ -144,12 +144,12 @@ def test_engine_of_another_version_prints_the_install_command(tmp_path, project)
 def test_notices_are_resanitized(tmp_path, project):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    answer = {"version": __version__, "notices": ["a\x1b[2Jb\x07c\nd\u2028e" + "x" * 400, 5]}
+    answer = {"version": __version__, "notices": ["a\x1b[2Jb\x07c\nd\u2028e\u202ef" + "x" * 400, 5]}
     (tmp_path / "answer.json").write_text(json.dumps(answer))
     _script(bin_dir / "skillopt-sleep", f"#!/bin/sh\ncat {tmp_path / 'answer.json'}\n")
     out, _ = _hook("session-start", project, _env(tmp_path, bin_dir))
     message = json.loads(out.stdout)["systemMessage"]
-    assert message.startswith("ab c d e") and len(message) <= 240
+    assert message.startswith("ab c d e f") and len(message) <= 240
     _assert_clean(message)
 
 

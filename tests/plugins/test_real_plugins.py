@@ -186,6 +186,25 @@ def test_codex_install_sh_is_idempotent(tmp_path):
     assert skill.read_bytes() == (REPO / "plugins/codex/skills/skillopt-sleep/SKILL.md").read_bytes()
 
 
+def _first_requests(server, path: str, argv: list[str], env: dict[str, str], cwd: Path,
+                    timeout: float = 120) -> list:
+    """Run a client until it has sent ``server`` its first request on ``path``, then stop it: these
+    tests check what the client sends the model, not the turn."""
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=env, cwd=str(cwd), start_new_session=True)
+    try:
+        deadline = time.monotonic() + timeout
+        while not server.seen(path) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        proc.wait()
+    return server.seen(path)
+
+
 def _user_texts(body: dict) -> list[str]:
     texts = []
     for message in body.get("messages", []):
@@ -205,21 +224,9 @@ def test_claude_expands_the_slash_command_and_the_model_sees_the_notice(tmp_path
         env = client_env(tmp_path, ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="k",
                          SKILLOPT_SLEEP_PYTHON=sys.executable, SKILLOPT_SLEEP_HOOK_BUDGET="30",
                          SKILLOPT_SLEEP_HOME=os.environ["SKILLOPT_SLEEP_HOME"])
-        proc = subprocess.Popen([claude, "-p", "/skillopt-sleep:skillopt-sleep status", "--plugin-dir",
-                                 str(CLAUDE_PLUGIN), "--max-turns", "1"], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=str(project),
-                                start_new_session=True)
-        try:
-            deadline = time.monotonic() + 120
-            while not server.seen("/v1/messages") and time.monotonic() < deadline and proc.poll() is None:
-                time.sleep(0.1)
-        finally:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            proc.wait()
-        requests = server.seen("/v1/messages")
+        requests = _first_requests(server, "/v1/messages", [claude, "-p", "/skillopt-sleep:skillopt-sleep status",
+                                                            "--plugin-dir", str(CLAUDE_PLUGIN), "--max-turns", "1"],
+                                   env, project)
     assert requests, "claude never asked the model"
     text = "\n".join(_user_texts(requests[0].body))
     assert "The user invoked `/skillopt-sleep:skillopt-sleep` with these arguments: `status`" in text
@@ -246,20 +253,8 @@ def test_codex_offers_the_installed_skill_to_the_model(tmp_path):
             'model = "fake-model"\nmodel_provider = "fake"\n\n[model_providers.fake]\nname = "fake"\n'
             f'base_url = "{server.root}/v1"\nwire_api = "responses"\nenv_key = "FAKE_PROVIDER_KEY"\n\n'
             + config.read_text(encoding="utf-8"), encoding="utf-8")
-        proc = subprocess.Popen([codex, "exec", "--skip-git-repo-check", "hello"], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=str(project),
-                                start_new_session=True)
-        try:
-            deadline = time.monotonic() + 120
-            while not server.seen("/v1/responses") and time.monotonic() < deadline and proc.poll() is None:
-                time.sleep(0.1)
-        finally:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            proc.wait()
-        requests = server.seen("/v1/responses")
+        requests = _first_requests(server, "/v1/responses", [codex, "exec", "--skip-git-repo-check", "hello"],
+                                   env, project)
     assert requests, "codex never asked the model"
     sent = json.dumps(requests[0].body, ensure_ascii=False)
     skill = (REPO / "plugins/codex/skills/skillopt-sleep/SKILL.md").read_text(encoding="utf-8")

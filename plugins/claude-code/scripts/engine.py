@@ -12,10 +12,11 @@ then ``skillopt-sleep`` on PATH, then an interpreter on PATH that can import it.
 missing, or its version is not the plugin's, this prints the exact command that installs the
 matching version instead of a traceback.
 
-The two hooks never run a model and always exit 0 within ``HOOK_BUDGET`` seconds (plus interpreter start-up): the engine is
-called under a hard timeout in its own process group (killed whole when late), its output goes to
-a temporary file (so a grandchild holding a pipe cannot block us), and only a well-formed answer
-is printed, re-sanitized — whatever the engine does (missing, raising, hanging, printing garbage).
+The two hooks never run a model and always exit 0 within ``HOOK_BUDGET`` seconds plus the
+interpreter's start-up: the engine is called under a hard timeout in its own process group (killed
+whole when late), its output goes to a temporary file (so a grandchild holding a pipe cannot block
+us), and only a well-formed answer is printed, re-sanitized — whatever the engine does (missing,
+raising, hanging, printing garbage).
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ MAX_LINES = 3
 EXIT_NO_ENGINE = 3
 
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.")
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# C0/C1 controls, line/paragraph separators, and invisible or direction-changing characters.
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 
 
 def plugin_version() -> str:
