@@ -125,12 +125,22 @@ def _apply_change(item: dict[str, Any], current: bytes, night: str) -> bytes:
     return data
 
 
-def adopt(project: str | os.PathLike[str], night_id: str | None = None) -> AdoptResult:
+def refuse_simulated(proposal: dict[str, Any], allow_simulated: bool) -> None:
+    """A proposal the offline simulator made for real transcripts is not adopted unasked."""
+    if proposal.get("simulated") and not allow_simulated:
+        night = proposal.get("night_id")
+        raise UserError(f"night {night} was made by the offline simulator (sim backend), so its rules "
+                        "were never tried on a real model; nothing was written. Run a night with a real "
+                        "backend, or adopt it anyway with --allow-simulated", EXIT_CONFLICT)
+
+
+def adopt(project: str | os.PathLike[str], night_id: str | None = None, *,
+          allow_simulated: bool = False) -> AdoptResult:
     """Write a staged proposal back to the live documents, all or nothing.
 
     Default: the newest proposal that has changes. Refuses (``EXIT_CONFLICT``, nothing written)
-    when the proposal was tampered with, when a live file changed since the night read it, or when
-    the night is already adopted.
+    when the proposal was tampered with, when a live file changed since the night read it, when
+    the night is already adopted, or when it is simulated and ``allow_simulated`` is not set.
     """
     dirs = project_dirs(project)
     proposal = _pick_proposal(dirs.project, night_id)
@@ -141,6 +151,7 @@ def adopt(project: str | os.PathLike[str], night_id: str | None = None) -> Adopt
                         EXIT_CONFLICT)
     if not proposal["files"]:
         raise UserError(f"night {night} proposed no changes; nothing to adopt", EXIT_CONFLICT)
+    refuse_simulated(proposal, allow_simulated)
 
     plan = []
     conflicts = []

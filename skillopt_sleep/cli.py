@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from skillopt_sleep import __version__
 from skillopt_sleep.errors import EXIT_CODES, EXIT_ERROR, EXIT_USAGE, UserError
 
-COMMAND_MODULES = ("run", "status", "adopt", "revert", "harvest", "schedule", "demo", "notice")
+COMMAND_MODULES = ("run", "status", "review", "adopt", "revert", "harvest", "schedule", "demo", "notice")
 
 
 def _exit_code_help() -> str:

@@ -21,7 +21,7 @@ from skillopt_sleep.paths import project_dirs, user_dirs
 @dataclass
 class Config:
     # models
-    backend: str = "sim"  # both roles unless target_backend / optimizer_backend are set
+    backend: str = "auto"  # both roles unless target_backend / optimizer_backend are set (backends/auto.py)
     target_backend: str | None = None
     optimizer_backend: str | None = None
     model: str | None = None

@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from skillopt_sleep import mine as mining
 from skillopt_sleep.backends import BackendSpecError, make_backend
+from skillopt_sleep.backends.auto import resolve_config
 from skillopt_sleep.backends.base import BudgetExceeded, Completion, ProviderError, Request
 from skillopt_sleep.backends.budget import Budget
 from skillopt_sleep.backends.layers import Client, Limiter, Models, RetryPolicy, Stats, preflight
@@ -31,6 +32,7 @@ from skillopt_sleep.documents import load_documents
 from skillopt_sleep.errors import EXIT_BUDGET, EXIT_CONFIG, EXIT_PROVIDER, EXIT_USAGE, UserError
 from skillopt_sleep.gate import GateConfig
 from skillopt_sleep.paths import project_dirs, user_dirs
+from skillopt_sleep.proposal import task_summaries
 from skillopt_sleep.redact import redact, redact_obj
 from skillopt_sleep.sanitize import clean_text
 from skillopt_sleep.types import Edit, NightReport, TaskRecord
@@ -135,6 +137,7 @@ class Gathered:
     sources: list[str] = field(default_factory=list)
     harvest: Any = None  # sources.HarvestResult, committed after a successful run
     notes: list[str] = field(default_factory=list)
+    reviewed: bool = False  # tasks from a tasks file a person marked reviewed
 
 
 def gather_tasks(opts: NightOptions, judge_maker: Any = None) -> Gathered:
@@ -147,7 +150,7 @@ def gather_tasks(opts: NightOptions, judge_maker: Any = None) -> Gathered:
                 f"{opts.tasks_file} is not reviewed; real backends only replay a reviewed tasks file "
                 "(check it, then set \"reviewed\": true)", EXIT_CONFIG)
         tasks = [TaskRecord.from_dict(redact_obj(t.to_dict())) for t in tasks]
-        return Gathered(tasks=tasks, notes=[f"tasks replayed from {opts.tasks_file}"])
+        return Gathered(tasks=tasks, notes=[f"tasks replayed from {opts.tasks_file}"], reviewed=reviewed)
     from skillopt_sleep.sources import harvest
 
     opts.progress("harvesting transcripts")
@@ -199,16 +202,48 @@ def run_night(opts: NightOptions) -> NightReport:
             lock.release()
 
 
-def _night(opts: NightOptions, stateful: bool, history: Any, ledger: Any, staging: Any) -> NightReport:
+def _auto_agents(opts: NightOptions) -> tuple[list[str], bool]:
+    """The agents whose CLI ``backend = "auto"`` may use, and whether they come from harvested
+    sessions (a cheap look at transcript heads; the harvest proper comes later)."""
     config = opts.config
+    if config.agent != "auto":
+        return [config.agent], False
+    if opts.tasks_file is not None:
+        return [], False
+    from skillopt_sleep.sources import available_sources
+
+    found = available_sources(
+        opts.project,
+        claude_home=Path(config.claude_home).expanduser() if config.claude_home else None,
+        codex_home=Path(config.codex_home).expanduser() if config.codex_home else None)
+    if config.source in ("claude", "codex"):
+        found = [a for a in found if a == config.source]
+    return found, True
+
+
+def _uses_sim(config: Config) -> bool:
+    return any(config.backend_for(r).strip().lower().startswith("sim") for r in ("target", "optimizer"))
+
+
+def _night(opts: NightOptions, stateful: bool, history: Any, ledger: Any, staging: Any) -> NightReport:
     report = NightReport(night_id=new_night_id(), project=str(opts.project), mode=opts.mode,
                          status="running", started=datetime.now(timezone.utc))
+    # A tasks file is checked before anything else (it needs no model) ...
+    gathered = gather_tasks(opts) if opts.tasks_file is not None else None
+    # ... then ``auto`` becomes a concrete backend, or the night stops here with the choices.
+    agents, harvested = _auto_agents(opts)
+    opts.config, choice = resolve_config(opts.config, agents, harvested=harvested)
+    if choice is not None:
+        report.backend_choice = f"auto chose {choice.spec}: {choice.reason}"
+        opts.progress(report.backend_choice)
+    # Rules a simulator wrote for transcripts (or tasks) nobody reviewed are not real findings.
+    report.simulated = _uses_sim(opts.config) and not (gathered is not None and gathered.reviewed)
     evidence_dir = Path(tempfile.mkdtemp(prefix="skillopt-sleep-evidence-"))
     evidence = EvidenceLog(evidence_dir / "evidence.jsonl")
-    models = build_models(config, evidence)
+    models = build_models(opts.config, evidence)
     report.backends = {"target": models.target.id, "optimizer": models.optimizer.id}
     try:
-        return _learn(opts, stateful, history, ledger, staging, report, models, evidence)
+        return _learn(opts, stateful, history, ledger, staging, report, models, evidence, gathered)
     except ProviderError as exc:
         raise UserError(f"provider {exc.backend_id} failed ({exc.kind}): {exc.message}; "
                         "nothing staged, no state advanced", EXIT_PROVIDER) from None
@@ -227,11 +262,10 @@ def _night(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
 
 
 def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, staging: Any,
-           report: NightReport, models: Models, evidence: EvidenceLog) -> NightReport:
+           report: NightReport, models: Models, evidence: EvidenceLog,
+           gathered: Gathered | None) -> NightReport:
     config = opts.config
-    # A tasks file is checked before any model call (it needs none) ...
-    gathered = gather_tasks(opts) if opts.tasks_file is not None else None
-    # ... then every night starts with one tiny call per distinct backend: an expired key or a
+    # Every night starts with one tiny call per distinct backend: an expired key or a
     # dead server is reported tonight, before any work, even on a night with nothing to learn.
     opts.progress(f"preflight: {models.target.id}")
     preflight(models.target)
@@ -253,6 +287,7 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
     report.notes.extend(gathered.notes)
     tasks = gathered.tasks
     report.n_tasks = len(tasks)
+    report.task_index = task_summaries(tasks)
     report.splits = {s: sum(1 for t in tasks if t.split == s) for s in ("train", "val", "test")}
     docs = load_documents(opts.project, _agent(config, gathered.sources), config.skill_name,
                           opts.target_skill_path, max_rules=config.max_rules,
@@ -278,11 +313,15 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
             if new.text != old.text
         ]
         report.finished = datetime.now(timezone.utc)
-        staging.stage(opts.project, report, files, evidence=evidence.path)
+        staging.stage(opts.project, report, files, evidence=evidence.path,
+                      past_nights=history.nights(opts.project))
         for item in report.rejected_edits:
             if item.get("ledger"):
                 ledger.add(ledger_project, Edit.from_dict(item["edit"]), item["reasons"], report.night_id)
-        if opts.auto_adopt and outcome.accepted:
+        if opts.auto_adopt and outcome.accepted and report.simulated:
+            report.notes.append("not auto-adopted: the proposal is simulated (sim backend); "
+                                "adopt it by hand with --allow-simulated if you mean to")
+        elif opts.auto_adopt and outcome.accepted:
             from skillopt_sleep.adoption import adopt
 
             result = adopt(opts.project, report.night_id)

@@ -65,8 +65,36 @@ def _tokens(report: NightReport) -> str:
 
 
 def adopt_command(report: NightReport) -> str:
-    return (f"skillopt-sleep adopt --project {shlex.quote(sanitize(report.project))} "
+    command = (f"skillopt-sleep adopt --project {shlex.quote(sanitize(report.project))} "
+               f"--night {sanitize(report.night_id)}")
+    return command + " --allow-simulated" if report.simulated else command
+
+
+def revert_command(report: NightReport) -> str:
+    return (f"skillopt-sleep revert --project {shlex.quote(sanitize(report.project))} "
             f"--night {sanitize(report.night_id)}")
+
+
+def review_command(report: NightReport) -> str:
+    return (f"skillopt-sleep review --project {shlex.quote(sanitize(report.project))} "
+            f"--night {sanitize(report.night_id)}")
+
+
+SIMULATED_WARNING = ("SIMULATED: the offline sim backend made this proposal, so its rules and scores "
+                     "were never tried on a real model; `adopt` refuses it without --allow-simulated.")
+
+
+def backend_lines(report: NightReport) -> list[str]:
+    """Which models the night used, why (``auto``), and the simulated warning — for every view."""
+    lines = []
+    if report.backends:
+        lines.append("Backends: " + ", ".join(f"{sanitize(k)}: `{sanitize(v, 200)}`"
+                                              for k, v in report.backends.items()))
+    if report.backend_choice:
+        lines.append(f"Backend choice: {sanitize(report.backend_choice, 300)}")
+    if report.simulated:
+        lines.append(f"**{SIMULATED_WARNING}**")
+    return lines
 
 
 def _edit_block(index: int, edit: Edit) -> list[str]:
@@ -92,10 +120,7 @@ def render_markdown(report: NightReport) -> str:
         f"- Started: {format_time(report.started) or 'n/a'} · "
         f"Finished: {format_time(report.finished) or 'n/a'}",
     ]
-    if report.backends:
-        roles = ", ".join(f"{sanitize(k)}: `{sanitize(v, 200)}`"
-                          for k, v in report.backends.items())
-        out.append(f"- Backends: {roles}")
+    out += [f"- {line}" for line in backend_lines(report)]
     for role, path in report.documents.items():
         out.append(f"- {sanitize(role)} document: `{sanitize(path)}`")
     out += ["", "## Numbers", "", "| measure | value |", "|---|---|"]
@@ -161,14 +186,14 @@ def render_markdown(report: NightReport) -> str:
 
     out += ["## Next step", ""]
     where = sanitize(report.staging_dir)
-    if report.staging_dir and report.accepted_edits:
-        undo = adopt_command(report).replace(" adopt ", " revert ", 1)
+    if not report.staging_dir:
+        return "\n".join(out + ["Nothing was staged.", ""])
+    if report.accepted_edits:
         out += [f"Proposal staged at `{where}`. Review `proposed/`, then:",
-                "", "```", adopt_command(report), "```", "", f"Undo later with `{undo}`.", ""]
-    elif report.staging_dir:
-        out += [f"Report staged at `{where}`; there is nothing to adopt.", ""]
+                "", "```", adopt_command(report), "```", "", f"Undo later with `{revert_command(report)}`.", ""]
     else:
-        out += ["Nothing was staged.", ""]
+        out += [f"Report staged at `{where}`; there is nothing to adopt.", ""]
+    out += [f"Review it with `{review_command(report)}` or open `report.html` beside this file.", ""]
     return "\n".join(out)
 
 
@@ -177,6 +202,10 @@ def render_text(report: NightReport) -> str:
     lines = [f"skillopt-sleep night {sanitize(report.night_id)}: {sanitize(report.status)} "
              f"({sanitize(report.mode)}) for {sanitize(report.project)}"]
     splits = sanitize(_splits(report))
+    if report.backend_choice:
+        lines.append(f"  {sanitize(report.backend_choice, 300)}")
+    if report.simulated:
+        lines.append(f"  {SIMULATED_WARNING}")
     lines.append(f"  sessions {report.n_sessions}, tasks {report.n_tasks}{splits}")
     lines.append(f"  val score {_change(report.baseline, report.candidate)}")
     if report.test_baseline is not None or report.test_candidate is not None:

@@ -29,13 +29,16 @@ from typing import Any
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_USAGE, UserError
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.redact import redact
+from skillopt_sleep.proposal import build_view, managed_block_diff
 from skillopt_sleep.report import render_markdown
+from skillopt_sleep.report_html import render_html
 from skillopt_sleep.state import (
     atomic_write_bytes,
     atomic_write_text,
     read_jsonl,
     sha256_bytes,
 )
+from skillopt_sleep.trend_chart import trend_points
 from skillopt_sleep.types import NightReport, format_time
 
 MANIFEST_FORMAT = "skillopt_sleep.manifest.v1"
@@ -67,6 +70,14 @@ def _redacted(data: bytes) -> bytes:
     return redact(text).encode("utf-8", "surrogateescape")
 
 
+def _label(live: Path, project: Path) -> str:
+    """A document's name in a diff: relative to the project when inside it."""
+    try:
+        return live.relative_to(project.resolve()).as_posix()
+    except ValueError:
+        return str(live)
+
+
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
@@ -92,8 +103,11 @@ def stage(
     report: NightReport,
     files: list[StagedFile],
     evidence: str | os.PathLike[str] | None = None,
+    past_nights: list[dict[str, Any]] | None = None,
 ) -> Path:
     """Write the proposal directory and return it; sets ``report.staging_dir``.
+
+    ``past_nights`` (the project's history, oldest first) feed the score trend in report.html.
 
     The directory is assembled under a temporary name and renamed into place, so a crash never
     leaves a half-written proposal that ``adopt`` could pick up.
@@ -145,6 +159,8 @@ def stage(
                 "baseline_existed": staged.baseline is not None,
                 "change": {"prefix": prefix, "suffix": suffix, "insert": _b64(insert),
                            "removed": _b64(removed)},
+                "diff": managed_block_diff(_label(live, dirs.project), staged.baseline,
+                                           staged.proposed),  # for review only
             })
         report.staging_dir = str(final)
         manifest = {
@@ -153,12 +169,15 @@ def stage(
             "project": str(dirs.project),
             "created": now(),
             "status": report.status,
+            "simulated": report.simulated,
             "files": entries,
         }
         atomic_write_text(work / "manifest.json", json.dumps(manifest, indent=2) + "\n")
         atomic_write_text(work / "report.json",
                           json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
         atomic_write_text(work / "report.md", render_markdown(report))
+        view = build_view(report, manifest, "staged", str(final))
+        atomic_write_text(work / "report.html", render_html(view, trend_points(past_nights or [], report)))
         if evidence is not None and Path(evidence).is_file():
             shutil.copyfile(evidence, work / "evidence.jsonl")
         os.replace(work, final)

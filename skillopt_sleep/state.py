@@ -323,7 +323,16 @@ def summarize_night(report: NightReport) -> dict[str, Any]:
         "calls": dict(report.calls),
         "usage": report.usage.to_dict(),
         "staging_dir": report.staging_dir,
+        "simulated": report.simulated,
     }
+
+
+def night_score(night: dict[str, Any]) -> float | None:
+    """The val score of the documents a night left staged (a history entry): candidate when an
+    edit was accepted, else the baseline."""
+    if night.get("n_accepted") and night.get("candidate") is not None:
+        return night["candidate"]
+    return night.get("baseline")
 
 
 class History:

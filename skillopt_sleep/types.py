@@ -240,6 +240,8 @@ class NightReport(Record):
     started: datetime | None = None
     finished: datetime | None = None
     backends: dict[str, str] = field(default_factory=dict)
+    backend_choice: str | None = None  # what ``backend = "auto"`` picked, and why
+    simulated: bool = False  # made by the sim backend for tasks nobody reviewed: not adoptable by default
     n_sessions: int = 0
     n_tasks: int = 0
     splits: dict[str, int] = field(default_factory=dict)
@@ -257,6 +259,7 @@ class NightReport(Record):
     staging_dir: str | None = None
     documents: dict[str, str] = field(default_factory=dict)  # role -> live path
     notes: list[str] = field(default_factory=list)
+    task_index: dict[str, dict[str, str]] = field(default_factory=dict)  # id -> kind, split, excerpt
 
     _time_fields = ("started", "finished")
 

@@ -36,7 +36,7 @@ def config_error(**kwargs) -> UserError:
 def test_defaults(project: Path):
     config = load_config(project, env={})
     assert config == Config()
-    assert config.backend == "sim" and config.agent == "auto" and config.k == 4
+    assert config.backend == "auto" and config.agent == "auto" and config.k == 4
 
 
 def test_precedence(user_file: Path, project: Path):
@@ -107,7 +107,7 @@ def test_optional_settings(user_file: Path):
                          encoding="utf-8")
     config = load_config(None, env={})
     assert config.max_tokens == 100000
-    assert config.backend_for("target") == "anthropic" and config.backend_for("optimizer") == "sim"
+    assert config.backend_for("target") == "anthropic" and config.backend_for("optimizer") == "auto"
     assert config.model_for("optimizer") == "big" and config.model_for("target") is None
 
 

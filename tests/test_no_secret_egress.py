@@ -85,7 +85,7 @@ def test_a_night_never_sends_or_writes_a_secret(tmp_path: Path, monkeypatch: pyt
 
     from skillopt_sleep.adoption import adopt
 
-    adopt(project)  # the adoption ledger must not copy secrets either (backups of a changed
+    adopt(project, allow_simulated=True)  # the adoption ledger must not copy secrets either (backups of a changed
     # CLAUDE.md: tests/test_staging.py::test_no_copy_of_a_secret_in_the_live_file_is_written)
     written = [p for root in (home, project / ".skillopt-sleep") for p in root.rglob("*") if p.is_file()]
     assert any(p.name == "evidence.jsonl" for p in written)

@@ -53,8 +53,11 @@ def run_and_print(
 
 
 def adopt(project: str | os.PathLike[str] | None, night_id: str | None = None,
-          as_json: bool = False) -> int:
-    return run_and_print(adoption.adopt, format_adopt, project, night_id, as_json)
+          as_json: bool = False, allow_simulated: bool = False) -> int:
+    def operation(root: Path, night: str | None) -> adoption.AdoptResult:
+        return adoption.adopt(root, night, allow_simulated=allow_simulated)
+
+    return run_and_print(operation, format_adopt, project, night_id, as_json)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -65,4 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--project", metavar="PATH", help="project directory (default: cwd)")
     parser.add_argument("--night", metavar="ID", help="the night to adopt (default: latest)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.set_defaults(func=lambda args: adopt(args.project, args.night, args.json))
+    parser.add_argument("--allow-simulated", action="store_true",
+                        help="adopt a proposal the offline sim backend made (refused by default)")
+    parser.set_defaults(func=lambda args: adopt(args.project, args.night, args.json,
+                                                args.allow_simulated))

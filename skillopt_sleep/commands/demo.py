@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import tempfile
 from contextlib import contextmanager
 from importlib import resources
@@ -106,7 +107,12 @@ def run_demo(root: Path, seed: int = 1, sim: str = DEFAULT_SIM, quiet: bool = Fa
     data = report.to_dict()
     data["calls_total"] = sum(report.calls.values())
     data["demo_dir"] = str(root)
-    data["adopt_command"] = f"SKILLOPT_SLEEP_HOME={home} skillopt-sleep adopt --project {project}"
+    # The demo's rules come from the simulator, so adopting them (into the throwaway project)
+    # needs the same explicit flag as any simulated proposal.
+    allow = " --allow-simulated" if report.simulated else ""
+    where = f"SKILLOPT_SLEEP_HOME={shlex.quote(str(home))} skillopt-sleep"
+    data["adopt_command"] = f"{where} adopt --project {shlex.quote(str(project))}{allow}"
+    data["review_command"] = f"{where} review --project {shlex.quote(str(project))}"
     return data
 
 
@@ -123,5 +129,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     print(render_text(NightReport.from_dict(data)))
     print(f"\n{data['calls_total']} model calls (sim backend). Demo directory: {root}")
-    print(f"To adopt the proposal: {data['adopt_command']}")
+    if data.get("staging_dir"):
+        print(f"To review the proposal: {data['review_command']} "
+              f"(or open {Path(data['staging_dir']) / 'report.html'})")
+        print(f"To adopt it into the demo project: {data['adopt_command']}")
     return EXIT_OK

@@ -13,15 +13,7 @@ from skillopt_sleep import staging
 from skillopt_sleep.errors import EXIT_OK
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.sanitize import clean_obj, sanitize
-from skillopt_sleep.state import History, read_lock
-
-
-def night_score(night: dict[str, Any]) -> float | None:
-    """The val score of the documents the night left staged: candidate when an edit was
-    accepted, else the baseline."""
-    if night.get("n_accepted") and night.get("candidate") is not None:
-        return night["candidate"]
-    return night.get("baseline")
+from skillopt_sleep.state import History, night_score, read_lock
 
 
 def collect_status(project: Path, recent: int = 5) -> dict[str, Any]:
@@ -35,6 +27,7 @@ def collect_status(project: Path, recent: int = 5) -> dict[str, Any]:
         latest = {
             "night_id": p.get("night_id"), "created": p.get("created"),
             "staging_dir": p["staging_dir"], "state": p["state"], "adopted": p["adopted"],
+            "simulated": bool(p.get("simulated")),
             "files": [{"role": f.get("role"), "live_path": f.get("live_path")}
                       for f in p["files"]],
         }
@@ -85,13 +78,16 @@ def format_status(data: dict[str, Any]) -> str:
     if latest is None:
         lines.append("  latest proposal: none")
     else:
+        simulated = ", simulated" if latest.get("simulated") else ""
         lines.append(f"  latest proposal: night {sanitize(latest['night_id'])} "
-                     f"({latest['state']}) at {sanitize(latest['staging_dir'])}")
+                     f"({latest['state']}{simulated}) at {sanitize(latest['staging_dir'])}")
         for f in latest["files"]:
             lines.append(f"    {sanitize(f['role']):<6} {sanitize(f['live_path'])}")
         if latest["state"] != "adopted" and latest["files"]:
+            lines.append(f"    review with: skillopt-sleep review --project {shlex.quote(project)}")
             lines.append(f"    adopt with: skillopt-sleep adopt --project "
-                         f"{shlex.quote(project)} --night {sanitize(latest['night_id'])}")
+                         f"{shlex.quote(project)} --night {sanitize(latest['night_id'])}"
+                         + (" --allow-simulated" if latest.get("simulated") else ""))
     adoption = data["last_adoption"]
     if adoption is None:
         lines.append("  last adoption: none")

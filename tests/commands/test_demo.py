@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from skillopt_sleep.cli import main
+from skillopt_sleep.errors import UserError
 from skillopt_sleep.commands.demo import run_demo
 
 
@@ -73,7 +74,11 @@ def test_adopting_the_demo_proposal_keeps_hand_written_text(tmp_path: Path, monk
 
     before = documents()
     monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(tmp_path / "demo" / "skillopt-home"))
-    adopt(project)
+    assert data["simulated"] is True
+    with pytest.raises(UserError, match="--allow-simulated"):
+        adopt(project)  # the demo's rules come from the simulator
+    assert documents() == before
+    adopt(project, allow_simulated=True)
     for entry in json.loads((Path(data["staging_dir"]) / "manifest.json").read_text())["files"]:
         text = Path(entry["live_path"]).read_text()
         assert START in text and END in text
@@ -84,3 +89,26 @@ def test_adopting_the_demo_proposal_keeps_hand_written_text(tmp_path: Path, monk
     assert claude_md.startswith(before[project / "CLAUDE.md"].decode())
     revert(project)
     assert documents() == before
+
+
+def test_the_demos_printed_review_and_adopt_commands_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The commands the demo tells the user to run, run as printed (environment assignment first)."""
+    import shlex
+
+    assert main(["demo", "--quiet", "--dir", str(tmp_path / "d")]) == 0
+    out = capsys.readouterr().out
+    printed = {}
+    for line in out.splitlines():
+        for verb in ("review", "adopt"):
+            if line.startswith(f"To {verb} "):
+                printed[verb] = shlex.split(line.split(": ", 1)[1].split(" (or open ")[0])
+    assert set(printed) == {"review", "adopt"}, out
+    for verb in ("review", "adopt"):
+        assignment, program, *args = printed[verb]
+        name, value = assignment.split("=", 1)
+        assert name == "SKILLOPT_SLEEP_HOME" and program == "skillopt-sleep"
+        monkeypatch.setenv(name, value)
+        assert main(args) == 0, verb
+        shown = capsys.readouterr().out
+        assert ("## Proposed rules" in shown) if verb == "review" else ("Adopted night" in shown)

@@ -1,0 +1,103 @@
+"""``backend = "auto"``: pick the model a night uses from what the machine already has.
+
+In order: the agent's own CLI (``claude`` for Claude Code sessions, ``codex`` for Codex sessions)
+when it is on PATH, so a subscription user's night runs on their own login; else an SDK backend
+whose API key is set (the agent's own provider first); else a refusal naming the choices. The
+offline ``sim`` backend is never picked: simulated rules must not reach real documents unasked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from skillopt_sleep.config import Config
+from skillopt_sleep.errors import EXIT_PROVIDER, UserError
+
+AUTO = "auto"
+AGENTS = ("claude", "codex")
+_CLI_BACKEND = {"claude": "claude-cli", "codex": "codex-cli"}
+_AGENT_LABEL = {"claude": "Claude Code", "codex": "Codex"}
+_SDK_KEY = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+_SDK_FOR_AGENT = {"claude": ("anthropic", "openai"), "codex": ("openai", "anthropic")}
+
+Which = Callable[[str], "str | None"]
+
+
+@dataclass(frozen=True)
+class AutoChoice:
+    """The backend ``auto`` stands for tonight, and why (shown in the report)."""
+
+    spec: str  # a backend spec make_backend understands, e.g. "claude-cli"
+    reason: str
+
+
+def is_auto(spec: str | None) -> bool:
+    return (spec or "").strip().lower() == AUTO
+
+
+def choose_backend(
+    agents: Sequence[str],
+    *,
+    backend_options: Mapping[str, Mapping[str, object]] | None = None,
+    which: Which = shutil.which,
+    env: Mapping[str, str] | None = None,
+    harvested: bool = True,
+) -> AutoChoice:
+    """The backend for a night whose sessions belong to ``agents`` (in order of preference).
+
+    ``agents`` empty means no agent's sessions were found; then either agent's CLI will do.
+    ``backend_options`` are the config's per-backend defaults: a configured CLI ``command`` or
+    SDK ``api_key`` counts. Raises ``UserError(EXIT_PROVIDER)`` with one line listing the choices
+    when nothing is available.
+    """
+    env = os.environ if env is None else env
+    options = backend_options or {}
+    known = [a for a in agents if a in AGENTS]
+    for agent in known or AGENTS:
+        backend = _CLI_BACKEND[agent]
+        command = str((options.get(backend) or {}).get("command") or agent)
+        found = which(command)
+        if found:
+            if known and harvested:
+                why = f"{_AGENT_LABEL[agent]} sessions were harvested"
+            elif known:
+                why = f"the night evolves {_AGENT_LABEL[agent]} documents"
+            else:
+                why = "no agent sessions were harvested"
+            return AutoChoice(backend, f"{why} and `{command}` is on PATH ({found})")
+    order = _SDK_FOR_AGENT[known[0]] if known else _SDK_FOR_AGENT["claude"]
+    for backend in order:
+        key = _SDK_KEY[backend]
+        if env.get(key) or (options.get(backend) or {}).get("api_key"):
+            where = key if env.get(key) else f"backend_options.{backend}.api_key"
+            return AutoChoice(backend, f"no agent CLI on PATH; {where} is set")
+    wanted = " or ".join(f"`{_CLI_BACKEND[a].removesuffix('-cli')}`" for a in (known or AGENTS))
+    raise UserError(
+        f"no model backend available for backend=auto: {wanted} is not on PATH and neither "
+        "ANTHROPIC_API_KEY nor OPENAI_API_KEY is set; install/log in to the agent CLI, set a key, "
+        "or choose one with --backend claude-cli|codex-cli|anthropic|openai "
+        "(--backend sim runs the offline simulator; its proposals are marked simulated)",
+        EXIT_PROVIDER)
+
+
+def resolve_config(config: Config, agents: Sequence[str], *, which: Which = shutil.which,
+                   env: Mapping[str, str] | None = None, harvested: bool = True
+                   ) -> tuple[Config, AutoChoice | None]:
+    """A copy of ``config`` with every ``auto`` role replaced by the chosen backend.
+
+    Returns the config unchanged and ``None`` when no role uses ``auto``.
+    """
+    roles = {"target": "target_backend", "optimizer": "optimizer_backend"}
+    auto_roles = [r for r in roles if is_auto(config.backend_for(r))]
+    if not auto_roles:
+        return config, None
+    choice = choose_backend(agents, backend_options=config.backend_options, which=which, env=env,
+                            harvested=harvested)
+    changes = {roles[r]: choice.spec for r in auto_roles}
+    if is_auto(config.backend):
+        changes["backend"] = choice.spec
+    return dataclasses.replace(config, **changes), choice

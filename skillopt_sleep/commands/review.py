@@ -1,0 +1,178 @@
+"""``skillopt-sleep review``: the staged proposal as Markdown — for each proposed rule its scope,
+the evidence it came from and the per-task gain that justified it; refused edits and why; the
+diff of each document's managed block.
+
+The Claude Code ``/skillopt-sleep review`` command prints exactly this output into the
+conversation, so it is Markdown and every piece of untrusted text is sanitized.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+from skillopt_sleep import staging
+from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_OK, UserError
+from skillopt_sleep.proposal import EvidenceTask, ProposalView, headline_statistic, load_view
+from skillopt_sleep.report import (
+    SIMULATED_WARNING,
+    adopt_command,
+    backend_lines,
+    revert_command,
+)
+from skillopt_sleep.sanitize import clean_text, sanitize
+from skillopt_sleep.types import Edit, GateDecision
+
+
+def _cell(value: object, limit: int = 120) -> str:
+    text = " ".join(sanitize(value, limit).split())
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "'") or " "
+
+
+def _score(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _quote(text: str) -> list[str]:
+    return ["> " + line if line else ">" for line in sanitize(text, 2000).split("\n")]
+
+
+def _edit(edit: Edit) -> list[str]:
+    out = [f"Target: {sanitize(edit.target)} · {sanitize(edit.op)}", ""]
+    if edit.anchor:
+        out += ["Anchor:", "", *_quote(edit.anchor), ""]
+    if edit.content:
+        out += [*_quote(edit.content), ""]
+    if edit.rationale:
+        out += [f"Rationale: {sanitize(edit.rationale, 1000)}", ""]
+    return out
+
+
+def _scope_and_evidence(scope: list[str], evidence: list[EvidenceTask]) -> list[str]:
+    out = [f"Scope (task kinds of its evidence): {_cell(', '.join(scope) or 'none recorded', 300)}", ""]
+    if evidence:
+        out += ["Evidence:", ""]
+        out += [f"- `{_cell(e.task_id, 80)}` ({_cell(e.kind, 60)}, {_cell(e.split, 10)}): "
+                f"{_cell(e.excerpt, 200)}" for e in evidence]
+        out.append("")
+    return out
+
+
+def _decision(decision: GateDecision) -> list[str]:
+    verdict = "accepted" if decision.accepted else "refused"
+    alone = "this rule alone" if len(decision.edits) == 1 else f"{len(decision.edits)} rules together"
+    out = [f"Gate ({alone}): **{verdict}**, val {_score(decision.baseline)} → "
+           f"{_score(decision.candidate)}"]
+    stats = headline_statistic(decision)
+    if stats:
+        out[-1] += f" ({stats})"
+    out.append("")
+    out += [f"- {sanitize(r, 500)}" for r in decision.reasons]
+    if decision.reasons:
+        out.append("")
+    if decision.per_task:
+        out += ["| val task | baseline | candidate | gain | regressed |", "|---|---|---|---|---|"]
+        out += [f"| {_cell(d.task_id, 80)} | {_score(d.baseline)} (n={d.n_baseline}) | "
+                f"{_score(d.candidate)} (n={d.n_candidate}) | {d.delta:+.3f} | "
+                f"{'**yes**' if d.regressed else 'no'} |" for d in decision.per_task]
+        out.append("")
+    return out
+
+
+def render_review(view: ProposalView) -> str:
+    r = view.report
+    out = [f"# skillopt-sleep proposal: night {sanitize(r.night_id)} ({sanitize(view.state)})", ""]
+    if r.simulated:
+        out += [f"> **{SIMULATED_WARNING}**", ""]
+    out += [f"- Project: `{_cell(r.project, 300)}`",
+            f"- Val score, baseline → candidate: {_score(r.baseline)} → {_score(r.candidate)}"]
+    out += [f"- {line}" for line in backend_lines(r) if not line.startswith("**")]
+    out += [f"- Full report: `{_cell(str(Path(view.staging_dir) / 'report.html'), 300)}`", ""]
+
+    out += [f"## Proposed rules ({len(view.rules)})", ""]
+    if not view.rules:
+        out += ["None.", ""]
+    for i, rule in enumerate(view.rules, 1):
+        out += [f"### Rule {i}", ""] + _edit(rule.edit) + _scope_and_evidence(rule.scope, rule.evidence)
+        for decision in rule.decisions:
+            out += _decision(decision)
+        if not rule.decisions:
+            out += ["(no gate decision recorded for this rule)", ""]
+
+    out += [f"## Refused edits ({len(view.refused)})", ""]
+    if not view.refused:
+        out += ["None.", ""]
+    for i, refused in enumerate(view.refused, 1):
+        out += [f"### Refused {i}", ""]
+        out += _edit(refused.edit) if refused.edit else ["(unreadable edit)", ""]
+        out += _scope_and_evidence(refused.scope, refused.evidence)
+        out += ["Refused because:", ""]
+        out += [f"- {sanitize(x, 500)}" for x in refused.reasons] or ["- (no reason recorded)"]
+        out.append("")
+
+    out += ["## Document changes", ""]
+    if not view.documents:
+        out += ["No document changes.", ""]
+    for doc in view.documents:
+        out += [f"### {sanitize(doc.role)}: `{_cell(doc.live_path, 300)}`", ""]
+        # a fence longer than any backtick run inside, so the diff cannot close it
+        diff = clean_text(doc.diff).rstrip("\n")  # in a code fence: markup cannot act
+        fence = "`" * max(3, _longest_backtick_run(diff) + 1)
+        out += [fence + "diff", diff, fence, ""] if diff else ["(no diff recorded)", ""]
+
+    if view.state == "staged" and view.documents:
+        out += ["## Next step", "", "```", adopt_command(r), "```", "",
+                f"Undo later with `{revert_command(r)}`.", ""]
+    return "\n".join(out)
+
+
+def _longest_backtick_run(text: str) -> int:
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    return longest
+
+
+def _pick(project: Path, night_id: str | None) -> dict | None:
+    proposals = staging.list_proposals(project)
+    if night_id is None:
+        return proposals[0] if proposals else None
+    for proposal in proposals:
+        if proposal.get("night_id") == night_id:
+            return proposal
+    raise UserError(f"no staged proposal for night {sanitize(night_id, 80)} in {project}", EXIT_CONFLICT)
+
+
+def review(project: str | os.PathLike[str] | None, night_id: str | None = None,
+           as_json: bool = False) -> int:
+    root = staging.resolve_project(project)
+    proposal = _pick(root, night_id)
+    if proposal is None:
+        if as_json:
+            print(json.dumps({"project": str(root), "proposal": None}))
+        else:
+            print(f"No proposal is staged for {sanitize(str(root))}; a night stages one "
+                  "(`skillopt-sleep run`).")
+        return EXIT_OK
+    view = load_view(proposal)
+    if as_json:
+        print(json.dumps({"project": str(root), "proposal": view.to_dict()}))
+    else:
+        print(render_review(view))
+    return EXIT_OK
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "review", help="show the staged proposal: rules, evidence, per-task gain, diffs",
+        description="Print the latest staged proposal (or --night ID) as Markdown: each proposed "
+        "rule with its scope, the evidence it came from and the per-task gain that justified it, "
+        "the refused edits and why, and the diff of each document. report.html beside the "
+        "staged report.md shows the same with the score trend.")
+    parser.add_argument("--project", metavar="PATH", help="project directory (default: cwd)")
+    parser.add_argument("--night", metavar="ID", help="the night to review (default: latest)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(func=lambda args: review(args.project, args.night, args.json))

@@ -1,0 +1,132 @@
+"""``run`` with the default ``auto`` backend in a project with real-looking transcripts: it uses
+the agent's own CLI when it is on PATH and stops with exit 4 when nothing is configured — never
+the simulator on real transcripts. A simulator's proposal for them is marked and not adopted."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from skillopt_sleep.commands.demo import build_demo_home
+from skillopt_sleep.config import Config
+from skillopt_sleep.documents import START
+from skillopt_sleep.night import NightOptions, run_night
+from skillopt_sleep.paths import project_dirs
+from tests.fakes import fake_cli
+from tests.helpers import make_tasks, write_tasks_file
+
+
+def run_cli(*args: str, home: Path, path: str, extra: dict[str, str] | None = None
+            ) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SKILLOPT_SLEEP_BACKEND", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    env.update({"SKILLOPT_SLEEP_HOME": str(home), "PATH": path, **(extra or {})})
+    return subprocess.run([sys.executable, "-m", "skillopt_sleep", *args], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """(skillopt home, claude home, project): the demo's Claude Code transcripts for a project."""
+    return build_demo_home(tmp_path / "demo")
+
+
+def test_nothing_configured_exits_4_and_stages_nothing(demo: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    home, claude, project = demo
+    empty_bin = tmp_path / "empty-bin"
+    empty_bin.mkdir()
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    out = run_cli("run", "--project", str(project), "--claude-home", str(claude), "--quiet",
+                  home=home, path=str(empty_bin))
+    assert out.returncode == 4, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "backend=auto" in lines[0] and "--backend" in lines[0], out.stderr
+    assert "Traceback" not in out.stderr and out.stdout == ""
+    project_dir = project_dirs(project).root  # only the (released) night lock's folder may appear
+    assert not project_dir.exists() or not any(project_dir.iterdir())
+    after = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p != project_dir)
+    assert after == before  # no staging, no history, no harvest checkpoints
+
+
+def test_a_claude_on_path_is_picked_for_claude_sessions(demo: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    home, claude, project = demo
+    fake_bin = tmp_path / "fake-bin"
+    fake_cli.install(fake_bin)
+    log = tmp_path / "cli.jsonl"
+    # --since in the future: the preflight runs, then no session is new enough, so the night is
+    # short; the choice and the call it made are what this test looks at.
+    out = run_cli("run", "--project", str(project), "--claude-home", str(claude), "--since",
+                  "2099-01-01T00:00:00Z", "--json", "--quiet", home=home, path=str(fake_bin),
+                  extra={"FAKE_CLI_LOG": str(log), "FAKE_CLI_MODE": "ok"})
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["backends"]["target"].startswith("claude-cli")
+    assert report["backend_choice"].startswith("auto chose claude-cli: Claude Code sessions were harvested")
+    assert str(fake_bin / "claude") in report["backend_choice"]
+    assert report["simulated"] is False
+    calls = fake_cli.runs(log)
+    assert calls and all(Path(c["argv"][0]).name == "claude" for c in calls)
+
+
+def test_a_logged_out_claude_stops_the_night_with_exit_4(demo: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    home, claude, project = demo
+    fake_bin = tmp_path / "fake-bin"
+    fake_cli.install(fake_bin)
+    out = run_cli("run", "--project", str(project), "--claude-home", str(claude), "--quiet",
+                  home=home, path=str(fake_bin),
+                  extra={"FAKE_CLI_LOG": str(tmp_path / "cli.jsonl"), "FAKE_CLI_MODE": "not_logged_in"})
+    assert out.returncode == 4 and "claude-cli" in out.stderr and "preflight" in out.stderr, out.stderr
+    assert not project_dirs(project).staging.exists()
+
+
+def test_a_sim_proposal_for_real_transcripts_is_refused_by_adopt(demo: tuple[Path, Path, Path],
+                                                                  tmp_path: Path) -> None:
+    home, claude, project = demo
+    path = str(tmp_path / "no-bin")
+    out = run_cli("run", "--project", str(project), "--claude-home", str(claude), "--backend",
+                  "sim:correct=1,harmful=0,seed=1", "--json", "--quiet", home=home, path=path)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["simulated"] is True and report["accepted"] is True
+    staged = Path(report["staging_dir"])
+    assert json.loads((staged / "manifest.json").read_text())["simulated"] is True
+    assert "SIMULATED" in (staged / "report.md").read_text()
+    live = project / "CLAUDE.md"
+    before = live.read_bytes()
+
+    refused = run_cli("adopt", "--project", str(project), home=home, path=path)
+    assert refused.returncode == 6
+    assert len(refused.stderr.strip().splitlines()) == 1 and "--allow-simulated" in refused.stderr
+    assert live.read_bytes() == before and not project_dirs(project).ledger.exists()
+
+    adopted = run_cli("adopt", "--project", str(project), "--allow-simulated", "--json", home=home, path=path)
+    assert adopted.returncode == 0, adopted.stderr
+    written = json.loads(adopted.stdout)["files"]
+    assert written and all(START in Path(f["path"]).read_text() for f in written)
+
+
+@pytest.mark.parametrize(("reviewed", "simulated"), [(True, False), (False, True)])
+def test_a_sim_night_on_a_tasks_file_is_simulated_unless_reviewed(tmp_path: Path, reviewed: bool,
+                                                                   simulated: bool) -> None:
+    tasks = write_tasks_file(tmp_path / "tasks.json", make_tasks(), reviewed=reviewed)
+    config = Config(backend="sim:correct=1,harmful=0,seed=1", agent="claude")
+    report = run_night(NightOptions(project=tmp_path, config=config, mode="run", tasks_file=tasks))
+    assert report.accepted and report.simulated is simulated
+    manifest = json.loads((Path(report.staging_dir) / "manifest.json").read_text())
+    assert manifest["simulated"] is simulated
+
+
+def test_auto_adopt_never_adopts_a_simulated_proposal(demo: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    home, claude, project = demo
+    out = run_cli("run", "--project", str(project), "--claude-home", str(claude), "--backend",
+                  "sim:correct=1,harmful=0,seed=1", "--auto-adopt", "--json", "--quiet", home=home,
+                  path=str(tmp_path / "no-bin"))
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["accepted"] and any("not auto-adopted" in n for n in report["notes"])
+    assert not project_dirs(project).ledger.exists()

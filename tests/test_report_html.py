@@ -1,0 +1,82 @@
+"""report.html: self-contained (no script, nothing fetched), untrusted text escaped, and an inline
+SVG trend of the project's score across nights that really renders — checked by screenshot in a
+headless Chromium."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from skillopt_sleep import staging
+from skillopt_sleep.trend_chart import LINE_COLOUR, TrendPoint, render_svg, trend_points
+from skillopt_sleep.types import NightReport
+from tests.chromium import chromium_or_skip, screenshot
+from tests.png import read_png
+
+SCORES = [0.30, 0.45, 0.40, 0.60]  # past nights; this night ends at 0.80
+
+
+def past(scores: list[float | None]) -> list[dict]:
+    return [{"night_id": f"2026010{i + 1}T000000Z-000{i}", "baseline": s, "candidate": s, "n_accepted": 0,
+             "finished": f"2026-01-0{i + 1}T00:00:00Z", "simulated": i == 1} for i, s in enumerate(scores)]
+
+
+def stage_night(project: Path, past_nights: list[dict], current: float | None = 0.8) -> Path:
+    report = NightReport(night_id="20260110T000000Z-beef", project=str(project), mode="run",
+                         status="no-change", baseline=current, candidate=current)
+    return staging.stage(project, report, [], past_nights=past_nights) / "report.html"
+
+
+def test_trend_points_are_the_history_plus_this_night() -> None:
+    report = NightReport(night_id="now", project="/p", mode="run", status="no-change", baseline=0.5)
+    points = trend_points(past([0.2, None]) + [{"night_id": "now", "baseline": 0.1}], report)
+    assert [p.score for p in points] == [0.2, None, 0.5]
+    assert points[-1].current and not points[0].current and points[1].simulated
+
+
+def test_svg_has_a_line_through_every_scored_night_and_a_gap_for_none() -> None:
+    points = [TrendPoint(f"n{i}", s, "") for i, s in enumerate([0.2, 0.4, None, 0.6, 0.9])]
+    svg = render_svg(points)
+    lines = re.findall(r'<polyline points="([^"]+)"', svg)
+    assert [len(line.split()) for line in lines] == [2, 2]
+    assert svg.count("<circle") == 4 and "<script" not in svg
+
+
+def test_report_html_is_self_contained(tmp_path: Path) -> None:
+    html = stage_night(tmp_path, past(SCORES)).read_text()
+    assert html.startswith("<!DOCTYPE html>") and "<svg" in html and "<polyline" in html
+    assert "Content-Security-Policy" in html and "default-src 'none'" in html
+    for forbidden in ("<script", "<link", "<img", "<iframe", "@import", "url("):
+        assert forbidden not in html.lower()
+    assert set(re.findall(r"https?://[^\s\"'<>]+", html)) <= {"http://www.w3.org/2000/svg"}
+
+
+def _line_pixels(png: bytes) -> list[tuple[int, int]]:
+    image = read_png(png, max_rows=800)
+    target = tuple(int(LINE_COLOUR[i:i + 2], 16) for i in (1, 3, 5))
+    found = []
+    for y in range(image.height):
+        for x in range(image.width):
+            pixel = image.pixel(x, y)
+            if all(abs(pixel[c] - target[c]) <= 8 for c in range(3)):
+                found.append((x, y))
+    return found
+
+
+def test_the_trend_chart_renders_in_a_real_browser(tmp_path: Path) -> None:
+    chromium = chromium_or_skip()
+    page = stage_night(tmp_path / "with", past(SCORES))
+    pixels = _line_pixels(screenshot(chromium, page, tmp_path / "with.png"))
+    assert len(pixels) > 300, f"only {len(pixels)} pixels of the line colour"
+    xs = [x for x, _ in pixels]
+    assert max(xs) - min(xs) > 400  # a line across the chart, not a stray dot
+    left = [y for x, y in pixels if x < min(xs) + 10]
+    right = [y for x, y in pixels if x > max(xs) - 10]
+    # first night 0.30, this night 0.80: the line climbs by about half the plot height (~100 px)
+    assert 70 < (sum(left) / len(left)) - (sum(right) / len(right)) < 130
+
+    # control: the same page without any scored night has no pixel of the line colour
+    (tmp_path / "without").mkdir()
+    blank = stage_night(tmp_path / "without", [], current=None)
+    assert "no scored night yet" in blank.read_text()
+    assert _line_pixels(screenshot(chromium, blank, tmp_path / "without.png")) == []
