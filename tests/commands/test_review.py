@@ -111,3 +111,18 @@ def test_untrusted_text_is_sanitized_in_review_and_escaped_in_html(
     for raw in ("\x1b", "\u202e", "<script>", "<!-- hidden"):
         assert raw not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_a_damaged_report_is_one_line_and_an_old_one_still_reviews(
+        night: NightReport, capsys: pytest.CaptureFixture[str]) -> None:
+    report_json = Path(night.staging_dir) / "report.json"
+    data = json.loads(report_json.read_text())
+    del data["task_index"]  # staged by a version that did not record task kinds
+    report_json.write_text(json.dumps(data))
+    assert main(["review", "--project", night.project]) == 0
+    assert "Scope (task kinds of its evidence): unknown" in capsys.readouterr().out
+
+    report_json.write_text("{not json")
+    assert main(["review", "--project", night.project]) == 6
+    err = capsys.readouterr().err
+    assert "unreadable" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err

@@ -130,3 +130,27 @@ def test_auto_adopt_never_adopts_a_simulated_proposal(demo: tuple[Path, Path, Pa
     report = json.loads(out.stdout)
     assert report["accepted"] and any("not auto-adopted" in n for n in report["notes"])
     assert not project_dirs(project).ledger.exists()
+
+
+def test_a_codex_on_path_is_picked_for_codex_sessions(tmp_path: Path) -> None:
+    """Both fake CLIs on PATH; the sessions are Codex's, so codex-cli replays them."""
+    from datetime import datetime, timezone
+
+    from tests.test_codex_night import write_rollout
+
+    project, codex_home = tmp_path / "acme", tmp_path / "codex"
+    project.mkdir()
+    write_rollout(codex_home, project, datetime(2026, 11, 3, 9, tzinfo=timezone.utc),
+                  ["Write the commit message for the footer change."])
+    fake_bin = tmp_path / "fake-bin"
+    fake_cli.install(fake_bin)
+    log = tmp_path / "cli.jsonl"
+    out = run_cli("dry-run", "--project", str(project), "--codex-home", str(codex_home), "--claude-home",
+                  str(tmp_path / "no-claude"), "--json", "--quiet", home=tmp_path / "home", path=str(fake_bin),
+                  extra={"FAKE_CLI_LOG": str(log), "FAKE_CLI_MODE": "ok", "CODEX_HOME": str(codex_home)})
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["backends"]["target"].startswith("codex-cli")
+    assert report["backend_choice"].startswith("auto chose codex-cli: Codex sessions were harvested")
+    assert report["documents"]["memory"] == str(project / "AGENTS.md")
+    assert {Path(c["argv"][0]).name for c in fake_cli.runs(log)} == {"codex"}
