@@ -1,25 +1,38 @@
-"""Adoption: write a staged proposal back to the live documents, and revert it.
+"""Adoption: write a staged proposal back to the live documents, and revert it; the adoption
+ledger and the views over it.
 
-Adoption writes nothing unless every proposal is intact and every live file is still the bytes the
-night read; it splices the staged change into those bytes, backs up the reverse change first, and
-logs each file in the project's adoption ledger, which ``revert`` replays backwards to restore the
-exact previous bytes (checked by sha-256).
+Adoption writes nothing unless every proposal is intact, names only documents a night of this
+project may target (resolved afresh here, never taken from the manifest), and every live file is
+still the bytes the night read. It splices the staged change into those bytes, backs up the reverse
+change first, and logs each file in the project's adoption ledger, which ``revert`` replays
+backwards to restore the exact previous bytes (checked by sha-256).
+
+Adopt, revert and a night all hold the project lock (``locks.ProjectLock``), and a multi-file adopt
+or revert is journaled (``journal.py``): whoever takes the lock next finishes or rolls back what a
+killed process left half done, and removes its debris (``debris.py``).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillopt_sleep import journal
+from skillopt_sleep.config import Config, load_config
+from skillopt_sleep.debris import clean_debris
+from skillopt_sleep.documents import document_paths
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
+from skillopt_sleep.files import atomic_write_text, read_bytes_or_none, read_jsonl, sha256_bytes
+from skillopt_sleep.locks import ProjectLock
 from skillopt_sleep.paths import project_dirs
-from skillopt_sleep.staging import adoptions, ensure_project_dir, list_proposals, now
-from skillopt_sleep.state import append_jsonl, atomic_write_bytes, atomic_write_text, read_bytes_or_none, sha256_bytes
+from skillopt_sleep.staging import ROLES, ensure_project_dir, now, staged_proposals
 
 
 @dataclass
@@ -28,6 +41,7 @@ class AdoptResult:
     staging_dir: Path
     backup_dir: Path
     files: list[dict[str, Any]] = field(default_factory=list)  # ledger entries written
+    recovered: str | None = None  # what finishing an interrupted adopt/revert did first
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -35,6 +49,7 @@ class AdoptResult:
             "staging_dir": str(self.staging_dir),
             "backup_dir": str(self.backup_dir),
             "files": self.files,
+            "recovered": self.recovered,
         }
 
 
@@ -42,21 +57,130 @@ class AdoptResult:
 class RevertResult:
     night_id: str
     files: list[dict[str, Any]] = field(default_factory=list)  # ledger entries written
+    recovered: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"night_id": self.night_id, "files": self.files}
+        return {"night_id": self.night_id, "files": self.files, "recovered": self.recovered}
 
 
-def _splice(data: bytes, prefix: int, suffix: int, middle: bytes) -> bytes:
-    return data[:prefix] + middle + data[len(data) - suffix:]
+# --------------------------------------------------------------------------- the project lock
+
+
+@contextlib.contextmanager
+def hold_project(project: Path, purpose: str, night_id: str | None = None,
+                 documents: list[Path] | None = None) -> Iterator[str | None]:
+    """Hold the project lock; first finish any interrupted adopt/revert and remove debris.
+
+    Yields the one-line account of a recovery (None when there was nothing to recover).
+    """
+    ensure_project_dir(project)
+    with ProjectLock(project_dirs(project).lock, purpose, night_id):
+        pending_files = [Path(p) for p in (journal.pending(project) or {}).get("files", [])]
+        clean_debris(project, [*(documents or []), *pending_files])
+        yield journal.recover(project)
+
+
+# --------------------------------------------------------------------------- targets
+
+
+@dataclass(frozen=True)
+class Targets:
+    """The live documents a night of this project may write, per role (resolved paths)."""
+
+    skill: frozenset[Path]
+    memory: frozenset[Path]
+
+    def allows(self, role: str, path: Path) -> bool:
+        return path in (self.skill if role == "skill" else self.memory if role == "memory" else ())
+
+    def all(self) -> list[Path]:
+        return sorted(self.skill | self.memory)
+
+
+def allowed_targets(project: Path, config: Config | None = None,
+                    skill_path: Path | None = None) -> Targets:
+    """Both agents' documents for this project (DESIGN §5), from its config, never a manifest."""
+    config = config or load_config(project)
+    skills, memories = set(), set()
+    for agent in ("claude", "codex"):
+        skill, memory = document_paths(project, agent, config.skill_name,
+                                       Path(skill_path).expanduser() if skill_path else None,
+                                       config.user_level_skill)
+        skills.add(skill.expanduser().resolve())
+        memories.add(memory.expanduser().resolve())
+    return Targets(frozenset(skills), frozenset(memories))
+
+
+def _target(targets: Targets, role: Any, named: Any, night: str, where: str) -> Path:
+    path = Path(str(named))
+    if role not in ROLES or not path.is_absolute() or not targets.allows(role, path):
+        raise UserError(
+            f"the {where} of night {night} names {named!r} as its {role} document, which is not a "
+            "document a night of this project may target; refusing (a proposal copied or planted "
+            "from elsewhere? with --target-skill-path, pass the same path here)", EXIT_CONFLICT)
+    return path
+
+
+# --------------------------------------------------------------------------- ledger views
+
+
+def _ledger(project: Path) -> list[dict[str, Any]]:
+    return read_jsonl(project_dirs(project).ledger)
+
+
+def _night_states(ledger: list[dict[str, Any]]) -> dict[str, str]:
+    """night id -> "adopted" | "reverted", from the last event recorded for it."""
+    states: dict[str, str] = {}
+    for entry in ledger:
+        night = entry.get("night_id")
+        if isinstance(night, str):
+            states[night] = "reverted" if entry.get("event") == "revert" else "adopted"
+    return states
+
+
+def list_proposals(project: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Staged proposals, newest first: the manifest plus ``staging_dir``, ``state``, ``adopted``."""
+    dirs = project_dirs(project)
+    states = _night_states(_ledger(dirs.project))
+    proposals = []
+    for proposal in staged_proposals(dirs.project):
+        state = states.get(str(proposal.get("night_id")), "staged")
+        proposals.append({**proposal, "state": state, "adopted": state == "adopted"})
+    proposals.sort(key=lambda p: (str(p.get("created") or ""), p["staging_dir"]), reverse=True)
+    return proposals
+
+
+def latest_proposal(project: str | os.PathLike[str]) -> Path | None:
+    proposals = list_proposals(project)
+    return Path(proposals[0]["staging_dir"]) if proposals else None
+
+
+def adoptions(project: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Adoptions, oldest first: ``{adoption_id, night_id, adopted_at, files, reverted}``."""
+    groups: dict[str, dict[str, Any]] = {}
+    for entry in _ledger(project_dirs(project).project):
+        adoption_id = str(entry.get("adoption_id") or entry.get("night_id"))
+        if entry.get("event", "adopt") == "adopt":
+            group = groups.setdefault(adoption_id, {
+                "adoption_id": adoption_id, "night_id": entry.get("night_id"),
+                "adopted_at": entry.get("adopted_at"), "files": [], "reverted": False,
+            })
+            group["files"].append(entry)
+        elif entry.get("event") == "revert" and adoption_id in groups:
+            groups[adoption_id]["reverted"] = True
+            groups[adoption_id]["reverted_at"] = entry.get("reverted_at")
+    return list(groups.values())
+
+
+# --------------------------------------------------------------------------- adopt
 
 
 def _unb64(value: Any) -> bytes:
     return base64.b64decode(str(value), validate=True)
 
 
-
-# --------------------------------------------------------------------------- adopt
+def _splice(data: bytes, prefix: int, suffix: int, middle: bytes) -> bytes:
+    return data[:prefix] + middle + data[len(data) - suffix:]
 
 
 def _pick_proposal(project: Path, night_id: str | None) -> dict[str, Any]:
@@ -90,27 +214,6 @@ def _missing_parents(path: Path) -> list[str]:
     return missing
 
 
-def _rollback(done: list[tuple[Path, bytes | None, list[str]]]) -> None:
-    """Put back files already written: restore old bytes or remove what did not exist."""
-    for path, previous, created_dirs in reversed(done):
-        try:
-            if previous is None:
-                path.unlink(missing_ok=True)
-                _remove_empty_dirs(created_dirs)
-            else:
-                atomic_write_bytes(path, previous)
-        except OSError:
-            pass
-
-
-def _remove_empty_dirs(dirs: list[str]) -> None:
-    for directory in dirs:  # deepest first
-        try:
-            os.rmdir(directory)
-        except OSError:
-            return
-
-
 def _apply_change(item: dict[str, Any], current: bytes, night: str) -> bytes:
     """The bytes adoption writes: the staged change spliced into the live (baseline) bytes."""
     try:
@@ -135,34 +238,39 @@ def refuse_simulated(proposal: dict[str, Any], allow_simulated: bool) -> None:
 
 
 def adopt(project: str | os.PathLike[str], night_id: str | None = None, *,
-          allow_simulated: bool = False) -> AdoptResult:
-    """Write a staged proposal back to the live documents, all or nothing.
+          allow_simulated: bool = False, config: Config | None = None,
+          skill_path: Path | None = None) -> AdoptResult:
+    """Write a staged proposal back to the live documents, all or nothing, under the project lock.
 
     Default: the newest proposal that has changes. Refuses (``EXIT_CONFLICT``, nothing written)
-    when the proposal was tampered with, when a live file changed since the night read it, when
-    the night is already adopted, or when it is simulated and ``allow_simulated`` is not set.
+    when the proposal was tampered with or names a document this project's nights cannot target,
+    when a live file changed since the night read it, when the night is already adopted, or when
+    it is simulated and ``allow_simulated`` is not set.
     """
-    dirs = project_dirs(project)
-    proposal = _pick_proposal(dirs.project, night_id)
-    night = str(proposal["night_id"])
-    staging_dir = Path(proposal["staging_dir"])
-    if proposal["state"] == "adopted":
-        raise UserError(f"night {night} is already adopted (revert it first to adopt it again)",
-                        EXIT_CONFLICT)
-    if not proposal["files"]:
-        raise UserError(f"night {night} proposed no changes; nothing to adopt", EXIT_CONFLICT)
-    refuse_simulated(proposal, allow_simulated)
+    root = project_dirs(project).project
+    targets = allowed_targets(root, config, skill_path)
+    with hold_project(root, "adopt", night_id, targets.all()) as recovered:
+        result = adopt_locked(root, night_id, targets, allow_simulated=allow_simulated)
+    result.recovered = recovered
+    return result
 
-    plan = []
-    conflicts = []
+
+def _plan_adoption(proposal: dict[str, Any], targets: Targets, night: str
+                   ) -> list[tuple[dict[str, Any], Path, bytes | None, bytes]]:
+    staging_dir = Path(proposal["staging_dir"])
+    plan, conflicts, roles = [], [], set()
     for item in proposal["files"]:
+        live = _target(targets, item.get("role"), item.get("live_path"), night, "proposal")
+        if item["role"] in roles:
+            raise UserError(f"the proposal of night {night} names two {item['role']} documents; "
+                            "refusing to adopt", EXIT_CONFLICT)
+        roles.add(item["role"])
         source = _proposal_path(staging_dir, str(item.get("proposal", "")))
         review = read_bytes_or_none(source)
         if review is None or sha256_bytes(review) != item.get("proposal_sha256"):
             raise UserError(
                 f"proposal file {source} does not match its manifest: it was modified or removed "
                 f"after night {night} staged it; refusing to adopt", EXIT_CONFLICT)
-        live = Path(str(item["live_path"]))
         current = read_bytes_or_none(live)
         if item.get("baseline_existed"):
             if current is None:
@@ -171,68 +279,81 @@ def adopt(project: str | os.PathLike[str], night_id: str | None = None, *,
                 conflicts.append(f"{live} was edited")
         elif current is not None:
             conflicts.append(f"{live} was created")
-        data = None
         if not conflicts:
-            data = _apply_change(item, current or b"", night)
-        plan.append((item, live, current, data))
+            plan.append((item, live, current, _apply_change(item, current or b"", night)))
     if conflicts:
         raise UserError(
             f"live files changed since the night read them ({'; '.join(conflicts)}); nothing was "
             f"written. Run a new night to get a proposal against the current files.",
             EXIT_CONFLICT)
+    return plan
+
+
+def adopt_locked(project: Path, night_id: str | None, targets: Targets, *,
+                 allow_simulated: bool = False) -> AdoptResult:
+    """``adopt`` for a caller that already holds the project lock (a night's ``--auto-adopt``)."""
+    dirs = project_dirs(project)
+    proposal = _pick_proposal(dirs.project, night_id)
+    night = str(proposal["night_id"])
+    if proposal["state"] == "adopted":
+        raise UserError(f"night {night} is already adopted (revert it first to adopt it again)",
+                        EXIT_CONFLICT)
+    if not proposal["files"]:
+        raise UserError(f"night {night} proposed no changes; nothing to adopt", EXIT_CONFLICT)
+    refuse_simulated(proposal, allow_simulated)
+    plan = _plan_adoption(proposal, targets, night)
 
     backup_dir = dirs.backups / night
     adoption_id = f"{night}-{secrets.token_hex(4)}"
-    ensure_project_dir(dirs.project)
-    backups: dict[int, str | None] = {}
-    for index, (item, live, current, data) in enumerate(plan):
-        if current is None:
-            backups[index] = None
-            continue
-        backup = backup_dir / (str(item["proposal"]).removeprefix("proposed/") + ".undo.json")
-        change = item["change"]
-        undo = {"format": "skillopt_sleep.undo.v1", "path": str(live), "prefix": change["prefix"],
-                "suffix": change["suffix"], "restore": change["removed"],
-                "previous_sha256": sha256_bytes(current), "new_sha256": sha256_bytes(data)}
-        try:
-            atomic_write_text(backup, json.dumps(undo, indent=2) + "\n")
-        except OSError as exc:
-            raise UserError(f"could not back up {live} to {backup} ({exc.strerror or exc}); "
-                            "nothing was adopted", EXIT_CONFLICT) from None
-        backups[index] = str(backup)
-
-    done: list[tuple[Path, bytes | None, list[str]]] = []
-    for _item, live, current, data in plan:
-        created_dirs = _missing_parents(live)
-        try:
-            atomic_write_bytes(live, data)
-        except OSError as exc:
-            _rollback(done)
-            _remove_empty_dirs(created_dirs)
-            raise UserError(f"could not write {live} ({exc.strerror or exc}); the files already "
-                            "written were restored, nothing was adopted", EXIT_CONFLICT) from None
-        done.append((live, current, created_dirs))
-
     adopted_at = now()
-    entries = []
-    for index, (item, live, current, data) in enumerate(plan):
-        entry = {
-            "event": "adopt",
-            "adoption_id": adoption_id,
-            "night_id": night,
-            "role": item.get("role"),
-            "path": str(live),
-            "previous_existed": current is not None,
-            "previous_sha256": None if current is None else sha256_bytes(current),
-            "backup": backups[index],
-            "new_sha256": sha256_bytes(data),
-            "created_dirs": done[index][2],
+    steps, entries = [], []
+    for item, live, current, data in plan:
+        backup = None
+        if current is not None:
+            backup = backup_dir / item["role"] / f"{live.name}.undo.json"
+            change = item["change"]
+            undo = {"format": "skillopt_sleep.undo.v1", "path": str(live), "prefix": change["prefix"],
+                    "suffix": change["suffix"], "restore": change["removed"],
+                    "previous_sha256": sha256_bytes(current), "new_sha256": sha256_bytes(data)}
+            try:
+                atomic_write_text(backup, json.dumps(undo, indent=2) + "\n")
+            except OSError as exc:
+                raise UserError(f"could not back up {live} to {backup} ({exc.strerror or exc}); "
+                                "nothing was adopted", EXIT_CONFLICT) from None
+        step = journal.FileStep.between(item["role"], live, current, data, _missing_parents(live))
+        steps.append(step)
+        entries.append({
+            "event": "adopt", "op_id": adoption_id, "adoption_id": adoption_id, "night_id": night,
+            "role": item["role"], "path": str(live), "previous_existed": current is not None,
+            "previous_sha256": step.before_sha256, "backup": None if backup is None else str(backup),
+            "new_sha256": step.after_sha256, "created_dirs": step.created_dirs,
             "adopted_at": adopted_at,
-        }
-        append_jsonl(dirs.ledger, entry)
-        entries.append(entry)
-    return AdoptResult(night_id=night, staging_dir=staging_dir, backup_dir=backup_dir,
-                       files=entries)
+        })
+    record = journal.Journal("adopt", adoption_id, night, adopted_at, steps, entries)
+    _carry_out(project, record, [data for _item, _live, _current, data in plan],
+               "the files already written were restored, nothing was adopted")
+    return AdoptResult(night_id=night, staging_dir=Path(proposal["staging_dir"]),
+                       backup_dir=backup_dir, files=entries)
+
+
+def _carry_out(project: Path, record: journal.Journal, contents: list[bytes | None], undone: str) -> None:
+    """Journal, write every file, commit; on a write error put back what was written."""
+    try:
+        journal.begin(project, record)
+    except OSError as exc:
+        raise UserError(f"could not write the adoption journal ({exc.strerror or exc}); nothing "
+                        "was written", EXIT_CONFLICT) from None
+    for index, (step, data) in enumerate(zip(record.files, contents, strict=True)):
+        if index:
+            journal.pause_between_writes()
+        try:
+            journal.write_side(step, data)
+        except OSError as exc:
+            with contextlib.suppress(OSError, UserError):  # else the next lock holder rolls back
+                journal.abandon(project, record)
+            raise UserError(f"could not write {step.path} ({exc.strerror or exc}); {undone}",
+                            EXIT_CONFLICT) from None
+    journal.commit(project, record)
 
 
 # --------------------------------------------------------------------------- revert
@@ -250,33 +371,45 @@ def _undo(current: bytes, backup: str) -> bytes | None:
         return None
 
 
-def revert(project: str | os.PathLike[str], night_id: str | None = None) -> RevertResult:
-    """Undo an adoption: restore the exact previous bytes, or remove files it created.
+def revert(project: str | os.PathLike[str], night_id: str | None = None, *,
+           config: Config | None = None, skill_path: Path | None = None) -> RevertResult:
+    """Undo an adoption under the project lock: restore the exact previous bytes, or remove
+    files it created.
 
     Default: the latest adoption still in effect. Refuses (``EXIT_CONFLICT``, nothing written)
     when a live file was edited after adoption or the backup is missing or damaged.
     """
-    dirs = project_dirs(project)
-    groups = adoptions(dirs.project)
+    root = project_dirs(project).project
+    targets = allowed_targets(root, config, skill_path)
+    with hold_project(root, "revert", night_id, targets.all()) as recovered:
+        result = _revert_locked(root, night_id, targets)
+    result.recovered = recovered
+    return result
+
+
+def _pick_adoption(project: Path, night_id: str | None) -> dict[str, Any]:
+    groups = adoptions(project)
     if night_id is not None:
         mine = [g for g in groups if g["night_id"] == night_id]
         if not mine:
-            raise UserError(f"night {night_id} was never adopted in {dirs.project}", EXIT_CONFLICT)
-        group = mine[-1]
-        if group["reverted"]:
+            raise UserError(f"night {night_id} was never adopted in {project}", EXIT_CONFLICT)
+        if mine[-1]["reverted"]:
             raise UserError(f"night {night_id} is already reverted", EXIT_CONFLICT)
-    else:
-        live_groups = [g for g in groups if not g["reverted"]]
-        if not live_groups:
-            raise UserError(f"nothing to revert: no adoption in effect in {dirs.project}",
-                            EXIT_CONFLICT)
-        group = live_groups[-1]
-    night = str(group["night_id"])
+        return mine[-1]
+    live_groups = [g for g in groups if not g["reverted"]]
+    if not live_groups:
+        raise UserError(f"nothing to revert: no adoption in effect in {project}", EXIT_CONFLICT)
+    return live_groups[-1]
 
+
+def _revert_locked(project: Path, night_id: str | None, targets: Targets) -> RevertResult:
+    dirs = project_dirs(project)
+    group = _pick_adoption(dirs.project, night_id)
+    night = str(group["night_id"])
     plan = []
     conflicts = []
     for entry in group["files"]:
-        live = Path(str(entry["path"]))
+        live = _target(targets, entry.get("role"), entry.get("path"), night, "adoption ledger")
         current = read_bytes_or_none(live)
         if current is None or sha256_bytes(current) != entry.get("new_sha256"):
             state = "was deleted" if current is None else "was edited"
@@ -294,33 +427,20 @@ def revert(project: str | os.PathLike[str], night_id: str | None = None) -> Reve
                         "written; undo those edits by hand or keep the current files.",
                         EXIT_CONFLICT)
 
-    done: list[tuple[Path, bytes | None, list[str]]] = []
-    for entry, live, current, previous in plan:
-        try:
-            if previous is None:
-                live.unlink()
-                _remove_empty_dirs(list(entry.get("created_dirs") or []))
-            else:
-                atomic_write_bytes(live, previous)
-        except OSError as exc:
-            _rollback(done)
-            raise UserError(f"could not restore {live} ({exc.strerror or exc}); the files already "
-                            "restored were put back, nothing was reverted", EXIT_CONFLICT) from None
-        done.append((live, current, []))
-
+    revert_id = f"revert-{secrets.token_hex(6)}"
     reverted_at = now()
-    entries = []
-    for entry, live, _current, previous in plan:
-        record = {
-            "event": "revert",
-            "adoption_id": group["adoption_id"],
-            "night_id": night,
-            "role": entry.get("role"),
-            "path": str(live),
+    steps, records = [], []
+    for entry, live, current, previous in plan:
+        created = [str(d) for d in entry.get("created_dirs") or [] if previous is None]
+        steps.append(journal.FileStep.between(entry["role"], live, current, previous, created))
+        records.append({
+            "event": "revert", "op_id": revert_id, "adoption_id": group["adoption_id"],
+            "night_id": night, "role": entry["role"], "path": str(live),
             "action": "deleted" if previous is None else "restored",
             "restored_sha256": None if previous is None else sha256_bytes(previous),
             "reverted_at": reverted_at,
-        }
-        append_jsonl(dirs.ledger, record)
-        entries.append(record)
-    return RevertResult(night_id=night, files=entries)
+        })
+    record = journal.Journal("revert", revert_id, night, reverted_at, steps, records)
+    _carry_out(project, record, [previous for _e, _l, _c, previous in plan],
+               "the files already restored were put back, nothing was reverted")
+    return RevertResult(night_id=night, files=records)

@@ -432,6 +432,6 @@ def tasks_document(tasks: list[TaskRecord], reviewed: bool = False) -> dict[str,
 
 
 def save_tasks(path: Path, tasks: list[TaskRecord], reviewed: bool = False) -> None:
-    from skillopt_sleep.state import atomic_write_text
+    from skillopt_sleep.files import atomic_write_text
 
     atomic_write_text(Path(path), json.dumps(tasks_document(tasks, reviewed), indent=2) + "\n")

@@ -9,10 +9,9 @@ report and no adoption.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
-import shutil
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -183,23 +182,28 @@ def _agent(config: Config, sources: list[str]) -> str:
 
 
 def run_night(opts: NightOptions) -> NightReport:
-    """Run one night; returns its report (already staged when mode is run/demo)."""
+    """Run one night; returns its report (already staged when mode is run/demo).
+
+    A stateful night holds the project lock throughout (the same lock as adopt and revert), and
+    on taking it first finishes any adoption a killed process left half done.
+    """
     from skillopt_sleep import staging
-    from skillopt_sleep.state import History, NightLock, RejectedLedger
+    from skillopt_sleep.adoption import allowed_targets, hold_project
+    from skillopt_sleep.history import History
+    from skillopt_sleep.refusals import RejectedLedger
 
     project = opts.project.expanduser().resolve()
     if not project.is_dir():
         raise UserError(f"project {project} is not a directory", EXIT_USAGE)
     opts.project = project
-    stateful = opts.mode in ("run", "demo")
-    lock = NightLock(project_dirs(project).lock) if stateful else None
-    if lock is not None:
-        lock.acquire()
-    try:
-        return _night(opts, stateful, History(), RejectedLedger(), staging)
-    finally:
-        if lock is not None:
-            lock.release()
+    night_id = new_night_id()
+    if opts.mode not in ("run", "demo"):
+        return _night(opts, night_id, False, History(), RejectedLedger(), staging)
+    documents = allowed_targets(project, opts.config, opts.target_skill_path).all()
+    with hold_project(project, "night", night_id, documents) as recovered:
+        if recovered:
+            opts.progress(recovered)
+        return _night(opts, night_id, True, History(), RejectedLedger(), staging)
 
 
 def _auto_agents(opts: NightOptions) -> tuple[list[str], bool]:
@@ -225,8 +229,9 @@ def _uses_sim(config: Config) -> bool:
     return any(config.backend_for(r).strip().lower().startswith("sim") for r in ("target", "optimizer"))
 
 
-def _night(opts: NightOptions, stateful: bool, history: Any, ledger: Any, staging: Any) -> NightReport:
-    report = NightReport(night_id=new_night_id(), project=str(opts.project), mode=opts.mode,
+def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledger: Any,
+           staging: Any) -> NightReport:
+    report = NightReport(night_id=night_id, project=str(opts.project), mode=opts.mode,
                          status="running", started=datetime.now(timezone.utc))
     # A tasks file is checked before anything else (it needs no model) ...
     gathered = gather_tasks(opts) if opts.tasks_file is not None else None
@@ -238,11 +243,14 @@ def _night(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
         opts.progress(report.backend_choice)
     # Rules a simulator wrote for transcripts (or tasks) nobody reviewed are not real findings.
     report.simulated = _uses_sim(opts.config) and not (gathered is not None and gathered.reviewed)
-    evidence_dir = Path(tempfile.mkdtemp(prefix="skillopt-sleep-evidence-"))
-    evidence = EvidenceLog(evidence_dir / "evidence.jsonl")
-    models = build_models(opts.config, evidence)
-    report.backends = {"target": models.target.id, "optimizer": models.optimizer.id}
+    # The evidence log is only kept to be copied into the staged proposal, so only a stateful
+    # night (which holds the project lock) writes one, in the project's scratch dir: removed on
+    # every way out of here, and by the next lock holder if this process is killed.
+    evidence_path = project_dirs(opts.project).tmp / f"evidence-{night_id}.jsonl" if stateful else None
+    evidence = EvidenceLog(evidence_path) if evidence_path is not None else None
     try:
+        models = build_models(opts.config, evidence)
+        report.backends = {"target": models.target.id, "optimizer": models.optimizer.id}
         return _learn(opts, stateful, history, ledger, staging, report, models, evidence, gathered)
     except ProviderError as exc:
         raise UserError(f"provider {exc.backend_id} failed ({exc.kind}): {exc.message}; "
@@ -257,12 +265,14 @@ def _night(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
             history.record(report)
         raise NightStopped(report, f"the night stopped: {exc}", EXIT_BUDGET) from None
     finally:
-        evidence.close()
-        shutil.rmtree(evidence_dir, ignore_errors=True)
+        if evidence is not None:
+            evidence.close()
+            with contextlib.suppress(OSError):
+                evidence.path.unlink()
 
 
 def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, staging: Any,
-           report: NightReport, models: Models, evidence: EvidenceLog,
+           report: NightReport, models: Models, evidence: EvidenceLog | None,
            gathered: Gathered | None) -> NightReport:
     config = opts.config
     # Every night starts with one tiny call per distinct backend: an expired key or a
@@ -303,7 +313,8 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
     outcome = consolidate(tasks, docs, models, _settings(config),
                           already_refused=lambda e: ledger.contains(ledger_project, e),
                           progress=opts.progress)
-    evidence.close()
+    if evidence is not None:
+        evidence.close()
     _fill(report, outcome, models)
     report.status = ("staged" if stateful else "proposed") if outcome.accepted else "no-change"
     if stateful:
@@ -313,7 +324,7 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
             if new.text != old.text
         ]
         report.finished = datetime.now(timezone.utc)
-        staging.stage(opts.project, report, files, evidence=evidence.path,
+        staging.stage(opts.project, report, files, evidence=evidence.path if evidence else None,
                       past_nights=history.nights(opts.project))
         for item in report.rejected_edits:
             if item.get("ledger"):
@@ -322,9 +333,10 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
             report.notes.append("not auto-adopted: the proposal is simulated (sim backend); "
                                 "adopt it by hand with --allow-simulated if you mean to")
         elif opts.auto_adopt and outcome.accepted:
-            from skillopt_sleep.adoption import adopt
+            from skillopt_sleep.adoption import adopt_locked, allowed_targets
 
-            result = adopt(opts.project, report.night_id)
+            targets = allowed_targets(opts.project, config, opts.target_skill_path)
+            result = adopt_locked(opts.project, report.night_id, targets)
             report.notes.append(f"auto-adopted: {len(result.files)} file(s) written")
     return _finish(report, stateful, gathered, history)
 

@@ -107,6 +107,12 @@ class ProjectDirs:
         return self.root / "night.lock"
 
     @property
+    def tmp(self) -> Path:
+        """Scratch space of the process holding the lock (a night's evidence log); emptied by the
+        next holder, so a killed night leaves nothing behind for long."""
+        return self.root / "tmp"
+
+    @property
     def config_file(self) -> Path:
         return self.root / "config.toml"
 

@@ -1,5 +1,5 @@
-"""Proposals: stage a night's documents for review, and list what is staged and adopted
-(adoption itself is ``adoption.py``).
+"""Proposals: stage a night's documents for review, and read staged proposals back (adoption,
+and the adoption state of each proposal, are ``adoption.py``).
 
 A proposal is ``<project>/.skillopt-sleep/staging/<night-id>/`` holding the proposed documents,
 the report and a manifest with the sha-256 of every proposal and of every live baseline the night
@@ -31,13 +31,8 @@ from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.redact import redact
 from skillopt_sleep.proposal import build_view, managed_block_diff
 from skillopt_sleep.report import render_markdown
+from skillopt_sleep.files import atomic_write_bytes, atomic_write_text, sha256_bytes
 from skillopt_sleep.report_html import render_html
-from skillopt_sleep.state import (
-    atomic_write_bytes,
-    atomic_write_text,
-    read_jsonl,
-    sha256_bytes,
-)
 from skillopt_sleep.trend_chart import trend_points
 from skillopt_sleep.types import NightReport, format_time
 
@@ -188,75 +183,40 @@ def stage(
     return final
 
 
-# --------------------------------------------------------------------------- ledger views
+# --------------------------------------------------------------------------- read back
 
 
-def _ledger(project: Path) -> list[dict[str, Any]]:
-    return read_jsonl(project_dirs(project).ledger)
-
-
-def _night_states(ledger: list[dict[str, Any]]) -> dict[str, str]:
-    """night id -> "adopted" | "reverted", from the last event recorded for it."""
-    states: dict[str, str] = {}
-    for entry in ledger:
-        night = entry.get("night_id")
-        if isinstance(night, str):
-            states[night] = "reverted" if entry.get("event") == "revert" else "adopted"
-    return states
-
-
-def _read_manifest(directory: Path) -> dict[str, Any] | None:
+def read_manifest(directory: Path) -> dict[str, Any] | None:
+    """A proposal's manifest, or None when it is missing, damaged, or not this directory's own
+    (its night id must be the directory's name)."""
     try:
         manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
         return None
-    if not isinstance(manifest.get("files"), list):
+    if not isinstance(manifest.get("files"), list) or not all(isinstance(f, dict) for f in manifest["files"]):
+        return None
+    if manifest.get("night_id") != directory.name or not _SAFE_ID.match(directory.name):
         return None
     return manifest
 
 
-def list_proposals(project: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Staged proposals, newest first: the manifest plus ``staging_dir``, ``state``, ``adopted``."""
+def staged_proposals(project: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every readable proposal's manifest plus its ``staging_dir`` (unordered; ``adoption.
+    list_proposals`` adds the adoption state and sorts)."""
     dirs = project_dirs(project)
     if not dirs.staging.is_dir():
         return []
-    states = _night_states(_ledger(dirs.project))
     proposals = []
     for directory in dirs.staging.iterdir():
         if directory.name.startswith(".") or not directory.is_dir():
             continue
-        manifest = _read_manifest(directory)
-        if manifest is None:
-            continue
-        state = states.get(str(manifest.get("night_id")), "staged")
-        proposals.append({**manifest, "staging_dir": str(directory), "state": state,
-                          "adopted": state == "adopted"})
-    proposals.sort(key=lambda p: (str(p.get("created") or ""), p["staging_dir"]), reverse=True)
+        manifest = read_manifest(directory)
+        if manifest is not None:
+            proposals.append({**manifest, "staging_dir": str(directory)})
     return proposals
 
-
-def latest_proposal(project: str | os.PathLike[str]) -> Path | None:
-    proposals = list_proposals(project)
-    return Path(proposals[0]["staging_dir"]) if proposals else None
-
-
-def adoptions(project: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Adoptions, oldest first: ``{adoption_id, night_id, adopted_at, files, reverted}``."""
-    groups: dict[str, dict[str, Any]] = {}
-    for entry in _ledger(project_dirs(project).project):
-        adoption_id = str(entry.get("adoption_id") or entry.get("night_id"))
-        if entry.get("event", "adopt") == "adopt":
-            group = groups.setdefault(adoption_id, {
-                "adoption_id": adoption_id, "night_id": entry.get("night_id"),
-                "adopted_at": entry.get("adopted_at"), "files": [], "reverted": False,
-            })
-            group["files"].append(entry)
-        elif entry.get("event") == "revert" and adoption_id in groups:
-            groups[adoption_id]["reverted"] = True
-            groups[adoption_id]["reverted_at"] = entry.get("reverted_at")
-    return list(groups.values())
 
 def resolve_project(path: str | os.PathLike[str] | None) -> Path:
     """The ``--project`` argument (default: the current directory) as an existing directory."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from skillopt_sleep.state import night_score
+from skillopt_sleep.history import night_score
 from skillopt_sleep.types import NightReport, format_time
 
 LINE_COLOUR = "#1f6feb"

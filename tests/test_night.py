@@ -9,7 +9,7 @@ from skillopt_sleep.config import Config
 from skillopt_sleep.errors import EXIT_CONFIG, EXIT_PROVIDER, UserError
 from skillopt_sleep.night import NightOptions, run_night
 from skillopt_sleep.paths import project_dirs, user_dirs
-from skillopt_sleep.state import History
+from skillopt_sleep.history import History
 
 from tests.helpers import make_tasks, write_tasks_file
 

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import shlex
+from functools import partial
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable
@@ -15,8 +16,14 @@ from skillopt_sleep.errors import EXIT_OK, UserError
 from skillopt_sleep.sanitize import sanitize
 
 
+def recovery_lines(result: adoption.AdoptResult | adoption.RevertResult) -> list[str]:
+    """The line saying an interrupted adopt/revert was finished first (none when there was none)."""
+    return [f"First {result.recovered}."] if result.recovered else []
+
+
 def format_adopt(result: adoption.AdoptResult, project: Path) -> str:
-    lines = [f"Adopted night {result.night_id}: wrote {len(result.files)} file(s)"]
+    lines = recovery_lines(result)
+    lines.append(f"Adopted night {result.night_id}: wrote {len(result.files)} file(s)")
     for entry in result.files:
         was = f"backup {entry['backup']}" if entry["backup"] else "new file"
         lines.append(f"  {entry['role']:<6} {sanitize(entry['path'])} ({sanitize(was)})")
@@ -53,11 +60,14 @@ def run_and_print(
 
 
 def adopt(project: str | os.PathLike[str] | None, night_id: str | None = None,
-          as_json: bool = False, allow_simulated: bool = False) -> int:
-    def operation(root: Path, night: str | None) -> adoption.AdoptResult:
-        return adoption.adopt(root, night, allow_simulated=allow_simulated)
+          as_json: bool = False, allow_simulated: bool = False, skill_path: Path | None = None) -> int:
+    return run_and_print(partial(adoption.adopt, allow_simulated=allow_simulated, skill_path=skill_path),
+                         format_adopt, project, night_id, as_json)
 
-    return run_and_print(operation, format_adopt, project, night_id, as_json)
+
+def add_target_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--target-skill-path", type=Path, metavar="PATH",
+                        help="the SKILL.md the night evolved, when it ran with --target-skill-path")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -70,5 +80,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--allow-simulated", action="store_true",
                         help="adopt a proposal the offline sim backend made (refused by default)")
+    add_target_flag(parser)
     parser.set_defaults(func=lambda args: adopt(args.project, args.night, args.json,
-                                                args.allow_simulated))
+                                                args.allow_simulated, args.target_skill_path))

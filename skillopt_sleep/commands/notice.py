@@ -23,12 +23,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from skillopt_sleep import __version__, staging
+from skillopt_sleep import __version__, adoption, staging
 from skillopt_sleep.errors import EXIT_OK
 from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.redact import redact
 from skillopt_sleep.sanitize import sanitize
-from skillopt_sleep.state import append_jsonl, atomic_write_text, read_jsonl
+from skillopt_sleep.files import append_jsonl, atomic_write_text, read_jsonl
 from skillopt_sleep.types import format_time, parse_time
 
 EVENTS = ("session-start", "session-end")
@@ -75,7 +75,7 @@ def _when(created: Any, now: datetime) -> str:
 def proposal_notice(project: Path, now: datetime, agent: str) -> str | None:
     """One line when the newest staged proposal is still waiting for review (not adopted, not
     reverted, and it changes at least one document)."""
-    proposals = staging.list_proposals(project)
+    proposals = adoption.list_proposals(project)
     if not proposals:
         return None
     newest = proposals[0]

@@ -9,18 +9,19 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from skillopt_sleep import staging
+from skillopt_sleep import adoption, journal, staging
 from skillopt_sleep.errors import EXIT_OK
 from skillopt_sleep.paths import project_dirs
+from skillopt_sleep.history import History, night_score
+from skillopt_sleep.locks import describe_holder, lock_holder
 from skillopt_sleep.sanitize import clean_obj, sanitize
-from skillopt_sleep.state import History, night_score, read_lock
 
 
 def collect_status(project: Path, recent: int = 5) -> dict[str, Any]:
     """Everything ``status`` shows, as one JSON-ready dict."""
     nights = History().nights(project)
-    proposals = staging.list_proposals(project)
-    adoptions = staging.adoptions(project)
+    proposals = adoption.list_proposals(project)
+    adoptions = adoption.adoptions(project)
     latest = None
     if proposals:
         p = proposals[0]
@@ -46,7 +47,8 @@ def collect_status(project: Path, recent: int = 5) -> dict[str, Any]:
         "n_proposals": len(proposals),
         "latest_proposal": latest,
         "last_adoption": last_adoption,
-        "running": read_lock(project_dirs(project).lock),
+        "running": lock_holder(project_dirs(project).lock),
+        "interrupted": journal.pending(project),
     }
 
 
@@ -58,9 +60,12 @@ def format_status(data: dict[str, Any]) -> str:
     project = sanitize(data["project"])
     lines = [f"skillopt-sleep status for {project}"]
     if data["running"] is not None:
-        holder = data["running"] or {}
-        lines.append(f"  a night is running (pid {holder.get('pid', '?')}, "
-                     f"started {sanitize(holder.get('started', '?'))})")
+        lines.append(f"  running now: {sanitize(describe_holder(data['running']))}")
+    interrupted = data["interrupted"]
+    if interrupted is not None:
+        lines.append(f"  an interrupted {sanitize(interrupted['op'])} of night "
+                     f"{sanitize(interrupted['night_id'])} (started {sanitize(interrupted['started'])}) "
+                     "is pending: the next adopt, revert or run finishes or rolls it back first")
     if not data["n_nights"]:
         lines.append("  no nights yet; run `skillopt-sleep run` (or `demo` to try it)")
     else:
@@ -88,13 +93,13 @@ def format_status(data: dict[str, Any]) -> str:
             lines.append(f"    adopt with: skillopt-sleep adopt --project "
                          f"{shlex.quote(project)} --night {sanitize(latest['night_id'])}"
                          + (" --allow-simulated" if latest.get("simulated") else ""))
-    adoption = data["last_adoption"]
-    if adoption is None:
+    last = data["last_adoption"]
+    if last is None:
         lines.append("  last adoption: none")
     else:
-        state = f"reverted {adoption['reverted_at']}" if adoption["reverted"] else "in effect"
-        lines.append(f"  last adoption: night {sanitize(adoption['night_id'])} at "
-                     f"{sanitize(adoption['adopted_at'])} ({sanitize(state)})")
+        state = f"reverted {last['reverted_at']}" if last["reverted"] else "in effect"
+        lines.append(f"  last adoption: night {sanitize(last['night_id'])} at "
+                     f"{sanitize(last['adopted_at'])} ({sanitize(state)})")
     return "\n".join(lines)
 
 

@@ -20,49 +20,21 @@ at once), so a byte range is never merged into a digest twice. Every write is at
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 from collections.abc import Iterator
 
+from ..files import atomic_write_text
+from ..locks import exclusive
 from ..types import SessionDigest
-
-try:  # POSIX only; on other systems concurrent nights simply are not serialised here
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
 
 CHECKPOINTS_FILE = "harvest-checkpoints.json"
 DIGESTS_DIR = "digests"
 INDEX_FILE = "index.json"
 LOCK_FILE = "harvest.lock"
 VERSION = 1
-
-
-def atomic_write(path: Path, data: str) -> None:
-    """Write ``data`` to ``path`` via a temp file in the same directory + fsync + rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -81,19 +53,6 @@ def shard_name(source: str, project: str) -> str:
 
 def session_key(source: str, session_id: str) -> str:
     return f"{source}:{session_id}"
-
-
-@contextlib.contextmanager
-def _locked(state_dir: Path) -> Iterator[None]:
-    state_dir.mkdir(parents=True, exist_ok=True)
-    with open(state_dir / LOCK_FILE, "a+") as handle:
-        if fcntl is not None:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            if fcntl is not None:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 class HarvestStore:
@@ -173,7 +132,7 @@ class HarvestStore:
     def commit(self) -> None:
         if self.state_dir is None:
             return
-        with _locked(self.state_dir):
+        with exclusive(self.state_dir / LOCK_FILE):
             self._commit_locked(self.state_dir)
         self.new_checkpoints.clear()
         self.changes.clear()
@@ -215,10 +174,10 @@ class HarvestStore:
                 shard_for_update(name)[key] = digest
         for name, digests in touched.items():
             body = "".join(json.dumps(d.to_dict(), ensure_ascii=False) + "\n" for d in digests.values())
-            atomic_write(state_dir / DIGESTS_DIR / f"{name}.jsonl", body)
+            atomic_write_text(state_dir / DIGESTS_DIR / f"{name}.jsonl", body)
         index = {"version": VERSION, "shards": shards, "sessions": sessions}
-        atomic_write(state_dir / DIGESTS_DIR / INDEX_FILE, json.dumps(index, sort_keys=True))
-        atomic_write(
+        atomic_write_text(state_dir / DIGESTS_DIR / INDEX_FILE, json.dumps(index, sort_keys=True))
+        atomic_write_text(
             state_dir / CHECKPOINTS_FILE,
             json.dumps({"version": VERSION, "files": files}, sort_keys=True),
         )

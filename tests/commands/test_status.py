@@ -9,7 +9,7 @@ import pytest
 from skillopt_sleep.commands import status as status_cmd
 from skillopt_sleep.adoption import adopt
 from skillopt_sleep.staging import StagedFile, stage
-from skillopt_sleep.state import History
+from skillopt_sleep.history import History
 from skillopt_sleep.types import Edit, NightReport
 
 

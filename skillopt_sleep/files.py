@@ -1,0 +1,148 @@
+"""Durable file primitives: atomic replace, fsynced JSONL appends, tolerant JSONL reads.
+
+Everything here is written so that a crash at any moment leaves either the old bytes or the new
+bytes on disk, never a mix, and so that readers survive a half-written last line. The temp files
+of an interrupted write have one recognisable name (``.<name>.<12 hex>.tmp``, beside the target),
+so the next run can remove exactly those and nothing else (``remove_temp_files``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+from pathlib import Path
+from typing import Any
+
+TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.[0-9a-f]{12}\.tmp$")
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename durable. Not possible on every platform (Windows); best effort there."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def temp_name(target: Path) -> Path:
+    """Where an atomic write of ``target`` stages its bytes (matched by ``TEMP_NAME``)."""
+    return target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Replace ``path`` with ``data`` all at once: temp file in the same dir, fsync, rename.
+
+    An existing file keeps its permission bits; a new one gets the usual umask-derived mode.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temp_name(target)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.chmod(tmp, target.stat().st_mode & 0o7777)
+        except FileNotFoundError:
+            pass
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    fsync_dir(target.parent)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """UTF-8, newlines written exactly as given (no platform translation)."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def remove_temp_files(directory: Path, targets: set[str] | None = None) -> list[Path]:
+    """Remove the temp files interrupted atomic writes left in ``directory`` (not recursive).
+
+    Only call this while holding the lock every writer of that directory holds: a temp file of a
+    write in progress looks exactly like debris. ``targets`` limits it to temp files of those
+    names (for directories shared with the user's own files). Returns what was removed.
+    """
+    removed = []
+    try:
+        entries = list(directory.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = TEMP_NAME.match(entry.name)
+        if not match or (targets is not None and match.group("target") not in targets):
+            continue
+        try:
+            if entry.is_file() and not entry.is_symlink():
+                entry.unlink()
+                removed.append(entry)
+        except OSError:
+            pass
+    return removed
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_bytes_or_none(path: str | os.PathLike[str]) -> bytes | None:
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def append_jsonl(path: str | os.PathLike[str], *objs: Any) -> None:
+    """Append JSON lines in one write, flushed and fsynced.
+
+    Several records go out in a single ``write`` so a killed process leaves all of them or none
+    (short of a power cut, which at worst tears the last line; readers skip it). If a previous
+    writer crashed mid-line, the new records start on a fresh line so only the torn one is lost.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    data = b"".join(json.dumps(o, ensure_ascii=False, default=str).encode("utf-8") + b"\n" for o in objs)
+    with open(target, "ab+") as fh:
+        fh.seek(0, os.SEEK_END)
+        if fh.tell() > 0:
+            fh.seek(-1, os.SEEK_END)
+            if fh.read(1) != b"\n":
+                data = b"\n" + data
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every JSON object in the file, skipping malformed, truncated or non-object lines."""
+    try:
+        raw = Path(path).read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return []
+    records: list[dict[str, Any]] = []
+    for line in raw.decode("utf-8", errors="replace").splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            records.append(value)
+    return records

@@ -1,0 +1,18 @@
+from __future__ import annotations
+
+from skillopt_sleep.refusals import RejectedLedger
+from skillopt_sleep.types import Edit
+
+
+def test_rejected_ledger_matches_normalised_rules_per_project(tmp_path):
+    ledger = RejectedLedger()
+    project = tmp_path / "p"
+    refused = Edit("skill", "add", "- Always  write tests first.")
+    ledger.add(project, refused, ["regressed t2"], "n1")
+    assert ledger.contains(project, Edit("skill", "add", "always write tests first"))
+    assert not ledger.contains(project, Edit("memory", "add", "always write tests first"))
+    assert not ledger.contains(project, Edit("skill", "add", "always write docs first"))
+    assert not ledger.contains(tmp_path / "other", Edit("skill", "add", "always write tests first"))
+    fresh = RejectedLedger()  # another night reads it back from disk
+    assert fresh.contains(project, Edit("skill", "add", "ALWAYS write tests first!"))
+    assert fresh.entries(project)[0]["reasons"] == ["regressed t2"]
