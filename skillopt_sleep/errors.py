@@ -13,7 +13,7 @@ EXIT_CONFIG = 3  # broken config file or invalid tasks file
 EXIT_PROVIDER = 4  # a model provider kept failing; nothing staged, no state advanced
 EXIT_BUDGET = 5  # a token/cost budget ended the night; partial report, nothing adopted
 EXIT_CONFLICT = 6  # adopt/revert refused: a live file changed, or nothing to adopt/revert
-EXIT_LOCKED = 7  # another night is running for this project
+EXIT_LOCKED = 7  # another night, adopt or revert holds this project's lock
 
 EXIT_CODES = {
     EXIT_OK: "success",
@@ -23,7 +23,7 @@ EXIT_CODES = {
     EXIT_PROVIDER: "model provider failed; nothing staged, no state advanced",
     EXIT_BUDGET: "token/cost budget reached; partial report, nothing adopted",
     EXIT_CONFLICT: "adopt/revert refused (live file changed, or nothing to do)",
-    EXIT_LOCKED: "another night holds this project's lock",
+    EXIT_LOCKED: "another night, adopt or revert holds this project's lock",
 }
 
 
