@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Iterator
 
-from ..files import atomic_write_text
+from ..files import atomic_write_text, remove_temp_files
 from ..locks import exclusive
 from ..types import SessionDigest
 
@@ -139,6 +139,9 @@ class HarvestStore:
         self.vanished.clear()
 
     def _commit_locked(self, state_dir: Path) -> None:
+        # Every writer of these files holds this lock, so temp files here are a killed commit's.
+        remove_temp_files(state_dir, {CHECKPOINTS_FILE})
+        remove_temp_files(state_dir / DIGESTS_DIR)
         on_disk = _read_json(state_dir / CHECKPOINTS_FILE).get("files")
         files: dict[str, Any] = on_disk if isinstance(on_disk, dict) else {}
         conflicted = {
