@@ -63,23 +63,6 @@ class RevertResult:
         return {"night_id": self.night_id, "files": self.files, "recovered": self.recovered}
 
 
-# --------------------------------------------------------------------------- the project lock
-
-
-@contextlib.contextmanager
-def hold_project(project: Path, purpose: str, night_id: str | None = None,
-                 documents: list[Path] | None = None) -> Iterator[str | None]:
-    """Hold the project lock; first finish any interrupted adopt/revert and remove debris.
-
-    Yields the one-line account of a recovery (None when there was nothing to recover).
-    """
-    ensure_project_dir(project)
-    with ProjectLock(project_dirs(project).lock, purpose, night_id):
-        pending_files = [Path(p) for p in (journal.pending(project) or {}).get("files", [])]
-        clean_debris(project, [*(documents or []), *pending_files])
-        yield journal.recover(project)
-
-
 # --------------------------------------------------------------------------- targets
 
 
@@ -119,6 +102,22 @@ def _target(targets: Targets, role: Any, named: Any, night: str, where: str) -> 
             "document a night of this project may target; refusing (a proposal copied or planted "
             "from elsewhere? with --target-skill-path, pass the same path here)", EXIT_CONFLICT)
     return path
+
+
+# --------------------------------------------------------------------------- the project lock
+
+
+@contextlib.contextmanager
+def hold_project(project: Path, purpose: str, targets: Targets, night_id: str | None = None
+                 ) -> Iterator[str | None]:
+    """Hold the project lock; first finish any interrupted adopt/revert and remove debris.
+
+    Yields the one-line account of a recovery (None when there was nothing to recover).
+    """
+    ensure_project_dir(project)
+    with ProjectLock(project_dirs(project).lock, purpose, night_id):
+        clean_debris(project, targets.all())
+        yield journal.recover(project, targets.allows)
 
 
 # --------------------------------------------------------------------------- ledger views
@@ -249,7 +248,7 @@ def adopt(project: str | os.PathLike[str], night_id: str | None = None, *,
     """
     root = project_dirs(project).project
     targets = allowed_targets(root, config, skill_path)
-    with hold_project(root, "adopt", night_id, targets.all()) as recovered:
+    with hold_project(root, "adopt", targets, night_id) as recovered:
         result = adopt_locked(root, night_id, targets, allow_simulated=allow_simulated)
     result.recovered = recovered
     return result
@@ -381,7 +380,7 @@ def revert(project: str | os.PathLike[str], night_id: str | None = None, *,
     """
     root = project_dirs(project).project
     targets = allowed_targets(root, config, skill_path)
-    with hold_project(root, "revert", night_id, targets.all()) as recovered:
+    with hold_project(root, "revert", targets, night_id) as recovered:
         result = _revert_locked(root, night_id, targets)
     result.recovered = recovered
     return result

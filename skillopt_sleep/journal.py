@@ -15,6 +15,7 @@ import base64
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -203,9 +204,11 @@ def _committed(project: str | os.PathLike[str], journal: Journal) -> list[dict[s
     return [e for e in read_jsonl(project_dirs(project).ledger) if e.get("op_id") == journal.op_id]
 
 
-def recover(project: str | os.PathLike[str]) -> str | None:
+def recover(project: str | os.PathLike[str], allows: Callable[[str, Path], bool]) -> str | None:
     """Finish an operation a killed process left half done (call with the project lock held).
 
+    ``allows(role, path)``: whether a night of this project may write that document; a journal
+    naming any other file was not written by us (planted) and is refused, touching nothing.
     Returns a one-line account of what was done, or None when nothing was pending.
     """
     path = journal_path(project)
@@ -217,6 +220,11 @@ def recover(project: str | os.PathLike[str]) -> str | None:
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         raise UserError(f"the adoption journal {path} is damaged; check the live documents against "
                         "the adoption ledger, then delete it", EXIT_CONFLICT) from None
+    strangers = [s.path for s in journal.files if not allows(s.role, Path(s.path))]
+    if strangers:
+        raise UserError(f"the adoption journal {path} names {strangers[0]!r}, not a document a night "
+                        "of this project may target; nothing was written (delete the journal if you "
+                        "did not expect it)", EXIT_CONFLICT)
     done = {e.get("path") for e in _committed(project, journal)}
     if done:
         _move(project, journal, "after")

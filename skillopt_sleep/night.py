@@ -199,8 +199,8 @@ def run_night(opts: NightOptions) -> NightReport:
     night_id = new_night_id()
     if opts.mode not in ("run", "demo"):
         return _night(opts, night_id, False, History(), RejectedLedger(), staging)
-    documents = allowed_targets(project, opts.config, opts.target_skill_path).all()
-    with hold_project(project, "night", night_id, documents) as recovered:
+    targets = allowed_targets(project, opts.config, opts.target_skill_path)
+    with hold_project(project, "night", targets, night_id) as recovered:
         if recovered:
             opts.progress(recovered)
         return _night(opts, night_id, True, History(), RejectedLedger(), staging)

@@ -422,3 +422,14 @@ def test_the_next_lock_holder_removes_what_killed_processes_left(project):
     assert not (dirs.staging / ".tmp-night-9-abcd").exists()
     for path in mine:
         assert path.read_bytes() == b"the user's own"
+
+
+def test_a_planted_journal_cannot_make_recovery_write_outside_the_project(project, tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"known content\n")
+    step = journal.FileStep.between("memory", victim, b"owned\n", b"known content\n")
+    journal.begin(project, journal.Journal("adopt", "x", "n1", "now", [step], []))
+    with pytest.raises(UserError, match="names .*victim.txt.*not a document a night") as info:
+        adopt(project)
+    assert info.value.code == EXIT_CONFLICT
+    assert victim.read_bytes() == b"known content\n"
