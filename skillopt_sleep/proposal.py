@@ -178,7 +178,7 @@ def build_view(report: NightReport, manifest: dict[str, Any], state: str, stagin
 
 
 def load_view(proposal: dict[str, Any]) -> ProposalView:
-    """The view of one proposal as ``staging.list_proposals`` lists it (manifest + state)."""
+    """The view of one proposal as ``adoption.list_proposals`` lists it (manifest + state)."""
     staging_dir = Path(proposal["staging_dir"])
     try:
         data = json.loads((staging_dir / "report.json").read_text(encoding="utf-8"))

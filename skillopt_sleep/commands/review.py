@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from skillopt_sleep import staging
+from skillopt_sleep import adoption, staging
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_OK, UserError
 from skillopt_sleep.proposal import EvidenceTask, ProposalView, headline_statistic, load_view
 from skillopt_sleep.report import (
@@ -137,7 +137,7 @@ def _longest_backtick_run(text: str) -> int:
 
 
 def _pick(project: Path, night_id: str | None) -> dict | None:
-    proposals = staging.list_proposals(project)
+    proposals = adoption.list_proposals(project)
     if night_id is None:
         return proposals[0] if proposals else None
     for proposal in proposals:
