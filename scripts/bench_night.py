@@ -25,7 +25,7 @@ from typing import Any
 from skillopt_sleep import night
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.config import Config
-from skillopt_sleep.mine import assign_splits, tasks_document
+from skillopt_sleep.mining import assign_splits, tasks_document
 from skillopt_sleep.types import TaskRecord
 
 KINDS = (

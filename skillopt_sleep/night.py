@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable
 
-from skillopt_sleep import mine as mining
+from skillopt_sleep import mining
 from skillopt_sleep.backends import BackendSpecError, make_backend
 from skillopt_sleep.backends.auto import resolve_config
 from skillopt_sleep.backends.base import BudgetExceeded, Completion, ProviderError, Request
@@ -285,7 +285,7 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
     judge_maker = None
     if gathered is None:
         if config.miner == "llm":
-            from skillopt_sleep.mine_llm import LlmMiner
+            from skillopt_sleep.mining.llm import LlmMiner
 
             judge_maker = LlmMiner(models.optimizer)
         gathered = gather_tasks(opts, judge_maker)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from skillopt_sleep.mine import assign_splits, tasks_document
+from skillopt_sleep.mining import assign_splits, tasks_document
 from skillopt_sleep.types import TaskRecord
 
 COMMIT_CHECKS = [{"op": "contains", "arg": "Refs: ACME-"}, {"op": "no_refusal", "arg": None}]

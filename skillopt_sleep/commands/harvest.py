@@ -46,7 +46,7 @@ def parse_since(value: str | None) -> datetime | None:
 
 
 def mine_by_project(digests: list[SessionDigest], config: Any) -> tuple[list[TaskRecord], dict[str, int]]:
-    from skillopt_sleep.mine import mine
+    from skillopt_sleep.mining import mine
 
     by_project: dict[str, list[SessionDigest]] = defaultdict(list)
     for d in digests:
@@ -64,7 +64,7 @@ def mine_by_project(digests: list[SessionDigest], config: Any) -> tuple[list[Tas
 
 def cmd_harvest(args: argparse.Namespace) -> int:
     from skillopt_sleep.commands.run import progress_printer
-    from skillopt_sleep.mine import save_tasks
+    from skillopt_sleep.mining import save_tasks
     from skillopt_sleep.sources import harvest
 
     project = Path(args.project).expanduser().resolve()

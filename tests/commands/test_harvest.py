@@ -7,7 +7,7 @@ import pytest
 
 from skillopt_sleep.cli import main
 from skillopt_sleep.commands.demo import build_demo_home
-from skillopt_sleep.mine import load_tasks
+from skillopt_sleep.mining import load_tasks
 
 
 @pytest.fixture

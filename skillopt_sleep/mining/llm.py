@@ -16,7 +16,7 @@ from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.layers import Client
 from skillopt_sleep.jsonx import extract_json
 from skillopt_sleep.judges import RULE_OPS, JudgeError, validate_check
-from skillopt_sleep.mine import Request as MinedRequest
+from skillopt_sleep.mining.requests import UserRequest
 from skillopt_sleep.prompts import render
 
 EXCERPT = 600
@@ -38,7 +38,7 @@ def _clip(text: str) -> str:
 
 
 class LlmMiner:
-    """Callable as ``mine.mine(..., judge_maker=LlmMiner(optimizer))``."""
+    """Callable as ``mining.mine(..., judge_maker=LlmMiner(optimizer))``."""
 
     def __init__(self, optimizer: Client, max_examples: int = 6):
         self.optimizer = optimizer
@@ -46,7 +46,7 @@ class LlmMiner:
         self.rejected: Counter[str] = Counter()  # why proposed checks were dropped
         self._lock = threading.Lock()
 
-    def __call__(self, label: str, group: list[MinedRequest], heuristic: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def __call__(self, label: str, group: list[UserRequest], heuristic: list[dict[str, Any]]) -> dict[str, Any] | None:
         examples = group[: self.max_examples]
         lines = []
         for n, r in enumerate(examples, 1):

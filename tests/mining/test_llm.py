@@ -4,8 +4,8 @@ import json
 
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.layers import Client
-from skillopt_sleep.mine import mine
-from skillopt_sleep.mine_llm import LlmMiner
+from skillopt_sleep.mining import mine
+from skillopt_sleep.mining.llm import LlmMiner
 from skillopt_sleep.types import Feedback, SessionDigest
 
 

@@ -1,0 +1,38 @@
+"""Mining: a night's SessionDigests -> recurring, checkable TaskRecords.
+
+- ``requests``: the user's requests, each with the feedback that followed it;
+- ``cluster``: requests grouped into kinds of task;
+- ``checks``: rule checks implied by the user's complaints;
+- ``miner``: the whole step (``mine``), with ``llm.LlmMiner`` as the model-backed judge maker;
+- ``splits``: stable train / val / test splits;
+- ``taskfile``: ``skillopt_sleep.tasks.v1`` files.
+"""
+
+from __future__ import annotations
+
+from skillopt_sleep.mining.checks import checks_from_feedback
+from skillopt_sleep.mining.cluster import cluster, label_for
+from skillopt_sleep.mining.miner import JudgeMaker, MineResult, mine, task_id
+from skillopt_sleep.mining.requests import UserRequest, requests_from
+from skillopt_sleep.mining.splits import assign_splits
+from skillopt_sleep.mining.taskfile import load_tasks, save_tasks, tasks_document, validate_task
+from skillopt_sleep.mining.text import jaccard, signature
+
+__all__ = [
+    "JudgeMaker",
+    "MineResult",
+    "UserRequest",
+    "assign_splits",
+    "checks_from_feedback",
+    "cluster",
+    "jaccard",
+    "label_for",
+    "load_tasks",
+    "mine",
+    "requests_from",
+    "save_tasks",
+    "signature",
+    "task_id",
+    "tasks_document",
+    "validate_task",
+]

@@ -1,0 +1,63 @@
+"""Clustering requests into kinds of task."""
+
+from __future__ import annotations
+
+import random
+
+
+from skillopt_sleep.mining import (
+    cluster,
+    requests_from,
+)
+from tests.mining.builders import (
+    COMMIT_REQUESTS,
+    TEST_REQUESTS,
+    digest,
+)
+
+
+def test_cluster_groups_rephrasings_across_sessions_and_separates_kinds():
+    digests = [digest(f"c{i}", [(text, "")]) for i, text in enumerate(COMMIT_REQUESTS)]
+    digests += [digest(f"t{i}", [(text, "")]) for i, text in enumerate(TEST_REQUESTS)]
+    digests.append(digest("o", [("summarize yesterday's incident for the status page", "")]))
+    groups = cluster(requests_from(digests))
+    as_sets = sorted((sorted(r.text for r in g) for g in groups), key=len, reverse=True)
+    assert as_sets[0] == sorted(COMMIT_REQUESTS)
+    assert as_sets[1] == sorted(TEST_REQUESTS)
+    assert as_sets[2] == ["summarize yesterday's incident for the status page"]
+    assert len(groups) == 3
+    # the commit group spans all three sessions
+    commit = next(g for g in groups if g[0].text in COMMIT_REQUESTS)
+    assert {r.session.session_id for r in commit} == {"c0", "c1", "c2"}
+
+
+def test_cluster_threshold():
+    reqs = requests_from([digest("a", [("alpha beta gamma delta", "")]),
+                          digest("b", [("alpha beta epsilon zeta", "")])])
+    assert len(cluster(reqs, threshold=0.01)) == 1
+    assert len(cluster(reqs, threshold=0.99)) == 2
+
+
+def test_cluster_is_independent_of_input_order():
+    texts = COMMIT_REQUESTS + TEST_REQUESTS + ["summarize yesterday's incident for the status page"]
+    expected = None
+    for shuffle_seed in range(6):
+        order = list(texts)
+        random.Random(shuffle_seed).shuffle(order)
+        groups = cluster(requests_from([digest(f"s{i}", [(t, "")]) for i, t in enumerate(order)]))
+        got = sorted(sorted(r.text for r in g) for g in groups)
+        assert expected is None or got == expected
+        expected = got
+
+
+def test_cluster_joins_a_rephrasing_seeded_alone():
+    texts = ["write the commit message for the staged changes",
+             "Write a commit msg for my staged changes",  # cosine 0.57 to the first, above 0.3
+             "commit message for the staged diff please"]
+    groups = cluster(requests_from([digest(f"s{i}", [(t, "")]) for i, t in enumerate(texts)]))
+    together = next(g for g in groups if any(r.text == texts[0] for r in g))
+    assert texts[1] in {r.text for r in together}
+
+
+def test_cluster_empty():
+    assert cluster([]) == []

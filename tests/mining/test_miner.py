@@ -1,0 +1,144 @@
+"""The mining step: recurring, checkable kinds of task."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+
+from skillopt_sleep.mining import (
+    mine,
+)
+from skillopt_sleep.types import Feedback
+from tests.mining.builders import (
+    COMMIT_REQUESTS,
+    PROJECT,
+    SIGNOFF,
+    TEST_REQUESTS,
+    commit_sessions,
+    complaint_session,
+    digest,
+)
+
+
+def test_mine_promotes_a_recurring_checkable_kind():
+    result = mine(commit_sessions())
+    tasks = result.tasks
+    # one task per distinct request (the upper-cased repeat collapses into the first)
+    assert sorted(t.intent.lower() for t in tasks) == sorted(
+        [r.lower() for r in COMMIT_REQUESTS] + ["please write a commit message for the staged changes in utils"])
+    judge = tasks[0].judge
+    assert judge == {"kind": "rule", "checks": [{"op": "contains", "arg": "Signed-off-by:"},
+                                                {"op": "no_refusal", "arg": None}]}
+    assert all(t.judge == judge for t in tasks)  # the kind's judge is shared
+    assert all(t.recurrence == 5 for t in tasks)  # sessions, not requests
+    assert len({t.id for t in tasks}) == len(tasks)
+    assert len({t.skill_hint for t in tasks}) == 1 and tasks[0].skill_hint == tasks[0].tags[0]
+    assert all(t.project == PROJECT and t.origin == "real" for t in tasks)
+    assert all(t.context_excerpt == "branch: main" for t in tasks)
+    assert result.groups == 1 and result.one_off == 0 and result.uncheckable == 0
+
+
+def test_mine_outcome_from_feedback():
+    by_intent = {t.intent: t for t in mine(commit_sessions()).tasks}
+    assert by_intent[COMMIT_REQUESTS[1]].outcome == "failure"
+    assert by_intent[COMMIT_REQUESTS[1]].attempted_solution == "feat: add retries"
+    assert by_intent["please write a commit message for the staged changes in utils"].outcome == "unknown"
+    first = next(t for i, t in by_intent.items() if i.lower() == COMMIT_REQUESTS[0])
+    assert first.source_sessions in (["c0"], ["c3"])
+    assert first.outcome == ("failure" if first.source_sessions == ["c0"] else "success")
+
+
+def test_mine_praised_request_is_success():
+    sessions = [digest("a", [("write the commit message", "x"), ("great", "")], [Feedback("positive", "great", 0)]),
+                complaint_session("b", "write a commit message")]
+    by_session = {t.source_sessions[0]: t for t in mine(sessions).tasks}
+    assert by_session["a"].outcome == "success"
+    assert by_session["b"].outcome == "failure"
+
+
+def test_one_off_groups_are_not_promoted():
+    sessions = commit_sessions() + [complaint_session("o", "summarize yesterday's incident for the status page")]
+    result = mine(sessions)
+    assert result.one_off == 1 and result.groups == 2
+    assert not any("incident" in t.intent for t in result.tasks)
+
+
+def test_recurrence_counts_sessions_not_requests():
+    d = digest("only", [("write the commit message", "x"), (SIGNOFF, ""),
+                        ("write the commit message for the fix", "y"), (SIGNOFF, "")],
+               [Feedback("negative", SIGNOFF, 0), Feedback("negative", SIGNOFF, 2)])
+    result = mine([d])
+    assert result.tasks == [] and result.one_off == 1
+    assert len(mine([d], min_recurrence=1).tasks) == 2
+
+
+def test_uncheckable_groups_are_not_promoted():
+    sessions = [complaint_session(f"s{i}", text, complaint="hmm, that is not quite it")
+                for i, text in enumerate(COMMIT_REQUESTS)]
+    result = mine(sessions)
+    assert result.tasks == [] and result.uncheckable == 1 and result.one_off == 0
+
+
+def test_feedback_from_any_instance_makes_the_kind_checkable():
+    sessions = [digest("a", [(COMMIT_REQUESTS[0], "x")]),
+                digest("b", [(COMMIT_REQUESTS[1], "y")]),
+                complaint_session("c", COMMIT_REQUESTS[2], complaint="keep it under 50 characters")]
+    tasks = mine(sessions).tasks
+    assert len(tasks) == 3
+    assert all({"op": "max_chars", "arg": 50} in t.judge["checks"] for t in tasks)
+
+
+def test_two_kinds_two_judges():
+    sessions = [complaint_session(f"c{i}", t) for i, t in enumerate(COMMIT_REQUESTS)]
+    sessions += [complaint_session(f"t{i}", t, complaint='you forgot "import pytest"')
+                 for i, t in enumerate(TEST_REQUESTS)]
+    tasks = mine(sessions).tasks
+    kinds = {t.skill_hint for t in tasks}
+    assert len(kinds) == 2
+    for kind in kinds:
+        members = [t for t in tasks if t.skill_hint == kind]
+        assert len({json.dumps(t.judge, sort_keys=True) for t in members}) == 1
+    judges_by_intent = {t.intent: t.judge["checks"][0]["arg"] for t in tasks}
+    assert judges_by_intent[TEST_REQUESTS[0]] == "import pytest"
+    assert judges_by_intent[COMMIT_REQUESTS[0]] == "Signed-off-by:"
+
+
+def test_max_instances():
+    sessions = [complaint_session(f"s{i}", f"write the commit message for change number {w}")
+                for i, w in enumerate("alpha beta gamma delta epsilon zeta".split())]
+    assert len(mine(sessions).tasks) == 6
+    assert len(mine(sessions, max_instances=3).tasks) == 3
+
+
+def test_mine_is_deterministic():
+    a = [t.to_dict() for t in mine(commit_sessions()).tasks]
+    b = [t.to_dict() for t in mine(commit_sessions()).tasks]
+    assert a == b
+
+
+def test_mine_assigns_train_and_val():
+    tasks = mine(commit_sessions()).tasks
+    splits = Counter(t.split for t in tasks)
+    assert splits["train"] >= 1 and splits["val"] >= 1 and splits["test"] == 0
+
+
+def test_judge_maker_replaces_the_heuristic_judge():
+    calls = []
+
+    def maker(label, group, checks):
+        calls.append((label, sorted(r.text for r in group), checks))
+        return {"kind": "rubric", "rubric": "Has a Signed-off-by trailer."}
+
+    tasks = mine(commit_sessions(), judge_maker=maker).tasks
+    assert len(calls) == 1
+    label, texts, checks = calls[0]
+    assert label == tasks[0].skill_hint and len(texts) == 5
+    assert checks == [{"op": "contains", "arg": "Signed-off-by:"}]  # the heuristic checks, as a hint
+    assert all(t.judge["kind"] == "rubric" and t.reference_kind == "rubric"
+               and t.reference == "Has a Signed-off-by trailer." for t in tasks)
+
+
+def test_judge_maker_can_decline_a_group():
+    result = mine(commit_sessions(), judge_maker=lambda label, group, checks: None)
+    assert result.tasks == [] and result.uncheckable == 1
