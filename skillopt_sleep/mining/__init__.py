@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from skillopt_sleep.mining.checks import checks_from_feedback
+from skillopt_sleep.mining.checks import checks_by_support, checks_from_feedback, limit_check
 from skillopt_sleep.mining.cluster import cluster, label_for
 from skillopt_sleep.mining.miner import JudgeMaker, MineResult, mine, task_id
 from skillopt_sleep.mining.requests import UserRequest, requests_from
@@ -23,10 +23,12 @@ __all__ = [
     "MineResult",
     "UserRequest",
     "assign_splits",
+    "checks_by_support",
     "checks_from_feedback",
     "cluster",
     "jaccard",
     "label_for",
+    "limit_check",
     "load_tasks",
     "mine",
     "requests_from",

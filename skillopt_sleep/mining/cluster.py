@@ -6,7 +6,7 @@ import math
 from collections import Counter
 
 from skillopt_sleep.mining.requests import UserRequest
-from skillopt_sleep.mining.text import WORD_RE, stem
+from skillopt_sleep.mining.text import WORD_RE, canonical, stem
 
 HEAD_WEIGHT = 3.0  # a word in a request's head (its kind of work) counts this much more
 
@@ -111,6 +111,10 @@ def label_for(group: list[UserRequest]) -> str:
         counts.update(r.head or r.tokens)
     shared = [w for w, n in counts.most_common() if n >= max(2, len(group) // 2)][:3]
     words = shared or [w for w, _ in counts.most_common(3)]
-    first = [stem(w) for w in WORD_RE.findall(group[0].text.lower())]
+    first = [stem(w) for w in WORD_RE.findall(canonical(group[0].text))]
     words.sort(key=lambda w: first.index(w) if w in first else len(first))
-    return "-".join(words) or "task"
+    spelled: dict[str, Counter[str]] = {}
+    for r in group:
+        for w in WORD_RE.findall(canonical(r.text)):
+            spelled.setdefault(stem(w), Counter())[w] += 1
+    return "-".join(spelled[w].most_common(1)[0][0] if w in spelled else w for w in words) or "task"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillopt_sleep.mining.checks import checks_from_feedback
+from skillopt_sleep.mining.checks import checks_by_support
 from skillopt_sleep.mining.cluster import cluster, label_for
 from skillopt_sleep.mining.requests import UserRequest, requests_from
 from skillopt_sleep.mining.splits import assign_splits
@@ -62,7 +62,7 @@ def mine(digests: list[SessionDigest], *, min_recurrence: int = 2, threshold: fl
         if len(sessions) < min_recurrence:
             one_off += 1
             continue
-        checks = checks_from_feedback(fb for r in group for fb in r.feedback)
+        checks = checks_by_support([fb for r in group for fb in r.feedback])
         label = label_for(group)
         if judge_maker is not None:
             judge = judge_maker(label, group, checks)

@@ -1,4 +1,10 @@
-"""Words of a request: the content words that clustering, labels and task ids are built from."""
+"""Words of a request: the content words that clustering, labels and task ids are built from.
+
+Before words are compared, the abbreviations and spelling variants people use for the same piece
+of work are written one way ("commit msg" = "commit message", "PR desc" = "pull request
+description", "relnotes" = "release notes", "UTs" = "unit tests"). This is a short, fixed list of
+spellings, not a thesaurus: "summary" and "description" stay different words.
+"""
 
 from __future__ import annotations
 
@@ -11,22 +17,43 @@ STOPWORDS = frozenset(
     yes so just also too very some any all each every more most less few other such own same than
     up down out over again further once here there when where why how what which who whom whose
     let lets us go get got make made new one two now today tomorrow yesterday hey hi thanks thank ok
-    okay right want need like use using used im ive id dont doesnt isnt""".split()
+    okay right want need like use using used im ive id dont doesnt isnt pls plz thx quick quickly""".split()
 )
+SPELLINGS = tuple((re.compile(pattern), replacement) for pattern, replacement in (
+    (r"\bmsgs?\b", "message"),
+    (r"\bdescr?s?\b", "description"),
+    (r"\bpull[ -]requests?\b|\bprs\b", "pr"),
+    (r"\brel(?:ease)?[ -]?notes\b", "release notes"),
+    (r"\buts\b", "unit tests"),
+    (r"\but\b", "unit test"),
+    (r"\bdocs\b|\bdocumentation\b", "doc"),
+    (r"\bchange[ -]log\b", "changelog"),
+    (r"\bread[ -]?me\b", "readme"),
+))
 HEAD_SPLIT_RE = re.compile(r"\b(?:for|about|of|on|in|from|to|that|with|where|which|because)\b")
 WORD_RE = re.compile(r"[a-z][a-z0-9_+-]{1,}")
 
 
 def stem(word: str) -> str:
+    """A light stem: "messages", "message" -> "messag"; "staged", "staging", "stage" -> "stag"."""
     for suffix in ("ing", "es", "ed", "s"):
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if len(word) > 4 and word.endswith("e") else word
+
+
+def canonical(text: str) -> str:
+    """Lower-cased text with the variant spellings of ``SPELLINGS`` written one way."""
+    text = text.lower()[:2000]
+    for pattern, replacement in SPELLINGS:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def signature(text: str) -> frozenset[str]:
-    """Content words of a request, lower-cased and lightly stemmed."""
-    words = WORD_RE.findall(text.lower()[:2000])
+    """Content words of a request, lower-cased, spelled one way and lightly stemmed."""
+    words = WORD_RE.findall(canonical(text))
     return frozenset(stem(w) for w in words if w not in STOPWORDS and not w.isdigit())
 
 

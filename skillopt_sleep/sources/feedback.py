@@ -5,6 +5,12 @@ message (its first line, first ``OPENING_CHARS`` characters), and the ambiguous 
 only in short follow-ups, where "it still fails" is a complaint rather than part of a new request
 ("... the way the parser still handles ...").
 
+Corrections count as complaints, the way people write them: a demand that opens the message
+("no TODOs", "never use console.log", "max 300 chars", "keep it to 3 lines"), or a short follow-up
+that asks where something is ("where's the ## Testing section?") or says what it needs. Praise
+that opens a message wins over a weak complaint word later in it ("lgtm, nice that you kept it
+under 72 chars"), but not over "…, but …".
+
 To extend: add a lowercase phrase to the right tuple. Phrases match on word boundaries.
 """
 
@@ -42,11 +48,31 @@ NEGATIVE_STRONG = (
     "still not",
     "still doesn't",
     "still don't",
+    "forgot",
+    "you dropped",
+    "you left out",
+    "is missing",
+    "are missing",
+    "way too",
+    "too long",
+    "too verbose",
+    "too wordy",
+    "too many",
+    "too short",
 )
 # Complaints that only start a message ("No, use the other flag").
 NEGATIVE_START = ("no,", "no.", "no!", "nope", "wrong", "undo", "revert that", "ugh")
+# Demands that open a message ("never use X", "max 300 chars"), after an optional "please" / "and".
+DEMAND_START = ("never", "always", "stop", "avoid", "drop", "remove", "without", "max", "at most",
+                "no more than", "keep it", "keep the", "keep them", "shorter", "longer", "don't", "do not")
+# "no <something>" opens a demand ("no TODOs", "no more than 2 lines") unless it is a courtesy.
+NO_COURTESY = ("worries", "problem", "problems", "thanks", "thank", "idea", "rush", "hurry", "need",
+               "pressure", "clue", "mind")
 # Ambiguous complaint words: counted only in short follow-ups.
-NEGATIVE_WEAK = ("wrong", "incorrect", "missing", "don't", "do not", "still", "again", "broke", "broken")
+NEGATIVE_WEAK = ("wrong", "incorrect", "missing", "don't", "do not", "still", "again", "broke", "broken",
+                 "needs", "always", "should be", "should include", "should contain", "must", "there's no",
+                 "there is no", "at most", "no more than", "max", "under", "remember", "without", "avoid",
+                 "shorter", "longer")
 
 POSITIVE_STRONG = (
     "thanks",
@@ -80,6 +106,18 @@ def _phrase_regex(phrases: tuple[str, ...], *, start: bool = False) -> re.Patter
 _NEG_STRONG = _phrase_regex(NEGATIVE_STRONG)
 _NEG_START = _phrase_regex(NEGATIVE_START, start=True)
 _NEG_WEAK = _phrase_regex(NEGATIVE_WEAK)
+_DEMAND_START = re.compile(
+    r"^\W*(?:(?:please|also|and|oh|ok|okay)\W+)?(?:"
+    + "|".join(re.escape(p) for p in sorted(DEMAND_START, key=len, reverse=True))
+    + r")(?![\w'])(?!\s+mind\b)"
+    + r"|^\W*(?:(?:please|also|and|oh|ok|okay)\W+)?no\s+(?!(?:" + "|".join(NO_COURTESY) + r")\b)[\w\[\"'`“]"
+)
+# "where's the ## Testing section?", "where is the issue link?": asking for a part of the reply.
+_WHERE_IS = re.compile(
+    r"\bwhere(?:'s|\s+is|\s+are)\s+(?:the|my|our|a)\b[^?]{0,60}?(?:#|\b(?:section|heading|line|trailer|"
+    r"footer|link|ticket|reference|tag|label|sign-?off)s?\b)"
+)
+_BUT = re.compile(r"^[^.!?]{0,40}?\bbut\b")
 _POS_STRONG = _phrase_regex(POSITIVE_STRONG)
 _POS_START = _phrase_regex(POSITIVE_START, start=True)
 _POS_WEAK = _phrase_regex(POSITIVE_WEAK)
@@ -110,8 +148,12 @@ def classify(text: str) -> str | None:
     if not head:
         return None
     short = len(text.split()) <= SHORT_FOLLOW_UP_WORDS
-    if _NEG_STRONG.search(head) or _NEG_START.search(head):
+    if _NEG_STRONG.search(head) or _NEG_START.search(head) or _DEMAND_START.search(head):
         return "negative"
+    if short and _WHERE_IS.search(head):
+        return "negative"
+    if _praise(head, short=False):
+        return "negative" if _BUT.search(head) else "positive"
     if short and _NEG_WEAK.search(head):
         return "negative"
     if _praise(head, short=short):

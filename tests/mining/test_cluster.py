@@ -5,15 +5,8 @@ from __future__ import annotations
 import random
 
 
-from skillopt_sleep.mining import (
-    cluster,
-    requests_from,
-)
-from tests.mining.builders import (
-    COMMIT_REQUESTS,
-    TEST_REQUESTS,
-    digest,
-)
+from skillopt_sleep.mining import cluster, requests_from
+from tests.mining.builders import COMMIT_REQUESTS, TEST_REQUESTS, digest
 
 
 def test_cluster_groups_rephrasings_across_sessions_and_separates_kinds():
@@ -61,3 +54,11 @@ def test_cluster_joins_a_rephrasing_seeded_alone():
 
 def test_cluster_empty():
     assert cluster([]) == []
+
+
+def test_cluster_reads_abbreviations_as_the_same_request():
+    texts = ["write the commit message for the staged change", "commit msg for what's staged please",
+             "write the PR description for this branch", "PR desc for the login branch pls"]
+    groups = cluster(requests_from([digest(f"s{i}", [(t, "")]) for i, t in enumerate(texts)]))
+    got = sorted(sorted(r.text for r in g) for g in groups)
+    assert got == sorted([sorted(texts[:2]), sorted(texts[2:])])

@@ -6,9 +6,7 @@ import json
 from collections import Counter
 
 
-from skillopt_sleep.mining import (
-    mine,
-)
+from skillopt_sleep.mining import mine
 from skillopt_sleep.types import Feedback
 from tests.mining.builders import (
     COMMIT_REQUESTS,

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 
 
-from skillopt_sleep.mining import (
-    requests_from,
-)
+from skillopt_sleep.mining import requests_from
 from skillopt_sleep.types import Feedback, SessionDigest
-from tests.mining.builders import (
-    PROJECT,
-    SIGNOFF,
-    digest,
-)
+from tests.mining.builders import PROJECT, SIGNOFF, digest
 
 
 def test_feedback_messages_are_not_requests():

@@ -7,9 +7,7 @@ from collections import Counter
 
 import pytest
 
-from skillopt_sleep.mining import (
-    assign_splits,
-)
+from skillopt_sleep.mining import assign_splits
 from skillopt_sleep.types import TaskRecord
 
 

@@ -8,16 +8,9 @@ from pathlib import Path
 import pytest
 
 from skillopt_sleep.errors import EXIT_CONFIG, UserError
-from skillopt_sleep.mining import (
-    load_tasks,
-    mine,
-    save_tasks,
-    tasks_document,
-)
+from skillopt_sleep.mining import load_tasks, mine, save_tasks, tasks_document
 from skillopt_sleep.types import TASKS_FORMAT, TaskRecord
-from tests.mining.builders import (
-    commit_sessions,
-)
+from tests.mining.builders import commit_sessions
 
 
 def sample_tasks() -> list[TaskRecord]:

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-
 import pytest
 
-from skillopt_sleep.mining import (
-    jaccard,
-    signature,
-)
+from skillopt_sleep.mining import jaccard, signature
 
 
 def test_signature_drops_stopwords_digits_and_stems():
     sig = signature("Please write the commit messages for 3 staged changes now")
-    assert sig == frozenset({"write", "commit", "messag", "stag", "chang"})
+    assert sig == frozenset({"writ", "commit", "messag", "stag", "chang"})
     assert signature("") == frozenset()
     assert signature("the and of a") == frozenset()
 
@@ -29,3 +25,23 @@ def test_jaccard():
     assert jaccard(a, frozenset({"q"})) == 0.0
     assert jaccard(frozenset(), frozenset()) == 0.0
     assert jaccard(a, frozenset()) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("commit msg", "commit message"),
+        ("PR desc", "pull request description"),
+        ("relnotes", "release notes"),
+        ("add UTs", "add unit tests"),
+        ("update the change-log", "update the changelog"),
+        ("fix the docs", "fix the documentation"),
+    ],
+)
+def test_variant_spellings_are_one_signature(a, b):
+    assert signature(a) == signature(b)
+
+
+def test_spellings_are_whole_words_only():
+    assert signature("describe the message queue") == frozenset({"describ", "messag", "queu"})
+    assert "pr" not in signature("print the prompt")

@@ -31,6 +31,24 @@ from skillopt_sleep.sources.feedback import classify
         ("Now fix how the parser works in module X and then write docs for all the functions that "
          "still need them, and check again that every example in the README runs", None),
         ("", None),
+        # corrections in people's own words
+        ("no TODOs in the changelog, please", "negative"),
+        ("never use console.log in examples", "negative"),
+        ("please never add emojis", "negative"),
+        ("way too verbose - max 300 chars", "negative"),
+        ("keep it to 3 lines", "negative"),
+        ("where's the ## Testing section? we always have one", "negative"),
+        ("Forgot the ticket trailer again", "negative"),
+        ("the Known issues section is missing", "negative"),
+        ("great, but the subject is too long", "negative"),
+        # praise that opens the message wins over a weak complaint word later in it
+        ("lgtm, nice that you kept it under 72 chars", "positive"),
+        # courtesies and questions are not corrections
+        ("no worries, take your time", None),
+        ("no problem", None),
+        ("never mind, I found it", None),
+        ("where is the config loaded?", None),
+        ("I never understood the cache", None),
     ],
 )
 def test_classify(text, expected):
