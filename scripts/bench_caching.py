@@ -38,7 +38,7 @@ def night(prompt_cache: bool, memory_lines: int, concurrency: int) -> dict:
         os.environ["SKILLOPT_SLEEP_HOME"] = str(home)
         spec = (f"anthropic:base_url={server.base_url},api_key={server.key},"
                 f"prompt_cache={'true' if prompt_cache else 'false'},model=claude-sonnet-4-6")
-        config = Config(backend=spec, agent="claude", source="claude", claude_home=str(claude),
+        config = Config(backend=spec, agent="claude", source="claude", claude_home=str(claude), miner="heuristic",
                         concurrency=concurrency, retries=2, retry_base_delay=0.0)
         report = run_night(NightOptions(project=project, config=config, mode="dry-run"))
         u = report.usage

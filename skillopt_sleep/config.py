@@ -43,7 +43,7 @@ class Config:
     claude_home: str | None = None
     codex_home: str | None = None
     min_recurrence: int = 2
-    miner: str = "heuristic"  # heuristic | llm (the optimizer model turns each recurring group into checks)
+    miner: str = "auto"  # auto | heuristic | llm (auto: llm whenever the optimizer is a real model)
     split_seed: int = 0
     val_fraction: float = 0.34
     test_fraction: float = 0.0
@@ -135,7 +135,7 @@ def validate(config: Config) -> Config:
     checks = [
         (config.agent in ("claude", "codex", "auto"), "agent must be claude, codex or auto"),
         (config.source in ("claude", "codex", "auto", "all"), "source must be claude, codex, auto or all"),
-        (config.miner in ("heuristic", "llm"), "miner must be heuristic or llm"),
+        (config.miner in ("auto", "heuristic", "llm"), "miner must be auto, heuristic or llm"),
         (config.k >= 1, "k must be at least 1"),
         (config.val_samples >= 1, "val_samples must be at least 1"),
         (config.max_val_samples >= config.val_samples, "max_val_samples must be >= val_samples"),

@@ -124,6 +124,17 @@ def _settings(config: Config) -> LoopSettings:
     )
 
 
+def miner_for(config: Config, models: Models) -> str:
+    """``heuristic`` or ``llm``. ``auto`` mines with the optimizer model whenever the night has a
+    real one anyway, decided by the backend it resolved to (not by the spec string); the
+    simulator mines heuristically."""
+    if config.miner != "auto":
+        return config.miner
+    from skillopt_sleep.backends.sim import SimBackend
+
+    return "heuristic" if isinstance(models.optimizer.backend, SimBackend) else "llm"
+
+
 def _is_real(config: Config) -> bool:
     return any(not config.backend_for(r).strip().lower().startswith("sim") for r in ("target", "optimizer"))
 
@@ -284,10 +295,14 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
 
     judge_maker = None
     if gathered is None:
-        if config.miner == "llm":
+        miner = miner_for(config, models)
+        if miner == "llm":
             from skillopt_sleep.mining.llm import LlmMiner
 
             judge_maker = LlmMiner(models.optimizer)
+        if config.miner == "auto":
+            report.notes.append(f"miner: {miner} (auto: "
+                                + ("the optimizer is a real model)" if miner == "llm" else "the simulator)"))
         gathered = gather_tasks(opts, judge_maker)
     if judge_maker is not None and judge_maker.rejected:
         report.notes.append("LLM miner checks rejected as invalid: " +

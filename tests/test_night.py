@@ -167,3 +167,42 @@ def test_auto_adopt_happens_under_the_night_lock(project: Path, tmp_path: Path) 
     assert adopted["night_id"] == report.night_id and adopted["files"]
     for entry in adopted["files"]:
         assert "skillopt-sleep:learned:start" in Path(entry["path"]).read_text(encoding="utf-8")
+
+
+class _Wrapped:
+    """Any backend that is not the simulator (here: one that forwards to it, so it answers)."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.id, self.purposes = inner, "wrapped-" + inner.id, []
+
+    def complete(self, request):
+        self.purposes.append(request.purpose)
+        return self.inner.complete(request)
+
+
+@pytest.mark.parametrize(("wrap", "miner", "expected"), [
+    (True, "auto", "llm"), (False, "auto", "heuristic"), (True, "heuristic", "heuristic"), (False, "llm", "llm")])
+def test_the_miner_follows_the_resolved_backend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                wrap: bool, miner: str, expected: str) -> None:
+    from skillopt_sleep import night
+    from skillopt_sleep.commands.demo import build_demo_home
+
+    home, claude, demo_project = build_demo_home(tmp_path)
+    monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(home))
+    built: list = []
+    real = night.make_backend
+
+    def make(*args, **kwargs):
+        backend = real(*args, **kwargs)
+        built.append(_Wrapped(backend) if wrap else backend)
+        return built[-1]
+
+    monkeypatch.setattr(night, "make_backend", make)
+    config = Config(backend="sim:correct=1,harmful=0,seed=1", agent="claude", source="claude",
+                    claude_home=str(claude), k=1, val_samples=1, max_val_samples=1, miner=miner)
+    report = run_night(NightOptions(project=demo_project, config=config, mode="dry-run"))
+    assert report.n_tasks > 0
+    mined_with_model = any("mine" in getattr(b, "purposes", []) for b in built)
+    if wrap:
+        assert mined_with_model == (expected == "llm")
+    assert any(f"miner: {expected} (auto" in n for n in report.notes) == (miner == "auto")

@@ -40,8 +40,9 @@ def add_night_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--since", help="only sessions active since this ISO-8601 time")
     p.add_argument("--claude-home", help="Claude Code data dir (default ~/.claude)")
     p.add_argument("--codex-home", help="Codex data dir (default $CODEX_HOME or ~/.codex)")
-    p.add_argument("--miner", choices=("heuristic", "llm"),
-                   help="how recurring requests become checkable tasks (llm: the optimizer model)")
+    p.add_argument("--miner", choices=("auto", "heuristic", "llm"),
+                   help="how recurring requests become checkable tasks (llm: the optimizer model; "
+                   "auto, the default: llm unless the backend is the simulator)")
     p.add_argument("--k", type=int, help="samples per train task (default 4)")
     p.add_argument("--batch", action="store_true", default=None,
                    help="send bulk phases through the provider's batch API (half price, slower)")
