@@ -28,7 +28,8 @@ Check = dict[str, Any]
 QUOTED_RE = re.compile(
     r'"([^"\n]{1,80})"|“([^”\n]{1,80})”|`([^`\n]{1,80})`|(?<![A-Za-z])\'([^\'\n]{2,80})\'(?![A-Za-z])'
 )
-REMINDER_RE = re.compile(r"\b(?:don'?t|do not|never) forget\b|\bremember\b", re.I)  # a positive cue
+# Positive cues that contain a negation word: "don't forget X", "there's no X line" (X is missing).
+REMINDER_RE = re.compile(r"\b(?:don'?t|do not|never) forget\b|\bremember\b|\bthere(?:'s| is) no\b|\bhas no\b", re.I)
 NEGATIVE_CUE_RE = re.compile(
     r"\b(don'?t|do not|never|no more|stop|remove|without|drop|avoid|get rid of|not use|no)\b(?!,)", re.I)
 POSITIVE_CUE_RE = re.compile(

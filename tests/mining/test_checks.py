@@ -174,3 +174,8 @@ def test_checks_by_support_lists_the_most_stated_first():
                                          {"op": "not_contains", "arg": "TODO"}]
     assert checks_by_support(list(reversed(texts)))[0] == {"op": "section_present", "arg": "Testing"}
     assert checks_by_support([]) == []
+
+
+def test_there_is_no_means_missing():
+    assert checks_from_feedback(['there is no "Signed-off-by:" line']) == [{"op": "contains", "arg": "Signed-off-by:"}]
+    assert checks_from_feedback(['No "Generated with" footer, ever.']) == [{"op": "not_contains", "arg": "Generated with"}]
