@@ -1,6 +1,7 @@
 """Precision and recall of the heuristic miner on hand-labelled phrasings; prints JSON.
 
-Two parts, per labels file (``tests/fixtures/mining/dev.json`` and the held-out ``heldout.json``):
+Two parts, per labels file (``tests/fixtures/mining/``: ``dev.json``, and the held-out ``heldout.json``
+and ``heldout2.json``):
 
 - **checks**: each follow-up message goes through what a night does with it — the feedback
   classifier (``sources.feedback.classify``) and, for a complaint, ``mining.checks_from_feedback``.
@@ -128,12 +129,12 @@ def evaluate(path: Path) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--labels", action="append", choices=("dev", "heldout"),
+    parser.add_argument("--labels", action="append", choices=("dev", "heldout", "heldout2"),
                         help="which labels file(s) to evaluate (default: both)")
     parser.add_argument("--misses", action="store_true", help="list every item the miner got wrong")
     args = parser.parse_args(argv)
     results = []
-    for name in args.labels or ("dev", "heldout"):
+    for name in args.labels or ("dev", "heldout", "heldout2"):
         result = evaluate(LABELS_DIR / f"{name}.json")
         if not args.misses:
             result["checks"].pop("misses")

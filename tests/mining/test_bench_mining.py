@@ -51,7 +51,7 @@ def test_pairwise_clustering_metrics(bench, monkeypatch):
 
 
 def test_labels_files_are_well_formed():
-    for name in ("dev", "heldout"):
+    for name in ("dev", "heldout", "heldout2"):
         data = json.loads((SCRIPT.parent.parent / "tests" / "fixtures" / "mining" / f"{name}.json").read_text())
         assert data["format"] == "skillopt_sleep.mining-labels.v1"
         assert all(item["polarity"] in ("negative", "positive", None) for item in data["follow_ups"])
