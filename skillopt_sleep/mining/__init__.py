@@ -1,7 +1,7 @@
 """Mining: a night's SessionDigests -> recurring, checkable TaskRecords.
 
 - ``requests``: the user's requests, each with the feedback that followed it;
-- ``cluster``: requests grouped into kinds of task;
+- ``clustering``: requests grouped into kinds of task;
 - ``checks``: rule checks implied by the user's complaints;
 - ``miner``: the whole step (``mine``), with ``llm.LlmMiner`` as the model-backed judge maker;
 - ``splits``: stable train / val / test splits;
@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from skillopt_sleep.mining.checks import checks_by_support, checks_from_feedback, limit_check
-from skillopt_sleep.mining.cluster import cluster, label_for
+from skillopt_sleep.mining.clustering import cluster, label_for
 from skillopt_sleep.mining.miner import JudgeMaker, MineResult, mine, task_id
 from skillopt_sleep.mining.requests import UserRequest, requests_from
 from skillopt_sleep.mining.splits import assign_splits

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_sleep.mining.checks import checks_by_support
-from skillopt_sleep.mining.cluster import cluster, label_for
+from skillopt_sleep.mining.clustering import cluster, label_for
 from skillopt_sleep.mining.requests import UserRequest, requests_from
 from skillopt_sleep.mining.splits import assign_splits
 from skillopt_sleep.mining.text import STOPWORDS, WORD_RE

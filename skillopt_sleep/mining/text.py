@@ -19,6 +19,11 @@ STOPWORDS = frozenset(
     let lets us go get got make made new one two now today tomorrow yesterday hey hi thanks thank ok
     okay right want need like use using used im ive id dont doesnt isnt pls plz thx quick quickly""".split()
 )
+# Verbs that ask for any kind of work: "write the commit message" and "draft the commit message" are
+# one kind of task, "add a test" and "add a README example" are not.
+GENERIC_VERBS = frozenset(
+    "write add draft create make prepare compose give generate produce put together fill suggest update do".split()
+)
 SPELLINGS = tuple((re.compile(pattern), replacement) for pattern, replacement in (
     (r"\bmsgs?\b", "message"),
     (r"\bdescr?s?\b", "description"),
@@ -52,9 +57,9 @@ def canonical(text: str) -> str:
 
 
 def signature(text: str) -> frozenset[str]:
-    """Content words of a request, lower-cased, spelled one way and lightly stemmed."""
+    """Content words of a request (no generic verbs), lower-cased, spelled one way, lightly stemmed."""
     words = WORD_RE.findall(canonical(text))
-    return frozenset(stem(w) for w in words if w not in STOPWORDS and not w.isdigit())
+    return frozenset(stem(w) for w in words if w not in STOPWORDS and w not in GENERIC_VERBS and not w.isdigit())
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:

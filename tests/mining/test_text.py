@@ -9,7 +9,7 @@ from skillopt_sleep.mining import jaccard, signature
 
 def test_signature_drops_stopwords_digits_and_stems():
     sig = signature("Please write the commit messages for 3 staged changes now")
-    assert sig == frozenset({"writ", "commit", "messag", "stag", "chang"})
+    assert sig == frozenset({"commit", "messag", "stag", "chang"})  # "write" asks for any work
     assert signature("") == frozenset()
     assert signature("the and of a") == frozenset()
 

@@ -9,17 +9,27 @@ from skillopt_sleep.mining.requests import UserRequest
 from skillopt_sleep.mining.text import WORD_RE, canonical, stem
 
 HEAD_WEIGHT = 3.0  # a word in a request's head (its kind of work) counts this much more
+KIND_WEIGHT = 2.0  # ... and a word other requests name their kind of work with, wherever it stands
 
 
 def _tfidf(signatures: list[frozenset[str]], heads: list[frozenset[str]]) -> list[dict[str, float]]:
     """Unit-length TF-IDF vectors: words shared by many requests ("write", "file") weigh little,
     words that name a kind of work ("commit", "release") weigh a lot, and words in a request's
-    head weigh ``HEAD_WEIGHT`` times more than its subject matter."""
+    head weigh ``HEAD_WEIGHT`` times more than its subject matter. A word found in the heads of at
+    least two requests names a kind of work even where it stands later ("add the fix to the
+    *changelog*", "the description for my *PR*"): it weighs ``KIND_WEIGHT`` times more."""
     n = len(signatures)
     df: Counter[str] = Counter(w for sig in signatures for w in sig)
+    in_heads: Counter[str] = Counter(w for head in heads for w in head)
+
+    def weight(word: str, head: frozenset[str]) -> float:
+        if word in head:
+            return HEAD_WEIGHT
+        return KIND_WEIGHT if in_heads[word] >= 2 else 1.0
+
     vectors = []
     for sig, head in zip(signatures, heads, strict=True):
-        vec = {w: (math.log((1 + n) / (1 + df[w])) + 1.0) * (HEAD_WEIGHT if w in head else 1.0) for w in sig}
+        vec = {w: (math.log((1 + n) / (1 + df[w])) + 1.0) * weight(w, head) for w in sig}
         norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
         vectors.append({w: v / norm for w, v in vec.items()})
     return vectors
