@@ -133,10 +133,13 @@ def limit_check(unit: str, maximum: int) -> Check:
         raise ValueError(f"no limit check for {n} {unit}")
     if unit == "first_line_chars":
         return {"op": "regex", "arg": rf"\A[^\n]{{1,{n}}}(?:\n|\Z)"}
+    # Runs of blank lines / whitespace are matched whole ("(?=(x*))\1" cannot backtrack), so a
+    # response of many blank lines or spaces is judged in linear time.
     if unit == "lines":
-        return {"op": "regex", "arg": rf"\A\s*(?:[^\n]*\n){{0,{n - 1}}}[^\n]*\s*\Z"}
+        return {"op": "regex",
+                "arg": rf"\A(?=((?:[^\S\n]*\n)*))\1(?:[^\n]*\n){{0,{n - 1}}}[^\n]*(?:\n[^\S\n]*)*\Z"}
     if unit == "words":
-        return {"op": "regex", "arg": rf"\A\s*(?:\S+\s+){{0,{n - 1}}}\S*\s*\Z"}
+        return {"op": "regex", "arg": rf"\A(?=(\s*))\1(?:\S+(?=(\s+))\2){{0,{n - 1}}}\S*(?=(\s*))\3\Z"}
     return {"op": "regex",
             "arg": rf"\A(?:{_NOT_BULLET_LINE})*(?:{_BULLET}[^\n]*(?:\n|\Z)(?:{_NOT_BULLET_LINE})*){{0,{n}}}\Z"}
 

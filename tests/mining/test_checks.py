@@ -149,6 +149,14 @@ def test_limit_checks_count_what_they_say(lines, n):
     assert run_check(limit_check("first_line_chars", n), text) == (1 <= len(first) <= n)
 
 
+@pytest.mark.parametrize("unit", ["lines", "words", "bullets", "first_line_chars"])
+def test_limit_checks_do_not_backtrack_on_long_runs_of_whitespace(unit):
+    # each of these took minutes with a leading "\s*" that could give back what it matched
+    for text in (" " * 20000 + "x\ny\nz\nw", "\n" * 20000 + "x\ny\nz\nw", " \n" * 10000 + "a b c d e",
+                 ("x\n" + " " * 3000) * 10):
+        assert run_check(limit_check(unit, 3), text) in (True, False)
+
+
 def test_limit_check_rejects_what_it_cannot_check():
     with pytest.raises(ValueError):
         limit_check("sentences", 2)
