@@ -1,4 +1,8 @@
-"""A fake Anthropic API: ``POST /v1/messages`` and Message Batches.
+"""A fake Anthropic API: ``POST /v1/messages`` (plain or streamed as SSE), token counting, model
+listing and Message Batches — enough for the Anthropic SDK and the real ``claude`` CLI.
+
+A responder (``fake.responder = fn(body) -> str | Reply``) scripts the model; a ``Reply`` with
+``tool_calls`` answers with ``tool_use`` blocks and ``stop_reason: "tool_use"``.
 
 Prompt caching is modelled honestly: a system prefix ending at a block marked ``cache_control``
 that this server has seen before (same model) is billed as ``cache_read_input_tokens``; a new one
@@ -13,7 +17,7 @@ import itertools
 import json
 from typing import Any
 
-from fakes.http_base import FakeServer, count_tokens, sample_for_schema
+from fakes.http_base import FakeServer, Reply, Stream, as_reply, count_tokens, sample_for_schema, sse_event
 
 
 def _error_body(status: int, message: str) -> dict[str, Any]:
@@ -39,8 +43,54 @@ def _user_text(messages: list[dict[str, Any]]) -> str:
         if isinstance(content, str):
             parts.append(content)
         else:
-            parts.extend(block.get("text", "") for block in content or [])
+            parts.extend(str(block.get("text", "")) for block in content or [] if isinstance(block, dict))
     return "\n".join(parts)
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    """The text of the last user message of a Messages request (tool results excluded)."""
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        texts = [b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"
+                 and not str(b.get("text", "")).startswith("<system-reminder>")]  # claude prepends reminders
+        if texts:
+            return "\n".join(texts)
+    return ""
+
+
+def message_events(message: dict[str, Any]) -> list[bytes]:
+    """A finished message as the Messages API streams it."""
+    usage = message["usage"]
+    start = dict(message, content=[], stop_reason=None, stop_sequence=None,
+                 usage=dict(usage, output_tokens=1))
+    events = [sse_event("message_start", {"type": "message_start", "message": start}),
+              sse_event("ping", {"type": "ping"})]
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            events.append(sse_event("content_block_start", {"type": "content_block_start", "index": index,
+                                                            "content_block": {"type": "text", "text": ""}}))
+            text = block["text"]
+            for i in range(0, len(text), 24):
+                events.append(sse_event("content_block_delta", {
+                    "type": "content_block_delta", "index": index,
+                    "delta": {"type": "text_delta", "text": text[i:i + 24]}}))
+        else:
+            events.append(sse_event("content_block_start", {"type": "content_block_start", "index": index,
+                                                            "content_block": dict(block, input={})}))
+            events.append(sse_event("content_block_delta", {
+                "type": "content_block_delta", "index": index,
+                "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}}))
+        events.append(sse_event("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(sse_event("message_delta", {
+        "type": "message_delta",
+        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+        "usage": {"output_tokens": usage["output_tokens"]}}))
+    events.append(sse_event("message_stop", {"type": "message_stop"}))
+    return events
 
 
 class FakeAnthropic(FakeServer):
@@ -53,6 +103,7 @@ class FakeAnthropic(FakeServer):
         self.batch_item_errors: set[str] = set()  # custom ids that come back "errored"
         self.batch_submit_fail: int | None = None  # HTTP status for the batch create call
         self.batch_never_ends = False
+        self.models = ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-1"]
         self._ids = itertools.count(1)
 
     @property
@@ -87,22 +138,27 @@ class FakeAnthropic(FakeServer):
         total = count_tokens(prefix) + count_tokens(user)
         schema = ((body.get("output_config") or {}).get("format") or {}).get("schema")
         if self.responder is not None:
-            text = self.responder(body)
+            reply = as_reply(self.responder(body))
         elif schema:
-            text = json.dumps(sample_for_schema(schema))
+            reply = Reply(json.dumps(sample_for_schema(schema)))
         else:
-            text = "Answer: " + user[:60]
+            reply = Reply("Answer: " + last_user_text(body)[:60])
+        text = reply.text
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        for call in reply.tool_calls:
+            content.append({"type": "tool_use", "id": f"toolu_{next(self._ids):06d}", "name": call.name,
+                            "input": call.input})
         return {
             "id": f"msg_{next(self._ids)}",
             "type": "message",
             "role": "assistant",
             "model": model,
-            "content": [{"type": "text", "text": text}] if text else [],
-            "stop_reason": "end_turn",
+            "content": content,
+            "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
             "stop_sequence": None,
             "usage": {
                 "input_tokens": total - read - write,
-                "output_tokens": count_tokens(text),
+                "output_tokens": count_tokens(text) + sum(count_tokens(json.dumps(c.input)) for c in reply.tool_calls),
                 "cache_read_input_tokens": read,
                 "cache_creation_input_tokens": write,
             },
@@ -115,12 +171,23 @@ class FakeAnthropic(FakeServer):
         if self.key not in (headers.get("x-api-key"), headers.get("authorization", "").removeprefix("Bearer ")):
             return 401, _error_body(401, "invalid x-api-key"), {}
         if method == "POST" and path == "/v1/messages":
-            scripted = self.scripted(self.next_action(), _error_body)
+            action = self.next_action()
+            scripted = self.scripted(action, _error_body)
             if scripted is not None:
                 return scripted
             if body.get("model") == "no-such-model":
                 return 404, _error_body(404, "model: no-such-model"), {}
-            return 200, self.answer(body), {}
+            message = self.answer(body)
+            if body.get("stream"):
+                return 200, self.apply_stream_fault(action, Stream(message_events(message))), {}
+            return 200, message, {}
+        if method == "POST" and path == "/v1/messages/count_tokens":
+            text = json.dumps(body.get("system") or "") + json.dumps(body.get("messages") or [])
+            return 200, {"input_tokens": count_tokens(text) + count_tokens(json.dumps(body.get("tools") or []))}, {}
+        if method == "GET" and path == "/v1/models":
+            return 200, {"data": [{"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"}
+                                  for m in self.models], "has_more": False,
+                         "first_id": self.models[0], "last_id": self.models[-1]}, {}
         if method == "POST" and path == "/v1/messages/batches":
             if self.batch_submit_fail:
                 return self.batch_submit_fail, _error_body(self.batch_submit_fail, "batch refused"), {}

@@ -1,4 +1,9 @@
-"""A fake OpenAI API: chat completions, files (multipart upload, content) and batches.
+"""A fake OpenAI API: chat completions, the Responses API (plain or streamed as SSE, for the real
+``codex`` CLI through a custom ``model_providers`` entry), model listing, files (multipart upload,
+content) and batches.
+
+A responder (``fake.responder = fn(body) -> str | Reply``) scripts the model; a ``Reply`` with
+``tool_calls`` answers a Responses request with ``function_call`` items.
 
 Automatic prefix caching is modelled like OpenAI's: when the system message (the static prefix)
 was seen before for the same model, its tokens come back as ``prompt_tokens_details.cached_tokens``
@@ -12,7 +17,7 @@ import json
 import re
 from typing import Any
 
-from fakes.http_base import FakeServer, count_tokens, sample_for_schema
+from fakes.http_base import FakeServer, Reply, Stream, as_reply, count_tokens, sample_for_schema, sse_event
 
 
 def _error_body(status: int, message: str) -> dict[str, Any]:
@@ -38,6 +43,73 @@ def parse_multipart(body: bytes, content_type: str) -> dict[str, tuple[str | Non
     return fields
 
 
+def responses_input_text(body: dict[str, Any]) -> str:
+    """All text of a Responses request's ``instructions`` and ``input`` items."""
+    parts = [str(body.get("instructions") or "")]
+    items = body.get("input")
+    if isinstance(items, str):
+        return parts[0] + "\n" + items
+    for item in items or []:
+        content = item.get("content") if isinstance(item, dict) else None
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(str(c.get("text", "")) for c in content if isinstance(c, dict))
+        elif isinstance(item, dict) and item.get("type") == "function_call_output":
+            parts.append(str(item.get("output", "")))
+    return "\n".join(parts)
+
+
+def last_input_text(body: dict[str, Any]) -> str:
+    """The text of the last user message of a Responses request."""
+    items = body.get("input")
+    if isinstance(items, str):
+        return items
+    for item in reversed(items or []):
+        if isinstance(item, dict) and item.get("role") == "user":
+            content = item.get("content")
+            if isinstance(content, str):
+                return content
+            return "\n".join(str(c.get("text", "")) for c in content or [] if isinstance(c, dict))
+    return ""
+
+
+def response_events(response: dict[str, Any]) -> list[bytes]:
+    """A finished response as the Responses API streams it."""
+    sequence = iter(range(10**9))
+
+    def event(kind: str, **fields: Any) -> bytes:
+        return sse_event(kind, {"type": kind, "sequence_number": next(sequence), **fields})
+
+    pending = dict(response, status="in_progress", output=[], usage=None)
+    events = [event("response.created", response=pending), event("response.in_progress", response=pending)]
+    for index, item in enumerate(response["output"]):
+        if item["type"] == "message":
+            text = item["content"][0]["text"]
+            events.append(event("response.output_item.added", output_index=index,
+                                item=dict(item, status="in_progress", content=[])))
+            part = {"type": "output_text", "text": "", "annotations": []}
+            events.append(event("response.content_part.added", item_id=item["id"], output_index=index,
+                                content_index=0, part=part))
+            for i in range(0, len(text), 24):
+                events.append(event("response.output_text.delta", item_id=item["id"], output_index=index,
+                                    content_index=0, delta=text[i:i + 24], logprobs=[]))
+            events.append(event("response.output_text.done", item_id=item["id"], output_index=index,
+                                content_index=0, text=text, logprobs=[]))
+            events.append(event("response.content_part.done", item_id=item["id"], output_index=index,
+                                content_index=0, part=dict(part, text=text)))
+        else:
+            events.append(event("response.output_item.added", output_index=index,
+                                item=dict(item, status="in_progress", arguments="")))
+            events.append(event("response.function_call_arguments.delta", item_id=item["id"],
+                                output_index=index, delta=item["arguments"]))
+            events.append(event("response.function_call_arguments.done", item_id=item["id"],
+                                output_index=index, arguments=item["arguments"]))
+        events.append(event("response.output_item.done", output_index=index, item=item))
+    events.append(event("response.completed", response=response))
+    return events
+
+
 class FakeOpenAI(FakeServer):
     def __init__(self, *, key: str = "test-key", polls_until_done: int = 2):
         super().__init__(key=key)
@@ -47,6 +119,7 @@ class FakeOpenAI(FakeServer):
         self.batches: dict[str, dict[str, Any]] = {}
         self.batch_item_errors: set[str] = set()
         self.batch_status_after_done = "completed"  # or "failed" / "expired"
+        self.models = ["gpt-5", "gpt-5-mini", "gpt-5-codex"]
         self._ids = itertools.count(1)
 
     @property
@@ -81,9 +154,53 @@ class FakeOpenAI(FakeServer):
                       "prompt_tokens_details": {"cached_tokens": cached}},
         }
 
+    def respond(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A finished Responses API object for a ``POST /v1/responses`` body."""
+        model = body.get("model", "")
+        instructions = str(body.get("instructions") or "")
+        cached = count_tokens(instructions) if instructions and (model, instructions) in self.seen_prefixes else 0
+        if instructions:
+            self.seen_prefixes.add((model, instructions))
+        if self.responder is not None:
+            reply = as_reply(self.responder(body))
+        else:
+            reply = Reply("Answer: " + last_input_text(body)[:60])
+        output: list[dict[str, Any]] = []
+        if reply.text:
+            output.append({"id": f"msg_{next(self._ids)}", "type": "message", "status": "completed",
+                           "role": "assistant",
+                           "content": [{"type": "output_text", "text": reply.text, "annotations": []}]})
+        for call in reply.tool_calls:
+            output.append({"id": f"fc_{next(self._ids)}", "type": "function_call", "status": "completed",
+                           "call_id": f"call_{next(self._ids)}", "name": call.name,
+                           "arguments": json.dumps(call.input)})
+        prompt = count_tokens(responses_input_text(body)) + count_tokens(json.dumps(body.get("tools") or []))
+        completion = count_tokens(reply.text) + sum(count_tokens(o.get("arguments", "")) for o in output)
+        return {
+            "id": f"resp_{next(self._ids)}", "object": "response", "created_at": 0, "status": "completed",
+            "model": model, "output": output, "error": None, "incomplete_details": None,
+            "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": cached},
+                      "output_tokens": completion, "output_tokens_details": {"reasoning_tokens": 0},
+                      "total_tokens": prompt + completion},
+        }
+
     def route(self, method: str, path: str, headers: dict[str, str], body: Any, content_type: str):
         if headers.get("authorization") != f"Bearer {self.key}":
             return 401, _error_body(401, "Incorrect API key provided"), {}
+        if method == "POST" and path == "/v1/responses":
+            action = self.next_action()
+            scripted = self.scripted(action, _error_body)
+            if scripted is not None:
+                return scripted
+            if not isinstance(body, dict):
+                return 400, _error_body(400, f"unreadable body ({headers.get('content-encoding')})"), {}
+            response = self.respond(body)
+            if body.get("stream"):
+                return 200, self.apply_stream_fault(action, Stream(response_events(response))), {}
+            return 200, response, {}
+        if method == "GET" and path == "/v1/models":
+            return 200, {"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "fake"}
+                                                    for m in self.models]}, {}
         if method == "POST" and path == "/v1/chat/completions":
             scripted = self.scripted(self.next_action(), _error_body)
             if scripted is not None:
