@@ -97,6 +97,7 @@ class ToolCall:
 
     name: str
     input: dict[str, Any] = field(default_factory=dict)
+    namespace: str | None = None  # Responses API tools grouped in a namespace (codex's multi_agent_v1)
 
 
 @dataclass

@@ -173,7 +173,8 @@ class FakeOpenAI(FakeServer):
         for call in reply.tool_calls:
             output.append({"id": f"fc_{next(self._ids)}", "type": "function_call", "status": "completed",
                            "call_id": f"call_{next(self._ids)}", "name": call.name,
-                           "arguments": json.dumps(call.input)})
+                           "arguments": json.dumps(call.input),
+                           **({"namespace": call.namespace} if call.namespace else {})})
         prompt = count_tokens(responses_input_text(body)) + count_tokens(json.dumps(body.get("tools") or []))
         completion = count_tokens(reply.text) + sum(count_tokens(o.get("arguments", "")) for o in output)
         return {
