@@ -48,7 +48,8 @@ def _user_text(messages: list[dict[str, Any]]) -> str:
 
 
 def last_user_text(body: dict[str, Any]) -> str:
-    """The text of the last user message of a Messages request (tool results excluded)."""
+    """The last text block of the last user message of a Messages request (tool results and the
+    ``<system-reminder>`` blocks claude adds excluded): what the user just said."""
     for message in reversed(body.get("messages") or []):
         if message.get("role") != "user":
             continue
@@ -56,9 +57,9 @@ def last_user_text(body: dict[str, Any]) -> str:
         if isinstance(content, str):
             return content
         texts = [b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"
-                 and not str(b.get("text", "")).startswith("<system-reminder>")]  # claude prepends reminders
+                 and not str(b.get("text", "")).startswith("<system-reminder>")]
         if texts:
-            return "\n".join(texts)
+            return texts[-1]
     return ""
 
 
