@@ -158,9 +158,15 @@ def append_unique(items: list[str], value: str) -> None:
 class DigestBuilder:
     """A SessionDigest under construction, possibly for only the newly appended part of a file.
 
+    Prompts and replies are paired by turn: ``assistant_finals[i]`` is the last text the model
+    wrote in the turn of ``user_prompts[i]`` ("" when it wrote none). Only a typed prompt opens a
+    turn; injected messages, notifications, compactions and headless turns close it, and replies
+    outside a turn are not counted, so a reply to a notification never shifts the pairs.
+
     ``prompt_base`` is the number of prompts the session had before this part, so feedback
-    indices are absolute; ``reply_continuation`` is text that continues the last reply of the
-    earlier part (an assistant message whose records straddle two harvests).
+    indices are absolute; ``reply_continuation`` is reply text for the last turn of the earlier
+    part (an assistant message straddling two harvests, or a later message of that turn), which
+    ``merge_into`` appends to (or, with ``reply_replaces``, puts in place of) the cached final.
     """
 
     source: str
@@ -172,15 +178,18 @@ class DigestBuilder:
     ended: datetime | None = None
     prompt_base: int = 0
     replied: bool = False  # an assistant reply came after the latest prompt
+    in_turn: bool = False  # the latest typed prompt's turn is still open
     user_prompts: list[str] = field(default_factory=list)
     assistant_finals: list[str] = field(default_factory=list)
     reply_continuation: str = ""
+    reply_replaces: bool = False
     tools_used: list[str] = field(default_factory=list)
     skills_used: list[str] = field(default_factory=list)
     files_touched: list[str] = field(default_factory=list)
     feedback: list[Feedback] = field(default_factory=list)
     n_user_turns: int = 0
     n_assistant_turns: int = 0
+    _stored_turn: bool = False  # the open turn's prompt was stored in this part (not capped)
 
     def touch(self, timestamp: Any) -> None:
         when = parse_time(timestamp) if isinstance(timestamp, str) else None
@@ -192,6 +201,7 @@ class DigestBuilder:
             self.ended = when
 
     def add_prompt(self, text: str) -> None:
+        """A typed prompt: it opens a turn."""
         index = self.prompt_base + self.n_user_turns
         if self.replied and index > 0:
             polarity = feedback.classify(text)
@@ -199,32 +209,50 @@ class DigestBuilder:
                 self.feedback.append(
                     Feedback(polarity, clip(feedback.opening(text), MAX_FEEDBACK_CHARS), index - 1)
                 )
-        if len(self.user_prompts) < MAX_ITEMS:
+        self._stored_turn = len(self.user_prompts) < MAX_ITEMS
+        if self._stored_turn:
             self.user_prompts.append(clip(text, MAX_PROMPT_CHARS))
+            self.assistant_finals.append("")
         self.n_user_turns += 1
         self.replied = False
+        self.in_turn = True
 
-    def new_reply(self, text: str) -> None:
-        """Start a new assistant message (text may be empty when it only calls tools)."""
+    def close_turn(self) -> None:
+        """Something other than a typed prompt started (a notification, a compaction, a headless turn)."""
+        self.in_turn = False
+
+    def new_reply(self, text: str) -> bool:
+        """Start a new assistant message (text may be empty when it only calls tools).
+
+        Returns False (and counts nothing) outside a typed prompt's turn.
+        """
+        if not self.in_turn:
+            return False
         self.n_assistant_turns += 1
         self.replied = True
-        if text and len(self.assistant_finals) < MAX_ITEMS:
-            self.assistant_finals.append(clip(text, MAX_REPLY_CHARS))
+        if text:
+            self._set_final(clip(text, MAX_REPLY_CHARS), replace=True)
+        return True
 
     def extend_reply(self, text: str, *, has_final: bool) -> bool:
         """Append text to the current assistant message; return whether it now has a final."""
-        if not text:
+        if not text or not self.in_turn:
             return has_final
-        if has_final and self.assistant_finals:
-            last = self.assistant_finals[-1]
-            if len(last) < MAX_REPLY_CHARS:
-                self.assistant_finals[-1] = clip(last + "\n" + text, MAX_REPLY_CHARS)
-        elif has_final:  # the message's first text is in the cached digest of an earlier harvest
+        self._set_final(text, replace=not has_final)
+        return True
+
+    def _set_final(self, text: str, *, replace: bool) -> None:
+        if self.n_user_turns:  # the turn's prompt is in this part
+            if self._stored_turn:
+                last = self.assistant_finals[-1]
+                joined = text if replace or not last else last + "\n" + text
+                self.assistant_finals[-1] = clip(joined, MAX_REPLY_CHARS)
+        elif replace:  # a later message of the earlier part's last turn
+            self.reply_continuation = clip(text, MAX_REPLY_CHARS)
+            self.reply_replaces = True
+        else:
             joined = self.reply_continuation + "\n" + text if self.reply_continuation else text
             self.reply_continuation = clip(joined, MAX_REPLY_CHARS)
-        elif len(self.assistant_finals) < MAX_ITEMS:
-            self.assistant_finals.append(clip(text, MAX_REPLY_CHARS))
-        return True
 
     def add_tool(self, name: str) -> None:
         append_unique(self.tools_used, clip(name, 200))
@@ -265,9 +293,9 @@ class DigestBuilder:
 def merge_into(cached: SessionDigest, part: DigestBuilder) -> SessionDigest:
     """Merge the digest of newly appended bytes into the cached digest of the same session."""
     if part.reply_continuation and cached.assistant_finals:
-        cached.assistant_finals[-1] = clip(
-            cached.assistant_finals[-1] + "\n" + part.reply_continuation, MAX_REPLY_CHARS
-        )
+        last = cached.assistant_finals[-1]
+        joined = part.reply_continuation if part.reply_replaces or not last else last + "\n" + part.reply_continuation
+        cached.assistant_finals[-1] = clip(joined, MAX_REPLY_CHARS)
     cached.project = part.project or cached.project
     cached.path = part.path
     cached.branch = part.branch or cached.branch
@@ -298,6 +326,7 @@ def builder_state(builder: DigestBuilder) -> dict[str, Any]:
         "branch": builder.branch,
         "prompts": builder.prompt_base + builder.n_user_turns,
         "replied": builder.replied,
+        "in_turn": builder.in_turn,
     }
 
 
@@ -310,7 +339,61 @@ def resume_builder(source: str, session_id: str, path: str, state: dict[str, Any
     prompts = state.get("prompts")
     builder.prompt_base = prompts if isinstance(prompts, int) and prompts >= 0 else 0
     builder.replied = state.get("replied") is True
+    builder.in_turn = state.get("in_turn") is True
     return builder
+
+
+class TranscriptParser:
+    """What every source's parser shares: the resumable builder, the sticky session exclusion,
+    line decoding and ``finish``. A subclass implements ``record`` (one decoded JSON object ->
+    outcome) and may add resumable fields with ``extra_state``."""
+
+    source = ""
+
+    def __init__(self, path: str, state: dict[str, Any], session_id: str) -> None:
+        self.session_id = session_id
+        self.builder = resume_builder(self.source, session_id, path, state)
+        excluded = state.get("excluded")
+        self.excluded: str | None = excluded if isinstance(excluded, str) else None
+
+    def feed(self, line: bytes) -> str:
+        if self.excluded or not line.strip():
+            return IGNORED
+        status, record = decode_json_line(line)
+        if status != "ok":
+            return status
+        return self.record(record)
+
+    def record(self, record: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    def exclude(self, reason: str) -> str:
+        """Leave the whole session out (from this line on, and what earlier harvests cached)."""
+        self.excluded = reason
+        return reason
+
+    def project_cwd(self, cwd: Any, *, first: bool = False) -> str:
+        """Note the session's cwd; our own replay dirs exclude the session."""
+        if isinstance(cwd, str) and cwd:
+            if is_replay_dir(cwd):
+                return self.exclude("own_replay")
+            if first or not self.builder.project:
+                self.builder.project = clip(cwd, 4096)
+        return USED
+
+    def extra_state(self) -> dict[str, Any]:
+        return {}
+
+    def left_out(self) -> bool:
+        """Whether the session yields no digest (and its cached one is dropped)."""
+        return self.excluded is not None
+
+    def finish(self) -> tuple[list[DigestBuilder], dict[str, Any], list[str]]:
+        state = builder_state(self.builder)
+        state.update(excluded=self.excluded, **self.extra_state())
+        if self.left_out():
+            return [], state, [self.session_id]
+        return ([self.builder] if self.builder.has_content else []), state, []
 
 
 def file_identity(stat: os.stat_result) -> list[int]:

@@ -1,10 +1,19 @@
 """Claude Code transcripts: ``<claude home>/projects/<slug>/<session id>.jsonl`` (DESIGN §9).
 
 Excluded: sub-agent transcripts (``<session>/subagents/agent-*.jsonl``, older ``agent-*.jsonl``,
-inline ``isSidechain`` records), headless ``claude -p`` sessions (``entrypoint: "sdk-cli"``) and
-our own replays (cwd named ``REPLAY_DIR_PREFIX…``). Not user intent: meta messages, slash-command
-bodies, command output, interrupted-request notes, system reminders, compaction summaries and
-tool results.
+inline ``isSidechain`` records) and our own replays (cwd named ``REPLAY_DIR_PREFIX…``).
+
+Headless is decided per turn, not per session: an interactive session may later be continued
+with ``claude -p --resume`` / ``-p -c``, which appends ``sdk-cli`` turns to the same file. Claude
+Code 2.1 marks each prompt with ``promptSource`` (``typed`` / ``sdk`` / ``system``) and
+``turnOrigin`` (``human`` / ``sdk`` / ``task_notification``); older files only have the record's
+``entrypoint`` (``sdk-cli`` = headless). A session with no typed prompt at all is a headless
+session and yields nothing.
+
+Not user intent: meta messages, slash-command bodies, command output, interrupted-request notes,
+system reminders, task notifications, compaction summaries, tool results, and the many 2.1 record
+types that carry context rather than conversation (``attachment`` — CLAUDE.md arrives as one —,
+``mode``, ``api-request``, ``prompt_snapshot``, ``cost-state``, …).
 """
 
 from __future__ import annotations
@@ -18,17 +27,7 @@ from typing import Any
 from collections.abc import Iterator
 
 from .. import paths
-from .base import (
-    IGNORED,
-    USED,
-    DigestBuilder,
-    as_str,
-    builder_state,
-    clip,
-    decode_json_line,
-    is_replay_dir,
-    resume_builder,
-)
+from .base import IGNORED, USED, TranscriptParser, as_str, clip
 
 NAME = "claude"
 FILE_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
@@ -51,6 +50,8 @@ META_PREFIXES = (
     "<task-notification>",
     "This session is being continued from a previous conversation",
 )
+# A user record starting with one of these ends the open turn: what follows answers the harness.
+TURN_BREAKERS = ("<task-notification>", "This session is being continued from a previous conversation")
 _SYSTEM_REMINDER = re.compile(r"<system-reminder>[\s\S]{0,200000}?</system-reminder>")
 _HEAD_CWD = re.compile(rb'"cwd"\s*:\s*"((?:[^"\\]|\\.){1,4096})"')
 
@@ -65,37 +66,48 @@ def user_text(text: str) -> str:
     return text
 
 
-class ClaudeParser:
+HEADLESS = "headless"
+TYPED = "typed"
+OTHER = "other"  # the harness speaking: task notifications and the like
+
+
+def prompt_origin(record: dict[str, Any]) -> str:
+    """Who wrote a user record: ``typed`` (a person), ``headless`` (``claude -p``) or ``other``."""
+    source, origin = record.get("promptSource"), record.get("turnOrigin")
+    if source == "sdk" or origin == "sdk":
+        return HEADLESS
+    if source == "typed" or origin == "human":
+        return TYPED
+    if isinstance(source, str) or isinstance(origin, str):
+        return OTHER
+    return HEADLESS if record.get("entrypoint") == "sdk-cli" else TYPED  # files before 2.1
+
+
+def explicitly_typed(record: dict[str, Any]) -> bool:
+    return record.get("promptSource") == "typed" or record.get("turnOrigin") == "human"
+
+
+class ClaudeParser(TranscriptParser):
     """Parses one session file, possibly resuming after the bytes a previous harvest consumed."""
 
+    source = NAME
+
     def __init__(self, path: str, state: dict[str, Any]) -> None:
-        self.session_id = Path(path).stem
-        self.builder = resume_builder(NAME, self.session_id, path, state)
-        excluded = state.get("excluded")
-        self.excluded: str | None = excluded if isinstance(excluded, str) else None
+        super().__init__(path, state, Path(path).stem)
         msg_id = state.get("msg_id")
         self.msg_id: str | None = msg_id if isinstance(msg_id, str) else None
         self.msg_has_final = state.get("msg_final") is True
+        self.headless = state.get("headless") is True  # a headless prompt was seen
 
-    def feed(self, line: bytes) -> str:
-        if self.excluded or not line.strip():
-            return IGNORED
-        status, record = decode_json_line(line)
-        if status != "ok":
-            return status
+    def record(self, record: dict[str, Any]) -> str:
         kind = record.get("type")
         if not isinstance(kind, str):
             return "wrong_field_type"
         if record.get("isSidechain") is True:
             return "sidechain"
-        if record.get("entrypoint") == "sdk-cli":
-            return self._exclude("headless_session")
-        cwd = record.get("cwd")
-        if isinstance(cwd, str) and cwd:
-            if is_replay_dir(cwd):
-                return self._exclude("own_replay")
-            if not self.builder.project:
-                self.builder.project = clip(cwd, 4096)
+        status = self.project_cwd(record.get("cwd"))
+        if status != USED:
+            return status
         branch = record.get("gitBranch")
         if isinstance(branch, str) and branch and branch != self.builder.branch:
             self.builder.branch = clip(branch, 300)
@@ -105,11 +117,7 @@ class ClaudeParser:
             return self._assistant(record)
         if kind == "file-history-snapshot":
             return self._snapshot(record)
-        return IGNORED  # summary, system, queue-operation, ...: no user intent, no reply
-
-    def _exclude(self, reason: str) -> str:
-        self.excluded = reason
-        return reason
+        return IGNORED  # summary, system, attachment, mode, api-request, cost-state, ...: no intent, no reply
 
     def _user(self, record: dict[str, Any]) -> str:
         message = record.get("message")
@@ -124,15 +132,31 @@ class ClaudeParser:
                 for block in content
                 if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
             ]
+            if not texts and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+                return IGNORED  # a tool's answer: part of the open turn
         else:
             return "wrong_field_type"
         self.builder.touch(record.get("timestamp"))
-        if record.get("isMeta") is True or record.get("isCompactSummary") is True:
+        if record.get("isMeta") is True:
             return IGNORED
+        if record.get("isCompactSummary") is True:
+            self.builder.close_turn()
+            return IGNORED
+        origin = prompt_origin(record)
+        if origin == TYPED and self.started_headless() and not explicitly_typed(record):
+            origin = HEADLESS  # a `claude -p` session stays headless unless a prompt says it was typed
+        if origin == HEADLESS:
+            self.builder.close_turn()
+            first = not self.headless and not (self.builder.prompt_base or self.builder.n_user_turns)
+            self.headless = True
+            return "headless_session" if first else "headless_turn"
         text = user_text("\n".join(texts))
-        if not text:
-            return IGNORED  # tool results, meta, interrupted-request notes
+        if origin == OTHER or not text:
+            if "\n".join(texts).lstrip().startswith(TURN_BREAKERS):
+                self.builder.close_turn()
+            return IGNORED  # meta, interrupted-request notes, notifications
         self.builder.add_prompt(text)
+        self.msg_id, self.msg_has_final = None, False
         return USED
 
     def _assistant(self, record: dict[str, Any]) -> str:
@@ -147,6 +171,7 @@ class ClaudeParser:
         elif not isinstance(content, list):
             return "wrong_field_type"
         texts: list[str] = []
+        tool_uses: list[dict[str, Any]] = []
         for block in content:
             if not isinstance(block, dict):
                 continue
@@ -156,8 +181,12 @@ class ClaudeParser:
                 if text and text.strip():
                     texts.append(text.strip())
             elif kind == "tool_use":
-                self._tool_use(block)
+                tool_uses.append(block)
         self.builder.touch(record.get("timestamp"))
+        if not self.builder.in_turn:
+            return IGNORED  # a reply to a notification, a compaction or a headless turn
+        for block in tool_uses:
+            self._tool_use(block)
         text = "\n".join(texts)
         message_id = as_str(message.get("id")) or as_str(record.get("uuid"))
         if message_id is not None and message_id == self.msg_id:
@@ -191,18 +220,20 @@ class ClaudeParser:
         if not isinstance(snapshot, dict):
             return "wrong_field_type"
         backups = snapshot.get("trackedFileBackups")
-        if isinstance(backups, dict):
+        if isinstance(backups, dict) and self.builder.in_turn:
             for name in backups:
                 if isinstance(name, str):
                     self.builder.add_file(name)
         return USED
 
-    def finish(self) -> tuple[list[DigestBuilder], dict[str, Any], list[str]]:
-        state = builder_state(self.builder)
-        state.update(excluded=self.excluded, msg_id=self.msg_id, msg_final=self.msg_has_final)
-        if self.excluded:
-            return [], state, [self.session_id]
-        return ([self.builder] if self.builder.has_content else []), state, []
+    def started_headless(self) -> bool:
+        return self.headless and not (self.builder.prompt_base or self.builder.n_user_turns)
+
+    def extra_state(self) -> dict[str, Any]:
+        return {"msg_id": self.msg_id, "msg_final": self.msg_has_final, "headless": self.headless}
+
+    def left_out(self) -> bool:
+        return self.excluded is not None or self.started_headless()
 
 
 def _scan(path: Path, skipped: Counter[str]) -> list[os.DirEntry[str]]:

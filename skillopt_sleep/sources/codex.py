@@ -7,9 +7,21 @@ whose text equals the previous unpaired message of the same role from the *other
 its twin. A user who really repeats a prompt produces two pairs, so nothing real is dropped, and
 old rollouts with only one kind are still counted.
 
-Excluded: ``codex exec`` sessions (``originator: "codex_exec"`` / ``source: "exec"``), which
-include our own ``codex-cli`` backend, and sessions run in our replay dirs. Injected context
-(``# AGENTS.md instructions for …``, ``<environment_context>``, …) is not user intent.
+Codex 0.169 no longer writes those twins (it writes ``event_msg item_completed``, ignored here:
+the ``response_item`` is the record of the message) and labels each message's parts with
+``content_item_kinds``: a typed prompt is ``["user.text"]`` (``user.*``), injected context is
+``agents_md.instructions``, ``environments.environment_context``,
+``multi_agent.subagent_notification``, … Older rollouts are recognised by their text instead.
+
+Excluded sessions: ``codex exec`` sessions (``originator: "codex_exec"`` / ``source: "exec"``),
+which include our own ``codex-cli`` backend; sub-agent threads (``source: {"subagent": …}``,
+``thread_source: "subagent"``, ``parent_thread_id``); sessions run in our replay dirs.
+
+Turns: each turn starts with ``event_msg task_started`` whose ``turn_attribution.turn_trigger`` is
+``user`` or ``exec`` (``codex exec resume`` appends such turns to an interactive session): an
+``exec`` turn is headless and its prompt is not counted. Replies are paired with the typed prompt
+of their turn; a compaction turn's output (``compaction_output``) or a reply in a turn without a
+typed prompt is not counted.
 """
 
 from __future__ import annotations
@@ -23,26 +35,17 @@ from typing import Any
 from collections.abc import Iterator
 
 from .. import paths
-from .base import (
-    IGNORED,
-    USED,
-    DigestBuilder,
-    as_str,
-    builder_state,
-    clip,
-    decode_json_line,
-    is_replay_dir,
-    resume_builder,
-)
+from .base import IGNORED, USED, TranscriptParser, as_str, clip, decode_json_line
 
 NAME = "codex"
 INJECTED_PREFIXES = (
-    "# AGENTS.md instructions for",
+    "# AGENTS.md instructions",  # " for <dir>" for a project's file; the global one has no dir
     "<environment_context>",
     "<user_instructions>",
     "<permissions instructions>",
     "<user_shell_command>",
     "<turn_aborted>",
+    "<subagent_notification>",
 )
 _UUID = re.compile(r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$")
 _PATCH_FILE = re.compile(r"\*\*\* (?:Add|Update|Delete) File: ([^\n\\\"]{1,1000})")
@@ -76,22 +79,45 @@ def _twin_key(text: str) -> str:
     return hashlib.blake2b(normal.encode("utf-8", "replace"), digest_size=8).hexdigest()
 
 
-class CodexParser:
+def message_metadata(payload: dict[str, Any]) -> dict[str, Any]:
+    """A message's metadata: top level in some versions, under a passthrough key in 0.169."""
+    merged: dict[str, Any] = {}
+    for key in ("metadata", "internal_chat_message_metadata_passthrough"):
+        value = payload.get(key)
+        if isinstance(value, dict):
+            merged.update(value)
+    for key in ("content_item_kinds", "compaction_output"):
+        if key in payload:
+            merged[key] = payload[key]
+    return merged
+
+
+def is_subagent_thread(payload: dict[str, Any]) -> bool:
+    source = payload.get("source")
+    return (
+        (isinstance(source, dict) and "subagent" in source)
+        or source == "subagent"
+        or payload.get("thread_source") == "subagent"
+        or bool(payload.get("parent_thread_id"))
+    )
+
+
+def is_headless_session(payload: dict[str, Any]) -> bool:
+    return payload.get("originator") == "codex_exec" or payload.get("source") == "exec"
+
+
+class CodexParser(TranscriptParser):
+    source = NAME
+
     def __init__(self, path: str, state: dict[str, Any]) -> None:
-        self.session_id = session_id_for(path)
-        self.builder = resume_builder(NAME, self.session_id, path, state)
-        excluded = state.get("excluded")
-        self.excluded: str | None = excluded if isinstance(excluded, str) else None
+        super().__init__(path, state, session_id_for(path))
         pending = state.get("pending")
         # role -> [record kind, twin key] of the last message not yet paired with its twin
         self.pending: dict[str, list[str]] = pending if isinstance(pending, dict) else {}
+        trigger = state.get("trigger")
+        self.trigger: str | None = trigger if isinstance(trigger, str) else None  # of the current turn
 
-    def feed(self, line: bytes) -> str:
-        if self.excluded or not line.strip():
-            return IGNORED
-        status, record = decode_json_line(line)
-        if status != "ok":
-            return status
+    def record(self, record: dict[str, Any]) -> str:
         kind = record.get("type")
         payload = record.get("payload")
         if not isinstance(kind, str):
@@ -106,34 +132,24 @@ class CodexParser:
         if kind == "session_meta":
             return self._meta(payload)
         if kind == "turn_context":
-            return self._cwd(payload.get("cwd"), first=False)
+            return self.project_cwd(payload.get("cwd"))
         if kind == "response_item":
             return self._item(payload, timestamp)
         if kind == "event_msg":
             return self._event(payload, timestamp)
-        return IGNORED  # compacted, ...
-
-    def _exclude(self, reason: str) -> str:
-        self.excluded = reason
-        return reason
-
-    def _cwd(self, cwd: Any, *, first: bool) -> str:
-        if isinstance(cwd, str) and cwd:
-            if is_replay_dir(cwd):
-                return self._exclude("own_replay")
-            if first or not self.builder.project:
-                self.builder.project = clip(cwd, 4096)
-        return USED
+        return IGNORED  # compacted, world_state, token_usage_record, ...
 
     def _meta(self, payload: dict[str, Any]) -> str:
-        if payload.get("originator") == "codex_exec" or payload.get("source") == "exec":
-            return self._exclude("headless_session")
+        if is_headless_session(payload):
+            return self.exclude("headless_session")
+        if is_subagent_thread(payload):
+            return self.exclude("subagent_thread")
         git = payload.get("git")
         if isinstance(git, dict):
             branch = as_str(git.get("branch"))
             if branch:
                 self.builder.branch = clip(branch, 300)
-        return self._cwd(payload.get("cwd"), first=True)
+        return self.project_cwd(payload.get("cwd"), first=True)
 
     def _item(self, payload: dict[str, Any], timestamp: Any) -> str:
         item = payload.get("type")
@@ -144,15 +160,27 @@ class CodexParser:
             text = _text_of(payload.get("content"))
             if text is None:
                 return "wrong_field_type"
+            metadata = message_metadata(payload)
             if role == "user":
+                kinds = metadata.get("content_item_kinds")
+                if isinstance(kinds, list) and kinds and not all(
+                    isinstance(k, str) and k.startswith("user.") for k in kinds
+                ):
+                    self.builder.close_turn()
+                    return IGNORED  # injected: AGENTS.md, environment, sub-agent notifications, ...
                 return self._user(text, "item", timestamp)
             if role == "assistant":
+                if metadata.get("compaction_output") is True:
+                    self.builder.close_turn()
+                    return IGNORED
                 return self._reply(text, "item", timestamp)
             return IGNORED  # developer / system instructions
         if item in ("function_call", "custom_tool_call"):
             name = as_str(payload.get("name"))
             if not name:
                 return "wrong_field_type"
+            if not self.builder.in_turn:
+                return IGNORED
             self.builder.add_tool(name)
             self.builder.touch(timestamp)
             raw = payload.get("arguments") if item == "function_call" else payload.get("input")
@@ -161,6 +189,8 @@ class CodexParser:
                     self.builder.add_file(match.group(1).strip())
             return USED
         if item in _TOOL_ITEMS:
+            if not self.builder.in_turn:
+                return IGNORED
             self.builder.add_tool(_TOOL_ITEMS[item])
             self.builder.touch(timestamp)
             return USED
@@ -176,7 +206,13 @@ class CodexParser:
         if event == "agent_message":
             text = payload.get("message")
             return self._reply(text, "event", timestamp) if isinstance(text, str) else "wrong_field_type"
-        return IGNORED  # token_count, task_started, task_complete, ...
+        if event == "task_started":
+            attribution = payload.get("turn_attribution")
+            trigger = attribution.get("turn_trigger") if isinstance(attribution, dict) else None
+            self.trigger = trigger if isinstance(trigger, str) else None
+            self.builder.close_turn()  # a typed prompt opens it again
+            return USED
+        return IGNORED  # token_count, task_complete, item_completed, ...
 
     def _is_twin(self, role: str, record_kind: str, text: str) -> bool:
         key = _twin_key(text)
@@ -190,10 +226,15 @@ class CodexParser:
     def _user(self, text: str, record_kind: str, timestamp: Any) -> str:
         text = text.strip()
         if not text or text.startswith(INJECTED_PREFIXES):
+            if text.startswith("<subagent_notification>"):
+                self.builder.close_turn()
             return IGNORED
         self.builder.touch(timestamp)
         if self._is_twin("user", record_kind, text):
             return IGNORED
+        if self.trigger == "exec":
+            self.builder.close_turn()
+            return "headless_turn"  # ``codex exec resume`` on an interactive session
         self.builder.add_prompt(text)
         return USED
 
@@ -204,15 +245,10 @@ class CodexParser:
         self.builder.touch(timestamp)
         if self._is_twin("assistant", record_kind, text):
             return IGNORED
-        self.builder.new_reply(text)
-        return USED
+        return USED if self.builder.new_reply(text) else IGNORED
 
-    def finish(self) -> tuple[list[DigestBuilder], dict[str, Any], list[str]]:
-        state = builder_state(self.builder)
-        state.update(excluded=self.excluded, pending=self.pending)
-        if self.excluded:
-            return [], state, [self.session_id]
-        return ([self.builder] if self.builder.has_content else []), state, []
+    def extra_state(self) -> dict[str, Any]:
+        return {"pending": self.pending, "trigger": self.trigger}
 
 
 def _walk(root: Path, skipped: Counter[str]) -> Iterator[Path]:
@@ -251,7 +287,7 @@ class CodexSource:
         payload = record.get("payload") if status == "ok" else None
         if not isinstance(payload, dict) or record.get("type") != "session_meta":
             return set()
-        if payload.get("originator") == "codex_exec" or payload.get("source") == "exec":
+        if is_headless_session(payload) or is_subagent_thread(payload):
             return set()
         cwd = payload.get("cwd")
         return {cwd} if isinstance(cwd, str) and cwd else set()

@@ -65,10 +65,12 @@ def test_an_assistant_message_spread_over_records_counts_once(homes):
     digest = by_id(run(homes))[CLAUDE_MAIN]
     # five API messages (msg_01A..E); the synthetic API-error message is not a reply
     assert digest.n_assistant_turns == 5
+    # paired by turn: the last text of each prompt's turn ("" when the turn has no text reply)
     assert digest.assistant_finals == [
-        "I'll inspect the staged diff first.",
         "feat(auth): refresh expired tokens before retrying\n"
         "Refresh the session token when the API answers 401, then retry once.",
+        "",
+        "",
         "Updated: the body now says the retry happens at most once.",
     ]
 
@@ -117,10 +119,17 @@ def test_since_filters_on_last_activity(homes):
     assert run(homes, since=datetime(2030, 1, 1, tzinfo=timezone.utc)).digests == []
 
 
-def test_headless_session_is_excluded_even_when_entrypoint_appears_late(homes):
+def test_a_headless_turn_appended_to_an_interactive_session_is_left_out_and_the_rest_kept(homes):
+    # `claude -p --resume <id>` continues an interactive session in the same file: decide per turn
     path = claude_file(homes[0], CLAUDE_MAIN)
-    append_records(path, claude_user("more work", entrypoint="sdk-cli"))
-    assert CLAUDE_MAIN not in by_id(run(homes))
+    before = by_id(run(homes))[CLAUDE_MAIN]
+    append_records(path, claude_user("more work", entrypoint="sdk-cli"),
+                   claude_assistant("msg_H", "headless reply"))
+    result = run(homes)
+    after = by_id(result)[CLAUDE_MAIN]
+    assert after.user_prompts == before.user_prompts
+    assert after.assistant_finals == before.assistant_finals
+    assert result.skipped["headless_turn"] == 1
 
 
 def test_available_sources(homes):
@@ -175,7 +184,8 @@ def test_real_text_survives_meta_stripping():
         ({"type": "user", "isMeta": True, "message": {"content": "Caveat: hi"}}, IGNORED),
         ({"type": "summary", "summary": "s"}, IGNORED),
         ({"type": "user", "message": {"content": [7, None, {"type": "text", "text": "hi there"}]}}, USED),
-        ({"type": "assistant", "message": {"content": [{"type": "tool_use", "name": 5, "input": []}]}}, USED),
+        # no typed prompt yet: a reply outside any turn is not counted
+        ({"type": "assistant", "message": {"content": [{"type": "tool_use", "name": 5, "input": []}]}}, IGNORED),
     ],
 )
 def test_line_outcomes(record, outcome):
@@ -241,3 +251,44 @@ def test_unreadable_file_and_directory_are_counted(homes, monkeypatch):
     assert result.skipped["unreadable_file"] == 1
     assert result.skipped["unreadable_dir"] == 1
     assert result.digests == []
+
+
+def _feed(parser, *records):
+    return [parser.feed(json.dumps(r).encode()) for r in records]
+
+
+@pytest.mark.parametrize("marks", [{"promptSource": "system", "turnOrigin": "task_notification"}, {}])
+def test_a_reply_to_a_task_notification_is_not_paired_with_the_prompt(marks):
+    # Claude Code 2.1 marks the notification; older files are recognised by its text
+    parser = ClaudeParser("/p/s.jsonl", {})
+    notification = claude_user("<task-notification>\n<task-id>a1</task-id>\n</task-notification>", **marks)
+    outcomes = _feed(parser, claude_user("count the TODOs", promptSource="typed", turnOrigin="human"),
+                     claude_assistant("msg_1", "Started a helper."), notification,
+                     claude_assistant("msg_2", "The helper reported back."))
+    assert outcomes == [USED, USED, IGNORED, IGNORED]
+    (builder,), _, _ = parser.finish()
+    assert builder.user_prompts == ["count the TODOs"]
+    assert builder.assistant_finals == ["Started a helper."]
+
+
+def test_sdk_prompts_are_headless_turns_and_a_headless_session_yields_nothing():
+    parser = ClaudeParser("/p/s.jsonl", {})
+    outcomes = _feed(parser, claude_user("headless one-off", entrypoint="sdk-cli", promptSource="sdk",
+                                         turnOrigin="sdk"),
+                     claude_assistant("msg_1", "done"))
+    assert outcomes == ["headless_session", IGNORED]
+    parts, _, excluded = parser.finish()
+    assert parts == [] and excluded == [Path("/p/s.jsonl").stem]
+
+
+def test_context_records_of_claude_code_2_1_are_not_prompts():
+    parser = ClaudeParser("/p/s.jsonl", {})
+    records = [
+        {"type": "attachment", "attachment": {"type": "nested_memory", "content": "# CLAUDE.md rules"}},
+        {"type": "mode", "mode": "normal"},
+        {"type": "api-request", "params": {"model": "m"}},
+        {"type": "cost-state", "totalCostUSD": 0.1},
+        {"type": "api-request-blob", "message": {"role": "user", "content": "a request body, not a prompt"}},
+    ]
+    assert _feed(parser, *records) == [IGNORED] * len(records)
+    assert parser.finish()[0] == []

@@ -108,8 +108,8 @@ def test_twins_in_either_order_are_paired():
     outcomes = [
         parser.feed(json.dumps(r).encode())
         for r in (
-            event("agent_message", message="Done."), item("assistant", "Done."),
             item("user", "next"), event("user_message", message="next"),
+            event("agent_message", message="Done."), item("assistant", "Done."),
         )
     ]
     assert outcomes == [USED, IGNORED, USED, IGNORED]
@@ -163,3 +163,59 @@ def test_malformed_tail_in_codex_does_not_lose_the_session(homes):
     assert result.skipped["malformed_json"] == 2  # this one + the fixture's broken agent_message
     assert result.skipped["truncated_line"] == 1
     assert by_id(result)[CODEX_ARCHIVED].n_user_turns == 2
+
+
+def feed_all(parser, *records):
+    return [parser.feed(json.dumps(r).encode()) for r in records]
+
+
+def test_global_agents_md_and_subagent_notifications_are_injected_without_kinds():
+    parser = CodexParser("/h/rollout-x.jsonl", {})
+    outcomes = feed_all(
+        parser,
+        item("user", "# AGENTS.md instructions\n\nAlways answer briefly."),  # the global file: no " for <dir>"
+        item("user", "rename foo"),
+        item("user", '<subagent_notification>\n{"status": "done"}\n</subagent_notification>'),
+        item("assistant", "Noted the helper's result."),  # answers the notification, not the prompt
+    )
+    assert outcomes == [IGNORED, USED, IGNORED, IGNORED]
+    (builder,), _, _ = parser.finish()
+    assert builder.user_prompts == ["rename foo"] and builder.assistant_finals == [""]
+
+
+def test_content_item_kinds_decide_what_was_typed():
+    parser = CodexParser("/h/rollout-x.jsonl", {})
+    typed = item("user", "rename foo")
+    typed["payload"]["internal_chat_message_metadata_passthrough"] = {"content_item_kinds": ["user.text"]}
+    injected = item("user", "looks like a prompt but the harness wrote it")
+    injected["payload"]["content_item_kinds"] = ["agents_md.instructions"]
+    assert feed_all(parser, injected, typed) == [IGNORED, USED]
+
+
+def test_exec_turns_and_compaction_output_are_not_counted():
+    parser = CodexParser("/h/rollout-x.jsonl", {})
+    compaction = item("assistant", "Summary of the work so far")
+    compaction["payload"]["metadata"] = {"compaction_output": True}
+    outcomes = feed_all(
+        parser,
+        event("task_started", turn_attribution={"turn_trigger": "user"}),
+        item("user", "rename foo"), item("assistant", "Renamed."),
+        compaction,
+        event("task_started", turn_attribution={"turn_trigger": "exec"}),  # `codex exec resume`
+        item("user", "headless follow-up"), item("assistant", "headless reply"),
+    )
+    assert outcomes == [USED, USED, USED, IGNORED, USED, "headless_turn", IGNORED]
+    (builder,), state, _ = parser.finish()
+    assert builder.user_prompts == ["rename foo"] and builder.assistant_finals == ["Renamed."]
+    resumed = CodexParser("/h/rollout-x.jsonl", state)  # the turn's trigger survives a resume
+    assert feed_all(resumed, item("user", "still headless")) == ["headless_turn"]
+
+
+def test_subagent_threads_are_excluded():
+    for meta in ({"source": {"subagent": {"thread_spawn": {"depth": 1}}}}, {"thread_source": "subagent"},
+                 {"parent_thread_id": "019a0000-0000-0000-0000-000000000000"}):
+        parser = CodexParser("/h/rollout-x.jsonl", {})
+        record = {"timestamp": "2026-11-22T08:00:00.000Z", "type": "session_meta",
+                  "payload": {"id": "x", "cwd": PROJECT, "originator": "codex-tui", **meta}}
+        assert feed_all(parser, record, item("user", "count TODOs")) == ["subagent_thread", IGNORED]
+        assert parser.finish()[0] == []

@@ -13,7 +13,7 @@ from skillopt_sleep.sources.claude_code import ClaudeParser
 from skillopt_sleep.sources.codex import CodexParser
 
 REASONS = {USED, IGNORED, "bad_utf8", "malformed_json", "not_object", "wrong_field_type", "sidechain",
-           "headless_session", "own_replay"}
+           "headless_session", "headless_turn", "subagent_thread", "own_replay"}
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
