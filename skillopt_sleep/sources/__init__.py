@@ -1,6 +1,7 @@
 """Transcript sources: each agent's session files -> SessionDigests (read-only).
 
-One protocol (``base.Source``), one module per agent (``claude_code.py``, ``codex.py``).
+One protocol (``base.Source``), one module per agent (``claude_code.py``, ``codex.py``), listed in
+the registry ``SOURCES`` below: adding an agent is adding a module and a line there.
 ``harvest`` is what the rest of the engine calls; ``available_sources`` tells which agents have
 transcripts for a project.
 """
@@ -12,13 +13,17 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 from ..types import SessionDigest, utc
 from .base import Source, merge_into
-from .runner import SOURCES, FileTask, run
+from .claude_code import ClaudeCodeSource
+from .codex import CodexSource
+from .runner import FileTask, run
 from .store import HarvestStore
+
+SOURCES: dict[str, Source] = {"claude": ClaudeCodeSource(), "codex": CodexSource()}
 
 __all__ = ["HarvestResult", "Source", "SOURCES", "available_sources", "harvest", "SOURCE_CHOICES"]
 

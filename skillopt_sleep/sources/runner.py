@@ -6,9 +6,8 @@ A worker gets one ``FileTask`` (path, byte offset, parser state) and returns a `
 
 from __future__ import annotations
 
-import time
-
 import os
+import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -16,10 +15,7 @@ from typing import Any
 from collections.abc import Callable, Iterable, Iterator
 
 from .base import IGNORED, USED, DigestBuilder, LineParser, LineReader, file_identity
-from .claude_code import ClaudeCodeSource
-from .codex import CodexSource
 
-SOURCES = {"claude": ClaudeCodeSource(), "codex": CodexSource()}
 POOL_MIN_BYTES = 16 * 1024 * 1024  # below this, starting workers costs more than it saves
 
 
@@ -64,6 +60,8 @@ def parse_file(task: FileTask) -> FileResult:
         with open(task.path, "rb") as handle:
             stat = os.fstat(handle.fileno())
         result.identity = file_identity(stat)
+        from . import SOURCES  # the registry lives in the package; workers import it on first use
+
         parser = SOURCES[task.source].parser(task.path, task.state)
         lines = LineReader(task.path, task.offset, result.skipped)
         for line, end in lines:
