@@ -104,33 +104,52 @@ def is_secret_value(value: str, *, quoted: bool) -> bool:
 # --------------------------------------------------------------------------- 1. prefixed tokens
 
 
+_RUN = re.compile(CANDIDATE.pattern.split(")", 1)[1])  # a candidate, without its left boundary
+# A known prefix right after a separator inside a candidate (``token-ghp_...``, ``id.AKIA...``).
+_INNER_PREFIX = re.compile(r"[._~\-](?=" + "|".join(re.escape(p) for p in PREFIXES) + ")")
+
+
+def _shape_at(text: str, start: int) -> tuple[str, int, int] | None:
+    for shape in SHAPES:
+        if text.startswith(shape.prefixes, start):
+            m = shape.pattern.match(text, start)
+            if m is not None and (shape.check is None or shape.check(m.group())):
+                return shape.kind, m.start(), m.end()
+    return None
+
+
+def _find_token(text: str, candidate: re.Match[str], done: int) -> tuple[str, int, int] | None:
+    start, token = candidate.start(), candidate.group()
+    if token.startswith(PREFIXES):
+        found = _shape_at(text, start)
+        if found is not None:
+            return found
+    for inner in _INNER_PREFIX.finditer(token):
+        found = _shape_at(text, start + inner.end())
+        if found is not None:
+            return found
+    for infix, shape in INFIX_SHAPES:
+        if infix in token:
+            m = shape.pattern.search(text, max(start - 3, done), candidate.end())
+            if m is not None:
+                return shape.kind, m.start(), m.end()
+    return None
+
+
 def _redact_tokens(text: str) -> str:
     pieces: list[str] = []
-    done = 0
-    for candidate in CANDIDATE.finditer(text):
-        start = candidate.start()
-        if start < done:
-            continue
-        token = candidate.group()
-        found = None
-        if token.startswith(PREFIXES):
-            for shape in SHAPES:
-                if token.startswith(shape.prefixes):
-                    m = shape.pattern.match(text, start)
-                    if m is not None and (shape.check is None or shape.check(m.group())):
-                        found = (shape.kind, m.start(), m.end())
-                        break
+    done = pos = 0
+    candidate = CANDIDATE.search(text)
+    while candidate is not None:
+        found = _find_token(text, candidate, done)
         if found is None:
-            for infix, shape in INFIX_SHAPES:
-                if infix in token:
-                    m = shape.pattern.search(text, max(start - 3, done), candidate.end())
-                    if m is not None:
-                        found = (shape.kind, m.start(), m.end())
-                        break
-        if found is not None:
-            kind, begin, end = found
-            pieces += [text[done:begin], _mark(kind)]
-            done = end
+            candidate = CANDIDATE.search(text, candidate.end())
+            continue
+        kind, begin, end = found
+        pieces += [text[done:begin], _mark(kind)]
+        done = pos = max(end, begin + 1)
+        # the rest of the run may hold another token (``<token>-<token>``)
+        candidate = _RUN.match(text, pos) or CANDIDATE.search(text, pos)
     if not pieces:
         return text
     pieces.append(text[done:])
@@ -330,7 +349,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "telegram_bot_token",
-        re.compile(r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])"),
+        re.compile(r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9])"),
         (":AA",),
     ),
     _Rule(

@@ -43,7 +43,7 @@ def _shape(kind: str, prefixes: tuple[str, ...] | str, body: str,
            check: Callable[[str], bool] | None = None) -> TokenShape:
     prefixes = (prefixes,) if isinstance(prefixes, str) else prefixes
     # ends at a token boundary, so a longer identifier that merely starts alike is left alone
-    return TokenShape(kind, prefixes, re.compile(body + r"(?![A-Za-z0-9_])"), check)
+    return TokenShape(kind, prefixes, re.compile(body + r"(?![A-Za-z0-9])"), check)
 
 
 _B64URL = r"[A-Za-z0-9_\-]"
@@ -121,7 +121,7 @@ PREFIXES: tuple[str, ...] = tuple(sorted({p for s in SHAPES for p in s.prefixes}
 # Shapes without a prefix, found by a fixed infix inside a candidate token.
 INFIX_SHAPES: tuple[tuple[str, TokenShape], ...] = (
     ("Q~", TokenShape("azure_client_secret", (),
-                      re.compile(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~\-])"))),
+                      re.compile(r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9])"))),
     (".atlasv1.", TokenShape("terraform_token", (), re.compile(r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,70}"))),
     ("-us", TokenShape("mailchimp_key", (), re.compile(r"(?<![A-Za-z0-9])[0-9a-f]{32}-us\d{1,2}(?![A-Za-z0-9])"))),
 )

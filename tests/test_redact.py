@@ -205,8 +205,9 @@ def test_ordinary_lines_are_not_mangled():
 
 
 @settings(max_examples=200, deadline=None)
-@given(seed=st.integers(0, 2**32), prefix=st.sampled_from(["", " ", "\n", "(", "'", '"', "=", ": ", "> "]),
-       suffix=st.sampled_from(["", " ", "\n", ")", "'", '"', ",", ";", ". ", "\t"]))
+@given(seed=st.integers(0, 2**32),
+       prefix=st.sampled_from(["", " ", "\n", "(", "'", '"', "=", ": ", "> ", "x-", "id.", "a_", "é "]),
+       suffix=st.sampled_from(["", " ", "\n", ")", "'", '"', ",", ";", ". ", "\t", "_old", ".txt", " é"]))
 def test_prefixed_shapes_survive_no_seed_or_punctuation(seed, prefix, suffix):
     for sample in secret_samples(seed, 1):
         if sample.kind != "prefix":
