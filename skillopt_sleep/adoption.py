@@ -114,8 +114,8 @@ def hold_project(project: Path, purpose: str, targets: Targets, night_id: str | 
 
     Yields the one-line account of a recovery (None when there was nothing to recover).
     """
-    ensure_project_dir(project)
     with ProjectLock(project_dirs(project).lock, purpose, night_id):
+        ensure_project_dir(project)  # under the lock: its temp file must not look like debris
         clean_debris(project, targets.all())
         yield journal.recover(project, targets.allows)
 
