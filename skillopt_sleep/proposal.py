@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -76,16 +76,21 @@ class ProposalView:
             "report_html": str(Path(self.staging_dir) / "report.html"),
             "val": {"baseline": report.baseline, "candidate": report.candidate},
             "rules": [{"edit": r.edit.to_dict(), "scope": r.scope,
-                       "evidence": [e.__dict__ for e in r.evidence],
+                       "evidence": [asdict(e) for e in r.evidence],
                        "decisions": [d.to_dict() for d in r.decisions]} for r in self.rules],
             "refused": [{"edit": r.edit.to_dict() if r.edit else None, "reasons": r.reasons,
-                         "scope": r.scope, "evidence": [e.__dict__ for e in r.evidence]}
+                         "scope": r.scope, "evidence": [asdict(e) for e in r.evidence]}
                         for r in self.refused],
-            "documents": [d.__dict__ for d in self.documents],
+            "documents": [asdict(d) for d in self.documents],
         }
 
 
 _HEADLINE = ("gain", "lower_bound", "se", "min_gain", "n_tasks")
+
+
+def gate_label(decision: GateDecision) -> str:
+    """``"this rule alone"`` or ``"3 rules together"``: what a gate decision tested."""
+    return "this rule alone" if len(decision.edits) == 1 else f"{len(decision.edits)} rules together"
 
 
 def headline_statistic(decision: GateDecision) -> str:

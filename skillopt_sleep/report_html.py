@@ -11,7 +11,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from skillopt_sleep.proposal import EvidenceTask, ProposalView, headline_statistic
+from skillopt_sleep.proposal import EvidenceTask, ProposalView, gate_label, headline_statistic
 from skillopt_sleep.report import SIMULATED_WARNING, adopt_command, revert_command
 from skillopt_sleep.sanitize import clean_text
 from skillopt_sleep.trend_chart import TrendPoint, render_svg
@@ -69,7 +69,7 @@ def _scope_and_evidence(scope: list[str], evidence: list[EvidenceTask]) -> list[
 
 def _decision(decision: GateDecision) -> list[str]:
     verdict = "accepted" if decision.accepted else "refused"
-    alone = "this rule alone" if len(decision.edits) == 1 else f"{len(decision.edits)} rules together"
+    alone = gate_label(decision)
     out = [f"<p>Gate ({_t(alone)}): <b>{verdict}</b>, val {_score(decision.baseline)} → "
            f"{_score(decision.candidate)}"]
     stats = headline_statistic(decision)

@@ -33,7 +33,8 @@ def trend_points(past_nights: list[dict[str, Any]], report: NightReport) -> list
                          when=str(n.get("finished") or n.get("started") or ""),
                          simulated=bool(n.get("simulated")))
               for n in past_nights if n.get("night_id") != report.night_id]
-    current = report.candidate if report.accepted_edits and report.candidate is not None else report.baseline
+    current = night_score({"n_accepted": len(report.accepted_edits), "candidate": report.candidate,
+                           "baseline": report.baseline})
     points.append(TrendPoint(night_id=report.night_id, score=_number(current),
                              when=format_time(report.finished or report.started) or "",
                              simulated=report.simulated, current=True))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from skillopt_sleep import adoption, staging
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_OK, UserError
-from skillopt_sleep.proposal import EvidenceTask, ProposalView, headline_statistic, load_view
+from skillopt_sleep.proposal import EvidenceTask, ProposalView, gate_label, headline_statistic, load_view
 from skillopt_sleep.report import (
     SIMULATED_WARNING,
     adopt_command,
@@ -62,7 +62,7 @@ def _scope_and_evidence(scope: list[str], evidence: list[EvidenceTask]) -> list[
 
 def _decision(decision: GateDecision) -> list[str]:
     verdict = "accepted" if decision.accepted else "refused"
-    alone = "this rule alone" if len(decision.edits) == 1 else f"{len(decision.edits)} rules together"
+    alone = gate_label(decision)
     out = [f"Gate ({alone}): **{verdict}**, val {_score(decision.baseline)} → "
            f"{_score(decision.candidate)}"]
     stats = headline_statistic(decision)
