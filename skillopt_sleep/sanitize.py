@@ -37,6 +37,10 @@ _ESCAPES = re.compile(
 _INVISIBLE = (
     "\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f"
     "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f"
+    # the remaining format (Cf) characters: Arabic/Syriac/Kaithi number marks, Egyptian
+    # hieroglyph and shorthand format controls, musical beam/slur controls
+    "\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
 )
 _CONTROLS = re.compile(f"[{_INVISIBLE}]")
 _SURROGATES = re.compile("[\ud800-\udfff]")

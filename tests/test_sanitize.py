@@ -4,6 +4,7 @@ live documents, report.json, report.md or a terminal raw; a rule carrying them i
 from __future__ import annotations
 
 import json
+import sys
 import unicodedata
 from itertools import cycle
 from pathlib import Path
@@ -100,6 +101,12 @@ def test_sanitize_shows_markup_as_text_in_rendered_markdown(text: str, shown: st
 
 def _unsafe(ch: str) -> bool:
     return ch not in "\n\t" and unicodedata.category(ch) in ("Cc", "Cf", "Cs")
+
+
+def test_clean_text_removes_every_control_and_format_character() -> None:
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1)
+                    if not 0xD800 <= c <= 0xDFFF and _unsafe(chr(c)))
+    assert set(clean_text(every)) <= {"\n"}  # CR and NEL end a line; everything else goes
 
 
 @settings(max_examples=300, deadline=None)
