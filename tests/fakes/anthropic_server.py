@@ -168,6 +168,8 @@ class FakeAnthropic(FakeServer):
     # -- routing ------------------------------------------------------------------------------
 
     def route(self, method: str, path: str, headers: dict[str, str], body: Any, content_type: str):
+        if path == "/api/hello" and method in ("GET", "HEAD"):
+            return 200, {}, {}  # claude's connectivity check (without CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC)
         # older SDKs send x-api-key, newer ones a bearer token
         if self.key not in (headers.get("x-api-key"), headers.get("authorization", "").removeprefix("Bearer ")):
             return 401, _error_body(401, "invalid x-api-key"), {}

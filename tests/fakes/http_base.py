@@ -263,7 +263,8 @@ class FakeServer:
             for name, value in headers.items():
                 handler.send_header(name, value)
             handler.end_headers()
-            handler.wfile.write(data)
+            if handler.command != "HEAD":  # a HEAD answer has headers only
+                handler.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass
 
