@@ -59,6 +59,7 @@ class Completion:
     error_message: str = ""
     retry_after: float | None = None  # seconds, when the provider said so
     tools_called: list[str] = field(default_factory=list)
+    cost_usd: float | None = None  # what the provider itself billed, when it says (claude -p does)
 
     @property
     def ok(self) -> bool:

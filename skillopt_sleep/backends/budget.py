@@ -69,12 +69,18 @@ class Budget:
             self._reserved_cost += cost
         return Reservation(tokens, cost, price, model)
 
-    def settle(self, reservation: Reservation, usage: Usage, *, discount: float = 1.0) -> None:
-        """Replace the reservation with what the call really used (``discount`` 0.5 for batches)."""
+    def settle(
+        self, reservation: Reservation, usage: Usage, *, discount: float = 1.0, cost: float | None = None,
+    ) -> None:
+        """Replace the reservation with what the call really used (``discount`` 0.5 for batches).
+        ``cost`` is the provider's own bill for the call when it reports one; it wins over the
+        price table."""
         with self._lock:
             self._release_locked(reservation)
             self.tokens_used += usage_tokens(usage)
-            if reservation.price is not None:
+            if cost is not None:
+                self.cost_used += cost * discount
+            elif reservation.price is not None:
                 self.cost_used += reservation.price.cost(usage) * discount
             elif usage_tokens(usage):
                 self.unpriced.add(reservation.model)

@@ -1,9 +1,15 @@
 """Claude Code in print mode (``claude -p``) on the user's own login, for subscription users.
 
-Each call runs in a fresh empty temp dir (see ``cli_common``), with every built-in tool and MCP
-server disabled, no session persistence, the documents as the system prompt and the task on
-stdin. ``--output-format json`` gives the answer with its usage; a login prompt, a non-zero exit,
-an ``is_error`` result or an empty answer is an error, never an answer.
+A replay must carry none of the user's own context and have no side effects, so each call runs
+with ``--safe-mode`` (no user CLAUDE.md, skills, hooks, plugins or MCP servers; login still works),
+``--strict-mcp-config``, every built-in tool off (``--tools ""``), no session persistence, in a
+``ReplaySandbox`` (empty cwd, private TMPDIR). The documents go in ``--system-prompt-file`` (argv
+cannot hold a long document), the task on stdin. ``CLAUDE_CODE_MAX_RETRIES=0`` turns off the CLI's
+own retries (about three minutes of them on a 401 or 429): the engine's retry layer decides.
+
+``--output-format json`` gives the answer, usage, ``total_cost_usd`` and, on failure, the provider's
+``api_error_status``; a login prompt, a non-zero exit, an ``is_error`` result or an empty answer is
+an error, never an answer.
 
 Options (spec ``claude-cli:model=sonnet``): ``model``, ``command`` (path to ``claude``),
 ``timeout`` (seconds), ``session_persistence`` (``true`` drops ``--no-session-persistence`` for
@@ -19,34 +25,41 @@ from typing import Any
 
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.cli_common import (
+    SYSTEM_PROMPT_FILE,
+    ReplaySandbox,
     classify_failure,
+    kind_for_status,
     looks_like_auth_failure,
-    run_in_replay_dir,
+    parse_usage,
+    run_cli,
 )
 from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message
-from skillopt_sleep.types import Usage
 
 DEFAULT_TIMEOUT = 600.0
-MAX_ARG_CHARS = 100_000  # Linux caps one argv string at 128 KiB; longer system text goes on stdin
+
+# The CLI's own retries off (the engine retries), and no traffic beyond the model call itself
+# (telemetry that fails offline leaves files behind in ~/.claude).
+REPLAY_ENV = {
+    "CLAUDE_CODE_MAX_RETRIES": "0",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+}
 
 
 def build_argv(
-    request: Request, *, command: str = "claude", model: str | None = None,
+    system_prompt_file: str, *, command: str = "claude", model: str | None = None,
     session_persistence: bool = False,
-) -> tuple[list[str], str]:
-    """The argv and stdin text for one call."""
-    argv = [command, "-p", "--output-format", "json", "--tools", "", "--strict-mcp-config"]
+) -> list[str]:
+    """The argv for one call; the task itself goes on stdin."""
+    argv = [
+        command, "-p", "--output-format", "json", "--safe-mode", "--strict-mcp-config",
+        "--tools", "", "--system-prompt-file", system_prompt_file,
+    ]
     if not session_persistence:
         argv.append("--no-session-persistence")
     if model:
         argv += ["--model", model]
-    stdin = request.user
-    if request.system and len(request.system) <= MAX_ARG_CHARS:
-        argv += ["--system-prompt", request.system]
-    elif request.system:
-        stdin = f"{request.system}\n\n---\n\n{request.user}"
-    return argv, stdin
+    return argv
 
 
 class ClaudeCliBackend:
@@ -62,11 +75,13 @@ class ClaudeCliBackend:
         self.id = f"claude-cli:{model or 'default'}"
 
     def complete(self, request: Request) -> Completion:
-        argv, stdin = build_argv(
-            request, command=self.command, model=self.model,
-            session_persistence=self.session_persistence,
-        )
-        run = run_in_replay_dir(argv, stdin, self.timeout)
+        with ReplaySandbox.create() as sandbox:
+            system_file = sandbox.write(SYSTEM_PROMPT_FILE, request.system)
+            argv = build_argv(
+                str(system_file), command=self.command, model=self.model,
+                session_persistence=self.session_persistence,
+            )
+            run = run_cli(argv, request.user, self.timeout, sandbox, env=sandbox.env(REPLAY_ENV))
         if run.error:
             return Completion(text="", error=run.error, error_message=run.error_message, latency=run.latency)
         completion = self._parse(run.stdout, run.stderr, run.returncode)
@@ -74,15 +89,7 @@ class ClaudeCliBackend:
         return completion
 
     def _parse(self, stdout: str, stderr: str, returncode: int) -> Completion:
-        result: dict[str, Any] | None = None
-        try:
-            parsed = json.loads(stdout) if stdout.strip() else None
-            if isinstance(parsed, list):  # some versions print the event list
-                parsed = next((e for e in reversed(parsed) if isinstance(e, dict) and e.get("type") == "result"), None)
-            result = parsed if isinstance(parsed, dict) else None
-        except json.JSONDecodeError:
-            result = None
-
+        result = _result_object(stdout)
         if result is None:
             text = (stderr + "\n" + stdout).strip()
             if returncode != 0 or looks_like_auth_failure(stdout) or not text:
@@ -92,35 +99,48 @@ class ClaudeCliBackend:
 
         answer = result.get("result")
         answer = answer if isinstance(answer, str) else ""
+        cost = _cost(result)
         if result.get("is_error") or returncode != 0 or result.get("subtype", "success") != "success":
             detail = answer or stderr.strip() or str(result.get("subtype") or "error")
-            return _failure(detail, returncode)
+            failure = _failure(detail, returncode, status=result.get("api_error_status"))
+            failure.cost_usd = cost
+            return failure
         if looks_like_auth_failure(answer):
             return _failure(answer, returncode)
-        return Completion(text=answer, usage=_usage(result.get("usage")), model=_model(result, self.model))
+        usage = parse_usage(result.get("usage"), cached_key="cache_read_input_tokens",
+                            written_key="cache_creation_input_tokens", input_includes_cached=False)
+        return Completion(text=answer, usage=usage, model=_model(result, self.model), cost_usd=cost)
+
+
+def _result_object(stdout: str) -> dict[str, Any] | None:
+    try:
+        parsed = json.loads(stdout) if stdout.strip() else None
+    except json.JSONDecodeError:
+        return None
+    if isinstance(parsed, list):  # some versions print the event list
+        parsed = next((e for e in reversed(parsed) if isinstance(e, dict) and e.get("type") == "result"), None)
+    return parsed if isinstance(parsed, dict) else None
 
 
 _RESET_AT = re.compile(r"limit reached\|(\d{9,11})")
 
 
-def _failure(text: str, returncode: int) -> Completion:
+def _failure(text: str, returncode: int, *, status: Any = None) -> Completion:
     reset = _RESET_AT.search(text)  # "Claude AI usage limit reached|<epoch of the reset>"
+    known_status = isinstance(status, int) and not isinstance(status, bool) and status >= 400
     return Completion(
-        text="", error=classify_failure(text),
+        text="", error=kind_for_status(status) if known_status else classify_failure(text),
         error_message=clean_message(f"claude exited {returncode}: {text}"),
         retry_after=max(0.0, int(reset.group(1)) - time.time()) if reset else None,
     )
 
 
-def _usage(raw: Any) -> Usage:
-    if not isinstance(raw, dict):
-        return Usage()
-    return Usage(
-        input_tokens=int(raw.get("input_tokens") or 0),
-        output_tokens=int(raw.get("output_tokens") or 0),
-        cache_read_tokens=int(raw.get("cache_read_input_tokens") or 0),
-        cache_write_tokens=int(raw.get("cache_creation_input_tokens") or 0),
-    )
+def _cost(result: dict[str, Any]) -> float | None:
+    """What the CLI says the call cost (USD), for the budget; None when it does not say."""
+    cost = result.get("total_cost_usd")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
+        return float(cost)
+    return None
 
 
 def _model(result: dict[str, Any], fallback: str | None) -> str:

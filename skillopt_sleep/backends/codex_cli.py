@@ -1,10 +1,24 @@
 """Codex headless (``codex exec``) on the user's own login, for ChatGPT subscription users.
 
-``--ephemeral`` keeps Codex from writing a rollout file, so no session is left for a harvest;
-the run happens in a fresh empty temp dir with a read-only sandbox; the prompt (documents, then
-the task) comes on stdin (the ``-`` argument); the final message is read from the ``-o`` file,
-which lives outside the working directory; ``--json`` events on stdout carry the usage and any
-error. A login prompt, a non-zero exit, a failed turn or an empty answer is an error.
+Run as the user has it, Codex offers the model executable tools (shell, stdin, web search, MCP,
+sub-agents), starts the user's MCP servers and sends their ``~/.codex/AGENTS.md``, skills list and
+its own coding-agent instructions — thousands of tokens of someone else's context in every replay.
+So each call runs isolated, in a ``ReplaySandbox``:
+
+- a private ``CODEX_HOME`` holding only what login needs: a copy of the user's ``auth.json`` and,
+  from their ``config.toml``, the keys that choose the model and provider (``LOGIN_KEYS``) — no
+  MCP servers, hooks, AGENTS.md, skills, profiles or state databases; a token Codex refreshes
+  during the call is copied back so the user's login stays valid;
+- the documents as the model instructions (``model_instructions_file``) in place of Codex's own,
+  and no environment, permissions, apps or skills preamble;
+- every tool off (``ISOLATION_FLAGS``), a read-only sandbox, ``--ephemeral`` (no rollout file);
+- the task on stdin, the final message read from the ``-o`` file, ``--json`` events on stdout for
+  usage and errors.
+
+A stream that drops and reconnects (``{"type":"error","message":"Reconnecting…"}`` then
+``turn.completed``) is a success. An auth or bad-request failure that Codex would retry five times
+stops the process at the first report. A login prompt, a non-zero exit, a failed turn or an empty
+answer is an error.
 
 Options (spec ``codex-cli:model=gpt-5-codex``): ``model``, ``command`` (path to ``codex``),
 ``timeout`` (seconds), ``price_*``.
@@ -14,33 +28,151 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import tomllib
+from pathlib import Path
 from typing import Any
 
-from skillopt_sleep.backends.base import Completion, Request
+from skillopt_sleep.backends.base import FATAL_ERRORS, Completion, Request
 from skillopt_sleep.backends.cli_common import (
+    SYSTEM_PROMPT_FILE,
+    ReplaySandbox,
     classify_failure,
     looks_like_auth_failure,
-    run_in_replay_dir,
+    parse_usage,
+    run_cli,
 )
 from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message
 from skillopt_sleep.types import Usage
 
 DEFAULT_TIMEOUT = 600.0
+OUTPUT_FILE = "last-message.txt"
+# Codex refuses an empty instructions file, and without one it sends its own coding-agent prompt.
+EMPTY_INSTRUCTIONS = "Answer the user's message."
+
+# What Codex 0.169 offers unless told otherwise, each turned off: shell and exec tools, web
+# search, sub-agents, goals, image viewing, asking the user; and the preambles it sends besides
+# the model instructions.
+ISOLATION_FLAGS = [
+    "--disable", "shell_tool", "--disable", "unified_exec", "--disable", "multi_agent",
+    "--disable", "goals", "--disable", "view_image", "--disable", "apps", "--disable", "plugins",
+    "-c", 'web_search="disabled"',
+    "-c", "tools.experimental_request_user_input={enabled=false}",
+    "-c", "include_environment_context=false",
+    "-c", "include_permissions_instructions=false",
+    "-c", "include_apps_instructions=false",
+    "-c", "skills.include_instructions=false",
+]
+
+# The user's config.toml keys a replay keeps: which model, through which provider, logged in how.
+LOGIN_KEYS = (
+    "model", "model_provider", "model_providers", "model_reasoning_effort", "openai_base_url",
+    "chatgpt_base_url", "forced_login_method", "forced_chatgpt_workspace_id",
+    "cli_auth_credentials_store",
+)
+AUTH_FILE = "auth.json"
 
 
-def build_argv(request: Request, output_file: str, *, command: str = "codex", model: str | None = None) -> tuple[list[str], str]:
-    """The argv and stdin text for one call."""
+def build_argv(
+    instructions_file: str, output_file: str, *, command: str = "codex", model: str | None = None,
+) -> list[str]:
+    """The argv for one call; the task itself goes on stdin (the ``-`` argument)."""
     argv = [
         command, "exec", "--ephemeral", "--sandbox", "read-only", "--skip-git-repo-check",
-        "--color", "never", "--json", "-o", output_file,
+        "--ignore-rules", "--color", "never", "--json", "-o", output_file,
+        *ISOLATION_FLAGS, "-c", f"model_instructions_file={json.dumps(instructions_file)}",
     ]
     if model:
         argv += ["--model", model]
     argv.append("-")
-    stdin = f"{request.system}\n\n---\n\n{request.user}" if request.system else request.user
-    return argv, stdin
+    return argv
+
+
+def user_codex_home() -> Path:
+    configured = os.environ.get("CODEX_HOME")
+    return Path(configured) if configured else Path.home() / ".codex"
+
+
+def login_config(user_home: Path) -> dict[str, Any]:
+    """The ``LOGIN_KEYS`` of the user's config.toml (nothing when it is missing or unreadable)."""
+    try:
+        config = tomllib.loads((user_home / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+    return {key: config[key] for key in LOGIN_KEYS if key in config}
+
+
+def to_toml(config: dict[str, Any]) -> str:
+    """A TOML document for plain values: top-level keys, then one table per nested mapping."""
+    lines = [f"{_key(k)} = {_value(v)}" for k, v in config.items() if not isinstance(v, dict)]
+    for name, table in config.items():
+        if isinstance(table, dict):
+            lines += _table([name], table)
+    return "\n".join(lines) + "\n"
+
+
+def _table(path: list[str], table: dict[str, Any]) -> list[str]:
+    lines = ["", "[" + ".".join(_key(p) for p in path) + "]"]
+    lines += [f"{_key(k)} = {_value(v)}" for k, v in table.items() if not isinstance(v, dict)]
+    for name, sub in table.items():
+        if isinstance(sub, dict):
+            lines += _table([*path, name], sub)
+    return lines
+
+
+def _key(key: str) -> str:
+    return key if key and all(c.isalnum() or c in "_-" for c in key) and key.isascii() else json.dumps(key)
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a JSON string is a valid TOML basic string
+    if isinstance(value, list):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + "}"
+    return json.dumps(str(value))
+
+
+class PrivateCodexHome:
+    """A CODEX_HOME inside the sandbox with only what login needs (see the module docstring)."""
+
+    def __init__(self, sandbox: ReplaySandbox, user_home: Path):
+        self.user_home = user_home
+        self.path = sandbox.root / "codex-home"
+        self.path.mkdir(mode=0o700)
+        (self.path / "config.toml").write_text(to_toml(login_config(user_home)), encoding="utf-8")
+        self.auth_copied: bytes | None = None
+        try:
+            self.auth_copied = (user_home / AUTH_FILE).read_bytes()
+        except OSError:
+            return
+        fd = os.open(self.path / AUTH_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(self.auth_copied)
+
+    def sync_refreshed_login(self) -> None:
+        """Codex may refresh the login during a call; keep the refreshed one, unless the user's
+        own file changed meanwhile (then theirs is newer)."""
+        if self.auth_copied is None:
+            return
+        try:
+            refreshed = (self.path / AUTH_FILE).read_bytes()
+            if refreshed == self.auth_copied or (self.user_home / AUTH_FILE).read_bytes() != self.auth_copied:
+                return
+            staging = self.user_home / f".{AUTH_FILE}.skillopt-sleep.tmp"
+            fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(refreshed)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(staging, self.user_home / AUTH_FILE)
+        except OSError:
+            return
 
 
 def read_events(stdout: str) -> list[dict[str, Any]]:
@@ -57,9 +189,30 @@ def read_events(stdout: str) -> list[dict[str, Any]]:
     return events
 
 
-def _event_error(events: list[dict[str, Any]]) -> str:
+def stop_on_fatal_error(line: str) -> tuple[str, str] | None:
+    """Codex retries every failed request five times; an auth, model or bad-request failure will
+    not get better, so the first report of one ends the call."""
+    line = line.strip()
+    if not line.startswith("{"):
+        return None
+    try:
+        event = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(event, dict) or event.get("type") != "error":
+        return None
+    message = str(event.get("message") or "")
+    kind = classify_failure(message)
+    return (kind, message) if kind in FATAL_ERRORS else None
+
+
+def turn_failure(events: list[dict[str, Any]]) -> str:
+    """Why the turn failed, or "" when it completed (errors before a ``turn.completed`` were
+    reconnects that worked)."""
     for event in reversed(events):
         kind = event.get("type")
+        if kind == "turn.completed":
+            return ""
         if kind == "turn.failed":
             error = event.get("error")
             return str(error.get("message") if isinstance(error, dict) else error or "turn failed")
@@ -71,14 +224,9 @@ def _event_error(events: list[dict[str, Any]]) -> str:
 def _usage(events: list[dict[str, Any]]) -> Usage:
     total = Usage()
     for event in events:
-        raw = event.get("usage") if event.get("type") == "turn.completed" else None
-        if isinstance(raw, dict):
-            cached = int(raw.get("cached_input_tokens") or 0)
-            total = total + Usage(
-                input_tokens=max(0, int(raw.get("input_tokens") or 0) - cached),
-                output_tokens=int(raw.get("output_tokens") or 0),
-                cache_read_tokens=cached,
-            )
+        if event.get("type") == "turn.completed":
+            total = total + parse_usage(event.get("usage"), cached_key="cached_input_tokens",
+                                        written_key="cache_write_input_tokens", input_includes_cached=True)
     return total
 
 
@@ -94,19 +242,22 @@ class CodexCliBackend:
         self.id = f"codex-cli:{model or 'default'}"
 
     def complete(self, request: Request) -> Completion:
-        fd, output_file = tempfile.mkstemp(prefix="skillopt-sleep-codex-", suffix=".txt")
-        os.close(fd)
-        try:
-            argv, stdin = build_argv(request, output_file, command=self.command, model=self.model)
-            run = run_in_replay_dir(argv, stdin, self.timeout)
-            if run.error:
-                return Completion(text="", error=run.error, error_message=run.error_message, latency=run.latency)
-            with open(output_file, encoding="utf-8", errors="replace") as handle:
-                answer = handle.read().strip()
-        finally:
-            os.unlink(output_file)
+        with ReplaySandbox.create() as sandbox:
+            home = PrivateCodexHome(sandbox, user_codex_home())
+            instructions = sandbox.write(SYSTEM_PROMPT_FILE, request.system if request.system.strip() else EMPTY_INSTRUCTIONS)
+            output_file = sandbox.files / OUTPUT_FILE
+            argv = build_argv(str(instructions), str(output_file), command=self.command, model=self.model)
+            env = sandbox.env({"CODEX_HOME": str(home.path)})
+            run = run_cli(argv, request.user, self.timeout, sandbox, env=env, watch=stop_on_fatal_error)
+            home.sync_refreshed_login()
+            try:
+                answer = output_file.read_text(encoding="utf-8", errors="replace").strip()
+            except OSError:
+                answer = ""
+        if run.error:
+            return Completion(text="", error=run.error, error_message=run.error_message, latency=run.latency)
         events = read_events(run.stdout)
-        failure = _event_error(events)
+        failure = turn_failure(events)
         if run.returncode != 0 or failure or looks_like_auth_failure(answer):
             detail = failure or answer or run.stderr.strip() or run.stdout.strip() or "no output"
             return Completion(

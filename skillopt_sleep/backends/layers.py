@@ -232,7 +232,7 @@ class Client:
 
     def settle(self, reservation: Reservation | None, completion: Completion, *, discount: float = 1.0) -> None:
         if self.budget is not None and reservation is not None:
-            self.budget.settle(reservation, completion.usage, discount=discount)
+            self.budget.settle(reservation, completion.usage, discount=discount, cost=completion.cost_usd)
 
     def release(self, reservation: Reservation | None) -> None:
         if self.budget is not None and reservation is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -57,10 +58,17 @@ def openai_server():
 
 @pytest.fixture
 def fake_clis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Fake ``claude`` and ``codex`` first on PATH; returns the run log path."""
+    """Fake ``claude`` and ``codex`` first on PATH, with the test's own TMPDIR and CODEX_HOME;
+    returns the run log path."""
     bin_dir = tmp_path / "bin"
     fake_cli.install(bin_dir)
     log = tmp_path / "cli-runs.jsonl"
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private_tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
+    (tmp_path / "user-codex-home").mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "user-codex-home"))
     monkeypatch.setenv("PATH", bin_dir.as_posix() + os.pathsep + os.environ.get("PATH", ""))
     monkeypatch.setenv("FAKE_CLI_LOG", str(log))
     monkeypatch.setenv("FAKE_CLI_MODE", "ok")
