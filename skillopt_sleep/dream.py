@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from skillopt_sleep import judges
-from skillopt_sleep.backends.base import Request
+from skillopt_sleep.backends.base import Request, can_offer_tools
 from skillopt_sleep.backends.layers import Client
 from skillopt_sleep.documents import DocumentSet
 from skillopt_sleep.prompts import render
@@ -27,7 +27,19 @@ def attempt_request(task: TaskRecord, docs: DocumentSet, sample: int, max_tokens
         temperature=1.0,
         sample=sample,
         payload={"task": task.to_dict(), "documents": documents},
+        tools=judges.required_tools(task.judge),
     )
+
+
+def split_measurable(tasks: list[TaskRecord], target: Client) -> tuple[list[TaskRecord], list[TaskRecord]]:
+    """Tasks the target can be scored on, and those it cannot: a ``tool_called`` check can only
+    pass when the tool is offered, so on a backend that cannot offer it the task is left out of
+    the score (never scored 0)."""
+    measurable, left_out = [], []
+    for task in tasks:
+        fits = can_offer_tools(target.backend, judges.required_tools(task.judge))
+        (measurable if fits else left_out).append(task)
+    return measurable, left_out
 
 
 def rubric_scorer(optimizer: Client) -> Callable[[str, str], str]:

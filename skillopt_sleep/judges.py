@@ -72,6 +72,15 @@ def describe_check(check: dict[str, Any]) -> str:
     return f"{op} {arg!r}"
 
 
+def required_tools(judge: dict[str, Any]) -> tuple[str, ...]:
+    """The tools a judge's ``tool_called`` checks name: a backend must offer them (as stubs) for
+    the task to be measurable at all."""
+    checks = judge.get("checks") if isinstance(judge, dict) else None
+    return tuple(dict.fromkeys(
+        c["arg"] for c in checks or [] if isinstance(c, dict) and c.get("op") == "tool_called"
+    ))
+
+
 def validate_check(check: Any) -> dict[str, Any]:
     if not isinstance(check, dict):
         raise JudgeError(f"a check must be an object, got {check!r}")

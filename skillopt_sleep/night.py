@@ -28,6 +28,7 @@ from skillopt_sleep.backends.layers import Client, Limiter, Models, RetryPolicy,
 from skillopt_sleep.config import Config
 from skillopt_sleep.consolidate import LoopSettings, Outcome, consolidate
 from skillopt_sleep.documents import load_documents
+from skillopt_sleep.dream import split_measurable
 from skillopt_sleep.errors import EXIT_BUDGET, EXIT_CONFIG, EXIT_PROVIDER, EXIT_USAGE, UserError
 from skillopt_sleep.gate import GateConfig
 from skillopt_sleep.paths import project_dirs, user_dirs
@@ -310,7 +311,11 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
     report.n_sessions = gathered.n_sessions
     report.skipped = gathered.skipped
     report.notes.extend(gathered.notes)
-    tasks = gathered.tasks
+    tasks, unmeasurable = split_measurable(gathered.tasks, models.target)
+    if unmeasurable:
+        report.notes.append(
+            f"{len(unmeasurable)} task(s) left out of the score: their checks need a tool call and "
+            f"{models.target.id} cannot offer tools ({', '.join(t.id for t in unmeasurable)})")
     report.n_tasks = len(tasks)
     report.task_index = task_summaries(tasks)
     report.splits = {s: sum(1 for t in tasks if t.split == s) for s in ("train", "val", "test")}

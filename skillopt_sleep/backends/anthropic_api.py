@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skillopt_sleep.backends.base import Completion, Request
+from skillopt_sleep.backends.base import STUB_TOOL_DESCRIPTION, Completion, Request
 from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_base import SdkBackend
 from skillopt_sleep.types import Usage
@@ -71,6 +71,12 @@ class AnthropicBackend(SdkBackend):
             if self.prompt_cache:
                 block["cache_control"] = _CACHE
             params["system"] = [block]
+        if request.tools:
+            params["tools"] = [
+                {"name": name, "description": STUB_TOOL_DESCRIPTION,
+                 "input_schema": {"type": "object", "properties": {}}}
+                for name in request.tools
+            ]
         if request.json_schema and self.structured:
             params["output_config"] = {"format": {"type": "json_schema", "schema": request.json_schema}}
         return params

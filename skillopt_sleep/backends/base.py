@@ -36,16 +36,19 @@ class Request:
     sample: int = 0
     payload: dict[str, Any] = field(default_factory=dict)
     json_schema: dict[str, Any] | None = None  # ask for schema-constrained JSON when supported
+    # Tools a task's checks name: a backend that can declares them as stubs (calls are recorded in
+    # ``Completion.tools_called``, never executed); see ``can_offer_tools``.
+    tools: tuple[str, ...] = ()
 
     def cache_key(self, backend_id: str) -> str:
         import hashlib
         import json
 
-        blob = json.dumps(
-            [backend_id, self.purpose, self.system, self.user, self.max_tokens, self.temperature,
-             self.sample, self.json_schema],
-            sort_keys=True,
-        )
+        fields = [backend_id, self.purpose, self.system, self.user, self.max_tokens, self.temperature,
+                  self.sample, self.json_schema]
+        if self.tools:
+            fields.append(list(self.tools))
+        blob = json.dumps(fields, sort_keys=True)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -73,6 +76,22 @@ class Backend(Protocol):
     id: str
 
     def complete(self, request: Request) -> Completion: ...
+
+
+STUB_TOOL_DESCRIPTION = (
+    "Declared for this task so a call to it can be recorded; in this replay it is not executed "
+    "and returns nothing."
+)
+
+
+def can_offer_tools(backend: object, names: tuple[str, ...] | list[str]) -> bool:
+    """Whether ``backend`` can offer the model these tools as stubs. A backend says so with a
+    ``can_offer_tools(names)`` method; one without it (the CLI backends: the agent's own tools are
+    all turned off) cannot, and a task that needs a tool call is not measurable on it."""
+    if not names:
+        return True
+    check = getattr(backend, "can_offer_tools", None)
+    return bool(check(tuple(names))) if callable(check) else False
 
 
 class BatchError(RuntimeError):

@@ -266,7 +266,7 @@ class Client:
             if not completion.latency:
                 completion.latency = time.monotonic() - started
             self.settle(reservation, completion)
-        if completion.ok and not completion.text.strip():
+        if completion.ok and not completion.text.strip() and not completion.tools_called:
             completion.error, completion.error_message = "empty", "empty completion"
         if not completion.ok:
             completion.text = ""  # whatever came with an error is not an answer

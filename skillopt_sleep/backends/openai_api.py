@@ -19,7 +19,7 @@ import io
 import json
 from typing import Any
 
-from skillopt_sleep.backends.base import Completion, Request
+from skillopt_sleep.backends.base import STUB_TOOL_DESCRIPTION, Completion, Request
 from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_base import SdkBackend
 from skillopt_sleep.backends.sdk_errors import clean_message
@@ -70,6 +70,12 @@ class OpenAIBackend(SdkBackend):
         }
         if self.send_temperature:
             params["temperature"] = float(request.temperature)
+        if request.tools:
+            params["tools"] = [
+                {"type": "function", "function": {"name": name, "description": STUB_TOOL_DESCRIPTION,
+                                                  "parameters": {"type": "object", "properties": {}}}}
+                for name in request.tools
+            ]
         if request.json_schema:
             params["response_format"] = {
                 "type": "json_schema",

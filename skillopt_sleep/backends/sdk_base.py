@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import time
 from types import ModuleType
 from typing import Any, TypeVar
@@ -20,6 +21,9 @@ from skillopt_sleep.backends.pricing import Price
 from skillopt_sleep.backends.sdk_errors import clean_message, completion_from_exception, sdk_kwargs
 
 T = TypeVar("T")
+
+
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what both Messages and Chat Completions accept
 
 
 class SdkBackend:
@@ -42,6 +46,10 @@ class SdkBackend:
 
     def __repr__(self) -> str:  # never show the key
         return f"{type(self).__name__}(model={self.model!r}, base_url={self._base_url!r})"
+
+    def can_offer_tools(self, names: tuple[str, ...]) -> bool:
+        """Stub tools can be declared when every name is one the provider's API accepts."""
+        return all(_TOOL_NAME.fullmatch(name) for name in names)
 
     def output_tokens(self, max_tokens: int) -> int:
         return min(int(max_tokens), self.max_output or int(max_tokens))

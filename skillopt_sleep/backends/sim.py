@@ -102,6 +102,10 @@ class SimBackend:
         blob = json.dumps([self.knobs.seed, *parts], sort_keys=True, default=str)
         return random.Random(int.from_bytes(hashlib.sha256(blob.encode()).digest()[:8], "big"))
 
+    def can_offer_tools(self, names: tuple[str, ...]) -> bool:
+        """The simulator plays any tool a task's checks name."""
+        return True
+
     def complete(self, request: Request) -> Completion:
         started = time.monotonic()
         if self.knobs.latency:

@@ -243,3 +243,26 @@ def test_claude_usage_limit_reset_time_becomes_retry_after(fake_clis, monkeypatc
     monkeypatch.setenv("FAKE_CLI_MODE", "rate_limit")  # the fake's reset epoch is long past
     completion = ClaudeCliBackend().complete(REQ)
     assert completion.error == "rate_limit" and completion.retry_after == 0.0
+
+
+# -- tool checks ------------------------------------------------------------------------------------
+
+def test_a_cli_backend_offers_no_tools_so_tool_tasks_are_left_out_of_the_night(fake_clis, tmp_path):
+    from skillopt_sleep.config import Config
+    from skillopt_sleep.night import NightOptions, run_night
+    from skillopt_sleep.types import TaskRecord
+    from tests.helpers import make_tasks, write_tasks_file
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    tasks = make_tasks()
+    tool_task = TaskRecord(id="lint-0", intent="Run the linter on the change", project="/p", split="val",
+                           judge={"kind": "rule", "checks": [{"op": "tool_called", "arg": "Bash"}]})
+    tasks_file = write_tasks_file(tmp_path / "tasks.json", [*tasks, tool_task])
+    config = Config(backend="claude-cli", agent="claude", retries=1, retry_base_delay=0.0, k=1,
+                    val_samples=1, max_val_samples=1)
+    report = run_night(NightOptions(project=project, config=config, mode="dry-run", tasks_file=tasks_file))
+    assert any("lint-0" in note and "cannot offer tools" in note for note in report.notes)
+    assert report.n_tasks == len(tasks)
+    assert not any("Run the linter" in run["stdin"] for run in runs(fake_clis))  # never replayed
+    assert any("Write the commit message" in run["stdin"] for run in runs(fake_clis))
