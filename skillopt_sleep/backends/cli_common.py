@@ -148,6 +148,9 @@ def run_cli(
         timed_out = True
         _kill(proc)
         proc.wait()
+    except BaseException:  # Ctrl-C: the CLI runs in its own session, so it would outlive us
+        _kill(proc)
+        raise
     for thread in threads:
         thread.join(timeout=5)
     latency = time.monotonic() - started

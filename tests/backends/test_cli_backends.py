@@ -266,3 +266,29 @@ def test_a_cli_backend_offers_no_tools_so_tool_tasks_are_left_out_of_the_night(f
     assert report.n_tasks == len(tasks)
     assert not any("Run the linter" in run["stdin"] for run in runs(fake_clis))  # never replayed
     assert any("Write the commit message" in run["stdin"] for run in runs(fake_clis))
+
+
+def test_an_interrupted_night_does_not_leave_the_cli_running(fake_clis, monkeypatch):
+    import subprocess
+    import time
+
+    monkeypatch.setenv("FAKE_CLI_MODE", "auth_retrying")  # reports a 401, then runs for a minute
+    monkeypatch.setattr("skillopt_sleep.backends.codex_cli.stop_on_fatal_error", lambda line: None)
+    seen: list[subprocess.Popen] = []
+    real_wait = subprocess.Popen.wait
+
+    def interrupted_wait(self, timeout=None):
+        if timeout is not None and not seen:
+            seen.append(self)
+            deadline = time.monotonic() + 30
+            while not runs(fake_clis) and time.monotonic() < deadline:  # the fake is up and running
+                time.sleep(0.05)
+            time.sleep(0.5)
+            raise KeyboardInterrupt
+        return real_wait(self, timeout)
+
+    monkeypatch.setattr(subprocess.Popen, "wait", interrupted_wait)
+    with pytest.raises(KeyboardInterrupt):
+        CodexCliBackend(timeout=45).complete(REQ)
+    (proc,) = seen
+    assert real_wait(proc, timeout=10) == -9  # killed, not left sleeping
