@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -47,11 +49,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one verb. A reader that closes the pipe early (``status | head -1``) ends the command
+    quietly with 141 (128 + SIGPIPE, as a shell reports it), never a traceback."""
+    try:
+        code = _dispatch(argv)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # Python flushes stdout again at exit; point it at /dev/null so that flush is silent too.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 141
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
+    as_json = bool(getattr(args, "json", False))
     try:
         return int(args.func(args) or 0)
     except UserError as exc:
@@ -59,11 +77,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         from skillopt_sleep.redact import redact
         from skillopt_sleep.sanitize import sanitize
 
-        print(f"skillopt-sleep: {sanitize(redact(exc.message))}", file=sys.stderr)
+        message = sanitize(redact(exc.message))
+        if as_json and not exc.json_printed:
+            _print_json_failure(message, exc.code)
+        print(f"skillopt-sleep: {message}", file=sys.stderr)
         return exc.code
     except KeyboardInterrupt:
+        if as_json:
+            _print_json_failure("interrupted", 130)
         print("skillopt-sleep: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        raise
     except Exception:  # a bug: one clear line, the traceback in a log
         from skillopt_sleep.paths import user_dirs
 
@@ -76,5 +101,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             where = f"details in {log}"
         except OSError:
             where = "and the crash log could not be written"
-        print(f"skillopt-sleep: internal error ({sys.exc_info()[1]!r}); {where}", file=sys.stderr)
+        message = f"internal error ({sys.exc_info()[1]!r}); {where}"
+        if as_json:
+            from skillopt_sleep.sanitize import sanitize
+
+            _print_json_failure(sanitize(message), EXIT_ERROR)
+        print(f"skillopt-sleep: {message}", file=sys.stderr)
         return EXIT_ERROR
+
+
+def _print_json_failure(message: str, code: int) -> None:
+    """Every verb's ``--json`` prints one object on failure too: ``{"ok": false, "error", "code"}``."""
+    print(json.dumps({"ok": False, "error": message, "code": code}))

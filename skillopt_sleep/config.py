@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,10 +121,10 @@ def _apply(config: Config, values: Mapping[str, Any], where: str) -> None:
 def read_config_file(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ImportError:  # Python 3.10
-        raise UserError(f"{path}: reading TOML config needs Python 3.11+", EXIT_CONFIG) from None
+    else:  # the same parser, published as tomli for older Pythons
+        import tomli as tomllib
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)

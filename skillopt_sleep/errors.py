@@ -34,3 +34,6 @@ class UserError(Exception):
         super().__init__(message)
         self.message = message
         self.code = code
+        # set once the verb printed its own --json object for this failure (adopt's error object,
+        # a stopped night's partial report), so ``cli.main`` does not print a second one
+        self.json_printed = False

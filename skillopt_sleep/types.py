@@ -28,11 +28,18 @@ def utc(dt: datetime) -> datetime:
 
 
 def parse_time(value: Any) -> datetime | None:
-    """Parse an ISO-8601 timestamp (``Z`` suffix allowed) into aware UTC, or None."""
+    """Parse an ISO-8601 timestamp (``Z`` suffix allowed) into aware UTC, or None.
+
+    A time that exists only in another zone (``0001-01-01T00:00:00+01:00`` is before year 1 in
+    UTC) is None too: it cannot be compared with anything.
+    """
     if value is None or value == "":
         return None
     if isinstance(value, datetime):
-        return utc(value)
+        try:
+            return utc(value)
+        except OverflowError:
+            return None
     if not isinstance(value, str):
         return None
     text = value.strip()
@@ -40,7 +47,7 @@ def parse_time(value: Any) -> datetime | None:
         text = text[:-1] + "+00:00"
     try:
         return utc(datetime.fromisoformat(text))
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
 
 

@@ -51,6 +51,7 @@ def run_and_print(
     except UserError as exc:
         if as_json:
             print(json.dumps({"ok": False, "error": exc.message, "code": exc.code}))
+            exc.json_printed = True
         raise
     if as_json:
         print(json.dumps({"ok": True, "project": str(root), **result.to_dict()}))

@@ -9,13 +9,12 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from skillopt_sleep.config import load_config
 from skillopt_sleep.errors import EXIT_OK, EXIT_USAGE, UserError
-from skillopt_sleep.types import SessionDigest, TaskRecord, parse_time
+from skillopt_sleep.types import SessionDigest, TaskRecord
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,15 +35,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_harvest)
 
 
-def parse_since(value: str | None) -> datetime | None:
-    if value is None or value.strip().lower() == "all":
-        return None
-    when = parse_time(value)
-    if when is None:
-        raise UserError(f'--since {value!r} is not an ISO-8601 time (or "all")', EXIT_USAGE)
-    return when
-
-
 def mine_by_project(digests: list[SessionDigest], config: Any) -> tuple[list[TaskRecord], dict[str, int]]:
     from skillopt_sleep.mining import mine
 
@@ -63,7 +53,7 @@ def mine_by_project(digests: list[SessionDigest], config: Any) -> tuple[list[Tas
 
 
 def cmd_harvest(args: argparse.Namespace) -> int:
-    from skillopt_sleep.commands.run import progress_printer
+    from skillopt_sleep.commands.run import parse_since, progress_printer
     from skillopt_sleep.mining import save_tasks
     from skillopt_sleep.sources import harvest
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ def add_night_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agent", choices=("claude", "codex", "auto"),
                    help="whose documents to evolve (auto: the agent whose sessions were harvested)")
     p.add_argument("--source", choices=("claude", "codex", "auto", "all"), help="transcripts to harvest")
-    p.add_argument("--since", help="only sessions active since this ISO-8601 time")
+    p.add_argument("--since", help='only sessions active since this ISO-8601 time, or "all" (the default)')
     p.add_argument("--claude-home", help="Claude Code data dir (default ~/.claude)")
     p.add_argument("--codex-home", help="Codex data dir (default $CODEX_HOME or ~/.codex)")
     p.add_argument("--miner", choices=("auto", "heuristic", "llm"),
@@ -50,6 +51,16 @@ def add_night_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-cost", type=float, dest="max_cost_usd", help="per-night cost budget in USD")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def parse_since(value: str | None) -> datetime | None:
+    """``--since`` for every verb that harvests: an ISO-8601 time, or "all" (no cutoff)."""
+    if value is None or value.strip().lower() == "all":
+        return None
+    when = parse_time(value)
+    if when is None:
+        raise UserError(f'--since {value!r} is not an ISO-8601 time in years 1-9999 (or "all")', EXIT_USAGE)
+    return when
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -80,11 +91,7 @@ def cmd_night(args: argparse.Namespace, mode: str) -> int:
     from skillopt_sleep.night import NightOptions, NightStopped, run_night
 
     project = Path(args.project).expanduser().resolve()
-    since = None
-    if args.since:
-        since = parse_time(args.since)
-        if since is None:
-            raise UserError(f"--since {args.since!r} is not an ISO-8601 time", EXIT_USAGE)
+    since = parse_since(args.since)
     config = load_config(project, overrides_from(args))
     if args.backend and not getattr(args, "optimizer_backend", None):
         config.target_backend = config.optimizer_backend = None
@@ -96,6 +103,7 @@ def cmd_night(args: argparse.Namespace, mode: str) -> int:
         report = run_night(opts)
     except NightStopped as stopped:
         print_report(stopped.report, args.json)
+        stopped.json_printed = True
         raise
     print_report(report, args.json)
     return EXIT_OK

@@ -12,15 +12,41 @@ from typing import Any
 from skillopt_sleep import adoption, journal, staging
 from skillopt_sleep.errors import EXIT_OK
 from skillopt_sleep.paths import project_dirs
-from skillopt_sleep.history import History, night_score
+from skillopt_sleep.history import History, night_score, summarize_night
 from skillopt_sleep.locks import describe_holder, lock_holder
 from skillopt_sleep.sanitize import clean_obj, sanitize
+from skillopt_sleep.types import NightReport
+
+
+REPORT_READ_LIMIT = 4 * 1024 * 1024  # a staged report.json bigger than this is not read
+
+
+def _staged_nights(proposals: list[dict[str, Any]], recorded: set[str]) -> list[dict[str, Any]]:
+    """Nights known only from a staged proposal's report.json: their history lives in another
+    state dir (``demo`` keeps its own ``SKILLOPT_SLEEP_HOME``; so does a night run under a
+    different user). Marked ``"recorded": "staging"``."""
+    out = []
+    for proposal in proposals:
+        if str(proposal.get("night_id")) in recorded:
+            continue
+        path = Path(proposal["staging_dir"]) / "report.json"
+        try:
+            if path.stat().st_size > REPORT_READ_LIMIT:
+                continue
+            report = NightReport.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError, RecursionError):
+            continue
+        out.append({**summarize_night(report), "recorded": "staging"})
+    return out
 
 
 def collect_status(project: Path, recent: int = 5) -> dict[str, Any]:
     """Everything ``status`` shows, as one JSON-ready dict."""
     nights = History().nights(project)
     proposals = adoption.list_proposals(project)
+    extra = _staged_nights(proposals, {str(n.get("night_id")) for n in nights})
+    if extra:
+        nights = sorted(nights + extra, key=lambda n: str(n.get("started") or ""))
     adoptions = adoption.adoptions(project)
     latest = None
     if proposals:
@@ -75,7 +101,8 @@ def format_status(data: dict[str, Any]) -> str:
             lines.append(
                 f"    {when}  {sanitize(n.get('night_id'))}  {sanitize(n.get('status')):<9} "
                 f"val {_fmt(n.get('baseline'))} → {_fmt(n.get('candidate'))}  "
-                f"edits +{n.get('n_accepted', 0)} / refused {n.get('n_rejected', 0)}")
+                f"edits +{n.get('n_accepted', 0)} / refused {n.get('n_rejected', 0)}"
+                + ("  (from its staged report; history kept elsewhere)" if n.get("recorded") == "staging" else ""))
         scores = [t["score"] for t in data["trend"] if t["score"] is not None]
         if scores:
             lines.append("  score trend: " + " → ".join(_fmt(s) for s in scores[-10:]))
