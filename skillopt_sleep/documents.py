@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from skillopt_sleep.errors import EXIT_CONFIG, UserError
-from skillopt_sleep.sanitize import rule_problem
+from skillopt_sleep.sanitize import rule_problem, utf8
 from skillopt_sleep.types import Edit
 
 START = "<!-- skillopt-sleep:learned:start -->"
@@ -41,6 +41,7 @@ class Document:
     original: bytes | None  # the live bytes as read; None when the file does not exist
     text: str  # current text (the original, or with edits applied)
     limits: Limits = Limits()
+    read_only: bool = False  # the live file has no write bit: no edit is applied to it
 
     @property
     def newline(self) -> str:
@@ -57,7 +58,7 @@ class Document:
         return replace(self, text=_set_block(self.text, rules, self.newline))
 
     def encoded(self) -> bytes:
-        return self.text.encode("utf-8")
+        return utf8(self.text)
 
     @property
     def changed(self) -> bool:
@@ -128,7 +129,20 @@ def _read(role: str, path: Path, limits: Limits) -> Document:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise UserError(f"{path} is not UTF-8 text; refusing to manage it", EXIT_CONFIG) from None
-    return Document(role, path, data, text, limits)
+    try:
+        _find_block(text)
+    except UserError as exc:
+        raise UserError(f"{path}: {exc.message}", EXIT_CONFIG) from None
+    return Document(role, path, data, text, limits, read_only=is_read_only(path))
+
+
+def is_read_only(path: Path) -> bool:
+    """The file exists and nobody may write it (no write bit at all): the owner froze it, and
+    no night edits or adopts into it. (Mode bits, not ``os.access``: root may write anything.)"""
+    try:
+        return not (path.stat().st_mode & 0o222)
+    except OSError:
+        return False
 
 
 def load_documents(project: Path, agent: str = "claude", skill_name: str = DEFAULT_SKILL_NAME,
@@ -162,15 +176,45 @@ def new_skill_text(name: str) -> str:
     )
 
 
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+
+
 def _find_block(text: str) -> tuple[int, int] | None:
-    start = text.find(START)
-    if start < 0:
+    """(start, end) of the managed block's inside, or None when the document has none.
+
+    Only a marker alone on its line, outside a fenced code block, counts: a marker quoted in prose
+    (inside backticks, or in a fence explaining the format) is text. More than one block, or a
+    start without an end (or the reverse), is ambiguous and refused: the rules would land in the
+    wrong place.
+    """
+    starts: list[int] = []
+    ends: list[int] = []
+    fence: str | None = None
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        opening = _FENCE.match(line)
+        if opening is not None:
+            mark = opening.group(1)
+            if fence is None:
+                fence = mark
+            elif mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip().strip(mark[0]):
+                fence = None
+        elif fence is None:
+            stripped = line.strip()
+            if stripped == START:
+                starts.append(pos + line.index(START) + len(START))
+            elif stripped == END:
+                ends.append(pos + line.index(END))
+        pos += len(line)
+    if not starts and not ends:
         return None
-    end = text.find(END, start)
-    if end < 0:
-        raise UserError("a document has a skillopt-sleep start marker without an end marker; "
-                        "fix or remove the marker by hand", EXIT_CONFIG)
-    return start + len(START), end
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        raise UserError(
+            f"a document has {len(starts)} skillopt-sleep start and {len(ends)} end marker line(s)"
+            + (" (the end before the start)" if len(starts) == len(ends) == 1 else "")
+            + "; the learned block is ambiguous. Leave one start and one end marker, each on its "
+            "own line, or remove both", EXIT_CONFIG)
+    return starts[0], ends[0]
 
 
 def _set_block(text: str, rules: list[str], nl: str) -> str:
@@ -231,6 +275,8 @@ def apply_edit(docs: DocumentSet, edit: Edit) -> DocumentSet:
     if edit.target not in ("skill", "memory"):
         raise EditRefused(f"unknown edit target {edit.target!r}")
     doc = docs.get(edit.target)
+    if doc.read_only:
+        raise EditRefused(f"{doc.path.name} is read-only; it is left as it is")
     rules = doc.rules()
     if edit.op == "add":
         rule = clean_rule(edit.content, doc.limits)

@@ -16,6 +16,8 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from skillopt_sleep.sanitize import utf8
+
 TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.[0-9a-f]{12}\.tmp$")
 
 
@@ -68,7 +70,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """UTF-8, newlines written exactly as given (no platform translation)."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+    atomic_write_bytes(path, utf8(text))
 
 
 def remove_temp_files(directory: Path, targets: set[str] | None = None) -> list[Path]:
@@ -116,7 +118,7 @@ def append_jsonl(path: str | os.PathLike[str], *objs: Any) -> None:
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    data = b"".join(json.dumps(o, ensure_ascii=False, default=str).encode("utf-8") + b"\n" for o in objs)
+    data = b"".join(utf8(json.dumps(o, ensure_ascii=False, default=str)) + b"\n" for o in objs)
     with open(target, "ab+") as fh:
         fh.seek(0, os.SEEK_END)
         if fh.tell() > 0:

@@ -10,6 +10,8 @@ import json
 import re
 from typing import Any
 
+from skillopt_sleep.sanitize import no_surrogates
+
 _FENCE_RE = re.compile(r"```(?:json|JSON)?\s*\n(.*?)```", re.DOTALL)
 MAX_REPLY_CHARS = 200_000  # far above any reply we request (a few thousand tokens)
 MAX_ATTEMPTS = 500  # embedded candidates tried; each failed try costs O(position) in ``json``
@@ -23,7 +25,7 @@ class _TooDeep(Exception):
 
 def _loads(text: str) -> Any:
     try:
-        return json.loads(text)
+        return no_surrogates(json.loads(text))
     except RecursionError:
         raise _TooDeep from None
 

@@ -60,6 +60,27 @@ def clean_text(text: Any) -> str:
     return _SURROGATES.sub("\ufffd", text)
 
 
+def no_surrogates(obj: Any) -> Any:
+    """``obj`` with every lone UTF-16 surrogate (a JSON ``"\\ud83d"`` escape without its pair, as
+    Node writes when it splits an emoji) replaced by U+FFFD, in strings inside dicts and lists.
+    Such a string cannot be encoded as UTF-8, so every write of it would fail."""
+    if isinstance(obj, str):
+        return _SURROGATES.sub("\ufffd", obj) if _SURROGATES.search(obj) else obj
+    if isinstance(obj, dict):
+        return {no_surrogates(k): no_surrogates(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [no_surrogates(v) for v in obj]
+    return obj
+
+
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8; a lone surrogate becomes U+FFFD instead of an error."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATES.sub("\ufffd", text).encode("utf-8")
+
+
 def clean_obj(obj: Any) -> Any:
     """``clean_text`` applied to every string (keys included) inside dicts, lists and tuples."""
     if isinstance(obj, str):

@@ -419,12 +419,9 @@ def test_non_utf8_file_is_a_user_error(tmp_path: Path):
 
 def test_start_marker_without_end_is_a_user_error(tmp_path: Path):
     (tmp_path / "CLAUDE.md").write_text(f"# x\n{START}\n- dangling\n", encoding="utf-8")
-    docs = load_documents(tmp_path)
-    with pytest.raises(UserError, match="without an end marker") as info:
-        apply_edit(docs, add("memory", "Rule."))
-    assert info.value.code == EXIT_CONFIG
-    with pytest.raises(UserError):
-        docs.memory.rules()
+    with pytest.raises(UserError, match="1 skillopt-sleep start and 0 end marker") as info:
+        load_documents(tmp_path)  # refused before any work, naming the file
+    assert info.value.code == EXIT_CONFIG and "CLAUDE.md" in info.value.message
 
 
 def test_end_marker_only_before_start_is_a_user_error(tmp_path: Path):
@@ -446,3 +443,53 @@ def test_prompt_prefix_and_fingerprint(tmp_path: Path):
     assert "Always sign off." in out.prompt_prefix()
     assert out.fingerprint() != docs.fingerprint()
     assert load_documents(tmp_path).fingerprint() == docs.fingerprint()
+
+
+# ---------------------------------------------------------------- issue 9 item 7: hostile documents
+
+PROSE_WITH_MARKERS = (
+    "# Project\n\nskillopt-sleep keeps its rules between `" + START + "` and `" + END + "`; "
+    "do not edit inside.\n\n```\n" + START + "\n- an example rule\n" + END + "\n```\n\nMore prose.\n"
+)
+
+
+def test_markers_quoted_in_prose_or_a_fence_are_text(tmp_path: Path):
+    (tmp_path / "CLAUDE.md").write_text(PROSE_WITH_MARKERS, encoding="utf-8")
+    docs = load_documents(tmp_path)
+    assert docs.memory.rules() == []
+    new = apply_edit(docs, add("memory", "Always run the tests.")).memory.text
+    assert new.startswith(PROSE_WITH_MARKERS)  # the prose and the fence are untouched
+    assert new[len(PROSE_WITH_MARKERS):].count(START) == 1
+    assert load_documents_from_text(tmp_path, new).memory.rules() == ["Always run the tests."]
+
+
+def load_documents_from_text(root: Path, text: str):
+    (root / "CLAUDE.md").write_text(text, encoding="utf-8")
+    return load_documents(root)
+
+
+@pytest.mark.parametrize("text", [
+    f"{START}\n- a\n{END}\n{START}\n- b\n{END}\n",  # two blocks
+    f"{END}\n- a\n{START}\n",  # end before start
+    f"# x\n- a\n{END}\n",  # an end alone
+])
+def test_an_ambiguous_block_is_refused_before_any_work(tmp_path: Path, text: str):
+    (tmp_path / "CLAUDE.md").write_text(text, encoding="utf-8")
+    with pytest.raises(UserError, match="ambiguous") as info:
+        load_documents(tmp_path)
+    assert info.value.code == EXIT_CONFIG
+    assert (tmp_path / "CLAUDE.md").read_text(encoding="utf-8") == text
+
+
+def test_a_read_only_document_gets_no_edit(tmp_path: Path):
+    path = tmp_path / "CLAUDE.md"
+    path.write_text("# frozen\n", encoding="utf-8")
+    path.chmod(0o444)
+    try:
+        docs = load_documents(tmp_path)
+        assert docs.memory.read_only
+        with pytest.raises(EditRefused, match="read-only"):
+            apply_edit(docs, add("memory", "Always run the tests."))
+        assert apply_edit(docs, add("skill", "Always run the tests.")).skill.rules() == ["Always run the tests."]
+    finally:
+        path.chmod(0o644)

@@ -206,3 +206,23 @@ def test_the_miner_follows_the_resolved_backend(tmp_path: Path, monkeypatch: pyt
     if wrap:
         assert mined_with_model == (expected == "llm")
     assert any(f"miner: {expected} (auto" in n for n in report.notes) == (miner == "auto")
+
+
+def test_a_lone_surrogate_in_every_prompt_still_records_the_night(tmp_path: Path, home: Path) -> None:
+    """Issue 9 item 7: Node can split an emoji into a lone "\\ud83d"; the night stages, records its
+    history and advances its checkpoints instead of crashing after staging."""
+    from skillopt_sleep.commands.demo import build_demo_home
+    from skillopt_sleep.config import Config
+    from skillopt_sleep.night import NightOptions, run_night
+    from skillopt_sleep.history import History
+
+    _, claude, project = build_demo_home(tmp_path / "demo")
+    for path in claude.rglob("*.jsonl"):
+        path.write_text(path.read_text(encoding="utf-8").replace('"content": "', '"content": "\\ud83d'),
+                        encoding="utf-8")
+    config = Config(backend="sim:follow=0.9,base=0.15,correct=0.6,seed=1", agent="claude", source="claude",
+                    claude_home=str(claude))
+    report = run_night(NightOptions(project=project, config=config, mode="run", progress=lambda _m: None))
+    assert report.n_sessions > 0
+    nights = History().nights(project)
+    assert [n["night_id"] for n in nights] == [report.night_id]

@@ -9,7 +9,9 @@ transcripts for a project.
 from __future__ import annotations
 
 import copy
+import hashlib
 import os
+import stat as stat_module
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -98,6 +100,9 @@ def _plan(
         except OSError:
             skipped["unreadable_file"] += 1
             continue
+        if not stat_module.S_ISREG(stat.st_mode):  # a FIFO would block, /dev/zero never ends
+            skipped["not_a_regular_file"] += 1
+            continue
         identity = [int(stat.st_dev), int(stat.st_ino)]
         checkpoint = store.checkpoints.get(key)
         offset, state = 0, {}
@@ -114,6 +119,16 @@ def _plan(
                 offset, state = checkpoint["offset"], checkpoint["state"]
         tasks.append(FileTask(name, key, offset, state, stat.st_size))
     return tasks
+
+
+def _own_id(store: HarvestStore, task: FileTask, session_id: str) -> str:
+    """The id a file's session is stored under. Two files naming one session id (a copied or
+    restored transcript) would replace each other: the first file stored keeps the id, any other
+    file gets ``<id>~<hash of its path>``, the same on every later harvest."""
+    existing = store.get(task.source, session_id)
+    if existing is None or existing.path == task.path:
+        return session_id
+    return f"{session_id}~{hashlib.sha256(task.path.encode('utf-8', 'replace')).hexdigest()[:10]}"
 
 
 def harvest(
@@ -168,8 +183,9 @@ def harvest(
         }
         store.new_checkpoints[task.path] = (store.checkpoints.get(task.path), checkpoint)
         for session_id in result.excluded:
-            store.drop(task.source, session_id, task.path)
+            store.drop(task.source, _own_id(store, task, session_id), task.path)
         for part in result.parts:
+            part.session_id = _own_id(store, task, part.session_id)
             cached = None if task.from_start else store.get(task.source, part.session_id)
             if cached is None:
                 digest = part.to_digest()

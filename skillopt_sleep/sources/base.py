@@ -9,19 +9,24 @@ JSON-able ``state`` dict stored with the file's checkpoint.
 from __future__ import annotations
 
 import os
+import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 from collections.abc import Iterator
 
 from ..paths import REPLAY_DIR_PREFIX
 from ..redact import redact
+from ..sanitize import no_surrogates
 from ..types import Feedback, SessionDigest, parse_time
 from . import feedback
 
 MAX_LINE_BYTES = 8 * 1024 * 1024  # longer lines are skipped without being held in memory
+# New bytes read from one file per harvest; the rest is read by the next harvest (its checkpoint
+# ends at the last complete line). Bounds the time one enormous file can take.
+MAX_FILE_BYTES_PER_HARVEST = 512 * 1024 * 1024
 READ_CHUNK = 1024 * 1024
 MAX_PROMPT_CHARS = 4000
 MAX_REPLY_CHARS = 2000
@@ -75,13 +80,50 @@ def is_replay_dir(cwd: str) -> bool:
     return name.startswith(REPLAY_DIR_PREFIX)
 
 
+class NotARegularFile(OSError):
+    """A FIFO, socket or device named like a transcript: opening or reading it could block forever
+    (a FIFO with no writer) or never end (a symlink to ``/dev/zero``)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path} is not a regular file")
+        self.strerror = "not a regular file"
+
+
+def is_regular_file(path: str | os.PathLike[str]) -> bool:
+    """Follows symlinks: a link to a regular file counts, a link to ``/dev/zero`` does not."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open ``path`` for binary reading only if it is a regular file, without ever blocking.
+
+    ``O_NONBLOCK`` makes opening a FIFO return at once (it has no effect on a regular file's
+    reads); the type is checked on the open descriptor, so a path swapped after discovery is
+    caught too. Raises ``NotARegularFile`` (an ``OSError``).
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotARegularFile(os.fspath(path))
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 class LineReader:
     """Iterate ``(line, end_offset)`` over each complete line of ``path`` from ``offset``.
 
     Streams in binary. A line longer than ``MAX_LINE_BYTES`` is discarded as it is read (counted
     ``oversized_line``), never assembled. An unterminated last line is not yielded (counted
     ``truncated_line``): the caller's offset stays before it so the next harvest re-reads it.
-    After iteration ``eof`` is the file offset reading stopped at. ``OSError`` propagates.
+    After iteration ``eof`` is the file offset reading stopped at. At most
+    ``MAX_FILE_BYTES_PER_HARVEST`` bytes are read (``capped`` is then True; the next harvest
+    resumes at the last complete line). Only a regular file is read (``open_regular``).
+    ``OSError`` propagates.
     """
 
     def __init__(self, path: str, offset: int, skipped: Counter[str]) -> None:
@@ -89,15 +131,20 @@ class LineReader:
         self.offset = offset
         self.skipped = skipped
         self.eof = offset
+        self.capped = False
 
     def __iter__(self) -> Iterator[tuple[bytes, int]]:
         skipped = self.skipped
-        with open(self.path, "rb") as handle:
+        with open_regular(self.path) as handle:
             handle.seek(self.offset)
             base = self.offset  # absolute offset of the first byte of ``chunk``
             pending = b""  # start of a line that began in an earlier chunk
             discarding = False  # inside an oversized line: drop bytes up to its newline
             while True:
+                if base - self.offset >= MAX_FILE_BYTES_PER_HARVEST:
+                    self.capped = True
+                    skipped["file_read_capped"] += 1
+                    return
                 chunk = handle.read(READ_CHUNK)
                 if not chunk:
                     break
@@ -142,6 +189,8 @@ def decode_json_line(line: bytes) -> tuple[str, Any]:
         return "malformed_json", None
     if not isinstance(value, dict):
         return "not_object", None
+    if "\\u" in text:  # only an escape can smuggle a lone surrogate into valid UTF-8 input
+        value = no_surrogates(value)
     return "ok", value
 
 

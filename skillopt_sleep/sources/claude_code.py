@@ -27,7 +27,7 @@ from typing import Any
 from collections.abc import Iterator
 
 from .. import paths
-from .base import IGNORED, USED, TranscriptParser, as_str, clip
+from .base import IGNORED, USED, TranscriptParser, as_str, clip, open_regular
 
 NAME = "claude"
 FILE_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
@@ -283,7 +283,7 @@ class ClaudeCodeSource:
 
     def head_cwds(self, path: Path) -> set[str]:
         try:
-            with open(path, "rb") as handle:
+            with open_regular(path) as handle:
                 head = handle.read(256 * 1024)
         except OSError:
             return set()

@@ -35,7 +35,7 @@ from typing import Any
 from collections.abc import Iterator
 
 from .. import paths
-from .base import IGNORED, USED, TranscriptParser, as_str, clip, decode_json_line
+from .base import IGNORED, USED, TranscriptParser, as_str, clip, decode_json_line, open_regular
 
 NAME = "codex"
 INJECTED_PREFIXES = (
@@ -279,7 +279,7 @@ class CodexSource:
     def head_cwds(self, path: Path) -> set[str]:
         """The cwd of the session_meta line (the first line), unless it is a headless session."""
         try:
-            with open(path, "rb") as handle:
+            with open_regular(path) as handle:
                 first = handle.readline(1024 * 1024)
         except OSError:
             return set()

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable, Iterable, Iterator
 
-from .base import IGNORED, USED, DigestBuilder, LineParser, LineReader, file_identity
+from .base import IGNORED, USED, DigestBuilder, LineParser, LineReader, file_identity, open_regular
 
 POOL_MIN_BYTES = 16 * 1024 * 1024  # below this, starting workers costs more than it saves
 
@@ -57,7 +57,7 @@ def parse_file(task: FileTask) -> FileResult:
     """Read ``task.path`` from ``task.offset`` to the end of its last complete line."""
     result = FileResult(task=task, offset=task.offset)
     try:
-        with open(task.path, "rb") as handle:
+        with open_regular(task.path) as handle:
             stat = os.fstat(handle.fileno())
         result.identity = file_identity(stat)
         from . import SOURCES  # the registry lives in the package; workers import it on first use
@@ -69,7 +69,7 @@ def parse_file(task: FileTask) -> FileResult:
             if outcome != USED and outcome != IGNORED:
                 result.skipped[outcome] += 1
             result.offset = end
-        result.size = max(stat.st_size, lines.eof)
+        result.size = lines.eof if lines.capped else max(stat.st_size, lines.eof)
     except OSError as exc:
         result.skipped["unreadable_file"] += 1
         result.error = f"{type(exc).__name__}: {exc.strerror or exc}"

@@ -224,15 +224,11 @@ def test_huge_line_is_skipped_without_losing_neighbours(homes, monkeypatch):
 
 
 def test_unreadable_file_and_directory_are_counted(homes, monkeypatch):
-    import builtins
     import os
-
-    import skillopt_sleep.sources.base as base
-    import skillopt_sleep.sources.runner as runner
 
     locked_file = str(claude_file(homes[0], CLAUDE_MAIN))
     locked_dir = str(claude_file(homes[0], CLAUDE_BACKEND).parent)
-    real_open, real_scandir = builtins.open, os.scandir
+    real_open, real_scandir = os.open, os.scandir
 
     def guarded_open(path, *args, **kwargs):  # chmod 0 does not stop root, so deny here
         if str(path) == locked_file:
@@ -244,8 +240,7 @@ def test_unreadable_file_and_directory_are_counted(homes, monkeypatch):
             raise PermissionError(13, "Permission denied", str(path))
         return real_scandir(path)
 
-    monkeypatch.setattr(base, "open", guarded_open, raising=False)
-    monkeypatch.setattr(runner, "open", guarded_open, raising=False)
+    monkeypatch.setattr(os, "open", guarded_open)  # transcripts are opened through os.open
     monkeypatch.setattr(os, "scandir", guarded_scandir)
     result = run(homes)
     assert result.skipped["unreadable_file"] == 1
