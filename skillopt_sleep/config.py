@@ -30,6 +30,8 @@ class Config:
     concurrency: int = 4
     retries: int = 5  # tries per model call for transient errors (429, 5xx, timeouts)
     retry_base_delay: float = 1.0  # seconds; doubles per try, Retry-After wins when given
+    call_timeout: float | None = 300.0  # seconds per model call, wall time across all its tries
+    night_deadline: float | None = 4 * 3600.0  # seconds for a whole night's model work
     batch: bool = False
     max_tokens: int | None = None  # per-night token budget (input + output)
     max_cost_usd: float | None = None  # per-night cost budget
@@ -142,6 +144,9 @@ def validate(config: Config) -> Config:
         (config.max_val_samples >= config.val_samples, "max_val_samples must be >= val_samples"),
         (config.concurrency >= 1, "concurrency must be at least 1"),
         (config.retries >= 1, "retries must be at least 1"),
+        (config.call_timeout is None or config.call_timeout > 0, "call_timeout must be a positive number of seconds"),
+        (config.night_deadline is None or config.night_deadline > 0,
+         "night_deadline must be a positive number of seconds"),
         (config.retry_base_delay >= 0, "retry_base_delay must be >= 0"),
         (config.max_edits >= 1, "max_edits must be at least 1"),
         (0 <= config.val_fraction < 1 and 0 <= config.test_fraction < 1

@@ -24,7 +24,7 @@ from skillopt_sleep.backends import BackendSpecError, make_backend
 from skillopt_sleep.backends.auto import resolve_config
 from skillopt_sleep.backends.base import BudgetExceeded, Completion, ProviderError, Request
 from skillopt_sleep.backends.budget import Budget
-from skillopt_sleep.backends.layers import Client, Limiter, Models, RetryPolicy, Stats, preflight
+from skillopt_sleep.backends.layers import Client, Deadline, Limiter, Models, RetryPolicy, Stats, preflight
 from skillopt_sleep.config import Config
 from skillopt_sleep.consolidate import LoopSettings, Outcome, consolidate
 from skillopt_sleep.documents import load_documents
@@ -97,6 +97,7 @@ def build_models(config: Config, evidence: Callable | None = None, *,
     limiter = Limiter(config.concurrency)
     stats = Stats()
     budget = budget or Budget(max_tokens=config.max_tokens, max_cost=config.max_cost_usd)
+    deadline = Deadline(config.night_deadline)  # both roles: one clock, one cancel switch
     built: dict[tuple[str, str | None], Any] = {}
     clients = {}
     for role in ("target", "optimizer"):
@@ -110,7 +111,8 @@ def build_models(config: Config, evidence: Callable | None = None, *,
             raise UserError(f"--backend: {exc}", EXIT_USAGE) from None
         retry = RetryPolicy(attempts=config.retries, base_delay=config.retry_base_delay)
         clients[role] = Client(built[key], limiter=limiter, evidence=evidence, role=role, stats=stats,
-                               budget=budget, batch=config.batch, retry=retry)
+                               budget=budget, batch=config.batch, retry=retry, deadline=deadline,
+                               call_timeout=config.call_timeout)
     return Models(target=clients["target"], optimizer=clients["optimizer"])
 
 
@@ -260,11 +262,14 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
     # every way out of here, and by the next lock holder if this process is killed.
     evidence_path = project_dirs(opts.project).tmp / f"evidence-{night_id}.jsonl" if stateful else None
     evidence = EvidenceLog(evidence_path) if evidence_path is not None else None
+    models: Models | None = None
     try:
         models = build_models(opts.config, evidence)
         report.backends = {"target": models.target.id, "optimizer": models.optimizer.id}
         return _learn(opts, stateful, history, ledger, staging, report, models, evidence, gathered)
     except ProviderError as exc:
+        # A deadline (the night's or one call's) is a provider failure too: exit 4, nothing
+        # staged, no state advanced; the next night re-reads the same transcripts.
         raise UserError(f"provider {exc.backend_id} failed ({exc.kind}): {exc.message}; "
                         "nothing staged, no state advanced", EXIT_PROVIDER) from None
     except BudgetExceeded as exc:
@@ -277,6 +282,8 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
             history.record(report)
         raise NightStopped(report, f"the night stopped: {exc}", EXIT_BUDGET) from None
     finally:
+        if models is not None:
+            models.close()  # no call of this night runs on, whatever ended it
         if evidence is not None:
             evidence.close()
             with contextlib.suppress(OSError):

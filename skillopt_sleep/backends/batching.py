@@ -86,10 +86,17 @@ def _submit_and_wait(
             break
         if status == "failed":
             raise BatchError(f"batch {batch_id} failed at the provider")
+        stop = client.deadline.stop_reason()
+        if stop is not None:
+            backend.cancel_batch(batch_id)
+            raise BatchError(f"batch {batch_id} abandoned: {stop}")
         if waited >= policy.deadline:
             backend.cancel_batch(batch_id)
             raise BatchError(f"batch {batch_id} not done after {policy.deadline:g}s")
-        client.retry.sleep(delay)
+        if client.retry.sleep is None:
+            client.deadline.wait(delay)
+        else:
+            client.retry.sleep(delay)
         waited += delay
         delay = policy.next_delay(delay)
     with client.limiter:

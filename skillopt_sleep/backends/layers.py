@@ -7,6 +7,12 @@ exactly as long as a Retry-After says, bounded in attempts and in total wait; au
 and bad-request errors fail at once. Either way the caller gets ``ProviderError``, never an
 error dressed up as an answer.
 
+Time (``deadline.py``): each call has a total wall-time limit across its tries (``call_timeout``),
+and every client of a night shares one ``Deadline``: when it passes, or when any call fails for
+good, calls in flight return at once, nothing retries and nothing new starts. A call that does
+not finish in time is abandoned in a daemon thread (its answer, should it come, is dropped) and
+the backend's connections are closed when the night ends (``Models.close``).
+
 ``Client`` plays the role of httpx's client around a transport: the engine only ever talks to a
 Client, never to a Backend directly.
 """
@@ -32,12 +38,13 @@ from skillopt_sleep.backends.base import (
 )
 from skillopt_sleep.backends.batching import BatchPolicy, run_batch
 from skillopt_sleep.backends.budget import Budget, Reservation
+from skillopt_sleep.backends.deadline import Deadline
 from skillopt_sleep.backends.pricing import FREE, Price
 from skillopt_sleep.redact import redact, redact_obj
 from skillopt_sleep.types import Usage
 
 __all__ = [
-    "Budget", "BatchPolicy", "Client", "Limiter", "Models", "RetryPolicy", "Stats",
+    "Budget", "BatchPolicy", "Client", "Deadline", "Limiter", "Models", "RetryPolicy", "Stats",
     "preflight", "run_together",
 ]
 
@@ -67,7 +74,7 @@ class RetryPolicy:
     max_delay: float = 30.0
     jitter: float = 0.25  # +- fraction of the delay
     max_total_wait: float = 180.0  # seconds of backoff one call may accumulate
-    sleep: Callable[[float], None] = time.sleep
+    sleep: Callable[[float], None] | None = None  # None: wait on the client's Deadline (cancellable)
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
         """Seconds before try ``attempt + 1``: the provider's Retry-After when it gave one."""
@@ -129,6 +136,8 @@ class Client:
         budget: Budget | None = None,
         batch: bool = False,
         batch_policy: BatchPolicy | None = None,
+        deadline: Deadline | None = None,
+        call_timeout: float | None = None,
     ):
         self.backend = backend
         self.limiter = limiter or Limiter(4)
@@ -138,6 +147,8 @@ class Client:
         self.budget = budget
         self.batch = batch
         self.batch_policy = batch_policy or BatchPolicy()
+        self.deadline = deadline or Deadline()
+        self.call_timeout = call_timeout  # seconds per call, across all its tries
         self._evidence = evidence
         self._cache: dict[str, Completion] | None = {} if cache else None
         self._cache_lock = threading.Lock()
@@ -252,12 +263,52 @@ class Client:
 
     # -- the failure policy -----------------------------------------------------------------
 
-    def _call_once(self, request: Request) -> Completion:
+    def _stop_if_over(self) -> None:
+        reason = self.deadline.stop_reason()
+        if reason is not None:
+            kind = "cancelled" if self.deadline.cancelled else "deadline"
+            raise ProviderError(self.backend.id, kind, reason)
+
+    def _within(self, request: Request, limit: float | None) -> Completion:
+        """``backend.complete`` bounded by ``limit`` seconds and the night's deadline/cancel.
+
+        Without any limit the call runs inline. Otherwise it runs in a daemon thread that is
+        abandoned when time is up (see the module docstring)."""
+        night_left = self.deadline.remaining()
+        if night_left is not None:
+            limit = night_left if limit is None else min(limit, night_left)
+        if limit is None and self.call_timeout is None and self.deadline.seconds is None:
+            return self.backend.complete(request)
+        box: dict[str, object] = {}
+        done = threading.Event()
+
+        def work() -> None:
+            try:
+                box["completion"] = self.backend.complete(request)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name=f"skillopt-call-{request.purpose}", daemon=True).start()
+        ends = None if limit is None else time.monotonic() + limit
+        while not done.wait(0.05 if ends is None else max(0.0, min(0.05, ends - time.monotonic()))):
+            if self.deadline.cancelled:
+                return Completion(text="", error="cancelled", error_message=self.deadline.reason)
+            if ends is not None and time.monotonic() >= ends:
+                return Completion(text="", error="timeout",
+                                  error_message=f"no complete answer within {limit:g}s")
+        if "error" in box:
+            raise box["error"]  # type: ignore[misc]
+        return box["completion"]  # type: ignore[return-value]
+
+    def _call_once(self, request: Request, limit: float | None = None) -> Completion:
         with self.limiter:
+            self._stop_if_over()  # waiting for a slot can outlast the night
             reservation = self.reserve(request)  # BudgetExceeded propagates: the night ends
             started = time.monotonic()
             try:
-                completion = self.backend.complete(request)
+                completion = self._within(request, limit)
             except ProviderError:
                 self.release(reservation)
                 raise
@@ -274,21 +325,48 @@ class Client:
         return completion
 
     def _call_with_retry(self, request: Request) -> Completion:
+        try:
+            return self._retrying(request)
+        except ProviderError as exc:
+            # one call failing for good ends the night: stop every other call of it too
+            self.deadline.cancel(f"another call failed ({exc.backend_id}: {exc.kind})")
+            raise
+
+    def _call_limit(self, request: Request) -> float | None:
+        if request.purpose == "preflight":
+            return PREFLIGHT_TIMEOUT if self.call_timeout is None else min(self.call_timeout, PREFLIGHT_TIMEOUT)
+        return self.call_timeout
+
+    def _retrying(self, request: Request) -> Completion:
         waited = 0.0
         tries = 0
+        limit = self._call_limit(request)
+        ends = None if limit is None else time.monotonic() + limit
         while True:
-            completion = self._call_once(request)
+            self._stop_if_over()
+            left = None if ends is None else ends - time.monotonic()
+            if left is not None and left <= 0:
+                raise ProviderError(self.backend.id, "timeout",
+                                    f"no answer within the call's {limit:g}s limit ({tries} tries)")
+            completion = self._call_once(request, left)
             tries += 1
             if completion.ok:
                 return completion
+            if completion.error == "cancelled":
+                self._stop_if_over()
             if completion.error not in TRANSIENT_ERRORS or tries >= self.retry.attempts:
                 break
             delay = self.retry.delay(tries - 1, completion.retry_after)
             if waited + delay > self.retry.max_total_wait:
                 break
+            if ends is not None and time.monotonic() + delay >= ends:
+                break  # the wait alone would use up the call's time
             with self.stats.lock:
                 self.stats.retries += 1
-            self.retry.sleep(delay)
+            if self.retry.sleep is None:
+                self.deadline.wait(delay)  # a cancel or the night's deadline cuts the wait short
+            else:
+                self.retry.sleep(delay)
             waited += delay
         message = completion.error_message or "failed"
         if completion.error in TRANSIENT_ERRORS:
@@ -296,6 +374,9 @@ class Client:
             if completion.retry_after is not None:
                 message += f"; provider asked to wait {completion.retry_after:.0f}s"
         raise ProviderError(self.backend.id, completion.error or "unknown", message)
+
+
+PREFLIGHT_TIMEOUT = 60.0  # seconds for the preflight call, all tries: a dead server shows fast
 
 
 def preflight(client: Client) -> None:
@@ -330,6 +411,23 @@ class Models:
         for s in self.stats:
             total.update(s.calls)
         return dict(total)
+
+    @property
+    def deadline(self) -> Deadline:
+        return self.target.deadline
+
+    def close(self, reason: str = "the night ended") -> None:
+        """Cancel whatever is still in flight and close the backends' connections (a drip or a
+        hang held by an abandoned call ends with them)."""
+        self.target.deadline.cancel(reason)
+        self.optimizer.deadline.cancel(reason)
+        for backend in {id(c.backend): c.backend for c in (self.target, self.optimizer)}.values():
+            close = getattr(backend, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception:  # noqa: BLE001 - closing is best effort at the end of a night
+                    pass
 
     def usage(self) -> Usage:
         total = Usage()

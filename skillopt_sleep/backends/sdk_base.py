@@ -64,6 +64,13 @@ class SdkBackend:
             )
         return self._sdk_client
 
+    def close(self) -> None:
+        """Close the SDK client's connections: a call still blocked on a hanging or dripping
+        server (abandoned by ``Client`` at its deadline) ends with them."""
+        client, self._sdk_client = self._sdk_client, None
+        if client is not None:
+            client.close()
+
     def _missing_key(self) -> Completion | None:
         if self._api_key:
             return None

@@ -49,8 +49,35 @@ def add_night_flags(p: argparse.ArgumentParser) -> None:
                    help="send bulk phases through the provider's batch API (half price, slower)")
     p.add_argument("--max-tokens", type=int, help="per-night token budget")
     p.add_argument("--max-cost", type=float, dest="max_cost_usd", help="per-night cost budget in USD")
+    p.add_argument("--deadline", type=_duration_arg, dest="night_deadline", metavar="DURATION",
+                   help='time for the whole night\'s model work, e.g. "90m", "3h" or "600" (seconds; default: '
+                   'night_deadline in config, 4h); past it the night ends with exit 4, nothing staged')
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+_DURATION_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(value: str) -> float:
+    """``--deadline``: seconds, or a number with s / m / h."""
+    text = value.strip().lower()
+    unit = text[-1:] if text[-1:] in ("s", "m", "h") else ""
+    try:
+        number = float(text[: len(text) - len(unit)])
+    except ValueError:
+        number = -1.0
+    if not number > 0 or number == float("inf"):
+        raise UserError(f'--deadline {value!r} is not a duration (e.g. "90m", "3h" or "600")',
+                        EXIT_USAGE)
+    return number * _DURATION_UNITS[unit]
+
+
+def _duration_arg(value: str) -> float:
+    try:
+        return parse_duration(value)
+    except UserError as exc:  # argparse reports it as a usage error (exit 2)
+        raise argparse.ArgumentTypeError(exc.message) from None
 
 
 def parse_since(value: str | None) -> datetime | None:
@@ -80,7 +107,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
     keys = ("backend", "optimizer_backend", "model", "agent", "source", "miner", "k", "batch",
-            "max_tokens", "max_cost_usd", "claude_home", "codex_home")
+            "max_tokens", "max_cost_usd", "claude_home", "codex_home", "night_deadline")
     out = {k: getattr(args, k, None) for k in keys}
     if out.get("optimizer_backend") is None and out.get("backend") is not None:
         out["optimizer_backend"] = None

@@ -183,7 +183,7 @@ class FakeAnthropic(FakeServer):
             message = self.answer(body)
             if body.get("stream"):
                 return 200, self.apply_stream_fault(action, Stream(message_events(message))), {}
-            return 200, message, {}
+            return 200, self.apply_body_fault(action, message), {}
         if method == "POST" and path == "/v1/messages/count_tokens":
             text = json.dumps(body.get("system") or "") + json.dumps(body.get("messages") or [])
             return 200, {"input_tokens": count_tokens(text) + count_tokens(json.dumps(body.get("tools") or []))}, {}

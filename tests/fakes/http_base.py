@@ -316,6 +316,15 @@ class FakeServer:
         return 200, action.body, {}
 
     @staticmethod
+    def apply_body_fault(action: Action | None, payload: Any) -> Any:
+        """A ``Drip`` on a plain (non-streamed) JSON answer: the same body, one byte at a time,
+        so no single read ever times out."""
+        if isinstance(action, Drip):
+            body = json.dumps(payload).encode("utf-8")
+            return Stream([body], content_type="application/json", drip_interval=action.interval)
+        return payload
+
+    @staticmethod
     def apply_stream_fault(action: Action | None, stream: Stream) -> Stream:
         if isinstance(action, Drop):
             stream.drop_after = action.after
