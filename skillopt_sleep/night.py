@@ -175,11 +175,18 @@ def gather_tasks(opts: NightOptions, judge_maker: Any = None) -> Gathered:
         codex_home=Path(config.codex_home).expanduser() if config.codex_home else None,
         since=opts.since, state_dir=user_dirs().state, progress=opts.progress,
     )
+    from skillopt_sleep.sources import describe_read, home_warnings
+
+    notes = [f"warning: {line}" for line in home_warnings(
+        result, {"claude": bool(config.claude_home), "codex": bool(config.codex_home)})]
+    for line in notes:
+        opts.progress(line)
+    notes.append(f"{describe_read(result)}; {len(result.digests)} session(s) for this project")
+    opts.progress(notes[-1])
     opts.progress(f"mining {len(result.digests)} session(s)")
     mined = mining.mine(result.digests, min_recurrence=config.min_recurrence, seed=config.split_seed,
                         val_fraction=config.val_fraction, test_fraction=config.test_fraction,
                         judge_maker=judge_maker)
-    notes = []
     if mined.one_off or mined.uncheckable:
         notes.append(f"{mined.one_off} one-off request group(s) not promoted; "
                      f"{mined.uncheckable} recurring group(s) had no checkable feedback")

@@ -105,3 +105,21 @@ def test_status_after_demo_counts_the_demo_night(tmp_path: Path, home: Path) -> 
     assert status["nights"][0]["night_id"] == data["night_id"]
     text = status_cmd.format_status(status)
     assert "no nights yet" not in text and "history kept elsewhere" in text
+
+
+def test_a_wrong_claude_home_is_named_not_silent(home: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    missing = tmp_path / "no-such-claude"
+    assert main(["harvest", "--project", str(project), "--claude-home", str(missing), "--source", "claude"]) == 0
+    err = capsys.readouterr().err
+    assert f"--claude-home {missing} does not exist" in err
+    empty = tmp_path / "empty-claude"
+    empty.mkdir()
+    assert main(["dry-run", "--project", str(project), "--claude-home", str(empty), "--source", "claude",
+                 "--backend", "sim", "--json"]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert any(f"--claude-home {empty} holds no claude transcripts" in n for n in report["notes"])
+    assert any(n.startswith(f"read {empty} (0 file(s))") for n in report["notes"])

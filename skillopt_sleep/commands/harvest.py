@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from skillopt_sleep.config import load_config
 from skillopt_sleep.errors import EXIT_OK, EXIT_USAGE, UserError
+from skillopt_sleep.sanitize import sanitize
 from skillopt_sleep.types import SessionDigest, TaskRecord
 
 
@@ -67,6 +69,13 @@ def cmd_harvest(args: argparse.Namespace) -> int:
                      claude_home=claude_home, codex_home=codex_home, since=parse_since(args.since),
                      all_projects=args.all_projects, state_dir=None,
                      progress=progress_printer(not args.quiet))
+    from skillopt_sleep.sources import describe_read, home_warnings
+
+    warnings = home_warnings(result, {"claude": claude_home is not None, "codex": codex_home is not None})
+    for line in warnings:
+        print(f"skillopt-sleep: warning: {sanitize(line)}", file=sys.stderr)
+    if not args.quiet:
+        print(f"skillopt-sleep: {sanitize(describe_read(result))}", file=sys.stderr)
     tasks, counts = mine_by_project(result.digests, config)
     if args.output:
         save_tasks(args.output, tasks, reviewed=False)
@@ -79,6 +88,9 @@ def cmd_harvest(args: argparse.Namespace) -> int:
             "skipped": dict(result.skipped),
             "sources": list(result.sources_used),
             "files_read": result.files_read,
+            "homes": {name: {"path": home, "files": result.files_found.get(name, 0)}
+                      for name, home in result.homes.items()},
+            "warnings": warnings,
             "bytes_read": result.bytes_read,
             "mining": counts,
             "output": str(args.output) if args.output else None,

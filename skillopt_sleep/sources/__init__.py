@@ -27,7 +27,8 @@ from .store import HarvestStore
 
 SOURCES: dict[str, Source] = {"claude": ClaudeCodeSource(), "codex": CodexSource()}
 
-__all__ = ["HarvestResult", "Source", "SOURCES", "available_sources", "harvest", "SOURCE_CHOICES"]
+__all__ = ["HarvestResult", "Source", "SOURCES", "available_sources", "describe_read", "harvest", "home_warnings",
+           "SOURCE_CHOICES"]
 
 SOURCE_CHOICES = ("claude", "codex", "auto", "all")
 _EPOCH = datetime.min.replace(tzinfo=timezone.utc)
@@ -41,6 +42,8 @@ class HarvestResult:
     files_read: int
     bytes_read: int
     sources_used: list[str]
+    homes: dict[str, str] = field(default_factory=dict)  # source -> the data dir searched
+    files_found: dict[str, int] = field(default_factory=dict)  # source -> transcript files there
     _store: HarvestStore | None = field(default=None, repr=False, compare=False)
 
     def commit(self) -> None:
@@ -157,7 +160,12 @@ def harvest(
     store = HarvestStore(Path(state_dir) if state_dir is not None else None)
     skipped: Counter[str] = Counter()
     seen: set[str] = set()
-    tasks = [task for name in names for task in _plan(name, homes[name], store, skipped, seen)]
+    tasks: list[FileTask] = []
+    files_found: dict[str, int] = {}
+    for name in names:
+        before = len(seen)
+        tasks.extend(_plan(name, homes[name], store, skipped, seen))
+        files_found[name] = len(seen) - before
     store.vanished = {
         path
         for path, checkpoint in store.checkpoints.items()
@@ -211,8 +219,31 @@ def harvest(
         files_read=files_read,
         bytes_read=bytes_read,
         sources_used=sources_used,
+        homes={name: str(homes[name]) for name in names},
+        files_found=files_found,
         _store=store if state_dir is not None else None,
     )
+
+
+def home_warnings(result: HarvestResult, given: dict[str, bool]) -> list[str]:
+    """One line per data dir the user named (``given[source]``) that does not exist or holds no
+    transcripts: a mistyped ``--claude-home`` must not look like a quiet day."""
+    flags = {"claude": "--claude-home", "codex": "--codex-home"}
+    lines = []
+    for name, home in result.homes.items():
+        if not given.get(name):
+            continue
+        if not os.path.isdir(home):
+            lines.append(f"{flags.get(name, name)} {home} does not exist")
+        elif not result.files_found.get(name):
+            lines.append(f"{flags.get(name, name)} {home} holds no {name} transcripts")
+    return lines
+
+
+def describe_read(result: HarvestResult) -> str:
+    """What was read, e.g. ``read /home/u/.claude (12 files), /home/u/.codex (0 files)``."""
+    return "read " + ", ".join(f"{home} ({result.files_found.get(name, 0)} file(s))"
+                               for name, home in result.homes.items())
 
 
 def available_sources(
