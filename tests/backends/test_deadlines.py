@@ -54,11 +54,11 @@ def test_one_call_ends_at_its_total_deadline(anthropic_server, fault) -> None:
 
 
 def test_a_failed_call_cancels_the_calls_in_flight(anthropic_server) -> None:
-    # whichever request arrives first is refused for good (401); the other hangs
-    anthropic_server.push(Fail(401, "bad key"), Hang(), Hang(), Hang())
     deadline = Deadline(None)
     c = client(anthropic_server, deadline=deadline, call_timeout=600.0)
     assert c.complete(req("warm up")).ok
+    # whichever request arrives first is refused for good (401); the other hangs
+    anthropic_server.push(Fail(401, "bad key"), Hang(), Hang(), Hang())
     started = time.monotonic()
     with pytest.raises(ProviderError) as info:
         c.map([req("one"), req("two")])
@@ -73,11 +73,11 @@ def test_a_failed_call_cancels_the_calls_in_flight(anthropic_server) -> None:
 
 
 def test_a_cancel_cuts_a_retry_backoff_short(anthropic_server) -> None:
-    anthropic_server.push(*([Fail(529, "overloaded", {"retry-after": "600"})] * 3))
     deadline = Deadline(None)
     c = client(anthropic_server, deadline=deadline, call_timeout=None)
     c.retry.max_total_wait = 10_000
     assert c.complete(req("warm up")).ok
+    anthropic_server.push(*([Fail(529, "overloaded", {"retry-after": "600"})] * 3))
     threading.Timer(1.0, deadline.cancel, args=("the night failed",)).start()
     started = time.monotonic()
     with pytest.raises(ProviderError) as info:
