@@ -50,6 +50,7 @@ class NightOptions:
     since: datetime | None = None
     auto_adopt: bool = False
     progress: Progress = field(default=lambda msg: None)
+    call_progress: Any = None  # a progress.CallProgress: per-call counts and ETA on stderr
 
 
 class EvidenceLog:
@@ -272,6 +273,7 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
     models: Models | None = None
     try:
         models = build_models(opts.config, evidence)
+        models.target.calls_progress = models.optimizer.calls_progress = opts.call_progress
         report.backends = {"target": models.target.id, "optimizer": models.optimizer.id}
         return _learn(opts, stateful, history, ledger, staging, report, models, evidence, gathered)
     except ProviderError as exc:
@@ -291,6 +293,8 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
     finally:
         if models is not None:
             models.close()  # no call of this night runs on, whatever ended it
+        if opts.call_progress is not None:
+            opts.call_progress.finish()
         if evidence is not None:
             evidence.close()
             with contextlib.suppress(OSError):

@@ -26,6 +26,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import Any
 from collections.abc import Callable, Iterable, Sequence
 
 from skillopt_sleep.backends.base import (
@@ -149,6 +150,7 @@ class Client:
         self.batch_policy = batch_policy or BatchPolicy()
         self.deadline = deadline or Deadline()
         self.call_timeout = call_timeout  # seconds per call, across all its tries
+        self.calls_progress: Any = None  # a progress.CallProgress while a night shows progress
         self._evidence = evidence
         self._cache: dict[str, Completion] | None = {} if cache else None
         self._cache_lock = threading.Lock()
@@ -165,15 +167,23 @@ class Client:
         """One call; raises ProviderError when it fails for good. Never returns an error."""
         return self._complete(redact_request(request))
 
-    def _complete(self, request: Request) -> Completion:
-        """``complete`` for a request that is already redacted."""
-        key = self._key(request)
-        hit = self._cached(key)
-        if hit is not None:
-            return hit
-        completion = self._call_with_retry(request)
-        self._store(key, completion)
-        return completion
+    def _complete(self, request: Request, expected: bool = False) -> Completion:
+        """``complete`` for a request that is already redacted (``expected``: ``map`` already
+        counted it for the progress line)."""
+        progress = self.calls_progress
+        if progress is not None and not expected:
+            progress.expect(1)
+        try:
+            key = self._key(request)
+            hit = self._cached(key)
+            if hit is not None:
+                return hit
+            completion = self._call_with_retry(request)
+            self._store(key, completion)
+            return completion
+        finally:
+            if progress is not None:
+                progress.done()
 
     def map(self, requests: Sequence[Request], *, bulk: bool = False) -> list[Completion]:
         """Run many calls concurrently (bounded by the shared limiter), results in order.
@@ -193,11 +203,13 @@ class Client:
                     results[i] = completion
                     self._store(self._key(requests[i]), completion)
             pending = [i for i in pending if results[i] is None]
+        if self.calls_progress is not None:
+            self.calls_progress.expect(len(pending))
         if len(pending) == 1:
-            results[pending[0]] = self._complete(requests[pending[0]])
+            results[pending[0]] = self._complete(requests[pending[0]], True)
         elif pending:
             with ThreadPoolExecutor(max_workers=min(len(pending), self.limiter.limit)) as pool:
-                futures = {i: pool.submit(self._complete, requests[i]) for i in pending}
+                futures = {i: pool.submit(self._complete, requests[i], True) for i in pending}
                 try:
                     for i, future in futures.items():
                         results[i] = future.result()

@@ -116,6 +116,7 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_night(args: argparse.Namespace, mode: str) -> int:
     from skillopt_sleep.night import NightOptions, NightStopped, run_night
+    from skillopt_sleep.progress import CallProgress
 
     project = Path(args.project).expanduser().resolve()
     since = parse_since(args.since)
@@ -125,7 +126,8 @@ def cmd_night(args: argparse.Namespace, mode: str) -> int:
     opts = NightOptions(project=project, config=config, mode=mode, tasks_file=args.tasks_file,
                         target_skill_path=args.target_skill_path, since=since,
                         auto_adopt=getattr(args, "auto_adopt", False),
-                        progress=progress_printer(not args.quiet))
+                        progress=progress_printer(not args.quiet),
+                        call_progress=None if args.quiet else CallProgress())
     try:
         report = run_night(opts)
     except NightStopped as stopped:
