@@ -27,7 +27,7 @@ from typing import Any
 from skillopt_sleep import journal
 from skillopt_sleep.config import Config, load_config
 from skillopt_sleep.debris import clean_debris
-from skillopt_sleep.documents import document_paths
+from skillopt_sleep.documents import document_paths, is_read_only
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
 from skillopt_sleep.files import atomic_write_text, read_bytes_or_none, read_jsonl, sha256_bytes
 from skillopt_sleep.locks import ProjectLock
@@ -278,6 +278,8 @@ def _plan_adoption(proposal: dict[str, Any], targets: Targets, night: str
                 conflicts.append(f"{live} was edited")
         elif current is not None:
             conflicts.append(f"{live} was created")
+        if current is not None and is_read_only(live):
+            conflicts.append(f"{live} is read-only (its owner froze it; it is kept as it is)")
         if not conflicts:
             plan.append((item, live, current, _apply_change(item, current or b"", night)))
     if conflicts:

@@ -433,3 +433,20 @@ def test_a_planted_journal_cannot_make_recovery_write_outside_the_project(projec
         adopt(project)
     assert info.value.code == EXIT_CONFLICT
     assert victim.read_bytes() == b"known content\n"
+
+
+def test_adopt_refuses_a_read_only_live_file_and_keeps_it(project):
+    """Issue 9 item 7: a CLAUDE.md its owner made read-only is not replaced (a rename would)."""
+    _stage(project)
+    live = project / "CLAUDE.md"
+    live.chmod(0o444)
+    try:
+        with pytest.raises(UserError) as info:
+            adopt(project)
+        assert info.value.code == EXIT_CONFLICT and "read-only" in info.value.message
+        assert live.read_bytes() == MEMORY_OLD
+        assert oct(live.stat().st_mode & 0o777) == oct(0o444)
+        assert not _skill_path(project).exists()
+        assert read_jsonl(project_dirs(project).ledger) == []
+    finally:
+        live.chmod(0o644)
