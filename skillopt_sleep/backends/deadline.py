@@ -23,6 +23,7 @@ class Deadline:
         self._cancelled = threading.Event()
         self._lock = threading.Lock()
         self.reason = ""
+        self.cause: BaseException | None = None  # the failure that cancelled the night, if any
 
     def remaining(self) -> float | None:
         """Seconds left before the night's deadline (never below 0), or None without one."""
@@ -30,11 +31,11 @@ class Deadline:
             return None
         return max(0.0, self._ends - self._clock())
 
-    def cancel(self, reason: str) -> None:
-        """End the night's model work; the first reason given is kept."""
+    def cancel(self, reason: str, cause: BaseException | None = None) -> None:
+        """End the night's model work; the first reason (and the failure behind it) is kept."""
         with self._lock:
             if not self._cancelled.is_set():
-                self.reason = reason
+                self.reason, self.cause = reason, cause
                 self._cancelled.set()
 
     @property

@@ -278,6 +278,9 @@ class Client:
     def _stop_if_over(self) -> None:
         reason = self.deadline.stop_reason()
         if reason is not None:
+            cause = self.deadline.cause
+            if isinstance(cause, ProviderError):  # every stopped call reports the root cause
+                raise ProviderError(cause.backend_id, cause.kind, cause.message)
             kind = "cancelled" if self.deadline.cancelled else "deadline"
             raise ProviderError(self.backend.id, kind, reason)
 
@@ -341,7 +344,7 @@ class Client:
             return self._retrying(request)
         except ProviderError as exc:
             # one call failing for good ends the night: stop every other call of it too
-            self.deadline.cancel(f"another call failed ({exc.backend_id}: {exc.kind})")
+            self.deadline.cancel(f"another call failed ({exc.backend_id}: {exc.kind})", exc)
             raise
 
     def _call_limit(self, request: Request) -> float | None:
