@@ -76,14 +76,22 @@ def with_user_settings(config: str, mcp: Path) -> str:
             f'[mcp_servers.marker]\ncommand = "{mcp}"\n')
 
 
+# Claude Code rewrites its built-in plugin store on every start, --safe-mode or not; its atomic
+# write sometimes leaves a ``*.json.tmp.<random>`` beside the file. Internal state, never a session.
+CLAUDE_PLUGIN_STORE = Path(".claude") / "plugins" / "store"
+
+
 def listing(*roots: Path) -> dict[str, int]:
-    """Every path under ``roots`` with its size (directories 0)."""
+    """Every path under ``roots`` with its size (directories 0), except Claude Code's plugin store."""
     found = {}
     for root in roots:
         for dirpath, dirnames, filenames in os.walk(root):
+            if Path(dirpath) == root / CLAUDE_PLUGIN_STORE:
+                continue
             for name in dirnames + filenames:
                 path = Path(dirpath) / name
-                found[str(path)] = 0 if path.is_dir() else path.stat().st_size
+                if path.exists():
+                    found[str(path)] = 0 if path.is_dir() else path.stat().st_size
     return found
 
 
@@ -129,7 +137,8 @@ def test_claude_replay_carries_none_of_the_users_context_and_leaves_nothing(clau
     before = listing(home, private_tmp)
     second = backend.complete(REQUEST)  # the first call in a fresh HOME sets up Claude Code itself
     assert second.ok, second.error_message
-    assert listing(home, private_tmp).keys() == before.keys()
+    after = listing(home, private_tmp)
+    assert after.keys() == before.keys(), sorted(after.keys() ^ before.keys())
 
     turns = fake.seen("/v1/messages")
     assert len(turns) == 2
@@ -186,7 +195,8 @@ def test_codex_replay_carries_none_of_the_users_context_and_leaves_nothing(codex
     completion = backend.complete(REQUEST)
     assert completion.ok, completion.error_message
     assert completion.text == "short summary"
-    assert listing(home, codex_home, private_tmp) == before  # no session, state DB, log or probe
+    after = listing(home, codex_home, private_tmp)
+    assert after == before, sorted(after.items() ^ before.items())  # no session, state DB, log or probe
 
     (turn,) = fake.seen("/v1/responses")
     assert MARKER not in _bodies(fake.requests)  # no AGENTS.md, skills, developer instructions
