@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -9,40 +8,14 @@ import pytest
 from skillopt_sleep.errors import UserError
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.adoption import adopt
-from skillopt_sleep.staging import StagedFile, stage
-from skillopt_sleep.types import Edit, NightReport
+from skillopt_sleep.staging import StagedFile
 
-MEMORY_OLD = b"# Project rules\r\n\r\nKeep it short.\r\n\xff\xfe not utf-8\r\n"
-MEMORY_NEW = b"# Project rules\r\n\r\nKeep it short.\r\n- Use conventional commits.\r\n"
-SKILL_NEW = b"---\nname: skillopt-sleep-learned\ndescription: learned rules\n---\n- rule\n"
+from tests.staged_project import MEMORY_NEW, MEMORY_OLD, SKILL_NEW, _sha, _skill_path, _stage, make_project
 
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "CLAUDE.md").write_bytes(MEMORY_OLD)
-    return root
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _skill_path(project: Path) -> Path:
-    return project / ".claude" / "skills" / "skillopt-sleep-learned" / "SKILL.md"
-
-
-def _stage(project: Path, night_id: str = "night-1", **kw) -> Path:
-    report = NightReport(night_id=night_id, project=str(project), mode="run", status="staged",
-                         accepted_edits=[Edit("memory", "add", "Use conventional commits.")])
-    files = kw.pop("files", None) or [
-        StagedFile("memory", project / "CLAUDE.md", MEMORY_OLD, MEMORY_NEW),
-        StagedFile("skill", _skill_path(project), None, SKILL_NEW),
-    ]
-    directory = stage(project, report, files, **kw)
-    assert report.staging_dir == str(directory)
-    return directory
+    return make_project(tmp_path)
 
 
 def test_stage_writes_proposal_report_and_manifest(project, tmp_path):

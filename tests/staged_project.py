@@ -1,0 +1,41 @@
+"""One staged-project fixture for the staging and adoption tests: a project whose CLAUDE.md holds
+CRLF line ends and bytes that are not UTF-8, and a two-file proposal (CLAUDE.md + a new SKILL.md)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from skillopt_sleep.staging import StagedFile, stage
+from skillopt_sleep.types import Edit, NightReport
+
+MEMORY_OLD = b"# Project rules\r\n\r\nKeep it short.\r\n\xff\xfe not utf-8\r\n"
+MEMORY_NEW = b"# Project rules\r\n\r\nKeep it short.\r\n- Use conventional commits.\r\n"
+SKILL_NEW = b"---\nname: skillopt-sleep-learned\ndescription: learned rules\n---\n- rule\n"
+
+
+def make_project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "CLAUDE.md").write_bytes(MEMORY_OLD)
+    return root
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _skill_path(project: Path) -> Path:
+    return project / ".claude" / "skills" / "skillopt-sleep-learned" / "SKILL.md"
+
+
+def _stage(project: Path, night_id: str = "night-1", **kw) -> Path:
+    report = NightReport(night_id=night_id, project=str(project), mode="run", status="staged",
+                         accepted_edits=[Edit("memory", "add", "Use conventional commits.")])
+    files = kw.pop("files", None) or [
+        StagedFile("memory", project / "CLAUDE.md", MEMORY_OLD, MEMORY_NEW),
+        StagedFile("skill", _skill_path(project), None, SKILL_NEW),
+    ]
+    directory = stage(project, report, files, **kw)
+    assert report.staging_dir == str(directory)
+    return directory
