@@ -14,6 +14,7 @@ EXIT_PROVIDER = 4  # a model provider kept failing; nothing staged, no state adv
 EXIT_BUDGET = 5  # a token/cost budget ended the night; partial report, nothing adopted
 EXIT_CONFLICT = 6  # adopt/revert refused: a live file changed, or nothing to adopt/revert
 EXIT_LOCKED = 7  # another night, adopt or revert holds this project's lock
+EXIT_SCHEDULER = 8  # the OS scheduler (crontab, systemctl, launchctl, schtasks) failed or is missing
 
 EXIT_CODES = {
     EXIT_OK: "success",
@@ -24,6 +25,7 @@ EXIT_CODES = {
     EXIT_BUDGET: "token/cost budget reached; partial report, nothing adopted",
     EXIT_CONFLICT: "adopt/revert refused (live file changed, or nothing to do)",
     EXIT_LOCKED: "another night, adopt or revert holds this project's lock",
+    EXIT_SCHEDULER: "the OS scheduler failed or is missing (schedule / unschedule)",
 }
 
 

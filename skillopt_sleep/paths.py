@@ -57,6 +57,16 @@ class UserDirs:
     def logs(self) -> Path:
         return self.state / "logs"
 
+    @property
+    def schedule_file(self) -> Path:
+        """The nightly schedule: registered projects and each one's recorded configuration."""
+        return self.config / "schedule.json"
+
+    @property
+    def scheduled_runs(self) -> Path:
+        """Logs and the last result of scheduled nights."""
+        return self.state / "scheduled"
+
 
 def user_dirs() -> UserDirs:
     home = os.environ.get("SKILLOPT_SLEEP_HOME")

@@ -9,7 +9,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from skillopt_sleep import adoption, journal, staging
+from skillopt_sleep import adoption, journal, scheduler, staging
 from skillopt_sleep.errors import EXIT_OK
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.history import History, night_score, summarize_night
@@ -75,6 +75,7 @@ def collect_status(project: Path, recent: int = 5) -> dict[str, Any]:
         "last_adoption": last_adoption,
         "running": lock_holder(project_dirs(project).lock),
         "interrupted": journal.pending(project),
+        "schedule": scheduler.schedule_summary(str(project)),
     }
 
 
@@ -127,6 +128,7 @@ def format_status(data: dict[str, Any]) -> str:
         state = f"reverted {last['reverted_at']}" if last["reverted"] else "in effect"
         lines.append(f"  last adoption: night {sanitize(last['night_id'])} at "
                      f"{sanitize(last['adopted_at'])} ({sanitize(state)})")
+    lines += scheduler.format_schedule(data.get("schedule"), data["project"])
     return "\n".join(lines)
 
 

@@ -1,0 +1,221 @@
+"""``schedule`` / ``unschedule``: install or remove the nightly OS entry and register projects;
+``nightly``: what that entry runs (also usable by hand to catch up on a missed night)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from skillopt_sleep import scheduler
+from skillopt_sleep.config import load_config
+from skillopt_sleep.errors import EXIT_OK, EXIT_USAGE, UserError
+from skillopt_sleep.paths import user_dirs
+from skillopt_sleep.scheduler.base import NIGHTLY_VERB, Job, refuse_control_chars, refuse_secrets
+from skillopt_sleep.scheduler.envfile import read_env_file
+from skillopt_sleep.scheduler.preflight import check_backends, config_record
+from skillopt_sleep.scheduler.schedule_file import (
+    LOCATION_VARS, ProjectEntry, Schedule, load_schedule, now_iso, remove_schedule, save_schedule, schedule_path)
+from skillopt_sleep.scheduler.timing import DEFAULT_AT, parse_at
+
+
+def _project_dirs(projects: Sequence[str] | None) -> list[str]:
+    out = []
+    for raw in projects or ["."]:
+        refuse_control_chars("--project", raw)
+        path = Path(raw).expanduser().resolve()
+        if not path.is_dir():
+            raise UserError(f"project {path} is not a directory", EXIT_USAGE)
+        out.append(str(path))
+    return list(dict.fromkeys(out))
+
+
+def build_job(schedule: Schedule, schedule_file: Path) -> Job:
+    hour, minute = parse_at(schedule.at)
+    argv = (schedule.python, "-m", "skillopt_sleep", NIGHTLY_VERB, "--schedule-file", str(schedule_file))
+    for value in argv:
+        refuse_control_chars("a path in the scheduled command", value)
+    return Job(hour, minute, argv, user_dirs().scheduled_runs / "scheduler-output.log")
+
+
+def _overrides(backend: str | None, model: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"backend": backend, "model": model}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def plan_schedule(*, at: str | None = None, projects: Sequence[str] | None = None, backend: str | None = None,
+                  model: str | None = None, via: str | None = None, env_file: str | None = None,
+                  auto_adopt: bool = False, platform: str | None = None,
+                  which: Callable[[str], str | None] = shutil.which) -> tuple[Schedule, Schedule | None]:
+    """The schedule ``schedule`` would save (and the one it replaces); checks everything, changes
+    nothing."""
+    for label, value in (("--at", at), ("--backend", backend), ("--model", model), ("--env-file", env_file)):
+        if value is not None:
+            refuse_control_chars(label, value)
+    previous = load_schedule()
+    at = at or (previous.at if previous else DEFAULT_AT)
+    parse_at(at)
+    via = via or (previous.via if previous and previous.via in scheduler.supported_vias(platform)
+                  else scheduler.default_via(platform))
+    scheduler.make_mechanism(via, platform)
+    env_file = env_file or (previous.env_file if previous else None)
+    env_vars: dict[str, str] = {}
+    if env_file:
+        env_file = str(Path(env_file).expanduser().resolve())
+        env_vars = read_env_file(env_file)
+    python = str(Path(sys.executable).absolute())
+    schedule = Schedule(at=at, via=via, python=python, env_file=env_file,
+                        locations={k: os.environ[k] for k in LOCATION_VARS if os.environ.get(k)})
+    for value in schedule.locations.values():
+        refuse_control_chars("a location variable", value)
+    named = _project_dirs(projects)
+    kept = [p for p in (previous.projects if previous else []) if p.project not in named]
+    path: list[str] = []
+    for project in named:
+        config = load_config(Path(project), _overrides(backend, model))
+        if backend:
+            config.target_backend = config.optimizer_backend = None
+        needs = check_backends(config, env_vars, which)
+        path += needs.path
+        schedule.projects.append(ProjectEntry(project, config_record(config, needs), auto_adopt, now_iso()))
+    for entry in kept:  # re-checked against today's env file and PATH
+        from skillopt_sleep.scheduler.nightly import config_from_record
+
+        path += check_backends(config_from_record(entry.config), env_vars, which).path
+    schedule.projects = kept + schedule.projects
+    schedule.path = list(dict.fromkeys(path))
+    return schedule, previous
+
+
+def schedule(*, print_only: bool = False, as_json: bool = False, platform: str | None = None,
+             **options: Any) -> int:
+    new, previous = plan_schedule(platform=platform, **options)
+    target = schedule_path()
+    job = build_job(new, target)
+    mechanism = scheduler.make_mechanism(new.via, platform)
+    plan = mechanism.plan(job)
+    refuse_secrets(plan)
+    if print_only:
+        if as_json:
+            print(json.dumps({"plan": {"mechanism": plan.mechanism,
+                                       "artifacts": [a.__dict__ for a in plan.artifacts],
+                                       "commands": plan.commands, "notes": plan.notes},
+                              "schedule_file": str(target), "schedule": new.to_dict()}, indent=2))
+        else:
+            print(plan.render())
+            print(f"--- {target}")
+            print(new.to_json().rstrip("\n"))
+            print("(--print: nothing was changed)")
+        return EXIT_OK
+    if previous is not None and previous.via != new.via and previous.via in scheduler.supported_vias(platform):
+        scheduler.make_mechanism(previous.via, platform).uninstall()
+    save_schedule(new, target)
+    try:
+        mechanism.install(job)
+    except BaseException:
+        if previous is not None:
+            save_schedule(previous, target)
+        else:
+            remove_schedule(target)
+        raise
+    next_at = scheduler.next_run(new.at)
+    if as_json:
+        print(json.dumps({"via": new.via, "at": new.at, "next_run": next_at.isoformat(timespec="minutes"),
+                          "schedule_file": str(target), "projects": [p.project for p in new.projects]}))
+        return EXIT_OK
+    print(f"skillopt-sleep: nightly at {new.at} via {new.via} (next {next_at:%a %d %b %H:%M}) for "
+          f"{len(new.projects)} project(s):")
+    for entry in new.projects:
+        cfg = entry.config
+        print(f"  {entry.project}  backend {cfg.get('backend')}, agent {cfg.get('agent')}, "
+              f"auto-adopt {'on' if entry.auto_adopt else 'off'}")
+    for note in plan.notes:
+        print(f"  note: {note}")
+    print(f"  each project's configuration is recorded in {target}; after changing a config, run "
+          "`skillopt-sleep schedule` again")
+    return EXIT_OK
+
+
+def unschedule(*, projects: Sequence[str] | None = None, print_only: bool = False, as_json: bool = False,
+               platform: str | None = None) -> int:
+    current = load_schedule()
+    named = _project_dirs(projects) if projects else []
+    remaining = [p for p in (current.projects if current else []) if p.project not in named] if named else []
+    vias = [current.via] if current and current.via in scheduler.supported_vias(platform) else \
+        list(scheduler.supported_vias(platform))
+    remove_entry = not remaining
+    if print_only:
+        if remove_entry:
+            print(f"would remove our {' / '.join(vias)} entry (foreign entries are kept) and {schedule_path()}")
+        else:
+            print(f"would unregister {', '.join(named)}; {len(remaining)} project(s) stay scheduled")
+        print("(--print: nothing was changed)")
+        return EXIT_OK
+    removed_from = []
+    if remove_entry:
+        for via in vias:
+            if scheduler.make_mechanism(via, platform).uninstall():
+                removed_from.append(via)
+        remove_schedule()
+    elif current is not None:
+        current.projects = remaining
+        save_schedule(current)
+    if as_json:
+        print(json.dumps({"removed_entry": removed_from, "remaining": [p.project for p in remaining]}))
+    elif remove_entry:
+        print("skillopt-sleep: " + (f"removed the nightly {' and '.join(removed_from)} entry"
+                                    if removed_from else "nothing was scheduled"))
+    else:
+        print(f"skillopt-sleep: unregistered {', '.join(named)}; {len(remaining)} project(s) stay scheduled")
+    return EXIT_OK
+
+
+def nightly(schedule_file: str | None) -> int:
+    from skillopt_sleep.scheduler.nightly import run_scheduled
+
+    return run_scheduled(Path(schedule_file) if schedule_file else None)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("schedule", help="run a night for your projects every night (cron, systemd, launchd, schtasks)",
+                       description="Install one per-user OS entry that runs a night for every registered "
+                       "project, each with its configuration as resolved now. Re-running adds projects "
+                       "and updates the time; it never duplicates the entry.")
+    p.add_argument("--at", metavar="HH:MM", help=f"local time of the nightly run (default {DEFAULT_AT}, "
+                   "or the time already scheduled)")
+    p.add_argument("--project", action="append", metavar="DIR",
+                   help="register this project (repeatable; default: the current directory)")
+    p.add_argument("--backend", help="model backend for these projects' nights (default: their config)")
+    p.add_argument("--model", help="model name for these projects' nights")
+    p.add_argument("--via", choices=tuple(scheduler.MECHANISMS),
+                   help="OS mechanism (default: systemd or cron on Linux, launchd on macOS, schtasks on Windows)")
+    p.add_argument("--env-file", metavar="FILE",
+                   help="KEY=VALUE file (mode 0600) the nightly job reads API keys from")
+    p.add_argument("--auto-adopt", action="store_true",
+                   help="adopt these projects' proposals right away when the gate accepts edits")
+    p.add_argument("--print", dest="print_only", action="store_true",
+                   help="show exactly what would be installed; change nothing")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=lambda a: schedule(at=a.at, projects=a.project, backend=a.backend, model=a.model,
+                                           via=a.via, env_file=a.env_file, auto_adopt=a.auto_adopt,
+                                           print_only=a.print_only, as_json=a.json))
+    u = sub.add_parser("unschedule", help="remove the nightly entry, or unregister projects",
+                       description="Without --project: remove our OS entry (every foreign entry is kept) "
+                       "and the schedule file. With --project: unregister those projects; the entry is "
+                       "removed when none remain.")
+    u.add_argument("--project", action="append", metavar="DIR", help="unregister only this project (repeatable)")
+    u.add_argument("--print", dest="print_only", action="store_true", help="show what would be removed")
+    u.add_argument("--json", action="store_true", help="print one JSON object")
+    u.set_defaults(func=lambda a: unschedule(projects=a.project, print_only=a.print_only, as_json=a.json))
+    n = sub.add_parser(NIGHTLY_VERB, help="run the scheduled night now for every registered project",
+                       description="What the scheduled OS entry runs: a night for every registered "
+                       "project, one after another, each with its recorded configuration. A failing "
+                       "project is logged and the others still run. Run it by hand to catch up on a "
+                       "missed night.")
+    n.add_argument("--schedule-file", metavar="FILE", help="(default: the user schedule file)")
+    n.set_defaults(func=lambda a: nightly(a.schedule_file))

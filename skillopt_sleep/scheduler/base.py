@@ -1,0 +1,125 @@
+"""What every OS mechanism shares: the job it installs, the protocol it implements, the marker
+that identifies our entries, and the checks that keep control characters and secrets out of
+anything written to the OS.
+
+A mechanism (cron, systemd, launchd, schtasks) turns one ``Job`` into one per-user OS entry.
+``plan`` says exactly what ``install`` would write and run (``schedule --print`` shows it and
+changes nothing); ``uninstall`` removes only an entry that carries our marker.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from skillopt_sleep.errors import EXIT_SCHEDULER, EXIT_USAGE, UserError
+from skillopt_sleep.redact import redact
+
+MARKER = "skillopt-sleep:nightly"
+MARKER_NOTE = f"{MARKER} (managed by `skillopt-sleep schedule`; remove with `skillopt-sleep unschedule`)"
+NIGHTLY_VERB = "nightly"
+TOOL_TIMEOUT = 30.0  # seconds; crontab / systemctl / launchctl / schtasks never take this long
+
+
+@dataclass(frozen=True)
+class Job:
+    """One nightly run: at ``hour:minute`` local time, run ``argv`` (absolute interpreter first);
+    the process's own stdout/stderr go to ``output_log`` where the mechanism can redirect them."""
+
+    hour: int
+    minute: int
+    argv: tuple[str, ...]
+    output_log: Path
+
+    @property
+    def at(self) -> str:
+        return f"{self.hour:02d}:{self.minute:02d}"
+
+
+@dataclass
+class Artifact:
+    """One thing an install writes: a file (``where`` is its path) or a crontab line."""
+
+    where: str
+    content: str
+
+
+@dataclass
+class Plan:
+    """Everything ``install`` would do, in order: write the artifacts, then run the commands."""
+
+    mechanism: str
+    artifacts: list[Artifact] = field(default_factory=list)
+    commands: list[list[str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def render(self) -> str:
+        lines = [f"via {self.mechanism}:"]
+        for artifact in self.artifacts:
+            lines.append(f"--- {artifact.where}")
+            lines.extend(artifact.content.rstrip("\n").splitlines())
+        if self.commands:
+            lines.append("--- then run:")
+            lines.extend("  " + " ".join(cmd) for cmd in self.commands)
+        lines.extend(f"note: {n}" for n in self.notes)
+        return "\n".join(lines)
+
+
+class Mechanism(Protocol):
+    name: str
+
+    def plan(self, job: Job) -> Plan:
+        """What ``install`` would write and run; no side effects."""
+
+    def install(self, job: Job) -> Plan:
+        """Install (or replace) our entry; returns the plan it carried out."""
+
+    def uninstall(self) -> bool:
+        """Remove our entry, keeping every foreign one; True when something was removed."""
+
+    def installed(self) -> bool:
+        """Whether our entry is present."""
+
+
+def has_control_chars(value: str) -> bool:
+    return any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in value)
+
+
+def refuse_control_chars(what: str, value: str) -> str:
+    """``value`` unchanged, or a usage error when it holds a newline or other control character
+    (it would split or corrupt a crontab line, a unit file or a plist)."""
+    if has_control_chars(value):
+        raise UserError(f"{what} contains a newline or control character ({value!r}); "
+                        "refusing to schedule it", EXIT_USAGE)
+    return value
+
+
+def refuse_secrets(plan: Plan) -> None:
+    """Last check before anything reaches the OS: no artifact or command may hold a secret."""
+    texts = [a.content for a in plan.artifacts] + [" ".join(c) for c in plan.commands]
+    for text in texts:
+        if redact(text) != text:
+            raise UserError(f"refusing to write a {plan.mechanism} entry that would contain a "
+                            "secret; keep keys in the --env-file instead", EXIT_USAGE)
+
+
+def run_tool(argv: list[str], stdin: str | None = None,
+             check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run an OS scheduler tool with a timeout; a missing tool or a failure is one clear line."""
+    try:
+        proc = subprocess.run(argv, input=stdin, capture_output=True, text=True, encoding="utf-8",
+                              errors="replace", timeout=TOOL_TIMEOUT)
+    except FileNotFoundError:
+        raise UserError(f"{argv[0]} not found on PATH; choose another --via", EXIT_SCHEDULER) from None
+    except subprocess.TimeoutExpired:
+        raise UserError(f"{' '.join(argv)} did not finish within {TOOL_TIMEOUT:g}s",
+                        EXIT_SCHEDULER) from None
+    except OSError as exc:
+        raise UserError(f"cannot run {argv[0]}: {exc}", EXIT_SCHEDULER) from None
+    if check and proc.returncode != 0:
+        detail = (proc.stderr or proc.stdout).strip().splitlines()
+        raise UserError(f"{' '.join(argv)} failed (exit {proc.returncode})"
+                        + (f": {detail[-1][:200]}" if detail else ""), EXIT_SCHEDULER)
+    return proc

@@ -1,0 +1,271 @@
+"""``schedule`` / ``unschedule`` through the CLI, with fake crontab / systemctl on PATH."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from skillopt_sleep.cli import main
+from skillopt_sleep.paths import user_dirs
+from skillopt_sleep.scheduler.base import MARKER
+from tests.scheduler.fake_tools import FakeTools, fake_tools  # noqa: F401  (fixture)
+
+FOREIGN = "# my backups\n15 1 * * * /usr/local/bin/backup --all\nMAILTO=me@example.com\n"
+ANTHROPIC_KEY = "sk-ant-api03-" + "Zx9" * 30 + "AA"
+
+
+@pytest.fixture
+def cron(fake_tools: FakeTools, monkeypatch: pytest.MonkeyPatch) -> FakeTools:
+    """Linux without a systemd user manager: cron is the default."""
+    monkeypatch.setenv("SKILLOPT_FAKE_NO_USER_MANAGER", "1")
+    fake_tools.crontab.write_text(FOREIGN, encoding="utf-8")
+    return fake_tools
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    p = tmp_path / "proj"
+    p.mkdir()
+    return p
+
+
+def _schedule_file() -> Path:
+    return user_dirs().schedule_file
+
+
+def _ours(table: str) -> list[str]:
+    lines = table.splitlines()
+    return [lines[i + 1] for i, line in enumerate(lines) if MARKER in line]
+
+
+def test_schedule_installs_one_cron_entry_and_keeps_foreign_lines(cron: FakeTools, project: Path, capsys) -> None:
+    assert main(["schedule", "--project", str(project), "--at", "02:30"]) == 0
+    table = cron.table()
+    assert table.startswith(FOREIGN)
+    (line,) = _ours(table)
+    assert line.startswith("30 2 * * * ")
+    assert f"{sys.executable} -m skillopt_sleep nightly --schedule-file {_schedule_file()}" in line
+    recorded = json.loads(_schedule_file().read_text())
+    assert recorded["via"] == "cron" and recorded["at"] == "02:30"
+    assert [p["project"] for p in recorded["projects"]] == [str(project)]
+    assert stat.S_IMODE(_schedule_file().stat().st_mode) == 0o600
+    assert "nightly at 02:30 via cron" in capsys.readouterr().out
+
+
+def test_rerunning_schedule_updates_instead_of_duplicating(cron: FakeTools, project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    assert main(["schedule", "--project", str(project), "--at", "02:30"]) == 0
+    assert main(["schedule", "--project", str(other), "--at", "04:05"]) == 0
+    (line,) = _ours(cron.table())
+    assert line.startswith("5 4 * * * ")
+    recorded = json.loads(_schedule_file().read_text())
+    assert [p["project"] for p in recorded["projects"]] == [str(project), str(other)]
+    assert main(["schedule", "--project", str(project)]) == 0  # keeps the time, no duplicate
+    assert len(_ours(cron.table())) == 1 and _ours(cron.table())[0].startswith("5 4 ")
+    assert len(json.loads(_schedule_file().read_text())["projects"]) == 2
+
+
+def test_print_shows_the_entry_and_changes_nothing(cron: FakeTools, project: Path, capsys) -> None:
+    assert main(["schedule", "--project", str(project), "--at", "01:15", "--print"]) == 0
+    out = capsys.readouterr().out
+    assert "15 1 * * * " in out and MARKER in out and str(project) in out
+    assert cron.table() == FOREIGN
+    assert not _schedule_file().exists()
+    assert not user_dirs().state.exists() and not user_dirs().config.exists()
+    assert [c["argv"] for c in cron.calls("crontab")] == []
+
+
+def test_unschedule_removes_only_ours(cron: FakeTools, project: Path) -> None:
+    assert main(["schedule", "--project", str(project)]) == 0
+    assert main(["unschedule"]) == 0
+    assert cron.table() == FOREIGN
+    assert not _schedule_file().exists()
+    assert main(["unschedule"]) == 0  # nothing left: still fine, foreign lines untouched
+    assert cron.table() == FOREIGN
+
+
+def test_unschedule_of_the_only_entry_removes_the_table(cron: FakeTools, project: Path) -> None:
+    cron.crontab.unlink()
+    assert main(["schedule", "--project", str(project)]) == 0
+    assert main(["unschedule"]) == 0
+    assert not cron.crontab.exists()
+    assert cron.calls("crontab")[-1]["argv"] == ["-r"]
+
+
+def test_unschedule_one_project_keeps_the_others(cron: FakeTools, project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    assert main(["schedule", "--project", str(project), "--project", str(other)]) == 0
+    assert main(["unschedule", "--project", str(project)]) == 0
+    assert len(_ours(cron.table())) == 1
+    assert [p["project"] for p in json.loads(_schedule_file().read_text())["projects"]] == [str(other)]
+    assert main(["unschedule", "--project", str(other)]) == 0
+    assert _ours(cron.table()) == [] and cron.table() == FOREIGN
+
+
+def test_a_foreign_line_after_a_lookalike_marker_is_kept(cron: FakeTools, project: Path) -> None:
+    lookalike = f"# {MARKER} is mentioned in my notes\n0 5 * * * /usr/bin/true\n"
+    cron.crontab.write_text(FOREIGN + lookalike, encoding="utf-8")
+    assert main(["schedule", "--project", str(project)]) == 0
+    assert main(["unschedule"]) == 0
+    assert cron.table() == FOREIGN + lookalike
+
+
+@pytest.mark.parametrize("argv", [
+    ["--at", "03:00\n* * * * * rm -rf ~"],
+    ["--model", "opus\n0 0 * * * evil"],
+    ["--backend", "sim\r"],
+    ["--env-file", "/tmp/keys\x1b[2J"],
+])
+def test_control_characters_are_refused(cron: FakeTools, project: Path, argv: list[str], capsys) -> None:
+    assert main(["schedule", "--project", str(project), *argv]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "control character" in err
+    assert cron.table() == FOREIGN and not _schedule_file().exists()
+
+
+def test_a_project_path_with_a_newline_is_refused(cron: FakeTools, tmp_path: Path, capsys) -> None:
+    evil = tmp_path / "evil\n0 0 * * * touch pwned"
+    evil.mkdir()
+    assert main(["schedule", "--project", str(evil)]) == 2
+    assert "control character" in capsys.readouterr().err
+    assert cron.table() == FOREIGN and not _schedule_file().exists()
+
+
+def test_a_config_value_with_a_control_character_is_refused(cron: FakeTools, project: Path) -> None:
+    (project / ".skillopt-sleep").mkdir()
+    (project / ".skillopt-sleep" / "config.toml").write_text('skill_name = "a\\u0007b"\n')
+    assert main(["schedule", "--project", str(project)]) == 2
+    assert cron.table() == FOREIGN and not _schedule_file().exists()
+
+
+def _env_file(tmp_path: Path, mode: int, body: str = f"ANTHROPIC_API_KEY={ANTHROPIC_KEY}\n") -> Path:
+    path = tmp_path / "keys.env"
+    path.write_text(body, encoding="utf-8")
+    os.chmod(path, mode)
+    return path
+
+
+def test_sdk_backend_needs_the_key_in_an_env_file(cron: FakeTools, project: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+    assert main(["schedule", "--project", str(project), "--backend", "anthropic"]) == 3
+    err = capsys.readouterr().err
+    assert "ANTHROPIC_API_KEY" in err and "--env-file" in err and "does not see your shell" in err
+    assert ANTHROPIC_KEY not in err
+    assert cron.table() == FOREIGN and not _schedule_file().exists()
+
+
+def test_env_file_must_be_private(cron: FakeTools, project: Path, tmp_path: Path, capsys) -> None:
+    loose = _env_file(tmp_path, 0o644)
+    assert main(["schedule", "--project", str(project), "--backend", "anthropic", "--env-file", str(loose)]) == 3
+    err = capsys.readouterr().err
+    assert "0644" in err and "chmod 600" in err and ANTHROPIC_KEY not in err
+    assert cron.table() == FOREIGN and not _schedule_file().exists()
+    os.chmod(loose, 0o600)
+    assert main(["schedule", "--project", str(project), "--backend", "anthropic", "--env-file", str(loose)]) == 0
+
+
+def test_env_file_without_the_needed_key_is_refused(cron: FakeTools, project: Path, tmp_path: Path, capsys) -> None:
+    env = _env_file(tmp_path, 0o600, "OPENAI_API_KEY=sk-proj-abc\n")
+    assert main(["schedule", "--project", str(project), "--backend", "anthropic", "--env-file", str(env)]) == 3
+    assert "ANTHROPIC_API_KEY" in capsys.readouterr().err
+
+
+def test_no_secret_reaches_any_written_artifact(cron: FakeTools, project: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+    env = _env_file(tmp_path, 0o600)
+    assert main(["schedule", "--project", str(project), "--backend", "anthropic", "--model", "claude-x",
+                 "--env-file", str(env)]) == 0
+    assert main(["status", "--project", str(project)]) == 0
+    artifacts = cron.written_files() + [_schedule_file()] + [p for p in user_dirs().config.rglob("*") if p.is_file()]
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in artifacts]
+    texts += [json.dumps(c) for c in cron.calls()]
+    assert texts and all(ANTHROPIC_KEY not in t and "Zx9Zx9" not in t for t in texts)
+    recorded = json.loads(_schedule_file().read_text())
+    assert recorded["env_file"] == str(env)
+    assert recorded["projects"][0]["config"]["backend"] == "anthropic"
+    assert recorded["projects"][0]["config"]["model"] == "claude-x"
+
+
+def test_a_key_in_the_project_config_is_refused(cron: FakeTools, project: Path, tmp_path: Path, capsys) -> None:
+    (project / ".skillopt-sleep").mkdir()
+    (project / ".skillopt-sleep" / "config.toml").write_text(
+        f'backend = "anthropic"\n[backend_options.anthropic]\napi_key = "{ANTHROPIC_KEY}"\n')
+    env = _env_file(tmp_path, 0o600)
+    assert main(["schedule", "--project", str(project), "--env-file", str(env)]) == 3
+    err = capsys.readouterr().err
+    assert "credential" in err and ANTHROPIC_KEY not in err
+    assert cron.table() == FOREIGN and not _schedule_file().exists()
+
+
+def test_the_full_effective_config_is_recorded(cron: FakeTools, project: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / ".skillopt-sleep").mkdir()
+    (project / ".skillopt-sleep" / "config.toml").write_text(
+        'k = 6\nmax_cost_usd = 1.5\nsource = "codex"\nagent = "codex"\nmax_rules = 7\n'
+        '[backend_options.sim]\nfollow = 0.8\n')
+    monkeypatch.setenv("SKILLOPT_SLEEP_VAL_SAMPLES", "5")
+    monkeypatch.setenv("CODEX_HOME", str(project / "codex-data"))
+    assert main(["schedule", "--project", str(project)]) == 0
+    entry = json.loads(_schedule_file().read_text())["projects"][0]
+    config = entry["config"]
+    assert (config["k"], config["max_cost_usd"], config["source"], config["agent"], config["max_rules"],
+            config["val_samples"]) == (6, 1.5, "codex", "codex", 7, 5)
+    assert config["backend_options"] == {"sim": {"follow": 0.8}}
+    assert config["codex_home"] == str(project / "codex-data")
+    assert entry["auto_adopt"] is False
+    from skillopt_sleep.config import Config
+    import dataclasses
+    assert set(config) == {f.name for f in dataclasses.fields(Config)}
+
+
+def test_cli_backend_records_the_binary_and_its_path(cron: FakeTools, project: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    bin_dir = tmp_path / "agent-bin"
+    bin_dir.mkdir()
+    claude = bin_dir / "claude"
+    claude.write_text("#!/bin/sh\nexit 0\n")
+    claude.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    assert main(["schedule", "--project", str(project), "--backend", "claude-cli"]) == 0
+    recorded = json.loads(_schedule_file().read_text())
+    assert recorded["projects"][0]["config"]["backend_options"]["claude-cli"]["command"] == str(claude)
+    assert str(bin_dir) in recorded["path"]
+
+
+def test_cli_backend_missing_binary_is_refused(cron: FakeTools, project: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys) -> None:
+    monkeypatch.setenv("PATH", str(cron.root / "bin"))
+    assert main(["schedule", "--project", str(project), "--backend", "codex-cli"]) == 3
+    err = capsys.readouterr().err
+    assert "`codex` is not on PATH" in err
+    assert cron.table() == FOREIGN
+
+
+def test_via_not_available_on_this_os_is_refused(cron: FakeTools, project: Path, capsys) -> None:
+    assert main(["schedule", "--project", str(project), "--via", "schtasks"]) == 2
+    assert "not available on linux" in capsys.readouterr().err
+
+
+def test_bad_time_is_refused(cron: FakeTools, project: Path, capsys) -> None:
+    assert main(["schedule", "--project", str(project), "--at", "25:00"]) == 2
+    assert "HH:MM" in capsys.readouterr().err
+
+
+def test_status_shows_the_schedule(cron: FakeTools, project: Path, capsys) -> None:
+    assert main(["schedule", "--project", str(project), "--at", "03:45"]) == 0
+    capsys.readouterr()
+    assert main(["status", "--project", str(project)]) == 0
+    out = capsys.readouterr().out
+    assert "nightly at 03:45 via cron" in out and "next run" in out and "no scheduled night has run yet" in out
+    assert main(["status", "--project", str(project), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["schedule"]["at"] == "03:45" and data["schedule"]["this_project"] is True
