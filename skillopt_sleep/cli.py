@@ -48,6 +48,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _say_missed_night() -> None:
+    """With cron, a night the machine slept through never runs; the next CLI use says so."""
+    from skillopt_sleep.scheduler.timing import missed_night_notice
+
+    notice = missed_night_notice()
+    if notice:
+        print(notice, file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one verb. A reader that closes the pipe early (``status | head -1``) ends the command
     quietly with 141 (128 + SIGPIPE, as a shell reports it), never a traceback."""
@@ -70,6 +79,8 @@ def _dispatch(argv: Sequence[str] | None) -> int:
         parser.print_help()
         return EXIT_USAGE
     as_json = bool(getattr(args, "json", False))
+    if args.verb not in ("nightly", "schedule", "unschedule"):
+        _say_missed_night()
     try:
         return int(args.func(args) or 0)
     except UserError as exc:

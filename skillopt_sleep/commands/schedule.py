@@ -58,8 +58,8 @@ def plan_schedule(*, at: str | None = None, projects: Sequence[str] | None = Non
         if value is not None:
             refuse_control_chars(label, value)
     previous = load_schedule()
-    at = at or (previous.at if previous else DEFAULT_AT)
-    parse_at(at)
+    hour, minute = parse_at(at or (previous.at if previous else DEFAULT_AT))
+    at = f"{hour:02d}:{minute:02d}"
     via = via or (previous.via if previous and previous.via in scheduler.supported_vias(platform)
                   else scheduler.default_via(platform))
     scheduler.make_mechanism(via, platform)

@@ -1,0 +1,3 @@
+"""Fixtures for the command tests."""
+
+from tests.scheduler.fake_tools import fake_tools  # noqa: F401  (the fake OS scheduler tools)
