@@ -79,7 +79,7 @@ def _dispatch(argv: Sequence[str] | None) -> int:
         parser.print_help()
         return EXIT_USAGE
     as_json = bool(getattr(args, "json", False))
-    if args.verb not in ("nightly", "schedule", "unschedule"):
+    if args.verb not in ("nightly", "schedule", "unschedule", "notice"):  # notice prints its own
         _say_missed_night()
     try:
         return int(args.func(args) or 0)

@@ -93,7 +93,14 @@ def proposal_notice(project: Path, now: datetime, agent: str) -> str | None:
             f"project{simulated} — {REVIEW_HINTS[agent]}")
 
 
-NOTICE_PRODUCERS: list[NoticeProducer] = [proposal_notice]
+def missed_night_notice(project: Path, now: datetime, agent: str) -> str | None:
+    """One line when the scheduled night did not run (cron never catches up on one)."""
+    from skillopt_sleep.scheduler import missed_night_notice as missed
+
+    return missed(now)
+
+
+NOTICE_PRODUCERS: list[NoticeProducer] = [proposal_notice, missed_night_notice]
 
 
 def clean_line(text: str) -> str:

@@ -112,8 +112,6 @@ def schedule(*, print_only: bool = False, as_json: bool = False, platform: str |
             print(new.to_json().rstrip("\n"))
             print("(--print: nothing was changed)")
         return EXIT_OK
-    if previous is not None and previous.via != new.via and previous.via in scheduler.supported_vias(platform):
-        scheduler.make_mechanism(previous.via, platform).uninstall()
     save_schedule(new, target)
     try:
         mechanism.install(job)
@@ -123,6 +121,8 @@ def schedule(*, print_only: bool = False, as_json: bool = False, platform: str |
         else:
             remove_schedule(target)
         raise
+    if previous is not None and previous.via != new.via and previous.via in scheduler.supported_vias(platform):
+        scheduler.make_mechanism(previous.via, platform).uninstall()  # one entry per user
     next_at = scheduler.next_run(new.at)
     if as_json:
         print(json.dumps({"via": new.via, "at": new.at, "next_run": next_at.isoformat(timespec="minutes"),
@@ -159,8 +159,13 @@ def unschedule(*, projects: Sequence[str] | None = None, print_only: bool = Fals
     removed_from = []
     if remove_entry:
         for via in vias:
-            if scheduler.make_mechanism(via, platform).uninstall():
-                removed_from.append(via)
+            try:
+                if scheduler.make_mechanism(via, platform).uninstall():
+                    removed_from.append(via)
+            except UserError:
+                if current is not None:
+                    raise
+                # nothing recorded: we only looked for a stray entry, and this tool is missing
         remove_schedule()
     elif current is not None:
         current.projects = remaining

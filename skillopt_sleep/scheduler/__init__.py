@@ -8,26 +8,29 @@ in ``MECHANISMS``.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillopt_sleep.errors import EXIT_USAGE, UserError
-from skillopt_sleep.scheduler.base import Job, Mechanism, Plan
-from skillopt_sleep.scheduler.cron import Cron
-from skillopt_sleep.scheduler.launchd import Launchd
 from skillopt_sleep.scheduler.schedule_file import Schedule, load_schedule
-from skillopt_sleep.scheduler.schtasks import Schtasks
-from skillopt_sleep.scheduler.systemd import Systemd, user_manager_running
 from skillopt_sleep.scheduler.timing import missed_night_notice, next_run
 
-__all__ = ["Job", "Mechanism", "Plan", "Schedule", "MECHANISMS", "default_via", "make_mechanism",
-           "missed_night_notice", "next_run", "schedule_summary", "supported_vias"]
+if TYPE_CHECKING:
+    from skillopt_sleep.scheduler.base import Mechanism
 
-MECHANISMS: dict[str, Callable[[], Mechanism]] = {
-    "cron": Cron, "systemd": Systemd, "launchd": Launchd, "schtasks": Schtasks,
+__all__ = ["Schedule", "MECHANISMS", "default_via", "make_mechanism", "missed_night_notice",
+           "next_run", "schedule_summary", "supported_vias"]
+
+# Imported on use: the missed-night notice runs in a session hook and must stay light.
+MECHANISMS: dict[str, str] = {
+    "cron": "skillopt_sleep.scheduler.cron:Cron",
+    "systemd": "skillopt_sleep.scheduler.systemd:Systemd",
+    "launchd": "skillopt_sleep.scheduler.launchd:Launchd",
+    "schtasks": "skillopt_sleep.scheduler.schtasks:Schtasks",
 }
 
 
@@ -45,12 +48,13 @@ def supported_vias(platform: str | None = None) -> tuple[str, ...]:
             "linux": ("systemd", "cron")}.get(os_family(platform), ("cron",))
 
 
-def default_via(platform: str | None = None,
-                systemd_available: Callable[[], bool] = user_manager_running) -> str:
+def default_via(platform: str | None = None, systemd_available: Callable[[], bool] | None = None) -> str:
     """What this OS has: systemd when a user manager answers, else cron (Linux); launchd on
     macOS; schtasks on Windows."""
     family = os_family(platform)
     if family == "linux":
+        if systemd_available is None:
+            from skillopt_sleep.scheduler.systemd import user_manager_running as systemd_available
         return "systemd" if systemd_available() else "cron"
     return supported_vias(platform)[0]
 
@@ -59,7 +63,8 @@ def make_mechanism(via: str, platform: str | None = None) -> Mechanism:
     if via not in supported_vias(platform):
         raise UserError(f"--via {via} is not available on {os_family(platform)}; choose one of: "
                         f"{', '.join(supported_vias(platform))}", EXIT_USAGE)
-    return MECHANISMS[via]()
+    module, _, name = MECHANISMS[via].partition(":")
+    return getattr(importlib.import_module(module), name)()
 
 
 def schedule_summary(project: str | None = None, now: datetime | None = None) -> dict[str, Any] | None:

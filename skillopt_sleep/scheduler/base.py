@@ -119,7 +119,13 @@ def run_tool(argv: list[str], stdin: str | None = None,
     except OSError as exc:
         raise UserError(f"cannot run {argv[0]}: {exc}", EXIT_SCHEDULER) from None
     if check and proc.returncode != 0:
-        detail = (proc.stderr or proc.stdout).strip().splitlines()
-        raise UserError(f"{' '.join(argv)} failed (exit {proc.returncode})"
-                        + (f": {detail[-1][:200]}" if detail else ""), EXIT_SCHEDULER)
+        raise tool_failure(argv, proc)
     return proc
+
+
+def tool_failure(argv: list[str], proc: subprocess.CompletedProcess[str]) -> UserError:
+    """One line: the command, its exit code and the last line it printed."""
+    lines = [line for line in (proc.stderr or proc.stdout or "").splitlines() if line.strip()]
+    detail = "".join(c for c in lines[-1] if not has_control_chars(c))[:200].strip() if lines else ""
+    return UserError(f"{' '.join(argv)} failed (exit {proc.returncode})" + (f": {detail}" if detail else ""),
+                     EXIT_SCHEDULER)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import shlex
 
-from skillopt_sleep.scheduler.base import MARKER, MARKER_NOTE, NIGHTLY_VERB, Artifact, Job, Plan, run_tool
+from skillopt_sleep.scheduler.base import (
+    MARKER, MARKER_NOTE, NIGHTLY_VERB, Artifact, Job, Plan, run_tool, tool_failure)
 
 CRONTAB = "crontab"
 
@@ -57,7 +58,7 @@ class Cron:
         if proc.returncode != 0:
             if "no crontab" in (proc.stderr + proc.stdout).lower():
                 return []
-            run_tool([self.crontab, "-l"])  # raises with the tool's own message
+            raise tool_failure([self.crontab, "-l"], proc)
         return proc.stdout.splitlines()
 
     def plan(self, job: Job) -> Plan:

@@ -10,13 +10,17 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from xml.sax.saxutils import escape
 
 from skillopt_sleep.errors import EXIT_SCHEDULER, UserError
 from skillopt_sleep.scheduler.base import MARKER, MARKER_NOTE, Artifact, Job, Plan, run_tool
 
 TASK_NAME = "\\skillopt-sleep\\nightly"
 SCHTASKS = "schtasks"
+
+
+def escape(text: str) -> str:
+    """XML character data (xml.sax.saxutils would pull in urllib.request)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def task_xml(job: Job) -> str:

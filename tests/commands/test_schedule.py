@@ -269,3 +269,22 @@ def test_status_shows_the_schedule(cron: FakeTools, project: Path, capsys) -> No
     assert main(["status", "--project", str(project), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["schedule"]["at"] == "03:45" and data["schedule"]["this_project"] is True
+
+
+def test_unschedule_with_nothing_scheduled_and_no_cron_installed(fake_tools: FakeTools,
+                                                                 monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.setenv("PATH", str(fake_tools.root / "bin-empty"))
+    assert main(["unschedule"]) == 0
+    assert "nothing was scheduled" in capsys.readouterr().out
+
+
+def test_a_failing_crontab_is_one_clear_line(cron: FakeTools, project: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys) -> None:
+    monkeypatch.setenv("SKILLOPT_FAKE_CRONTAB", str(cron.root / "no-such-dir" / "table"))
+    cron.crontab.unlink()
+    (cron.root / "no-such-dir").mkdir()
+    (cron.root / "no-such-dir" / "table").mkdir()  # reading it fails
+    assert main(["schedule", "--project", str(project)]) == 8
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "crontab" in err
+    assert not _schedule_file().exists()

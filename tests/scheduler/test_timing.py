@@ -78,3 +78,10 @@ def test_the_next_cli_use_says_a_night_was_missed(capsys) -> None:
     assert main(["status"]) == 0
     err = capsys.readouterr().err
     assert err.count("did not run") == 1
+
+
+def test_the_session_start_notice_says_a_night_was_missed(tmp_path, capsys) -> None:
+    _schedule("03:00", datetime.now(UTC) - timedelta(days=5))
+    assert main(["notice", "--project", str(tmp_path), "--event", "session-start", "--agent", "claude"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.count("did not run") == 1 and captured.err == ""
