@@ -14,7 +14,7 @@ from typing import Any
 
 from skillopt_sleep import scheduler
 from skillopt_sleep.config import load_config
-from skillopt_sleep.errors import EXIT_OK, EXIT_USAGE, UserError
+from skillopt_sleep.errors import EXIT_CONFIG, EXIT_OK, EXIT_USAGE, UserError
 from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.scheduler.base import NIGHTLY_VERB, Job, refuse_control_chars, refuse_secrets
 from skillopt_sleep.scheduler.envfile import read_env_file
@@ -73,8 +73,10 @@ def plan_schedule(*, at: str | None = None, projects: Sequence[str] | None = Non
                         locations={k: os.environ[k] for k in LOCATION_VARS if os.environ.get(k)})
     for value in schedule.locations.values():
         refuse_control_chars("a location variable", value)
+    from skillopt_sleep.scheduler.nightly import config_from_record
+
+    entries = {p.project: p for p in (previous.projects if previous else [])}
     named = _project_dirs(projects)
-    kept = [p for p in (previous.projects if previous else []) if p.project not in named]
     path: list[str] = []
     for project in named:
         config = load_config(Path(project), _overrides(backend, model))
@@ -82,14 +84,31 @@ def plan_schedule(*, at: str | None = None, projects: Sequence[str] | None = Non
             config.target_backend = config.optimizer_backend = None
         needs = check_backends(config, env_vars, which)
         path += needs.path
-        schedule.projects.append(ProjectEntry(project, config_record(config, needs), auto_adopt, now_iso()))
-    for entry in kept:  # re-checked against today's env file and PATH
-        from skillopt_sleep.scheduler.nightly import config_from_record
-
-        path += check_backends(config_from_record(entry.config), env_vars, which).path
-    schedule.projects = kept + schedule.projects
+        entries[project] = ProjectEntry(project, config_record(config, needs), auto_adopt, now_iso())
+    for project, entry in entries.items():  # the others, re-checked against today's env file and PATH
+        if project not in named:
+            path += check_backends(config_from_record(entry.config), env_vars, which).path
+    schedule.projects = list(entries.values())
     schedule.path = list(dict.fromkeys(path))
+    check_interpreter(python)
     return schedule, previous
+
+
+def check_interpreter(python: str) -> None:
+    """The job's interpreter must import the engine with an empty environment (no PYTHONPATH,
+    no activated virtualenv), from a neutral directory, as the OS scheduler will run it."""
+    import subprocess
+
+    try:
+        proc = subprocess.run([python, "-c", "import skillopt_sleep"], env={}, cwd=Path(python).anchor or "/",
+                              capture_output=True, timeout=60)
+        ok = proc.returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    if not ok:
+        raise UserError(f"{python} cannot import skillopt_sleep without your shell's environment (is it "
+                        "found through PYTHONPATH?); install it into that interpreter, e.g. "
+                        f"`{python} -m pip install skillopt-sleep`, then schedule again", EXIT_CONFIG)
 
 
 def schedule(*, print_only: bool = False, as_json: bool = False, platform: str | None = None,

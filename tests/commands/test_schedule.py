@@ -288,3 +288,30 @@ def test_a_failing_crontab_is_one_clear_line(cron: FakeTools, project: Path, mon
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "crontab" in err
     assert not _schedule_file().exists()
+
+
+def test_reregistering_a_project_keeps_its_place(cron: FakeTools, project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    assert main(["schedule", "--project", str(project), "--project", str(other)]) == 0
+    assert main(["schedule", "--project", str(project), "--model", "m2"]) == 0
+    projects = json.loads(_schedule_file().read_text())["projects"]
+    assert [p["project"] for p in projects] == [str(project), str(other)]
+    assert [p["config"]["model"] for p in projects] == ["m2", None]
+
+
+def test_an_interpreter_that_needs_the_shell_environment_is_refused(cron: FakeTools, project: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys) -> None:
+    import subprocess
+    import venv
+
+    venv.create(tmp_path / "bare-venv", with_pip=False)
+    python = tmp_path / "bare-venv" / "bin" / "python"
+    repo = Path(__file__).resolve().parents[2]
+    monkeypatch.setenv("PYTHONPATH", str(repo))  # the engine imports in this shell only
+    assert subprocess.run([str(python), "-c", "import skillopt_sleep"], timeout=60).returncode == 0
+    monkeypatch.setattr(sys, "executable", str(python))
+    assert main(["schedule", "--project", str(project)]) == 3
+    assert "cannot import skillopt_sleep without your shell's environment" in capsys.readouterr().err
+    assert cron.table() == FOREIGN and not _schedule_file().exists()
