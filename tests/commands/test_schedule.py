@@ -315,3 +315,34 @@ def test_an_interpreter_that_needs_the_shell_environment_is_refused(cron: FakeTo
     assert main(["schedule", "--project", str(project)]) == 3
     assert "cannot import skillopt_sleep without your shell's environment" in capsys.readouterr().err
     assert cron.table() == FOREIGN and not _schedule_file().exists()
+
+
+def _fake_agent(tmp_path: Path, name: str) -> Path:
+    bin_dir = tmp_path / f"{name}-bin"
+    bin_dir.mkdir()
+    binary = bin_dir / name
+    binary.write_text("#!/bin/sh\nexit 0\n")
+    binary.chmod(0o755)
+    return binary
+
+
+def test_auto_backend_is_kept_and_preflighted(cron: FakeTools, project: Path, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.setenv("SKILLOPT_SLEEP_BACKEND", "auto")
+    monkeypatch.setenv("PATH", f"{cron.root / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    assert main(["schedule", "--project", str(project)]) == 3  # no agent CLI, no key
+    assert "backend auto" in capsys.readouterr().err
+    codex = _fake_agent(tmp_path, "codex")
+    monkeypatch.setenv("PATH", f"{codex.parent}{os.pathsep}{os.environ['PATH']}")
+    assert main(["schedule", "--project", str(project), "--backend", "auto"]) == 0
+    config = json.loads(_schedule_file().read_text())["projects"][0]["config"]
+    assert config["backend"] == "auto"  # resolved only for the preflight
+    assert config["backend_options"]["codex-cli"]["command"] == str(codex)
+
+
+def test_auto_backend_with_a_key_in_the_env_file(cron: FakeTools, project: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", f"{cron.root / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    env = _env_file(tmp_path, 0o600)
+    assert main(["schedule", "--project", str(project), "--backend", "auto", "--env-file", str(env)]) == 0
+    assert json.loads(_schedule_file().read_text())["projects"][0]["config"]["backend"] == "auto"

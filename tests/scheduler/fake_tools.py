@@ -75,4 +75,5 @@ def fake_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeTools:
     monkeypatch.setenv("SKILLOPT_FAKE_UNIT_DIR", str(tools.unit_dir))
     monkeypatch.setenv("SKILLOPT_FAKE_LAUNCHD_STATE", str(root / "launchd.json"))
     monkeypatch.setenv("SKILLOPT_FAKE_SCHTASKS_DIR", str(tools.tasks_dir))
+    monkeypatch.setenv("SKILLOPT_SLEEP_BACKEND", "sim")  # offline nights unless a test picks a backend
     return tools
