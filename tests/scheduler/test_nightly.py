@@ -40,7 +40,7 @@ def _logs() -> list[Path]:
 
 
 def test_two_projects_one_fails_the_other_still_runs(cron: FakeTools, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+                                                     monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     _, claude, demo_project = build_demo_home(tmp_path / "demo")
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
     doomed = tmp_path / "doomed"
@@ -51,6 +51,7 @@ def test_two_projects_one_fails_the_other_still_runs(cron: FakeTools, tmp_path: 
     monkeypatch.delenv("CLAUDE_CONFIG_DIR")  # the job must not need the shell's environment
     code = main(["nightly"])
     assert code == 2
+    assert "scheduled night done: 1 ok, 1 failed" in capsys.readouterr().out
     last = read_last_run()
     assert last is not None and last["finished"]
     results = {r["project"]: r for r in last["projects"]}
