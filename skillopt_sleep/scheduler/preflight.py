@@ -60,15 +60,16 @@ def _spec_name_and_options(spec: str) -> tuple[str, dict[str, Any]]:
 
 
 def _auto_choice(config: Config, env_file_vars: Mapping[str, str], which: Which) -> str | None:
-    """What ``auto`` would pick for the job: the agent's own CLI, else an SDK with a key."""
-    agents = {"claude": ["claude-cli"], "codex": ["codex-cli"]}.get(config.agent, ["claude-cli", "codex-cli"])
-    for backend in agents:
-        if _find_binary(config, backend, {}, which):
-            return backend
-    for backend, key in SDK_KEYS.items():
-        if env_file_vars.get(key):
-            return backend
-    return None
+    """What ``auto`` would pick for the job (the same rule as a night's, backends/auto.py), seen
+    from the job's environment: the env file's variables, not the shell's."""
+    from skillopt_sleep.backends.auto import choose_backend
+
+    agents = [config.agent] if config.agent in ("claude", "codex") else []
+    try:
+        return choose_backend(agents, backend_options=config.backend_options, which=which,
+                              env=env_file_vars, harvested=False).spec
+    except UserError:
+        return None
 
 
 def _find_binary(config: Config, backend: str, inline: Mapping[str, Any], which: Which) -> str | None:
