@@ -29,7 +29,7 @@ from skillopt_sleep.config import Config, load_config
 from skillopt_sleep.debris import clean_debris
 from skillopt_sleep.documents import document_paths, is_read_only
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
-from skillopt_sleep.files import atomic_write_text, read_bytes_or_none, read_jsonl, sha256_bytes
+from skillopt_sleep.files import atomic_write_text, parse_json, read_bytes_or_none, read_jsonl, sha256_bytes
 from skillopt_sleep.locks import ProjectLock
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.staging import ROLES, ensure_project_dir, now, staged_proposals
@@ -366,7 +366,7 @@ def _undo(current: bytes, backup: str) -> bytes | None:
     if raw is None:
         return None
     try:
-        undo = json.loads(raw.decode("utf-8"))
+        undo = parse_json(raw.decode("utf-8"))
         return _splice(current, int(undo["prefix"]), int(undo["suffix"]), _unb64(undo["restore"]))
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None

@@ -98,6 +98,15 @@ def remove_temp_files(directory: Path, targets: set[str] | None = None) -> list[
     return removed
 
 
+def parse_json(text: str | bytes) -> Any:
+    """``json.loads`` for files a person or a cloned repository may have planted: nesting too deep
+    for the parser is a ValueError (malformed) like any other bad JSON, never a RecursionError."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -142,7 +151,7 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         if not line:
             continue
         try:
-            value = json.loads(line)
+            value = parse_json(line)
         except ValueError:
             continue
         if isinstance(value, dict):

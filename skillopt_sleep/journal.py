@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
-from skillopt_sleep.files import append_jsonl, atomic_write_bytes, atomic_write_text, read_bytes_or_none, read_jsonl, sha256_bytes
+from skillopt_sleep.files import append_jsonl, atomic_write_bytes, atomic_write_text, parse_json, read_bytes_or_none, read_jsonl, sha256_bytes
 from skillopt_sleep.paths import project_dirs
 
 JOURNAL_FORMAT = "skillopt_sleep.journal.v1"
@@ -118,7 +118,7 @@ def pending(project: str | os.PathLike[str]) -> dict[str, Any] | None:
     if raw is None:
         return None
     try:
-        journal = Journal.from_dict(json.loads(raw.decode("utf-8")))
+        journal = Journal.from_dict(parse_json(raw.decode("utf-8")))
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         return {"op": "?", "night_id": "?", "started": "?", "files": [], "damaged": True}
     return {"op": journal.op, "night_id": journal.night_id, "started": journal.started,
@@ -216,7 +216,7 @@ def recover(project: str | os.PathLike[str], allows: Callable[[str, Path], bool]
     if raw is None:
         return None
     try:
-        journal = Journal.from_dict(json.loads(raw.decode("utf-8")))
+        journal = Journal.from_dict(parse_json(raw.decode("utf-8")))
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         raise UserError(f"the adoption journal {path} is damaged; check the live documents against "
                         "the adoption ledger, then delete it", EXIT_CONFLICT) from None

@@ -9,7 +9,6 @@ the project's score trend (``report_html.py``). Everything here is data; renderi
 from __future__ import annotations
 
 import difflib
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from skillopt_sleep.documents import END, START
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
 from skillopt_sleep.redact import redact
 from skillopt_sleep.types import Edit, GateDecision, NightReport, TaskRecord
+from skillopt_sleep.files import parse_json
 
 EXCERPT_CHARS = 160
 
@@ -186,7 +186,7 @@ def load_view(proposal: dict[str, Any]) -> ProposalView:
     """The view of one proposal as ``adoption.list_proposals`` lists it (manifest + state)."""
     staging_dir = Path(proposal["staging_dir"])
     try:
-        data = json.loads((staging_dir / "report.json").read_text(encoding="utf-8"))
+        data = parse_json((staging_dir / "report.json").read_text(encoding="utf-8"))
         report = NightReport.from_dict(data)
     except (OSError, ValueError) as exc:
         raise UserError(f"the report of night {proposal.get('night_id')} in {staging_dir} is "

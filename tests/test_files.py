@@ -86,3 +86,11 @@ def test_remove_temp_files_removes_only_interrupted_writes(tmp_path):
     assert debris[1].exists()
     assert remove_temp_files(tmp_path) == [debris[1]]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(keep)
+
+
+def test_parse_json_treats_too_deep_nesting_as_malformed():
+    from skillopt_sleep.files import parse_json
+
+    assert parse_json('{"a": [1]}') == {"a": [1]}
+    with pytest.raises(ValueError):
+        parse_json("[" * 100_000 + "]" * 100_000)

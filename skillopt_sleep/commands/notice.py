@@ -28,7 +28,7 @@ from skillopt_sleep.errors import EXIT_OK
 from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.redact import redact
 from skillopt_sleep.sanitize import sanitize
-from skillopt_sleep.files import append_jsonl, atomic_write_text, read_jsonl
+from skillopt_sleep.files import append_jsonl, atomic_write_text, parse_json, read_jsonl
 from skillopt_sleep.types import format_time, parse_time
 
 EVENTS = ("session-start", "session-end")
@@ -56,7 +56,7 @@ def _rules_proposed(staging_dir: Path) -> int | None:
     try:
         if report.stat().st_size > REPORT_READ_LIMIT:
             return None
-        data = json.loads(report.read_text(encoding="utf-8"))
+        data = parse_json(report.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     edits = data.get("accepted_edits") if isinstance(data, dict) else None

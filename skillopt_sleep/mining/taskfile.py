@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_sleep.errors import EXIT_CONFIG, UserError
+from skillopt_sleep.files import parse_json
 from skillopt_sleep.judges import JudgeError, validate_judge
 from skillopt_sleep.types import SPLITS, TASKS_FORMAT, TaskRecord
 
@@ -34,7 +35,7 @@ def load_tasks(path: Path) -> tuple[list[TaskRecord], bool]:
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"cannot read tasks file {path}: {exc}", EXIT_CONFIG) from None
     try:
-        data = json.loads(raw)
+        data = parse_json(raw)
     except ValueError as exc:
         raise UserError(f"tasks file {path} is not valid JSON: {exc}", EXIT_CONFIG) from None
     if not isinstance(data, dict):

@@ -26,7 +26,7 @@ from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.redact import redact
 from skillopt_sleep.scheduler.envfile import read_env_file
 from skillopt_sleep.scheduler.schedule_file import ProjectEntry, Schedule, load_schedule
-from skillopt_sleep.files import atomic_write_text
+from skillopt_sleep.files import atomic_write_text, parse_json
 
 KEEP_LOGS = 30
 OUTPUT_LOG_LIMIT = 256 * 1024  # the OS-level stdout/stderr file is emptied past this size
@@ -105,7 +105,7 @@ def _write_last_run(runs: Path, record: dict[str, Any]) -> None:
 
 def read_last_run() -> dict[str, Any] | None:
     try:
-        data = json.loads((user_dirs().scheduled_runs / "last-run.json").read_text(encoding="utf-8"))
+        data = parse_json((user_dirs().scheduled_runs / "last-run.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

@@ -17,7 +17,7 @@ from typing import Any
 
 from skillopt_sleep.errors import EXIT_CONFIG, UserError
 from skillopt_sleep.paths import user_dirs
-from skillopt_sleep.files import atomic_write_text
+from skillopt_sleep.files import atomic_write_text, parse_json
 
 FORMAT = "skillopt_sleep.schedule.v1"
 # Environment variables that only locate things (our state, the agents' data); the job restores
@@ -72,7 +72,7 @@ def load_schedule(path: Path | None = None) -> Schedule | None:
     """The schedule, or None when nothing is scheduled; a broken file is a clear error."""
     path = path or schedule_path()
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = parse_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:

@@ -7,11 +7,11 @@ slept through, and a powered-off Mac or a logged-out systemd user manager can mi
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta
 
 from skillopt_sleep.errors import EXIT_USAGE, UserError
 from skillopt_sleep.types import parse_time
+from skillopt_sleep.files import parse_json
 
 DEFAULT_AT = "03:00"
 GRACE = timedelta(minutes=20)  # a job may start this late before its night counts as missed
@@ -45,7 +45,7 @@ def last_slot(at: str, now: datetime | None = None) -> datetime:
 
 def last_run_started(runs_dir) -> datetime | None:
     try:
-        data = json.loads((runs_dir / "last-run.json").read_text(encoding="utf-8"))
+        data = parse_json((runs_dir / "last-run.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return parse_time(data.get("started")) if isinstance(data, dict) else None

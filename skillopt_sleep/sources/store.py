@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Iterator
 
-from ..files import atomic_write_text, remove_temp_files
+from ..files import atomic_write_text, parse_json, remove_temp_files
 from ..locks import exclusive
 from ..types import SessionDigest
 
@@ -41,7 +41,7 @@ def _read_json(path: Path) -> dict[str, Any]:
     """A state file, or {} when it is missing or damaged (the next harvest then re-reads)."""
     try:
         with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+            data = parse_json(handle.read())
     except (OSError, ValueError, UnicodeDecodeError):
         return {}
     return data if isinstance(data, dict) and data.get("version") == VERSION else {}
@@ -97,7 +97,7 @@ class HarvestStore:
         with handle:
             for line in handle:
                 try:
-                    digest = SessionDigest.from_dict(json.loads(line))
+                    digest = SessionDigest.from_dict(parse_json(line))
                 except (ValueError, TypeError, AttributeError):
                     continue  # a damaged cache line costs one session, not the cache
                 digests[session_key(digest.source, digest.session_id)] = digest
