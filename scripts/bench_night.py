@@ -1,5 +1,14 @@
-"""How close a night comes to its critical-path bound: a dry-run night on the sim backend at a
-fixed simulated latency and a concurrency limit; prints JSON.
+"""Two measurements of a night on the sim backend; prints JSON.
+
+``calls`` (the call economy): on 30 rule-judged tasks (3 kinds x 10; 8 val / 22 train) a first
+stateful night and a second one on unchanged documents, tasks and model, at each K; provider calls
+per phase (preflight, dream, val, reflect, test, judge) counted by a wrapper around the backend,
+averaged over seeds. The sim knobs are the issue's noise model (follow 0.9, base 0.3).
+
+    python scripts/bench_night.py calls --ks 1,3,5 --seeds 5
+
+``path`` (the default): how close a night comes to its critical-path bound: a dry-run night at a
+fixed simulated latency and a concurrency limit.
 
 Every provider call is traced (start, end, purpose). Calls whose intervals overlap, directly or
 through a chain, form one *phase* (work that ran together); phases follow one another because
@@ -115,7 +124,138 @@ def run(latency: float, concurrency: int, per_kind: int, k: int, seed: int) -> d
     }
 
 
+SUITE_VAL = {"commit": 3, "pr": 3, "notes": 2}  # 8 val / 22 train, as in issue 10
+SUITE_SIM = "sim:follow=0.9,base=0.3,correct=0.6,harmful=0.2"
+
+
+def suite_tasks(per_kind: int = 10) -> list[TaskRecord]:
+    """The issue-10 suite: 3 kinds x ``per_kind`` rule-judged tasks, the first few of each kind val."""
+    tasks = make_tasks(per_kind, 0)
+    for task in tasks:
+        kind, index = task.id.rsplit("-", 1)
+        task.split = "val" if int(index) < SUITE_VAL[kind] else "train"
+    return tasks
+
+
+class Counting:
+    """Wraps a backend; counts every provider call by phase (an attempt's phase is its task's split)."""
+
+    def __init__(self, inner: Any, counts: Counter, splits: dict[str, str], lock: threading.Lock):
+        self.inner, self.counts, self.splits, self.lock = inner, counts, splits, lock
+        self.id = inner.id
+        self.price = getattr(inner, "price", None)
+
+    def can_offer_tools(self, names: tuple[str, ...]) -> bool:
+        return self.inner.can_offer_tools(names)
+
+    def complete(self, request: Request) -> Completion:
+        phase = request.purpose
+        if phase == "attempt":
+            task_id = (request.payload.get("task") or {}).get("id", "")
+            phase = {"train": "dream"}.get(self.splits.get(task_id, ""), self.splits.get(task_id, "attempt"))
+        with self.lock:
+            self.counts[phase] += 1
+        return self.inner.complete(request)
+
+
+def _patched_backends(wrap: Any) -> Any:
+    """Wrap every backend the engine builds, wherever ``make_backend`` is imported from."""
+    import contextlib
+
+    from skillopt_sleep import backends
+
+    real = backends.make_backend
+
+    @contextlib.contextmanager
+    def patched() -> Any:
+        holders = [m for name, m in list(sys.modules.items())
+                   if name.startswith("skillopt_sleep") and getattr(m, "make_backend", None) is real]
+        for module in holders:
+            module.make_backend = lambda *a, **kw: wrap(real(*a, **kw))
+        try:
+            yield
+        finally:
+            for module in holders:
+                module.make_backend = real
+
+    return patched()
+
+
+def one_night(project: Path, tasks_file: Path, k: int, seed: int, splits: dict[str, str]) -> dict[str, Any]:
+    counts: Counter = Counter()
+    lock = threading.Lock()
+    config = Config(backend=f"{SUITE_SIM},seed={seed}", agent="claude", k=k)
+    options = night.NightOptions(project=project, config=config, mode="run", tasks_file=tasks_file)
+    with _patched_backends(lambda inner: Counting(inner, counts, splits, lock)):
+        report = night.run_night(options)
+    return {"calls": sum(counts.values()), "per_phase": dict(sorted(counts.items())),
+            "accepted": len(report.accepted_edits), "status": report.status}
+
+
+def run_calls(ks: list[int], seeds: list[int]) -> dict[str, Any]:
+    import os
+
+    tasks = suite_tasks()
+    splits = {t.id: t.split for t in tasks}
+    out: dict[str, Any] = {"suite": {"tasks": len(tasks), "val": sum(s == "val" for s in splits.values()),
+                                     "train": sum(s == "train" for s in splits.values()),
+                                     "backend": SUITE_SIM, "seeds": seeds},
+                           "by_k": {}}
+    old_home = os.environ.get("SKILLOPT_SLEEP_HOME")
+    try:
+        for k in ks:
+            rows = []
+            for seed in seeds:
+                with tempfile.TemporaryDirectory(prefix="skillopt-bench-") as tmp:
+                    root = Path(tmp)
+                    os.environ["SKILLOPT_SLEEP_HOME"] = str(root / "home")
+                    project = root / "proj"
+                    project.mkdir()
+                    (project / "CLAUDE.md").write_text("# bench\n", encoding="utf-8")
+                    tasks_file = root / "tasks.json"
+                    tasks_file.write_text(json.dumps(tasks_document(tasks, True)), encoding="utf-8")
+                    first = one_night(project, tasks_file, k, seed, splits)
+                    second = one_night(project, tasks_file, k, seed, splits)
+                rows.append({"seed": seed, "first": first, "second": second})
+            out["by_k"][str(k)] = {
+                "first_night_mean_calls": _mean(r["first"]["calls"] for r in rows),
+                "second_night_mean_calls": _mean(r["second"]["calls"] for r in rows),
+                "first_night_mean_per_phase": _mean_phases(r["first"]["per_phase"] for r in rows),
+                "second_night_mean_per_phase": _mean_phases(r["second"]["per_phase"] for r in rows),
+                "nights": rows,
+            }
+    finally:
+        if old_home is None:
+            os.environ.pop("SKILLOPT_SLEEP_HOME", None)
+        else:
+            os.environ["SKILLOPT_SLEEP_HOME"] = old_home
+    return out
+
+
+def _mean(values: Any) -> float:
+    values = list(values)
+    return round(sum(values) / len(values), 2)
+
+
+def _mean_phases(rows: Any) -> dict[str, float]:
+    rows = list(rows)
+    keys = sorted({k for r in rows for k in r})
+    return {k: round(sum(r.get(k, 0) for r in rows) / len(rows), 2) for k in keys}
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["calls"]:
+        parser = argparse.ArgumentParser(description="calls per phase of a first and a second night")
+        parser.add_argument("--ks", default="1,3,5", help="samples per train task, comma-separated")
+        parser.add_argument("--seeds", type=int, default=5, help="sim seeds 1..N")
+        args = parser.parse_args(argv[1:])
+        result = run_calls([int(k) for k in args.ks.split(",")], list(range(1, args.seeds + 1)))
+        json.dump(result, sys.stdout, indent=1)
+        print()
+        return 0
+    if argv[:1] == ["path"]:
+        argv = argv[1:]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.2, help="simulated seconds per call")
     parser.add_argument("--concurrency", type=int, default=4)
