@@ -99,19 +99,28 @@ def focus_for(edits: list[Edit], tasks: list[TaskRecord]) -> set[str]:
 def _gate(evaluator: _Evaluator, base: DocumentSet, cand: DocumentSet, settings: LoopSettings,
           train_ids: set[str], focus: set[str]) -> GateDecision:
     n = settings.val_samples
+    # The decision sees exactly the samples this gate asked for: the shared baseline may hold more
+    # (drawn for another candidate in parallel), and using them would make every verdict, and the
+    # calls that follow from it, depend on thread timing.
+    wanted = dict.fromkeys(evaluator.tasks, n)
     b = evaluator.ensure(base, n)
     c = evaluator.ensure(cand, n)
-    decision = gating.decide(b, c, settings.gate, train_ids, focus)
+    decision = gating.decide(_first(b, wanted), _first(c, wanted), settings.gate, train_ids, focus)
     while n < settings.max_val_samples:
         more = gating.wants_more(decision, settings.gate)
         if not more:
             break
         n = min(settings.max_val_samples, n + settings.val_samples)
+        wanted.update(dict.fromkeys(more, n))
         b = evaluator.ensure(base, n, more)
         c = evaluator.ensure(cand, n, more)
-        decision = gating.decide(b, c, settings.gate, train_ids, focus)
+        decision = gating.decide(_first(b, wanted), _first(c, wanted), settings.gate, train_ids, focus)
     decision.statistic["samples_per_task"] = {d.task_id: d.n_candidate for d in decision.per_task}
     return decision
+
+
+def _first(scores: dict[str, list[float]], wanted: dict[str, int]) -> dict[str, list[float]]:
+    return {tid: samples[: wanted[tid]] for tid, samples in scores.items()}
 
 
 def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,

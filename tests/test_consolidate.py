@@ -78,3 +78,22 @@ def test_no_val_tasks_means_nothing_is_accepted(tmp_path: Path) -> None:
     out = consolidate(tasks, load_documents(tmp_path), models_for("sim:correct=1,harmful=0,seed=5"), LoopSettings())
     assert out.accepted == []
     assert any("cannot be validated" in n for n in out.notes)
+
+
+def test_a_gate_decides_on_exactly_the_samples_it_drew(tmp_path: Path) -> None:
+    """The baseline is shared by candidates gated in parallel; samples another gate drew must not
+    enter this one's decision (the verdict, and the calls after it, would depend on timing)."""
+    from skillopt_sleep import consolidate as loop
+    from skillopt_sleep.documents import apply_edit
+    from skillopt_sleep.types import Edit
+
+    tasks = make_tasks()
+    docs = load_documents(tmp_path)
+    models = models_for("sim:seed=4")
+    val = [t for t in tasks if t.split == "val"]
+    evaluator = loop._Evaluator(models, val, loop.Outcome(documents=docs), "val")
+    evaluator.ensure(docs, 12)  # another candidate's gate already drew the ceiling
+    cand = apply_edit(docs, Edit(target="skill", op="add", content="Keep every answer short."))
+    settings = LoopSettings(val_samples=4, max_val_samples=12)
+    decision = loop._gate(evaluator, docs, cand, settings, set(), set())
+    assert all(d.n_baseline == d.n_candidate for d in decision.per_task), decision.per_task

@@ -154,6 +154,7 @@ class Client:
         self._evidence = evidence
         self._cache: dict[str, Completion] | None = {} if cache else None
         self._cache_lock = threading.Lock()
+        self._inflight: dict[str, threading.Event] = {}
 
     @property
     def id(self) -> str:
@@ -175,12 +176,20 @@ class Client:
             progress.expect(1)
         try:
             key = self._key(request)
-            hit = self._cached(key)
-            if hit is not None:
-                return hit
-            completion = self._call_with_retry(request)
-            self._store(key, completion)
-            return completion
+            while True:
+                hit = self._cached(key)
+                if hit is not None:
+                    return hit
+                leader, finished = self._claim(key)
+                if leader:
+                    break
+                finished.wait()  # the same request is in flight: share its answer
+            try:
+                completion = self._call_with_retry(request)
+                self._store(key, completion)
+                return completion
+            finally:
+                self._release(key, finished)
         finally:
             if progress is not None:
                 progress.done()
@@ -235,6 +244,25 @@ class Client:
             with self.stats.lock:
                 self.stats.cache_hits += 1
         return hit
+
+    def _claim(self, key: str | None) -> tuple[bool, threading.Event]:
+        """(True, event) when this thread is to make the call for ``key``; (False, event) when an
+        identical request is already in flight (wait on the event, then look in the cache again:
+        if that call failed, the cache is still empty and the waiter calls itself)."""
+        if key is None:
+            return True, threading.Event()
+        with self._cache_lock:
+            running = self._inflight.get(key)
+            if running is not None:
+                return False, running
+            self._inflight[key] = event = threading.Event()
+            return True, event
+
+    def _release(self, key: str | None, finished: threading.Event) -> None:
+        if key is not None:
+            with self._cache_lock:
+                self._inflight.pop(key, None)
+        finished.set()
 
     def _store(self, key: str | None, completion: Completion) -> None:
         if key is not None and self._cache is not None:

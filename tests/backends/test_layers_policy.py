@@ -92,6 +92,31 @@ def test_samples_are_independent_but_repeats_are_cached(retry):
     assert len(backend.calls) == 4 and client.stats.cache_hits == 4
 
 
+def test_identical_requests_in_flight_together_share_one_call(retry):
+    import threading
+    import time
+
+    release = threading.Event()
+
+    def slow(request):
+        release.wait(10)
+        return ok("shared")
+
+    backend = ScriptedBackend(default=slow)
+    client = Client(backend, limiter=Limiter(4), retry=retry)
+    box = {}
+    runner = threading.Thread(target=lambda: box.update(out=client.map([req(), req(), req(), req()])))
+    runner.start()
+    ends = time.monotonic() + 10
+    while not backend.calls and time.monotonic() < ends:
+        time.sleep(0.01)
+    time.sleep(0.3)  # time for the other three to start a call of their own, were they allowed to
+    release.set()
+    runner.join(10)
+    assert [c.text for c in box["out"]] == ["shared"] * 4
+    assert len(backend.calls) == 1
+
+
 def test_map_keeps_order_and_never_exceeds_the_shared_limit(retry):
     backend = ScriptedBackend()
     limiter = Limiter(3)
