@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_sleep import night
+from skillopt_sleep.backends import assembly
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.config import Config
 from skillopt_sleep.mining import assign_splits, tasks_document
@@ -53,7 +54,7 @@ class Tracing:
     def __init__(self, inner: Any, trace: list[tuple[float, float, str]], lock: threading.Lock):
         self.inner, self.trace, self.lock = inner, trace, lock
         self.id = inner.id
-        self.price = getattr(inner, "price", None)
+        self.price, self.offline = inner.price, inner.offline
 
     def complete(self, request: Request) -> Completion:
         start = time.monotonic()
@@ -89,8 +90,8 @@ def phases(trace: list[tuple[float, float, str]]) -> list[Counter]:
 def run(latency: float, concurrency: int, per_kind: int, k: int, seed: int) -> dict[str, Any]:
     trace: list[tuple[float, float, str]] = []
     lock = threading.Lock()
-    real_make = night.make_backend
-    night.make_backend = lambda *a, **kw: Tracing(real_make(*a, **kw), trace, lock)
+    real_make = assembly.make_backend
+    assembly.make_backend = lambda *a, **kw: Tracing(real_make(*a, **kw), trace, lock)
     try:
         with tempfile.TemporaryDirectory(prefix="skillopt-bench-") as tmp:
             root = Path(tmp)
@@ -106,7 +107,7 @@ def run(latency: float, concurrency: int, per_kind: int, k: int, seed: int) -> d
             report = night.run_night(options)
             wall = time.monotonic() - started
     finally:
-        night.make_backend = real_make
+        assembly.make_backend = real_make
     groups = phases(trace)
     bound = sum(math.ceil(sum(g.values()) / concurrency) for g in groups) * latency
     return {

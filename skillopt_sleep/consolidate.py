@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from collections.abc import Callable
 
 from skillopt_sleep import gate as gating
-from skillopt_sleep.backends.layers import Models, run_together
+from skillopt_sleep.backends.models import Models, run_together
 from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit
 from skillopt_sleep.dream import mean_soft, rubric_scorer, run_attempts
 from skillopt_sleep.reflect import reflect

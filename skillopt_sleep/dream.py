@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from skillopt_sleep import judges
 from skillopt_sleep.backends.base import Request, can_offer_tools
-from skillopt_sleep.backends.layers import Client
+from skillopt_sleep.backends.client import Client
 from skillopt_sleep.documents import DocumentSet
 from skillopt_sleep.prompts import render
 from skillopt_sleep.types import Attempt, TaskRecord

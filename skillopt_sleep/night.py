@@ -10,9 +10,7 @@ report and no adoption.
 from __future__ import annotations
 
 import contextlib
-import json
 import secrets
-import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,11 +18,12 @@ from typing import Any
 from collections.abc import Callable
 
 from skillopt_sleep import mining
-from skillopt_sleep.backends import BackendSpecError, make_backend
+from skillopt_sleep.backends.assembly import build_models
 from skillopt_sleep.backends.auto import resolve_config
-from skillopt_sleep.backends.base import BudgetExceeded, Completion, ProviderError, Request
-from skillopt_sleep.backends.budget import Budget
-from skillopt_sleep.backends.layers import Client, Deadline, Limiter, Models, RetryPolicy, Stats, preflight
+from skillopt_sleep.backends.base import BudgetExceeded, ProviderError
+from skillopt_sleep.backends.client import preflight
+from skillopt_sleep.backends.evidence import EvidenceLog
+from skillopt_sleep.backends.models import Models
 from skillopt_sleep.config import Config
 from skillopt_sleep.consolidate import LoopSettings, Outcome, consolidate
 from skillopt_sleep.documents import load_documents
@@ -33,8 +32,7 @@ from skillopt_sleep.errors import EXIT_BUDGET, EXIT_CONFIG, EXIT_PROVIDER, EXIT_
 from skillopt_sleep.gate import GateConfig
 from skillopt_sleep.paths import project_dirs, user_dirs
 from skillopt_sleep.proposal import task_summaries
-from skillopt_sleep.redact import redact, redact_obj
-from skillopt_sleep.sanitize import clean_text
+from skillopt_sleep.redact import redact_obj
 from skillopt_sleep.types import Edit, NightReport, TaskRecord
 
 Progress = Callable[[str], None]
@@ -53,68 +51,8 @@ class NightOptions:
     call_progress: Any = None  # a progress.CallProgress: per-call counts and ETA on stderr
 
 
-class EvidenceLog:
-    """Every model call of the night, redacted, one JSON line each (copied into staging)."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self._lock = threading.Lock()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = open(path, "w", encoding="utf-8")
-
-    def __call__(self, role: str, request: Request, completion: Completion) -> None:
-        import hashlib
-
-        line = {
-            "role": role,
-            "purpose": request.purpose,
-            "sample": request.sample,
-            "system_sha256": hashlib.sha256(request.system.encode("utf-8")).hexdigest(),
-            # the client redacted the request before sending it
-            "user": clean_text(request.user[:4000]),
-            "text": clean_text(redact(completion.text[:4000])),
-            "model": completion.model,
-            "usage": completion.usage.to_dict(),
-            "latency": round(completion.latency, 4),
-            "error": completion.error,
-            "error_message": clean_text(redact(completion.error_message[:500])),
-        }
-        with self._lock:
-            self._fh.write(json.dumps(line) + "\n")
-
-    def close(self) -> None:
-        with self._lock:
-            if not self._fh.closed:
-                self._fh.close()
-
-
 def new_night_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(2)
-
-
-def build_models(config: Config, evidence: Callable | None = None, *,
-                 budget: Budget | None = None) -> Models:
-    """Target and optimizer clients sharing one concurrency limit, budget and stats."""
-    limiter = Limiter(config.concurrency)
-    stats = Stats()
-    budget = budget or Budget(max_tokens=config.max_tokens, max_cost=config.max_cost_usd)
-    deadline = Deadline(config.night_deadline)  # both roles: one clock, one cancel switch
-    built: dict[tuple[str, str | None], Any] = {}
-    clients = {}
-    for role in ("target", "optimizer"):
-        spec, model = config.backend_for(role), config.model_for(role)
-        try:
-            name = spec.split(":", 1)[0].strip().lower()
-            key = (spec, model)
-            if key not in built:
-                built[key] = make_backend(spec, model=model, defaults=config.backend_options.get(name))
-        except BackendSpecError as exc:
-            raise UserError(f"--backend: {exc}", EXIT_USAGE) from None
-        retry = RetryPolicy(attempts=config.retries, base_delay=config.retry_base_delay)
-        clients[role] = Client(built[key], limiter=limiter, evidence=evidence, role=role, stats=stats,
-                               budget=budget, batch=config.batch, retry=retry, deadline=deadline,
-                               call_timeout=config.call_timeout)
-    return Models(target=clients["target"], optimizer=clients["optimizer"])
 
 
 def _settings(config: Config) -> LoopSettings:
@@ -134,13 +72,7 @@ def miner_for(config: Config, models: Models) -> str:
     simulator mines heuristically."""
     if config.miner != "auto":
         return config.miner
-    from skillopt_sleep.backends.sim import SimBackend
-
-    return "heuristic" if isinstance(models.optimizer.backend, SimBackend) else "llm"
-
-
-def _is_real(config: Config) -> bool:
-    return any(not config.backend_for(r).strip().lower().startswith("sim") for r in ("target", "optimizer"))
+    return "heuristic" if models.optimizer.backend.offline else "llm"
 
 
 @dataclass
@@ -155,14 +87,10 @@ class Gathered:
 
 
 def gather_tasks(opts: NightOptions, judge_maker: Any = None) -> Gathered:
-    """Tasks from a reviewed tasks file, or harvested and mined from transcripts."""
+    """Tasks from a tasks file, or harvested and mined from transcripts."""
     config = opts.config
     if opts.tasks_file is not None:
         tasks, reviewed = mining.load_tasks(opts.tasks_file)
-        if not reviewed and _is_real(config):
-            raise UserError(
-                f"{opts.tasks_file} is not reviewed; real backends only replay a reviewed tasks file "
-                "(check it, then set \"reviewed\": true)", EXIT_CONFIG)
         tasks = [TaskRecord.from_dict(redact_obj(t.to_dict())) for t in tasks]
         return Gathered(tasks=tasks, notes=[f"tasks replayed from {opts.tasks_file}"], reviewed=reviewed)
     from skillopt_sleep.sources import harvest
@@ -247,10 +175,6 @@ def _auto_agents(opts: NightOptions) -> tuple[list[str], bool]:
     return found, True
 
 
-def _uses_sim(config: Config) -> bool:
-    return any(config.backend_for(r).strip().lower().startswith("sim") for r in ("target", "optimizer"))
-
-
 def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledger: Any,
            staging: Any) -> NightReport:
     report = NightReport(night_id=night_id, project=str(opts.project), mode=opts.mode,
@@ -263,8 +187,6 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
     if choice is not None:
         report.backend_choice = f"auto chose {choice.spec}: {choice.reason}"
         opts.progress(report.backend_choice)
-    # Rules a simulator wrote for transcripts (or tasks) nobody reviewed are not real findings.
-    report.simulated = _uses_sim(opts.config) and not (gathered is not None and gathered.reviewed)
     # The evidence log is only kept to be copied into the staged proposal, so only a stateful
     # night (which holds the project lock) writes one, in the project's scratch dir: removed on
     # every way out of here, and by the next lock holder if this process is killed.
@@ -273,6 +195,12 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
     models: Models | None = None
     try:
         models = build_models(opts.config, evidence)
+        if gathered is not None and not gathered.reviewed and not models.offline:
+            raise UserError(
+                f"{opts.tasks_file} is not reviewed; real backends only replay a reviewed tasks file "
+                "(check it, then set \"reviewed\": true)", EXIT_CONFIG)
+        # Rules a simulator wrote for transcripts (or tasks) nobody reviewed are not real findings.
+        report.simulated = models.simulated and not (gathered is not None and gathered.reviewed)
         models.target.calls_progress = models.optimizer.calls_progress = opts.call_progress
         report.backends = {"target": models.target.id, "optimizer": models.optimizer.id}
         return _learn(opts, stateful, history, ledger, staging, report, models, evidence, gathered)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 from skillopt_sleep.backends.base import Request
-from skillopt_sleep.backends.layers import Client
+from skillopt_sleep.backends.client import Client
 from skillopt_sleep.documents import DocumentSet, EditRefused, Limits, clean_rule
 from skillopt_sleep.jsonx import extract_json
 from skillopt_sleep.prompts import render

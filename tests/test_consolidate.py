@@ -6,7 +6,10 @@ import pytest
 
 from skillopt_sleep.backends import make_backend
 from skillopt_sleep.backends.base import ProviderError
-from skillopt_sleep.backends.layers import Client, Limiter, Models, RetryPolicy, Stats
+from skillopt_sleep.backends.client import Client, Stats
+from skillopt_sleep.backends.limits import Limiter
+from skillopt_sleep.backends.models import Models
+from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.consolidate import LoopSettings, consolidate
 from skillopt_sleep.documents import load_documents
 

@@ -174,6 +174,7 @@ class _Wrapped:
 
     def __init__(self, inner) -> None:
         self.inner, self.id, self.purposes = inner, "wrapped-" + inner.id, []
+        self.price, self.offline = inner.price, False
 
     def complete(self, request):
         self.purposes.append(request.purpose)
@@ -184,20 +185,20 @@ class _Wrapped:
     (True, "auto", "llm"), (False, "auto", "heuristic"), (True, "heuristic", "heuristic"), (False, "llm", "llm")])
 def test_the_miner_follows_the_resolved_backend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                 wrap: bool, miner: str, expected: str) -> None:
-    from skillopt_sleep import night
+    from skillopt_sleep.backends import assembly
     from skillopt_sleep.commands.demo import build_demo_home
 
     home, claude, demo_project = build_demo_home(tmp_path)
     monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(home))
     built: list = []
-    real = night.make_backend
+    real = assembly.make_backend
 
     def make(*args, **kwargs):
         backend = real(*args, **kwargs)
         built.append(_Wrapped(backend) if wrap else backend)
         return built[-1]
 
-    monkeypatch.setattr(night, "make_backend", make)
+    monkeypatch.setattr(assembly, "make_backend", make)
     config = Config(backend="sim:correct=1,harmful=0,seed=1", agent="claude", source="claude",
                     claude_home=str(claude), k=1, val_samples=1, max_val_samples=1, miner=miner)
     report = run_night(NightOptions(project=demo_project, config=config, mode="dry-run"))

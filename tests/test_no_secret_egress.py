@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skillopt_sleep import night
+from skillopt_sleep.backends import assembly
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.commands.demo import build_demo_home
 from skillopt_sleep.config import Config
@@ -30,7 +30,7 @@ class Recording:
 
     def __init__(self, inner) -> None:
         self.inner = inner
-        self.id = inner.id
+        self.id, self.price, self.offline = inner.id, inner.price, inner.offline
         self.sent: list[Request] = []
 
     def complete(self, request: Request) -> Completion:
@@ -65,13 +65,13 @@ def test_a_night_never_sends_or_writes_a_secret(tmp_path: Path, monkeypatch: pyt
     _plant(claude, project)
     monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(home))
     recorders: list[Recording] = []
-    real = night.make_backend
+    real = assembly.make_backend
 
     def recording_backend(*args, **kwargs):
         recorders.append(Recording(real(*args, **kwargs)))
         return recorders[-1]
 
-    monkeypatch.setattr(night, "make_backend", recording_backend)
+    monkeypatch.setattr(assembly, "make_backend", recording_backend)
     config = Config(backend="sim:correct=1,harmful=0.3,seed=2", agent="claude", source="claude",
                     claude_home=str(claude), miner="llm")
     report = run_night(NightOptions(project=project, config=config, mode="run"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from skillopt_sleep.backends.layers import Client
+from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends import make_backend
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.progress import CallProgress

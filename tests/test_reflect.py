@@ -8,7 +8,8 @@ from collections.abc import Callable
 import pytest
 
 from skillopt_sleep.backends.base import Completion, Request
-from skillopt_sleep.backends.layers import Client, RetryPolicy
+from skillopt_sleep.backends.client import Client
+from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.documents import DocumentSet, Limits, apply_edit, load_documents
 from skillopt_sleep.reflect import parse_edits, reflect, select, spread, violates_contract
 from skillopt_sleep.types import Attempt, Edit, TaskRecord
@@ -20,6 +21,8 @@ class Scripted:
     """A backend that answers each reflect call by its mode ("contrastive" / "failure")."""
 
     id = "scripted"
+    price = None
+    offline = False
 
     def __init__(self, replies: dict[str, object] | Callable[[Request], str]):
         self.replies = replies

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillopt_sleep import night
+from skillopt_sleep.backends import assembly
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.commands.demo import build_demo_home
 from skillopt_sleep.config import Config
@@ -151,7 +151,7 @@ def _hostile_optimizer(sim) -> ScriptedBackend:
         return Completion(text=json.dumps({"edits": hostile + edits}), usage=completion.usage,
                           model=completion.model)
 
-    backend = ScriptedBackend(default=answer, model="hostile")
+    backend = ScriptedBackend(default=answer, model="hostile", offline=sim.offline)
     backend.id = sim.id
     return backend
 
@@ -160,8 +160,8 @@ def test_a_hostile_optimizer_never_reaches_the_documents_or_the_report(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home, claude, project = build_demo_home(tmp_path)
     monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(home))
-    real = night.make_backend
-    monkeypatch.setattr(night, "make_backend", lambda *a, **k: _hostile_optimizer(real(*a, **k)))
+    real = assembly.make_backend
+    monkeypatch.setattr(assembly, "make_backend", lambda *a, **k: _hostile_optimizer(real(*a, **k)))
     config = Config(backend="sim:correct=1,harmful=0,seed=3", agent="claude", source="claude",
                     claude_home=str(claude))
     report = run_night(NightOptions(project=project, config=config, mode="run", auto_adopt=True))
@@ -188,7 +188,7 @@ def test_a_malformed_reply_is_a_refused_reply_not_a_crash(tmp_path: Path, monkey
     """100,000 nested brackets (RecursionError in ``json``) from the optimizer: no edit, no crash."""
     home, claude, project = build_demo_home(tmp_path)
     monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(home))
-    real = night.make_backend
+    real = assembly.make_backend
 
     def malformed(*args, **kwargs) -> ScriptedBackend:
         sim = real(*args, **kwargs)
@@ -198,11 +198,11 @@ def test_a_malformed_reply_is_a_refused_reply_not_a_crash(tmp_path: Path, monkey
                 return Completion(text="[" * 100_000, model="hostile")
             return sim.complete(request)
 
-        backend = ScriptedBackend(default=answer, model="hostile")
+        backend = ScriptedBackend(default=answer, model="hostile", offline=sim.offline)
         backend.id = sim.id
         return backend
 
-    monkeypatch.setattr(night, "make_backend", malformed)
+    monkeypatch.setattr(assembly, "make_backend", malformed)
     before = (project / "CLAUDE.md").read_bytes()
     config = Config(backend="sim:correct=1,harmful=0,seed=3", agent="claude", source="claude",
                     claude_home=str(claude), miner="llm")

@@ -8,6 +8,7 @@ one line in ``_REGISTRY``.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from typing import Any
 
 from skillopt_sleep.backends.base import Backend, BudgetExceeded, Completion, ProviderError, Request
@@ -72,10 +73,13 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name, options
 
 
-def make_backend(spec: str, *, model: str | None = None, defaults: dict[str, Any] | None = None) -> Backend:
-    """Build a backend from a spec; ``defaults`` (from config) fill options the spec omits."""
+def make_backend(spec: str, *, model: str | None = None,
+                 backend_options: Mapping[str, Mapping[str, Any]] | None = None) -> Backend:
+    """Build a backend from a spec. ``backend_options`` are the config's defaults per backend
+    name (``[backend_options.anthropic]``…): those of the backend the spec names fill the options
+    the spec omits."""
     name, options = parse_spec(spec)
-    merged = dict(defaults or {})
+    merged = dict((backend_options or {}).get(name) or {})
     merged.update(options)
     module = importlib.import_module(_REGISTRY[name])
     try:

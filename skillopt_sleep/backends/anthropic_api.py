@@ -3,7 +3,7 @@
 The static prefix (skill + memory documents and role instructions) goes in a system block marked
 ``cache_control: ephemeral``, so every call of a phase after the first reads it from the prompt
 cache; the per-call task text is the user message. The SDK's own retries are off
-(``max_retries=0``): retrying is ``layers.Client``'s job, once for every backend.
+(``max_retries=0``): retrying is ``client.Client``'s job, once for every backend.
 
 Options (spec ``anthropic:model=…,base_url=…``): ``model``, ``base_url`` (else
 ``ANTHROPIC_BASE_URL``), ``api_key`` (else ``ANTHROPIC_API_KEY``), ``timeout`` (seconds),

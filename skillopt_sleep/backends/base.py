@@ -1,7 +1,8 @@
 """The one primitive every model transport implements: ``complete(Request) -> Completion``.
 
 Prompt rendering, retries, caching, budgets, concurrency and the evidence log are written once
-in ``layers.py`` and wrap any backend; a backend only moves one request over its wire.
+in ``client.py`` (with ``retry.py`` and ``limits.py``) and wrap any backend; a backend only moves
+one request over its wire, and declares what it costs and whether a real model answers.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from skillopt_sleep.backends.pricing import Price
 from skillopt_sleep.types import Usage
 
 PURPOSES = ("attempt", "judge", "reflect", "mine", "vary", "preflight")
@@ -71,9 +73,17 @@ class Completion:
 
 @runtime_checkable
 class Backend(Protocol):
-    """A transport. ``id`` names backend + model (used in cache keys and reports)."""
+    """A transport.
+
+    ``id`` names backend + model (used in cache keys and reports). ``price`` is what its calls
+    cost (``None``: unknown, so the cost budget cannot hold them; ``pricing.FREE`` for a backend
+    that bills nothing). ``offline`` is True when no model answers at all (the simulator): its
+    answers are not findings about a real model, which the night must say and never adopt unasked.
+    """
 
     id: str
+    price: Price | None
+    offline: bool
 
     def complete(self, request: Request) -> Completion: ...
 

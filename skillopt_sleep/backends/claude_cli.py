@@ -63,6 +63,8 @@ def build_argv(
 
 
 class ClaudeCliBackend:
+    offline = False
+
     def __init__(
         self, model: str | None = None, *, command: str = "claude", timeout: float = DEFAULT_TIMEOUT,
         session_persistence: bool = False, price: Price | None = None,

@@ -231,6 +231,8 @@ def _usage(events: list[dict[str, Any]]) -> Usage:
 
 
 class CodexCliBackend:
+    offline = False
+
     def __init__(
         self, model: str | None = None, *, command: str = "codex", timeout: float = DEFAULT_TIMEOUT,
         price: Price | None = None,

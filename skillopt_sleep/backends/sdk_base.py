@@ -32,6 +32,7 @@ class SdkBackend:
     key_env = ""  # e.g. "ANTHROPIC_API_KEY"
     base_url_env = ""
     key_hint = "api_key= in the backend spec"
+    offline = False
 
     def __init__(self, model: str, *, api_key: str | None, base_url: str | None, timeout: float,
                  max_output: int | None, price: Price | None):

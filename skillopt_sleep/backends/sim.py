@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillopt_sleep.backends.base import Completion, Request
+from skillopt_sleep.backends.pricing import FREE
 from skillopt_sleep.types import Usage
 
 NEGATION_RE = re.compile(r"\b(never|don'?t|do not|avoid|without|no longer|must not|omit|drop)\b", re.I)
@@ -93,6 +94,11 @@ def from_options(options: dict[str, Any], model: str | None) -> SimBackend:
 
 
 class SimBackend:
+    """No model: answers are drawn from the knobs, so they cost nothing and prove nothing."""
+
+    price = FREE
+    offline = True
+
     def __init__(self, knobs: SimKnobs | None = None):
         self.knobs = knobs or SimKnobs()
         k = self.knobs

@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 from skillopt_sleep.backends.base import Request
-from skillopt_sleep.backends.layers import Client
+from skillopt_sleep.backends.client import Client
 from skillopt_sleep.jsonx import extract_json
 from skillopt_sleep.judges import RULE_OPS, JudgeError, validate_check
 from skillopt_sleep.mining.requests import UserRequest

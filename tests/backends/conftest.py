@@ -15,7 +15,7 @@ from fakes import fake_cli  # noqa: E402
 from fakes.anthropic_server import FakeAnthropic  # noqa: E402
 from fakes.openai_server import FakeOpenAI  # noqa: E402
 
-from skillopt_sleep.backends.layers import RetryPolicy  # noqa: E402
+from skillopt_sleep.backends.retry import RetryPolicy  # noqa: E402
 
 
 class FakeSleep:

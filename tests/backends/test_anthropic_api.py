@@ -10,7 +10,8 @@ from fakes.http_base import Fail, Malformed, Slow
 from skillopt_sleep.backends import make_backend
 from skillopt_sleep.backends.anthropic_api import AnthropicBackend
 from skillopt_sleep.backends.base import ProviderError, Request
-from skillopt_sleep.backends.layers import Client, Limiter, preflight
+from skillopt_sleep.backends.client import Client, preflight
+from skillopt_sleep.backends.limits import Limiter
 
 DOCS = "# Skill\nAlways write commit subjects under 50 characters.\n" * 20
 

@@ -8,7 +8,8 @@ from skillopt_sleep.backends.anthropic_api import AnthropicBackend
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.batching import BatchPolicy
 from skillopt_sleep.backends.budget import Budget
-from skillopt_sleep.backends.layers import Client, Limiter
+from skillopt_sleep.backends.client import Client
+from skillopt_sleep.backends.limits import Limiter
 from skillopt_sleep.backends.openai_api import OpenAIBackend
 from skillopt_sleep.backends.pricing import Price
 

@@ -25,7 +25,7 @@ from skillopt_sleep.backends.codex_cli import (
     turn_failure,
 )
 from skillopt_sleep.backends.codex_cli import build_argv as codex_argv
-from skillopt_sleep.backends.layers import Client
+from skillopt_sleep.backends.client import Client
 from skillopt_sleep.paths import REPLAY_DIR_PREFIX
 
 REQ = Request(purpose="attempt", system="SKILL: be brief.", user="Summarize the PR.")

@@ -14,7 +14,9 @@ from fakes.http_base import Drip, Fail, Hang
 from skillopt_sleep.backends.anthropic_api import AnthropicBackend
 from skillopt_sleep.backends.base import ProviderError, Request
 from skillopt_sleep.backends.deadline import Deadline
-from skillopt_sleep.backends.layers import Client, Limiter, RetryPolicy
+from skillopt_sleep.backends.client import Client
+from skillopt_sleep.backends.limits import Limiter
+from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.config import Config
 from skillopt_sleep.errors import EXIT_PROVIDER, UserError
 from skillopt_sleep.night import NightOptions, run_night

@@ -9,7 +9,7 @@ from fakes.http_base import Fail, Malformed, Slow
 
 from skillopt_sleep.backends import make_backend
 from skillopt_sleep.backends.base import ProviderError, Request
-from skillopt_sleep.backends.layers import Client, preflight
+from skillopt_sleep.backends.client import Client, preflight
 from skillopt_sleep.backends.openai_api import OpenAIBackend
 
 DOCS = "# Memory\nRelease notes group changes under Added / Fixed / Changed.\n" * 20

@@ -13,7 +13,8 @@ from fakes.anthropic_server import FakeAnthropic
 
 from skillopt_sleep.backends.anthropic_api import AnthropicBackend
 from skillopt_sleep.backends.base import Request
-from skillopt_sleep.backends.layers import Client, Limiter
+from skillopt_sleep.backends.client import Client
+from skillopt_sleep.backends.limits import Limiter
 from skillopt_sleep.backends.pricing import Price
 from skillopt_sleep.types import Usage
 

@@ -9,7 +9,8 @@ import pytest
 from skillopt_sleep import judges
 from skillopt_sleep.backends import BackendSpecError, make_backend
 from skillopt_sleep.backends.base import ProviderError, Request
-from skillopt_sleep.backends.layers import Client, RetryPolicy
+from skillopt_sleep.backends.client import Client
+from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.backends.sim import (
     SimBackend,
     SimKnobs,

@@ -8,7 +8,7 @@ from skillopt_sleep.backends.anthropic_api import AnthropicBackend
 from skillopt_sleep.backends.base import Completion, Request, can_offer_tools
 from skillopt_sleep.backends.claude_cli import ClaudeCliBackend
 from skillopt_sleep.backends.codex_cli import CodexCliBackend
-from skillopt_sleep.backends.layers import Client
+from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.openai_api import OpenAIBackend
 from skillopt_sleep.backends.sim import SimBackend
 from skillopt_sleep.dream import attempt_request, split_measurable
@@ -84,6 +84,8 @@ class ToolOnly:
     """Answers with a tool call and no text, as a model may when a tool is offered."""
 
     id = "tool-only"
+    price = None
+    offline = False
 
     def can_offer_tools(self, names: tuple[str, ...]) -> bool:
         return True

@@ -23,8 +23,9 @@ class ScriptedBackend:
     """Pops scripted Completions (FIFO); when the script is empty, ``default(request)`` answers."""
 
     def __init__(self, *script: Completion, default: Callable[[Request], Completion] | None = None,
-                 price: Price | None = None, model: str = "scripted"):
+                 price: Price | None = None, model: str = "scripted", offline: bool = False):
         self.id = f"scripted:{model}"
+        self.offline = offline
         self.script = deque(script)
         self.default = default or (lambda request: ok(f"answer to {request.user}"))
         self.price = price

@@ -24,7 +24,9 @@ import pytest
 
 from skillopt_sleep.backends.anthropic_api import AnthropicBackend
 from skillopt_sleep.backends.base import Request
-from skillopt_sleep.backends.layers import Client, Limiter, RetryPolicy, preflight
+from skillopt_sleep.backends.client import Client, preflight
+from skillopt_sleep.backends.limits import Limiter
+from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.backends.openai_api import OpenAIBackend
 from skillopt_sleep.config import Config
 from skillopt_sleep.jsonx import extract_json

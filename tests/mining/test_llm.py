@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 
 from skillopt_sleep.backends.base import Completion, Request
-from skillopt_sleep.backends.layers import Client
+from skillopt_sleep.backends.client import Client
 from skillopt_sleep.mining import mine
 from skillopt_sleep.mining.llm import LlmMiner
 from skillopt_sleep.types import Feedback, SessionDigest
@@ -11,6 +11,8 @@ from skillopt_sleep.types import Feedback, SessionDigest
 
 class Scripted:
     id = "scripted"
+    price = None
+    offline = False
 
     def __init__(self, reply: dict) -> None:
         self.reply = reply

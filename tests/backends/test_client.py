@@ -1,4 +1,4 @@
-"""The failure policy, budget, cache and limiter of ``layers.Client`` over a scripted backend."""
+"""The client around a scripted backend: failure policy, budget, cache, limiter and Models."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ from fakes.scripted import ScriptedBackend, err, ok
 
 from skillopt_sleep.backends.base import BudgetExceeded, Completion, ProviderError, Request
 from skillopt_sleep.backends.budget import Budget, estimate_input_tokens
-from skillopt_sleep.backends.layers import Client, Limiter, Models, RetryPolicy, Stats, preflight
-from skillopt_sleep.backends.pricing import Price, lookup, price_for
+from skillopt_sleep.backends.client import Client, Stats, preflight
+from skillopt_sleep.backends.limits import Limiter
+from skillopt_sleep.backends.models import Models
+from skillopt_sleep.backends.retry import RetryPolicy
+from skillopt_sleep.backends.pricing import FREE, Price, lookup, price_for
 from skillopt_sleep.types import Usage
 
 
@@ -49,6 +52,8 @@ def test_error_text_never_becomes_an_answer(retry):
 def test_transport_bug_is_an_error_not_an_answer(retry):
     class Broken:
         id = "broken"
+        price = None
+        offline = False
 
         def complete(self, request):
             raise KeyError("oops")
@@ -179,13 +184,15 @@ def test_unpriced_models_are_listed_and_free_backends_are_not(retry):
     budget = Budget(max_cost=5.0)
     Client(ScriptedBackend(price=None, model="mystery"), retry=retry, budget=budget).complete(req())
 
-    class NoPriceAttr:
+    class Free:
         id = "sim:x"
+        price = FREE
+        offline = True
 
         def complete(self, request):
             return ok()
 
-    Client(NoPriceAttr(), retry=retry, budget=budget).complete(req())
+    Client(Free(), retry=retry, budget=budget).complete(req())
     assert budget.summary()["unpriced_models"] == ["scripted:mystery"]
 
 

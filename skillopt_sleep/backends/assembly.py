@@ -1,0 +1,47 @@
+"""From a night's config to its two ``Models`` roles: backends built once, wrapped in Clients that
+share one concurrency limit, one budget, one deadline and one set of stats.
+
+The night asks this module for its models and asks the models (``Backend.offline``,
+``Backend.price``) what they are; adding a backend or a layer changes nothing in the night.
+"""
+
+from __future__ import annotations
+
+from skillopt_sleep.backends import BackendSpecError, make_backend
+from skillopt_sleep.backends.base import Backend
+from skillopt_sleep.backends.budget import Budget
+from skillopt_sleep.backends.client import Client, EvidenceSink, Stats
+from skillopt_sleep.backends.deadline import Deadline
+from skillopt_sleep.backends.limits import Limiter
+from skillopt_sleep.backends.models import Models
+from skillopt_sleep.backends.retry import RetryPolicy
+from skillopt_sleep.config import Config
+from skillopt_sleep.errors import EXIT_USAGE, UserError
+
+ROLES = ("target", "optimizer")
+
+
+def build_models(config: Config, evidence: EvidenceSink | None = None, *,
+                 budget: Budget | None = None) -> Models:
+    """Target and optimizer clients sharing one concurrency limit, budget, deadline and stats.
+
+    Two roles with the same spec and model share one backend. A spec that does not parse is a
+    ``UserError`` (usage) naming it."""
+    limiter = Limiter(config.concurrency)
+    stats = Stats()
+    budget = budget or Budget(max_tokens=config.max_tokens, max_cost=config.max_cost_usd)
+    deadline = Deadline(config.night_deadline)  # both roles: one clock, one cancel switch
+    retry = RetryPolicy(attempts=config.retries, base_delay=config.retry_base_delay)
+    built: dict[tuple[str, str | None], Backend] = {}
+    clients = {}
+    for role in ROLES:
+        key = (config.backend_for(role), config.model_for(role))
+        if key not in built:
+            try:
+                built[key] = make_backend(key[0], model=key[1], backend_options=config.backend_options)
+            except BackendSpecError as exc:
+                raise UserError(f"--backend: {exc}", EXIT_USAGE) from None
+        clients[role] = Client(built[key], limiter=limiter, evidence=evidence, role=role, stats=stats,
+                               budget=budget, batch=config.batch, retry=retry, deadline=deadline,
+                               call_timeout=config.call_timeout)
+    return Models(target=clients["target"], optimizer=clients["optimizer"])

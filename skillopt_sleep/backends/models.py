@@ -1,0 +1,74 @@
+"""The two roles of a night (target and optimizer), and running independent phases at once."""
+
+from __future__ import annotations
+
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from collections.abc import Callable
+
+from skillopt_sleep.backends.client import Client, Stats
+from skillopt_sleep.backends.deadline import Deadline
+from skillopt_sleep.types import Usage
+
+
+@dataclass
+class Models:
+    """The two roles of a night. They may share a backend, a limiter and stats."""
+
+    target: Client
+    optimizer: Client
+
+    @property
+    def stats(self) -> list[Stats]:
+        if self.target.stats is self.optimizer.stats:
+            return [self.target.stats]
+        return [self.target.stats, self.optimizer.stats]
+
+    @property
+    def simulated(self) -> bool:
+        """Some role is answered by an offline backend (the simulator), not a real model."""
+        return self.target.backend.offline or self.optimizer.backend.offline
+
+    @property
+    def offline(self) -> bool:
+        """No role talks to a real model."""
+        return self.target.backend.offline and self.optimizer.backend.offline
+
+    def calls(self) -> dict[str, int]:
+        total: Counter = Counter()
+        for s in self.stats:
+            total.update(s.calls)
+        return dict(total)
+
+    @property
+    def deadline(self) -> Deadline:
+        return self.target.deadline
+
+    def close(self, reason: str = "the night ended") -> None:
+        """Cancel whatever is still in flight and close the backends' connections (a drip or a
+        hang held by an abandoned call ends with them)."""
+        self.target.deadline.cancel(reason)
+        self.optimizer.deadline.cancel(reason)
+        for backend in {id(c.backend): c.backend for c in (self.target, self.optimizer)}.values():
+            close = getattr(backend, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception:  # noqa: BLE001 - closing is best effort at the end of a night
+                    pass
+
+    def usage(self) -> Usage:
+        total = Usage()
+        for s in self.stats:
+            total = total + s.usage
+        return total
+
+
+def run_together(*thunks: Callable[[], object]) -> list[object]:
+    """Run independent phases at once (each phase still obeys the shared limiter)."""
+    if len(thunks) == 1:
+        return [thunks[0]()]
+    with ThreadPoolExecutor(max_workers=len(thunks)) as pool:
+        futures = [pool.submit(t) for t in thunks]
+        return [f.result() for f in futures]
