@@ -1,5 +1,5 @@
 """Input tokens a real night bills with prompt caching on vs off, through the real Anthropic SDK
-code path against the fake Anthropic server (tests/fakes), which caches a ``cache_control``
+code path against the fake Anthropic server (tests/support), which caches a ``cache_control``
 prefix it has seen before and, like the real API, nothing under 1024 tokens. Prints JSON.
 
 The night is a dry-run of the demo project (bundled transcripts, heuristic miner) whose CLAUDE.md
@@ -18,9 +18,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
-from fakes.anthropic_server import FakeAnthropic  # noqa: E402
+from tests.support.anthropic_server import FakeAnthropic  # noqa: E402
 
 from skillopt_sleep.commands.demo import build_demo_home  # noqa: E402
 from skillopt_sleep.config import Config  # noqa: E402

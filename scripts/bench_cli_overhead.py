@@ -1,6 +1,6 @@
 """Input a replay costs through the real ``claude`` / ``codex`` CLIs, compared with the prompt itself.
 
-Each CLI runs against the fake provider (tests/fakes) in a throwaway HOME that holds a user's own
+Each CLI runs against the fake provider (tests/support) in a throwaway HOME that holds a user's own
 context of a realistic size (a CLAUDE.md / AGENTS.md, a skill, an MCP server, developer
 instructions), twice: the way a person runs it (``claude -p`` / ``codex exec``) and through the
 engine's claude-cli / codex-cli backend. For every request the fake received, the model's input is
@@ -22,13 +22,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from fakes import provider_env  # noqa: E402
-from fakes.anthropic_server import FakeAnthropic  # noqa: E402
-from fakes.http_base import count_tokens  # noqa: E402
-from fakes.openai_server import FakeOpenAI, responses_input_text  # noqa: E402
+from tests.support import provider_env  # noqa: E402
+from tests.support.anthropic_server import FakeAnthropic  # noqa: E402
+from tests.support.http_base import count_tokens  # noqa: E402
+from tests.support.openai_server import FakeOpenAI, responses_input_text  # noqa: E402
 
 from skillopt_sleep.backends.base import Request  # noqa: E402
 from skillopt_sleep.backends.claude_cli import ClaudeCliBackend  # noqa: E402

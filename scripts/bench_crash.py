@@ -53,7 +53,7 @@ from skillopt_sleep.files import TEMP_NAME, sha256_bytes  # noqa: E402
 from skillopt_sleep.paths import project_dirs  # noqa: E402
 from skillopt_sleep.staging import StagedFile, stage  # noqa: E402
 from skillopt_sleep.types import NightReport  # noqa: E402
-from tests.helpers import make_tasks, write_tasks_file  # noqa: E402
+from tests.support.tasks import make_tasks, write_tasks_file  # noqa: E402
 
 MEMORY_OLD = b"# Project rules\n\nKeep it short.\n"
 MEMORY_NEW = MEMORY_OLD + (b"\n<!-- skillopt-sleep:learned:start -->\n- Use conventional commits.\n"

@@ -6,7 +6,7 @@
 #   scripts/install_real_clis.sh --check    print the bin directory if installed, else exit 1
 #
 # Tests that drive the real clients find them through SKILLOPT_REAL_CLIS=<that directory>
-# (see tests/real_clients.py). Exit 3 when npm itself is missing (the only reason tests may skip).
+# (see tests/support/real_clients.py). Exit 3 when npm itself is missing (the only reason tests may skip).
 # Cache: ${SKILLOPT_CI_CACHE:-~/.cache/skillopt-sleep-ci}/npm-clis-<versions>.
 set -euo pipefail
 

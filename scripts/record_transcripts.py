@@ -2,7 +2,7 @@
 """Record genuine Claude Code / Codex transcripts for the harvest tests (installs nothing).
 
 Drives the real ``claude`` and ``codex`` CLIs (``SKILLOPT_REAL_CLIS`` or ``--clis``; see
-``scripts/install_real_clis.sh``) against the fake providers of ``tests/fakes`` on 127.0.0.1, in a
+``scripts/install_real_clis.sh``) against the fake providers of ``tests/support`` on 127.0.0.1, in a
 throwaway HOME / CODEX_HOME: interactive TUI sessions through tmux (typed prompts, a sub-agent,
 ``/compact``, exit), then headless continuations (``claude -p --resume``, ``claude -p -c``,
 ``codex exec resume``) and headless one-offs (``claude -p``, ``codex exec``). The transcripts the
@@ -36,13 +36,12 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 
-from fakes.anthropic_server import FakeAnthropic, last_user_text  # noqa: E402
-from fakes.http_base import Reply, ToolCall  # noqa: E402
-from fakes.openai_server import FakeOpenAI, last_input_text  # noqa: E402
-from fakes.provider_env import claude_env, codex_env  # noqa: E402
+from tests.support.anthropic_server import FakeAnthropic, last_user_text  # noqa: E402
+from tests.support.http_base import Reply, ToolCall  # noqa: E402
+from tests.support.openai_server import FakeOpenAI, last_input_text  # noqa: E402
+from tests.support.provider_env import claude_env, codex_env  # noqa: E402
 
 PLACEHOLDER_ROOT = "/tmp/skillopt-rec"
 CLAUDE_MARKER = "USER-CLAUDE-MD-MARKER"

@@ -20,7 +20,7 @@ from skillopt_sleep.adoption import list_proposals, latest_proposal
 from skillopt_sleep.files import append_jsonl, read_jsonl
 from skillopt_sleep.staging import StagedFile
 
-from tests.staged_project import MEMORY_NEW, MEMORY_OLD, SKILL_NEW, _sha, _skill_path, _stage, make_project
+from tests.support.staged_project import MEMORY_NEW, MEMORY_OLD, SKILL_NEW, _sha, _skill_path, _stage, make_project
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 
 from skillopt_sleep.cli import main
 
-from tests.helpers import make_tasks, write_tasks_file
+from tests.support.tasks import make_tasks, write_tasks_file
 
 
 def run_cli(*args: str, env_home: Path) -> subprocess.CompletedProcess[str]:

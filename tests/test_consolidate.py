@@ -13,7 +13,7 @@ from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.consolidate import LoopSettings, consolidate
 from skillopt_sleep.documents import load_documents
 
-from tests.helpers import make_tasks
+from tests.support.tasks import make_tasks
 
 
 def models_for(spec: str) -> Models:

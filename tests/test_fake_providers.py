@@ -5,17 +5,13 @@ from __future__ import annotations
 import http.client
 import json
 import socket
-import sys
-from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # makes ``fakes`` importable
-
-from fakes.anthropic_server import FakeAnthropic  # noqa: E402
-from fakes.http_base import Drop, Fail, Hang, Reply, ToolCall  # noqa: E402
-from fakes.openai_server import FakeOpenAI  # noqa: E402
+from tests.support.anthropic_server import FakeAnthropic
+from tests.support.http_base import Drop, Fail, Hang, Reply, ToolCall
+from tests.support.openai_server import FakeOpenAI
 
 
 def post(fake, path: str, body: dict, headers: dict[str, str], timeout: float = 10.0):

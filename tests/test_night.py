@@ -11,7 +11,8 @@ from skillopt_sleep.night import NightOptions, run_night
 from skillopt_sleep.paths import project_dirs, user_dirs
 from skillopt_sleep.history import History
 
-from tests.helpers import make_tasks, write_tasks_file
+from tests.support.fake_backend import FakeBackend, forward
+from tests.support.tasks import make_tasks, write_tasks_file
 
 
 def options(project: Path, tasks_file: Path, mode: str = "run", backend: str = "sim:correct=1,harmful=0,seed=1",
@@ -169,18 +170,6 @@ def test_auto_adopt_happens_under_the_night_lock(project: Path, tmp_path: Path) 
         assert "skillopt-sleep:learned:start" in Path(entry["path"]).read_text(encoding="utf-8")
 
 
-class _Wrapped:
-    """Any backend that is not the simulator (here: one that forwards to it, so it answers)."""
-
-    def __init__(self, inner) -> None:
-        self.inner, self.id, self.purposes = inner, "wrapped-" + inner.id, []
-        self.price, self.offline = inner.price, False
-
-    def complete(self, request):
-        self.purposes.append(request.purpose)
-        return self.inner.complete(request)
-
-
 @pytest.mark.parametrize(("wrap", "miner", "expected"), [
     (True, "auto", "llm"), (False, "auto", "heuristic"), (True, "heuristic", "heuristic"), (False, "llm", "llm")])
 def test_the_miner_follows_the_resolved_backend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -195,7 +184,8 @@ def test_the_miner_follows_the_resolved_backend(tmp_path: Path, monkeypatch: pyt
 
     def make(*args, **kwargs):
         backend = real(*args, **kwargs)
-        built.append(_Wrapped(backend) if wrap else backend)
+        # any backend that is not the simulator (here: one that lets it answer)
+        built.append(FakeBackend(forward(backend), id="wrapped-" + backend.id, price=backend.price) if wrap else backend)
         return built[-1]
 
     monkeypatch.setattr(assembly, "make_backend", make)

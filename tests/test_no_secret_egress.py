@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from skillopt_sleep.backends import assembly
-from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.commands.demo import build_demo_home
 from skillopt_sleep.config import Config
 from skillopt_sleep.night import NightOptions, run_night
 
 from tests.fixtures.redaction.corpus import secret_fragments, secret_samples
+from tests.support.fake_backend import FakeBackend, forward
 from tests.test_redact import SECRETS
 
 # the hand-written shapes plus one generated sample of every corpus shape (issue 9 item 3)
@@ -23,19 +23,6 @@ GENERATED = secret_samples(seed=9, per_shape=1)
 PLANTED = [template.format(s=secret) for _kind, template, secret in SECRETS] + [s.text for s in GENERATED]
 SECRET_VALUES = [secret for _kind, _template, secret in SECRETS] + [
     fragment for s in GENERATED for fragment in secret_fragments(s.secret)]
-
-
-class Recording:
-    """Wraps the real sim backend and keeps every request it was sent."""
-
-    def __init__(self, inner) -> None:
-        self.inner = inner
-        self.id, self.price, self.offline = inner.id, inner.price, inner.offline
-        self.sent: list[Request] = []
-
-    def complete(self, request: Request) -> Completion:
-        self.sent.append(request)
-        return self.inner.complete(request)
 
 
 def _plant(claude: Path, project: Path) -> None:
@@ -64,11 +51,12 @@ def test_a_night_never_sends_or_writes_a_secret(tmp_path: Path, monkeypatch: pyt
     home, claude, project = build_demo_home(tmp_path)
     _plant(claude, project)
     monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(home))
-    recorders: list[Recording] = []
+    recorders: list[FakeBackend] = []
     real = assembly.make_backend
 
     def recording_backend(*args, **kwargs):
-        recorders.append(Recording(real(*args, **kwargs)))
+        inner = real(*args, **kwargs)
+        recorders.append(FakeBackend(forward(inner), id=inner.id, price=inner.price, offline=inner.offline))
         return recorders[-1]
 
     monkeypatch.setattr(assembly, "make_backend", recording_backend)
@@ -77,7 +65,7 @@ def test_a_night_never_sends_or_writes_a_secret(tmp_path: Path, monkeypatch: pyt
     report = run_night(NightOptions(project=project, config=config, mode="run"))
     assert report.n_tasks > 0 and report.status == "staged"
 
-    sent = [r for rec in recorders for r in rec.sent]
+    sent = [r for rec in recorders for r in rec.requests]
     assert len(sent) > 50
     for request in sent:
         blob = request.system + request.user + json.dumps(request.payload, default=str)

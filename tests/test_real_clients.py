@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # makes ``fakes`` importable
+from tests.support import provider_env
+from tests.support.anthropic_server import FakeAnthropic
+from tests.support.http_base import Drop
+from tests.support.openai_server import FakeOpenAI
 
-from fakes import provider_env  # noqa: E402
-from fakes.anthropic_server import FakeAnthropic  # noqa: E402
-from fakes.http_base import Drop  # noqa: E402
-from fakes.openai_server import FakeOpenAI  # noqa: E402
-
-from tests.real_clients import client_env, real_cli  # noqa: E402
+from tests.support.real_clients import client_env, real_cli
 
 
 @pytest.mark.parametrize(("name", "version"), [("claude", "2.1.328"), ("codex", "0.169.0")])
@@ -27,7 +23,7 @@ def test_real_cli_reports_the_pinned_version(name, version, tmp_path):
     assert version in out.stdout
 
 
-# -- the real CLIs against the fake providers (tests/fakes) ---------------------------------------
+# -- the real CLIs against the fake providers (tests/support) ---------------------------------------
 
 def test_claude_print_completes_one_streamed_turn_against_the_fake(tmp_path):
     claude = real_cli("claude")

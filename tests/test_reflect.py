@@ -1,46 +1,27 @@
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
-from collections.abc import Callable
 
 import pytest
 
-from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.documents import DocumentSet, Limits, apply_edit, load_documents
 from skillopt_sleep.reflect import parse_edits, reflect, select, spread, violates_contract
 from skillopt_sleep.types import Attempt, Edit, TaskRecord
 
+from tests.support.fake_backend import FakeBackend
+
 SIGNOFF = 'must contain "Signed-off-by:"'
 
 
-class Scripted:
+def answering_by_mode(replies: dict[str, object]) -> FakeBackend:
     """A backend that answers each reflect call by its mode ("contrastive" / "failure")."""
-
-    id = "scripted"
-    price = None
-    offline = False
-
-    def __init__(self, replies: dict[str, object] | Callable[[Request], str]):
-        self.replies = replies
-        self.requests: list[Request] = []
-        self._lock = threading.Lock()
-
-    def complete(self, request: Request) -> Completion:
-        with self._lock:
-            self.requests.append(request)
-        if callable(self.replies):
-            text = self.replies(request)
-        else:
-            reply = self.replies.get(request.payload.get("mode"), {"edits": []})
-            text = reply if isinstance(reply, str) else json.dumps(reply)
-        return Completion(text=text, model="scripted")
+    return FakeBackend(lambda request: replies.get(request.payload.get("mode"), {"edits": []}))
 
 
-def client(backend: Scripted) -> Client:
+def client(backend: FakeBackend) -> Client:
     return Client(backend, retry=RetryPolicy(attempts=1, sleep=lambda s: None), cache=False, role="optimizer")
 
 
@@ -179,7 +160,7 @@ def test_violates_contract(rule: str, contracts: list[str], violates: bool):
 
 
 def test_no_calls_when_nothing_failed(docs: DocumentSet):
-    backend = Scripted({})
+    backend = answering_by_mode({})
     proposal = reflect(client(backend), [task("a")], {"a": runs("a", [1.0, 1.0])}, docs)
     assert proposal.calls == 0 and proposal.edits == [] and proposal.refused == []
     assert backend.requests == []
@@ -187,7 +168,7 @@ def test_no_calls_when_nothing_failed(docs: DocumentSet):
 
 def test_one_call_per_kind_of_evidence(docs: DocumentSet):
     docs = apply_edit(docs, Edit("memory", "add", "Existing memory rule."))
-    backend = Scripted({})
+    backend = answering_by_mode({})
     proposal = reflect(client(backend), TASKS, ATTEMPTS, docs, max_edits=3)
     assert proposal.calls == 2
     by_mode = {r.payload["mode"]: r for r in backend.requests}
@@ -209,13 +190,13 @@ def test_one_call_per_kind_of_evidence(docs: DocumentSet):
 
 
 def test_only_contrastive_call_when_no_task_failed_everywhere(docs: DocumentSet):
-    backend = Scripted({})
+    backend = answering_by_mode({})
     proposal = reflect(client(backend), [task("mixed")], {"mixed": ATTEMPTS["mixed"]}, docs)
     assert proposal.calls == 1 and backend.requests[0].payload["mode"] == "contrastive"
 
 
 def test_edits_from_both_calls_are_collected(docs: DocumentSet):
-    backend = Scripted({"contrastive": {"edits": [edit("Always add Signed-off-by.")]},
+    backend = answering_by_mode({"contrastive": {"edits": [edit("Always add Signed-off-by.")]},
                         "failure": {"edits": [edit("Keep the subject short.", target="memory")]}})
     proposal = reflect(client(backend), TASKS, ATTEMPTS, docs)
     assert sorted(e.content for e in proposal.edits) == ["Always add Signed-off-by.", "Keep the subject short."]
@@ -223,7 +204,7 @@ def test_edits_from_both_calls_are_collected(docs: DocumentSet):
 
 
 def test_garbage_reply_yields_no_edits(docs: DocumentSet):
-    backend = Scripted({"contrastive": "I think the agent should try harder.", "failure": "[\"not an edit\"]"})
+    backend = answering_by_mode({"contrastive": "I think the agent should try harder.", "failure": "[\"not an edit\"]"})
     proposal = reflect(client(backend), TASKS, ATTEMPTS, docs)
     assert proposal.edits == [] and proposal.refused == [] and proposal.calls == 2
 
@@ -232,7 +213,7 @@ def test_garbage_reply_yields_no_edits(docs: DocumentSet):
 
 
 def propose(docs: DocumentSet, edits: list[dict], tasks: list[TaskRecord] = TASKS, **kw):
-    backend = Scripted({"contrastive": {"edits": edits}})
+    backend = answering_by_mode({"contrastive": {"edits": edits}})
     attempts = {"mixed": ATTEMPTS["mixed"]}
     return reflect(client(backend), tasks, attempts, docs, **kw)
 
@@ -278,7 +259,7 @@ def test_duplicates_are_collapsed(docs: DocumentSet):
 
 
 def test_duplicates_across_calls_are_collapsed(docs: DocumentSet):
-    backend = Scripted({"contrastive": {"edits": [edit("Always sign off.")]},
+    backend = answering_by_mode({"contrastive": {"edits": [edit("Always sign off.")]},
                         "failure": {"edits": [edit("always sign off.")]}})
     p = reflect(client(backend), TASKS, ATTEMPTS, docs)
     assert len(p.edits) == 1 and p.refused == []

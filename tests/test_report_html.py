@@ -10,8 +10,8 @@ from pathlib import Path
 from skillopt_sleep import staging
 from skillopt_sleep.trend_chart import LINE_COLOUR, TrendPoint, render_svg, trend_points
 from skillopt_sleep.types import NightReport
-from tests.chromium import chromium_or_skip, screenshot
-from tests.png import read_png
+from tests.support.chromium import chromium_or_skip, screenshot
+from tests.support.png import read_png
 
 SCORES = [0.30, 0.45, 0.40, 0.60]  # past nights; this night ends at 0.80
 

@@ -21,7 +21,7 @@ from skillopt_sleep.documents import EditRefused, Limits, clean_rule
 from skillopt_sleep.night import NightOptions, run_night
 from skillopt_sleep.reflect import parse_edits
 from skillopt_sleep.sanitize import clean_obj, clean_text, rule_problem, sanitize
-from tests.fakes.scripted import ScriptedBackend
+from tests.support.fake_backend import FakeBackend
 
 # (name, payload appended to an otherwise useful rule, raw marker that must never be stored)
 HOSTILE = [
@@ -132,7 +132,7 @@ def test_a_rule_that_passes_is_clean_text(text: str) -> None:
 # --- a whole night with a hostile optimizer ---------------------------------------------------
 
 
-def _hostile_optimizer(sim) -> ScriptedBackend:
+def _hostile_optimizer(sim) -> FakeBackend:
     """The real sim optimizer, except that every rule it proposes also comes back once with each
     hostile payload appended (first, so that the budget of edits cannot hide them)."""
     payloads = cycle(HOSTILE)
@@ -151,9 +151,7 @@ def _hostile_optimizer(sim) -> ScriptedBackend:
         return Completion(text=json.dumps({"edits": hostile + edits}), usage=completion.usage,
                           model=completion.model)
 
-    backend = ScriptedBackend(default=answer, model="hostile", offline=sim.offline)
-    backend.id = sim.id
-    return backend
+    return FakeBackend(answer, id=sim.id, offline=sim.offline)
 
 
 def test_a_hostile_optimizer_never_reaches_the_documents_or_the_report(
@@ -190,7 +188,7 @@ def test_a_malformed_reply_is_a_refused_reply_not_a_crash(tmp_path: Path, monkey
     monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(home))
     real = assembly.make_backend
 
-    def malformed(*args, **kwargs) -> ScriptedBackend:
+    def malformed(*args, **kwargs) -> FakeBackend:
         sim = real(*args, **kwargs)
 
         def answer(request: Request) -> Completion:
@@ -198,9 +196,7 @@ def test_a_malformed_reply_is_a_refused_reply_not_a_crash(tmp_path: Path, monkey
                 return Completion(text="[" * 100_000, model="hostile")
             return sim.complete(request)
 
-        backend = ScriptedBackend(default=answer, model="hostile", offline=sim.offline)
-        backend.id = sim.id
-        return backend
+        return FakeBackend(answer, id=sim.id, offline=sim.offline)
 
     monkeypatch.setattr(assembly, "make_backend", malformed)
     before = (project / "CLAUDE.md").read_bytes()

@@ -10,7 +10,7 @@ from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.adoption import adopt
 from skillopt_sleep.staging import StagedFile
 
-from tests.staged_project import MEMORY_NEW, MEMORY_OLD, SKILL_NEW, _sha, _skill_path, _stage, make_project
+from tests.support.staged_project import MEMORY_NEW, MEMORY_OLD, SKILL_NEW, _sha, _skill_path, _stage, make_project
 
 
 @pytest.fixture

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # makes ``fakes`` importable
+from tests.support import fake_cli
+from tests.support.anthropic_server import FakeAnthropic
+from tests.support.openai_server import FakeOpenAI
 
-from fakes import fake_cli  # noqa: E402
-from fakes.anthropic_server import FakeAnthropic  # noqa: E402
-from fakes.openai_server import FakeOpenAI  # noqa: E402
-
-from skillopt_sleep.backends.retry import RetryPolicy  # noqa: E402
+from skillopt_sleep.backends.retry import RetryPolicy
 
 
 class FakeSleep:

@@ -1,5 +1,5 @@
 """claude-cli and codex-cli against fake executables on PATH that record argv, cwd, stdin, the
-environment they were given and the files they were pointed at (tests/fakes/fake_cli.py).
+environment they were given and the files they were pointed at (tests/support/fake_cli.py).
 The real CLIs against fake providers are in test_real_cli_*.py."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from fakes.fake_cli import runs
+from tests.support.fake_cli import runs
 
 from skillopt_sleep.backends import make_backend
 from skillopt_sleep.backends.base import BudgetExceeded, ProviderError, Request
@@ -251,7 +251,7 @@ def test_a_cli_backend_offers_no_tools_so_tool_tasks_are_left_out_of_the_night(f
     from skillopt_sleep.config import Config
     from skillopt_sleep.night import NightOptions, run_night
     from skillopt_sleep.types import TaskRecord
-    from tests.helpers import make_tasks, write_tasks_file
+    from tests.support.tasks import make_tasks, write_tasks_file
 
     project = tmp_path / "proj"
     project.mkdir()

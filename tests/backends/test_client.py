@@ -1,9 +1,8 @@
-"""The client around a scripted backend: failure policy, budget, cache, limiter and Models."""
+"""The client around a fake backend: failure policy, budget, cache, limiter and Models."""
 
 from __future__ import annotations
 
 import pytest
-from fakes.scripted import ScriptedBackend, err, ok
 
 from skillopt_sleep.backends.base import BudgetExceeded, Completion, ProviderError, Request
 from skillopt_sleep.backends.budget import Budget, estimate_input_tokens
@@ -13,6 +12,8 @@ from skillopt_sleep.backends.models import Models
 from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.backends.pricing import FREE, Price, lookup, price_for
 from skillopt_sleep.types import Usage
+
+from tests.support.fake_backend import FakeBackend, err, ok, script
 
 
 def req(user: str = "task", sample: int = 0, max_tokens: int = 100, purpose: str = "attempt") -> Request:
@@ -33,16 +34,16 @@ def test_retry_after_wins_over_backoff():
 
 
 def test_total_wait_is_bounded(sleep):
-    backend = ScriptedBackend(default=lambda r: err("server", "down"))
+    backend = FakeBackend(lambda r: err("server", "down"))
     policy = RetryPolicy(attempts=50, base_delay=10, max_delay=10, jitter=0, max_total_wait=35, sleep=sleep)
     with pytest.raises(ProviderError) as info:
         Client(backend, retry=policy).complete(req())
-    assert sum(sleep.calls) <= 35 and len(backend.calls) == 4  # 3 waits of 10s fit, a 4th would not
+    assert sum(sleep.calls) <= 35 and len(backend.requests) == 4  # 3 waits of 10s fit, a 4th would not
     assert "gave up after 4 tries" in info.value.message
 
 
 def test_error_text_never_becomes_an_answer(retry):
-    backend = ScriptedBackend(err("auth", "bad key", text="Please log in"))
+    backend = FakeBackend(script(err("auth", "bad key", text="Please log in")))
     client = Client(backend, retry=retry)
     with pytest.raises(ProviderError):
         client.complete(req())
@@ -50,21 +51,16 @@ def test_error_text_never_becomes_an_answer(retry):
 
 
 def test_transport_bug_is_an_error_not_an_answer(retry):
-    class Broken:
-        id = "broken"
-        price = None
-        offline = False
-
-        def complete(self, request):
-            raise KeyError("oops")
+    def broken(request: Request) -> Completion:
+        raise KeyError("oops")
 
     with pytest.raises(ProviderError) as info:
-        Client(Broken(), retry=retry).complete(req())
+        Client(FakeBackend(broken), retry=retry).complete(req())
     assert info.value.kind == "unknown"
 
 
 def test_retries_and_calls_are_counted(retry, sleep):
-    backend = ScriptedBackend(err("rate_limit", retry_after=2), err("timeout"), ok())
+    backend = FakeBackend(script(err("rate_limit", retry_after=2), err("timeout"), ok()))
     client = Client(backend, retry=retry)
     assert client.complete(req()).ok
     assert client.stats.retries == 2 and client.stats.calls["attempt"] == 3
@@ -72,29 +68,29 @@ def test_retries_and_calls_are_counted(retry, sleep):
 
 
 def test_preflight_passes_and_is_not_cached(retry):
-    backend = ScriptedBackend()
+    backend = FakeBackend()
     client = Client(backend, retry=retry)
     preflight(client)
     preflight(client)
-    assert [r.purpose for r in backend.calls] == ["preflight", "preflight"]
+    assert [r.purpose for r in backend.requests] == ["preflight", "preflight"]
 
 
 def test_preflight_fatal_is_one_line(retry, sleep):
-    backend = ScriptedBackend(err("auth", "HTTP 401:\n invalid key"))
+    backend = FakeBackend(script(err("auth", "HTTP 401:\n invalid key")))
     with pytest.raises(ProviderError) as info:
         preflight(Client(backend, retry=retry))
-    assert str(info.value) == "scripted:scripted: auth: preflight failed: HTTP 401: invalid key"
+    assert str(info.value) == "fake: auth: preflight failed: HTTP 401: invalid key"
     assert sleep.calls == []
 
 
 # -- cache, limiter, map -------------------------------------------------------------------
 
 def test_samples_are_independent_but_repeats_are_cached(retry):
-    backend = ScriptedBackend()
+    backend = FakeBackend()
     client = Client(backend, retry=retry)
     client.map([req(sample=k) for k in range(4)])
     client.map([req(sample=k) for k in range(4)])
-    assert len(backend.calls) == 4 and client.stats.cache_hits == 4
+    assert len(backend.requests) == 4 and client.stats.cache_hits == 4
 
 
 def test_identical_requests_in_flight_together_share_one_call(retry):
@@ -107,23 +103,23 @@ def test_identical_requests_in_flight_together_share_one_call(retry):
         release.wait(10)
         return ok("shared")
 
-    backend = ScriptedBackend(default=slow)
+    backend = FakeBackend(slow)
     client = Client(backend, limiter=Limiter(4), retry=retry)
     box = {}
     runner = threading.Thread(target=lambda: box.update(out=client.map([req(), req(), req(), req()])))
     runner.start()
     ends = time.monotonic() + 10
-    while not backend.calls and time.monotonic() < ends:
+    while not backend.requests and time.monotonic() < ends:
         time.sleep(0.01)
     time.sleep(0.3)  # time for the other three to start a call of their own, were they allowed to
     release.set()
     runner.join(10)
     assert [c.text for c in box["out"]] == ["shared"] * 4
-    assert len(backend.calls) == 1
+    assert len(backend.requests) == 1
 
 
 def test_map_keeps_order_and_never_exceeds_the_shared_limit(retry):
-    backend = ScriptedBackend()
+    backend = FakeBackend()
     limiter = Limiter(3)
     a, b = Client(backend, limiter=limiter, retry=retry), Client(backend, limiter=limiter, retry=retry, role="optimizer")
     out = a.map([req(f"t{i}") for i in range(30)]) + b.map([req(f"u{i}") for i in range(30)])
@@ -132,7 +128,7 @@ def test_map_keeps_order_and_never_exceeds_the_shared_limit(retry):
 
 
 def test_map_raises_on_a_fatal_error(retry):
-    backend = ScriptedBackend(default=lambda r: err("auth") if r.user == "t3" else ok())
+    backend = FakeBackend(lambda r: err("auth") if r.user == "t3" else ok())
     with pytest.raises(ProviderError):
         Client(backend, retry=retry).map([req(f"t{i}") for i in range(8)])
 
@@ -140,7 +136,7 @@ def test_map_raises_on_a_fatal_error(retry):
 # -- budget --------------------------------------------------------------------------------
 
 def test_token_budget_stops_before_the_call_that_would_cross(retry):
-    backend = ScriptedBackend(default=lambda r: ok(tokens=50))  # 100 tokens a call
+    backend = FakeBackend(lambda r: ok(tokens=50))  # 100 tokens a call
     per_call = estimate_input_tokens(req()) + 100
     budget = Budget(max_tokens=per_call + 250)
     client = Client(backend, retry=retry, budget=budget)
@@ -150,7 +146,7 @@ def test_token_budget_stops_before_the_call_that_would_cross(retry):
             client.complete(req(f"t{i}"))
             done += 1
     assert info.value.limit == "tokens" and budget.exhausted == "tokens"
-    assert len(backend.calls) == done == 3  # the 4th would have reserved past the cap
+    assert len(backend.requests) == done == 3  # the 4th would have reserved past the cap
     assert budget.tokens_used == 300 <= budget.max_tokens
     assert "tokens budget reached" in str(info.value)
 
@@ -158,31 +154,31 @@ def test_token_budget_stops_before_the_call_that_would_cross(retry):
 def test_cost_budget_is_shared_by_both_roles(retry):
     price = Price(input=1000.0, output=1000.0)  # $0.001 a token
     budget = Budget(max_cost=1.0)
-    target = Client(ScriptedBackend(price=price), retry=retry, budget=budget)
-    optimizer = Client(ScriptedBackend(price=price), retry=retry, budget=budget, role="optimizer")
+    target = Client(FakeBackend(price=price), retry=retry, budget=budget)
+    optimizer = Client(FakeBackend(price=price), retry=retry, budget=budget, role="optimizer")
     with pytest.raises(BudgetExceeded) as info:
         for i in range(50):
             target.complete(req(f"t{i}", max_tokens=20))
             optimizer.complete(req(f"o{i}", max_tokens=20))
     assert info.value.limit == "cost (USD)" and budget.cost_used <= 1.0
-    assert budget.cost_used == pytest.approx(0.02 * (len(target.backend.calls) + len(optimizer.backend.calls)))
+    assert budget.cost_used == pytest.approx(0.02 * (len(target.backend.requests) + len(optimizer.backend.requests)))
 
 
 def test_concurrent_calls_cannot_overshoot_together(retry):
     def worst_case(r: Request) -> Completion:  # each call uses exactly what it reserved
         return Completion("x", usage=Usage(input_tokens=estimate_input_tokens(r), output_tokens=r.max_tokens))
 
-    backend = ScriptedBackend(default=worst_case)
+    backend = FakeBackend(worst_case)
     budget = Budget(max_tokens=5 * (estimate_input_tokens(req()) + 200))
     client = Client(backend, retry=retry, budget=budget, limiter=Limiter(8))
     with pytest.raises(BudgetExceeded):
         client.map([req(f"t{i}", max_tokens=200) for i in range(40)])
-    assert budget.tokens_used <= budget.max_tokens and len(backend.calls) == 5
+    assert budget.tokens_used <= budget.max_tokens and len(backend.requests) == 5
 
 
 def test_unpriced_models_are_listed_and_free_backends_are_not(retry):
     budget = Budget(max_cost=5.0)
-    Client(ScriptedBackend(price=None, model="mystery"), retry=retry, budget=budget).complete(req())
+    Client(FakeBackend(price=None, id="mystery"), retry=retry, budget=budget).complete(req())
 
     class Free:
         id = "sim:x"
@@ -193,7 +189,7 @@ def test_unpriced_models_are_listed_and_free_backends_are_not(retry):
             return ok()
 
     Client(Free(), retry=retry, budget=budget).complete(req())
-    assert budget.summary()["unpriced_models"] == ["scripted:mystery"]
+    assert budget.summary()["unpriced_models"] == ["mystery"]
 
 
 def test_price_table_and_overrides():
@@ -209,8 +205,8 @@ def test_price_table_and_overrides():
 def test_models_aggregates_both_roles(retry):
     shared = Stats()
     models = Models(
-        Client(ScriptedBackend(), retry=retry, stats=shared),
-        Client(ScriptedBackend(), retry=retry, stats=shared, role="optimizer"),
+        Client(FakeBackend(), retry=retry, stats=shared),
+        Client(FakeBackend(), retry=retry, stats=shared, role="optimizer"),
     )
     models.target.complete(req())
     models.optimizer.complete(req(purpose="reflect"))

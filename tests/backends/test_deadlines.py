@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes.http_base import Drip, Fail, Hang
+from tests.support.http_base import Drip, Fail, Hang
 
 from skillopt_sleep.backends.anthropic_api import AnthropicBackend
 from skillopt_sleep.backends.base import ProviderError, Request
@@ -22,7 +22,7 @@ from skillopt_sleep.errors import EXIT_PROVIDER, UserError
 from skillopt_sleep.night import NightOptions, run_night
 from skillopt_sleep.paths import project_dirs
 
-from tests.helpers import make_tasks, write_tasks_file
+from tests.support.tasks import make_tasks, write_tasks_file
 
 # A bound that is far below what an unbounded call costs (5 tries x the SDK's 120 s read timeout,
 # or forever for a drip) and far above any scheduling noise on a loaded machine.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from fakes.http_base import Fail, Malformed, Slow
+from tests.support.http_base import Fail, Malformed, Slow
 
 from skillopt_sleep.backends import make_backend
 from skillopt_sleep.backends.base import ProviderError, Request

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from fakes.anthropic_server import FakeAnthropic
+from tests.support.anthropic_server import FakeAnthropic
 
 from skillopt_sleep.backends.anthropic_api import AnthropicBackend
 from skillopt_sleep.backends.base import Request

@@ -1,5 +1,5 @@
 """The claude-cli and codex-cli backends driving the REAL ``claude`` 2.1.328 and ``codex`` 0.169.0
-against the fake providers (tests/fakes), in a throwaway HOME that holds a user's own context with
+against the fake providers (tests/support), in a throwaway HOME that holds a user's own context with
 marker strings: CLAUDE.md / AGENTS.md, skills, hooks, an MCP server, developer instructions.
 
 A replay must carry none of it, offer no executable tool, run no hook or MCP server, survive a
@@ -15,15 +15,15 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from fakes import provider_env
-from fakes.anthropic_server import FakeAnthropic
-from fakes.http_base import Drop, Fail
-from fakes.openai_server import FakeOpenAI
+from tests.support import provider_env
+from tests.support.anthropic_server import FakeAnthropic
+from tests.support.http_base import Drop, Fail
+from tests.support.openai_server import FakeOpenAI
 
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.claude_cli import ClaudeCliBackend
 from skillopt_sleep.backends.codex_cli import CodexCliBackend
-from tests.real_clients import real_cli
+from tests.support.real_clients import real_cli
 
 MARKER = "SKILLOPT-MARKER"
 DOCUMENT = "## Rules\n- Keep every answer under 300 characters.\n- Ünïcødé is fine — ✓\n"

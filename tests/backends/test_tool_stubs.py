@@ -16,6 +16,8 @@ from skillopt_sleep.documents import load_documents
 from skillopt_sleep.judges import required_tools
 from skillopt_sleep.types import TaskRecord
 
+from tests.support.fake_backend import FakeBackend
+
 TOOL_JUDGE = {"kind": "rule", "checks": [{"op": "tool_called", "arg": "run_tests"},
                                          {"op": "contains", "arg": "passed"},
                                          {"op": "tool_called", "arg": "run_tests"}]}
@@ -80,20 +82,8 @@ def test_openai_declares_stub_tools(openai_server):
     assert tool["type"] == "function" and tool["function"]["name"] == "run_tests"
 
 
-class ToolOnly:
-    """Answers with a tool call and no text, as a model may when a tool is offered."""
-
-    id = "tool-only"
-    price = None
-    offline = False
-
-    def can_offer_tools(self, names: tuple[str, ...]) -> bool:
-        return True
-
-    def complete(self, request: Request) -> Completion:
-        return Completion(text="", tools_called=list(request.tools))
-
-
 def test_a_call_that_ends_in_a_tool_call_is_an_answer_not_an_empty_completion(retry):
-    completion = Client(ToolOnly(), retry=retry).complete(STUBBED)
+    # a model may answer with a tool call and no text when a tool is offered
+    tool_only = FakeBackend(lambda request: Completion(text="", tools_called=list(request.tools)), tools=True)
+    completion = Client(tool_only, retry=retry).complete(STUBBED)
     assert completion.ok and completion.tools_called == ["run_tests"] and completion.text == ""

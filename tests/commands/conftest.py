@@ -1,3 +1,3 @@
 """Fixtures for the command tests."""
 
-from tests.scheduler.fake_tools import fake_tools  # noqa: F401  (the fake OS scheduler tools)
+from tests.support.scheduler_tools import fake_tools  # noqa: F401  (the fake OS scheduler tools)

@@ -13,7 +13,7 @@ from skillopt_sleep.cli import main
 from skillopt_sleep.config import Config
 from skillopt_sleep.night import NightOptions, run_night
 from skillopt_sleep.types import Edit, GateDecision, NightReport, TaskDelta
-from tests.helpers import make_tasks, write_tasks_file
+from tests.support.tasks import make_tasks, write_tasks_file
 
 HOSTILE = "\x1b[31mred\x1b[0m \u202eevil\u202c <script>alert(1)</script> <!-- hidden --> ```"
 

@@ -17,8 +17,8 @@ from skillopt_sleep.config import Config
 from skillopt_sleep.documents import START
 from skillopt_sleep.night import NightOptions, run_night
 from skillopt_sleep.paths import project_dirs
-from tests.fakes import fake_cli
-from tests.helpers import make_tasks, write_tasks_file
+from tests.support import fake_cli
+from tests.support.tasks import make_tasks, write_tasks_file
 
 
 def run_cli(*args: str, home: Path, path: str, extra: dict[str, str] | None = None

@@ -13,7 +13,7 @@ import pytest
 from skillopt_sleep.cli import main
 from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.scheduler.base import MARKER
-from tests.scheduler.fake_tools import FakeTools
+from tests.support.scheduler_tools import FakeTools
 
 FOREIGN = "# my backups\n15 1 * * * /usr/local/bin/backup --all\nMAILTO=me@example.com\n"
 ANTHROPIC_KEY = "sk-ant-api03-" + "Zx9" * 30 + "AA"

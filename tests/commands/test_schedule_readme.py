@@ -13,7 +13,7 @@ import pytest
 from skillopt_sleep.cli import main
 from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.scheduler.base import MARKER
-from tests.scheduler.fake_tools import FakeTools
+from tests.support.scheduler_tools import FakeTools
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -34,7 +34,7 @@ from skillopt_sleep.judges import score_rule
 from skillopt_sleep.night import NightOptions, run_night
 from skillopt_sleep.paths import project_dirs
 
-from tests.helpers import make_tasks, write_tasks_file
+from tests.support.tasks import make_tasks, write_tasks_file
 
 pytestmark = pytest.mark.live
 

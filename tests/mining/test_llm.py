@@ -2,25 +2,17 @@ from __future__ import annotations
 
 import json
 
-from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.mining import mine
 from skillopt_sleep.mining.llm import LlmMiner
 from skillopt_sleep.types import Feedback, SessionDigest
 
+from tests.support.fake_backend import FakeBackend
 
-class Scripted:
-    id = "scripted"
-    price = None
-    offline = False
 
-    def __init__(self, reply: dict) -> None:
-        self.reply = reply
-        self.requests: list[Request] = []
-
-    def complete(self, request: Request) -> Completion:
-        self.requests.append(request)
-        return Completion(text="Here you go:\n```json\n" + json.dumps(self.reply) + "\n```")
+def fenced_json(reply: dict) -> FakeBackend:
+    """A model that answers every request with ``reply`` as JSON in a fenced block."""
+    return FakeBackend(lambda request: "Here you go:\n```json\n" + json.dumps(reply) + "\n```")
 
 
 def digests(n: int = 3, complaint: str | None = None) -> list[SessionDigest]:
@@ -37,7 +29,7 @@ def digests(n: int = 3, complaint: str | None = None) -> list[SessionDigest]:
 
 
 def test_llm_miner_makes_an_uncheckable_group_checkable() -> None:
-    backend = Scripted({"checkable": True, "checks": [{"op": "section_present", "arg": "Changed"},
+    backend = fenced_json({"checkable": True, "checks": [{"op": "section_present", "arg": "Changed"},
                                                        {"op": "max_chars", "arg": 1200}]})
     assert mine(digests()).tasks == []  # no complaint: the heuristic path has nothing to check
     result = mine(digests(), judge_maker=LlmMiner(Client(backend, role="optimizer")))
@@ -49,7 +41,7 @@ def test_llm_miner_makes_an_uncheckable_group_checkable() -> None:
 
 
 def test_invalid_checks_are_rejected_and_counted_never_kept() -> None:
-    backend = Scripted({"checkable": True, "checks": [{"op": "sparkle", "arg": 1}, {"op": "regex", "arg": "(unclosed"},
+    backend = fenced_json({"checkable": True, "checks": [{"op": "sparkle", "arg": 1}, {"op": "regex", "arg": "(unclosed"},
                                                        {"op": "contains", "arg": "Changed"}]})
     miner = LlmMiner(Client(backend, role="optimizer"))
     result = mine(digests(), judge_maker=miner)
@@ -60,23 +52,20 @@ def test_invalid_checks_are_rejected_and_counted_never_kept() -> None:
 
 
 def test_heuristic_checks_survive_a_model_that_adds_nothing() -> None:
-    backend = Scripted({"checkable": False, "checks": []})
+    backend = fenced_json({"checkable": False, "checks": []})
     result = mine(digests(complaint='You forgot the "## Upgrading" section again.'),
                   judge_maker=LlmMiner(Client(backend, role="optimizer")))
     assert result.tasks and {"op": "section_present", "arg": "Upgrading"} in result.tasks[0].judge["checks"]
 
 
 def test_rubric_only_judge() -> None:
-    backend = Scripted({"checkable": True, "checks": [], "rubric": "Mentions every merged PR by number."})
+    backend = fenced_json({"checkable": True, "checks": [], "rubric": "Mentions every merged PR by number."})
     result = mine(digests(), judge_maker=LlmMiner(Client(backend, role="optimizer")))
     assert result.tasks[0].judge == {"kind": "rubric", "rubric": "Mentions every merged PR by number."}
     assert result.tasks[0].reference_kind == "rubric"
 
 
 def test_unparseable_reply_leaves_the_group_uncheckable() -> None:
-    class Junk(Scripted):
-        def complete(self, request: Request) -> Completion:
-            return Completion(text="I think the user wants nice changelogs.")
-
-    result = mine(digests(), judge_maker=LlmMiner(Client(Junk({}), role="optimizer")))
+    junk = FakeBackend(lambda request: "I think the user wants nice changelogs.")
+    result = mine(digests(), judge_maker=LlmMiner(Client(junk, role="optimizer")))
     assert result.tasks == [] and result.uncheckable == 1

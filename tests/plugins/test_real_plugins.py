@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from fakes.anthropic_server import FakeAnthropic
-from fakes.openai_server import FakeOpenAI
-from tests.real_clients import client_env, real_cli
+from tests.support.anthropic_server import FakeAnthropic
+from tests.support.openai_server import FakeOpenAI
+from tests.support.real_clients import client_env, real_cli
 from skillopt_sleep import __version__
 from skillopt_sleep.staging import StagedFile, stage
 from skillopt_sleep.types import Edit, NightReport

@@ -1,1 +1,1 @@
-from tests.scheduler.fake_tools import fake_tools  # noqa: F401  (a fixture)
+from tests.support.scheduler_tools import fake_tools  # noqa: F401  (a fixture)

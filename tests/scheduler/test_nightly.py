@@ -15,7 +15,7 @@ from skillopt_sleep.commands.demo import build_demo_home
 from skillopt_sleep.paths import project_dirs, user_dirs
 from skillopt_sleep.scheduler.nightly import KEEP_LOGS, read_last_run, run_scheduled
 from skillopt_sleep.scheduler.schedule_file import load_schedule
-from tests.scheduler.fake_tools import FakeTools
+from tests.support.scheduler_tools import FakeTools
 
 KEY = "sk-ant-api03-" + "Qw7" * 30 + "BB"
 

@@ -19,7 +19,7 @@ from skillopt_sleep.scheduler.base import MARKER, Job
 from skillopt_sleep.scheduler.cron import job_line
 from skillopt_sleep.scheduler.launchd import LABEL
 from skillopt_sleep.scheduler.systemd import UNIT, service_text
-from tests.scheduler.fake_tools import FakeTools
+from tests.support.scheduler_tools import FakeTools
 
 TASK_NS = {"t": "http://schemas.microsoft.com/windows/2004/02/mit/task"}
 

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # makes ``harvest_helpers`` importable
-
-from harvest_helpers import FIXTURES  # noqa: E402
+from tests.support.harvest import FIXTURES
 
 
 @pytest.fixture

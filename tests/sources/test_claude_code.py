@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from harvest_helpers import (
+from tests.support.harvest import (
     CLAUDE_BACKEND,
     CLAUDE_LEGACY,
     CLAUDE_MAIN,

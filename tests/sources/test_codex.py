@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from harvest_helpers import (
+from tests.support.harvest import (
     CODEX_ARCHIVED,
     CODEX_MAIN,
     FORBIDDEN,

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harvest_helpers import CLAUDE_MAIN, PROJECT, append_records, by_id, claude_file, claude_user
+from tests.support.harvest import CLAUDE_MAIN, PROJECT, append_records, by_id, claude_file, claude_user
 
 from skillopt_sleep.sources import harvest
 

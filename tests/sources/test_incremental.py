@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from harvest_helpers import (
+from tests.support.harvest import (
     CLAUDE_BACKEND,
     CLAUDE_MAIN,
     CODEX_MAIN,

@@ -1,4 +1,4 @@
-"""The fake OS scheduler tools (tests/fakes/{crontab,systemctl,launchctl,schtasks}) on PATH,
+"""The fake OS scheduler tools (tests/support/os_tools/{crontab,systemctl,launchctl,schtasks}) on PATH,
 with their state in a temp dir, and helpers to read what they were asked to do."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-FAKES = Path(__file__).resolve().parent.parent / "fakes"
+FAKES = Path(__file__).resolve().parent / "os_tools"
 TOOLS = ("crontab", "systemctl", "launchctl", "schtasks")
 
 

@@ -1,6 +1,6 @@
 """Environments that point the real ``claude`` / ``codex`` CLIs at the fake providers.
 
-Both start from ``tests.real_clients.client_env`` (a throwaway HOME / CODEX_HOME under ``root``):
+Both start from ``tests.support.real_clients.client_env`` (a throwaway HOME / CODEX_HOME under ``root``):
 
 - ``claude_env``: ``ANTHROPIC_BASE_URL`` + ``ANTHROPIC_API_KEY`` for a ``FakeAnthropic``, and a
   ``~/.claude.json`` that has finished onboarding and approved that key, so the interactive TUI
@@ -14,14 +14,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fakes.anthropic_server import FakeAnthropic
-from fakes.openai_server import FakeOpenAI
+from tests.support.anthropic_server import FakeAnthropic
+from tests.support.openai_server import FakeOpenAI
 
 CODEX_KEY_ENV = "FAKE_OPENAI_KEY"
 
 
 def _client_env(root: Path, **extra: str) -> dict[str, str]:
-    from tests.real_clients import client_env  # the tests package; imported late so fakes stays standalone
+    from tests.support.real_clients import client_env
 
     return client_env(root, **extra)
 

@@ -17,7 +17,7 @@ import itertools
 import json
 from typing import Any
 
-from fakes.http_base import FakeServer, Reply, Stream, as_reply, count_tokens, sample_for_schema, sse_event
+from tests.support.http_base import FakeServer, Reply, Stream, as_reply, count_tokens, sample_for_schema, sse_event
 
 
 def _error_body(status: int, message: str) -> dict[str, Any]:

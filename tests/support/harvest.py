@@ -1,12 +1,12 @@
-"""Constants and helpers shared by the harvest tests (importable because conftest.py puts this
-directory on sys.path)."""
+"""Constants and helpers shared by the harvest tests (tests/sources): the fixture transcripts' ids and
+builders for records appended to them."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "transcripts"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 PROJECT = "/work/demo-app"
 
 CLAUDE_MAIN = "0b5c2d1e-6f7a-4b8c-9d0e-1f2a3b4c5d61"  # commit message + feedback
