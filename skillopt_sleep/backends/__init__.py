@@ -21,6 +21,7 @@ __all__ = [
     "Request",
     "BackendSpecError",
     "parse_spec",
+    "spec_options",
     "make_backend",
     "BACKEND_NAMES",
 ]
@@ -73,14 +74,21 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name, options
 
 
-def make_backend(spec: str, *, model: str | None = None,
-                 backend_options: Mapping[str, Mapping[str, Any]] | None = None) -> Backend:
-    """Build a backend from a spec. ``backend_options`` are the config's defaults per backend
-    name (``[backend_options.anthropic]``…): those of the backend the spec names fill the options
-    the spec omits."""
+def spec_options(spec: str, backend_options: Mapping[str, Mapping[str, Any]] | None = None
+                 ) -> tuple[str, dict[str, Any]]:
+    """The backend ``spec`` names and the options it will be built with: the config's defaults
+    for that backend (``backend_options``, keyed by backend name as in
+    ``[backend_options.anthropic]``), overridden by the spec's own."""
     name, options = parse_spec(spec)
     merged = dict((backend_options or {}).get(name) or {})
     merged.update(options)
+    return name, merged
+
+
+def make_backend(spec: str, *, model: str | None = None,
+                 backend_options: Mapping[str, Mapping[str, Any]] | None = None) -> Backend:
+    """Build a backend from a spec, with the config's defaults (see ``spec_options``)."""
+    name, merged = spec_options(spec, backend_options)
     module = importlib.import_module(_REGISTRY[name])
     try:
         return module.from_options(merged, model)

@@ -13,8 +13,6 @@ from typing import Any, Protocol, runtime_checkable
 from skillopt_sleep.backends.pricing import Price
 from skillopt_sleep.types import Usage
 
-PURPOSES = ("attempt", "judge", "reflect", "mine", "vary", "preflight")
-
 # Error kinds a Completion may carry. Transient ones are retried; the rest fail fast.
 TRANSIENT_ERRORS = frozenset({"rate_limit", "server", "timeout", "connection", "empty", "overloaded"})
 # "unavailable": the transport itself is missing (a CLI not on PATH, an SDK not installed).
@@ -25,7 +23,9 @@ FATAL_ERRORS = frozenset({"auth", "model", "bad_request", "budget", "unavailable
 class Request:
     """One model call.
 
-    ``system`` is the static prefix (documents + role instructions): identical across the tasks
+    ``purpose`` says which step of the night makes it: ``attempt``, ``judge``, ``reflect``,
+    ``mine`` or ``preflight`` (call counts and the evidence log are kept by purpose; the
+    simulator answers by it). ``system`` is the static prefix (documents + role instructions): identical across the tasks
     of one phase so providers can cache it. ``user`` is the per-call text. ``payload`` carries the
     same information in structured form for the offline simulator; real backends ignore it.
     """

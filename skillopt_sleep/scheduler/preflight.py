@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_sleep import paths
+from skillopt_sleep.backends import BackendSpecError, spec_options
+from skillopt_sleep.backends.auto import AUTO, choose_backend, is_auto
 from skillopt_sleep.config import Config
 from skillopt_sleep.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 from skillopt_sleep.redact import redact
@@ -48,13 +50,12 @@ class Needs:
                 self.path.append(d)
 
 
-def _spec_name_and_options(spec: str) -> tuple[str, dict[str, Any]]:
-    from skillopt_sleep.backends import BackendSpecError, parse_spec
-
-    if spec.strip().lower().partition(":")[0] == "auto":
-        return "auto", {}
+def _spec_name_and_options(spec: str, config: Config) -> tuple[str, dict[str, Any]]:
+    """The backend ``spec`` names and its options (the config's defaults, then the spec's own)."""
+    if is_auto(spec):
+        return AUTO, {}
     try:
-        return parse_spec(spec)
+        return spec_options(spec, config.backend_options)
     except BackendSpecError as exc:
         raise UserError(f"backend {spec!r}: {exc}", EXIT_CONFIG) from None
 
@@ -62,8 +63,6 @@ def _spec_name_and_options(spec: str) -> tuple[str, dict[str, Any]]:
 def _auto_choice(config: Config, env_file_vars: Mapping[str, str], which: Which) -> str | None:
     """What ``auto`` would pick for the job (the same rule as a night's, backends/auto.py), seen
     from the job's environment: the env file's variables, not the shell's."""
-    from skillopt_sleep.backends.auto import choose_backend
-
     agents = [config.agent] if config.agent in ("claude", "codex") else []
     try:
         return choose_backend(agents, backend_options=config.backend_options, which=which,
@@ -72,9 +71,8 @@ def _auto_choice(config: Config, env_file_vars: Mapping[str, str], which: Which)
         return None
 
 
-def _find_binary(config: Config, backend: str, inline: Mapping[str, Any], which: Which) -> str | None:
-    command = str(inline.get("command") or config.backend_options.get(backend, {}).get("command")
-                  or CLI_BINARIES[backend])
+def _find_binary(backend: str, options: Mapping[str, Any], which: Which) -> str | None:
+    command = str(options.get("command") or CLI_BINARIES[backend])
     if os.path.isabs(command):
         return command if os.access(command, os.X_OK) else None
     found = which(command)
@@ -86,17 +84,17 @@ def check_backends(config: Config, env_file_vars: Mapping[str, str], which: Whic
     needs = Needs()
     for role in ("target", "optimizer"):
         spec = config.backend_for(role)
-        name, inline = _spec_name_and_options(spec)
-        if name == "auto":
+        name, options = _spec_name_and_options(spec, config)
+        if name == AUTO:
             chosen = _auto_choice(config, env_file_vars, which)
             if chosen is None:
                 raise UserError(
                     "backend auto: a scheduled night would find neither the claude / codex CLI nor "
                     "an ANTHROPIC_API_KEY / OPENAI_API_KEY in the --env-file; install the agent's "
                     "CLI, name an env file, or pass --backend", EXIT_CONFIG)
-            name, inline = chosen, {}
+            name, options = _spec_name_and_options(chosen, config)
         if name in CLI_BINARIES:
-            found = _find_binary(config, name, inline, which)
+            found = _find_binary(name, options, which)
             if found is None:
                 raise UserError(f"backend {name}: `{CLI_BINARIES[name]}` is not on PATH, so a scheduled "
                                 f"night could not run it; install it or set backend_options.{name}.command "

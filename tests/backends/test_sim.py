@@ -253,7 +253,7 @@ def test_down_through_the_client_raises():
 
 
 def test_unknown_purpose_is_a_bad_request():
-    c = sim().complete(Request("vary", "s", "u"))
+    c = sim().complete(Request("no-such-purpose", "s", "u"))
     assert c.error == "bad_request" and c.text == ""
 
 

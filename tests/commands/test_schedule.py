@@ -346,3 +346,11 @@ def test_auto_backend_with_a_key_in_the_env_file(cron: FakeTools, project: Path,
     env = _env_file(tmp_path, 0o600)
     assert main(["schedule", "--project", str(project), "--backend", "auto", "--env-file", str(env)]) == 0
     assert json.loads(_schedule_file().read_text())["projects"][0]["config"]["backend"] == "auto"
+
+
+def test_a_spec_the_night_would_refuse_is_refused_here_too(cron: FakeTools, project: Path, capsys) -> None:
+    """The preflight reads a spec as the night does (backends.spec_options): ``auto:…`` is not
+    ``auto``, and an unknown backend is named."""
+    assert main(["schedule", "--project", str(project), "--backend", "auto:fast=1"]) == 3
+    assert "unknown backend 'auto'" in capsys.readouterr().err
+    assert cron.table() == FOREIGN
