@@ -15,7 +15,7 @@ from skillopt_sleep.config import Config
 from skillopt_sleep.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 from skillopt_sleep.night import NightOptions, run_night
 
-from tests.helpers import make_tasks, write_tasks_file
+from tests.support.tasks import make_tasks, write_tasks_file
 
 
 def test_spec_options_take_the_named_backends_defaults_then_the_specs_own():
