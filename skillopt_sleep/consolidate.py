@@ -60,6 +60,8 @@ class _Evaluator:
         self.phase = phase
         self.rubric = rubric_scorer(models.optimizer)
         self.scores: dict[str, dict[str, list[float]]] = {}
+        # samples drawn per task, scored or left out (``scoring.py``): the next draw's index
+        self.drawn: dict[str, dict[str, int]] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
@@ -69,15 +71,17 @@ class _Evaluator:
         with self._guard:
             lock = self._locks.setdefault(key, threading.Lock())
             have = self.scores.setdefault(key, {tid: [] for tid in self.tasks})
+            drawn = self.drawn.setdefault(key, {tid: 0 for tid in self.tasks})
         with lock:
-            return self._fill(docs, have, n, task_ids)
+            return self._fill(docs, have, drawn, n, task_ids)
 
-    def _fill(self, docs: DocumentSet, have: dict[str, list[float]], n: int,
+    def _fill(self, docs: DocumentSet, have: dict[str, list[float]], drawn: dict[str, int], n: int,
               task_ids: list[str] | None) -> dict[str, list[float]]:
+        """Tasks without any scored sample (every reply left out) are absent from the result."""
         wanted = task_ids if task_ids is not None else list(self.tasks)
         groups: dict[int, list[TaskRecord]] = {}
         for tid in wanted:
-            start = len(have[tid])
+            start = drawn[tid]
             if start < n:
                 groups.setdefault(start, []).append(self.tasks[tid])
         for start, tasks in groups.items():
@@ -86,7 +90,8 @@ class _Evaluator:
             got = run_attempts(self.models.target, tasks, docs, range(start, n), self.rubric)
             for tid, attempts in got.items():
                 have[tid].extend(a.soft for a in attempts)
-        return {tid: list(v) for tid, v in have.items()}
+                drawn[tid] = n
+        return {tid: list(v) for tid, v in have.items() if v}
 
 
 def focus_for(edits: list[Edit], tasks: list[TaskRecord]) -> set[str]:
@@ -233,5 +238,6 @@ def _measure_test(outcome: Outcome, models: Models, test: list[TaskRecord], base
     outcome.test_baseline, outcome.test_candidate = _mean_of(b), _mean_of(c)
 
 
-def _mean_of(scores: dict[str, list[float]]) -> float:
-    return sum(sum(v) / len(v) for v in scores.values()) / len(scores)
+def _mean_of(scores: dict[str, list[float]]) -> float | None:
+    per_task = [sum(v) / len(v) for v in scores.values() if v]
+    return sum(per_task) / len(per_task) if per_task else None

@@ -3,13 +3,13 @@ judge. The same function serves train rollouts and val/test evaluations."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from skillopt_sleep import judges
 from skillopt_sleep.backends.base import Request, can_offer_tools
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.documents import DocumentSet
 from skillopt_sleep.prompts import render
+from skillopt_sleep.rubric import RubricJudge
+from skillopt_sleep.scoring import score_replies
 from skillopt_sleep.types import Attempt, TaskRecord
 
 
@@ -42,44 +42,18 @@ def split_measurable(tasks: list[TaskRecord], target: Client) -> tuple[list[Task
     return measurable, left_out
 
 
-def rubric_scorer(optimizer: Client) -> Callable[[str, str], str]:
-    def call(rubric: str, response: str) -> str:
-        request = Request(
-            purpose="judge",
-            system="You are a strict grader.",
-            user=render("rubric", rubric=rubric, response=response),
-            max_tokens=256,
-            temperature=0.0,
-            payload={"rubric": rubric, "response": response},
-            json_schema={"type": "object", "properties": {"score": {"type": "number"},
-                                                          "reason": {"type": "string"}},
-                         "required": ["score", "reason"]},
-        )
-        return optimizer.complete(request).text
-
-    return call
+def rubric_scorer(optimizer: Client) -> RubricJudge:
+    """The night's rubric judge: the optimizer model grading rubric replies (``rubric.py``)."""
+    return RubricJudge(optimizer)
 
 
 def run_attempts(target: Client, tasks: list[TaskRecord], docs: DocumentSet, samples: range,
-                 rubric: Callable[[str, str], str] | None = None) -> dict[str, list[Attempt]]:
-    """Every task x every sample index, concurrently; results grouped per task in sample order."""
+                 rubric: RubricJudge | None = None) -> dict[str, list[Attempt]]:
+    """Every task x every sample index, concurrently; results grouped per task in sample order.
+    A reply that cannot be scored is left out of its task's list (``scoring.py``)."""
     pairs = [(task, s) for task in tasks for s in samples]
     completions = target.map([attempt_request(task, docs, s) for task, s in pairs], bulk=True)
-    out: dict[str, list[Attempt]] = {task.id: [] for task in tasks}
-    for (task, sample), completion in zip(pairs, completions, strict=True):
-        result = judges.score(task.judge, task.reference, completion.text, completion.tools_called, rubric)
-        out[task.id].append(Attempt(
-            task_id=task.id,
-            sample=sample,
-            response=completion.text,
-            hard=result.hard,
-            soft=result.soft,
-            fail_reasons=result.fail_reasons,
-            tools_called=list(completion.tools_called),
-            usage=completion.usage,
-            latency=completion.latency,
-        ))
-    return out
+    return score_replies(target, pairs, completions, rubric)
 
 
 def mean_soft(attempts: dict[str, list[Attempt]]) -> float | None:

@@ -1,8 +1,10 @@
 """Scoring one response against a task's judge: rule checks, exact match, rubric.
 
-Rule checks: hard = 1 when every check passes, soft = fraction passed. Invalid checks are
-rejected when tasks load (``validate_judge``), never silently scored 0. A rubric needs the
-optimizer model; a failed rubric call raises (through the client) instead of scoring 0.
+Rule checks: hard = 1 when every check passes, soft = fraction passed; the failed checks come
+back as data (``failed_checks``) beside their human-readable reasons. Invalid checks are rejected
+when tasks load (``validate_judge``), never silently scored 0. A rubric needs the optimizer model:
+a night grades rubric replies through ``rubric.RubricJudge`` (concurrently, with one repair of a
+reply that is not JSON); ``score(..., rubric=)`` is the one-call form and raises on a bad reply.
 """
 
 from __future__ import annotations
@@ -41,11 +43,27 @@ class JudgeError(ValueError):
     """A judge spec that cannot be scored. Raised at load time."""
 
 
+CheckId = str  # a validated check as canonical JSON (``check_id``): the data behind a fail reason
+
+
 @dataclass
 class Score:
     hard: float
     soft: float
-    fail_reasons: list[str] = field(default_factory=list)
+    fail_reasons: list[str] = field(default_factory=list)  # human-readable, for people and prompts
+    failed_checks: list[CheckId] = field(default_factory=list)  # the rule checks that failed
+
+
+def check_id(check: dict[str, Any]) -> CheckId:
+    """A validated check's identity: its canonical JSON (``check_from_id`` reads it back)."""
+    return json.dumps({"op": check["op"], "arg": check.get("arg")}, sort_keys=True, ensure_ascii=False)
+
+
+def check_from_id(identity: CheckId) -> dict[str, Any]:
+    check = json.loads(identity)
+    if not isinstance(check, dict) or "op" not in check:
+        raise JudgeError(f"not a check id: {identity!r}")
+    return check
 
 
 def describe_check(check: dict[str, Any]) -> str:
@@ -192,9 +210,10 @@ def run_check(check: dict[str, Any], text: str, tools_called: list[str] | None =
 
 
 def score_rule(checks: list[dict[str, Any]], text: str, tools_called: list[str] | None = None) -> Score:
-    failed = [describe_check(c) for c in checks if not run_check(c, text, tools_called)]
+    failed = [c for c in checks if not run_check(c, text, tools_called)]
     n = len(checks)
-    return Score(hard=1.0 if not failed else 0.0, soft=(n - len(failed)) / n, fail_reasons=failed)
+    return Score(hard=1.0 if not failed else 0.0, soft=(n - len(failed)) / n,
+                 fail_reasons=[describe_check(c) for c in failed], failed_checks=[check_id(c) for c in failed])
 
 
 def normalize(text: str) -> str:
@@ -227,6 +246,17 @@ def parse_rubric_reply(text: str) -> tuple[float, str]:
     return min(1.0, max(0.0, score)), str(data.get("reason", ""))
 
 
+def rubric_score(value: float, reason: str) -> Score:
+    """The score of a parsed rubric verdict: a hard pass only at full marks."""
+    passed = value >= 0.999
+    return Score(1.0 if passed else 0.0, value, [] if passed else [reason or "rubric"])
+
+
+def rubric_text(task_judge: dict[str, Any], reference: str) -> str:
+    """What a rubric judge grades against: the judge's own rubric, else the task's reference."""
+    return task_judge.get("rubric") or reference
+
+
 def score(task_judge: dict[str, Any], reference: str, text: str,
           tools_called: list[str] | None = None, rubric: RubricCall | None = None) -> Score:
     """Score one response. ``task_judge`` must already be validated."""
@@ -238,8 +268,7 @@ def score(task_judge: dict[str, Any], reference: str, text: str,
     if kind == "rubric":
         if rubric is None:
             raise JudgeError("a rubric judge needs the optimizer model")
-        value, reason = parse_rubric_reply(rubric(task_judge.get("rubric") or reference, text))
-        return Score(1.0 if value >= 0.999 else 0.0, value, [] if value >= 0.999 else [reason or "rubric"])
+        return rubric_score(*parse_rubric_reply(rubric(rubric_text(task_judge, reference), text)))
     raise JudgeError(f"unknown judge kind {kind!r}")
 
 

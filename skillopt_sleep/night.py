@@ -33,6 +33,7 @@ from skillopt_sleep.gate import GateConfig
 from skillopt_sleep.paths import project_dirs, user_dirs
 from skillopt_sleep.proposal import task_summaries
 from skillopt_sleep.redact import redact_obj
+from skillopt_sleep.scoring import left_out_notes
 from skillopt_sleep.types import Edit, NightReport, TaskRecord
 
 Progress = Callable[[str], None]
@@ -212,7 +213,9 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
     except BudgetExceeded as exc:
         report.status = "budget"
         report.calls, report.usage = models.calls(), models.usage()
+        report.left_out = models.left_out()
         report.notes.append(f"stopped: {exc}; partial night, nothing staged or adopted")
+        report.notes.extend(left_out_notes(report.left_out))
         report.notes.extend(spending_notes(models))
         report.finished = datetime.now(timezone.utc)
         if stateful:
@@ -324,7 +327,9 @@ def _fill(report: NightReport, outcome: Outcome, models: Models) -> None:
         for item in outcome.rejected
     ]
     report.calls, report.usage = models.calls(), models.usage()
+    report.left_out = models.left_out()
     report.notes.extend(outcome.notes)
+    report.notes.extend(left_out_notes(report.left_out))
     report.notes.extend(spending_notes(models))
     report.notes.append("phases (requests issued): " + ", ".join(f"{k}={v}" for k, v in outcome.phases.items()))
 

@@ -1,5 +1,7 @@
 """Reflection: show the optimizer model what good attempts did that bad ones did not
 (contrastive, over the highest-spread train tasks) and plain failures; parse its bounded edits.
+A reply that is not JSON is repaired once; one still unusable is counted in the report ("optimizer
+reply was not JSON after one repair"), never read as "no edits".
 
 Guardrails applied to every proposed edit before it can reach the gate: a known target and op,
 a one-line bounded rule (``documents.clean_rule``), not already refused on an earlier night, and
@@ -9,14 +11,16 @@ no rule that overrides a task's output contract.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from collections.abc import Callable
 
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.documents import DocumentSet, EditRefused, Limits, clean_rule
 from skillopt_sleep.jsonx import extract_json
+from skillopt_sleep.judges import check_from_id
 from skillopt_sleep.prompts import render
+from skillopt_sleep.repair import Unusable, parse_replies
 from skillopt_sleep.sanitize import clean_text
 from skillopt_sleep.types import EDIT_OPS, EDIT_TARGETS, Attempt, Edit, TaskRecord
 
@@ -38,7 +42,8 @@ EDIT_SCHEMA = {
 class Proposal:
     edits: list[Edit]
     refused: list[tuple[Edit, str]]  # dropped by a guardrail, with the reason
-    calls: int = 0  # optimizer requests made
+    calls: int = 0  # optimizer requests made (repairs included)
+    unusable: list[str] = field(default_factory=list)  # why a reflect reply gave nothing, after a repair
 
 
 def spread(attempts: list[Attempt]) -> float:
@@ -96,9 +101,12 @@ def _failure_evidence(failures: list[tuple[TaskRecord, list[Attempt]]]) -> str:
 
 
 def _payload_tasks(items: list[tuple[TaskRecord, list[Attempt]]]) -> list[dict]:
+    """The evidence as data for the simulator: the failed checks themselves, not their wording."""
     return [
         {"task_id": t.id, "intent": t.intent,
-         "fail_reasons": sorted({r for a in xs if a.soft < 1.0 for r in a.fail_reasons})}
+         "fail_reasons": sorted({r for a in xs if a.soft < 1.0 for r in a.fail_reasons}),
+         "failed_checks": [check_from_id(c) for c in sorted({c for a in xs if a.soft < 1.0
+                                                              for c in a.failed_checks})]}
         for t, xs in items
     ]
 
@@ -128,11 +136,23 @@ def _defuse(edit: Edit) -> None:
 
 
 def parse_edits(text: str) -> list[Edit]:
+    """The edits in an optimizer reply; none when it holds no edits list (see ``edits_from_reply``)."""
+    try:
+        return edits_from_reply(text)
+    except ValueError:
+        return []
+
+
+def edits_from_reply(text: str) -> list[Edit]:
+    """The edits in an optimizer reply (``{"edits": [...]}`` or a bare list; ``[]`` is a real
+    "no edits"); ValueError when the reply holds no such JSON."""
     data = extract_json(text)
     if isinstance(data, dict):
-        data = data.get("edits")
+        if not isinstance(data.get("edits"), list):
+            raise ValueError('the reply has no JSON object with an "edits" list')
+        data = data["edits"]
     if not isinstance(data, list):
-        return []
+        raise ValueError("the reply is not JSON")
     edits = []
     for item in data:
         if not isinstance(item, dict):
@@ -173,7 +193,16 @@ def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list
                 json_schema=EDIT_SCHEMA)
         for mode, evidence, items in calls
     ]
-    proposed = [e for c in optimizer.map(requests) for e in parse_edits(c.text)]
+    replies = optimizer.map(requests)
+    parsed, repairs = parse_replies(optimizer, requests, replies, edits_from_reply, who="optimizer")
+    proposed: list[Edit] = []
+    unusable: list[str] = []
+    for result in parsed:
+        if isinstance(result, Unusable):
+            optimizer.leave_out(f"reflect: {result.reason}")
+            unusable.append(result.reason + (f" ({result.detail})" if result.detail else ""))
+        else:
+            proposed.extend(result)
     contracts = [t.system for t in tasks if t.system]
     known = {r.lower() for r in current}
     edits: list[Edit] = []
@@ -208,4 +237,4 @@ def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list
         else:
             seen.add(key)
             edits.append(edit)
-    return Proposal(edits=edits, refused=refused, calls=len(requests))
+    return Proposal(edits=edits, refused=refused, calls=len(requests) + repairs, unusable=unusable)

@@ -176,7 +176,8 @@ class Attempt(Record):
     response: str
     hard: float  # 1.0 when every check passed
     soft: float  # fraction of checks passed
-    fail_reasons: list[str] = field(default_factory=list)
+    fail_reasons: list[str] = field(default_factory=list)  # human-readable (prompts, reports)
+    failed_checks: list[str] = field(default_factory=list)  # the failed rule checks as data (judges.check_id)
     tools_called: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     latency: float = 0.0
@@ -262,6 +263,7 @@ class NightReport(Record):
     rejected_edits: list[dict[str, Any]] = field(default_factory=list)  # {"edit", "reasons"}
     decisions: list[GateDecision] = field(default_factory=list)
     calls: dict[str, int] = field(default_factory=dict)  # per purpose
+    left_out: dict[str, int] = field(default_factory=dict)  # why -> replies not scored (scoring.py)
     usage: Usage = field(default_factory=Usage)
     staging_dir: str | None = None
     documents: dict[str, str] = field(default_factory=dict)  # role -> live path

@@ -156,6 +156,21 @@ def test_fail_reasons_are_the_descriptions():
     assert score_rule([c], PR).fail_reasons == [describe_check(c)]
 
 
+def test_failed_checks_come_back_as_data():
+    failing = [check("section_contains", "Risks::rollback"), check("max_chars", 10), check("contains", 'say "hi"')]
+    passing = check("section_present", "Testing")
+    result = score_rule([passing, *failing], PR)
+    assert [judges.check_from_id(c) for c in result.failed_checks] == failing
+    assert score_rule([passing], PR).failed_checks == []
+
+
+def test_check_ids_are_canonical_and_reject_garbage():
+    assert judges.check_id({"arg": 3, "op": "max_chars"}) == judges.check_id({"op": "max_chars", "arg": 3})
+    for bad in ('"just text"', "[1]", '{"arg": 1}'):
+        with pytest.raises(JudgeError):
+            judges.check_from_id(bad)
+
+
 # -- validation ----------------------------------------------------------------------------------
 
 

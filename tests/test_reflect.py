@@ -5,9 +5,11 @@ from pathlib import Path
 
 import pytest
 
+from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.documents import DocumentSet, Limits, apply_edit, load_documents
+from skillopt_sleep.judges import check_id
 from skillopt_sleep.reflect import parse_edits, reflect, select, spread, violates_contract
 from skillopt_sleep.types import Attempt, Edit, TaskRecord
 
@@ -203,10 +205,41 @@ def test_edits_from_both_calls_are_collected(docs: DocumentSet):
     assert proposal.refused == []
 
 
-def test_garbage_reply_yields_no_edits(docs: DocumentSet):
+def test_a_reply_that_is_not_json_is_repaired_once_then_reported(docs: DocumentSet):
     backend = answering_by_mode({"contrastive": "I think the agent should try harder.", "failure": "[\"not an edit\"]"})
-    proposal = reflect(client(backend), TASKS, ATTEMPTS, docs)
-    assert proposal.edits == [] and proposal.refused == [] and proposal.calls == 2
+    optimizer = client(backend)
+    proposal = reflect(optimizer, TASKS, ATTEMPTS, docs)
+    assert proposal.edits == [] and proposal.refused == []
+    # the JSON list of non-edits is a real "no edits"; the prose is not silently read as one
+    assert proposal.calls == 3 and proposal.unusable == [
+        "optimizer reply was not JSON after one repair (the reply is not JSON)"]
+    assert optimizer.stats.left_out == {"reflect: optimizer reply was not JSON after one repair": 1}
+    repair = backend.requests[-1]
+    assert repair.payload["repair"] and repair.payload["mode"] == "contrastive"
+    assert "I think the agent should try harder." in repair.user and "the reply is not JSON" in repair.user
+    assert repair.json_schema is not None and repair.system == backend.requests[0].system
+
+
+def test_a_repaired_reply_gives_its_edits(docs: DocumentSet):
+    def answer(request: Request) -> str:
+        if request.payload.get("repair"):
+            return json.dumps({"edits": [edit("Always add Signed-off-by.")]})
+        return "Sure! Here is my edit: add a Signed-off-by line." if request.payload["mode"] == "contrastive" \
+            else json.dumps({"edits": []})
+
+    optimizer = client(FakeBackend(answer))
+    proposal = reflect(optimizer, TASKS, ATTEMPTS, docs)
+    assert [e.content for e in proposal.edits] == ["Always add Signed-off-by."]
+    assert proposal.calls == 3 and proposal.unusable == [] and optimizer.stats.left_out == {}
+
+
+def test_the_payload_carries_the_failed_checks_as_data(docs: DocumentSet):
+    check = {"op": "contains", "arg": "Signed-off-by:"}
+    attempts = {"failing": [Attempt(task_id="failing", sample=0, response="r", hard=0.0, soft=0.5,
+                                    fail_reasons=["anything at all"], failed_checks=[check_id(check)])]}
+    backend = answering_by_mode({})
+    reflect(client(backend), [task("failing")], attempts, docs)
+    assert backend.requests[0].payload["tasks"][0]["failed_checks"] == [check]
 
 
 # -- reflect: guardrails -------------------------------------------------------------------------

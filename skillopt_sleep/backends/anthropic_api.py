@@ -98,9 +98,11 @@ class AnthropicBackend(SdkBackend):
             ) if usage is not None else Usage()
             model = str(get(message, "model") or self.model)
             tools = [str(get(b, "name")) for b in blocks if get(b, "type") == "tool_use"]
+            truncated = get(message, "stop_reason") == "max_tokens"
         except (AttributeError, TypeError, ValueError) as exc:
             return self.malformed(exc, latency)
-        return Completion(text=text, usage=counted, model=model, latency=latency, tools_called=tools)
+        return Completion(text=text, usage=counted, model=model, latency=latency, tools_called=tools,
+                          truncated=truncated)
 
     # -- direct calls and Message Batches ----------------------------------------------------
 

@@ -65,6 +65,11 @@ class Completion:
     retry_after: float | None = None  # seconds, when the provider said so
     tools_called: list[str] = field(default_factory=list)
     cost_usd: float | None = None  # what the provider itself billed, when it says (claude -p does)
+    # The model stopped at its output-token limit (Anthropic ``stop_reason: "max_tokens"``, Chat
+    # ``finish_reason: "length"``, Responses ``status: "incomplete"``, the CLIs' own reports): the
+    # text, if any, is a fragment. Never an error (retrying the same call cannot help) and never
+    # an answer to score: the client retries once with a larger cap, callers leave it out.
+    truncated: bool = False
 
     @property
     def ok(self) -> bool:

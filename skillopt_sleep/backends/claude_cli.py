@@ -9,7 +9,8 @@ own retries (about three minutes of them on a 401 or 429): the engine's retry la
 
 ``--output-format json`` gives the answer, usage, ``total_cost_usd`` and, on failure, the provider's
 ``api_error_status``; a login prompt, a non-zero exit, an ``is_error`` result or an empty answer is
-an error, never an answer.
+an error, never an answer. An answer cut off at the output-token limit (``api_error:
+"max_output_tokens"``, reported after the CLI's own attempts to continue it) is ``truncated``.
 
 Options (spec ``claude-cli:model=sonnet``): ``model``, ``command`` (path to ``claude``),
 ``timeout`` (seconds), ``session_persistence`` (``true`` drops ``--no-session-persistence`` for
@@ -102,6 +103,13 @@ class ClaudeCliBackend:
         answer = result.get("result")
         answer = answer if isinstance(answer, str) else ""
         cost = _cost(result)
+        usage = parse_usage(result.get("usage"), cached_key="cache_read_input_tokens",
+                            written_key="cache_creation_input_tokens", input_includes_cached=False)
+        if result.get("api_error") == "max_output_tokens" or _CUT_OFF.search(answer if result.get("is_error") else ""):
+            # The CLI asks for the model's own maximum and has already tried to continue: the
+            # answer was cut off (its text is the CLI's error message, not a fragment of it).
+            return Completion(text="", usage=usage, model=_model(result, self.model), cost_usd=cost,
+                              truncated=True)
         if result.get("is_error") or returncode != 0 or result.get("subtype", "success") != "success":
             detail = answer or stderr.strip() or str(result.get("subtype") or "error")
             failure = _failure(detail, returncode, status=result.get("api_error_status"))
@@ -109,8 +117,6 @@ class ClaudeCliBackend:
             return failure
         if looks_like_auth_failure(answer):
             return _failure(answer, returncode)
-        usage = parse_usage(result.get("usage"), cached_key="cache_read_input_tokens",
-                            written_key="cache_creation_input_tokens", input_includes_cached=False)
         return Completion(text=answer, usage=usage, model=_model(result, self.model), cost_usd=cost)
 
 
@@ -124,6 +130,8 @@ def _result_object(stdout: str) -> dict[str, Any] | None:
     return parsed if isinstance(parsed, dict) else None
 
 
+# "API Error: Claude's response exceeded the 128000 output token maximum. To configure …"
+_CUT_OFF = re.compile(r"response exceeded the \d+ output token maximum", re.I)
 _RESET_AT = re.compile(r"limit reached\|(\d{9,11})")
 
 

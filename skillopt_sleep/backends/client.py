@@ -26,6 +26,7 @@ from skillopt_sleep.backends.budget import Budget, Reservation
 from skillopt_sleep.backends.deadline import Deadline
 from skillopt_sleep.backends.limits import Limiter, call_within
 from skillopt_sleep.backends.retry import RetryPolicy, call_with_retry, stop_if_over
+from skillopt_sleep.backends.truncation import with_more_room
 from skillopt_sleep.redact import redact, redact_obj
 from skillopt_sleep.types import Usage
 
@@ -57,6 +58,8 @@ class Stats:
     retries: int = 0
     usage: Usage = field(default_factory=Usage)
     batched: int = 0  # calls answered through a provider batch (billed at half price)
+    truncation_retries: int = 0  # calls repeated with a larger output cap (``truncation.py``)
+    left_out: Counter = field(default_factory=Counter)  # "purpose: why" -> results not scored
     batch_fallbacks: list[str] = field(default_factory=list)  # why a batch fell back to direct calls
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -135,7 +138,7 @@ class Client:
                     break
                 finished.wait()  # the same request is in flight: share its answer
             try:
-                completion = self._call_with_retry(request)
+                completion = self._with_more_room(request, self._call_with_retry(request))
                 self._store(key, completion)
                 return completion
             finally:
@@ -158,7 +161,7 @@ class Client:
         pending = [i for i, r in enumerate(results) if r is None]
         if bulk and self.supports_batch and len(pending) > 1:
             for i, completion in self._batch(requests, pending).items():
-                results[i] = completion
+                results[i] = completion = self._with_more_room(requests[i], completion)
                 self._store(self._key(requests[i]), completion)
             pending = [i for i in pending if results[i] is None]
         if self.calls_progress is not None:
@@ -176,6 +179,20 @@ class Client:
                         future.cancel()
                     raise
         return [r for r in results if r is not None]
+
+    def _with_more_room(self, request: Request, completion: Completion) -> Completion:
+        """A reply cut off at the output cap is asked for once more with a larger cap."""
+        roomier = with_more_room(request, self.backend) if completion.truncated else None
+        if roomier is None:
+            return completion
+        with self.stats.lock:
+            self.stats.truncation_retries += 1
+        return self._call_with_retry(roomier)
+
+    def leave_out(self, reason: str, n: int = 1) -> None:
+        """Count results a caller could not score (``reason``: "purpose: why"), for the report."""
+        with self.stats.lock:
+            self.stats.left_out[reason] += n
 
     # -- cache ------------------------------------------------------------------------------
 
@@ -301,7 +318,7 @@ class Client:
             if not completion.latency:
                 completion.latency = time.monotonic() - started
             self._settle(reservation, completion)
-        if completion.ok and not completion.text.strip() and not completion.tools_called:
+        if completion.ok and not completion.text.strip() and not completion.tools_called and not completion.truncated:
             completion.error, completion.error_message = "empty", "empty completion"
         if not completion.ok:
             completion.text = ""  # whatever came with an error is not an answer

@@ -18,7 +18,8 @@ So each call runs isolated, in a ``ReplaySandbox``:
 A stream that drops and reconnects (``{"type":"error","message":"Reconnecting…"}`` then
 ``turn.completed``) is a success. An auth or bad-request failure that Codex would retry five times
 stops the process at the first report. A login prompt, a non-zero exit, a failed turn or an empty
-answer is an error.
+answer is an error. A turn that failed with "Incomplete response returned, reason:
+max_output_tokens" was cut off at the output-token limit: ``truncated``, not an error.
 
 Options (spec ``codex-cli:model=gpt-5-codex``): ``model``, ``command`` (path to ``codex``),
 ``timeout`` (seconds), ``price_*``.
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -71,6 +73,8 @@ LOGIN_KEYS = (
     "cli_auth_credentials_store",
 )
 AUTH_FILE = "auth.json"
+# How codex reports a Responses API answer that ended ``incomplete`` at the output-token limit.
+_CUT_OFF = re.compile(r"incomplete response returned, reason: max_output_tokens", re.I)
 
 
 def build_argv(
@@ -260,6 +264,9 @@ class CodexCliBackend:
             return Completion(text="", error=run.error, error_message=run.error_message, latency=run.latency)
         events = read_events(run.stdout)
         failure = turn_failure(events)
+        if failure and _CUT_OFF.search(failure):
+            return Completion(text="", usage=_usage(events), model=self.model or "codex", latency=run.latency,
+                              truncated=True)
         if run.returncode != 0 or failure or looks_like_auth_failure(answer):
             detail = failure or answer or run.stderr.strip() or run.stdout.strip() or "no output"
             return Completion(

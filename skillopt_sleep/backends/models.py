@@ -41,6 +41,13 @@ class Models:
             total.update(s.calls)
         return dict(total)
 
+    def left_out(self) -> dict[str, int]:
+        """Results the night could not use, by why (see ``Client.leave_out``)."""
+        total: Counter = Counter()
+        for s in self.stats:
+            total.update(s.left_out)
+        return dict(total)
+
     @property
     def deadline(self) -> Deadline:
         return self.target.deadline

@@ -105,9 +105,11 @@ class OpenAIBackend(SdkBackend):
                 cache_read_tokens=cached,
             )
             model = str(get(chat, "model") or self.model)
+            truncated = bool(choices) and get(choices[0], "finish_reason") == "length"
         except (AttributeError, TypeError, ValueError, IndexError) as exc:
             return self.malformed(exc, latency)
-        return Completion(text=text, usage=counted, model=model, latency=latency, tools_called=tools)
+        return Completion(text=text, usage=counted, model=model, latency=latency, tools_called=tools,
+                          truncated=truncated)
 
     # -- direct calls and the Batch API (files endpoint) -------------------------------------
 

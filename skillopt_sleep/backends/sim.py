@@ -8,8 +8,9 @@ As a *target* it satisfies each of a task's judge checks with probability ``foll
 documents hold a directive covering that check, ``1 - follow`` when a directive contradicts it,
 and ``base`` otherwise; then it renders a real text response that the real judges score. A length
 cap found in the documents is obeyed (truncating the response) with probability ``follow``.
-As an *optimizer* it turns each piece of failure evidence into a covering rule with probability
-``correct`` and, independently, into a plausible-but-harmful rule with probability ``harmful``.
+As an *optimizer* it turns each failed check in the evidence (``failed_checks``: the checks as
+data, never the judges' human-readable reasons) into a covering rule with probability ``correct``
+and, independently, into a plausible-but-harmful rule with probability ``harmful``.
 
 Knobs (spec ``sim:follow=0.9,base=0.15,correct=0.6,harmful=0.2,seed=7``): follow, base, correct,
 harmful, seed, latency (seconds per call), down (1 = every call fails with a server error).
@@ -27,6 +28,7 @@ from typing import Any
 
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.pricing import FREE
+from skillopt_sleep.judges import RULE_OPS, describe_check
 from skillopt_sleep.types import Usage
 
 NEGATION_RE = re.compile(r"\b(never|don'?t|do not|avoid|without|no longer|must not|omit|drop)\b", re.I)
@@ -35,16 +37,10 @@ CAP_RE = re.compile(
     re.I,
 )
 FLOOR_RE = re.compile(r"\b(?:at least|minimum of|no fewer than|more than)\s+(\d+)\s*(?:characters|chars)\b", re.I)
-REASON_RES = {
-    "contains": re.compile(r'^must contain "(.+)"$'),
-    "not_contains": re.compile(r'^must not contain "(.+)"$'),
-    "section_present": re.compile(r'^must have a section headed "(.+)"$'),
-    "section_contains": re.compile(r'^section "(.+?)" must contain "(.+)"$'),
-    "max_chars": re.compile(r"^must be at most (\d+) characters$"),
-    "min_chars": re.compile(r"^must be at least (\d+) characters$"),
-    "regex": re.compile(r"^must match the pattern /(.+)/$"),
-    "tool_called": re.compile(r'^must call the tool "(.+)"$'),
-}
+# The checks the optimizer knows a rule for (``no_refusal`` has none: a model does not refuse
+# ordinary work unprompted).
+COVERABLE_OPS = ("contains", "not_contains", "section_present", "section_contains", "max_chars",
+                 "min_chars", "regex", "tool_called")
 FILLER = (
     "I went through the change set and kept the wording close to what the repository already uses.",
     "The summary below reflects the diff as it stands on this branch.",
@@ -214,22 +210,23 @@ class SimBackend:
     def _reflect(self, request: Request) -> tuple[str, list[str]]:
         payload = request.payload
         rng = self._rng("reflect", payload.get("mode"), request.user, request.sample)
-        reasons: dict[str, list[str]] = {}
+        failed: dict[str, tuple[dict[str, Any], list[str]]] = {}
         for item in payload.get("tasks") or []:
-            for reason in item.get("fail_reasons") or []:
-                reasons.setdefault(reason, []).append(item.get("task_id", ""))
+            for check in item.get("failed_checks") or []:
+                if isinstance(check, dict) and check.get("op") in RULE_OPS:
+                    failed.setdefault(describe_check(check), (check, []))[1].append(item.get("task_id", ""))
         existing = {r.lower() for rules in (payload.get("current_rules") or {}).values() for r in rules}
         edits: list[dict[str, Any]] = []
-        ordered = sorted(reasons.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-        for reason, task_ids in ordered:
+        ordered = sorted(failed.items(), key=lambda kv: (-len(kv[1][1]), kv[0]))
+        for reason, (check, task_ids) in ordered:
             if rng.random() < self.knobs.correct:
-                rule = covering_rule(reason)
+                rule = covering_rule(check)
                 if rule and rule.lower() not in existing:
                     edits.append({"target": "skill", "op": "add", "content": rule,
                                   "rationale": f"attempts failed because the response {reason}",
                                   "evidence": sorted(set(task_ids))})
             if rng.random() < self.knobs.harmful:
-                rule = harmful_rule(reason, rng)
+                rule = harmful_rule(check, rng)
                 if rule and rule.lower() not in existing:
                     edits.append({"target": rng.choice(["skill", "memory"]), "op": "add", "content": rule,
                                   "rationale": "good attempts looked tighter and more focused",
@@ -302,39 +299,29 @@ def _cap_from(directives: list[str]) -> int | None:
     return min(caps) if caps else None
 
 
-def parse_reason(reason: str) -> tuple[str, tuple[str, ...]] | None:
-    for op, rx in REASON_RES.items():
-        m = rx.match(reason.strip())
-        if m:
-            return op, m.groups()
-    return None
-
-
-def covering_rule(reason: str) -> str | None:
-    parsed = parse_reason(reason)
-    if parsed is None:
-        return None
-    op, g = parsed
+def covering_rule(check: dict[str, Any]) -> str | None:
+    """The rule that covers a failed check (its ``op`` / ``arg`` as the judges validated them)."""
+    op, arg = check.get("op"), check.get("arg")
+    if op == "section_contains" and isinstance(arg, dict):
+        return f'In the "{arg.get("section")}" section, always mention "{arg.get("text")}".'
     return {
-        "contains": lambda: f'Always include "{g[0]}" in the response.',
-        "not_contains": lambda: f'Never include "{g[0]}" in the response.',
-        "section_present": lambda: f'Always include a section headed "{g[0]}".',
-        "section_contains": lambda: f'In the "{g[0]}" section, always mention "{g[1]}".',
-        "max_chars": lambda: f"Keep the response to at most {g[0]} characters.",
-        "min_chars": lambda: f"Write at least {g[0]} characters.",
-        "regex": lambda: f"Make the response match the pattern {g[0]} on its own line.",
-        "tool_called": lambda: f"Always use the {g[0]} tool for this task.",
-    }[op]()
+        "contains": lambda: f'Always include "{arg}" in the response.',
+        "not_contains": lambda: f'Never include "{arg}" in the response.',
+        "section_present": lambda: f'Always include a section headed "{arg}".',
+        "max_chars": lambda: f"Keep the response to at most {arg} characters.",
+        "min_chars": lambda: f"Write at least {arg} characters.",
+        "regex": lambda: f"Make the response match the pattern {arg} on its own line.",
+        "tool_called": lambda: f"Always use the {arg} tool for this task.",
+    }.get(str(op), lambda: None)()
 
 
-def harmful_rule(reason: str, rng: random.Random) -> str | None:
+def harmful_rule(check: dict[str, Any], rng: random.Random) -> str | None:
     """A plausible misreading of the evidence: an inverted rule or an over-tight length cap."""
-    parsed = parse_reason(reason)
-    if parsed is None:
+    op = check.get("op")
+    if op not in COVERABLE_OPS:
         return None
-    op, g = parsed
     if op == "contains" and rng.random() < 0.5:
-        return f'Never include "{g[0]}" in the response; keep it out.'
+        return f'Never include "{check.get("arg")}" in the response; keep it out.'
     return f"Keep every response short: at most {rng.choice([40, 60, 80])} characters."
 
 

@@ -17,12 +17,14 @@ from pathlib import Path
 import pytest
 from tests.support import provider_env
 from tests.support.anthropic_server import FakeAnthropic
-from tests.support.http_base import Drop, Fail
+from tests.support.http_base import Drop, Fail, Reply
 from tests.support.openai_server import FakeOpenAI
 
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.claude_cli import ClaudeCliBackend
 from skillopt_sleep.backends.codex_cli import CodexCliBackend
+from skillopt_sleep.backends.client import Client
+from skillopt_sleep.backends.retry import RetryPolicy
 from tests.support.real_clients import real_cli
 
 MARKER = "SKILLOPT-MARKER"
@@ -245,3 +247,30 @@ def test_control_plain_codex_exec_carries_the_markers_and_offers_tools(codex_set
     (turn,) = fake.seen("/v1/responses")
     assert MARKER in _bodies([turn]) and turn.body.get("tools")
     assert (evidence / "mcp").exists()
+
+
+# -- a reply cut off at the output-token limit ------------------------------------------------------
+# claude -p asks for the model's own maximum, tries to continue a cut-off answer itself, then
+# reports ``api_error: "max_output_tokens"``; codex fails the turn with "Incomplete response
+# returned, reason: max_output_tokens". Either way: truncated, not an error to retry, not an answer.
+
+
+def test_claude_reports_a_cut_off_reply_as_truncated(claude_setup):
+    backend, fake, *_ = claude_setup
+    fake.responder = lambda body: Reply("half an ans", cut_off=True)
+    completion = backend.complete(REQUEST)
+    assert completion.ok and completion.truncated and completion.text == "", completion.error_message
+    client = Client(backend, retry=RetryPolicy(attempts=3, sleep=lambda s: None))
+    calls_before = len(fake.seen("/v1/messages"))
+    assert client.complete(REQUEST).truncated
+    # one CLI run (its own continuation turns included): the CLI's cap cannot be raised
+    assert client.stats.calls["attempt"] == 1 and client.stats.truncation_retries == 0
+    assert len(fake.seen("/v1/messages")) > calls_before
+
+
+def test_codex_reports_a_cut_off_reply_as_truncated(codex_setup):
+    backend, fake, *_ = codex_setup
+    fake.responder = lambda body: Reply("half an ans", cut_off=True)
+    completion = backend.complete(REQUEST)
+    assert completion.ok and completion.truncated and completion.text == "", completion.error_message
+    assert len(fake.seen("/v1/responses")) == 1

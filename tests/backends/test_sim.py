@@ -265,10 +265,12 @@ def test_usage_is_reported():
 # -- the optimizer -------------------------------------------------------------------------------
 
 
-def reflect_request(reasons: list[str], sample: int, current: list[str] = (), max_edits: int = 4,
+def reflect_request(checks: list[dict], sample: int, current: list[str] = (), max_edits: int = 4,
                     user: str = "evidence") -> Request:
     payload = {"mode": "failure", "max_edits": max_edits,
-               "tasks": [{"task_id": "t1", "intent": "write the commit message", "fail_reasons": reasons}],
+               "tasks": [{"task_id": "t1", "intent": "write the commit message",
+                          "fail_reasons": [judges.describe_check(c) for c in checks if isinstance(c, dict)],
+                          "failed_checks": checks}],
                "current_rules": {"skill": list(current), "memory": []}}
     return Request("reflect", "sys", user, sample=sample, payload=payload)
 
@@ -281,11 +283,10 @@ def proposed(backend: SimBackend, request: Request) -> list[dict]:
 
 def test_optimizer_rates():
     backend = sim(correct=0.6, harmful=0.2, seed=3)
-    reason = judges.describe_check(SIGNOFF)
-    good = covering_rule(reason)
+    good = covering_rule(SIGNOFF)
     n_good = n_harm = 0
     for s in range(N):
-        edits = proposed(backend, reflect_request([reason], s))
+        edits = proposed(backend, reflect_request([SIGNOFF], s))
         contents = [e["content"] for e in edits]
         n_good += good in contents
         n_harm += any(c != good for c in contents)
@@ -301,11 +302,11 @@ def test_covering_rules_cover_and_harmful_rules_hurt():
                 {"op": "min_chars", "arg": 20}, {"op": "regex", "arg": r"^feat: "},
                 {"op": "tool_called", "arg": "Bash"}]:
         check = judges.validate_check(raw)
-        rule = covering_rule(judges.describe_check(check))
+        rule = covering_rule(check)
         assert rule is not None
         assert coverage(check, [rule]) == "covered", (raw, rule)
     rng = random.Random(0)
-    inverted = {harmful_rule(judges.describe_check(SIGNOFF), rng) for _ in range(20)}
+    inverted = {harmful_rule(SIGNOFF, rng) for _ in range(20)}
     assert 'Never include "Signed-off-by:" in the response; keep it out.' in inverted
     assert coverage(SIGNOFF, ['Never include "Signed-off-by:" in the response; keep it out.']) == "conflict"
 
@@ -314,6 +315,10 @@ def test_optimizer_reads_only_the_payload():
     backend = sim(correct=1.0, harmful=1.0, seed=0)
     reason = judges.describe_check(SIGNOFF)
     for s in range(20):
+        # the failed checks as data, never the judges' wording: reasons alone give nothing
+        wording_only = reflect_request([SIGNOFF], s)
+        wording_only.payload["tasks"][0].pop("failed_checks")
+        assert proposed(backend, wording_only) == []
         request = Request("reflect", "sys", f"Failed checks: {reason}", sample=s,
                           payload={"mode": "failure", "tasks": [], "current_rules": {}, "max_edits": 4})
         assert proposed(backend, request) == []
@@ -321,24 +326,23 @@ def test_optimizer_reads_only_the_payload():
 
 
 def test_optimizer_skips_rules_already_present():
-    reason = judges.describe_check(SIGNOFF)
-    good = covering_rule(reason)
+    good = covering_rule(SIGNOFF)
     backend = sim(correct=1.0, harmful=0.0, seed=0)
-    assert [e["content"] for e in proposed(backend, reflect_request([reason], 0))] == [good]
-    assert proposed(backend, reflect_request([reason], 0, current=[good.upper()])) == []
+    assert [e["content"] for e in proposed(backend, reflect_request([SIGNOFF], 0))] == [good]
+    assert proposed(backend, reflect_request([SIGNOFF], 0, current=[good.upper()])) == []
 
 
 def test_optimizer_respects_max_edits():
-    reasons = [judges.describe_check(judges.validate_check({"op": "contains", "arg": f"token{i}"}))
-               for i in range(6)]
+    checks = [judges.validate_check({"op": "contains", "arg": f"token{i}"}) for i in range(6)]
     backend = sim(correct=1.0, harmful=1.0, seed=0)
-    assert len(proposed(backend, reflect_request(reasons, 0, max_edits=3))) == 3
-    assert len(proposed(backend, reflect_request(reasons, 0, max_edits=20))) > 3  # the limit did the cutting
+    assert len(proposed(backend, reflect_request(checks, 0, max_edits=3))) == 3
+    assert len(proposed(backend, reflect_request(checks, 0, max_edits=20))) > 3  # the limit did the cutting
 
 
-def test_optimizer_ignores_reasons_it_cannot_read():
+def test_optimizer_ignores_checks_it_has_no_rule_for():
     backend = sim(correct=1.0, harmful=1.0, seed=0)
-    assert proposed(backend, reflect_request(["does not match the reference", "rubric"], 0)) == []
+    unknown = [{"op": "no_refusal", "arg": None}, {"op": "is_helpful", "arg": True}, "must not refuse"]
+    assert proposed(backend, reflect_request(unknown, 0)) == []
 
 
 def test_sim_rubric_judge():

@@ -2,7 +2,8 @@
 listing and Message Batches — enough for the Anthropic SDK and the real ``claude`` CLI.
 
 A responder (``fake.responder = fn(body) -> str | Reply``) scripts the model; a ``Reply`` with
-``tool_calls`` answers with ``tool_use`` blocks and ``stop_reason: "tool_use"``.
+``tool_calls`` answers with ``tool_use`` blocks and ``stop_reason: "tool_use"``; one that is
+``cut_off`` (or longer than the request's ``max_tokens``) with ``stop_reason: "max_tokens"``.
 
 Prompt caching is modelled honestly: a system prefix ending at a block marked ``cache_control``
 that this server has seen before (same model) is billed as ``cache_read_input_tokens``; a new one
@@ -17,7 +18,16 @@ import itertools
 import json
 from typing import Any
 
-from tests.support.http_base import FakeServer, Reply, Stream, as_reply, count_tokens, sample_for_schema, sse_event
+from tests.support.http_base import (
+    FakeServer,
+    Reply,
+    Stream,
+    as_reply,
+    count_tokens,
+    sample_for_schema,
+    sse_event,
+    within_cap,
+)
 
 
 def _error_body(status: int, message: str) -> dict[str, Any]:
@@ -144,6 +154,7 @@ class FakeAnthropic(FakeServer):
             reply = Reply(json.dumps(sample_for_schema(schema)))
         else:
             reply = Reply("Answer: " + last_user_text(body)[:60])
+        reply = within_cap(reply, body.get("max_tokens"))
         text = reply.text
         content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
         for call in reply.tool_calls:
@@ -155,7 +166,7 @@ class FakeAnthropic(FakeServer):
             "role": "assistant",
             "model": model,
             "content": content,
-            "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
+            "stop_reason": "max_tokens" if reply.cut_off else "tool_use" if reply.tool_calls else "end_turn",
             "stop_sequence": None,
             "usage": {
                 "input_tokens": total - read - write,

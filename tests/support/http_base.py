@@ -102,14 +102,28 @@ class ToolCall:
 
 @dataclass
 class Reply:
-    """What a responder may return instead of plain text: text and/or tool calls."""
+    """What a responder may return instead of plain text: text and/or tool calls.
+
+    ``cut_off``: the model stopped at its output-token limit (Anthropic ``stop_reason:
+    "max_tokens"``, Chat ``finish_reason: "length"``, Responses ``status: "incomplete"``). A reply
+    longer than the request's own cap is cut off there anyway (``within_cap``), as a real model's is.
+    """
 
     text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
+    cut_off: bool = False
 
 
 def as_reply(value: Any) -> Reply:
     return value if isinstance(value, Reply) else Reply(text=str(value))
+
+
+def within_cap(reply: Reply, cap: Any) -> Reply:
+    """``reply`` as a model with an output cap of ``cap`` tokens gives it: cut at the cap (the
+    fakes' tokenizer: 4 characters a token) and marked ``cut_off`` when it was longer."""
+    if isinstance(cap, bool) or not isinstance(cap, int) or cap <= 0 or count_tokens(reply.text) <= cap:
+        return reply
+    return Reply(text=reply.text[:cap * 4], tool_calls=[], cut_off=True)
 
 
 def count_tokens(text: str) -> int:

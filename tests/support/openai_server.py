@@ -17,7 +17,16 @@ import json
 import re
 from typing import Any
 
-from tests.support.http_base import FakeServer, Reply, Stream, as_reply, count_tokens, sample_for_schema, sse_event
+from tests.support.http_base import (
+    FakeServer,
+    Reply,
+    Stream,
+    as_reply,
+    count_tokens,
+    sample_for_schema,
+    sse_event,
+    within_cap,
+)
 
 
 def _error_body(status: int, message: str) -> dict[str, Any]:
@@ -106,7 +115,8 @@ def response_events(response: dict[str, Any]) -> list[bytes]:
             events.append(event("response.function_call_arguments.done", item_id=item["id"],
                                 output_index=index, arguments=item["arguments"]))
         events.append(event("response.output_item.done", output_index=index, item=item))
-    events.append(event("response.completed", response=response))
+    final = "response.incomplete" if response.get("status") == "incomplete" else "response.completed"
+    events.append(event(final, response=response))
     return events
 
 
@@ -136,11 +146,13 @@ class FakeOpenAI(FakeServer):
             self.seen_prefixes.add((model, system))
         schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
         if self.responder is not None:
-            text = self.responder(body)
+            reply = as_reply(self.responder(body))
         elif schema:
-            text = json.dumps(sample_for_schema(schema))
+            reply = Reply(json.dumps(sample_for_schema(schema)))
         else:
-            text = "Answer: " + user[:60]
+            reply = Reply("Answer: " + user[:60])
+        reply = within_cap(reply, body.get("max_completion_tokens", body.get("max_tokens")))
+        text = reply.text
         prompt = count_tokens(system) + count_tokens(user)
         return {
             "id": f"chatcmpl-{next(self._ids)}",
@@ -148,7 +160,7 @@ class FakeOpenAI(FakeServer):
             "created": 0,
             "model": model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "finish_reason": "stop", "logprobs": None}],
+                         "finish_reason": "length" if reply.cut_off else "stop", "logprobs": None}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": count_tokens(text),
                       "total_tokens": prompt + count_tokens(text),
                       "prompt_tokens_details": {"cached_tokens": cached}},
@@ -165,6 +177,7 @@ class FakeOpenAI(FakeServer):
             reply = as_reply(self.responder(body))
         else:
             reply = Reply("Answer: " + last_input_text(body)[:60])
+        reply = within_cap(reply, body.get("max_output_tokens"))
         output: list[dict[str, Any]] = []
         if reply.text:
             output.append({"id": f"msg_{next(self._ids)}", "type": "message", "status": "completed",
@@ -178,8 +191,9 @@ class FakeOpenAI(FakeServer):
         prompt = count_tokens(responses_input_text(body)) + count_tokens(json.dumps(body.get("tools") or []))
         completion = count_tokens(reply.text) + sum(count_tokens(o.get("arguments", "")) for o in output)
         return {
-            "id": f"resp_{next(self._ids)}", "object": "response", "created_at": 0, "status": "completed",
-            "model": model, "output": output, "error": None, "incomplete_details": None,
+            "id": f"resp_{next(self._ids)}", "object": "response", "created_at": 0,
+            "status": "incomplete" if reply.cut_off else "completed", "model": model, "output": output,
+            "error": None, "incomplete_details": {"reason": "max_output_tokens"} if reply.cut_off else None,
             "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": cached},
                       "output_tokens": completion, "output_tokens_details": {"reasoning_tokens": 0},
                       "total_tokens": prompt + completion},
