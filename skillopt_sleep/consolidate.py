@@ -59,29 +59,27 @@ class _Evaluator:
         self.outcome = outcome
         self.phase = phase
         self.rubric = rubric_scorer(models.optimizer)
-        self.scores: dict[str, dict[str, list[float]]] = {}
-        # samples drawn per task, scored or left out (``scoring.py``): the next draw's index
-        self.drawn: dict[str, dict[str, int]] = {}
+        # per document set, per task: one entry per sample drawn, None where the reply could not
+        # be scored (left out, ``scoring.py``), so sample numbers and "the first n" stay exact
+        self.scores: dict[str, dict[str, list[float | None]]] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
-    def ensure(self, docs: DocumentSet, n: int, task_ids: list[str] | None = None) -> dict[str, list[float]]:
+    def ensure(self, docs: DocumentSet, n: int, task_ids: list[str] | None = None) -> dict[str, list[float | None]]:
         """At least ``n`` samples per task (all tasks, or ``task_ids``) for ``docs``."""
         key = docs.fingerprint()
         with self._guard:
             lock = self._locks.setdefault(key, threading.Lock())
             have = self.scores.setdefault(key, {tid: [] for tid in self.tasks})
-            drawn = self.drawn.setdefault(key, {tid: 0 for tid in self.tasks})
         with lock:
-            return self._fill(docs, have, drawn, n, task_ids)
+            return self._fill(docs, have, n, task_ids)
 
-    def _fill(self, docs: DocumentSet, have: dict[str, list[float]], drawn: dict[str, int], n: int,
-              task_ids: list[str] | None) -> dict[str, list[float]]:
-        """Tasks without any scored sample (every reply left out) are absent from the result."""
+    def _fill(self, docs: DocumentSet, have: dict[str, list[float | None]], n: int,
+              task_ids: list[str] | None) -> dict[str, list[float | None]]:
         wanted = task_ids if task_ids is not None else list(self.tasks)
         groups: dict[int, list[TaskRecord]] = {}
         for tid in wanted:
-            start = drawn[tid]
+            start = len(have[tid])
             if start < n:
                 groups.setdefault(start, []).append(self.tasks[tid])
         for start, tasks in groups.items():
@@ -89,9 +87,9 @@ class _Evaluator:
                 self.outcome.phases[self.phase] = self.outcome.phases.get(self.phase, 0) + len(tasks) * (n - start)
             got = run_attempts(self.models.target, tasks, docs, range(start, n), self.rubric)
             for tid, attempts in got.items():
-                have[tid].extend(a.soft for a in attempts)
-                drawn[tid] = n
-        return {tid: list(v) for tid, v in have.items() if v}
+                scored = {a.sample: a.soft for a in attempts}
+                have[tid].extend(scored.get(sample) for sample in range(start, n))
+        return {tid: list(v) for tid, v in have.items()}
 
 
 def focus_for(edits: list[Edit], tasks: list[TaskRecord]) -> set[str]:
@@ -124,8 +122,11 @@ def _gate(evaluator: _Evaluator, base: DocumentSet, cand: DocumentSet, settings:
     return decision
 
 
-def _first(scores: dict[str, list[float]], wanted: dict[str, int]) -> dict[str, list[float]]:
-    return {tid: samples[: wanted[tid]] for tid, samples in scores.items()}
+def _first(scores: dict[str, list[float | None]], wanted: dict[str, int]) -> dict[str, list[float]]:
+    """The scores of each task's first ``wanted`` draws; a task none of whose draws could be
+    scored is left out of the comparison."""
+    first = {tid: [x for x in samples[: wanted[tid]] if x is not None] for tid, samples in scores.items()}
+    return {tid: xs for tid, xs in first.items() if xs}
 
 
 def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
@@ -238,6 +239,7 @@ def _measure_test(outcome: Outcome, models: Models, test: list[TaskRecord], base
     outcome.test_baseline, outcome.test_candidate = _mean_of(b), _mean_of(c)
 
 
-def _mean_of(scores: dict[str, list[float]]) -> float | None:
-    per_task = [sum(v) / len(v) for v in scores.values() if v]
+def _mean_of(scores: dict[str, list[float | None]]) -> float | None:
+    """Mean over tasks of each task's mean scored sample (None when nothing could be scored)."""
+    per_task = [sum(xs) / len(xs) for v in scores.values() if (xs := [x for x in v if x is not None])]
     return sum(per_task) / len(per_task) if per_task else None
