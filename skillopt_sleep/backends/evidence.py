@@ -38,6 +38,7 @@ class EvidenceLog:
             "usage": completion.usage.to_dict(),
             "latency": round(completion.latency, 4),
             "error": completion.error,
+            "truncated": completion.truncated,
             "error_message": clean_text(redact(completion.error_message[:500])),
         }
         with self._lock:
