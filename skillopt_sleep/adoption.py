@@ -149,11 +149,6 @@ def list_proposals(project: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return proposals
 
 
-def latest_proposal(project: str | os.PathLike[str]) -> Path | None:
-    proposals = list_proposals(project)
-    return Path(proposals[0]["staging_dir"]) if proposals else None
-
-
 def adoptions(project: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Adoptions, oldest first: ``{adoption_id, night_id, adopted_at, files, reverted}``."""
     groups: dict[str, dict[str, Any]] = {}

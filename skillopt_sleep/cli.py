@@ -40,10 +40,15 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMAND_MODULES:
         try:
             module = importlib.import_module(f"skillopt_sleep.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"skillopt_sleep.commands.{name}":
-                continue
-            raise
+        except ImportError as exc:
+            # a broken install (a file lost, a partial upgrade, a dependency gone): one clear line
+            # and a failure, never a verb silently missing from the CLI
+            if getattr(exc, "name", None) == f"skillopt_sleep.commands.{name}":
+                problem = f"its module skillopt_sleep/commands/{name}.py is missing"
+            else:
+                problem = f"it cannot be loaded ({exc})"
+            raise UserError(f"this installation is broken: the '{name}' command: {problem}; "
+                            "reinstall skillopt-sleep", code=EXIT_ERROR) from exc
         module.register(sub)
     return parser
 
@@ -73,7 +78,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except UserError as exc:
+        from skillopt_sleep.sanitize import sanitize
+
+        message = sanitize(exc.message)
+        if "--json" in (sys.argv[1:] if argv is None else argv):
+            _print_json_failure(message, exc.code)
+        print(f"skillopt-sleep: {message}", file=sys.stderr)
+        return exc.code
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -303,16 +303,3 @@ def apply_edit(docs: DocumentSet, edit: Edit) -> DocumentSet:
     if doc.limits.max_bytes is not None and size > doc.limits.max_bytes and size > len(doc.encoded()):
         raise EditRefused(f"{doc.path.name} would exceed {doc.limits.max_bytes} bytes")
     return docs.with_document(new_doc)
-
-
-def apply_edits(docs: DocumentSet, edits: list[Edit]) -> tuple[DocumentSet, list[Edit], list[tuple[Edit, str]]]:
-    """Apply edits in order; refused ones are returned with their reason."""
-    applied: list[Edit] = []
-    refused: list[tuple[Edit, str]] = []
-    for edit in edits:
-        try:
-            docs = apply_edit(docs, edit)
-            applied.append(edit)
-        except EditRefused as exc:
-            refused.append((edit, str(exc)))
-    return docs, applied, refused

@@ -9,7 +9,6 @@ reply that is not JSON); ``score(..., rubric=)`` is the one-call form and raises
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -270,7 +269,3 @@ def score(task_judge: dict[str, Any], reference: str, text: str,
             raise JudgeError("a rubric judge needs the optimizer model")
         return rubric_score(*parse_rubric_reply(rubric(rubric_text(task_judge, reference), text)))
     raise JudgeError(f"unknown judge kind {kind!r}")
-
-
-def judge_to_json(judge: dict[str, Any]) -> str:
-    return json.dumps(judge, sort_keys=True)

@@ -15,7 +15,6 @@ T = TypeVar("T")
 
 TASKS_FORMAT = "skillopt_sleep.tasks.v1"
 SPLITS = ("train", "val", "test")
-REFERENCE_KINDS = ("exact", "rubric", "rule", "none")
 EDIT_TARGETS = ("skill", "memory")
 EDIT_OPS = ("add", "replace", "delete", "insert_after")
 

@@ -15,8 +15,7 @@ from skillopt_sleep.commands.status import collect_status, format_status
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_LOCKED, UserError
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep import adoption, journal
-from skillopt_sleep.adoption import adopt, revert
-from skillopt_sleep.adoption import list_proposals, latest_proposal
+from skillopt_sleep.adoption import adopt, list_proposals, revert
 from skillopt_sleep.files import append_jsonl, read_jsonl
 from skillopt_sleep.staging import StagedFile
 
@@ -49,7 +48,7 @@ def test_adopt_backs_up_writes_and_logs(project):
     assert ledger[0]["new_sha256"] == _sha(MEMORY_NEW)
     assert ledger[1]["backup"] is None
     assert list_proposals(project)[0]["adopted"] is True
-    assert latest_proposal(project) == directory
+    assert Path(list_proposals(project)[0]["staging_dir"]) == directory
 
 
 def test_adopt_refused_when_live_file_changed_writes_nothing(project):
@@ -210,7 +209,7 @@ def test_default_adopt_picks_newest_proposal(project):
     files = [StagedFile("memory", project / "CLAUDE.md", MEMORY_OLD, b"second night\n")]
     second = _stage(project, "night-2", files=files)
     assert [p["night_id"] for p in list_proposals(project)] == ["night-2", "night-1"]
-    assert latest_proposal(project) == second
+    assert Path(list_proposals(project)[0]["staging_dir"]) == second
     assert adopt(project).night_id == "night-2"
     assert (project / "CLAUDE.md").read_bytes() == b"second night\n"
     with pytest.raises(UserError, match="changed since the night read"):

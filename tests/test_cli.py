@@ -91,3 +91,38 @@ def test_provider_outage_exits_4_with_one_line(tmp_path: Path, home: Path) -> No
     lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "nothing staged" in lines[0]
     assert not (tmp_path / ".skillopt-sleep" / "staging").exists()
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_missing_verb_module_fails_loudly(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                            as_json: bool) -> None:
+    """A broken install (a lost commands/<verb>.py) is one clear line and exit 1 for every verb,
+    never a CLI that quietly lacks the verb."""
+    from skillopt_sleep import cli
+
+    monkeypatch.setattr(cli, "COMMAND_MODULES", (*cli.COMMAND_MODULES, "sweep"))
+    assert main(["status", *(["--json"] if as_json else [])]) == 1
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and "the 'sweep' command" in err and "commands/sweep.py is missing" in err
+    assert "Traceback" not in err
+    assert (json.loads(out) == {"ok": False, "error": err.strip().removeprefix("skillopt-sleep: "), "code": 1}
+            if as_json else out == "")
+
+
+def test_a_verb_whose_dependency_is_missing_fails_loudly(monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib
+
+    from skillopt_sleep import cli
+
+    real = importlib.import_module
+
+    def import_module(name: str, *args, **kwargs):
+        if name == "skillopt_sleep.commands.review":
+            raise ModuleNotFoundError("No module named 'tomlkit'", name="tomlkit")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(cli.importlib, "import_module", import_module)
+    assert main(["--help"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the 'review' command: it cannot be loaded (No module named 'tomlkit')" in err

@@ -13,7 +13,6 @@ from skillopt_sleep.documents import (
     EditRefused,
     Limits,
     apply_edit,
-    apply_edits,
     clean_rule,
     document_paths,
     load_documents,
@@ -72,7 +71,7 @@ def test_hand_text_around_an_existing_block_is_byte_identical(tmp_path: Path):
     (tmp_path / "CLAUDE.md").write_text(before + block + after, encoding="utf-8")
     docs = load_documents(tmp_path)
     assert docs.memory.rules() == ["Old rule."]
-    out = apply_edits(docs, [add("memory", "New rule."), Edit("memory", "replace", "Newer rule.", anchor="Old rule.")])[0]
+    out = apply_edit(apply_edit(docs, add("memory", "New rule.")), Edit("memory", "replace", "Newer rule.", anchor="Old rule."))
     text = out.memory.text
     assert text.startswith(before + START)
     assert text.endswith(END + after)
@@ -82,7 +81,7 @@ def test_hand_text_around_an_existing_block_is_byte_identical(tmp_path: Path):
 def test_crlf_file_keeps_its_bytes_and_line_endings(tmp_path: Path):
     raw = b"# Acme\r\n\r\nHand-written: keep\r\nthis exactly.  \r\n"
     docs = load_documents(project_with(tmp_path, raw))
-    out = apply_edits(docs, [add("memory", "Rule A."), add("memory", "Rule B.")])[0]
+    out = apply_edit(apply_edit(docs, add("memory", "Rule A.")), add("memory", "Rule B."))
     data = out.memory.encoded()
     assert data.startswith(raw)
     assert b"\n" not in data.replace(b"\r\n", b"")  # no bare LF introduced
@@ -173,13 +172,13 @@ def test_unknown_target_or_op(three: DocumentSet, edit: Edit, needle: str):
         apply_edit(three, edit)
 
 
-def test_apply_edits_returns_applied_and_refused(three: DocumentSet):
-    edits = [add("skill", "Fourth rule."), add("skill", "first RULE."), Edit("skill", "delete", anchor="nope"),
-             add("memory", "M.")]
-    docs, applied, refused = apply_edits(three, edits)
-    assert applied == [edits[0], edits[3]]
-    assert [(e, r) for e, r in refused] == [(edits[1], "rule already present"),
-                                            (edits[2], "anchor 'nope' is not a rule in the managed block")]
+def test_edits_apply_in_order_and_each_refusal_names_its_reason(three: DocumentSet):
+    docs = apply_edit(three, add("skill", "Fourth rule."))
+    with pytest.raises(EditRefused, match="rule already present"):
+        apply_edit(docs, add("skill", "first RULE."))
+    with pytest.raises(EditRefused, match="anchor 'nope' is not a rule in the managed block"):
+        apply_edit(docs, Edit("skill", "delete", anchor="nope"))
+    docs = apply_edit(docs, add("memory", "M."))
     assert docs.skill.rules()[-1] == "Fourth rule." and docs.memory.rules() == ["M."]
 
 
@@ -266,9 +265,10 @@ def test_injection_and_empty_rules_are_refused(tmp_path: Path, content: str):
 
 
 def test_a_refused_edit_leaves_the_documents_alone(three: DocumentSet):
-    docs, applied, refused = apply_edits(three, [add("skill", "<!-- x -->")])
-    assert applied == [] and len(refused) == 1
-    assert docs == three
+    before = three.skill.encoded()
+    with pytest.raises(EditRefused):
+        apply_edit(three, add("skill", "<!-- x -->"))
+    assert three.skill.encoded() == before
 
 
 def test_agents_md_is_capped_at_32_kib_for_codex(tmp_path: Path):

@@ -108,10 +108,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
     keys = ("backend", "optimizer_backend", "model", "agent", "source", "miner", "k", "batch",
             "max_tokens", "max_cost_usd", "claude_home", "codex_home", "night_deadline")
-    out = {k: getattr(args, k, None) for k in keys}
-    if out.get("optimizer_backend") is None and out.get("backend") is not None:
-        out["optimizer_backend"] = None
-    return out
+    return {k: getattr(args, k, None) for k in keys}
 
 
 def cmd_night(args: argparse.Namespace, mode: str) -> int:
