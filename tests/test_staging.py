@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -10,18 +9,14 @@ from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.adoption import adopt
 from skillopt_sleep.staging import StagedFile
 
-from tests.support.staged_project import MEMORY_NEW, MEMORY_OLD, SKILL_NEW, _sha, _skill_path, _stage, make_project
-
-
-@pytest.fixture
-def project(tmp_path) -> Path:
-    return make_project(tmp_path)
+from tests.support.staged_project import MEMORY_NEW, MEMORY_OLD, SKILL_NEW, sha256, skill_path, stage_proposal
+from tests.support.staged_project import project_fixture  # noqa: F401  (the ``project`` fixture)
 
 
 def test_stage_writes_proposal_report_and_manifest(project, tmp_path):
     evidence = tmp_path / "ev.jsonl"
     evidence.write_text('{"call": 1}\n')
-    directory = _stage(project, evidence=evidence)
+    directory = stage_proposal(project, evidence=evidence)
     assert directory == project_dirs(project).staging / "night-1"
     assert (project / ".skillopt-sleep" / ".gitignore").read_text() == "*\n"
     assert (directory / "proposed" / "memory" / "CLAUDE.md").read_bytes() == MEMORY_NEW
@@ -32,17 +27,17 @@ def test_stage_writes_proposal_report_and_manifest(project, tmp_path):
     manifest = json.loads((directory / "manifest.json").read_text())
     assert manifest["format"] == "skillopt_sleep.manifest.v1"
     memory, skill = manifest["files"]
-    assert memory["baseline_sha256"] == _sha(MEMORY_OLD) and memory["baseline_existed"]
-    assert memory["proposal_sha256"] == _sha(MEMORY_NEW)
+    assert memory["baseline_sha256"] == sha256(MEMORY_OLD) and memory["baseline_existed"]
+    assert memory["proposal_sha256"] == sha256(MEMORY_NEW)
     assert skill["baseline_sha256"] is None and not skill["baseline_existed"]
-    assert skill["live_path"] == str(_skill_path(project).resolve())
+    assert skill["live_path"] == str(skill_path(project).resolve())
     assert not [p for p in project_dirs(project).staging.iterdir() if p.name.startswith(".")]
 
 
 
 def test_unchanged_files_are_not_staged(project):
     files = [StagedFile("memory", project / "CLAUDE.md", MEMORY_OLD, MEMORY_OLD)]
-    directory = _stage(project, files=files)
+    directory = stage_proposal(project, files=files)
     assert json.loads((directory / "manifest.json").read_text())["files"] == []
     with pytest.raises(UserError, match="nothing to adopt"):
         adopt(project)
@@ -50,6 +45,6 @@ def test_unchanged_files_are_not_staged(project):
 
 
 def test_restaging_the_same_night_refused(project):
-    _stage(project)
+    stage_proposal(project)
     with pytest.raises(UserError, match="already staged"):
-        _stage(project)
+        stage_proposal(project)

@@ -11,8 +11,6 @@ from skillopt_sleep.backends.codex_cli import CodexCliBackend
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.openai_api import OpenAIBackend
 from skillopt_sleep.backends.sim import SimBackend
-from skillopt_sleep.dream import attempt_request, split_measurable
-from skillopt_sleep.documents import load_documents
 from skillopt_sleep.judges import required_tools
 from skillopt_sleep.types import TaskRecord
 
@@ -34,12 +32,6 @@ def test_required_tools_are_the_tool_called_checks_once_each():
     assert required_tools(PLAIN_JUDGE) == () and required_tools({}) == ()
 
 
-def test_an_attempt_request_names_the_tools_its_checks_need(tmp_path):
-    docs = load_documents(tmp_path)
-    assert attempt_request(task("t", TOOL_JUDGE), docs, 0).tools == ("run_tests",)
-    assert attempt_request(task("t", PLAIN_JUDGE), docs, 0).tools == ()
-
-
 def test_tools_are_part_of_the_cache_key_only_when_present():
     plain = Request(purpose="attempt", system="S", user="U")
     assert plain.cache_key("b") != STUBBED.cache_key("b")
@@ -53,14 +45,6 @@ def test_which_backends_can_offer_stub_tools():
     assert can_offer_tools(SimBackend(), ("anything at all",))
     assert not can_offer_tools(ClaudeCliBackend(), ("Bash",)) and not can_offer_tools(CodexCliBackend(), ("Bash",))
     assert can_offer_tools(ClaudeCliBackend(), ())  # a task that needs no tool fits anywhere
-
-
-def test_split_measurable_leaves_out_tool_tasks_on_a_cli_backend():
-    tasks = [task("tool", TOOL_JUDGE), task("plain", PLAIN_JUDGE)]
-    kept, left_out = split_measurable(tasks, Client(ClaudeCliBackend()))
-    assert [t.id for t in kept] == ["plain"] and [t.id for t in left_out] == ["tool"]
-    kept, left_out = split_measurable(tasks, Client(AnthropicBackend("claude-haiku-4-5", api_key="k")))
-    assert len(kept) == 2 and left_out == []
 
 
 def test_anthropic_declares_stub_tools_and_records_their_calls(anthropic_server):

@@ -1,10 +1,13 @@
-"""One staged-project fixture for the staging and adoption tests: a project whose CLAUDE.md holds
-CRLF line ends and bytes that are not UTF-8, and a two-file proposal (CLAUDE.md + a new SKILL.md)."""
+"""One staged-project fixture for the staging and adoption tests: ``project``, a project whose
+CLAUDE.md holds CRLF line ends and bytes that are not UTF-8, and ``stage_proposal``, which stages a
+two-file proposal for it (CLAUDE.md + a new SKILL.md)."""
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+
+import pytest
 
 from skillopt_sleep.staging import StagedFile, stage
 from skillopt_sleep.types import Edit, NightReport
@@ -21,20 +24,26 @@ def make_project(tmp_path: Path) -> Path:
     return root
 
 
-def _sha(data: bytes) -> str:
+@pytest.fixture(name="project")
+def project_fixture(tmp_path: Path) -> Path:
+    """The staged project, as a fixture named ``project`` (import ``project_fixture`` to use it)."""
+    return make_project(tmp_path)
+
+
+def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _skill_path(project: Path) -> Path:
+def skill_path(project: Path) -> Path:
     return project / ".claude" / "skills" / "skillopt-sleep-learned" / "SKILL.md"
 
 
-def _stage(project: Path, night_id: str = "night-1", **kw) -> Path:
+def stage_proposal(project: Path, night_id: str = "night-1", **kw) -> Path:
     report = NightReport(night_id=night_id, project=str(project), mode="run", status="staged",
                          accepted_edits=[Edit("memory", "add", "Use conventional commits.")])
     files = kw.pop("files", None) or [
         StagedFile("memory", project / "CLAUDE.md", MEMORY_OLD, MEMORY_NEW),
-        StagedFile("skill", _skill_path(project), None, SKILL_NEW),
+        StagedFile("skill", skill_path(project), None, SKILL_NEW),
     ]
     directory = stage(project, report, files, **kw)
     assert report.staging_dir == str(directory)

@@ -1,0 +1,107 @@
+"""Dreams: the attempt prompt, which tasks a target can be scored on, K samples per task scored by
+each task's judge, and the rubric grader's request."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skillopt_sleep.backends.anthropic_api import AnthropicBackend
+from skillopt_sleep.backends.base import Completion, Request
+from skillopt_sleep.backends.claude_cli import ClaudeCliBackend
+from skillopt_sleep.backends.client import Client
+from skillopt_sleep.backends.retry import RetryPolicy
+from skillopt_sleep.documents import DocumentSet, load_documents
+from skillopt_sleep.dream import attempt_request, mean_soft, rubric_scorer, run_attempts, split_measurable
+from skillopt_sleep.types import Attempt, TaskRecord, Usage
+
+from tests.support.fake_backend import FakeBackend
+
+REFS = {"kind": "rule", "checks": [{"op": "contains", "arg": "Refs:"}]}
+TOOL = {"kind": "rule", "checks": [{"op": "tool_called", "arg": "run_tests"}, {"op": "contains", "arg": "passed"}]}
+
+
+def task(task_id: str, judge: dict | None = None, **fields) -> TaskRecord:
+    return TaskRecord(id=task_id, intent=f"write the commit message for {task_id}", project="/p",
+                      judge=judge or REFS, **fields)
+
+
+def client(backend: FakeBackend) -> Client:
+    return Client(backend, retry=RetryPolicy(attempts=1, sleep=lambda s: None), cache=False)
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> DocumentSet:
+    (tmp_path / "CLAUDE.md").write_text("# Acme\n\nAlways cite the ticket.\n", encoding="utf-8")
+    return load_documents(tmp_path)
+
+
+def test_the_documents_are_one_system_prefix_shared_by_every_task(docs: DocumentSet) -> None:
+    a = attempt_request(task("a"), docs, 0)
+    b = attempt_request(task("b", context_excerpt="diff --git a/x b/x", system="Return JSON only."), docs, 3)
+    assert a.system == b.system and "Always cite the ticket." in a.system  # cacheable across tasks
+    assert a.purpose == "attempt" and b.sample == 3
+    assert "write the commit message for a" in a.user and "Always cite" not in a.user
+    assert "diff --git a/x b/x" in b.user and "Return JSON only." in b.user
+    assert "Context:" not in a.user and "Output contract:" not in a.user
+    assert b.payload["task"]["id"] == "b" and b.payload["documents"] == docs.prompt_prefix()
+
+
+def test_an_attempt_request_names_the_tools_its_checks_need(tmp_path: Path) -> None:
+    docs = load_documents(tmp_path)
+    assert attempt_request(task("t", TOOL), docs, 0).tools == ("run_tests",)
+    assert attempt_request(task("t", REFS), docs, 0).tools == ()
+
+
+def test_split_measurable_leaves_out_tool_tasks_on_a_cli_backend() -> None:
+    tasks = [task("tool", TOOL), task("plain", REFS)]
+    kept, left_out = split_measurable(tasks, Client(ClaudeCliBackend()))
+    assert [t.id for t in kept] == ["plain"] and [t.id for t in left_out] == ["tool"]
+    kept, left_out = split_measurable(tasks, Client(AnthropicBackend("claude-haiku-4-5", api_key="k")))
+    assert len(kept) == 2 and left_out == []
+
+
+def test_every_task_and_sample_is_scored_by_its_own_judge_in_sample_order(docs: DocumentSet) -> None:
+    def reply(request: Request) -> Completion:
+        task_id = request.payload["task"]["id"]
+        # task "a" cites the ticket on even samples only; "tool" runs the tests every time
+        text = "Fix it\n\nRefs: ACME-1" if task_id == "a" and request.sample % 2 == 0 else "tests passed"
+        return Completion(text=text, usage=Usage(input_tokens=7, output_tokens=3),
+                          tools_called=["run_tests"] if task_id == "tool" else [])
+
+    backend = FakeBackend(reply, tools=True)
+    out = run_attempts(client(backend), [task("a"), task("tool", TOOL)], docs, range(4))
+    assert list(out) == ["a", "tool"] and len(backend.requests) == 8
+    assert [a.sample for a in out["a"]] == [0, 1, 2, 3]
+    assert [a.hard for a in out["a"]] == [1.0, 0.0, 1.0, 0.0]
+    assert out["a"][1].fail_reasons and not out["a"][0].fail_reasons
+    assert all(a.hard == 1.0 and a.tools_called == ["run_tests"] for a in out["tool"])
+    assert out["a"][0].usage == Usage(input_tokens=7, output_tokens=3)
+
+
+def test_a_task_without_samples_keeps_its_empty_place(docs: DocumentSet) -> None:
+    backend = FakeBackend()
+    assert run_attempts(client(backend), [task("a")], docs, range(0)) == {"a": []}
+    assert backend.requests == []
+
+
+def attempts(task_id: str, softs: list[float]) -> list[Attempt]:
+    return [Attempt(task_id=task_id, sample=i, response="", hard=float(s == 1.0), soft=s) for i, s in enumerate(softs)]
+
+
+def test_mean_soft_weighs_every_task_alike_whatever_its_sample_count() -> None:
+    scores = {"a": attempts("a", [1.0, 1.0, 1.0, 0.0]), "b": attempts("b", [0.0]), "empty": []}
+    assert mean_soft(scores) == pytest.approx((0.75 + 0.0) / 2)
+    assert mean_soft({}) is None and mean_soft({"empty": []}) is None
+
+
+def test_the_rubric_grader_asks_the_optimizer_for_a_deterministic_json_score() -> None:
+    backend = FakeBackend(lambda request: {"score": 0.5, "reason": "half"})
+    reply = rubric_scorer(client(backend))("Mentions every PR.", "PR #1 and #2")
+    assert json.loads(reply) == {"score": 0.5, "reason": "half"}
+    (request,) = backend.requests
+    assert request.purpose == "judge" and request.temperature == 0.0
+    assert "Mentions every PR." in request.user and "PR #1 and #2" in request.user
+    assert request.json_schema["required"] == ["score", "reason"]
