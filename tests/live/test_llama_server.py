@@ -65,7 +65,7 @@ def _stop(pid: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def llama_url() -> Iterator[str]:
+def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if os.environ.get("SKILLOPT_LLAMA_URL"):
         yield os.environ["SKILLOPT_LLAMA_URL"].rstrip("/")
         return
@@ -79,7 +79,9 @@ def llama_url() -> Iterator[str]:
         if required:
             pytest.fail(reason)
         pytest.skip(reason)
-    env = {**os.environ, "LLAMA_PARENT_PID": str(os.getpid())}  # the server dies with this run
+    log = tmp_path_factory.mktemp("llama-server") / "llama-server.log"  # pytest prunes old runs' tmp dirs
+    env = {**os.environ, "LLAMA_PARENT_PID": str(os.getpid()),  # the server dies with this run
+           "LLAMA_SERVER_LOG": str(log)}
     started = subprocess.run(["bash", str(SCRIPT), "start"], capture_output=True, text=True, timeout=900, env=env)
     assert started.returncode == 0, f"llama-server did not start:\n{started.stderr[-3000:]}"
     url, pid = started.stdout.split()
