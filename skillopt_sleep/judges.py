@@ -9,6 +9,7 @@ reply that is not JSON); ``score(..., rubric=)`` is the one-call form and raises
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from dataclasses import dataclass, field

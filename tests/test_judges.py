@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from skillopt_sleep import judges
 from skillopt_sleep.judges import (
     JudgeError,
     describe_check,
