@@ -1,9 +1,8 @@
 """Dreams: the attempt prompt, which tasks a target can be scored on, K samples per task scored by
-each task's judge, and the rubric grader's request."""
+each task's judge."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from skillopt_sleep.backends.claude_cli import ClaudeCliBackend
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.documents import DocumentSet, load_documents
-from skillopt_sleep.dream import attempt_request, mean_soft, rubric_scorer, run_attempts, split_measurable
+from skillopt_sleep.dream import attempt_request, mean_soft, run_attempts, split_measurable
 from skillopt_sleep.types import Attempt, TaskRecord, Usage
 
 from tests.support.fake_backend import FakeBackend
@@ -81,9 +80,9 @@ def test_every_task_and_sample_is_scored_by_its_own_judge_in_sample_order(docs: 
     assert out["a"][0].usage == Usage(input_tokens=7, output_tokens=3)
 
 
-def test_a_task_without_samples_keeps_its_empty_place(docs: DocumentSet) -> None:
+def test_no_samples_means_no_calls(docs: DocumentSet) -> None:
     backend = FakeBackend()
-    assert run_attempts(client(backend), [task("a")], docs, range(0)) == {"a": []}
+    assert not any(run_attempts(client(backend), [task("a")], docs, range(0)).values())
     assert backend.requests == []
 
 
@@ -95,13 +94,3 @@ def test_mean_soft_weighs_every_task_alike_whatever_its_sample_count() -> None:
     scores = {"a": attempts("a", [1.0, 1.0, 1.0, 0.0]), "b": attempts("b", [0.0]), "empty": []}
     assert mean_soft(scores) == pytest.approx((0.75 + 0.0) / 2)
     assert mean_soft({}) is None and mean_soft({"empty": []}) is None
-
-
-def test_the_rubric_grader_asks_the_optimizer_for_a_deterministic_json_score() -> None:
-    backend = FakeBackend(lambda request: {"score": 0.5, "reason": "half"})
-    reply = rubric_scorer(client(backend))("Mentions every PR.", "PR #1 and #2")
-    assert json.loads(reply) == {"score": 0.5, "reason": "half"}
-    (request,) = backend.requests
-    assert request.purpose == "judge" and request.temperature == 0.0
-    assert "Mentions every PR." in request.user and "PR #1 and #2" in request.user
-    assert request.json_schema["required"] == ["score", "reason"]
