@@ -1,7 +1,8 @@
 """Precision and recall of the heuristic miner on hand-labelled phrasings; prints JSON.
 
-Two parts, per labels file (``tests/fixtures/mining/``: ``dev.json``, and the held-out ``heldout.json``
-and ``heldout2.json``):
+Two parts, per labels file (``tests/fixtures/mining/``: ``dev.json``, and the held-out ``heldout.json``,
+``heldout2.json`` and ``heldout3.json``; each file's ``about`` says when it was written and what had been
+seen by then):
 
 - **checks**: each follow-up message goes through what a night does with it — the feedback
   classifier (``sources.feedback.classify``) and, for a complaint, ``mining.checks_from_feedback``.
@@ -19,7 +20,7 @@ and ``heldout2.json``):
   labelled ``null`` is a one-off: it forms no labelled pair, so joining it to anything is a
   false positive.
 
-    python scripts/bench_mining.py                  # both files
+    python scripts/bench_mining.py                  # every file
     python scripts/bench_mining.py --labels dev     # one file
 """
 
@@ -41,6 +42,7 @@ from skillopt_sleep.types import SessionDigest
 
 LABELS_DIR = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "mining"
 LABELS_FORMAT = "skillopt_sleep.mining-labels.v1"
+LABEL_SETS = ("dev", "heldout", "heldout2", "heldout3")
 
 
 def normalise(check: dict[str, Any]) -> tuple[str, Any]:
@@ -129,12 +131,12 @@ def evaluate(path: Path) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--labels", action="append", choices=("dev", "heldout", "heldout2"),
-                        help="which labels file(s) to evaluate (default: both)")
+    parser.add_argument("--labels", action="append", choices=LABEL_SETS,
+                        help="which labels file(s) to evaluate (default: all)")
     parser.add_argument("--misses", action="store_true", help="list every item the miner got wrong")
     args = parser.parse_args(argv)
     results = []
-    for name in args.labels or ("dev", "heldout", "heldout2"):
+    for name in args.labels or LABEL_SETS:
         result = evaluate(LABELS_DIR / f"{name}.json")
         if not args.misses:
             result["checks"].pop("misses")

@@ -50,8 +50,8 @@ def test_pairwise_clustering_metrics(bench, monkeypatch):
     assert got["false_pairs"] == 1 and got["missed_pairs"] == 2
 
 
-def test_labels_files_are_well_formed():
-    for name in ("dev", "heldout", "heldout2"):
+def test_labels_files_are_well_formed(bench):
+    for name in bench.LABEL_SETS:
         data = json.loads((SCRIPT.parent.parent / "tests" / "fixtures" / "mining" / f"{name}.json").read_text())
         assert data["format"] == "skillopt_sleep.mining-labels.v1"
         assert all(item["polarity"] in ("negative", "positive", None) for item in data["follow_ups"])
