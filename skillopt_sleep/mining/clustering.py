@@ -1,4 +1,17 @@
-"""Grouping requests into kinds of task: TF-IDF cosine to group centroids."""
+"""Grouping requests into kinds of task: average-link similarity over an inverted index.
+
+Each request becomes a unit vector (see ``_vectors``): TF-IDF over its content words, with the
+words of its object weighing most, plus the character trigrams of its object for spelling
+variants. A request joins a group only when both say the same *mode* (``shape.RequestShape``)
+and its **average** similarity to the group's members reaches the threshold — not its similarity
+to one nearest member or to a normalised centroid, which lets one shared word pull an unrelated
+request in. The average over a group is one dot product with the sum of its members' vectors.
+
+Near-linear: a request is compared only with the groups that share an informative key with it
+(one of its words, or the first letters of an object word); a key already held by more than
+``MAX_GROUPS_PER_KEY`` groups says nothing about kind and yields no candidates. So the work is
+bounded by requests × keys × that cap, never requests × groups.
+"""
 
 from __future__ import annotations
 
@@ -6,119 +19,154 @@ import math
 from collections import Counter
 
 from skillopt_sleep.mining.requests import UserRequest
+from skillopt_sleep.mining.shape import RequestShape, shape_of
 from skillopt_sleep.mining.text import WORD_RE, canonical, stem
 
-HEAD_WEIGHT = 3.0  # a word in a request's head (its kind of work) counts this much more
-KIND_WEIGHT = 2.0  # ... and a word other requests name their kind of work with, wherever it stands
+OBJECT_WEIGHT = 3.0  # a word of a request's object (what the work is about) counts this much more
+KIND_WEIGHT = 2.0  # ... and a word other requests have as their object, wherever it stands
+GRAM_SHARE = 0.2  # share of the similarity that comes from the object's character trigrams
+PREFIX = 4  # candidate key: the first letters of an object word ("dock" for docker, Dockerfile)
+MAX_GROUPS_PER_KEY = 64
+DEFAULT_THRESHOLD = 0.2
+Vector = dict[str, float]
 
 
-def _tfidf(signatures: list[frozenset[str]], heads: list[frozenset[str]]) -> list[dict[str, float]]:
-    """Unit-length TF-IDF vectors: words shared by many requests ("write", "file") weigh little,
-    words that name a kind of work ("commit", "release") weigh a lot, and words in a request's
-    head weigh ``HEAD_WEIGHT`` times more than its subject matter. A word found in the heads of at
-    least two requests names a kind of work even where it stands later ("add the fix to the
-    *changelog*", "the description for my *PR*"): it weighs ``KIND_WEIGHT`` times more."""
-    n = len(signatures)
-    df: Counter[str] = Counter(w for sig in signatures for w in sig)
-    in_heads: Counter[str] = Counter(w for head in heads for w in head)
-
-    def weight(word: str, head: frozenset[str]) -> float:
-        if word in head:
-            return HEAD_WEIGHT
-        return KIND_WEIGHT if in_heads[word] >= 2 else 1.0
-
-    vectors = []
-    for sig, head in zip(signatures, heads, strict=True):
-        vec = {w: (math.log((1 + n) / (1 + df[w])) + 1.0) * weight(w, head) for w in sig}
-        norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
-        vectors.append({w: v / norm for w, v in vec.items()})
-    return vectors
-
-
-def _cosine(a: dict[str, float], b: dict[str, float]) -> float:
-    if len(a) > len(b):
-        a, b = b, a
-    return sum(v * b.get(w, 0.0) for w, v in a.items())
-
-
-def _normalized(vec: dict[str, float]) -> dict[str, float]:
+def _unit(vec: Vector) -> Vector:
     norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
-    return {w: v / norm for w, v in vec.items()}
+    return {k: v / norm for k, v in vec.items()}
 
 
-def cluster(requests: list[UserRequest], threshold: float = 0.3, rounds: int = 5) -> list[list[UserRequest]]:
-    """Group requests by TF-IDF cosine similarity to group centroids.
+def _vectors(shapes: list[RequestShape]) -> list[Vector]:
+    """Unit vectors whose dot product is ``(1 - GRAM_SHARE)`` × the word cosine + ``GRAM_SHARE`` ×
+    the trigram cosine. Words shared by many requests ("file", "code") weigh little; a word in a
+    request's object weighs ``OBJECT_WEIGHT`` times more than its subject matter, and a word that
+    at least two requests have as their object names a kind of work even where it stands later
+    ("add the fix to the *changelog*"): it weighs ``KIND_WEIGHT`` times more."""
+    n = len(shapes)
+    df: Counter[str] = Counter(w for s in shapes for w in s.words)
+    gram_df: Counter[str] = Counter(g for s in shapes for g in s.grams)
+    as_object: Counter[str] = Counter(w for s in shapes for w in set(s.object_words))
+    word_scale, gram_scale = math.sqrt(1 - GRAM_SHARE), math.sqrt(GRAM_SHARE)
+    out = []
+    for s in shapes:
+        objects = set(s.object_words)
+        words = _unit({w: (math.log((1 + n) / (1 + df[w])) + 1.0)
+                       * (OBJECT_WEIGHT if w in objects else KIND_WEIGHT if as_object[w] >= 2 else 1.0)
+                       for w in s.words})
+        grams = _unit({g: math.log((1 + n) / (1 + gram_df[g])) + 1.0 for g in s.grams})
+        vec = {w: v * word_scale for w, v in words.items()}
+        vec.update({"\0" + g: v * gram_scale for g, v in grams.items()})
+        out.append(_unit(vec))
+    return out
 
-    A leader pass seeds groups in a stable order (case-insensitive text), then reassignment
-    rounds move each request to the most similar centroid *computed without itself*, so a
-    request that seeded a group alone can still join a better one, and unrelated requests are not
-    chained together the way single-link grouping does.
+
+def _keys(shape: RequestShape) -> set[str]:
+    return set(shape.words) | {"\1" + w[:PREFIX] for w in shape.object_words if len(w) >= PREFIX}
+
+
+def _dot(vec: Vector, total: Vector) -> float:
+    return sum(v * total.get(k, 0.0) for k, v in vec.items())
+
+
+class _Groups:
+    """Groups as sums of member vectors, with the inverted index from keys to groups."""
+
+    def __init__(self) -> None:
+        self.sums: list[Vector] = []
+        self.sizes: list[int] = []
+        self.modes: list[str] = []
+        self.by_key: dict[str, set[int]] = {}
+
+    def new(self, mode: str) -> int:
+        self.sums.append({})
+        self.sizes.append(0)
+        self.modes.append(mode)
+        return len(self.sums) - 1
+
+    def add(self, g: int, vec: Vector, keys: set[str], sign: int = 1) -> None:
+        total = self.sums[g]
+        for k, v in vec.items():
+            total[k] = total.get(k, 0.0) + sign * v
+        self.sizes[g] += sign
+        if sign > 0:
+            for key in keys:
+                self.by_key.setdefault(key, set()).add(g)
+
+    def candidates(self, keys: set[str], mode: str) -> set[int]:
+        found: set[int] = set()
+        for key in keys:
+            groups = self.by_key.get(key)
+            if groups and len(groups) <= MAX_GROUPS_PER_KEY:
+                found |= groups
+        return {g for g in found if self.modes[g] == mode and self.sizes[g] > 0}
+
+    def average_link(self, g: int, vec: Vector, member: bool) -> float:
+        """Mean similarity of ``vec`` (a unit vector) to the group's members, itself left out."""
+        size = self.sizes[g] - (1 if member else 0)
+        if size <= 0:
+            return -1.0
+        return (_dot(vec, self.sums[g]) - (1.0 if member else 0.0)) / size
+
+
+def cluster(requests: list[UserRequest], threshold: float = DEFAULT_THRESHOLD,
+            rounds: int = 5) -> list[list[UserRequest]]:
+    """Group requests into kinds of task.
+
+    A leader pass in a stable order (case-insensitive text) puts each request in the group it is
+    most similar to on average, or a new one; reassignment rounds then move each request to the
+    group it is now most similar to (its own group counted without itself), so a request that
+    seeded a group alone can still join a better one. The result does not depend on input order.
     """
     if not requests:
         return []
     order = sorted(range(len(requests)),
                    key=lambda i: (requests[i].text.lower(), requests[i].text, requests[i].session.session_id))
-    vectors = _tfidf([r.tokens for r in requests], [r.head for r in requests])
+    shapes = [shape_of(r.text) for r in requests]
+    vectors = _vectors(shapes)
+    keys = [_keys(s) for s in shapes]
+    groups = _Groups()
     assignment: dict[int, int] = {}
-    centroids: list[dict[str, float]] = []
     for i in order:
-        sims = [_cosine(vectors[i], c) for c in centroids]
-        best = max(range(len(sims)), key=sims.__getitem__) if sims else -1
-        if best >= 0 and sims[best] >= threshold:
-            assignment[i] = best
-            merged = Counter(centroids[best])
-            merged.update(vectors[i])
-            centroids[best] = _normalized(dict(merged))
-        else:
-            assignment[i] = len(centroids)
-            centroids.append(dict(vectors[i]))
+        best, best_sim = -1, threshold
+        for g in sorted(groups.candidates(keys[i], shapes[i].mode)):
+            sim = groups.average_link(g, vectors[i], member=False)
+            if sim >= best_sim:
+                best, best_sim = g, sim
+        if best < 0:
+            best = groups.new(shapes[i].mode)
+        groups.add(best, vectors[i], keys[i])
+        assignment[i] = best
     for _ in range(rounds):
-        sums: dict[int, Counter[str]] = {}
-        for i, g in assignment.items():
-            sums.setdefault(g, Counter()).update(vectors[i])
-        sizes = Counter(assignment.values())
-        normed = {g: _normalized(dict(total)) for g, total in sums.items()}
-        by_word: dict[str, set[int]] = {}
-        for g, total in sums.items():
-            for w in total:
-                by_word.setdefault(w, set()).add(g)
         changed = False
-        next_id = max(sums) + 1
         for i in order:
             own = assignment[i]
-            candidates = {g for w in vectors[i] for g in by_word.get(w, ())}
-            best, best_sim = own, -1.0
-            for g in sorted(candidates):
-                if g == own:
-                    rest = Counter(sums[g])
-                    rest.subtract(vectors[i])
-                    centroid = _normalized({w: v for w, v in rest.items() if v > 1e-12})
-                else:
-                    centroid = normed[g]
-                sim = _cosine(vectors[i], centroid)
-                if sim > best_sim + 1e-12:
+            best, best_sim = own, groups.average_link(own, vectors[i], member=True)
+            for g in sorted(groups.candidates(keys[i], shapes[i].mode) - {own}):
+                sim = groups.average_link(g, vectors[i], member=False)
+                if sim > best_sim + 1e-9:
                     best, best_sim = g, sim
             if best_sim < threshold:  # nothing close enough: stand alone
-                if sizes[own] == 1:
+                if groups.sizes[own] == 1:
                     continue
-                best, next_id = next_id, next_id + 1
+                best = groups.new(shapes[i].mode)
             if best != own:
-                sizes[own] -= 1
-                sizes[best] += 1
+                groups.add(own, vectors[i], set(), sign=-1)
+                groups.add(best, vectors[i], keys[i])
                 assignment[i], changed = best, True
         if not changed:
             break
-    groups: dict[int, list[UserRequest]] = {}
+    by_group: dict[int, list[UserRequest]] = {}
     for i in order:
-        groups.setdefault(assignment[i], []).append(requests[i])
-    return sorted(groups.values(), key=lambda g: (-len(g), g[0].text.lower(), g[0].text))
+        by_group.setdefault(assignment[i], []).append(requests[i])
+    return sorted(by_group.values(), key=lambda g: (-len(g), g[0].text.lower(), g[0].text))
 
 
 def label_for(group: list[UserRequest]) -> str:
-    """A short name for a kind: its most shared head words, in the order a request says them."""
+    """A short name for a kind: its most shared object words, in the order a request says them."""
     counts: Counter[str] = Counter()
     for r in group:
-        counts.update(r.head or r.tokens)
+        shape = shape_of(r.text)
+        counts.update(set(shape.object_words) or shape.words)
     shared = [w for w, n in counts.most_common() if n >= max(2, len(group) // 2)][:3]
     words = shared or [w for w, _ in counts.most_common(3)]
     first = [stem(w) for w in WORD_RE.findall(canonical(group[0].text))]

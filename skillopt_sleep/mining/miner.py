@@ -1,6 +1,7 @@
 """SessionDigests -> recurring, checkable TaskRecords, with stable train/val/test splits.
 
-Heuristic path (no model): requests are grouped across sessions by word overlap; a group seen in
+Heuristic path (no model): requests are grouped across sessions by what they ask for (see
+``clustering``); a group seen in
 at least ``min_recurrence`` sessions becomes a *kind* of task. The user's own follow-up
 complaints in that group ("you forgot the Signed-off-by line", "keep it under 72 characters")
 become the kind's judge checks. Each distinct request of the kind becomes one TaskRecord sharing
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_sleep.mining.checks import checks_by_support
-from skillopt_sleep.mining.clustering import cluster, label_for
+from skillopt_sleep.mining.clustering import DEFAULT_THRESHOLD, cluster, label_for
 from skillopt_sleep.mining.requests import UserRequest, requests_from
 from skillopt_sleep.mining.splits import assign_splits
 from skillopt_sleep.mining.text import STOPWORDS, WORD_RE
@@ -47,7 +48,7 @@ class MineResult:
 JudgeMaker = Callable[[str, list[UserRequest], list[dict[str, Any]]], "dict[str, Any] | None"]
 
 
-def mine(digests: list[SessionDigest], *, min_recurrence: int = 2, threshold: float = 0.3,
+def mine(digests: list[SessionDigest], *, min_recurrence: int = 2, threshold: float = DEFAULT_THRESHOLD,
          seed: int = 0, val_fraction: float = 0.34, test_fraction: float = 0.0,
          max_instances: int = 8, judge_maker: JudgeMaker | None = None) -> MineResult:
     """Digests -> recurring TaskRecords with splits assigned.

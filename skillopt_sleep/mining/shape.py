@@ -1,0 +1,92 @@
+"""The shape of a request: what it asks to be done (its *mode*) and to what (its *object*).
+
+Two requests are one kind of task only when they ask for the same thing to be done to the same
+kind of object. A shared word is not enough: "commit the lockfile" shares "commit" with "write the
+commit message" but *operates* on the repository instead of *producing* a message, and "why is the
+test suite slow?" asks a question about tests instead of asking for one. So a request's mode is
+read from how it opens, the way people type requests:
+
+- ``produce``: it opens with a verb that asks for a piece of work to be written ("write", "draft",
+  "add", "give me", ...), or with the thing itself ("commit msg for what's staged", "release notes
+  for 1.4.1");
+- ``ask``: it opens as a question ("why ...", "how do I ...", "is this ...");
+- otherwise the stem of the verb it opens with, when a verb is recognisable by what follows it (an
+  article, a pronoun, a possessive or a question word: "run *the* migration", "message *the* team",
+  "test *whether* ..."): "run", "revert", "commit", "fix", ... each its own mode.
+
+The object is the request's head (the words before the first preposition, see ``HEAD_SPLIT_RE``)
+without that opening verb; its character trigrams let spelling variants meet ("post-mortem" /
+"postmortem", "Dockerfile" / "docker image", "regexp" / "regex").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from skillopt_sleep.mining.text import GENERIC_VERBS, HEAD_SPLIT_RE, STOPWORDS, WORD_RE, canonical, stem
+
+PRODUCE = "produce"
+ASK = "ask"
+
+# Openings that carry no meaning of their own: "can you", "pls", "I need", "go ahead and" ...
+FILLER_RE = re.compile(
+    r"^(?:\s*(?:(?:can|could|would|will) (?:you|u)|please|pls|plz|hey|hi|ok(?:ay)?|so|now|also|quick(?:ly)?|"
+    r"i (?:need|want|would like|'d like)(?: you)?(?: to)?|i'd like(?: you)?(?: to)?|need(?: you)? to|need|"
+    r"let's|lets|go ahead and|help me|time to)\b[\s,:!-]*)+"
+)
+QUESTION_WORDS = frozenset(
+    "why how what where when who which whats what's wheres where's hows is are was were does did do should "
+    "shall can could would will has have any anyone".split()
+)
+# What follows a verb in an imperative: "run *the* migration", "test *whether* it is up".
+VERB_FOLLOWERS = frozenset(
+    "the a an my our your their his her its this that these those all every each some any it them me us "
+    "everything anything something whether if why how what which where up out off down".split()
+)
+# Verbs that ask for a piece of writing, beyond the generic ones: "summarize the week for standup".
+WRITING_VERBS = frozenset("summarize summarise document describe outline".split())
+GRAM = 3
+
+
+@dataclass(frozen=True)
+class RequestShape:
+    mode: str
+    object_words: tuple[str, ...]  # stemmed content words of the head, in order, without the opening verb
+    words: frozenset[str]  # stemmed content words of the whole request
+    grams: frozenset[str]  # character trigrams of the object, spaces and punctuation removed
+
+
+def _opening(text: str) -> tuple[str, list[str]]:
+    """(mode, the head's words after the opening verb)."""
+    lowered = canonical(text)
+    body = FILLER_RE.sub("", lowered, count=1)
+    head_text = HEAD_SPLIT_RE.split(body, maxsplit=1)[0]
+    words = WORD_RE.findall(head_text)
+    tokens = re.findall(r"[a-z0-9_'+-]+", body)
+    if not tokens:
+        return PRODUCE, words
+    first = tokens[0]
+    second = tokens[1] if len(tokens) > 1 else ""
+    if first in QUESTION_WORDS and not (first == "do" and second in VERB_FOLLOWERS):
+        return ASK, words
+    rest = words[1:] if words and words[0] == first else words
+    if first in GENERIC_VERBS or first in WRITING_VERBS or first == "give":
+        return PRODUCE, rest
+    if second in VERB_FOLLOWERS and first not in STOPWORDS:
+        return stem(first), rest
+    return PRODUCE, words
+
+
+def _content(words: list[str]) -> list[str]:
+    return [stem(w) for w in words if w not in STOPWORDS and w not in GENERIC_VERBS and not w.isdigit()]
+
+
+def shape_of(text: str) -> RequestShape:
+    mode, head_words = _opening(text)
+    object_words = tuple(dict.fromkeys(_content(head_words)))
+    joined = "".join(w for w in head_words if w not in STOPWORDS and w not in GENERIC_VERBS and not w.isdigit())
+    joined = re.sub(r"[^a-z]", "", joined)
+    grams = frozenset(joined[i:i + GRAM] for i in range(len(joined) - GRAM + 1))
+    return RequestShape(mode=mode, object_words=object_words,
+                        words=frozenset(_content(WORD_RE.findall(canonical(text)))), grams=grams)
