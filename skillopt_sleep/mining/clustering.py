@@ -24,10 +24,12 @@ from skillopt_sleep.mining.text import WORD_RE, canonical, stem
 
 OBJECT_WEIGHT = 3.0  # a word of a request's object (what the work is about) counts this much more
 KIND_WEIGHT = 2.0  # ... and a word other requests have as their object, wherever it stands
-GRAM_SHARE = 0.2  # share of the similarity that comes from the object's character trigrams
+KIND_IN_OBJECT = 0.3  # a kind word outside the object still says what the work is about (object vector)
+GRAM_SHARE = 0.35  # share of the similarity that comes from the object's character trigrams
 PREFIX = 4  # candidate key: the first letters of an object word ("dock" for docker, Dockerfile)
 MAX_GROUPS_PER_KEY = 64
-DEFAULT_THRESHOLD = 0.2
+DEFAULT_THRESHOLD = 0.1
+OBJECT_THRESHOLD = 0.1  # a request's object must be, on average, this similar to the group's
 Vector = dict[str, float]
 
 
@@ -36,28 +38,38 @@ def _unit(vec: Vector) -> Vector:
     return {k: v / norm for k, v in vec.items()}
 
 
-def _vectors(shapes: list[RequestShape]) -> list[Vector]:
-    """Unit vectors whose dot product is ``(1 - GRAM_SHARE)`` × the word cosine + ``GRAM_SHARE`` ×
-    the trigram cosine. Words shared by many requests ("file", "code") weigh little; a word in a
-    request's object weighs ``OBJECT_WEIGHT`` times more than its subject matter, and a word that
-    at least two requests have as their object names a kind of work even where it stands later
+def _vectors(shapes: list[RequestShape]) -> tuple[list[Vector], list[Vector]]:
+    """Per request, two unit vectors whose dot products are ``(1 - GRAM_SHARE)`` × a word cosine +
+    ``GRAM_SHARE`` × the object-trigram cosine: one over the whole request, one over its object only.
+
+    Words shared by many requests ("file", "code") weigh little; in the whole-request vector a word
+    of the request's object weighs ``OBJECT_WEIGHT`` times more than its subject matter, and a word
+    that at least two requests have as their object names a kind of work even where it stands later
     ("add the fix to the *changelog*"): it weighs ``KIND_WEIGHT`` times more."""
     n = len(shapes)
     df: Counter[str] = Counter(w for s in shapes for w in s.words)
     gram_df: Counter[str] = Counter(g for s in shapes for g in s.grams)
     as_object: Counter[str] = Counter(w for s in shapes for w in set(s.object_words))
     word_scale, gram_scale = math.sqrt(1 - GRAM_SHARE), math.sqrt(GRAM_SHARE)
-    out = []
+
+    def idf(word: str) -> float:
+        return math.log((1 + n) / (1 + df[word])) + 1.0
+
+    def combined(words: Vector, grams: Vector) -> Vector:
+        vec = {w: v * word_scale for w, v in _unit(words).items()}
+        vec.update({"\0" + g: v * gram_scale for g, v in _unit(grams).items()})
+        return _unit(vec)
+
+    whole, objects = [], []
     for s in shapes:
-        objects = set(s.object_words)
-        words = _unit({w: (math.log((1 + n) / (1 + df[w])) + 1.0)
-                       * (OBJECT_WEIGHT if w in objects else KIND_WEIGHT if as_object[w] >= 2 else 1.0)
-                       for w in s.words})
-        grams = _unit({g: math.log((1 + n) / (1 + gram_df[g])) + 1.0 for g in s.grams})
-        vec = {w: v * word_scale for w, v in words.items()}
-        vec.update({"\0" + g: v * gram_scale for g, v in grams.items()})
-        out.append(_unit(vec))
-    return out
+        object_words = set(s.object_words)
+        grams = {g: math.log((1 + n) / (1 + gram_df[g])) + 1.0 for g in s.grams}
+        whole.append(combined({w: idf(w) * (OBJECT_WEIGHT if w in object_words
+                                            else KIND_WEIGHT if as_object[w] >= 2 else 1.0)
+                               for w in s.words}, grams))
+        objects.append(combined({w: idf(w) * (1.0 if w in object_words else KIND_IN_OBJECT)
+                                 for w in s.words if w in object_words or as_object[w] >= 2}, grams))
+    return whole, objects
 
 
 def _keys(shape: RequestShape) -> set[str]:
@@ -69,24 +81,27 @@ def _dot(vec: Vector, total: Vector) -> float:
 
 
 class _Groups:
-    """Groups as sums of member vectors, with the inverted index from keys to groups."""
+    """Groups as sums of their members' vectors (whole request and object), with the inverted
+    index from keys to groups."""
 
     def __init__(self) -> None:
         self.sums: list[Vector] = []
+        self.object_sums: list[Vector] = []
         self.sizes: list[int] = []
         self.modes: list[str] = []
         self.by_key: dict[str, set[int]] = {}
 
     def new(self, mode: str) -> int:
         self.sums.append({})
+        self.object_sums.append({})
         self.sizes.append(0)
         self.modes.append(mode)
         return len(self.sums) - 1
 
-    def add(self, g: int, vec: Vector, keys: set[str], sign: int = 1) -> None:
-        total = self.sums[g]
-        for k, v in vec.items():
-            total[k] = total.get(k, 0.0) + sign * v
+    def add(self, g: int, vec: Vector, object_vec: Vector, keys: set[str], sign: int = 1) -> None:
+        for total, part in ((self.sums[g], vec), (self.object_sums[g], object_vec)):
+            for k, v in part.items():
+                total[k] = total.get(k, 0.0) + sign * v
         self.sizes[g] += sign
         if sign > 0:
             for key in keys:
@@ -100,11 +115,16 @@ class _Groups:
                 found |= groups
         return {g for g in found if self.modes[g] == mode and self.sizes[g] > 0}
 
-    def average_link(self, g: int, vec: Vector, member: bool) -> float:
-        """Mean similarity of ``vec`` (a unit vector) to the group's members, itself left out."""
+    def average_link(self, g: int, vec: Vector, object_vec: Vector, member: bool) -> float:
+        """Mean similarity of a request to the group's members (itself left out), or -1 when its
+        object is not, on average, the object of the group's members (``OBJECT_THRESHOLD``)."""
         size = self.sizes[g] - (1 if member else 0)
         if size <= 0:
             return -1.0
+        if object_vec:  # a unit vector; a request whose object is empty is not held to it
+            own = 1.0 if member else 0.0
+            if (_dot(object_vec, self.object_sums[g]) - own) / size < OBJECT_THRESHOLD:
+                return -1.0
         return (_dot(vec, self.sums[g]) - (1.0 if member else 0.0)) / size
 
 
@@ -122,27 +142,27 @@ def cluster(requests: list[UserRequest], threshold: float = DEFAULT_THRESHOLD,
     order = sorted(range(len(requests)),
                    key=lambda i: (requests[i].text.lower(), requests[i].text, requests[i].session.session_id))
     shapes = [shape_of(r.text) for r in requests]
-    vectors = _vectors(shapes)
+    vectors, object_vectors = _vectors(shapes)
     keys = [_keys(s) for s in shapes]
     groups = _Groups()
     assignment: dict[int, int] = {}
     for i in order:
         best, best_sim = -1, threshold
         for g in sorted(groups.candidates(keys[i], shapes[i].mode)):
-            sim = groups.average_link(g, vectors[i], member=False)
+            sim = groups.average_link(g, vectors[i], object_vectors[i], member=False)
             if sim >= best_sim:
                 best, best_sim = g, sim
         if best < 0:
             best = groups.new(shapes[i].mode)
-        groups.add(best, vectors[i], keys[i])
+        groups.add(best, vectors[i], object_vectors[i], keys[i])
         assignment[i] = best
     for _ in range(rounds):
         changed = False
         for i in order:
             own = assignment[i]
-            best, best_sim = own, groups.average_link(own, vectors[i], member=True)
+            best, best_sim = own, groups.average_link(own, vectors[i], object_vectors[i], member=True)
             for g in sorted(groups.candidates(keys[i], shapes[i].mode) - {own}):
-                sim = groups.average_link(g, vectors[i], member=False)
+                sim = groups.average_link(g, vectors[i], object_vectors[i], member=False)
                 if sim > best_sim + 1e-9:
                     best, best_sim = g, sim
             if best_sim < threshold:  # nothing close enough: stand alone
@@ -150,8 +170,8 @@ def cluster(requests: list[UserRequest], threshold: float = DEFAULT_THRESHOLD,
                     continue
                 best = groups.new(shapes[i].mode)
             if best != own:
-                groups.add(own, vectors[i], set(), sign=-1)
-                groups.add(best, vectors[i], keys[i])
+                groups.add(own, vectors[i], object_vectors[i], set(), sign=-1)
+                groups.add(best, vectors[i], object_vectors[i], keys[i])
                 assignment[i], changed = best, True
         if not changed:
             break

@@ -41,12 +41,18 @@ QUESTION_WORDS = frozenset(
 )
 # What follows a verb in an imperative: "run *the* migration", "test *whether* it is up".
 VERB_FOLLOWERS = frozenset(
-    "the a an my our your their his her its this that these those all every each some any it them me us "
-    "everything anything something whether if why how what which where up out off down".split()
+    "the a an my our your their his her its this these those all every each some any it them me us "
+    "everything anything something whether if why how what where up out off down".split()
 )
+# A request that opens with a noun phrase and goes on like this states a problem or asks about it
+# ("the query planner ignores my index, why?", "email validation is broken on the signup form").
+STATEMENT_RE = re.compile(
+    r"\b(?:is|are|was|were|isn't|aren't|wasn't|doesn't|don't|didn't|won't|can't|cannot|keeps|fails|failed|broke)\b")
 # Verbs that ask for a piece of writing, beyond the generic ones: "summarize the week for standup".
 WRITING_VERBS = frozenset("summarize summarise document describe outline".split())
+PARTICLE_RE = re.compile(r"^\s*(?:in|up|out|together|down|me|us)\b")
 GRAM = 3
+INNER_HYPHEN_RE = re.compile(r"(?<=[a-z])-(?=[a-z])")
 
 
 @dataclass(frozen=True)
@@ -57,25 +63,36 @@ class RequestShape:
     grams: frozenset[str]  # character trigrams of the object, spaces and punctuation removed
 
 
+def _canonical(text: str) -> str:
+    """``text.canonical`` with hyphens inside words dropped: "post-mortem" is "postmortem"."""
+    return INNER_HYPHEN_RE.sub("", canonical(text))
+
+
+def _head_words(text: str) -> list[str]:
+    """Words before the first preposition; a particle right after a verb ("fill *in* the PR
+    template", "write *up* the notes") does not end the head."""
+    text = PARTICLE_RE.sub("", text, count=1)
+    return WORD_RE.findall(HEAD_SPLIT_RE.split(text, maxsplit=1)[0])
+
+
 def _opening(text: str) -> tuple[str, list[str]]:
     """(mode, the head's words after the opening verb)."""
-    lowered = canonical(text)
-    body = FILLER_RE.sub("", lowered, count=1)
-    head_text = HEAD_SPLIT_RE.split(body, maxsplit=1)[0]
-    words = WORD_RE.findall(head_text)
+    body = FILLER_RE.sub("", _canonical(text), count=1)
     tokens = re.findall(r"[a-z0-9_'+-]+", body)
     if not tokens:
-        return PRODUCE, words
-    first = tokens[0]
-    second = tokens[1] if len(tokens) > 1 else ""
+        return PRODUCE, []
+    first, second = tokens[0], (tokens[1] if len(tokens) > 1 else "")
+    after_verb = body[body.index(first) + len(first):]
     if first in QUESTION_WORDS and not (first == "do" and second in VERB_FOLLOWERS):
-        return ASK, words
-    rest = words[1:] if words and words[0] == first else words
-    if first in GENERIC_VERBS or first in WRITING_VERBS or first == "give":
-        return PRODUCE, rest
+        return ASK, _head_words(body)
+    if first in GENERIC_VERBS or first in WRITING_VERBS:
+        return PRODUCE, _head_words(after_verb)
     if second in VERB_FOLLOWERS and first not in STOPWORDS:
-        return stem(first), rest
-    return PRODUCE, words
+        return stem(first), _head_words(after_verb)
+    head = HEAD_SPLIT_RE.split(body, maxsplit=1)[0]
+    if STATEMENT_RE.search(head) or body.rstrip().endswith("?"):
+        return ASK, WORD_RE.findall(head)
+    return PRODUCE, WORD_RE.findall(head)
 
 
 def _content(words: list[str]) -> list[str]:
@@ -89,4 +106,4 @@ def shape_of(text: str) -> RequestShape:
     joined = re.sub(r"[^a-z]", "", joined)
     grams = frozenset(joined[i:i + GRAM] for i in range(len(joined) - GRAM + 1))
     return RequestShape(mode=mode, object_words=object_words,
-                        words=frozenset(_content(WORD_RE.findall(canonical(text)))), grams=grams)
+                        words=frozenset(_content(WORD_RE.findall(_canonical(text)))), grams=grams)

@@ -62,3 +62,52 @@ def test_cluster_reads_abbreviations_as_the_same_request():
     groups = cluster(requests_from([digest(f"s{i}", [(t, "")]) for i, t in enumerate(texts)]))
     got = sorted(sorted(r.text for r in g) for g in groups)
     assert got == sorted([sorted(texts[:2]), sorted(texts[2:])])
+
+
+def _groups_of(texts: list[str]) -> list[list[str]]:
+    groups = cluster(requests_from([digest(f"s{i}", [(t, "")]) for i, t in enumerate(texts)]))
+    return sorted(sorted(r.text for r in g) for g in groups)
+
+
+def test_a_word_shared_in_another_sense_does_not_join():
+    commit = ["write the commit message for the staged change", "commit msg for what's staged please",
+              "suggest a commit message for these edits"]
+    others = ["commit the lockfile too", "message the team about the outage",
+              "how do I undo the last commit?"]
+    got = _groups_of(commit + others)
+    assert sorted(commit) in got
+    assert all([text] in got for text in others)
+
+
+def test_a_request_joins_on_its_average_similarity_not_one_near_member():
+    tests = ["add a unit test for the invoice parser", "write unit tests for parse_amount",
+             "unit tests for the date helpers please"]
+    fix = "fix the flaky unit test in test_auth.py"  # shares "unit test" with each, asks something else
+    got = _groups_of(tests + [fix])
+    assert sorted(tests) in got and [fix] in got
+
+
+def test_candidates_come_from_shared_keys_only(monkeypatch):
+    """A request is compared only with groups it shares a key with (the inverted index)."""
+    import skillopt_sleep.mining.clustering as clustering
+
+    compared: list[int] = []
+    original = clustering._Groups.average_link
+
+    def counting(self, g, *args, **kwargs):
+        compared.append(g)
+        return original(self, g, *args, **kwargs)
+
+    monkeypatch.setattr(clustering._Groups, "average_link", counting)
+    rng = random.Random(7)
+
+    def word() -> str:
+        return "".join(rng.choice("bcdfghjklmnpqrstvwxz") + rng.choice("aeiou") for _ in range(4))
+
+    texts = [f"write the release notes for v{i}.0" for i in range(5)] + [
+        f"{word()} {word()} {word()}" for _ in range(40)]
+    got = _groups_of(texts)
+    assert sorted(texts[:5]) in got
+    assert len(got) == 41
+    # 45 requests: an all-pairs leader pass alone would compare ~900 times
+    assert len(compared) < 100, len(compared)
