@@ -20,23 +20,41 @@ seen by then):
   labelled ``null`` is a one-off: it forms no labelled pair, so joining it to anything is a
   false positive.
 
+- **scale** (``--scale 3500,35000``): mining time over seeded synthetic histories of that many
+  sessions (1-9 requests each: recurring kinds phrased several ways, one-off operations and
+  questions over a Zipf-distributed made-up vocabulary, all in one project: the worst case), for
+  ``mining.cluster`` alone and the whole ``mining.mine``; ``cpu_growth`` is the CPU-time ratio
+  between the largest and the smallest size divided by their size ratio (1.0 = linear), and
+  ``comparisons_growth`` the same for comparisons per request (1.0 = a constant number per request).
+
     python scripts/bench_mining.py                  # every file
     python scripts/bench_mining.py --labels dev     # one file
+    python scripts/bench_mining.py --scale 3500,35000
+    python scripts/bench_mining.py --miner llm --backend openai:base_url=http://127.0.0.1:8080/v1,api_key=none
+
+With ``--miner llm`` every complaint the classifier calls negative goes through the LLM miner
+(``mining.llm.LlmMiner``, the heuristic checks shown to it and kept, as in a night); a call that
+fails is listed under ``failed_calls`` and left out of the score, never counted wrong.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import sys
+import time
 from collections import defaultdict
 from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from skillopt_sleep.mining import checks_from_feedback, cluster, requests_from
+from skillopt_sleep.backends import BackendSpecError, ProviderError, make_backend
+from skillopt_sleep.backends.layers import Client, Limiter, RetryPolicy
+from skillopt_sleep.mining import UserRequest, checks_from_feedback, cluster, clustering, mine, requests_from
 from skillopt_sleep.mining.checks import limit_check
+from skillopt_sleep.mining.llm import LlmMiner
 from skillopt_sleep.sources.feedback import classify
 from skillopt_sleep.types import SessionDigest
 
@@ -64,14 +82,36 @@ def ratio(num: int, den: int) -> float | None:
     return round(num / den, 3) if den else None
 
 
-def score_checks(items: list[dict[str, Any]]) -> dict[str, Any]:
+def llm_checks(miner: LlmMiner, complaint: str) -> list[dict[str, Any]]:
+    """What the LLM miner makes of one complaint: its judge's checks (``no_refusal``, which it
+    always adds, left out). The request it answered is not part of the labels."""
+    session = SessionDigest(source="claude", session_id="bench", project="/bench", path="/bench/s.jsonl")
+    request = UserRequest(session=session, index=0, text="(the request is not part of the labels)",
+                          feedback=[complaint])
+    judge = miner("follow-up", [request], checks_from_feedback([complaint]))
+    if not judge or judge.get("kind") != "rule":
+        return []
+    return [c for c in judge["checks"] if c["op"] != "no_refusal"]
+
+
+def score_checks(items: list[dict[str, Any]], miner: LlmMiner | None = None) -> dict[str, Any]:
     per: dict[str, dict[str, int]] = defaultdict(lambda: {"items": 0, "tp": 0, "fp": 0, "fn": 0})
     polarity_right = 0
+    failed_calls: list[str] = []
     misses: list[dict[str, Any]] = []
     for item in items:
         polarity = classify(item["text"])
         polarity_right += polarity == item["polarity"]
-        produced = checks_from_feedback([item["text"]]) if polarity == "negative" else []
+        if polarity != "negative":
+            produced = []
+        elif miner is None:
+            produced = checks_from_feedback([item["text"]])
+        else:
+            try:
+                produced = llm_checks(miner, item["text"])
+            except ProviderError as exc:  # a failed call is not a wrong answer: left out of the score
+                failed_calls.append(f"{item['text'][:60]}: {exc}"[:200])
+                continue
         got = {normalise(c) for c in produced}
         want = {normalise(c) for c in item["checks"]}
         for key in (item["category"], "all"):
@@ -87,7 +127,11 @@ def score_checks(items: list[dict[str, Any]]) -> dict[str, Any]:
                  "recall": ratio(row["tp"], row["tp"] + row["fn"]), "false_positives": row["fp"],
                  "false_negatives": row["fn"]}
            for key, row in sorted(per.items())}
-    return {"by_category": out, "polarity_accuracy": ratio(polarity_right, len(items)), "misses": misses}
+    result = {"by_category": out, "polarity_accuracy": ratio(polarity_right, len(items)), "misses": misses}
+    if miner is not None:
+        result["failed_calls"] = failed_calls
+        result["rejected_checks"] = dict(miner.rejected)
+    return result
 
 
 def score_clusters(items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -121,12 +165,96 @@ def score_clusters(items: list[dict[str, Any]]) -> dict[str, Any]:
     return {"requests": len(items), "groups": len(groups), "by_cluster": out, "multi_request_groups": found}
 
 
-def evaluate(path: Path) -> dict[str, Any]:
+def evaluate(path: Path, miner: LlmMiner | None = None) -> dict[str, Any]:
     data = json.loads(path.read_text(encoding="utf-8"))
     if data.get("format") != LABELS_FORMAT:
         raise SystemExit(f"{path} is not a {LABELS_FORMAT} file")
     return {"file": path.name, "follow_ups": len(data["follow_ups"]), "requests": len(data["requests"]),
-            "checks": score_checks(data["follow_ups"]), "clustering": score_clusters(data["requests"])}
+            "checks": score_checks(data["follow_ups"], miner), "clustering": score_clusters(data["requests"])}
+
+
+def llm_miner(spec: str) -> LlmMiner:
+    """The LLM miner on ``spec`` as a night builds it: the optimizer's client, one call at a time."""
+    try:
+        backend = make_backend(spec)
+    except BackendSpecError as exc:
+        raise SystemExit(f"bench_mining: {exc}") from None
+    return LlmMiner(Client(backend, role="optimizer", limiter=Limiter(1), retry=RetryPolicy(attempts=2)))
+
+
+OPERATIONS = ("run", "fix", "rename", "delete", "revert", "bump", "move", "kill", "profile", "format", "close",
+              "merge", "deploy", "restart", "migrate", "check", "find", "explain", "convert", "split")
+KIND_TEMPLATES = ("write the {obj} for the {s1} {s2}", "{obj} for {s1} please", "can you draft a {obj} for the {s1}",
+                  "add the {obj} for {s1} {s2}", "{obj}: {s1} {s2}", "pls {obj} for the {s1} change")
+
+
+def synthetic_history(sessions: int, seed: int = 11) -> list[SessionDigest]:
+    """A seeded made-up history of ``sessions`` sessions (see the module docstring)."""
+    rng = random.Random(seed)
+    syllables = [c + v for c in "bcdfghjklmnprstvwz" for v in "aeiou"]
+    vocabulary = sorted({"".join(rng.choice(syllables) for _ in range(rng.randint(2, 4)))
+                         for _ in range(max(2000, sessions * 2))})
+    rng.shuffle(vocabulary)
+
+    def subject() -> str:  # Zipf-like: a few subjects are everywhere, most are rare
+        return vocabulary[int(len(vocabulary) * rng.random() ** 3)]
+
+    kinds = [" ".join(rng.sample(vocabulary, rng.randint(1, 2))) for _ in range(max(10, sessions // 20))]
+    digests = []
+    for n in range(sessions):
+        prompts = []
+        for _ in range(rng.randint(1, 9)):
+            roll = rng.random()
+            if roll < 0.45:
+                kind = kinds[int(len(kinds) * rng.random() ** 2)]
+                prompts.append(rng.choice(KIND_TEMPLATES).format(obj=kind, s1=subject(), s2=subject()))
+            elif roll < 0.85:
+                prompts.append(f"{rng.choice(OPERATIONS)} the {subject()} {subject()} in {subject()}.py")
+            else:
+                prompts.append(f"why does the {subject()} {subject()} fail?")
+        digests.append(SessionDigest(source="claude", session_id=f"s{n}", project="/bench", path=f"/bench/s{n}.jsonl",
+                                     user_prompts=prompts, assistant_finals=[""] * len(prompts)))
+    return digests
+
+
+def scale_run(sizes: list[int]) -> dict[str, Any]:
+    """Mining time per history size: wall and CPU seconds (this machine is shared, CPU time is the
+    steadier), and comparisons per request (request-to-group similarity computations, counted by
+    wrapping the clustering's ``_Groups.average_link``), which do not depend on the machine."""
+    counted = {"comparisons": 0}
+    average_link = clustering._Groups.average_link
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> float:
+        counted["comparisons"] += 1
+        return average_link(self, *args, **kwargs)
+
+    rows = []
+    clustering._Groups.average_link = counting
+    try:
+        for sessions in sizes:
+            digests = synthetic_history(sessions)
+            requests = requests_from(digests)
+            counted["comparisons"] = 0
+            wall, cpu = time.perf_counter(), time.process_time()
+            groups = cluster(requests)
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            comparisons = counted["comparisons"]
+            mine_wall = time.perf_counter()
+            result = mine(digests)
+            mine_wall = time.perf_counter() - mine_wall
+            rows.append({"sessions": sessions, "requests": len(requests), "groups": len(groups),
+                         "cluster_seconds": round(wall, 3), "cluster_cpu_seconds": round(cpu, 3),
+                         "comparisons_per_request": round(comparisons / max(1, len(requests)), 1),
+                         "mine_seconds": round(mine_wall, 3), "recurring_groups": result.groups - result.one_off})
+    finally:
+        clustering._Groups.average_link = average_link
+    out: dict[str, Any] = {"sizes": rows}
+    if len(rows) > 1 and rows[0]["cluster_cpu_seconds"] > 0:
+        size_ratio = rows[-1]["requests"] / rows[0]["requests"]
+        out["cpu_growth"] = round(rows[-1]["cluster_cpu_seconds"] / rows[0]["cluster_cpu_seconds"] / size_ratio, 2)
+        out["comparisons_growth"] = round(
+            rows[-1]["comparisons_per_request"] / max(0.1, rows[0]["comparisons_per_request"]), 2)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,15 +262,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--labels", action="append", choices=LABEL_SETS,
                         help="which labels file(s) to evaluate (default: all)")
     parser.add_argument("--misses", action="store_true", help="list every item the miner got wrong")
+    parser.add_argument("--miner", choices=("heuristic", "llm"), default="heuristic",
+                        help="who turns complaints into checks (clustering is the heuristic's either way)")
+    parser.add_argument("--backend", help="backend spec for --miner llm, e.g. openai:base_url=http://127.0.0.1:8080/v1")
+    parser.add_argument("--scale", help="comma-separated session counts: time mining on synthetic histories instead")
     args = parser.parse_args(argv)
+    if args.scale:
+        try:
+            sizes = [int(n) for n in args.scale.split(",")]
+        except ValueError:
+            parser.error(f"--scale takes comma-separated session counts, not {args.scale!r}")
+        json.dump({"benchmark": "mining-scale", **scale_run(sizes)}, sys.stdout, indent=2)
+        print()
+        return 0
+    if args.miner == "llm" and not args.backend:
+        parser.error("--miner llm needs --backend SPEC")
+    miner = llm_miner(args.backend) if args.miner == "llm" else None
     results = []
     for name in args.labels or LABEL_SETS:
-        result = evaluate(LABELS_DIR / f"{name}.json")
+        result = evaluate(LABELS_DIR / f"{name}.json", miner)
         if not args.misses:
             result["checks"].pop("misses")
             result["clustering"].pop("multi_request_groups")
         results.append(result)
-    json.dump({"benchmark": "mining", "results": results}, sys.stdout, indent=2, ensure_ascii=False)
+    header = {"benchmark": "mining", "miner": args.miner, "clustering_by": "heuristic"}
+    if miner is not None:
+        header["backend"] = miner.optimizer.id
+    json.dump({**header, "results": results}, sys.stdout, indent=2, ensure_ascii=False)
     print()
     return 0
 

@@ -1,7 +1,8 @@
 """Mining: a night's SessionDigests -> recurring, checkable TaskRecords.
 
 - ``requests``: the user's requests, each with the feedback that followed it;
-- ``clustering``: requests grouped into kinds of task;
+- ``shape``: what a request asks to be done (its mode) and to what (its object);
+- ``clustering``: requests grouped into kinds of task (average link over an inverted index);
 - ``checks``: rule checks implied by the user's complaints;
 - ``miner``: the whole step (``mine``), with ``llm.LlmMiner`` as the model-backed judge maker;
 - ``splits``: stable train / val / test splits;

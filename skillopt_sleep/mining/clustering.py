@@ -8,7 +8,7 @@ to one nearest member or to a normalised centroid, which lets one shared word pu
 request in. The average over a group is one dot product with the sum of its members' vectors.
 
 Near-linear: a request is compared only with the groups that share an informative key with it
-(one of its words, or the first letters of an object word); a key already held by more than
+(an object word, the first letters of one, or a word other requests have as their object); a key already held by more than
 ``MAX_GROUPS_PER_KEY`` groups says nothing about kind and yields no candidates. So the work is
 bounded by requests × keys × that cap, never requests × groups.
 """
@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from itertools import repeat
+from operator import mul
 
 from skillopt_sleep.mining.requests import UserRequest
 from skillopt_sleep.mining.shape import RequestShape, shape_of
@@ -38,8 +40,8 @@ def _unit(vec: Vector) -> Vector:
     return {k: v / norm for k, v in vec.items()}
 
 
-def _vectors(shapes: list[RequestShape]) -> tuple[list[Vector], list[Vector]]:
-    """Per request, two unit vectors whose dot products are ``(1 - GRAM_SHARE)`` × a word cosine +
+def _features(shapes: list[RequestShape]) -> tuple[list[Vector], list[Vector], list[set[str]]]:
+    """Per request, its candidate keys (see ``_keys``) and two unit vectors whose dot products are ``(1 - GRAM_SHARE)`` × a word cosine +
     ``GRAM_SHARE`` × the object-trigram cosine: one over the whole request, one over its object only.
 
     Words shared by many requests ("file", "code") weigh little; in the whole-request vector a word
@@ -60,7 +62,7 @@ def _vectors(shapes: list[RequestShape]) -> tuple[list[Vector], list[Vector]]:
         vec.update({"\0" + g: v * gram_scale for g, v in _unit(grams).items()})
         return _unit(vec)
 
-    whole, objects = [], []
+    whole, objects, keys = [], [], []
     for s in shapes:
         object_words = set(s.object_words)
         grams = {g: math.log((1 + n) / (1 + gram_df[g])) + 1.0 for g in s.grams}
@@ -69,15 +71,19 @@ def _vectors(shapes: list[RequestShape]) -> tuple[list[Vector], list[Vector]]:
                                for w in s.words}, grams))
         objects.append(combined({w: idf(w) * (1.0 if w in object_words else KIND_IN_OBJECT)
                                  for w in s.words if w in object_words or as_object[w] >= 2}, grams))
-    return whole, objects
+        keys.append(_keys(s, {w for w in s.words if as_object[w] >= 2}))
+    return whole, objects, keys
 
 
-def _keys(shape: RequestShape) -> set[str]:
-    return set(shape.words) | {"\1" + w[:PREFIX] for w in shape.object_words if len(w) >= PREFIX}
+def _keys(shape: RequestShape, kind_words: set[str]) -> set[str]:
+    """What a request is looked up by: its object words and their first letters, and the words
+    it shares with other requests' objects. Only a group holding one of these can pass the object
+    check, so subject matter ("the parser", "in utils.py") fetches no candidates."""
+    return set(shape.object_words) | kind_words | {"\1" + w[:PREFIX] for w in shape.object_words if len(w) >= PREFIX}
 
 
 def _dot(vec: Vector, total: Vector) -> float:
-    return sum(v * total.get(k, 0.0) for k, v in vec.items())
+    return sum(map(mul, vec.values(), map(total.get, vec, repeat(0.0))))
 
 
 class _Groups:
@@ -89,7 +95,7 @@ class _Groups:
         self.object_sums: list[Vector] = []
         self.sizes: list[int] = []
         self.modes: list[str] = []
-        self.by_key: dict[str, set[int]] = {}
+        self.by_key: dict[str, dict[str, set[int]]] = {}  # mode -> key -> groups
 
     def new(self, mode: str) -> int:
         self.sums.append({})
@@ -104,16 +110,19 @@ class _Groups:
                 total[k] = total.get(k, 0.0) + sign * v
         self.sizes[g] += sign
         if sign > 0:
+            by_key = self.by_key.setdefault(self.modes[g], {})
             for key in keys:
-                self.by_key.setdefault(key, set()).add(g)
+                by_key.setdefault(key, set()).add(g)
 
     def candidates(self, keys: set[str], mode: str) -> set[int]:
+        """Groups of this mode holding one of the keys (a group a request left may still be listed)."""
+        by_key = self.by_key.get(mode, {})
         found: set[int] = set()
         for key in keys:
-            groups = self.by_key.get(key)
+            groups = by_key.get(key)
             if groups and len(groups) <= MAX_GROUPS_PER_KEY:
                 found |= groups
-        return {g for g in found if self.modes[g] == mode and self.sizes[g] > 0}
+        return found
 
     def average_link(self, g: int, vec: Vector, object_vec: Vector, member: bool) -> float:
         """Mean similarity of a request to the group's members (itself left out), or -1 when its
@@ -129,7 +138,7 @@ class _Groups:
 
 
 def cluster(requests: list[UserRequest], threshold: float = DEFAULT_THRESHOLD,
-            rounds: int = 5) -> list[list[UserRequest]]:
+            rounds: int = 2) -> list[list[UserRequest]]:
     """Group requests into kinds of task.
 
     A leader pass in a stable order (case-insensitive text) puts each request in the group it is
@@ -141,9 +150,9 @@ def cluster(requests: list[UserRequest], threshold: float = DEFAULT_THRESHOLD,
         return []
     order = sorted(range(len(requests)),
                    key=lambda i: (requests[i].text.lower(), requests[i].text, requests[i].session.session_id))
-    shapes = [shape_of(r.text) for r in requests]
-    vectors, object_vectors = _vectors(shapes)
-    keys = [_keys(s) for s in shapes]
+    seen: dict[str, RequestShape] = {}  # a heavy user types some requests many times
+    shapes = [seen.get(r.text) or seen.setdefault(r.text, shape_of(r.text)) for r in requests]
+    vectors, object_vectors, keys = _features(shapes)
     groups = _Groups()
     assignment: dict[int, int] = {}
     for i in order:

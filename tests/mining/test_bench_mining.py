@@ -65,3 +65,53 @@ def test_dev_labels_meet_the_targets(bench):
     pairs = result["clustering"]["by_cluster"]["all"]
     assert checks["precision"] >= 0.9 and checks["recall"] >= 0.8, checks
     assert pairs["pair_precision"] >= 0.9 and pairs["pair_recall"] >= 0.8, pairs
+
+
+def test_scale_run_reports_sizes_and_growth(bench):
+    out = bench.scale_run([20, 60])
+    small, large = out["sizes"]
+    assert small["sessions"] == 20 and large["sessions"] == 60
+    assert large["requests"] > small["requests"] > 20  # 1-9 requests a session
+    assert small["comparisons_per_request"] > 0 and "cpu_growth" in out and "comparisons_growth" in out
+    # the synthetic history is seeded: the same size is the same history
+    assert [d.user_prompts for d in bench.synthetic_history(20)] == [d.user_prompts for d in bench.synthetic_history(20)]
+
+
+def _fake_openai():
+    sys.path.insert(0, str(SCRIPT.parents[1] / "tests"))  # makes ``fakes`` importable
+    from fakes.openai_server import FakeOpenAI
+
+    return FakeOpenAI()
+
+
+def test_llm_miner_is_scored_on_the_labels_through_a_provider(bench, capsys):
+    with _fake_openai() as fake:
+        fake.responder = lambda body: json.dumps({"checkable": True, "checks": [{"op": "contains", "arg": "ZZZ"}]})
+        spec = f"openai:base_url={fake.base_url},api_key={fake.key},model=gpt-5-mini"
+        assert bench.main(["--labels", "dev", "--miner", "llm", "--backend", spec]) == 0
+        asked = len(fake.requests)
+    llm = json.loads(capsys.readouterr().out)
+    assert llm["miner"] == "llm" and asked > 10  # one call per complaint
+    bench.main(["--labels", "dev"])
+    heuristic = json.loads(capsys.readouterr().out)
+    got = llm["results"][0]["checks"]["by_category"]["all"]
+    base = heuristic["results"][0]["checks"]["by_category"]["all"]
+    # the model adds a wrong check to every complaint: same recall (the heuristic's are kept), worse precision
+    assert got["recall"] == base["recall"] and got["precision"] < base["precision"]
+    assert got["false_positives"] == base["false_positives"] + asked
+    assert llm["results"][0]["checks"]["failed_calls"] == []
+
+
+def test_a_failed_llm_call_is_left_out_not_scored_wrong(bench, capsys):
+    with _fake_openai() as fake:
+        spec = f"openai:base_url={fake.base_url},api_key=not-the-key,model=gpt-5-mini"
+        assert bench.main(["--labels", "dev", "--miner", "llm", "--backend", spec]) == 0
+    result = json.loads(capsys.readouterr().out)["results"][0]["checks"]
+    assert result["failed_calls"] and result["by_category"]["all"]["false_negatives"] == 0
+    assert result["by_category"]["all"]["items"] < 69  # only the complaints were sent, all failed
+
+
+def test_llm_miner_needs_a_backend(bench, capsys):
+    with pytest.raises(SystemExit):
+        bench.main(["--miner", "llm"])
+    assert "--backend" in capsys.readouterr().err
