@@ -51,7 +51,9 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_sleep.backends import BackendSpecError, ProviderError, make_backend
-from skillopt_sleep.backends.layers import Client, Limiter, RetryPolicy
+from skillopt_sleep.backends.client import Client
+from skillopt_sleep.backends.limits import Limiter
+from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.mining import UserRequest, checks_from_feedback, cluster, clustering, mine, requests_from
 from skillopt_sleep.mining.checks import limit_check
 from skillopt_sleep.mining.llm import LlmMiner

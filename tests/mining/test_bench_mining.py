@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from skillopt_sleep.mining import limit_check
+from tests.support.openai_server import FakeOpenAI
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_mining.py"
 
@@ -77,15 +78,8 @@ def test_scale_run_reports_sizes_and_growth(bench):
     assert [d.user_prompts for d in bench.synthetic_history(20)] == [d.user_prompts for d in bench.synthetic_history(20)]
 
 
-def _fake_openai():
-    sys.path.insert(0, str(SCRIPT.parents[1] / "tests"))  # makes ``fakes`` importable
-    from fakes.openai_server import FakeOpenAI
-
-    return FakeOpenAI()
-
-
 def test_llm_miner_is_scored_on_the_labels_through_a_provider(bench, capsys):
-    with _fake_openai() as fake:
+    with FakeOpenAI() as fake:
         fake.responder = lambda body: json.dumps({"checkable": True, "checks": [{"op": "contains", "arg": "ZZZ"}]})
         spec = f"openai:base_url={fake.base_url},api_key={fake.key},model=gpt-5-mini"
         assert bench.main(["--labels", "dev", "--miner", "llm", "--backend", spec]) == 0
@@ -103,7 +97,7 @@ def test_llm_miner_is_scored_on_the_labels_through_a_provider(bench, capsys):
 
 
 def test_a_failed_llm_call_is_left_out_not_scored_wrong(bench, capsys):
-    with _fake_openai() as fake:
+    with FakeOpenAI() as fake:
         spec = f"openai:base_url={fake.base_url},api_key=not-the-key,model=gpt-5-mini"
         assert bench.main(["--labels", "dev", "--miner", "llm", "--backend", spec]) == 0
     result = json.loads(capsys.readouterr().out)["results"][0]["checks"]
