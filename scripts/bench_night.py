@@ -143,11 +143,9 @@ class Counting:
 
     def __init__(self, inner: Any, counts: Counter, splits: dict[str, str], lock: threading.Lock):
         self.inner, self.counts, self.splits, self.lock = inner, counts, splits, lock
-        self.id = inner.id
-        self.price = getattr(inner, "price", None)
 
-    def can_offer_tools(self, names: tuple[str, ...]) -> bool:
-        return self.inner.can_offer_tools(names)
+    def __getattr__(self, name: str) -> Any:  # id, price, offline, can_offer_tools, ...
+        return getattr(self.inner, name)
 
     def complete(self, request: Request) -> Completion:
         phase = request.purpose

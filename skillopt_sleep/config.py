@@ -59,6 +59,7 @@ class Config:
     gain_alpha: float = 0.05  # chance of accepting an edit that does not really help
     regression_tolerance: float = 0.0  # a per-task drop below this is never a regression
     regression_alpha: float = 0.05  # chance, across all val tasks, of calling noise a regression
+    score_cache_days: float = 14.0  # reuse a target's answers to unchanged documents and tasks this long (0: never)
 
     def backend_for(self, role: str) -> str:
         spec = self.target_backend if role == "target" else self.optimizer_backend

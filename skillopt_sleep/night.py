@@ -24,6 +24,7 @@ from skillopt_sleep.backends.base import BudgetExceeded, ProviderError
 from skillopt_sleep.backends.client import preflight
 from skillopt_sleep.backends.evidence import EvidenceLog
 from skillopt_sleep.backends.models import Models
+from skillopt_sleep.call_journal import close_nights, interrupted_nights, open_journal
 from skillopt_sleep.config import Config
 from skillopt_sleep.consolidate import LoopSettings, Outcome, consolidate
 from skillopt_sleep.documents import load_documents
@@ -34,6 +35,7 @@ from skillopt_sleep.paths import project_dirs, user_dirs
 from skillopt_sleep.proposal import task_summaries
 from skillopt_sleep.redact import redact_obj
 from skillopt_sleep.scoring import left_out_notes
+from skillopt_sleep.score_cache import ScoreCache
 from skillopt_sleep.types import Edit, NightReport, TaskRecord
 
 Progress = Callable[[str], None]
@@ -50,6 +52,7 @@ class NightOptions:
     auto_adopt: bool = False
     progress: Progress = field(default=lambda msg: None)
     call_progress: Any = None  # a progress.CallProgress: per-call counts and ETA on stderr
+    resume: bool = False  # continue the newest interrupted night of this project (call_journal.py)
 
 
 def new_night_id() -> str:
@@ -154,6 +157,13 @@ def run_night(opts: NightOptions) -> NightReport:
     with hold_project(project, "night", targets, night_id) as recovered:
         if recovered:
             opts.progress(recovered)
+        if opts.resume:
+            waiting = interrupted_nights(project)
+            if waiting:
+                night_id = waiting[-1]
+                opts.progress(f"resuming the interrupted night {night_id}")
+            else:
+                opts.progress("no interrupted night to resume: starting a new one")
         return _night(opts, night_id, True, History(), RejectedLedger(), staging)
 
 
@@ -193,9 +203,13 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
     # every way out of here, and by the next lock holder if this process is killed.
     evidence_path = project_dirs(opts.project).tmp / f"evidence-{night_id}.jsonl" if stateful else None
     evidence = EvidenceLog(evidence_path) if evidence_path is not None else None
+    journal = open_journal(opts.project, night_id) if stateful else None
+    scores = _score_cache(opts)
+    if journal is not None and journal.loaded:
+        report.notes.append(f"resumed: {journal.loaded} call(s) the interrupted night had finished are not made again")
     models: Models | None = None
     try:
-        models = build_models(opts.config, evidence)
+        models = build_models(opts.config, evidence, stores=[s for s in (journal, scores) if s is not None])
         if gathered is not None and not gathered.reviewed and not models.offline:
             raise UserError(
                 f"{opts.tasks_file} is not reviewed; real backends only replay a reviewed tasks file "
@@ -224,12 +238,30 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
     finally:
         if models is not None:
             models.close()  # no call of this night runs on, whatever ended it
+        if scores is not None and stateful:
+            _save_scores(scores, report)
         if opts.call_progress is not None:
             opts.call_progress.finish()
         if evidence is not None:
             evidence.close()
             with contextlib.suppress(OSError):
                 evidence.path.unlink()
+
+
+def _score_cache(opts: NightOptions) -> ScoreCache | None:
+    days = opts.config.score_cache_days
+    if not days or days <= 0:
+        return None
+    return ScoreCache.load(project_dirs(opts.project).root / "scores.jsonl", max_age_days=days)
+
+
+def _save_scores(scores: ScoreCache, report: NightReport) -> None:
+    """Keep this night's answers for the next (also after a budget stop or a provider failure:
+    they were paid for). A cache that cannot be written costs calls, never the night."""
+    try:
+        scores.save()
+    except OSError as exc:
+        report.notes.append(f"score cache not saved ({scores.path}: {exc.strerror or exc})")
 
 
 def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, staging: Any,
@@ -330,6 +362,10 @@ def _fill(report: NightReport, outcome: Outcome, models: Models) -> None:
     report.left_out = models.left_out()
     report.notes.extend(outcome.notes)
     report.notes.extend(left_out_notes(report.left_out))
+    reused = sum(s.reused for s in models.stats)
+    if reused:
+        report.notes.append(f"{reused} answer(s) reused instead of drawn again (unchanged documents, "
+                            "tasks and model: kept from an earlier or an interrupted night)")
     report.notes.extend(spending_notes(models))
     report.notes.append("phases (requests issued): " + ", ".join(f"{k}={v}" for k, v in outcome.phases.items()))
 
@@ -363,6 +399,7 @@ def _finish(report: NightReport, stateful: bool, gathered: Gathered, history: An
         if gathered.harvest is not None:
             gathered.harvest.commit()
         history.record(report)
+        close_nights(Path(report.project))
     return report
 
 

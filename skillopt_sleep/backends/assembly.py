@@ -7,6 +7,8 @@ The night asks this module for its models and asks the models (``Backend.offline
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from skillopt_sleep.backends import BackendSpecError, make_backend
 from skillopt_sleep.backends.base import Backend
 from skillopt_sleep.backends.budget import Budget
@@ -15,6 +17,7 @@ from skillopt_sleep.backends.deadline import Deadline
 from skillopt_sleep.backends.limits import Limiter
 from skillopt_sleep.backends.models import Models
 from skillopt_sleep.backends.retry import RetryPolicy
+from skillopt_sleep.backends.stores import CallStore
 from skillopt_sleep.config import Config
 from skillopt_sleep.errors import EXIT_USAGE, UserError
 
@@ -22,11 +25,12 @@ ROLES = ("target", "optimizer")
 
 
 def build_models(config: Config, evidence: EvidenceSink | None = None, *,
-                 budget: Budget | None = None) -> Models:
+                 budget: Budget | None = None, stores: Sequence[CallStore] = ()) -> Models:
     """Target and optimizer clients sharing one concurrency limit, budget, deadline and stats.
 
     Two roles with the same spec and model share one backend. A spec that does not parse is a
-    ``UserError`` (usage) naming it."""
+    ``UserError`` (usage) naming it. ``stores``: answers kept beyond the night's memory (an
+    interrupted night's journal, the score cache), consulted by both roles."""
     limiter = Limiter(config.concurrency)
     stats = Stats()
     budget = budget or Budget(max_tokens=config.max_tokens, max_cost=config.max_cost_usd)
@@ -43,5 +47,5 @@ def build_models(config: Config, evidence: EvidenceSink | None = None, *,
                 raise UserError(f"--backend: {exc}", EXIT_USAGE) from None
         clients[role] = Client(built[key], limiter=limiter, evidence=evidence, role=role, stats=stats,
                                budget=budget, batch=config.batch, retry=retry, deadline=deadline,
-                               call_timeout=config.call_timeout)
+                               call_timeout=config.call_timeout, stores=stores)
     return Models(target=clients["target"], optimizer=clients["optimizer"])

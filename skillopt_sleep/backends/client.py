@@ -26,6 +26,7 @@ from skillopt_sleep.backends.budget import Budget, Reservation
 from skillopt_sleep.backends.deadline import Deadline
 from skillopt_sleep.backends.limits import Limiter, call_within
 from skillopt_sleep.backends.retry import RetryPolicy, call_with_retry, stop_if_over
+from skillopt_sleep.backends.stores import CallStore
 from skillopt_sleep.backends.truncation import with_more_room
 from skillopt_sleep.redact import redact, redact_obj
 from skillopt_sleep.types import Usage
@@ -55,6 +56,7 @@ def redact_request(request: Request) -> Request:
 class Stats:
     calls: Counter = field(default_factory=Counter)  # purpose -> provider calls made
     cache_hits: int = 0
+    reused: int = 0  # answered by a persistent store (an earlier night, an interrupted night)
     retries: int = 0
     usage: Usage = field(default_factory=Usage)
     batched: int = 0  # calls answered through a provider batch (billed at half price)
@@ -92,6 +94,7 @@ class Client:
         batch_policy: BatchPolicy | None = None,
         deadline: Deadline | None = None,
         call_timeout: float | None = None,
+        stores: Sequence[CallStore] = (),
     ):
         self.backend = backend
         self.limiter = limiter or Limiter(4)
@@ -108,6 +111,7 @@ class Client:
         self._cache: dict[str, Completion] | None = {} if cache else None
         self._cache_lock = threading.Lock()
         self._inflight: dict[str, threading.Event] = {}
+        self.stores = list(stores)  # persistent answers beyond this night's memory (``stores.py``)
 
     @property
     def id(self) -> str:
@@ -130,7 +134,7 @@ class Client:
         try:
             key = self._key(request)
             while True:
-                hit = self._cached(key)
+                hit = self._cached(key, request)
                 if hit is not None:
                     return hit
                 leader, finished = self._claim(key)
@@ -139,7 +143,7 @@ class Client:
                 finished.wait()  # the same request is in flight: share its answer
             try:
                 completion = self._with_more_room(request, self._call_with_retry(request))
-                self._store(key, completion)
+                self._store(key, completion, request)
                 return completion
             finally:
                 self._unclaim(key, finished)
@@ -157,12 +161,12 @@ class Client:
         requests = [redact_request(r) for r in requests]
         if not requests:
             return []
-        results: list[Completion | None] = [self._cached(self._key(r)) for r in requests]
+        results: list[Completion | None] = [self._cached(self._key(r), r) for r in requests]
         pending = [i for i, r in enumerate(results) if r is None]
         if bulk and self.supports_batch and len(pending) > 1:
             for i, completion in self._batch(requests, pending).items():
                 results[i] = completion = self._with_more_room(requests[i], completion)
-                self._store(self._key(requests[i]), completion)
+                self._store(self._key(requests[i]), completion, requests[i])
             pending = [i for i in pending if results[i] is None]
         if self.calls_progress is not None:
             self.calls_progress.expect(len(pending))
@@ -201,7 +205,7 @@ class Client:
             return None
         return request.cache_key(self.backend.id)
 
-    def _cached(self, key: str | None) -> Completion | None:
+    def _cached(self, key: str | None, request: Request) -> Completion | None:
         if key is None:
             return None
         with self._cache_lock:
@@ -209,7 +213,17 @@ class Client:
         if hit is not None:
             with self.stats.lock:
                 self.stats.cache_hits += 1
-        return hit
+            return hit
+        for store in self.stores:
+            hit = store.get(key, request)
+            if hit is not None:
+                with self._cache_lock:
+                    if self._cache is not None:
+                        self._cache[key] = hit
+                with self.stats.lock:
+                    self.stats.reused += 1
+                return hit
+        return None
 
     def _claim(self, key: str | None) -> tuple[bool, threading.Event]:
         """(True, event) when this thread is to make the call for ``key``; (False, event) when an
@@ -230,10 +244,12 @@ class Client:
                 self._inflight.pop(key, None)
         finished.set()
 
-    def _store(self, key: str | None, completion: Completion) -> None:
+    def _store(self, key: str | None, completion: Completion, request: Request) -> None:
         if key is not None and self._cache is not None:
             with self._cache_lock:
                 self._cache[key] = completion
+            for store in self.stores:
+                store.put(key, request, completion)
 
     # -- budget and accounting --------------------------------------------------------------
 

@@ -97,6 +97,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_night_flags(run)
     run.add_argument("--auto-adopt", action="store_true",
                      help="adopt the proposal right away when the gate accepted edits")
+    run.add_argument("--resume", action="store_true",
+                     help="continue the night a crash, kill or stop interrupted: calls it had finished "
+                     "are not made again (with nothing to resume, a new night starts)")
     run.set_defaults(func=lambda a: cmd_night(a, "run"))
     dry = sub.add_parser("dry-run", help="the same work as run; nothing staged or saved",
                          description="Everything `run` does, but nothing is staged and no state "
@@ -123,6 +126,7 @@ def cmd_night(args: argparse.Namespace, mode: str) -> int:
     opts = NightOptions(project=project, config=config, mode=mode, tasks_file=args.tasks_file,
                         target_skill_path=args.target_skill_path, since=since,
                         auto_adopt=getattr(args, "auto_adopt", False),
+                        resume=getattr(args, "resume", False),
                         progress=progress_printer(not args.quiet),
                         call_progress=None if args.quiet else CallProgress())
     try:

@@ -53,8 +53,9 @@ def run_project_night(entry: ProjectEntry, log: Callable[[str], None]) -> dict[s
     from skillopt_sleep.night import NightOptions, run_night
     from skillopt_sleep.report import render_text
 
+    # A night that a crash, a kill or a stop interrupted is continued, not paid for again.
     opts = NightOptions(project=Path(entry.project), config=config_from_record(entry.config), mode="run",
-                        auto_adopt=entry.auto_adopt, progress=log)
+                        auto_adopt=entry.auto_adopt, progress=log, resume=True)
     report = run_night(opts)
     log(render_text(report))
     return {"night_id": report.night_id, "status": report.status}

@@ -1,0 +1,87 @@
+"""Each finished call of a night, kept as it finishes, so an interrupted night can be continued.
+
+A stateful night writes ``<project>/.skillopt-sleep/nights/<night-id>/calls.jsonl``: one line per
+successful call (request key + redacted completion), appended and fsynced as the call returns. A
+night that ends well removes its directory (and any older interrupted ones); a crash, a kill, a
+budget stop or a provider failure leaves it behind. ``run --resume`` (and a scheduled night) takes
+the newest one it finds and continues that night under its id: a request it already paid for is
+answered from the journal, so only calls that had not finished are made again. A torn last line
+(a kill mid-write) is skipped.
+
+Keys are the requests' content hashes, so a journal cannot answer a request it did not see: if the
+tasks or documents changed in between, the changed calls are simply made.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import threading
+from pathlib import Path
+
+from skillopt_sleep.backends.base import Completion, Request
+from skillopt_sleep.backends.stores import completion_from, completion_record, keepable
+from skillopt_sleep.files import append_jsonl, read_jsonl
+from skillopt_sleep.paths import project_dirs
+
+JOURNAL = "calls.jsonl"
+NIGHT_ID = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{4}$")
+
+
+def nights_dir(project: Path) -> Path:
+    return project_dirs(project).root / "nights"
+
+
+class CallJournal:
+    """The finished calls of one night (see the module docstring)."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.path = directory / JOURNAL
+        self.reused = 0
+        self._kept: dict[str, dict] = {}
+        self._lock = threading.Lock()
+        for record in read_jsonl(self.path):
+            if isinstance(record.get("k"), str) and completion_from(record.get("c")) is not None:
+                self._kept[record["k"]] = record["c"]
+        self.loaded = len(self._kept)
+
+    def get(self, key: str, request: Request) -> Completion | None:
+        with self._lock:
+            record = self._kept.get(key)
+            if record is None:
+                return None
+            self.reused += 1
+        return completion_from(record)
+
+    def put(self, key: str, request: Request, completion: Completion) -> None:
+        if not keepable(completion):
+            return
+        record = completion_record(completion)
+        with self._lock:
+            if key in self._kept:
+                return
+            self._kept[key] = record
+            append_jsonl(self.path, {"k": key, "purpose": request.purpose, "c": record})
+
+
+def interrupted_nights(project: Path) -> list[str]:
+    """Ids of nights that started here and never finished, oldest first."""
+    root = nights_dir(project)
+    try:
+        names = [p.name for p in root.iterdir() if p.is_dir() and NIGHT_ID.match(p.name)]
+    except OSError:
+        return []
+    return sorted(names)
+
+
+def open_journal(project: Path, night_id: str) -> CallJournal:
+    directory = nights_dir(project) / night_id
+    directory.mkdir(parents=True, exist_ok=True)
+    return CallJournal(directory)
+
+
+def close_nights(project: Path) -> None:
+    """A night finished: its journal and every older interrupted one are done with."""
+    for night_id in interrupted_nights(project):
+        shutil.rmtree(nights_dir(project) / night_id, ignore_errors=True)
