@@ -1,0 +1,84 @@
+"""Pass 3: assignments to a secret-named key (``password=...``, ``"api_key": "..."``,
+``export GH_TOKEN=...``), unless the value is code, a placeholder or prose (``values``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .values import is_secret_value, mark
+
+# The word a secret-holding key name ENDS with (db_password, GITHUB_TOKEN, "api_key"), so that
+# max_tokens / token_count / password_hint / sort(key=...) are not treated as secrets.
+_SECRET_KEY_WORDS = (
+    r"(?:passwd|password|pwd|(?<![A-Za-z])pass|passphrase|secret|token|credentials?|"
+    r"(?:api|access|secret|private|auth|signing|encryption|master|account)[_\-]?key)"
+)
+SECRET_KEY_NAME = re.compile(r"(?i)^[A-Za-z0-9_.\-]{0,60}?" + _SECRET_KEY_WORDS + r"$")
+
+# Assignments (``password=...``, ``"api_key": "..."``, ``export GH_TOKEN=...``). A case-insensitive
+# regex scan is slow in ``re``, so keyword hits are found with plain substring search on the
+# lower-cased text and the regex is only *matched* (anchored) at those hits.
+_ASSIGNMENT = re.compile(
+    r"(?i)(" + _SECRET_KEY_WORDS + r")(?![A-Za-z0-9])"
+    r"(\\?[\"']?\s{0,5}(?:=|:=|:|=>)\s{0,5})"
+    r"(\\\"[^\"\\\n]{1,512}\\\"|\"(?:[^\"\\\n]|\\.){1,512}\"|'[^'\n]{1,512}'"
+    r"|[^\s\"'`,;&|)}\]\\]{1,512})"
+)
+ASSIGNMENT_NEEDLES = ("pass", "pwd", "secret", "token", "credential", "key")
+_KEY_QUALIFIER = re.compile(r"(?:api|access|secret|private|auth|signing|encryption|master|account)[_\-]?$")
+
+
+def _assignment(m: re.Match[str]) -> str:
+    value = m.group(3)
+    quote = ""
+    for q in ('\\"', '"', "'"):
+        if len(value) >= 2 * len(q) and value.startswith(q) and value.endswith(q):
+            quote = q
+            break
+    inner = value[len(quote): len(value) - len(quote)]
+    if not is_secret_value(inner, quoted=bool(quote)):
+        return m.group(0)
+    if not quote and inner.isalpha():
+        after = m.string[m.end(): m.end() + 1]
+        if inner.lower() == m.group(1).lower() or after in (",", ")"):
+            return m.group(0)  # credentials=credentials, password=hashed, (a variable)
+    return m.group(1) + m.group(2) + quote + mark("secret") + quote
+
+
+def _assignment_starts(lowered: str) -> list[int]:
+    starts: set[int] = set()
+    for needle in ASSIGNMENT_NEEDLES:
+        pos = lowered.find(needle)
+        while pos != -1:
+            if needle == "key":
+                qualifier = _KEY_QUALIFIER.search(lowered, max(0, pos - 11), pos)
+                if qualifier is not None:
+                    starts.add(qualifier.start())
+            else:
+                starts.add(pos)
+            pos = lowered.find(needle, pos + len(needle))
+    return sorted(starts)
+
+
+def redact_assignments(text: str) -> str:
+    lowered = text.lower()
+    if len(lowered) != len(text):  # non-ASCII case folding moved offsets: scan with the regex
+        return _ASSIGNMENT.sub(_assignment, text)
+    pieces: list[str] = []
+    done = 0
+    for start in _assignment_starts(lowered):
+        if start < done:
+            continue
+        m = _ASSIGNMENT.match(text, start)
+        if m is None:
+            continue
+        replacement = _assignment(m)
+        if replacement != m.group(0):
+            pieces.append(text[done:start])
+            pieces.append(replacement)
+            done = m.end()
+    if not pieces:
+        return text
+    pieces.append(text[done:])
+    return "".join(pieces)

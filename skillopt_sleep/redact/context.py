@@ -1,0 +1,275 @@
+"""Pass 2: context rules — a value that is a secret because of what surrounds it (a PEM block,
+URL credentials, ``Authorization:`` / ``Cookie:`` headers, ``curl -u``, ``mysql -p``,
+``--password`` flags, ``.netrc`` lines, Azure SAS signatures). Each rule carries literal triggers;
+its regex runs only when one is present.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .values import PLACEHOLDER, has_digit, mark
+
+@dataclass(frozen=True)
+class _Rule:
+    kind: str
+    pattern: re.Pattern[str]
+    triggers: tuple[str, ...]  # literal substrings, at least one of which every match contains
+    lower: bool = False  # triggers are matched against the lower-cased text
+    replace: Callable[[re.Match[str]], str] | None = None
+    # The pattern starts with its trigger: it is only *matched* where a trigger occurs (found by
+    # substring search), instead of scanned across the text (slow for case-insensitive patterns).
+    anchored: bool = False
+
+    def _replacement(self, m: re.Match[str]) -> str:
+        return self.replace(m) if self.replace is not None else mark(self.kind)
+
+    def apply(self, text: str, haystack: str | None = None) -> str:
+        if not self.anchored or haystack is None or len(haystack) != len(text):
+            return self.pattern.sub(self._replacement, text)
+        starts: set[int] = set()
+        for trigger in self.triggers:
+            pos = haystack.find(trigger)
+            while pos != -1:
+                starts.add(pos)
+                pos = haystack.find(trigger, pos + 1)
+        pieces: list[str] = []
+        done = 0
+        for start in sorted(starts):
+            if start < done:
+                continue
+            m = self.pattern.match(text, start)
+            if m is None:
+                continue
+            replacement = self._replacement(m)
+            if replacement != m.group(0):
+                pieces += [text[done:start], replacement]
+                done = m.end()
+        if not pieces:
+            return text
+        pieces.append(text[done:])
+        return "".join(pieces)
+
+
+def _keep_prefix_group(kind: str, *, require_digit: bool = False,
+                       check_value: bool = False) -> Callable[[re.Match[str]], str]:
+    """Replace the ``secret`` group and keep everything before it (a header, flag or user)."""
+
+    def repl(m: re.Match[str]) -> str:
+        secret = m.group("secret")
+        if require_digit and not has_digit(secret):
+            return m.group(0)
+        if check_value and PLACEHOLDER.match(secret.strip("'\"`")):
+            return m.group(0)
+        return m.string[m.start():m.start("secret")] + mark(kind) + m.string[m.end("secret"):m.end()]
+
+    return repl
+
+
+def _after_command(kind: str, command: re.Pattern[str]) -> Callable[[re.Match[str]], str]:
+    """A flag's value is a secret only on a command line that names ``command`` before it (the
+    rule is anchored on the flag, so text full of command names costs nothing)."""
+    keep = _keep_prefix_group(kind, check_value=True)
+
+    def repl(m: re.Match[str]) -> str:
+        window = max(m.start() - 300, 0)
+        line_start = max(m.string.rfind("\n", window, m.start()) + 1, window)
+        if command.search(m.string, line_start, m.start()) is None:
+            return m.group(0)
+        return keep(m)
+
+    return repl
+
+
+def _random_looking(value: str) -> bool:
+    return len(value) >= 10 and (has_digit(value) or (value.lower() != value and value.upper() != value))
+
+
+def _cookie(m: re.Match[str]) -> str:
+    """Only a cookie that carries a random-looking value (a session id) is a secret."""
+    pairs = [p.partition("=")[2].strip() for p in m.group("secret").split(";")]
+    if not any(_random_looking(v) for v in pairs):
+        return m.group(0)
+    return m.string[m.start():m.start("secret")] + mark("cookie") + m.string[m.end("secret"):m.end()]
+
+
+def _auth_header(m: re.Match[str]) -> str:
+    secret = m.group("secret").strip("'\"`")
+    if PLACEHOLDER.match(secret) or (secret.isalpha() and secret.islower()):
+        return m.group(0)  # "authorization: required", "Authorization: $TOKEN"
+    return m.string[m.start():m.start("secret")] + mark("auth_header") + m.string[m.end("secret"):m.end()]
+
+
+def _basic(m: re.Match[str]) -> str:
+    """A base64 value is a credential only when it decodes to ``user:password``."""
+    token = m.group("secret")
+    try:
+        decoded = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return m.group(0)
+    if b":" in decoded:
+        return m.string[m.start():m.start("secret")] + mark("basic_auth") + m.string[m.end("secret"):m.end()]
+    return m.group(0)
+
+
+_PEM = (
+    r"-----BEGIN (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)?-----"
+    # to its END line; a truncated block ends where its base64 body does (not at the end of the
+    # text, which would swallow whatever follows it in a prompt)
+    r"(?:[\s\S]*?-----END (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)?-----"
+    r"|(?:[ \t]*\r?\n[ \t]*(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: [^\n]*))*)"
+)
+_VALUE = r"[^\s\"'`]"  # one character of an unquoted command-line value
+
+_RULES: tuple[_Rule, ...] = (
+    _Rule("private_key", re.compile(_PEM), ("PRIVATE KEY",)),
+    _Rule(
+        "slack_webhook",
+        re.compile(r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]{8,}"),
+        ("hooks.slack.com",),
+    ),
+    _Rule(
+        "discord_webhook",
+        re.compile(r"https?://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_\-]{20,}"),
+        ("discord",),
+    ),
+    _Rule(
+        "aws_secret_key",
+        re.compile(
+            r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s{0,5}(?:=|:=|:|=>)\s{0,5}[\"']?"
+            r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
+        ),
+        ("aws_secret", "awssecret"),
+        lower=True,
+        replace=_keep_prefix_group("aws_secret_key"),
+        anchored=True,
+    ),
+    _Rule(
+        "auth_header",
+        re.compile(
+            r"(?i)(?<![A-Za-z0-9])authorization[\"'`]?\s{0,5}[:=]\s{0,5}[\"'`]?"
+            r"(?:(?:bearer|basic|token|digest|bot|apikey|sso-key)\s{1,5})?(?P<secret>[^\s\"'`\\,;]{4,})"
+        ),
+        ("authorization",),
+        lower=True,
+        replace=_auth_header,
+        anchored=True,
+    ),
+    _Rule(
+        "bearer_token",
+        re.compile(r"(?i)(?<![A-Za-z0-9])bearer\s{1,5}(?P<secret>[A-Za-z0-9._~+/\-]{16,}=*)"),
+        ("bearer",),
+        lower=True,
+        replace=_keep_prefix_group("bearer_token", require_digit=True),
+        anchored=True,
+    ),
+    _Rule("basic_auth", re.compile(r"(?<![A-Za-z0-9])Basic\s{1,5}(?P<secret>[A-Za-z0-9+/]{8,}={0,2})"), ("Basic",),
+          replace=_basic, anchored=True),
+    _Rule(
+        "basic_auth",  # a Docker config.json entry: base64 of user:password
+        re.compile(r"\"auth\"\s{0,5}:\s{0,5}\"(?P<secret>[A-Za-z0-9+/]{8,}={0,2})\""),
+        ('"auth"',),
+        replace=_basic,
+        anchored=True,
+    ),
+    _Rule(
+        "cookie",
+        re.compile(r"(?i)(?<![A-Za-z0-9])cookie[\"']?\s{0,5}:\s{0,5}(?P<secret>[^\s\"'\\;=]{1,256}=[^\n\"'\\]{1,4096})"),
+        ("cookie",),
+        lower=True,
+        replace=_cookie,
+        anchored=True,
+    ),
+    _Rule(
+        "url_credentials",  # scheme://user:password@ and scheme://:password@
+        re.compile(r"://[^\s:/@\"'<>\[\]]{0,256}:(?P<secret>[^\s/@\"'<>]{1,256})@"),
+        ("://",),
+        replace=_keep_prefix_group("url_credentials", check_value=True),
+    ),
+    _Rule(
+        "url_credentials",  # scheme://token@ (a Sentry DSN key, a token used as the user name)
+        re.compile(r"://(?P<secret>[A-Za-z0-9_\-.~%]{16,256})@"),
+        ("://",),
+        replace=_keep_prefix_group("url_credentials", require_digit=True),
+    ),
+    _Rule(
+        "azure_sas_signature",
+        re.compile(r"[?&]sig=(?P<secret>[A-Za-z0-9%+/=]{16,})"),
+        ("sig=",),
+        replace=_keep_prefix_group("azure_sas_signature"),
+    ),
+    _Rule(
+        "telegram_bot_token",
+        re.compile(r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9])"),
+        (":AA",),
+    ),
+    _Rule(
+        "cli_password",  # curl -u user:password, curl --user user:password
+        re.compile(rf"(?<![A-Za-z0-9])curl\b[^\n]{{0,500}}?\s(?:-[A-Za-z]{{0,8}}u|--user)(?:\s{{1,5}}|=)[\"']?[^\s:\"']{{1,256}}:"
+                   rf"(?P<secret>{_VALUE}{{1,256}})"),
+        ("curl",),
+        replace=_keep_prefix_group("cli_password", check_value=True),
+        anchored=True,
+    ),
+    _Rule(
+        "cli_password",  # mysql -pPASSWORD (no space: with one, mysql prompts)
+        re.compile(rf" -p(?P<secret>{_VALUE}{{1,256}})"),
+        (" -p",),
+        replace=_after_command("cli_password", re.compile(r"\b(?:mysql(?:dump|admin|import)?|mariadb)\b")),
+        anchored=True,
+    ),
+    _Rule(
+        "cli_password",  # docker login -p PASSWORD
+        re.compile(rf" -p\s{{1,5}}(?P<secret>[^\s\"'`\-<]{_VALUE}{{2,255}})"),
+        (" -p",),
+        replace=_after_command("cli_password", re.compile(r"\blogin\b")),
+        anchored=True,
+    ),
+    _Rule(
+        "cli_password",  # --password=..., --token ..., --account-key ..., --client-secret=...
+        re.compile(
+            r"--(?:[a-z0-9]{1,20}-){0,3}(?:password|passwd|pass|token|secret|api-?key|access-key|secret-key"
+            r"|account-key|auth-key|private-key)(?:=|[ \t]{1,5})[\"']?"
+            rf"(?P<secret>[^\s\"'`\-<]{_VALUE}{{2,512}})"
+        ),
+        ("--",),
+        replace=_keep_prefix_group("cli_password", check_value=True),
+    ),
+    _Rule(
+        "netrc_password",
+        re.compile(r"(?<![A-Za-z0-9])machine\s{1,5}\S{1,256}\s{1,5}login\s{1,5}\S{1,256}\s{1,5}password\s{1,5}(?P<secret>\S{1,256})"),
+        ("machine",),
+        replace=_keep_prefix_group("netrc_password", check_value=True),
+        anchored=True,
+    ),
+)
+
+
+def apply_rules(text: str) -> str:
+    lowered: str | None = None
+    for rule in _RULES:
+        if rule.lower:
+            if lowered is None:
+                lowered = text.lower()
+            haystack = lowered
+        else:
+            haystack = text
+        for trigger in rule.triggers:
+            if trigger in haystack:
+                break
+        else:
+            continue
+        new = rule.apply(text, haystack)
+        if new != text:
+            text = new
+            lowered = None
+    return text
+
+
+def redact_private_keys(text: str) -> str:
+    """PEM private-key blocks, done before every other pass so that no body line is left behind."""
+    return _RULES[0].apply(text) if "PRIVATE KEY" in text else text
