@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 from collections import Counter
+from functools import lru_cache
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -19,9 +20,9 @@ from collections.abc import Iterator
 
 from ..paths import REPLAY_DIR_PREFIX
 from ..redact import redact
-from ..sanitize import no_surrogates
 from ..types import Feedback, SessionDigest, parse_time
 from . import feedback
+from .decode import decode_json_line
 
 MAX_LINE_BYTES = 8 * 1024 * 1024  # longer lines are skipped without being held in memory
 # New bytes read from one file per harvest; the rest is read by the next harvest (its checkpoint
@@ -32,6 +33,8 @@ MAX_PROMPT_CHARS = 4000
 MAX_REPLY_CHARS = 2000
 MAX_FEEDBACK_CHARS = 300
 MAX_ITEMS = 500  # per list in one digest; the turn counters stay exact
+# Shorter lines are parsed at once: a look at their ends would cost about as much.
+PEEK_MIN_BYTES = 512
 
 # One outcome per line. "used" / "ignored" are not problems; everything else is a skip reason.
 USED = "used"
@@ -72,6 +75,12 @@ def clip(text: str, limit: int) -> str:
     if len(text) > limit:
         text = text[:limit].rstrip() + " …"
     return text
+
+
+@lru_cache(maxsize=4096)
+def clip_name(name: str, limit: int) -> str:
+    """``clip`` for tool, skill and file names, which recur on every other line of a transcript."""
+    return clip(name, limit)
 
 
 def is_replay_dir(cwd: str) -> bool:
@@ -175,25 +184,6 @@ class LineReader:
                 skipped["truncated_line"] += 1
 
 
-def decode_json_line(line: bytes) -> tuple[str, Any]:
-    """Return ("ok", value) or (skip reason, None). Never raises."""
-    import json
-
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError:
-        return "bad_utf8", None
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return "malformed_json", None
-    if not isinstance(value, dict):
-        return "not_object", None
-    if "\\u" in text:  # only an escape can smuggle a lone surrogate into valid UTF-8 input
-        value = no_surrogates(value)
-    return "ok", value
-
-
 def as_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -239,6 +229,9 @@ class DigestBuilder:
     n_user_turns: int = 0
     n_assistant_turns: int = 0
     _stored_turn: bool = False  # the open turn's prompt was stored in this part (not capped)
+    # The open final's text and how many times it is still to be clipped: clipping (redaction) is
+    # done once the final is read, not for every reply a later one replaces.
+    _pending: tuple[str, int] | None = None
 
     def touch(self, timestamp: Any) -> None:
         when = parse_time(timestamp) if isinstance(timestamp, str) else None
@@ -251,6 +244,7 @@ class DigestBuilder:
 
     def add_prompt(self, text: str) -> None:
         """A typed prompt: it opens a turn."""
+        self.settle()
         index = self.prompt_base + self.n_user_turns
         if self.replied and index > 0:
             polarity = feedback.classify(text)
@@ -280,7 +274,7 @@ class DigestBuilder:
         self.n_assistant_turns += 1
         self.replied = True
         if text:
-            self._set_final(clip(text, MAX_REPLY_CHARS), replace=True)
+            self._set_final(text, replace=True, clips=2)
         return True
 
     def extend_reply(self, text: str, *, has_final: bool) -> bool:
@@ -290,36 +284,56 @@ class DigestBuilder:
         self._set_final(text, replace=not has_final)
         return True
 
-    def _set_final(self, text: str, *, replace: bool) -> None:
+    def _set_final(self, text: str, *, replace: bool, clips: int = 1) -> None:
+        if self.n_user_turns and not self._stored_turn:
+            return  # past MAX_ITEMS: the turn's reply is not stored
+        if replace:
+            self._pending = (text, clips)
+            if not self.n_user_turns:
+                self.reply_replaces = True
+            return
+        self.settle()
         if self.n_user_turns:  # the turn's prompt is in this part
             if self._stored_turn:
                 last = self.assistant_finals[-1]
-                joined = text if replace or not last else last + "\n" + text
+                joined = last + "\n" + text if last else text
                 self.assistant_finals[-1] = clip(joined, MAX_REPLY_CHARS)
-        elif replace:  # a later message of the earlier part's last turn
-            self.reply_continuation = clip(text, MAX_REPLY_CHARS)
-            self.reply_replaces = True
         else:
             joined = self.reply_continuation + "\n" + text if self.reply_continuation else text
             self.reply_continuation = clip(joined, MAX_REPLY_CHARS)
 
+    def settle(self) -> None:
+        """Clip the open final into place (``assistant_finals[-1]`` or ``reply_continuation``)."""
+        if self._pending is None:
+            return
+        text, clips = self._pending
+        self._pending = None
+        for _ in range(clips):
+            text = clip(text, MAX_REPLY_CHARS)
+        if self.n_user_turns:
+            self.assistant_finals[-1] = text
+        else:
+            self.reply_continuation = text
+
     def add_tool(self, name: str) -> None:
-        append_unique(self.tools_used, clip(name, 200))
+        append_unique(self.tools_used, clip_name(name, 200))
 
     def add_skill(self, name: str) -> None:
-        append_unique(self.skills_used, clip(name, 200))
+        append_unique(self.skills_used, clip_name(name, 200))
 
     def add_file(self, path: str) -> None:
-        append_unique(self.files_touched, clip(path, 1000))
+        append_unique(self.files_touched, clip_name(path, 1000))
 
     @property
     def has_content(self) -> bool:
+        self.settle()
         return bool(
             self.n_user_turns or self.n_assistant_turns or self.tools_used or self.files_touched
             or self.reply_continuation
         )
 
     def to_digest(self) -> SessionDigest:
+        self.settle()
         return SessionDigest(
             source=self.source,
             session_id=self.session_id,
@@ -408,6 +422,10 @@ class TranscriptParser:
     def feed(self, line: bytes) -> str:
         if self.excluded or not line.strip():
             return IGNORED
+        if len(line) >= PEEK_MIN_BYTES:
+            outcome = self.drop(line)
+            if outcome is not None:
+                return outcome
         status, record = decode_json_line(line)
         if status != "ok":
             return status
@@ -415,6 +433,12 @@ class TranscriptParser:
 
     def record(self, record: dict[str, Any]) -> str:
         raise NotImplementedError
+
+    def drop(self, line: bytes) -> str | None:
+        """The outcome of a line judged without parsing it (``peek``), or None to parse it.
+
+        Only for a record whose outcome and effects are certain from what ``peek`` reads."""
+        return None
 
     def exclude(self, reason: str) -> str:
         """Leave the whole session out (from this line on, and what earlier harvests cached)."""
@@ -438,6 +462,7 @@ class TranscriptParser:
         return self.excluded is not None
 
     def finish(self) -> tuple[list[DigestBuilder], dict[str, Any], list[str]]:
+        self.builder.settle()
         state = builder_state(self.builder)
         state.update(excluded=self.excluded, **self.extra_state())
         if self.left_out():

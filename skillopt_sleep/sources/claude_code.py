@@ -28,6 +28,7 @@ from collections.abc import Iterator
 
 from .. import paths
 from .base import IGNORED, USED, TranscriptParser, as_str, clip, open_regular
+from .peek import peek
 
 NAME = "claude"
 FILE_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
@@ -53,6 +54,9 @@ META_PREFIXES = (
 # A user record starting with one of these ends the open turn: what follows answers the harness.
 TURN_BREAKERS = ("<task-notification>", "This session is being continued from a previous conversation")
 _SYSTEM_REMINDER = re.compile(r"<system-reminder>[\s\S]{0,200000}?</system-reminder>")
+# Record kinds ``record`` reads; every other kind is only looked at for the fields below.
+KEPT_KINDS = frozenset({"user", "assistant", "file-history-snapshot"})
+_FIELDS_READ_FROM_ANY_KIND = re.compile(rb'"(?:cwd|gitBranch|isSidechain)"')
 _HEAD_CWD = re.compile(rb'"cwd"\s*:\s*"((?:[^"\\]|\\.){1,4096})"')
 
 
@@ -118,6 +122,18 @@ class ClaudeParser(TranscriptParser):
         if kind == "file-history-snapshot":
             return self._snapshot(record)
         return IGNORED  # summary, system, attachment, mode, api-request, cost-state, ...: no intent, no reply
+
+    def drop(self, line: bytes) -> str | None:
+        """An API request, mode change, queue operation, … whose type ``peek`` reads is judged
+        from the pairs before the type, when the rest of the line holds none of the fields
+        ``record`` reads from every kind (cwd, branch, sidechain flag)."""
+        look = peek(line)
+        if look is None or look.kind in KEPT_KINDS:
+            return None
+        if _FIELDS_READ_FROM_ANY_KIND.search(line, look.rest) is not None:
+            return None
+        head = look.head(line)
+        return None if head is None else self.record({**head, "type": look.kind})
 
     def _user(self, record: dict[str, Any]) -> str:
         message = record.get("message")

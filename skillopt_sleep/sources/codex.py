@@ -36,6 +36,7 @@ from collections.abc import Iterator
 
 from .. import paths
 from .base import IGNORED, USED, TranscriptParser, as_str, clip, decode_json_line, open_regular
+from .peek import peek
 
 NAME = "codex"
 INJECTED_PREFIXES = (
@@ -53,6 +54,12 @@ _TOOL_ITEMS = {"local_shell_call": "local_shell", "web_search_call": "web_search
 # Payload types of response items that carry only model-internal or bulky data.
 _ITEM_TYPES = {"message", "function_call", "custom_tool_call", "reasoning", "function_call_output",
                "custom_tool_call_output", "local_shell_call", "web_search_call"}
+
+# What ``record`` reads: these kinds, and these payload types of events and response items.
+_KEPT_KINDS = frozenset({"session_meta", "turn_context"}) | _ITEM_TYPES
+_KEPT_EVENTS = frozenset({b"user_message", b"agent_message", b"task_started"})
+_KEPT_ITEMS = frozenset({b"message", b"function_call", b"custom_tool_call"} | {k.encode() for k in _TOOL_ITEMS})
+_PAYLOAD_TYPE = re.compile(rb',"payload":\{(?:"type":"([^"\\]{1,64})")?')
 
 
 def session_id_for(path: str) -> str:
@@ -138,6 +145,23 @@ class CodexParser(TranscriptParser):
         if kind == "event_msg":
             return self._event(payload, timestamp)
         return IGNORED  # compacted, world_state, token_usage_record, ...
+
+    def drop(self, line: bytes) -> str | None:
+        """World state, compaction copies, token counts, settings events, reasoning and tool
+        output are ignored by ``record`` whatever they hold: judged from the record's type
+        (``peek``) and the first key of the payload object that follows it."""
+        look = peek(line)
+        if look is None or look.kind in _KEPT_KINDS or line.find(b'"payload"', 0, look.at) != -1:
+            return None
+        payload = _PAYLOAD_TYPE.match(line, look.rest)
+        if payload is None:
+            return None  # no payload object right after the type: parse it
+        item = payload.group(1)
+        if look.kind == "event_msg" and (item is None or item in _KEPT_EVENTS):
+            return None
+        if look.kind == "response_item" and (item is None or item in _KEPT_ITEMS):
+            return None
+        return IGNORED
 
     def _meta(self, payload: dict[str, Any]) -> str:
         if is_headless_session(payload):

@@ -16,7 +16,7 @@ from skillopt_sleep.sources import harvest
 from tests.fixtures.redaction.corpus import SHAPES, secret_fragments, secret_samples
 from tests.fixtures.redaction.ordinary import ORDINARY
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 _GENERATED = secret_samples(seed=3, per_shape=1)  # one of every corpus shape, planted in transcripts
 ALNUM = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
 
