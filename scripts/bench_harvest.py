@@ -20,6 +20,9 @@ For each shape (``scripts/harvest_corpora.py``): ``small`` = many small records 
 4. (``small`` only) appends ~1 % new data and measures the incremental harvest.
 
 ``--repeat N`` runs each engine's read N times (alternating) and reports the fastest.
+``speedup_vs_reference`` compares wall-clock seconds (this engine reads files in parallel, the
+reference in one process); ``cpu_time_ratio`` compares CPU seconds (workers included), which
+moves less with the load of a shared machine.
 
 Usage: python scripts/bench_harvest.py [--mb 300] [--seed 7] [--shapes small,real] [--repeat 1]
                                        [--no-reference] [--keep DIR]
@@ -59,7 +62,7 @@ for root, _dirs, files in os.walk(os.path.join(claude, "projects")):
 for root, _dirs, files in os.walk(codex):
     jobs += [(digest_codex_archived_session, os.path.join(root, f)) for f in files if f.endswith(".jsonl")]
 failed, sessions, errors = 0, 0, {}
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 for read, path in jobs:
     try:
         digest = read(path)
@@ -68,8 +71,8 @@ for read, path in jobs:
         errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
         continue
     sessions += digest is not None
-seconds = time.perf_counter() - t0
-print(json.dumps({"seconds": seconds, "files": len(jobs), "failed_files": failed, "errors": errors,
+seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+print(json.dumps({"seconds": seconds, "cpu_seconds": cpu, "files": len(jobs), "failed_files": failed, "errors": errors,
                   "sessions": sessions}))
 """
 
@@ -100,10 +103,12 @@ def measure(root: Path, phase: str, mine: bool) -> None:
     from skillopt_sleep.sources import harvest
 
     state = root / f"state-{phase}"
+    c0 = cpu_seconds()
     t0 = time.perf_counter()
     result = harvest(None, all_projects=True, source="all", claude_home=root / "claude",
                      codex_home=root / "codex", state_dir=state)
     t1 = time.perf_counter()
+    cpu = cpu_seconds() - c0
     result.commit()
     t2 = time.perf_counter()
     mining = None
@@ -112,11 +117,17 @@ def measure(root: Path, phase: str, mine: bool) -> None:
         mining = {"seconds": round(time.perf_counter() - t2, 3), "tasks": len(tasks)}
     rss = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
     print(json.dumps({
-        "phase": phase, "seconds": round(t1 - t0, 3), "commit_seconds": round(t2 - t1, 3),
+        "phase": phase, "seconds": round(t1 - t0, 3), "cpu_seconds": round(cpu, 3), "commit_seconds": round(t2 - t1, 3),
         "bytes_read": result.bytes_read, "files_read": result.files_read, "sessions": len(result.digests),
         "new_sessions": len(result.new_session_ids), "skipped": result.skipped, "mining": mining,
         "peak_rss_mb_self": round(rss[0] / 1024, 1), "peak_rss_mb_workers": round(rss[1] / 1024, 1),
     }))
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of its finished children (the harvest's workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def child_env(root: Path) -> dict[str, str]:
@@ -167,6 +178,7 @@ def bench_shape(name: str, root: Path, args: argparse.Namespace, reference: Path
         "lines": corpus.lines,
         "generate_seconds": round(generated, 1),
         "this_engine": {"seconds": best["seconds"], "mb_per_s": mb_per_s(total, best["seconds"]),
+                        "cpu_seconds": best["cpu_seconds"], "cpu_mb_per_s": mb_per_s(total, best["cpu_seconds"]),
                         "all_seconds": [r["seconds"] for r in ours], "commit_seconds": best["commit_seconds"],
                         "files_read": best["files_read"], "sessions": best["sessions"], "skipped": best["skipped"],
                         "peak_rss_mb": {"harvester": best["peak_rss_mb_self"], "worker_max": best["peak_rss_mb_workers"]}},
@@ -179,10 +191,13 @@ def bench_shape(name: str, root: Path, args: argparse.Namespace, reference: Path
     if theirs:
         fastest = min(theirs, key=lambda r: r["seconds"])
         report["reference"] = {"seconds": round(fastest["seconds"], 3), "mb_per_s": mb_per_s(total, fastest["seconds"]),
+                               "cpu_seconds": round(fastest["cpu_seconds"], 3),
+                               "cpu_mb_per_s": mb_per_s(total, fastest["cpu_seconds"]),
                                "all_seconds": [round(r["seconds"], 3) for r in theirs], "files": fastest["files"],
                                "failed_files": fastest["failed_files"], "errors": fastest["errors"],
                                "sessions": fastest["sessions"]}
         report["speedup_vs_reference"] = round(fastest["seconds"] / best["seconds"], 2)
+        report["cpu_time_ratio"] = round(fastest["cpu_seconds"] / best["cpu_seconds"], 2)
     report["mining"] = {"read_seconds": ours[0]["seconds"], "mine_seconds": ours[0]["mining"]["seconds"],
                         "tasks": ours[0]["mining"]["tasks"],
                         "harvest_json_all_projects_seconds": run_command(root)}
