@@ -33,8 +33,8 @@ MAX_PROMPT_CHARS = 4000
 MAX_REPLY_CHARS = 2000
 MAX_FEEDBACK_CHARS = 300
 MAX_ITEMS = 500  # per list in one digest; the turn counters stay exact
-# Shorter lines are parsed at once: a look at their ends would cost about as much.
-PEEK_MIN_BYTES = 512
+# Shorter lines are parsed at once: a look at their type saves too little to pay for itself.
+PEEK_MIN_BYTES = 4096
 
 # One outcome per line. "used" / "ignored" are not problems; everything else is a skip reason.
 USED = "used"
@@ -418,6 +418,7 @@ class TranscriptParser:
         self.builder = resume_builder(self.source, session_id, path, state)
         excluded = state.get("excluded")
         self.excluded: str | None = excluded if isinstance(excluded, str) else None
+        self._usable_cwd = ""  # the last cwd found not to be one of our replay dirs
 
     def feed(self, line: bytes) -> str:
         if self.excluded or not line.strip():
@@ -448,8 +449,10 @@ class TranscriptParser:
     def project_cwd(self, cwd: Any, *, first: bool = False) -> str:
         """Note the session's cwd; our own replay dirs exclude the session."""
         if isinstance(cwd, str) and cwd:
-            if is_replay_dir(cwd):
-                return self.exclude("own_replay")
+            if cwd != self._usable_cwd:  # every record repeats the session's cwd
+                if is_replay_dir(cwd):
+                    return self.exclude("own_replay")
+                self._usable_cwd = cwd
             if first or not self.builder.project:
                 self.builder.project = clip(cwd, 4096)
         return USED

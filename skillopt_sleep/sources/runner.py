@@ -17,6 +17,10 @@ from collections.abc import Callable, Iterable, Iterator
 from .base import IGNORED, USED, DigestBuilder, LineParser, LineReader, file_identity, open_regular
 
 POOL_MIN_BYTES = 16 * 1024 * 1024  # below this, starting workers costs more than it saves
+# Files go to a worker in batches of about this many bytes (smaller near the end so that no
+# worker is left alone with a big last batch): one round trip per batch, not per file.
+BATCH_BYTES = 8 * 1024 * 1024
+BATCHES_PER_WORKER = 8
 
 
 @dataclass
@@ -93,9 +97,31 @@ def run(
         results = map(parse_file, ordered)
         yield from _report(results, len(tasks), total_bytes, progress)
         return
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
-        futures = [pool.submit(parse_file, task) for task in ordered]
-        yield from _report((f.result() for f in as_completed(futures)), len(tasks), total_bytes, progress)
+    batches = _batches(ordered, min(BATCH_BYTES, max(total_bytes // (workers * BATCHES_PER_WORKER), 1)))
+    with ProcessPoolExecutor(max_workers=min(workers, len(batches))) as pool:
+        futures = [pool.submit(parse_batch, batch) for batch in batches]
+        results = (result for f in as_completed(futures) for result in f.result())
+        yield from _report(results, len(tasks), total_bytes, progress)
+
+
+def parse_batch(tasks: list[FileTask]) -> list[FileResult]:
+    return [parse_file(task) for task in tasks]
+
+
+def _batches(ordered: list[FileTask], target: int) -> list[list[FileTask]]:
+    """Consecutive runs of ``ordered`` (biggest first) of about ``target`` bytes each."""
+    batches: list[list[FileTask]] = []
+    batch: list[FileTask] = []
+    size = 0
+    for task in ordered:
+        batch.append(task)
+        size += max(task.size - task.offset, 0)
+        if size >= target:
+            batches.append(batch)
+            batch, size = [], 0
+    if batch:
+        batches.append(batch)
+    return batches
 
 
 PROGRESS_EVERY = 2.0  # seconds between progress lines
