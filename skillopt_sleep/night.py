@@ -230,7 +230,7 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
         report.left_out = models.left_out()
         report.notes.append(f"stopped: {exc}; partial night, nothing staged or adopted")
         report.notes.extend(left_out_notes(report.left_out))
-        report.notes.extend(spending_notes(models))
+        report.notes.extend(models.spending_notes())
         report.finished = datetime.now(timezone.utc)
         if stateful:
             history.record(report)
@@ -366,30 +366,8 @@ def _fill(report: NightReport, outcome: Outcome, models: Models) -> None:
     if reused:
         report.notes.append(f"{reused} answer(s) reused instead of drawn again (unchanged documents, "
                             "tasks and model: kept from an earlier or an interrupted night)")
-    report.notes.extend(spending_notes(models))
+    report.notes.extend(models.spending_notes())
     report.notes.append("phases (requests issued): " + ", ".join(f"{k}={v}" for k, v in outcome.phases.items()))
-
-
-def spending_notes(models: Models) -> list[str]:
-    """Budget use, models without a known price, and batch use, for the report."""
-    notes = []
-    budget = models.target.budget
-    if budget is not None:
-        summary = budget.summary()
-        limits = [f"{summary['tokens_used']:,} tokens" + (f" of {summary['max_tokens']:,}" if summary["max_tokens"] else "")]
-        if summary["cost_used_usd"] or summary["max_cost_usd"]:
-            limits.append(f"${summary['cost_used_usd']:.4f}" +
-                          (f" of ${summary['max_cost_usd']:.2f}" if summary["max_cost_usd"] else ""))
-        notes.append("spent " + ", ".join(limits))
-        if summary["unpriced_models"]:
-            notes.append("no price known for " + ", ".join(summary["unpriced_models"]) +
-                         " (cost budget not enforced for them; set price_in/price_out)")
-    for stats in models.stats:
-        if stats.batched:
-            notes.append(f"{stats.batched} call(s) answered through provider batches (half price)")
-        for why in stats.batch_fallbacks:
-            notes.append(f"batch fell back to direct calls: {why}")
-    return notes
 
 
 def _finish(report: NightReport, stateful: bool, gathered: Gathered, history: Any) -> NightReport:

@@ -71,6 +71,28 @@ class Models:
             total = total + s.usage
         return total
 
+    def spending_notes(self) -> list[str]:
+        """Budget use, models without a known price, and batch use, for the night's report."""
+        notes = []
+        budget = self.target.budget
+        if budget is not None:
+            summary = budget.summary()
+            limits = [f"{summary['tokens_used']:,} tokens"
+                      + (f" of {summary['max_tokens']:,}" if summary["max_tokens"] else "")]
+            if summary["cost_used_usd"] or summary["max_cost_usd"]:
+                limits.append(f"${summary['cost_used_usd']:.4f}" +
+                              (f" of ${summary['max_cost_usd']:.2f}" if summary["max_cost_usd"] else ""))
+            notes.append("spent " + ", ".join(limits))
+            if summary["unpriced_models"]:
+                notes.append("no price known for " + ", ".join(summary["unpriced_models"]) +
+                             " (cost budget not enforced for them; set price_in/price_out)")
+        for stats in self.stats:
+            if stats.batched:
+                notes.append(f"{stats.batched} call(s) answered through provider batches (half price)")
+            for why in stats.batch_fallbacks:
+                notes.append(f"batch fell back to direct calls: {why}")
+        return notes
+
 
 def run_together(*thunks: Callable[[], object]) -> list[object]:
     """Run independent phases at once (each phase still obeys the shared limiter)."""

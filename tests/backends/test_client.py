@@ -1,4 +1,4 @@
-"""The client around a fake backend: failure policy, budget, cache, limiter and Models."""
+"""The client around a fake backend: failure policy, budget, cache and limiter."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ import pytest
 
 from skillopt_sleep.backends.base import BudgetExceeded, Completion, ProviderError, Request
 from skillopt_sleep.backends.budget import Budget, estimate_input_tokens
-from skillopt_sleep.backends.client import Client, Stats, preflight
+from skillopt_sleep.backends.client import Client, preflight
 from skillopt_sleep.backends.limits import Limiter
-from skillopt_sleep.backends.models import Models
 from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.backends.pricing import FREE, Price, lookup, price_for
 from skillopt_sleep.types import Usage
@@ -200,14 +199,3 @@ def test_price_table_and_overrides():
     assert price_for("claude-haiku-4-5", {"price_out": 7}).output == 7
     with pytest.raises(ValueError):
         price_for("llama-local", {"price_in": 1})
-
-
-def test_models_aggregates_both_roles(retry):
-    shared = Stats()
-    models = Models(
-        Client(FakeBackend(), retry=retry, stats=shared),
-        Client(FakeBackend(), retry=retry, stats=shared, role="optimizer"),
-    )
-    models.target.complete(req())
-    models.optimizer.complete(req(purpose="reflect"))
-    assert models.calls() == {"attempt": 1, "reflect": 1} and models.usage().input_tokens == 20
