@@ -52,6 +52,7 @@ class Config:
     test_fraction: float = 0.0
     # the learning loop
     k: int = 4  # samples per train task
+    k_agree: int = 2  # a train task stops after this many samples that all agree (0: always k)
     val_samples: int = 4  # samples per val task and document set, first round
     max_val_samples: int = 12  # ceiling when the gate asks for more evidence
     max_edits: int = 4  # edits proposed per night
@@ -141,6 +142,8 @@ def validate(config: Config) -> Config:
         (config.source in ("claude", "codex", "auto", "all"), "source must be claude, codex, auto or all"),
         (config.miner in ("auto", "heuristic", "llm"), "miner must be auto, heuristic or llm"),
         (config.k >= 1, "k must be at least 1"),
+        (config.k_agree >= 0, "k_agree must be >= 0 (0: every train task gets k samples)"),
+        (config.score_cache_days >= 0, "score_cache_days must be >= 0 (0: no answers kept across nights)"),
         (config.val_samples >= 1, "val_samples must be at least 1"),
         (config.max_val_samples >= config.val_samples, "max_val_samples must be >= val_samples"),
         (config.concurrency >= 1, "concurrency must be at least 1"),

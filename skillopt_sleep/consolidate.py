@@ -1,6 +1,6 @@
 """One night's learning loop: tasks + documents + models -> candidate documents + decisions.
 
-  1. dream the train tasks (K samples) and evaluate the current documents on val — at once;
+  1. dream the train tasks (up to K samples; a task whose first samples agree gets no more) and evaluate the current documents on val — at once;
   2. reflect on the train attempts -> bounded edits;
   3. gate every edit on its own against the current documents (all edits at once), drawing more
      val samples while a verdict is uncertain;
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from skillopt_sleep import gate as gating
 from skillopt_sleep.backends.models import Models, run_together
 from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit
-from skillopt_sleep.dream import mean_soft, rubric_scorer, run_attempts
+from skillopt_sleep.dream import mean_soft, rubric_scorer, run_attempts, run_train_attempts
 from skillopt_sleep.reflect import reflect
 from skillopt_sleep.types import Attempt, Edit, GateDecision, TaskRecord
 
@@ -28,6 +28,7 @@ Progress = Callable[[str], None]
 @dataclass
 class LoopSettings:
     k: int = 4
+    agree_after: int = 2  # a train task whose first samples all agree gets no more (0: always k)
     val_samples: int = 4
     max_val_samples: int = 12
     max_edits: int = 4
@@ -146,13 +147,13 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
     evaluator = _Evaluator(models, val, outcome, "val")
 
     progress(f"dreaming {len(train)} train task(s) x {settings.k} and evaluating {len(val)} val task(s)")
-    outcome.phases["dream"] = len(train) * settings.k
     rubric = rubric_scorer(models.optimizer)
     train_attempts, _ = run_together(
-        lambda: run_attempts(models.target, train, docs, range(settings.k), rubric),
+        lambda: run_train_attempts(models.target, train, docs, settings.k, rubric, settings.agree_after),
         lambda: evaluator.ensure(docs, settings.val_samples) if val else None,
     )
     outcome.train_attempts = train_attempts
+    outcome.phases["dream"] = sum(len(attempts) for attempts in train_attempts.values())
     outcome.train_baseline = mean_soft(train_attempts)
     if val:
         outcome.baseline = _mean_of(evaluator.ensure(docs, settings.val_samples))
@@ -226,15 +227,15 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
 
 def _measure_test(outcome: Outcome, models: Models, test: list[TaskRecord], base: DocumentSet,
                   final: DocumentSet, settings: LoopSettings) -> None:
-    """Test tasks are measured, never used by the gate."""
+    """Test tasks are measured, never used by the gate, and only when the documents changed:
+    with nothing proposed there is no change to measure."""
     if not test:
+        return
+    if final.fingerprint() == base.fingerprint():
+        outcome.notes.append(f"{len(test)} test task(s) not measured: the documents did not change")
         return
     evaluator = _Evaluator(models, test, outcome, "test")
     n = settings.val_samples
-    if final.fingerprint() == base.fingerprint():
-        scores = evaluator.ensure(base, n)
-        outcome.test_baseline = outcome.test_candidate = _mean_of(scores)
-        return
     b, c = run_together(lambda: evaluator.ensure(base, n), lambda: evaluator.ensure(final, n))
     outcome.test_baseline, outcome.test_candidate = _mean_of(b), _mean_of(c)
 

@@ -60,3 +60,26 @@ def mean_soft(attempts: dict[str, list[Attempt]]) -> float | None:
     """Mean over tasks of each task's mean soft score."""
     per_task = [sum(a.soft for a in xs) / len(xs) for xs in attempts.values() if xs]
     return sum(per_task) / len(per_task) if per_task else None
+
+
+def run_train_attempts(target: Client, tasks: list[TaskRecord], docs: DocumentSet, k: int,
+                       rubric: Callable[[str, str], str] | None = None,
+                       agree_after: int = 2) -> dict[str, list[Attempt]]:
+    """``k`` samples per train task, drawn adaptively.
+
+    Every task first gets ``agree_after`` samples. A task whose samples all scored alike (the same
+    score and the same failed checks) stops there: more draws of a task the model always passes,
+    or always fails in the same way, would show the optimizer nothing new. The others are drawn up
+    to ``k``. ``agree_after`` 0 draws ``k`` for every task. Sample indices are the same as a full
+    draw's, so answers kept from earlier nights still apply."""
+    first = k if agree_after <= 0 else min(k, agree_after)
+    out = run_attempts(target, tasks, docs, range(first), rubric)
+    undecided = [t for t in tasks if not samples_agree(out[t.id])]
+    if first < k and undecided:
+        for task_id, attempts in run_attempts(target, undecided, docs, range(first, k), rubric).items():
+            out[task_id].extend(attempts)
+    return out
+
+
+def samples_agree(attempts: list[Attempt]) -> bool:
+    return len({(a.soft, tuple(sorted(a.fail_reasons))) for a in attempts}) <= 1

@@ -61,7 +61,7 @@ def new_night_id() -> str:
 
 def _settings(config: Config) -> LoopSettings:
     return LoopSettings(
-        k=config.k, val_samples=config.val_samples, max_val_samples=config.max_val_samples,
+        k=config.k, agree_after=config.k_agree, val_samples=config.val_samples, max_val_samples=config.max_val_samples,
         max_edits=config.max_edits,
         gate=GateConfig(min_gain=config.min_gain, gain_alpha=config.gain_alpha,
                         looks=-(-config.max_val_samples // config.val_samples),

@@ -49,7 +49,7 @@ def test_only_harmful_proposals_are_all_refused(tmp_path: Path) -> None:
 def test_k_samples_are_independent_draws(tmp_path: Path) -> None:
     tasks = make_tasks()
     docs = load_documents(tmp_path)
-    out = consolidate(tasks, docs, models_for("sim:correct=0,harmful=0,seed=3"), LoopSettings(k=6))
+    out = consolidate(tasks, docs, models_for("sim:correct=0,harmful=0,seed=3"), LoopSettings(k=6, agree_after=0))
     responses = [a.response for xs in out.train_attempts.values() for a in xs]
     assert len(responses) == 6 * sum(t.split == "train" for t in tasks)
     per_task = [len({a.response for a in xs}) for xs in out.train_attempts.values()]
@@ -100,3 +100,17 @@ def test_a_gate_decides_on_exactly_the_samples_it_drew(tmp_path: Path) -> None:
     settings = LoopSettings(val_samples=4, max_val_samples=12)
     decision = loop._gate(evaluator, docs, cand, settings, set(), set())
     assert all(d.n_baseline == d.n_candidate for d in decision.per_task), decision.per_task
+
+
+def test_the_test_split_is_not_measured_when_nothing_changed(tmp_path: Path) -> None:
+    from tests.support.fake_backend import FakeBackend, forward
+
+    tasks = make_tasks(per_kind=5, test=True)
+    test_ids = {t.id for t in tasks if t.split == "test"}
+    backend = FakeBackend(forward(make_backend("sim:correct=0,harmful=0,seed=4")))
+    models = Models(Client(backend), Client(backend, role="optimizer"))
+    out = consolidate(tasks, load_documents(tmp_path), models, LoopSettings())
+    assert out.accepted == [] and out.test_baseline is None and out.test_candidate is None
+    asked = {r.payload["task"]["id"] for r in backend.requests if r.purpose == "attempt"}
+    assert test_ids and asked and not asked & test_ids
+    assert any("test task(s) not measured" in n for n in out.notes)

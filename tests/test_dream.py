@@ -13,7 +13,7 @@ from skillopt_sleep.backends.claude_cli import ClaudeCliBackend
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.documents import DocumentSet, load_documents
-from skillopt_sleep.dream import attempt_request, mean_soft, run_attempts, split_measurable
+from skillopt_sleep.dream import attempt_request, mean_soft, run_attempts, run_train_attempts, split_measurable
 from skillopt_sleep.types import Attempt, TaskRecord, Usage
 
 from tests.support.fake_backend import FakeBackend
@@ -94,3 +94,45 @@ def test_mean_soft_weighs_every_task_alike_whatever_its_sample_count() -> None:
     scores = {"a": attempts("a", [1.0, 1.0, 1.0, 0.0]), "b": attempts("b", [0.0]), "empty": []}
     assert mean_soft(scores) == pytest.approx((0.75 + 0.0) / 2)
     assert mean_soft({}) is None and mean_soft({"empty": []}) is None
+
+
+# -- adaptive K: a train task whose first samples agree gets no more ---------------------
+
+def pass_task(task_id: str) -> TaskRecord:
+    return TaskRecord(id=task_id, intent=f"do {task_id}", project="/p",
+                      judge={"kind": "rule", "checks": [{"op": "contains", "arg": "PASS"}]})
+
+
+def steady_and_flaky(request) -> str:
+    """``steady`` always passes; ``flaky`` passes on even samples only."""
+    task_id = request.payload["task"]["id"]
+    return "PASS" if task_id == "steady" or request.sample % 2 == 0 else "nope"
+
+
+def test_a_task_whose_samples_agree_stops_early_the_others_get_k(tmp_path: Path) -> None:
+    backend = FakeBackend(steady_and_flaky)
+    out = run_train_attempts(Client(backend), [pass_task("steady"), pass_task("flaky")], load_documents(tmp_path), 5)
+    assert [a.sample for a in out["steady"]] == [0, 1]
+    assert [a.sample for a in out["flaky"]] == [0, 1, 2, 3, 4]
+    assert len(backend.requests) == 7
+
+
+def test_agree_after_zero_draws_k_for_every_task(tmp_path: Path) -> None:
+    backend = FakeBackend(steady_and_flaky)
+    out = run_train_attempts(Client(backend), [pass_task("steady"), pass_task("flaky")], load_documents(tmp_path), 5,
+                             agree_after=0)
+    assert {tid: len(xs) for tid, xs in out.items()} == {"steady": 5, "flaky": 5}
+
+
+def test_failing_in_different_ways_is_not_agreement(tmp_path: Path) -> None:
+    two_checks = TaskRecord(id="t", intent="do t", project="/p", judge={"kind": "rule", "checks": [
+        {"op": "contains", "arg": "A"}, {"op": "contains", "arg": "B"}]})
+    backend = FakeBackend(lambda r: "A" if r.sample % 2 == 0 else "B")  # same score, different failure
+    out = run_train_attempts(Client(backend), [two_checks], load_documents(tmp_path), 4)
+    assert len(out["t"]) == 4
+
+
+def test_k_below_agree_after_is_just_k(tmp_path: Path) -> None:
+    backend = FakeBackend(steady_and_flaky)
+    out = run_train_attempts(Client(backend), [pass_task("flaky")], load_documents(tmp_path), 1)
+    assert len(out["flaky"]) == 1
