@@ -27,7 +27,7 @@ from skillopt_sleep.backends.models import Models
 from skillopt_sleep.call_journal import close_nights, interrupted_nights, open_journal
 from skillopt_sleep.config import Config
 from skillopt_sleep.consolidate import LoopSettings, Outcome, consolidate
-from skillopt_sleep.documents import load_documents
+from skillopt_sleep.documents import DocumentSet, load_documents
 from skillopt_sleep.dream import split_measurable
 from skillopt_sleep.errors import EXIT_BUDGET, EXIT_CONFIG, EXIT_PROVIDER, EXIT_USAGE, UserError
 from skillopt_sleep.gate import GateConfig
@@ -267,14 +267,40 @@ def _save_scores(scores: ScoreCache, report: NightReport) -> None:
 def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, staging: Any,
            report: NightReport, models: Models, evidence: EvidenceLog | None,
            gathered: Gathered | None) -> NightReport:
-    config = opts.config
-    # Every night starts with one tiny call per distinct backend: an expired key or a
-    # dead server is reported tonight, before any work, even on a night with nothing to learn.
+    """The night's phases: preflight, tasks, documents, consolidate, stage (and adopt)."""
+    _preflight(opts, models)
+    gathered = _tasks(opts, report, models, gathered)
+    tasks, docs = _measurable(report, gathered, models), _documents(opts, report, gathered)
+    if not any(t.split == "train" for t in tasks):
+        report.status = "no-tasks"
+        report.notes.append("no recurring, checkable tasks found: nothing to learn tonight")
+        report.calls, report.usage = models.calls(), models.usage()
+        return _finish(report, stateful, gathered, history)
+    ledger_project = str(opts.project)
+    outcome = consolidate(tasks, docs, models, _settings(opts.config),
+                          already_refused=lambda e: ledger.contains(ledger_project, e),
+                          progress=opts.progress)
+    if evidence is not None:
+        evidence.close()
+    _fill(report, outcome, models)
+    report.status = ("staged" if stateful else "proposed") if outcome.accepted else "no-change"
+    if stateful:
+        _stage(opts, report, docs, outcome, history, ledger, staging, evidence)
+    return _finish(report, stateful, gathered, history)
+
+
+def _preflight(opts: NightOptions, models: Models) -> None:
+    """One tiny call per distinct backend: an expired key or a dead server is reported tonight,
+    before any work, even on a night with nothing to learn."""
     opts.progress(f"preflight: {models.target.id}")
     preflight(models.target)
     if models.optimizer.backend is not models.target.backend:
         preflight(models.optimizer)
 
+
+def _tasks(opts: NightOptions, report: NightReport, models: Models, gathered: Gathered | None) -> Gathered:
+    """The night's tasks: from the tasks file already read, or harvested and mined now."""
+    config = opts.config
     judge_maker = None
     if gathered is None:
         miner = miner_for(config, models)
@@ -292,6 +318,11 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
     report.n_sessions = gathered.n_sessions
     report.skipped = gathered.skipped
     report.notes.extend(gathered.notes)
+    return gathered
+
+
+def _measurable(report: NightReport, gathered: Gathered, models: Models) -> list[TaskRecord]:
+    """The tasks this target can be scored on (the rest are named in a note)."""
     tasks, unmeasurable = split_measurable(gathered.tasks, models.target)
     if unmeasurable:
         report.notes.append(
@@ -300,46 +331,42 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
     report.n_tasks = len(tasks)
     report.task_index = task_summaries(tasks)
     report.splits = {s: sum(1 for t in tasks if t.split == s) for s in ("train", "val", "test")}
+    return tasks
+
+
+def _documents(opts: NightOptions, report: NightReport, gathered: Gathered) -> DocumentSet:
+    config = opts.config
     docs = load_documents(opts.project, _agent(config, gathered.sources), config.skill_name,
                           opts.target_skill_path, max_rules=config.max_rules,
                           user_level_skill=config.user_level_skill)
     report.documents = {d.role: str(d.path) for d in docs.all()}
-    if not any(t.split == "train" for t in tasks):
-        report.status = "no-tasks"
-        report.notes.append("no recurring, checkable tasks found: nothing to learn tonight")
-        report.calls, report.usage = models.calls(), models.usage()
-        return _finish(report, stateful, gathered, history)
+    return docs
 
+
+def _stage(opts: NightOptions, report: NightReport, docs: DocumentSet, outcome: Outcome, history: Any,
+           ledger: Any, staging: Any, evidence: EvidenceLog | None) -> None:
+    """Stage the proposal, record refused edits in the ledger, adopt when asked to."""
     ledger_project = str(opts.project)
-    outcome = consolidate(tasks, docs, models, _settings(config),
-                          already_refused=lambda e: ledger.contains(ledger_project, e),
-                          progress=opts.progress)
-    if evidence is not None:
-        evidence.close()
-    _fill(report, outcome, models)
-    report.status = ("staged" if stateful else "proposed") if outcome.accepted else "no-change"
-    if stateful:
-        files = [
-            staging.StagedFile(role=new.role, live_path=new.path, baseline=old.original, proposed=new.encoded())
-            for old, new in zip(docs.all(), outcome.documents.all(), strict=True)
-            if new.text != old.text
-        ]
-        report.finished = datetime.now(timezone.utc)
-        staging.stage(opts.project, report, files, evidence=evidence.path if evidence else None,
-                      past_nights=history.nights(opts.project))
-        for item in report.rejected_edits:
-            if item.get("ledger"):
-                ledger.add(ledger_project, Edit.from_dict(item["edit"]), item["reasons"], report.night_id)
-        if opts.auto_adopt and outcome.accepted and report.simulated:
-            report.notes.append("not auto-adopted: the proposal is simulated (sim backend); "
-                                "adopt it by hand with --allow-simulated if you mean to")
-        elif opts.auto_adopt and outcome.accepted:
-            from skillopt_sleep.adoption import adopt_locked, allowed_targets
+    files = [
+        staging.StagedFile(role=new.role, live_path=new.path, baseline=old.original, proposed=new.encoded())
+        for old, new in zip(docs.all(), outcome.documents.all(), strict=True)
+        if new.text != old.text
+    ]
+    report.finished = datetime.now(timezone.utc)
+    staging.stage(opts.project, report, files, evidence=evidence.path if evidence else None,
+                  past_nights=history.nights(opts.project))
+    for item in report.rejected_edits:
+        if item.get("ledger"):
+            ledger.add(ledger_project, Edit.from_dict(item["edit"]), item["reasons"], report.night_id)
+    if opts.auto_adopt and outcome.accepted and report.simulated:
+        report.notes.append("not auto-adopted: the proposal is simulated (sim backend); "
+                            "adopt it by hand with --allow-simulated if you mean to")
+    elif opts.auto_adopt and outcome.accepted:
+        from skillopt_sleep.adoption import adopt_locked, allowed_targets
 
-            targets = allowed_targets(opts.project, config, opts.target_skill_path)
-            result = adopt_locked(opts.project, report.night_id, targets)
-            report.notes.append(f"auto-adopted: {len(result.files)} file(s) written")
-    return _finish(report, stateful, gathered, history)
+        targets = allowed_targets(opts.project, opts.config, opts.target_skill_path)
+        result = adopt_locked(opts.project, report.night_id, targets)
+        report.notes.append(f"auto-adopted: {len(result.files)} file(s) written")
 
 
 def _fill(report: NightReport, outcome: Outcome, models: Models) -> None:
