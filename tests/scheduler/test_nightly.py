@@ -156,3 +156,28 @@ def test_schedule_file_is_read_from_the_recorded_locations(cron: FakeTools, tmp_
     monkeypatch.delenv("SKILLOPT_SLEEP_HOME")  # as under cron: no such variable
     assert main(["nightly", "--schedule-file", str(schedule_file)]) == 0
     assert json.loads((Path(home) / "state" / "scheduled" / "last-run.json").read_text())["projects"][0]["ok"]
+
+
+def test_a_scheduled_night_continues_an_interrupted_one(tmp_path: Path) -> None:
+    """A night stopped midway (here by its token budget) left its finished calls behind; the
+    scheduled night takes it up under the same id and does not pay for them again."""
+    import dataclasses
+
+    from skillopt_sleep.call_journal import interrupted_nights
+    from skillopt_sleep.config import Config
+    from skillopt_sleep.night import NightOptions, NightStopped, run_night
+    from skillopt_sleep.scheduler.nightly import run_project_night
+    from skillopt_sleep.scheduler.schedule_file import ProjectEntry
+
+    _, claude, project = build_demo_home(tmp_path)
+    config = Config(backend="sim:seed=2", agent="claude", source="claude", claude_home=str(claude))
+    with pytest.raises(NightStopped):
+        run_night(NightOptions(project=project, mode="run",
+                               config=dataclasses.replace(config, max_tokens=40_000)))
+    [interrupted] = interrupted_nights(project)
+    lines: list[str] = []
+    result = run_project_night(ProjectEntry(str(project), dataclasses.asdict(config)), lines.append)
+    assert result["night_id"] == interrupted and result["status"] in ("staged", "no-change")
+    assert any(f"resuming the interrupted night {interrupted}" in line for line in lines)
+    assert any("call(s) the interrupted night had finished are not made again" in line for line in lines)
+    assert interrupted_nights(project) == []
