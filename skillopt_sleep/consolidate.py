@@ -102,31 +102,62 @@ def focus_for(edits: list[Edit], tasks: list[TaskRecord]) -> set[str]:
 
 def _gate(evaluator: _Evaluator, base: DocumentSet, cand: DocumentSet, settings: LoopSettings,
           train_ids: set[str], focus: set[str]) -> GateDecision:
+    """``cand`` against ``base`` on the val tasks, focus tasks first.
+
+    The gain is tested on the tasks the edit claims to help (``focus``), so an edit whose gain
+    there does not hold up is refused before the other val tasks are measured for it: they could
+    only add reasons to refuse. An edit that may still pass is then measured on every val task
+    for regressions.
+
+    Each decision sees exactly the samples this gate asked for: the shared baseline may hold more
+    (drawn for another candidate in parallel), and using them would make every verdict, and the
+    calls that follow from it, depend on thread timing."""
+    everything = list(evaluator.tasks)
+    first = [tid for tid in everything if tid in focus] or everything
+    wanted: dict[str, int] = {}
+    decision = _sample(evaluator, base, cand, settings, train_ids, focus, wanted, first)
+    if len(first) < len(everything) and not _gain_refused(decision, settings.gate):
+        decision = _sample(evaluator, base, cand, settings, train_ids, focus, wanted, everything)
+    elif len(first) < len(everything):
+        decision.statistic["not_measured"] = sorted(set(everything) - set(first))
+    decision.statistic["samples_per_task"] = {d.task_id: d.n_candidate for d in decision.per_task}
+    return decision
+
+
+def _sample(evaluator: _Evaluator, base: DocumentSet, cand: DocumentSet, settings: LoopSettings,
+            train_ids: set[str], focus: set[str], wanted: dict[str, int], task_ids: list[str]) -> GateDecision:
+    """Decide on ``task_ids``, drawing more samples while the verdict is uncertain (up to the
+    ceiling). ``wanted``: samples per task this gate uses so far (grown here)."""
     n = settings.val_samples
-    # The decision sees exactly the samples this gate asked for: the shared baseline may hold more
-    # (drawn for another candidate in parallel), and using them would make every verdict, and the
-    # calls that follow from it, depend on thread timing.
-    wanted = dict.fromkeys(evaluator.tasks, n)
-    b = evaluator.ensure(base, n)
-    c = evaluator.ensure(cand, n)
+    fresh = [tid for tid in task_ids if tid not in wanted]
+    wanted.update(dict.fromkeys(fresh, n))
+    b, c = evaluator.ensure(base, n, fresh), evaluator.ensure(cand, n, fresh)
     decision = gating.decide(_first(b, wanted), _first(c, wanted), settings.gate, train_ids, focus)
     while n < settings.max_val_samples:
         more = gating.wants_more(decision, settings.gate)
         if not more:
             break
         n = min(settings.max_val_samples, n + settings.val_samples)
-        wanted.update(dict.fromkeys(more, n))
-        b = evaluator.ensure(base, n, more)
-        c = evaluator.ensure(cand, n, more)
+        grow = [tid for tid in more if wanted[tid] < n]
+        wanted.update(dict.fromkeys(grow, n))
+        b, c = evaluator.ensure(base, n, grow), evaluator.ensure(cand, n, grow)
         decision = gating.decide(_first(b, wanted), _first(c, wanted), settings.gate, train_ids, focus)
-    decision.statistic["samples_per_task"] = {d.task_id: d.n_candidate for d in decision.per_task}
     return decision
 
 
+def _gain_refused(decision: GateDecision, cfg: gating.GateConfig) -> bool:
+    """Refused on the gain alone (or skipped): more val tasks cannot change the verdict."""
+    if decision.action == "skip":
+        return True
+    stat = decision.statistic
+    return stat.get("gain", 0) < cfg.min_gain or stat.get("lower_bound", 0) <= 0
+
+
 def _first(scores: dict[str, list[float | None]], wanted: dict[str, int]) -> dict[str, list[float]]:
-    """The scores of each task's first ``wanted`` draws; a task none of whose draws could be
-    scored is left out of the comparison."""
-    first = {tid: [x for x in samples[: wanted[tid]] if x is not None] for tid, samples in scores.items()}
+    """The scores of each wanted task's first ``wanted`` draws; a task none of whose draws could
+    be scored is left out of the comparison."""
+    first = {tid: [x for x in samples[: wanted[tid]] if x is not None]
+             for tid, samples in scores.items() if tid in wanted}
     return {tid: xs for tid, xs in first.items() if xs}
 
 

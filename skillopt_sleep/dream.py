@@ -63,7 +63,7 @@ def mean_soft(attempts: dict[str, list[Attempt]]) -> float | None:
 
 
 def run_train_attempts(target: Client, tasks: list[TaskRecord], docs: DocumentSet, k: int,
-                       rubric: Callable[[str, str], str] | None = None,
+                       rubric: RubricJudge | None = None,
                        agree_after: int = 2) -> dict[str, list[Attempt]]:
     """``k`` samples per train task, drawn adaptively.
 
@@ -82,4 +82,5 @@ def run_train_attempts(target: Client, tasks: list[TaskRecord], docs: DocumentSe
 
 
 def samples_agree(attempts: list[Attempt]) -> bool:
-    return len({(a.soft, tuple(sorted(a.fail_reasons))) for a in attempts}) <= 1
+    """Every sample got the same score and failed the same rule checks (as data, not wording)."""
+    return len({(a.soft, tuple(sorted(a.failed_checks))) for a in attempts}) <= 1
