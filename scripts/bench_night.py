@@ -35,6 +35,7 @@ from skillopt_sleep import night
 from skillopt_sleep.backends import assembly
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.config import Config
+from skillopt_sleep.documents import load_documents
 from skillopt_sleep.mining import assign_splits, tasks_document
 from skillopt_sleep.types import TaskRecord
 
@@ -139,10 +140,13 @@ def suite_tasks(per_kind: int = 10) -> list[TaskRecord]:
 
 
 class Counting:
-    """Wraps a backend; counts every provider call by phase (an attempt's phase is its task's split)."""
+    """Wraps a backend; counts every provider call by phase: an attempt's phase is its task's split,
+    and a val attempt is ``val_baseline`` under the night's own documents, else ``val_candidates``."""
 
-    def __init__(self, inner: Any, counts: Counter, splits: dict[str, str], lock: threading.Lock):
+    def __init__(self, inner: Any, counts: Counter, splits: dict[str, str], lock: threading.Lock,
+                 base_documents: str):
         self.inner, self.counts, self.splits, self.lock = inner, counts, splits, lock
+        self.base_documents = base_documents
 
     def __getattr__(self, name: str) -> Any:  # id, price, offline, can_offer_tools, ...
         return getattr(self.inner, name)
@@ -152,6 +156,9 @@ class Counting:
         if phase == "attempt":
             task_id = (request.payload.get("task") or {}).get("id", "")
             phase = {"train": "dream"}.get(self.splits.get(task_id, ""), self.splits.get(task_id, "attempt"))
+            if phase == "val":
+                same = request.payload.get("documents") == self.base_documents
+                phase = "val_baseline" if same else "val_candidates"
         with self.lock:
             self.counts[phase] += 1
         return self.inner.complete(request)
@@ -185,7 +192,8 @@ def one_night(project: Path, tasks_file: Path, k: int, seed: int, splits: dict[s
     lock = threading.Lock()
     config = Config(backend=f"{SUITE_SIM},seed={seed}", agent="claude", k=k)
     options = night.NightOptions(project=project, config=config, mode="run", tasks_file=tasks_file)
-    with _patched_backends(lambda inner: Counting(inner, counts, splits, lock)):
+    base = load_documents(project, "claude").prompt_prefix()
+    with _patched_backends(lambda inner: Counting(inner, counts, splits, lock, base)):
         report = night.run_night(options)
     return {"calls": sum(counts.values()), "per_phase": dict(sorted(counts.items())),
             "accepted": len(report.accepted_edits), "status": report.status}
