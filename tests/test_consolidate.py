@@ -114,3 +114,39 @@ def test_the_test_split_is_not_measured_when_nothing_changed(tmp_path: Path) -> 
     asked = {r.payload["task"]["id"] for r in backend.requests if r.purpose == "attempt"}
     assert test_ids and asked and not asked & test_ids
     assert any("test task(s) not measured" in n for n in out.notes)
+
+
+def _gate_alone(tmp_path: Path, content: str, seed: int):
+    from skillopt_sleep import consolidate as loop
+    from skillopt_sleep.documents import apply_edit
+    from skillopt_sleep.types import Edit
+    from tests.support.fake_backend import FakeBackend, forward
+
+    tasks = make_tasks()
+    val = [t for t in tasks if t.split == "val"]
+    commit_train = [t.id for t in tasks if t.split == "train" and t.skill_hint == "commit"]
+    backend = FakeBackend(forward(make_backend(f"sim:seed={seed}")))
+    models = Models(Client(backend), Client(backend, role="optimizer"))
+    docs = load_documents(tmp_path)
+    evaluator = loop._Evaluator(models, val, loop.Outcome(documents=docs), "val")
+    evaluator.ensure(docs, 4)
+    cand = apply_edit(docs, Edit(target="skill", op="add", content=content, evidence=commit_train))
+    focus = loop.focus_for([Edit(target="skill", op="add", content=content, evidence=commit_train)], tasks)
+    decision = loop._gate(evaluator, docs, cand, LoopSettings(), set(), focus)
+    asked = {r.payload["task"]["id"] for r in backend.requests
+             if r.purpose == "attempt" and r.payload["documents"] == cand.prompt_prefix()}
+    return decision, asked, focus, {t.id for t in val}
+
+
+def test_an_edit_without_gain_on_its_own_tasks_is_refused_before_the_others_are_measured(tmp_path: Path) -> None:
+    decision, asked, focus, val_ids = _gate_alone(tmp_path, "Keep the tone friendly and plain.", seed=1)
+    assert not decision.accepted and focus and focus < val_ids
+    assert asked == focus, "the candidate was measured on the focus tasks only"
+    assert decision.statistic["not_measured"] == sorted(val_ids - focus)
+
+
+def test_an_edit_that_may_pass_is_measured_on_every_val_task(tmp_path: Path) -> None:
+    decision, asked, focus, val_ids = _gate_alone(
+        tmp_path, 'Every commit message ends with a "Refs: ACME-" trailer.', seed=1)
+    assert decision.accepted, decision.reasons
+    assert asked == val_ids and {d.task_id for d in decision.per_task} == val_ids
