@@ -41,7 +41,11 @@ class CallJournal:
         self.reused = 0
         self._kept: dict[str, dict] = {}
         self._lock = threading.Lock()
-        for record in read_jsonl(self.path):
+        try:
+            records = read_jsonl(self.path)
+        except OSError:
+            records = []  # unreadable: those calls are made again
+        for record in records:
             if isinstance(record.get("k"), str) and completion_from(record.get("c")) is not None:
                 self._kept[record["k"]] = record["c"]
         self.loaded = len(self._kept)

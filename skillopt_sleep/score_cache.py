@@ -54,9 +54,14 @@ class ScoreCache:
     @classmethod
     def load(cls, path: Path, **kwargs: Any) -> ScoreCache:
         cache = cls(path, **kwargs)
-        records = read_jsonl(path)
+        try:
+            if path.stat().st_size > 2 * cache.max_bytes:
+                return cache  # not one we wrote (we trim to max_bytes): start afresh
+            records = read_jsonl(path)
+        except OSError:
+            return cache  # absent or unreadable: the cost is calls, never the night
         if not records or records[0].get("format") != FORMAT:
-            return cache  # absent, foreign or unreadable: start empty, rewrite on save
+            return cache  # empty or foreign: start empty, rewrite on save
         oldest = cache.now() - cache.max_age
         for record in records[1:]:
             key, at = record.get("k"), record.get("at")

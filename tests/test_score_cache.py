@@ -154,3 +154,12 @@ def test_the_file_is_json_lines_with_a_format_header(project: Path, tmp_path: Pa
     lines = (project_dirs(project).root / "scores.jsonl").read_text(encoding="utf-8").splitlines()
     assert json.loads(lines[0]) == {"format": "skillopt_sleep.scores.v1"}
     assert len(lines) > 50
+
+
+def test_an_oversized_or_unreadable_file_starts_empty(tmp_path: Path) -> None:
+    path = tmp_path / "scores.jsonl"
+    path.write_text('{"format": "skillopt_sleep.scores.v1"}\n' + "x" * 5000, encoding="utf-8")
+    assert len(ScoreCache.load(path, max_bytes=1000)) == 0
+    path.unlink()
+    path.mkdir()
+    assert len(ScoreCache.load(path)) == 0
