@@ -70,11 +70,13 @@ def run_train_attempts(target: Client, tasks: list[TaskRecord], docs: DocumentSe
     Every task first gets ``agree_after`` samples. A task whose samples all scored alike (the same
     score and the same failed checks) stops there: more draws of a task the model always passes,
     or always fails in the same way, would show the optimizer nothing new. The others are drawn up
-    to ``k``. ``agree_after`` 0 draws ``k`` for every task. Sample indices are the same as a full
+    to ``k``, as is a task with a sample that could not be scored. ``agree_after`` 0 draws ``k``
+    for every task. Sample indices are the same as a full
     draw's, so answers kept from earlier nights still apply."""
     first = k if agree_after <= 0 else min(k, agree_after)
     out = run_attempts(target, tasks, docs, range(first), rubric)
-    undecided = [t for t in tasks if not samples_agree(out[t.id])]
+    # agreement needs every first sample scored: one left out (cut off, say) is no evidence
+    undecided = [t for t in tasks if len(out[t.id]) < first or not samples_agree(out[t.id])]
     if first < k and undecided:
         for task_id, attempts in run_attempts(target, undecided, docs, range(first, k), rubric).items():
             out[task_id].extend(attempts)

@@ -136,3 +136,15 @@ def test_k_below_agree_after_is_just_k(tmp_path: Path) -> None:
     backend = FakeBackend(steady_and_flaky)
     out = run_train_attempts(Client(backend), [pass_task("flaky")], load_documents(tmp_path), 1)
     assert len(out["flaky"]) == 1
+
+
+def test_a_sample_left_out_is_not_agreement(tmp_path: Path) -> None:
+    from skillopt_sleep.backends.base import Completion
+
+    def cut_first(request):
+        if request.sample == 0:
+            return Completion(text="PA", truncated=True)
+        return "PASS"
+
+    out = run_train_attempts(Client(FakeBackend(cut_first)), [pass_task("steady")], load_documents(tmp_path), 4)
+    assert [a.sample for a in out["steady"]] == [1, 2, 3]
