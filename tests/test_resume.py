@@ -121,6 +121,10 @@ def test_resume_after_kill_pays_only_for_unfinished_calls(tmp_path: Path) -> Non
     assert (report["baseline"], report["candidate"]) == (reference["baseline"], reference["candidate"])
     assert any(f"resumed: {finished} call(s)" in n for n in report["notes"])
     assert interrupted_nights(project) == [], "a finished night removes its journal"
+    evidence = [json.loads(line) for line in
+                (Path(report["staging_dir"]) / "evidence.jsonl").read_text().splitlines()]
+    assert sum(e["reused"] for e in evidence) == finished
+    assert len(evidence) == total, "every answer the night used, as in an uninterrupted night"
 
 
 def test_a_torn_last_line_is_skipped(tmp_path: Path) -> None:

@@ -46,6 +46,10 @@ def test_a_second_night_on_unchanged_inputs_draws_no_attempt_again(project: Path
     assert (second.baseline, second.candidate) == (first.baseline, first.candidate)
     assert [e.content for e in second.accepted_edits] == [e.content for e in first.accepted_edits]
     assert any("reused instead of drawn again" in n for n in second.notes)
+    evidence = [json.loads(line) for line in (Path(second.staging_dir) / "evidence.jsonl").read_text().splitlines()]
+    reused = [e for e in evidence if e["reused"]]
+    assert reused and all(e["purpose"] == "attempt" for e in reused)
+    assert len(reused) == first.calls["attempt"] - second.calls.get("attempt", 0)
 
 
 def test_a_changed_judge_or_model_draws_again(project: Path, tmp_path: Path) -> None:

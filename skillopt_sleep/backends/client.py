@@ -222,6 +222,9 @@ class Client:
                         self._cache[key] = hit
                 with self.stats.lock:
                     self.stats.reused += 1
+                reused = getattr(self._evidence, "reused", None)  # the night's log lists these too
+                if callable(reused):
+                    reused(self.role, request, hit)
                 return hit
         return None
 

@@ -26,6 +26,14 @@ class EvidenceLog:
         self._fh = open(path, "w", encoding="utf-8")
 
     def __call__(self, role: str, request: Request, completion: Completion) -> None:
+        self._write(role, request, completion, reused=False)
+
+    def reused(self, role: str, request: Request, completion: Completion) -> None:
+        """An answer kept from an earlier or an interrupted night, used instead of a call: listed
+        too (``"reused": true``), so a resumed night's evidence still holds every answer it used."""
+        self._write(role, request, completion, reused=True)
+
+    def _write(self, role: str, request: Request, completion: Completion, *, reused: bool) -> None:
         line = {
             "role": role,
             "purpose": request.purpose,
@@ -40,6 +48,7 @@ class EvidenceLog:
             "error": completion.error,
             "truncated": completion.truncated,
             "error_message": clean_text(redact(completion.error_message[:500])),
+            "reused": reused,
         }
         with self._lock:
             self._fh.write(json.dumps(line) + "\n")
