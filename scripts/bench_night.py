@@ -6,6 +6,8 @@ per phase (preflight, dream, val, reflect, test, judge) counted by a wrapper aro
 averaged over seeds. The sim knobs are the issue's noise model (follow 0.9, base 0.3).
 
     python scripts/bench_night.py calls --ks 1,3,5 --seeds 5
+    python scripts/bench_night.py calls --score-cache-days 0   # without the score cache
+    python scripts/bench_night.py calls --k-agree 0            # without adaptive K
 
 ``path`` (the default): how close a night comes to its critical-path bound: a dry-run night at a
 fixed simulated latency and a concurrency limit.
@@ -187,10 +189,11 @@ def _patched_backends(wrap: Any) -> Any:
     return patched()
 
 
-def one_night(project: Path, tasks_file: Path, k: int, seed: int, splits: dict[str, str]) -> dict[str, Any]:
+def one_night(project: Path, tasks_file: Path, k: int, seed: int, splits: dict[str, str],
+              levers: dict[str, Any]) -> dict[str, Any]:
     counts: Counter = Counter()
     lock = threading.Lock()
-    config = Config(backend=f"{SUITE_SIM},seed={seed}", agent="claude", k=k)
+    config = Config(backend=f"{SUITE_SIM},seed={seed}", agent="claude", k=k, **levers)
     options = night.NightOptions(project=project, config=config, mode="run", tasks_file=tasks_file)
     base = load_documents(project, "claude").prompt_prefix()
     with _patched_backends(lambda inner: Counting(inner, counts, splits, lock, base)):
@@ -199,14 +202,14 @@ def one_night(project: Path, tasks_file: Path, k: int, seed: int, splits: dict[s
             "accepted": len(report.accepted_edits), "status": report.status}
 
 
-def run_calls(ks: list[int], seeds: list[int]) -> dict[str, Any]:
+def run_calls(ks: list[int], seeds: list[int], levers: dict[str, Any]) -> dict[str, Any]:
     import os
 
     tasks = suite_tasks()
     splits = {t.id: t.split for t in tasks}
     out: dict[str, Any] = {"suite": {"tasks": len(tasks), "val": sum(s == "val" for s in splits.values()),
                                      "train": sum(s == "train" for s in splits.values()),
-                                     "backend": SUITE_SIM, "seeds": seeds},
+                                     "backend": SUITE_SIM, "seeds": seeds, "levers": levers},
                            "by_k": {}}
     old_home = os.environ.get("SKILLOPT_SLEEP_HOME")
     try:
@@ -221,8 +224,8 @@ def run_calls(ks: list[int], seeds: list[int]) -> dict[str, Any]:
                     (project / "CLAUDE.md").write_text("# bench\n", encoding="utf-8")
                     tasks_file = root / "tasks.json"
                     tasks_file.write_text(json.dumps(tasks_document(tasks, True)), encoding="utf-8")
-                    first = one_night(project, tasks_file, k, seed, splits)
-                    second = one_night(project, tasks_file, k, seed, splits)
+                    first = one_night(project, tasks_file, k, seed, splits, levers)
+                    second = one_night(project, tasks_file, k, seed, splits, levers)
                 rows.append({"seed": seed, "first": first, "second": second})
             out["by_k"][str(k)] = {
                 "first_night_mean_calls": _mean(r["first"]["calls"] for r in rows),
@@ -256,8 +259,12 @@ def main(argv: list[str] | None = None) -> int:
         parser = argparse.ArgumentParser(description="calls per phase of a first and a second night")
         parser.add_argument("--ks", default="1,3,5", help="samples per train task, comma-separated")
         parser.add_argument("--seeds", type=int, default=5, help="sim seeds 1..N")
+        parser.add_argument("--score-cache-days", type=float, default=14.0,
+                            help="0 turns the cross-night score cache off (to measure it)")
+        parser.add_argument("--k-agree", type=int, default=2, help="0 turns adaptive K off (to measure it)")
         args = parser.parse_args(argv[1:])
-        result = run_calls([int(k) for k in args.ks.split(",")], list(range(1, args.seeds + 1)))
+        levers = {"score_cache_days": args.score_cache_days, "k_agree": args.k_agree}
+        result = run_calls([int(k) for k in args.ks.split(",")], list(range(1, args.seeds + 1)), levers)
         json.dump(result, sys.stdout, indent=1)
         print()
         return 0
