@@ -17,11 +17,11 @@ LEFT_OUT_REASON = "reply cut off at the output-token limit, also with a larger c
 
 
 def with_more_room(request: Request, backend: object) -> Request | None:
-    """``request`` with a larger output cap, or None when the backend would not send a larger one:
-    a backend that caps output itself (the CLIs ask for the model's maximum) has no
-    ``output_tokens``, and a configured ``max_output`` may already bind."""
+    """``request`` with a larger output cap, or None when there is no point: the preflight only
+    checks that the provider answers; a backend that caps output itself (the CLIs ask for the
+    model's maximum) has no ``output_tokens``; a configured ``max_output`` may already bind."""
     cap = getattr(backend, "output_tokens", None)
-    if not callable(cap):
+    if request.purpose == "preflight" or not callable(cap):
         return None
     roomier = replace(request, max_tokens=request.max_tokens * ROOM_FACTOR)
     return roomier if cap(roomier.max_tokens) > cap(request.max_tokens) else None

@@ -11,7 +11,7 @@ import pytest
 from skillopt_sleep.backends.anthropic_api import AnthropicBackend
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.batching import BatchPolicy
-from skillopt_sleep.backends.client import Client
+from skillopt_sleep.backends.client import Client, preflight
 from skillopt_sleep.backends.openai_api import OpenAIBackend
 from skillopt_sleep.backends.truncation import ROOM_FACTOR
 from skillopt_sleep.documents import load_documents
@@ -95,6 +95,14 @@ def test_a_cut_off_sample_is_left_out_and_counted_not_scored(provider, retry, tm
     assert [a.soft for a in got["short"]] == [1.0, 1.0]
     assert got["long"] == []  # left out, not two zeros
     assert client.stats.left_out == {CUT_OFF: 2}
+
+
+def test_a_cut_off_preflight_is_an_answer_all_the_same(provider, retry):
+    server, make, path, _ = provider
+    server.responder = lambda body: LONG
+    client = Client(make(server), retry=retry)
+    preflight(client)  # the provider answered: that is all a preflight asks
+    assert len(server.seen(path)) == 1 and client.stats.truncation_retries == 0
 
 
 def test_a_truncated_empty_reply_is_not_an_empty_completion(retry):
