@@ -309,7 +309,10 @@ class DigestBuilder:
         text, clips = self._pending
         self._pending = None
         for _ in range(clips):
-            text = clip(text, MAX_REPLY_CHARS)
+            clipped = clip(text, MAX_REPLY_CHARS)
+            if clipped == text:
+                break  # nothing to redact or cut: clipping it again gives it again
+            text = clipped
         if self.n_user_turns:
             self.assistant_finals[-1] = text
         else:
