@@ -4,7 +4,8 @@ A stateful night writes ``<project>/.skillopt-sleep/nights/<night-id>/calls.json
 successful call (request key + redacted completion), appended and fsynced as the call returns. A
 night that ends well removes its directory (and any older interrupted ones); a crash, a kill, a
 budget stop or a provider failure leaves it behind. ``run --resume`` (and a scheduled night) takes
-the newest one it finds and continues that night under its id: a request it already paid for is
+the newest one it finds and continues that night under its id (or, if it was killed after staging
+its proposal, starts a new night that reads its journal): a request it already paid for is
 answered from the journal, so only calls that had not finished are made again. A torn last line
 (a kill mid-write) is skipped.
 
@@ -35,8 +36,9 @@ def nights_dir(project: Path) -> Path:
 class CallJournal:
     """The finished calls of one night (see the module docstring)."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, *, read_only: bool = False):
         self.directory = directory
+        self.read_only = read_only  # answers only (an earlier night's journal read by a new night)
         self.path = directory / JOURNAL
         self.reused = 0
         self._kept: dict[str, dict] = {}
@@ -59,7 +61,7 @@ class CallJournal:
         return completion_from(record)
 
     def put(self, key: str, request: Request, completion: Completion) -> None:
-        if not keepable(completion):
+        if self.read_only or not keepable(completion):
             return
         record = completion_record(completion)
         with self._lock:
@@ -79,10 +81,11 @@ def interrupted_nights(project: Path) -> list[str]:
     return sorted(names)
 
 
-def open_journal(project: Path, night_id: str) -> CallJournal:
+def open_journal(project: Path, night_id: str, *, read_only: bool = False) -> CallJournal:
     directory = nights_dir(project) / night_id
-    directory.mkdir(parents=True, exist_ok=True)
-    return CallJournal(directory)
+    if not read_only:
+        directory.mkdir(parents=True, exist_ok=True)
+    return CallJournal(directory, read_only=read_only)
 
 
 def close_nights(project: Path) -> None:

@@ -157,14 +157,19 @@ def run_night(opts: NightOptions) -> NightReport:
     with hold_project(project, "night", targets, night_id) as recovered:
         if recovered:
             opts.progress(recovered)
+        resume_from = None
         if opts.resume:
             waiting = interrupted_nights(project)
             if waiting:
-                night_id = waiting[-1]
-                opts.progress(f"resuming the interrupted night {night_id}")
+                resume_from = waiting[-1]
+                # Continued under its own id, unless it was killed after staging its proposal:
+                # then a new night uses its answers.
+                if not (project_dirs(project).staging / resume_from).exists():
+                    night_id = resume_from
+                opts.progress(f"resuming the interrupted night {resume_from}")
             else:
                 opts.progress("no interrupted night to resume: starting a new one")
-        return _night(opts, night_id, True, History(), RejectedLedger(), staging)
+        return _night(opts, night_id, True, History(), RejectedLedger(), staging, resume_from)
 
 
 def _auto_agents(opts: NightOptions) -> tuple[list[str], bool]:
@@ -187,7 +192,7 @@ def _auto_agents(opts: NightOptions) -> tuple[list[str], bool]:
 
 
 def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledger: Any,
-           staging: Any) -> NightReport:
+           staging: Any, resume_from: str | None = None) -> NightReport:
     report = NightReport(night_id=night_id, project=str(opts.project), mode=opts.mode,
                          status="running", started=datetime.now(timezone.utc))
     # A tasks file is checked before anything else (it needs no model) ...
@@ -204,12 +209,15 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
     evidence_path = project_dirs(opts.project).tmp / f"evidence-{night_id}.jsonl" if stateful else None
     evidence = EvidenceLog(evidence_path) if evidence_path is not None else None
     journal = open_journal(opts.project, night_id) if stateful else None
+    earlier = (open_journal(opts.project, resume_from, read_only=True)
+               if stateful and resume_from not in (None, night_id) else None)
     scores = _score_cache(opts)
-    if journal is not None and journal.loaded:
-        report.notes.append(f"resumed: {journal.loaded} call(s) the interrupted night had finished are not made again")
+    carried = sum(j.loaded for j in (journal, earlier) if j is not None)
+    if carried:
+        report.notes.append(f"resumed: {carried} call(s) the interrupted night had finished are not made again")
     models: Models | None = None
     try:
-        models = build_models(opts.config, evidence, stores=[s for s in (journal, scores) if s is not None])
+        models = build_models(opts.config, evidence, stores=[s for s in (journal, earlier, scores) if s is not None])
         if gathered is not None and not gathered.reviewed and not models.offline:
             raise UserError(
                 f"{opts.tasks_file} is not reviewed; real backends only replay a reviewed tasks file "

@@ -169,3 +169,28 @@ def test_resume_with_nothing_to_resume_runs_a_new_night(tmp_path: Path, extra: t
     done = night(project, tasks_file, driver, tmp_path / "calls.log", *extra)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["status"] == "staged"
+
+
+def test_a_night_killed_after_staging_is_taken_up_by_a_new_night(tmp_path: Path, monkeypatch) -> None:
+    """Killed between staging its proposal and closing its journal: its id is taken, so a new night
+    starts, answered from that journal (and the score cache is off, so only the journal can)."""
+    from skillopt_sleep import night
+    from skillopt_sleep.config import Config
+
+    project = make_project(tmp_path)
+    tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
+
+    def options(resume: bool) -> night.NightOptions:
+        config = Config(backend="sim:correct=1,harmful=0,seed=3", agent="claude", score_cache_days=0)
+        return night.NightOptions(project=project, config=config, mode="run", tasks_file=tasks_file,
+                                  resume=resume)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(night, "close_nights", lambda project: None)  # "killed" right after staging
+        first = night.run_night(options(False))
+    assert interrupted_nights(project) == [first.night_id]
+    again = night.run_night(options(True))
+    assert again.night_id != first.night_id and again.status == "staged"
+    assert again.calls.get("attempt", 0) == 0 and again.calls.get("reflect", 0) == 0
+    assert any(f"resumed: {sum(first.calls.values()) - 1} call(s)" in n for n in again.notes)
+    assert interrupted_nights(project) == []
