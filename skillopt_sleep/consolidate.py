@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from collections.abc import Callable
 
@@ -202,7 +203,9 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
         except EditRefused as exc:
             outcome.rejected.append({"edit": edit, "reasons": [str(exc)]})
     if not candidates:
-        outcome.notes.append("the optimizer proposed no applicable edit")
+        unusable = Counter(proposal.unusable)
+        outcome.notes.append("no edit to try: " + "; ".join(f"{n} x {why}" for why, n in unusable.items())
+                             if unusable else "the optimizer proposed no applicable edit")
         outcome.candidate = outcome.baseline
         _measure_test(outcome, models, test, docs, docs, settings)
         return outcome

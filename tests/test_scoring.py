@@ -73,3 +73,22 @@ def test_left_out_samples_are_never_drawn_again_under_the_same_number(tmp_path: 
 def test_left_out_notes():
     assert left_out_notes({}) == []
     assert left_out_notes({"b why": 1, "a why": 3}) == ["left out, not scored: 3 x a why; 1 x b why"]
+
+
+class ProseOptimizer(SimBackend):
+    """The simulator, except that the optimizer answers in prose, repair or not."""
+
+    def complete(self, request: Request) -> Completion:
+        if request.purpose == "reflect":
+            return Completion(text="The agent should simply try harder next time.", model="sim")
+        return super().complete(request)
+
+
+def test_a_night_whose_optimizer_never_answers_json_says_so(tmp_path: Path):
+    models = models_for(ProseOptimizer(SimKnobs(seed=3)))
+    outcome = consolidate(make_tasks(), load_documents(tmp_path), models, LoopSettings(k=2))
+    assert outcome.accepted == [] and outcome.phases["reflect"] == 2 * 2  # each call repaired once
+    assert models.left_out() == {"reflect: optimizer reply was not JSON after one repair": 2}
+    assert "no edit to try: 2 x optimizer reply was not JSON after one repair (the reply is not JSON)" \
+        in outcome.notes
+    assert "the optimizer proposed no applicable edit" not in outcome.notes
