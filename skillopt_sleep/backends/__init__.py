@@ -2,7 +2,9 @@
 transport and its options; ``make_backend`` builds it.
 
 Adding a backend is adding a module with a ``from_options(options, model) -> Backend`` function and
-one line in ``_REGISTRY``.
+one line in ``_REGISTRY``. A backend that runs a CLI names its default binary in a module constant
+``COMMAND``; one that needs an API key names the environment variable in ``KEY_ENV``: ``backend =
+"auto"`` and the scheduler's preflight read them through ``cli_command`` and ``key_env``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ __all__ = [
     "parse_spec",
     "spec_options",
     "make_backend",
+    "cli_command",
+    "key_env",
     "BACKEND_NAMES",
 ]
 
@@ -94,3 +98,17 @@ def make_backend(spec: str, *, model: str | None = None,
         return module.from_options(merged, model)
     except (TypeError, ValueError) as exc:
         raise BackendSpecError(f"backend {name}: {exc}") from None
+
+
+def _declared(name: str, constant: str) -> str | None:
+    return getattr(importlib.import_module(_REGISTRY[name]), constant, None) if name in _REGISTRY else None
+
+
+def cli_command(name: str) -> str | None:
+    """The binary backend ``name`` runs by default, or None when it runs no CLI."""
+    return _declared(name, "COMMAND")
+
+
+def key_env(name: str) -> str | None:
+    """The environment variable backend ``name`` reads its API key from, or None when it needs none."""
+    return _declared(name, "KEY_ENV")

@@ -26,6 +26,7 @@ from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_base import SdkBackend
 from skillopt_sleep.types import Usage
 
+KEY_ENV = "ANTHROPIC_API_KEY"  # where the key is read unless api_key= is given
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_TIMEOUT = 120.0
 _CACHE = {"type": "ephemeral"}
@@ -33,7 +34,7 @@ _CACHE = {"type": "ephemeral"}
 
 class AnthropicBackend(SdkBackend):
     provider, client_class = "anthropic", "Anthropic"
-    key_env, base_url_env = "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"
+    key_env, base_url_env = KEY_ENV, "ANTHROPIC_BASE_URL"
 
     def __init__(
         self,

@@ -14,6 +14,7 @@ import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from skillopt_sleep.backends import cli_command, key_env
 from skillopt_sleep.config import Config
 from skillopt_sleep.errors import EXIT_PROVIDER, UserError
 
@@ -21,7 +22,6 @@ AUTO = "auto"
 AGENTS = ("claude", "codex")
 _CLI_BACKEND = {"claude": "claude-cli", "codex": "codex-cli"}
 _AGENT_LABEL = {"claude": "Claude Code", "codex": "Codex"}
-_SDK_KEY = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 _SDK_FOR_AGENT = {"claude": ("anthropic", "openai"), "codex": ("openai", "anthropic")}
 
 Which = Callable[[str], "str | None"]
@@ -59,7 +59,7 @@ def choose_backend(
     known = [a for a in agents if a in AGENTS]
     for agent in known or AGENTS:
         backend = _CLI_BACKEND[agent]
-        command = str((options.get(backend) or {}).get("command") or agent)
+        command = str((options.get(backend) or {}).get("command") or cli_command(backend))
         found = which(command)
         if found:
             if known and harvested:
@@ -71,11 +71,11 @@ def choose_backend(
             return AutoChoice(backend, f"{why} and `{command}` is on PATH ({found})")
     order = _SDK_FOR_AGENT[known[0]] if known else _SDK_FOR_AGENT["claude"]
     for backend in order:
-        key = _SDK_KEY[backend]
+        key = key_env(backend)
         if env.get(key) or (options.get(backend) or {}).get("api_key"):
             where = key if env.get(key) else f"backend_options.{backend}.api_key"
             return AutoChoice(backend, f"no agent CLI on PATH; {where} is set")
-    wanted = " or ".join(f"`{_CLI_BACKEND[a].removesuffix('-cli')}`" for a in (known or AGENTS))
+    wanted = " or ".join(f"`{cli_command(_CLI_BACKEND[a])}`" for a in (known or AGENTS))
     raise UserError(
         f"no model backend available for backend=auto: {wanted} is not on PATH and neither "
         "ANTHROPIC_API_KEY nor OPENAI_API_KEY is set; install/log in to the agent CLI, set a key, "

@@ -37,6 +37,7 @@ from skillopt_sleep.backends.cli_common import (
 from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message
 
+COMMAND = "claude"  # the binary run unless backend_options.claude-cli.command names another
 DEFAULT_TIMEOUT = 600.0
 
 # The CLI's own retries off (the engine retries), and no traffic beyond the model call itself
@@ -48,7 +49,7 @@ REPLAY_ENV = {
 
 
 def build_argv(
-    system_prompt_file: str, *, command: str = "claude", model: str | None = None,
+    system_prompt_file: str, *, command: str = COMMAND, model: str | None = None,
     session_persistence: bool = False,
 ) -> list[str]:
     """The argv for one call; the task itself goes on stdin."""
@@ -67,7 +68,7 @@ class ClaudeCliBackend:
     offline = False
 
     def __init__(
-        self, model: str | None = None, *, command: str = "claude", timeout: float = DEFAULT_TIMEOUT,
+        self, model: str | None = None, *, command: str = COMMAND, timeout: float = DEFAULT_TIMEOUT,
         session_persistence: bool = False, price: Price | None = None,
     ):
         self.model = model
@@ -164,7 +165,7 @@ def from_options(options: dict[str, Any], model: str | None) -> ClaudeCliBackend
     model = options.get("model") or model
     return ClaudeCliBackend(
         str(model) if model else None,
-        command=str(options.get("command", "claude")),
+        command=str(options.get("command", COMMAND)),
         timeout=float(options.get("timeout", DEFAULT_TIMEOUT)),
         session_persistence=bool(options.get("session_persistence", False)),
         price=price_for(str(model or ""), options),

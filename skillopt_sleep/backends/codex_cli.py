@@ -47,6 +47,7 @@ from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message
 from skillopt_sleep.types import Usage
 
+COMMAND = "codex"  # the binary run unless backend_options.codex-cli.command names another
 DEFAULT_TIMEOUT = 600.0
 OUTPUT_FILE = "last-message.txt"
 # Codex refuses an empty instructions file, and without one it sends its own coding-agent prompt.
@@ -78,7 +79,7 @@ _CUT_OFF = re.compile(r"incomplete response returned, reason: max_output_tokens"
 
 
 def build_argv(
-    instructions_file: str, output_file: str, *, command: str = "codex", model: str | None = None,
+    instructions_file: str, output_file: str, *, command: str = COMMAND, model: str | None = None,
 ) -> list[str]:
     """The argv for one call; the task itself goes on stdin (the ``-`` argument)."""
     argv = [
@@ -238,7 +239,7 @@ class CodexCliBackend:
     offline = False
 
     def __init__(
-        self, model: str | None = None, *, command: str = "codex", timeout: float = DEFAULT_TIMEOUT,
+        self, model: str | None = None, *, command: str = COMMAND, timeout: float = DEFAULT_TIMEOUT,
         price: Price | None = None,
     ):
         self.model = model
@@ -280,7 +281,7 @@ def from_options(options: dict[str, Any], model: str | None) -> CodexCliBackend:
     model = options.get("model") or model
     return CodexCliBackend(
         str(model) if model else None,
-        command=str(options.get("command", "codex")),
+        command=str(options.get("command", COMMAND)),
         timeout=float(options.get("timeout", DEFAULT_TIMEOUT)),
         price=price_for(str(model or ""), options),
     )

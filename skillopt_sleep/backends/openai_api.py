@@ -25,6 +25,7 @@ from skillopt_sleep.backends.sdk_base import SdkBackend
 from skillopt_sleep.backends.sdk_errors import clean_message
 from skillopt_sleep.types import Usage
 
+KEY_ENV = "OPENAI_API_KEY"  # where the key is read unless api_key= is given
 DEFAULT_MODEL = "gpt-4.1-mini"
 DEFAULT_TIMEOUT = 120.0
 ENDPOINT = "/v1/chat/completions"
@@ -32,7 +33,7 @@ ENDPOINT = "/v1/chat/completions"
 
 class OpenAIBackend(SdkBackend):
     provider, client_class = "openai", "OpenAI"
-    key_env, base_url_env = "OPENAI_API_KEY", "OPENAI_BASE_URL"
+    key_env, base_url_env = KEY_ENV, "OPENAI_BASE_URL"
     key_hint = "api_key= in the backend spec; api_key=none for a local server"
 
     def __init__(

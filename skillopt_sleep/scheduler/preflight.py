@@ -16,15 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_sleep import paths
-from skillopt_sleep.backends import BackendSpecError, spec_options
+from skillopt_sleep.backends import BackendSpecError, cli_command, key_env, spec_options
 from skillopt_sleep.backends.auto import AUTO, choose_backend, is_auto
 from skillopt_sleep.config import Config
 from skillopt_sleep.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 from skillopt_sleep.redact import redact
 from skillopt_sleep.scheduler.base import has_control_chars
 
-SDK_KEYS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
-CLI_BINARIES = {"claude-cli": "claude", "codex-cli": "codex"}
 SECRET_OPTION_NAMES = ("api_key", "key", "token", "secret", "password", "auth")
 
 Which = Callable[[str], "str | None"]
@@ -72,7 +70,7 @@ def _auto_choice(config: Config, env_file_vars: Mapping[str, str], which: Which)
 
 
 def _find_binary(backend: str, options: Mapping[str, Any], which: Which) -> str | None:
-    command = str(options.get("command") or CLI_BINARIES[backend])
+    command = str(options.get("command") or cli_command(backend))
     if os.path.isabs(command):
         return command if os.access(command, os.X_OK) else None
     found = which(command)
@@ -93,15 +91,14 @@ def check_backends(config: Config, env_file_vars: Mapping[str, str], which: Whic
                     "an ANTHROPIC_API_KEY / OPENAI_API_KEY in the --env-file; install the agent's "
                     "CLI, name an env file, or pass --backend", EXIT_CONFIG)
             name, options = _spec_name_and_options(chosen, config)
-        if name in CLI_BINARIES:
+        if cli_command(name):
             found = _find_binary(name, options, which)
             if found is None:
-                raise UserError(f"backend {name}: `{CLI_BINARIES[name]}` is not on PATH, so a scheduled "
+                raise UserError(f"backend {name}: `{cli_command(name)}` is not on PATH, so a scheduled "
                                 f"night could not run it; install it or set backend_options.{name}.command "
                                 "to its absolute path", EXIT_CONFIG)
             needs.add_binary(name, found, which)
-        elif name in SDK_KEYS:
-            key = SDK_KEYS[name]
+        elif key := key_env(name):
             if not env_file_vars.get(key):
                 hint = " (it is set in this shell, but a scheduled night does not see your shell)" \
                     if os.environ.get(key) else ""
