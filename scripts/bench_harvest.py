@@ -24,6 +24,10 @@ For each shape (``scripts/harvest_corpora.py``): ``small`` = many small records 
 reference in one process); ``cpu_time_ratio`` compares CPU seconds (workers included), which
 moves less with the load of a shared machine.
 
+The engine measured is the one ``skillopt_sleep`` imports; an older one (e.g. ``git archive <rev>
+skillopt_sleep | tar -x -C /tmp/old``) is measured with ``PYTHONPATH=/tmp/old``. Results of a
+before/after pair: docs/bench/harvest-before.json, docs/bench/harvest-after.json.
+
 Usage: python scripts/bench_harvest.py [--mb 300] [--seed 7] [--shapes small,real] [--repeat 1]
                                        [--no-reference] [--keep DIR]
 """
