@@ -233,6 +233,7 @@ RubricCall = Callable[[str, str], str]  # (rubric, response) -> model text
 def parse_rubric_reply(text: str) -> tuple[float, str]:
     """Parse ``{"score", "reason"}`` from a rubric judge's reply; score clamped to 0..1."""
     from skillopt_sleep.jsonx import extract_json
+    from skillopt_sleep.sanitize import clean_text
 
     data = extract_json(text)
     if not isinstance(data, dict) or "score" not in data:
@@ -243,7 +244,7 @@ def parse_rubric_reply(text: str) -> tuple[float, str]:
         raise JudgeError(f"rubric score {data['score']!r} is not a number") from None
     if score != score:  # NaN
         raise JudgeError("rubric score is NaN")
-    return min(1.0, max(0.0, score)), str(data.get("reason", ""))
+    return min(1.0, max(0.0, score)), clean_text(data.get("reason", ""))[:500]
 
 
 def rubric_score(value: float, reason: str) -> Score:

@@ -71,7 +71,8 @@ def select(tasks: list[TaskRecord], attempts: dict[str, list[Attempt]], max_cont
 
 
 def _excerpt(text: str) -> str:
-    text = text.strip()
+    """Model and transcript text as the optimizer is shown it: no escapes or invisibles, bounded."""
+    text = clean_text(text).strip()
     return text if len(text) <= EXCERPT else text[:EXCERPT] + " …"
 
 
@@ -81,9 +82,9 @@ def _contrastive_evidence(pairs: list[tuple[TaskRecord, Attempt, Attempt]]) -> s
         blocks.append(
             f"### Task {task.id}\nRequest: {_excerpt(task.intent)}\n"
             f"Better attempt (score {good.soft:.2f}):\n{_excerpt(good.response)}\n"
-            f"Failed checks: {'; '.join(good.fail_reasons) or 'none'}\n"
+            f"Failed checks: {clean_text('; '.join(good.fail_reasons)) or 'none'}\n"
             f"Worse attempt (score {bad.soft:.2f}):\n{_excerpt(bad.response)}\n"
-            f"Failed checks: {'; '.join(bad.fail_reasons) or 'none'}\n"
+            f"Failed checks: {clean_text('; '.join(bad.fail_reasons)) or 'none'}\n"
         )
     return "Contrast the better and the worse attempt of each task.\n\n" + "\n".join(blocks)
 
@@ -95,7 +96,7 @@ def _failure_evidence(failures: list[tuple[TaskRecord, list[Attempt]]]) -> str:
         blocks.append(
             f"### Task {task.id}\nRequest: {_excerpt(task.intent)}\n"
             f"Every attempt failed (score {xs[0].soft:.2f}). Example:\n{_excerpt(xs[0].response)}\n"
-            f"Failed checks: {'; '.join(reasons)}\n"
+            f"Failed checks: {clean_text('; '.join(reasons))}\n"
         )
     return "These tasks failed in every attempt.\n\n" + "\n".join(blocks)
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.prompts import render
+from skillopt_sleep.sanitize import clean_text
 
 T = TypeVar("T")
 
@@ -33,6 +34,7 @@ class Unusable:
 
 def repair_request(request: Request, reply: str, error: str) -> Request:
     """``request`` again, with the unusable reply and why it failed, asking for the JSON only."""
+    reply = clean_text(reply)  # model output goes back to a provider: no escapes or invisibles
     shown = reply if len(reply) <= REPLY_EXCERPT else reply[:REPLY_EXCERPT] + " …"
     user = render("repair", request=request.user.strip(), error=error.rstrip("."),
                   reply=shown.strip() or "(empty)")

@@ -347,3 +347,16 @@ def test_rule_that_overrides_an_output_contract_is_refused(docs: DocumentSet):
 def test_a_refused_edit_does_not_shadow_a_valid_one(docs: DocumentSet):
     p = propose(docs, [edit("Always sign off.", target="skills"), edit("Always sign off.", target="skill")])
     assert [(e.target, e.content) for e in p.edits] == [("skill", "Always sign off.")]
+
+
+def test_the_evidence_the_optimizer_reads_is_clean_text(docs: DocumentSet):
+    hostile = "ok \x1b[2J\x1b]8;;http://x\x07link\x1b]8;;\x07 \u202eevil\u200b"
+    attempts = {"mixed": [Attempt(task_id="mixed", sample=i, response=f"{hostile} {i}", hard=float(s == 1.0),
+                                  soft=s, fail_reasons=[] if s == 1.0 else [f"must contain {hostile}"])
+                          for i, s in enumerate([1.0, 0.5])],
+                "failing": runs("failing", [0.5, 0.5])}
+    backend = answering_by_mode({})
+    reflect(client(backend), [TaskRecord(id="mixed", intent=hostile), task("failing")], attempts, docs)
+    for request in backend.requests:
+        assert "ok link evil" in request.user or request.payload["mode"] == "failure"
+        assert not any(ch in request.user for ch in "\x1b\x07\u202e\u200b")

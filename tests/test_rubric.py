@@ -155,3 +155,17 @@ def test_the_night_report_counts_what_it_left_out(tmp_path: Path, monkeypatch: p
     assert report.status == "no-change" and report.baseline is None
     assert report.left_out == {NOT_JSON: n_samples}
     assert f"left out, not scored: {n_samples} x {NOT_JSON}" in report.notes
+
+
+def test_what_goes_back_to_the_model_and_into_the_reasons_is_clean_text(tmp_path: Path):
+    def judge(request: Request) -> str:
+        if request.payload.get("repair"):
+            return json.dumps({"score": 0.5, "reason": "too \x1b[31mred\u202e and \x00 long"})
+        return "nope \x1b]8;;http://x\x07link\x1b]8;;\x07 \u200b"
+
+    backend = FakeBackend(JudgeReplies(judge))
+    c = client(backend)
+    got = run_attempts(c, [rubric_task("t0")], load_documents(tmp_path), range(1), RubricJudge(c))
+    (repair,) = [r for r in backend.requests if r.payload.get("repair")]
+    assert "nope link" in repair.user and not any(ch in repair.user for ch in "\x1b\x07\u200b")
+    assert got["t0"][0].fail_reasons == ["too red and  long"]
