@@ -1,0 +1,285 @@
+"""How often the gate accepts edits of known worth, under a stated noise model; prints JSON.
+
+The engine's own decision path runs: ``consolidate`` with the night's ``LoopSettings`` (from a
+default ``Config``), the night's rule for which refusals are banned, and — when the engine has
+them — the evidence pooled across nights. Only the models are scripted: ``WorldBackend`` plays
+the target and the optimizer from explicit knobs, and nothing in the engine can see them.
+
+Noise model (the knobs): every attempt is independently correct with probability ``covered``
+(0.9) when a rule in the documents covers the task's kind, ``uncovered`` (0.3) otherwise, and
+``harmful`` (0.15) on every task when a harmful rule is present. A rule states its effect in its
+text (``effect a=0.9``) — the world's ground truth, read only by the scripted target. Two kinds
+of task: ``a`` (floor(Nval/2) val tasks) and ``b`` (the rest); the starting documents already hold a
+rule covering ``b``. Each night also dreams 4 train tasks (2 per kind).
+
+Edits: useful (a: 0.3 -> 0.9), neutral (covers a kind with no tasks), harmful (everything 0.15),
+trade-off (a: 0.3 -> 0.6 and b: 0.9 -> 0.5; the val mean falls at every Nval), weak (a: 0.3 ->
+0.45, a real +0.15 on its kind). Multi-night runs re-propose the same edit every night (fresh
+draws each night) until it is accepted, for 10 nights; ``reworded`` runs cycle through three
+wordings of it.
+
+The comparison policy, "strict mean", replays each val task once under the current documents
+and once under each candidate and accepts a candidate iff its mean is higher (no memory across
+nights, so it never bans).
+
+    python scripts/bench_gate.py --seeds 300
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing import Pool
+from pathlib import Path
+from typing import Any
+
+from skillopt_sleep import consolidate as consolidation
+from skillopt_sleep import night
+from skillopt_sleep.backends.base import Completion, Request
+from skillopt_sleep.backends.layers import Client, Limiter, Models, RetryPolicy, Stats
+from skillopt_sleep.config import Config
+from skillopt_sleep.documents import DocumentSet, apply_edit, load_documents
+from skillopt_sleep.dream import run_attempts
+from skillopt_sleep.refusals import edit_key
+from skillopt_sleep.types import Edit, NightReport, TaskRecord, Usage
+
+KNOBS = {"covered": 0.9, "uncovered": 0.3, "harmful": 0.15}
+PASS = "PASS-TOKEN"
+EFFECT_RE = re.compile(r"effect ((?:[a-z]+=[0-9.]+[, ]*)+)")
+
+BASE_RULE = f"Answers about kind b follow the b checklist (effect b={KNOBS['covered']})"
+USEFUL = f"Answers about kind a follow the a checklist (effect a={KNOBS['covered']})"
+NEUTRAL = [
+    f"Mention the widget catalogue in kind c answers (effect c={KNOBS['covered']})",
+    f"mention the Widget Catalogue in kind-c answers (effect c={KNOBS['covered']}).",
+    f"In kind c answers, mention the widget catalogue (effect c={KNOBS['covered']})",
+]
+NEUTRAL_OTHERS = [
+    f"Quote the {name} glossary in kind {kind} answers (effect {kind}={KNOBS['covered']})"
+    for name, kind in (("style", "d"), ("naming", "e"), ("release", "f"))
+]
+HARMFUL = f"Keep every answer to one terse line (effect all={KNOBS['harmful']})"
+TRADE_OFF = "Answers about kind a lead with a summary table (effect a=0.6, b=0.5)"
+WEAK = [
+    f"Answers about kind a restate the request first (effect a={KNOBS['uncovered'] + 0.15:g})",
+    f"answers about kind a restate the request first (effect a={KNOBS['uncovered'] + 0.15:g}).",
+    f"Kind a answers restate the request first (effect a={KNOBS['uncovered'] + 0.15:g})",
+]
+TRAIN = [("a", 0), ("a", 1), ("b", 0), ("b", 1)]
+
+
+def probability(kind: str, documents: str) -> float:
+    """The world: the chance one attempt at a task of ``kind`` is correct under ``documents``."""
+    p = KNOBS["uncovered"]
+    for match in EFFECT_RE.finditer(documents):
+        effects = dict(pair.split("=") for pair in re.findall(r"[a-z]+=[0-9.]+", match.group(1)))
+        if "all" in effects:
+            return float(effects["all"])
+        if kind in effects:
+            p = float(effects[kind])  # the later rule in the documents wins
+    return p
+
+
+class WorldBackend:
+    """The scripted target and optimizer. Deterministic per request (the client caches), fresh per
+    night and sample."""
+
+    def __init__(self, seed: str, proposals: list[dict[str, Any]]):
+        self.seed = seed
+        self.proposals = proposals
+        self.id = f"world({seed})"
+
+    def complete(self, request: Request) -> Completion:
+        if request.purpose == "attempt":
+            task = request.payload["task"]
+            blob = json.dumps([self.seed, task["id"], request.sample, request.payload["documents"]])
+            draw = random.Random(hashlib.sha256(blob.encode()).digest()).random()
+            ok = draw < probability(task["skill_hint"], request.payload["documents"])
+            text = f"Here it is. {PASS}" if ok else "Here it is."
+        elif request.purpose == "reflect":
+            text = json.dumps({"edits": self.proposals})
+        elif request.purpose == "preflight":
+            text = "ok"
+        else:
+            return Completion(text="", model="world", error="bad_request", error_message=request.purpose)
+        return Completion(text=text, usage=Usage(input_tokens=1, output_tokens=1), model="world")
+
+
+def make_tasks(n_val: int) -> list[TaskRecord]:
+    judge = {"kind": "rule", "checks": [{"op": "contains", "arg": PASS}]}
+    kinds = ["a"] * (n_val // 2) + ["b"] * (n_val - n_val // 2)
+    tasks = [TaskRecord(id=f"val-{kind}-{i}", intent=f"Val request {i} of kind {kind}", project="/bench",
+                        judge=judge, skill_hint=kind, tags=[kind], split="val")
+             for i, kind in enumerate(kinds)]
+    tasks += [TaskRecord(id=f"train-{kind}-{i}", intent=f"Train request {i} of kind {kind}", project="/bench",
+                         judge=judge, skill_hint=kind, tags=[kind], split="train")
+              for kind, i in TRAIN]
+    return tasks
+
+
+def proposal(content: str) -> dict[str, Any]:
+    """An edit as the optimizer proposes it: evidence from the kind-a train tasks."""
+    return {"target": "skill", "op": "add", "content": content, "rationale": "bench",
+            "evidence": [f"train-a-{i}" for kind, i in TRAIN if kind == "a"]}
+
+
+def models_for(backend: WorldBackend) -> Models:
+    limiter, stats = Limiter(4), Stats()
+    retry = RetryPolicy(attempts=1, sleep=lambda s: None)
+    return Models(Client(backend, limiter=limiter, stats=stats, retry=retry),
+                  Client(backend, limiter=limiter, stats=stats, retry=retry, role="optimizer"))
+
+
+@dataclass
+class Memory:
+    """What one project carries from night to night: the ledger of banned rules and whatever
+    pooled evidence the engine keeps (``state_dir``)."""
+
+    state_dir: Path
+    banned: set[str] = field(default_factory=set)
+
+
+def engine_night(tasks: list[TaskRecord], docs: DocumentSet, contents: list[str], seed: str,
+                 memory: Memory) -> tuple[list[str], list[str], int, int]:
+    """One night through the engine: (accepted rule texts, banned rule texts, calls, val calls)."""
+    backend = WorldBackend(seed, [proposal(c) for c in contents])
+    models = models_for(backend)
+    settings = night._settings(Config())
+    outcome = consolidation.consolidate(tasks, docs, models, settings,
+                                        already_refused=lambda e: edit_key(e) in memory.banned)
+    report = NightReport(night_id=seed, project="/bench", mode="run", status="running")
+    night._fill(report, outcome, models)
+    banned = [item["edit"]["content"] for item in report.rejected_edits if item.get("ledger")]
+    memory.banned.update(edit_key(Edit.from_dict(item["edit"])) for item in report.rejected_edits
+                         if item.get("ledger"))
+    calls = sum(models.calls().values())
+    return [e.content for e in outcome.accepted], banned, calls, outcome.phases.get("val", 0)
+
+
+def strict_night(tasks: list[TaskRecord], docs: DocumentSet, contents: list[str], seed: str) -> tuple[list[str], int]:
+    """"Strict mean of one replay per val task": (accepted rule texts, val calls)."""
+    val = [t for t in tasks if t.split == "val"]
+    models = models_for(WorldBackend("strict-" + seed, []))
+
+    def mean(d: DocumentSet) -> float:
+        got = run_attempts(models.target, val, d, range(1))
+        return sum(xs[0].soft for xs in got.values()) / len(got)
+
+    base = mean(docs)
+    accepted = [c for c in contents if mean(apply_edit(docs, Edit(**{k: v for k, v in proposal(c).items()}))) > base]
+    return accepted, len(val) * (1 + len(contents))
+
+
+def start_documents(root: Path) -> DocumentSet:
+    project = root / "proj"
+    project.mkdir()
+    (project / "CLAUDE.md").write_text(f"# bench\n\n- {BASE_RULE}\n", encoding="utf-8")
+    return load_documents(project)
+
+
+SINGLE = {
+    "harmful": [HARMFUL],
+    "neutral": [NEUTRAL[0]],
+    "useful": [USEFUL],
+    "trade_off": [TRADE_OFF],
+    "four_neutral": [NEUTRAL[0], *NEUTRAL_OTHERS],
+    "neutral_riding_with_useful": [USEFUL, NEUTRAL[0]],
+}
+# for each single-night scenario: the rule texts whose acceptance is counted
+WATCHED = {"harmful": [HARMFUL], "neutral": [NEUTRAL[0]], "useful": [USEFUL], "trade_off": [TRADE_OFF],
+           "four_neutral": [NEUTRAL[0], *NEUTRAL_OTHERS], "neutral_riding_with_useful": [NEUTRAL[0]]}
+REPEATED = {"neutral_reproposed_10_nights": [NEUTRAL[0]], "neutral_reworded_10_nights": NEUTRAL,
+            "weak_reproposed_10_nights": [WEAK[0]], "weak_reworded_10_nights": WEAK}
+
+
+def one_seed(args: tuple[int, int]) -> dict[str, Any]:
+    """Every scenario for one (Nval, seed); counts, not rates."""
+    n_val, seed = args
+    tasks = make_tasks(n_val)
+    out: dict[str, Any] = {"engine": {}, "strict": {}, "calls": [], "val_calls": [], "strict_val_calls": []}
+    with tempfile.TemporaryDirectory(prefix="skillopt-bench-gate-") as tmp:
+        docs = start_documents(Path(tmp))
+        for name, contents in SINGLE.items():
+            tag = f"{name}-{n_val}-{seed}-0"
+            memory = Memory(Path(tmp) / f"state-{name}")
+            accepted, _, calls, val_calls = engine_night(tasks, docs, contents, tag, memory)
+            out["engine"][name] = int(any(c in WATCHED[name] for c in accepted))
+            out["calls"].append(calls)
+            out["val_calls"].append(val_calls)
+            strict_accepted, strict_calls = strict_night(tasks, docs, contents, tag)
+            out["strict"][name] = int(any(c in WATCHED[name] for c in strict_accepted))
+            out["strict_val_calls"].append(strict_calls)
+        for name, wordings in REPEATED.items():
+            memory = Memory(Path(tmp) / f"state-{name}")
+            engine_hit = strict_hit = banned_on = 0
+            for night_no in range(10):
+                content = wordings[night_no % len(wordings)]
+                tag = f"{name}-{n_val}-{seed}-{night_no}"
+                if not engine_hit and not banned_on:
+                    accepted, banned, calls, val_calls = engine_night(tasks, docs, [content], tag, memory)
+                    engine_hit = int(bool(accepted))
+                    banned_on = int(bool(banned))
+                if not strict_hit:
+                    strict_hit = int(bool(strict_night(tasks, docs, [content], tag)[0]))
+            out["engine"][name] = engine_hit
+            out["engine"][name.replace("reproposed", "banned").replace("reworded", "banned_reworded")] = banned_on
+            out["strict"][name] = strict_hit
+    return out
+
+
+def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(results)
+
+    def rates(policy: str) -> dict[str, float]:
+        names = results[0][policy]
+        return {k: round(sum(r[policy][k] for r in results) / n, 4) for k in names}
+
+    def mean_of(key: str) -> float:
+        values = [v for r in results for v in r[key]]
+        return round(sum(values) / len(values), 1)
+
+    return {"seeds": n, "engine": rates("engine"), "strict_mean": rates("strict"),
+            "engine_calls_per_night": mean_of("calls"), "engine_val_calls_per_night": mean_of("val_calls"),
+            "strict_mean_val_calls_per_night": mean_of("strict_val_calls")}
+
+
+def run(n_vals: list[int], seeds: int, workers: int, progress: Callable[[str], None]) -> dict[str, Any]:
+    started = time.monotonic()
+    out: dict[str, Any] = {"knobs": KNOBS, "train_tasks": len(TRAIN), "gate": night._settings(Config()).gate.__dict__,
+                           "val_samples": Config().val_samples, "max_val_samples": Config().max_val_samples,
+                           "by_n_val": {}}
+    for n_val in n_vals:
+        jobs = [(n_val, s) for s in range(seeds)]
+        if workers > 1:
+            with Pool(workers) as pool:
+                results = pool.map(one_seed, jobs, chunksize=4)
+        else:
+            results = [one_seed(j) for j in jobs]
+        out["by_n_val"][str(n_val)] = summarise(results)
+        progress(f"Nval={n_val}: {time.monotonic() - started:.0f}s")
+    out["wall_s"] = round(time.monotonic() - started, 1)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=300)
+    parser.add_argument("--n-val", type=int, nargs="+", default=[3, 5, 10])
+    parser.add_argument("--workers", type=int, default=1, help="processes (the machine is shared: keep it small)")
+    args = parser.parse_args(argv)
+    result = run(args.n_val, args.seeds, args.workers, lambda msg: print(msg, file=sys.stderr))
+    json.dump(result, sys.stdout, indent=1)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
