@@ -44,15 +44,20 @@ from typing import Any
 from skillopt_sleep import consolidate as consolidation
 from skillopt_sleep import night
 from skillopt_sleep.backends.base import Completion, Request
-from skillopt_sleep.backends.layers import Client, Limiter, Models, RetryPolicy, Stats
+from skillopt_sleep.backends.client import Client, Stats
+from skillopt_sleep.backends.limits import Limiter
+from skillopt_sleep.backends.models import Models
+from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.config import Config
 from skillopt_sleep.documents import DocumentSet, apply_edit, load_documents
 from skillopt_sleep.dream import run_attempts
-from skillopt_sleep.refusals import edit_key
+from skillopt_sleep.edit_evidence import EvidencePool
+from skillopt_sleep.refusals import RejectedLedger
 from skillopt_sleep.types import Edit, NightReport, TaskRecord, Usage
 
 KNOBS = {"covered": 0.9, "uncovered": 0.3, "harmful": 0.15}
 PASS = "PASS-TOKEN"
+PROJECT = "/bench"
 EFFECT_RE = re.compile(r"effect ((?:[a-z]+=[0-9.]+[, ]*)+)")
 
 BASE_RULE = f"Answers about kind b follow the b checklist (effect b={KNOBS['covered']})"
@@ -95,7 +100,7 @@ class WorldBackend:
     def __init__(self, seed: str, proposals: list[dict[str, Any]]):
         self.seed = seed
         self.proposals = proposals
-        self.id = f"world({seed})"
+        self.id = "world"  # one target model on every night: its evidence pools
 
     def complete(self, request: Request) -> Completion:
         if request.purpose == "attempt":
@@ -140,11 +145,14 @@ def models_for(backend: WorldBackend) -> Models:
 
 @dataclass
 class Memory:
-    """What one project carries from night to night: the ledger of banned rules and whatever
-    pooled evidence the engine keeps (``state_dir``)."""
+    """What one project carries from night to night, as the night keeps it: the ledger of banned
+    rules and the val evidence pooled across nights."""
 
     state_dir: Path
-    banned: set[str] = field(default_factory=set)
+    ledger: RejectedLedger = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ledger = RejectedLedger(self.state_dir / "rejected-edits.jsonl")
 
 
 def engine_night(tasks: list[TaskRecord], docs: DocumentSet, contents: list[str], seed: str,
@@ -153,13 +161,16 @@ def engine_night(tasks: list[TaskRecord], docs: DocumentSet, contents: list[str]
     backend = WorldBackend(seed, [proposal(c) for c in contents])
     models = models_for(backend)
     settings = night._settings(Config())
-    outcome = consolidation.consolidate(tasks, docs, models, settings,
-                                        already_refused=lambda e: edit_key(e) in memory.banned)
-    report = NightReport(night_id=seed, project="/bench", mode="run", status="running")
+    pool = EvidencePool.load(memory.state_dir / "edit-evidence.json", PROJECT, backend.id, docs.fingerprint())
+    outcome = consolidation.consolidate(tasks, docs, models, settings, pool=pool,
+                                        already_refused=lambda e: memory.ledger.contains(PROJECT, e))
+    report = NightReport(night_id=seed, project=PROJECT, mode="run", status="running")
     night._fill(report, outcome, models)
     banned = [item["edit"]["content"] for item in report.rejected_edits if item.get("ledger")]
-    memory.banned.update(edit_key(Edit.from_dict(item["edit"])) for item in report.rejected_edits
-                         if item.get("ledger"))
+    for item in report.rejected_edits:
+        if item.get("ledger"):
+            memory.ledger.add(PROJECT, Edit.from_dict(item["edit"]), item["reasons"], seed)
+    pool.save()
     calls = sum(models.calls().values())
     return [e.content for e in outcome.accepted], banned, calls, outcome.phases.get("val", 0)
 

@@ -57,7 +57,7 @@ class Config:
     max_val_samples: int = 12  # ceiling when the gate asks for more evidence
     max_edits: int = 4  # edits proposed per night
     min_gain: float = 0.02  # smallest mean val improvement worth a rule
-    gain_alpha: float = 0.05  # chance of accepting an edit that does not really help
+    gain_alpha: float = 0.025  # chance of accepting an edit that does not really help
     regression_tolerance: float = 0.0  # a per-task drop below this is never a regression
     regression_alpha: float = 0.05  # chance, across all val tasks, of calling noise a regression
     score_cache_days: float = 14.0  # reuse a target's answers to unchanged documents and tasks this long (0: never)

@@ -1,11 +1,14 @@
 """One night's learning loop: tasks + documents + models -> candidate documents + decisions.
 
-  1. dream the train tasks (up to K samples; a task whose first samples agree gets no more) and evaluate the current documents on val — at once;
+  1. dream the train tasks (up to K samples; a task whose first samples agree gets no more) and
+     evaluate the current documents on val — at once;
   2. reflect on the train attempts -> bounded edits;
-  3. gate every edit on its own against the current documents (all edits at once), drawing more
-     val samples while a verdict is uncertain;
-  4. combine the accepted edits and gate the combination too (falling back to the best single
-     edit if the combination does not hold up);
+  3. gate every edit on its own against the current documents (all edits at once), on the tasks
+     it claims to help first, drawing more val samples while a verdict is uncertain; the night's edits share the gate's false-accept
+     rate (Bonferroni), and an edit re-tested on a later night adds to its pooled evidence
+     (``edit_evidence``) with a smaller share still;
+  4. when several edits pass, keep only those that add something beside the others (leave-one-out)
+     and gate their combination too (falling back to the best single edit if it does not hold up);
   5. measure the test split (never used for decisions).
 """
 
@@ -13,13 +16,14 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from collections.abc import Callable
 
 from skillopt_sleep import gate as gating
 from skillopt_sleep.backends.models import Models, run_together
 from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit
 from skillopt_sleep.dream import mean_soft, rubric_scorer, run_attempts, run_train_attempts
+from skillopt_sleep.edit_evidence import BASE, EvidencePool, task_content_key
 from skillopt_sleep.reflect import reflect
 from skillopt_sleep.types import Attempt, Edit, GateDecision, TaskRecord
 
@@ -29,18 +33,36 @@ Progress = Callable[[str], None]
 @dataclass
 class LoopSettings:
     k: int = 4
-    agree_after: int = 2  # a train task whose first samples all agree gets no more (0: always k)
     val_samples: int = 4
     max_val_samples: int = 12
     max_edits: int = 4
+    agree_after: int = 2  # a train task whose first samples all agree gets no more (0: always k)
+    # an edit whose own tasks are fewer than this gets proportionally more samples per task
+    # (one target task at 12 samples cannot tell 0.3 from 0.9 reliably enough)
+    min_focus_tasks: int = 2
     gate: gating.GateConfig = field(default_factory=lambda: gating.GateConfig(looks=3))
+
+
+@dataclass
+class Rejection:
+    """An edit that did not make it into the proposal, and why.
+
+    ``stage``: guardrail (reflect's checks), apply (the documents refused it), gate, combination
+    (passed alone, added nothing beside the others) or unvalidated (no val tasks).
+    ``ban``: the gate found it significantly harmful — the ledger keeps it from coming back.
+    """
+
+    edit: Edit
+    reasons: list[str]
+    stage: str = "gate"
+    ban: bool = False
 
 
 @dataclass
 class Outcome:
     documents: DocumentSet  # the proposal (== the input when nothing was accepted)
     accepted: list[Edit] = field(default_factory=list)
-    rejected: list[dict] = field(default_factory=list)  # {"edit": Edit, "reasons": [...]}
+    rejected: list[Rejection] = field(default_factory=list)
     decisions: list[GateDecision] = field(default_factory=list)
     baseline: float | None = None  # val
     candidate: float | None = None  # val
@@ -53,27 +75,50 @@ class Outcome:
 
 
 class _Evaluator:
-    """Val scores per document set, grown on demand, so every comparison reuses samples."""
+    """Val scores per document set, grown on demand, so every comparison reuses samples.
 
-    def __init__(self, models: Models, tasks: list[TaskRecord], outcome: Outcome, phase: str):
+    With a pool, the base documents and each single edit start from the samples of earlier nights
+    (``identity``), and new samples are drawn after them.
+    """
+
+    def __init__(self, models: Models, tasks: list[TaskRecord], outcome: Outcome, phase: str,
+                 pool: EvidencePool | None = None):
         self.models = models
         self.tasks = {t.id: t for t in tasks}
+        self.content = {t.id: task_content_key(t) for t in tasks}
         self.outcome = outcome
         self.phase = phase
+        self.pool = pool
         self.rubric = rubric_scorer(models.optimizer)
         # per document set, per task: one entry per sample drawn, None where the reply could not
         # be scored (left out, ``scoring.py``), so sample numbers and "the first n" stay exact
         self.scores: dict[str, dict[str, list[float | None]]] = {}
+        self.identities: dict[str, str] = {}  # docs fingerprint -> pooled identity
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
-    def ensure(self, docs: DocumentSet, n: int, task_ids: list[str] | None = None) -> dict[str, list[float | None]]:
-        """At least ``n`` samples per task (all tasks, or ``task_ids``) for ``docs``."""
+    def _have(self, docs: DocumentSet, identity: str | None) -> tuple[str, dict[str, list[float | None]]]:
         key = docs.fingerprint()
         with self._guard:
-            lock = self._locks.setdefault(key, threading.Lock())
-            have = self.scores.setdefault(key, {tid: [] for tid in self.tasks})
-        with lock:
+            if key not in self.scores:
+                pooled = self.pool is not None and identity is not None
+                self.scores[key] = {tid: list(self.pool.stored(identity, self.content[tid])) if pooled else []
+                                    for tid in self.tasks}
+                if pooled:
+                    self.identities[key] = identity
+            self._locks.setdefault(key, threading.Lock())
+            return key, self.scores[key]
+
+    def count(self, docs: DocumentSet, identity: str | None, task_ids: list[str]) -> int:
+        """Fewest samples any of ``task_ids`` has for ``docs`` (pooled ones included)."""
+        _, have = self._have(docs, identity)
+        return min((len(have[tid]) for tid in task_ids), default=0)
+
+    def ensure(self, docs: DocumentSet, n: int, task_ids: list[str] | None = None,
+               identity: str | None = None) -> dict[str, list[float | None]]:
+        """At least ``n`` samples per task (all tasks, or ``task_ids``) for ``docs``."""
+        key, have = self._have(docs, identity)
+        with self._locks[key]:
             return self._fill(docs, have, n, task_ids)
 
     def _fill(self, docs: DocumentSet, have: dict[str, list[float | None]], n: int,
@@ -93,6 +138,14 @@ class _Evaluator:
                 have[tid].extend(scored.get(sample) for sample in range(start, n))
         return {tid: list(v) for tid, v in have.items()}
 
+    def store(self) -> None:
+        """Hand every pooled identity's samples back to the pool (saved by the night)."""
+        if self.pool is None:
+            return
+        for key, identity in self.identities.items():
+            for tid, scores in self.scores[key].items():
+                self.pool.record_samples(identity, self.content[tid], [x for x in scores if x is not None])
+
 
 def focus_for(edits: list[Edit], tasks: list[TaskRecord]) -> set[str]:
     """Val tasks of the kinds an edit's evidence comes from (the tasks it claims to help)."""
@@ -101,62 +154,118 @@ def focus_for(edits: list[Edit], tasks: list[TaskRecord]) -> set[str]:
     return {t.id for t in tasks if t.split == "val" and (t.skill_hint or t.id) in kinds}
 
 
-def _gate(evaluator: _Evaluator, base: DocumentSet, cand: DocumentSet, settings: LoopSettings,
-          train_ids: set[str], focus: set[str]) -> GateDecision:
-    """``cand`` against ``base`` on the val tasks, focus tasks first.
-
-    The gain is tested on the tasks the edit claims to help (``focus``), so an edit whose gain
-    there does not hold up is refused before the other val tasks are measured for it: they could
-    only add reasons to refuse. An edit that may still pass is then measured on every val task
-    for regressions.
-
-    Each decision sees exactly the samples this gate asked for: the shared baseline may hold more
-    (drawn for another candidate in parallel), and using them would make every verdict, and the
-    calls that follow from it, depend on thread timing."""
-    everything = list(evaluator.tasks)
-    first = [tid for tid in everything if tid in focus] or everything
-    wanted: dict[str, int] = {}
-    decision = _sample(evaluator, base, cand, settings, train_ids, focus, wanted, first)
-    if len(first) < len(everything) and not _gain_refused(decision, settings.gate):
-        decision = _sample(evaluator, base, cand, settings, train_ids, focus, wanted, everything)
-    elif len(first) < len(everything):
-        decision.statistic["not_measured"] = sorted(set(everything) - set(first))
-    decision.statistic["samples_per_task"] = {d.task_id: d.n_candidate for d in decision.per_task}
-    return decision
+def overlapping(val: list[TaskRecord], train: list[TaskRecord]) -> set[str]:
+    """Val task ids that are also train tasks, by id or by normalised content (a verbatim copy
+    under a new id is still the same task)."""
+    train_ids = {t.id for t in train}
+    train_content = {task_content_key(t) for t in train}
+    return {t.id for t in val if t.id in train_ids or task_content_key(t) in train_content}
 
 
-def _sample(evaluator: _Evaluator, base: DocumentSet, cand: DocumentSet, settings: LoopSettings,
-            train_ids: set[str], focus: set[str], wanted: dict[str, int], task_ids: list[str]) -> GateDecision:
-    """Decide on ``task_ids``, drawing more samples while the verdict is uncertain (up to the
-    ceiling). ``wanted``: samples per task this gate uses so far (grown here)."""
-    n = settings.val_samples
-    fresh = [tid for tid in task_ids if tid not in wanted]
-    wanted.update(dict.fromkeys(fresh, n))
-    b, c = evaluator.ensure(base, n, fresh), evaluator.ensure(cand, n, fresh)
-    decision = gating.decide(_first(b, wanted), _first(c, wanted), settings.gate, train_ids, focus)
-    while n < settings.max_val_samples:
-        more = gating.wants_more(decision, settings.gate)
-        if not more:
-            break
-        n = min(settings.max_val_samples, n + settings.val_samples)
-        grow = [tid for tid in more if wanted[tid] < n]
-        wanted.update(dict.fromkeys(grow, n))
-        b, c = evaluator.ensure(base, n, grow), evaluator.ensure(cand, n, grow)
-        decision = gating.decide(_first(b, wanted), _first(c, wanted), settings.gate, train_ids, focus)
-    return decision
+@dataclass
+class _Night:
+    """What the gating phases share."""
+
+    evaluator: _Evaluator
+    settings: LoopSettings
+    base: DocumentSet
+    tasks: list[TaskRecord]
+    overlap: set[str]
+    family: int  # edits tested tonight: they share the false-accept rate
+
+    def gate(self, cand: DocumentSet, focus: set[str], *, share: float = 1.0, base: DocumentSet | None = None,
+             identity: str | None = None) -> GateDecision:
+        """``cand`` against ``base`` (default: tonight's documents), on the tasks the edit claims
+        to help first: an edit whose gain there does not hold up is refused before the other val
+        tasks are measured for it (they could only add reasons to refuse); one that may still pass
+        is then measured on every val task (regressions, the all-task mean). A pooled
+        ``identity`` starts from its earlier samples and adds ``val_samples`` .. the ceiling new
+        ones.
+
+        Each decision sees exactly the samples this gate asked for: the shared baseline may hold
+        more (drawn for another candidate in parallel), and using them would make every verdict,
+        and the calls that follow from it, depend on thread timing."""
+        s, ev = self.settings, self.evaluator
+        base = base or self.base
+        everything = list(ev.tasks)
+        first = [tid for tid in everything if tid in focus] or everything
+        budget = s.max_val_samples * max(1, -(-s.min_focus_tasks // len(first)))
+        sampling = _Sampling(
+            cfg=replace(s.gate, looks=-(-budget // s.val_samples)),
+            base=base, cand=cand, focus=focus, share=share / max(1, self.family),
+            base_identity=BASE if base is self.base else None, identity=identity,
+            start=ev.count(cand, identity, first) if identity is not None else 0, budget=budget)
+        decision = self._sample(sampling, first)
+        if len(first) < len(everything) and not _gain_refused(decision):
+            decision = self._sample(sampling, everything)
+        elif len(first) < len(everything):
+            decision.statistic["not_measured"] = sorted(set(everything) - set(first))
+        decision.statistic["samples_per_task"] = {d.task_id: d.n_candidate for d in decision.per_task}
+        return decision
+
+    def _sample(self, g: _Sampling, task_ids: list[str]) -> GateDecision:
+        """Decide on ``task_ids``, drawing more samples while the verdict is uncertain, up to the
+        ceiling; every decision is one more look at the gain (``GateConfig.alpha_for``)."""
+        ev, step = self.evaluator, self.settings.val_samples
+        n, ceiling = g.start + step, g.start + g.budget
+        fresh = [tid for tid in task_ids if tid not in g.wanted]
+        if g.look == 0 and g.start >= step:
+            # Pooled evidence first: when it already settles the verdict (accepted, futile, or
+            # harmful), an unchanged re-proposal costs no new draws.
+            g.wanted.update(dict.fromkeys(fresh, g.start))
+            b = ev.ensure(g.base, g.start, fresh, identity=g.base_identity)
+            c = ev.ensure(g.cand, g.start, fresh, identity=g.identity)
+            decision = self._decide(g, b, c)
+            if decision.accepted or gating.futile(decision, g.cfg) or gating.significant_harm(decision):
+                return decision
+        g.wanted.update({tid: n for tid in fresh if g.wanted.get(tid, 0) < n})
+        b = ev.ensure(g.base, n, fresh, identity=g.base_identity)
+        c = ev.ensure(g.cand, n, fresh, identity=g.identity)
+        decision = self._decide(g, b, c)
+        while n < ceiling:
+            more = gating.wants_more(decision, g.cfg)
+            if not more:
+                break
+            n = min(ceiling, n + step)
+            grow = [tid for tid in more if g.wanted[tid] < n]
+            g.wanted.update(dict.fromkeys(grow, n))
+            b = ev.ensure(g.base, n, grow, identity=g.base_identity)
+            c = ev.ensure(g.cand, n, grow, identity=g.identity)
+            decision = self._decide(g, b, c)
+        return decision
+
+    def _decide(self, g: _Sampling, b: dict[str, list[float | None]], c: dict[str, list[float | None]]) -> GateDecision:
+        g.look += 1
+        return gating.decide(_first(b, g.wanted), _first(c, g.wanted), g.cfg, self.overlap, g.focus, g.share, g.look)
 
 
-def _gain_refused(decision: GateDecision, cfg: gating.GateConfig) -> bool:
+@dataclass
+class _Sampling:
+    """One gate's state across its focus-first and all-task rounds."""
+
+    cfg: gating.GateConfig
+    base: DocumentSet
+    cand: DocumentSet
+    focus: set[str]
+    share: float
+    base_identity: str | None
+    identity: str | None
+    start: int  # pooled samples the candidate already had
+    budget: int  # new samples per task at most
+    wanted: dict[str, int] = field(default_factory=dict)  # samples per task this gate uses
+    look: int = 0
+
+
+def _gain_refused(decision: GateDecision) -> bool:
     """Refused on the gain alone (or skipped): more val tasks cannot change the verdict."""
     if decision.action == "skip":
         return True
-    stat = decision.statistic
-    return stat.get("gain", 0) < cfg.min_gain or stat.get("lower_bound", 0) <= 0
+    return any(r.startswith("gain ") for r in decision.reasons)
 
 
 def _first(scores: dict[str, list[float | None]], wanted: dict[str, int]) -> dict[str, list[float]]:
-    """The scores of each wanted task's first ``wanted`` draws; a task none of whose draws could
-    be scored is left out of the comparison."""
+    """The scores of each task's first ``wanted`` draws; a task none of whose draws could be
+    scored is left out of the comparison."""
     first = {tid: [x for x in samples[: wanted[tid]] if x is not None]
              for tid, samples in scores.items() if tid in wanted}
     return {tid: xs for tid, xs in first.items() if xs}
@@ -165,98 +274,162 @@ def _first(scores: dict[str, list[float | None]], wanted: dict[str, int]) -> dic
 def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
                 settings: LoopSettings = LoopSettings(), *,
                 already_refused: Callable[[Edit], bool] = lambda e: False,
+                pool: EvidencePool | None = None,
                 progress: Progress = lambda msg: None) -> Outcome:
+    """``pool``: val evidence from earlier nights for these documents and this target model; the
+    night's samples are added to it (the caller saves it)."""
     train = [t for t in tasks if t.split == "train"]
     val = [t for t in tasks if t.split == "val"]
     test = [t for t in tasks if t.split == "test"]
     outcome = Outcome(documents=docs)
-    train_ids = {t.id for t in train}
     if not train:
         outcome.notes.append("no train tasks: nothing to learn from")
         return outcome
     if not val:
         outcome.notes.append("no val tasks: the night cannot be validated, so no edit can be accepted")
-    evaluator = _Evaluator(models, val, outcome, "val")
+    if pool is not None and pool.base != docs.fingerprint():
+        raise ValueError("the evidence pool belongs to other documents")
+    evaluator = _Evaluator(models, val, outcome, "val", pool)
+    _dream(outcome, models, train, val, docs, settings, evaluator, progress)
+    candidates = _propose(outcome, models, train, docs, settings, already_refused, pool, progress)
+    final = docs
+    if candidates and not val:
+        outcome.rejected.extend(Rejection(edit, ["no val tasks to validate it"], "unvalidated")
+                                for edit, _ in candidates)
+    elif candidates:
+        night = _Night(evaluator, settings, docs, tasks, overlapping(val, train), len(candidates))
+        winners = _gate_each(outcome, night, candidates, pool, progress)
+        final = _combine(outcome, night, winners, progress)
+    outcome.documents = final
+    if val:
+        outcome.baseline = _mean_of(evaluator.ensure(docs, settings.val_samples, identity=BASE))
+        outcome.candidate = _mean_of(evaluator.ensure(final, settings.val_samples))
+        evaluator.store()
+    _measure_test(outcome, models, test, docs, final, settings)
+    return outcome
 
+
+def _dream(outcome: Outcome, models: Models, train: list[TaskRecord], val: list[TaskRecord],
+           docs: DocumentSet, settings: LoopSettings, evaluator: _Evaluator, progress: Progress) -> None:
+    """Phase 1: train attempts and the first val samples of tonight's documents, at once."""
     progress(f"dreaming {len(train)} train task(s) x {settings.k} and evaluating {len(val)} val task(s)")
     rubric = rubric_scorer(models.optimizer)
     train_attempts, _ = run_together(
         lambda: run_train_attempts(models.target, train, docs, settings.k, rubric, settings.agree_after),
-        lambda: evaluator.ensure(docs, settings.val_samples) if val else None,
+        lambda: evaluator.ensure(docs, settings.val_samples, identity=BASE) if val else None,
     )
-    outcome.train_attempts = train_attempts
     outcome.phases["dream"] = sum(len(attempts) for attempts in train_attempts.values())
+    outcome.train_attempts = train_attempts
     outcome.train_baseline = mean_soft(train_attempts)
-    if val:
-        outcome.baseline = _mean_of(evaluator.ensure(docs, settings.val_samples))
 
+
+def _propose(outcome: Outcome, models: Models, train: list[TaskRecord], docs: DocumentSet,
+             settings: LoopSettings, already_refused: Callable[[Edit], bool], pool: EvidencePool | None,
+             progress: Progress) -> list[tuple[Edit, DocumentSet]]:
+    """Phase 2: reflect, then apply each edit on its own. A rule banned by the ledger, or tested on
+    enough earlier nights without proving itself, is not offered again."""
     progress("reflecting on the train attempts")
-    proposal = reflect(models.optimizer, train, train_attempts, docs, max_edits=settings.max_edits,
-                       limits=docs.skill.limits, already_refused=already_refused)
+
+    def refused(edit: Edit) -> bool:
+        return already_refused(edit) or (pool is not None and pool.settled(edit))
+
+    proposal = reflect(models.optimizer, train, outcome.train_attempts, docs, max_edits=settings.max_edits,
+                       limits=docs.skill.limits, already_refused=refused)
     outcome.phases["reflect"] = proposal.calls
-    for edit, reason in proposal.refused:
-        outcome.rejected.append({"edit": edit, "reasons": [reason]})
+    outcome.rejected.extend(Rejection(edit, [reason], "guardrail") for edit, reason in proposal.refused)
     candidates: list[tuple[Edit, DocumentSet]] = []
     for edit in proposal.edits:
         try:
             candidates.append((edit, apply_edit(docs, edit)))
         except EditRefused as exc:
-            outcome.rejected.append({"edit": edit, "reasons": [str(exc)]})
+            outcome.rejected.append(Rejection(edit, [str(exc)], "apply"))
     if not candidates:
         unusable = Counter(proposal.unusable)
         outcome.notes.append("no edit to try: " + "; ".join(f"{n} x {why}" for why, n in unusable.items())
                              if unusable else "the optimizer proposed no applicable edit")
-        outcome.candidate = outcome.baseline
-        _measure_test(outcome, models, test, docs, docs, settings)
-        return outcome
-    if not val:
-        for edit, _ in candidates:
-            outcome.rejected.append({"edit": edit, "reasons": ["no val tasks to validate it"]})
-        outcome.candidate = outcome.baseline
-        _measure_test(outcome, models, test, docs, docs, settings)
-        return outcome
+    return candidates
 
-    progress(f"gating {len(candidates)} edit(s) on {len(val)} val task(s)")
-    decisions = run_together(*[
-        (lambda edit=edit, cand=cand: _gate(evaluator, docs, cand, settings, train_ids, focus_for([edit], tasks)))
-        for edit, cand in candidates
-    ])
-    winners: list[tuple[Edit, DocumentSet, GateDecision]] = []
+
+def _gate_each(outcome: Outcome, night: _Night, candidates: list[tuple[Edit, DocumentSet]],
+               pool: EvidencePool | None, progress: Progress) -> list[tuple[Edit, DocumentSet, GateDecision]]:
+    """Phase 3: every edit alone against tonight's documents, concurrently."""
+    progress(f"gating {len(candidates)} edit(s) on {len(night.evaluator.tasks)} val task(s)")
+
+    def one(edit: Edit, cand: DocumentSet) -> GateDecision:
+        if pool is None or pool.accepted_before(edit):
+            return night.gate(cand, focus_for([edit], night.tasks))
+        return night.gate(cand, focus_for([edit], night.tasks), share=pool.alpha_share(edit),
+                          identity=pool.identity(edit))
+
+    decisions = run_together(*[(lambda edit=edit, cand=cand: one(edit, cand)) for edit, cand in candidates])
+    winners = []
     for (edit, cand), decision in zip(candidates, decisions, strict=True):
         decision.edits = [edit]
         outcome.decisions.append(decision)
+        if pool is not None:
+            pool.record_test(edit, decision.accepted)
         if decision.accepted:
             winners.append((edit, cand, decision))
         else:
-            outcome.rejected.append({"edit": edit, "reasons": decision.reasons})
+            outcome.rejected.append(Rejection(edit, list(decision.reasons), "gate",
+                                              ban=gating.significant_harm(decision)))
+    return winners
 
-    final, accepted = docs, []
+
+def _apply_all(docs: DocumentSet, edits: list[Edit]) -> DocumentSet:
+    for edit in edits:
+        docs = apply_edit(docs, edit)
+    return docs
+
+
+def _combine(outcome: Outcome, night: _Night,
+             winners: list[tuple[Edit, DocumentSet, GateDecision]], progress: Progress) -> DocumentSet:
+    """Phase 4: the proposal from the edits that passed alone. Each must also add something beside
+    the others (leave-one-out: the combination against the combination without it, on the edit's
+    own tasks), so a useless rule cannot ride along with a useful one; the survivors' combination
+    is gated against tonight's documents."""
+    if not winners:
+        return night.base
     if len(winners) == 1:
-        final, accepted = winners[0][1], [winners[0][0]]
-    elif winners:
-        combined = docs
-        for edit, _, _ in winners:
-            combined = apply_edit(combined, edit)
-        progress(f"gating the combination of {len(winners)} accepted edits")
-        decision = _gate(evaluator, docs, combined, settings, train_ids,
-                         focus_for([w[0] for w in winners], tasks))
-        decision.edits = [w[0] for w in winners]
-        outcome.decisions.append(decision)
+        outcome.accepted = [winners[0][0]]
+        return winners[0][1]
+    edits = [w[0] for w in winners]
+    combined = _apply_all(night.base, edits)
+    progress(f"checking what each of {len(winners)} accepted edits adds beside the others")
+    survivors = []
+    for edit in edits:
+        rest = _apply_all(night.base, [e for e in edits if e is not edit])
+        decision = night.gate(combined, focus_for([edit], night.tasks), base=rest)
         if decision.accepted:
-            final, accepted = combined, [w[0] for w in winners]
+            survivors.append(edit)
         else:
-            best = max(winners, key=lambda w: w[2].statistic.get("gain", 0))
-            final, accepted = best[1], [best[0]]
-            for edit, _, _ in winners:
-                if edit is not best[0]:
-                    outcome.rejected.append({"edit": edit, "reasons": [
-                        "accepted alone, but the combination did not hold up: " + "; ".join(decision.reasons)]})
-    outcome.documents = final
-    outcome.accepted = accepted
-    outcome.baseline = _mean_of(evaluator.ensure(docs, settings.val_samples))
-    outcome.candidate = _mean_of(evaluator.ensure(final, settings.val_samples))
-    _measure_test(outcome, models, test, docs, final, settings)
-    return outcome
+            outcome.rejected.append(Rejection(edit, [
+                "accepted alone, but adds nothing beside the other accepted edits: " + "; ".join(decision.reasons)],
+                "combination"))
+    if not survivors:
+        best = max(winners, key=lambda w: w[2].statistic.get("gain", 0))
+        outcome.rejected = [r for r in outcome.rejected if r.edit is not best[0]]
+        outcome.accepted = [best[0]]
+        return best[1]
+    if len(survivors) == 1:
+        outcome.accepted = survivors
+        return next(w[1] for w in winners if w[0] is survivors[0])
+    combined = _apply_all(night.base, survivors)
+    progress(f"gating the combination of {len(survivors)} accepted edits")
+    decision = night.gate(combined, focus_for(survivors, night.tasks))
+    decision.edits = list(survivors)
+    outcome.decisions.append(decision)
+    if decision.accepted:
+        outcome.accepted = list(survivors)
+        return combined
+    best = max((w for w in winners if w[0] in survivors), key=lambda w: w[2].statistic.get("gain", 0))
+    for edit in survivors:
+        if edit is not best[0]:
+            outcome.rejected.append(Rejection(edit, [
+                "accepted alone, but the combination did not hold up: " + "; ".join(decision.reasons)],
+                "combination"))
+    outcome.accepted = [best[0]]
+    return best[1]
 
 
 def _measure_test(outcome: Outcome, models: Models, test: list[TaskRecord], base: DocumentSet,

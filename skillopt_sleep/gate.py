@@ -3,14 +3,22 @@
 Baseline and candidate are compared *paired by task*. A candidate is accepted only when
   * val does not overlap train (otherwise the night cannot be validated),
   * the mean per-task gain is at least ``min_gain`` and its lower confidence bound is above 0
-    (at ``gain_alpha``, split over the sequential looks the caller may take),
+    (at ``gain_alpha``, split over the sequential looks the caller may take and over the edits the
+    caller tests that night — ``share`` — so four useless edits are no likelier to slip through
+    than one),
+  * the mean over *all* val tasks does not fall: its lower confidence bound (at ``mean_alpha``)
+    is at least 0, so an edit cannot buy a gain on its own kind with a larger loss elsewhere,
   * no val task regressed: a per-task drop beyond ``regression_tolerance`` that a one-sided Welch
     test finds significant at ``regression_alpha`` shared across the val tasks (Bonferroni), so
     the chance of refusing a good edit for noise stays near ``regression_alpha`` however many
     tasks there are. Variances are shrunk towards that of a 0/1 score, so a handful of unanimous
     samples is never mistaken for certainty.
-When the evidence is inconclusive — a gain not yet significant, or any apparent drop — the caller
-draws more samples (``wants_more``) up to its ceiling before the verdict stands.
+When the evidence is inconclusive — a gain not yet significant, or an apparent drop that alone
+stands between the edit and acceptance — the caller draws more samples (``wants_more``) up to its
+ceiling before the verdict stands. An observed gain below ``min_gain`` ends the test at once.
+
+``significant_harm`` says whether a refusal is evidence of harm (worth banning the rule) rather
+than a failure to show a benefit.
 """
 
 from __future__ import annotations
@@ -30,12 +38,32 @@ class GateConfig:
     looks: int = 1  # how many times the caller may test as samples grow (sequential testing)
     regression_tolerance: float = 0.0
     regression_alpha: float = 0.05  # family-wise false-alarm rate of the per-task regression tests
+    mean_alpha: float = 0.3  # chance of passing an edit whose all-task mean does not rise
+    futility_z: float = 1.0  # stop sampling once even gain + futility_z x se could not pass
+    harm_alpha: float = 0.05  # chance of calling a harmless edit harmful (and banning it)
 
     @property
     def z(self) -> float:
         """One-sided critical value for the gain, Bonferroni-split over the looks, so drawing
         more samples while unsure does not inflate the false-accept rate."""
-        return NormalDist().inv_cdf(1 - self.gain_alpha / max(1, self.looks))
+        return self.z_for(1.0)
+
+    def z_for(self, share: float, look: int | None = None) -> float:
+        return NormalDist().inv_cdf(1 - self.alpha_for(share, look))
+
+    def alpha_for(self, share: float, look: int | None = None) -> float:
+        """The false-accept rate one test may spend when it may use only ``share`` of
+        ``gain_alpha`` (the night tests several edits, or the edit was tested on earlier nights).
+
+        ``look`` (1-based) spends the alpha unevenly over the looks, growing like look³ (an
+        alpha-spending plan): the first look, on few samples where a lucky draw is likeliest, is
+        the strictest and the last one the most lenient; the parts still add up to the whole, so
+        the false-accept rate holds. Without ``look``: an even (Bonferroni) split."""
+        share = min(1.0, max(share, 1e-9))
+        looks = max(1, self.looks)
+        k = min(max(look or 1, 1), looks)
+        part = 1 / looks if look is None else (k**3 - (k - 1) ** 3) / looks**3
+        return self.gain_alpha * share * part
 
 
 def t_quantile(p: float, df: float) -> float:
@@ -76,14 +104,24 @@ def _se(b: Sequence[float], c: Sequence[float]) -> float:
     return math.sqrt(_var_shrunk(b) / len(b) + _var_shrunk(c) / len(c))
 
 
+def _se_null(b: Sequence[float], c: Sequence[float]) -> float:
+    """Standard error of the difference if the edit changed nothing (both sides one
+    distribution): the variance of all samples pooled, as a two-proportion test does. A
+    unanimous side — four failures on the baseline — does not make a lucky candidate look
+    certain."""
+    return math.sqrt(_var_shrunk(list(b) + list(c)) * (1 / len(b) + 1 / len(c)))
+
+
 def decide(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequence[float]],
            cfg: GateConfig = GateConfig(), train_ids: Iterable[str] = (),
-           focus: Iterable[str] | None = None) -> GateDecision:
+           focus: Iterable[str] | None = None, share: float = 1.0, look: int | None = None) -> GateDecision:
     """Compare scores per val task (task id -> samples of the soft score).
 
     ``focus``: the val tasks the edit is meant to help (same kind as its evidence). The gain is
     tested on them alone — a rule for commit messages should not need luck on release notes to
-    pass — while every val task is still guarded against regression. Empty or absent: all tasks.
+    pass — while every val task is still guarded against regression and the mean over all of
+    them must not fall. Empty or absent: all tasks. ``share``: the part of ``gain_alpha`` this
+    test may spend and ``look`` which look this is (``GateConfig.z_for``). ``train_ids``: val tasks that duplicate a train task.
     """
     task_ids = sorted(set(baseline) & set(candidate))
     overlap = sorted(set(task_ids) & set(train_ids))
@@ -94,7 +132,7 @@ def decide(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequ
                             reasons=[f"val overlaps train ({', '.join(overlap[:5])}): the night cannot be validated"])
     per_task: list[TaskDelta] = []
     reasons: list[str] = []
-    ses = []
+    ses = []  # under "nothing changed": for the gain and the all-task mean
     alpha = cfg.regression_alpha / len(task_ids)
     suspect: list[str] = []  # dropped by more than half a standard error: worth more samples
     for tid in task_ids:
@@ -106,7 +144,7 @@ def decide(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequ
         critical = t_quantile(1 - alpha, _welch_df(b, c))
         regressed = delta < -cfg.regression_tolerance and -delta > critical * se
         per_task.append(TaskDelta(tid, round(mb, 4), round(mc, 4), round(delta, 4), len(b), len(c), regressed))
-        ses.append(se)
+        ses.append(_se_null(b, c))
         if delta < -cfg.regression_tolerance and (regressed or -delta > 0.5 * se):
             suspect.append(tid)
         if regressed:
@@ -119,16 +157,32 @@ def decide(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequ
     chosen = [i for i, d in enumerate(per_task) if d.task_id in focused] or list(range(n))
     gain = sum(per_task[i].delta for i in chosen) / len(chosen)
     se_gain = math.sqrt(sum(ses[i] ** 2 for i in chosen)) / len(chosen)
-    lower = gain - cfg.z * se_gain
+    # Student's t on the pooled samples' degrees of freedom: a handful of 0/1 samples is far
+    # from normal, and a lucky draw on one task must not pass for proof
+    z = t_quantile(1 - cfg.alpha_for(share, look),
+                   max(1, sum(per_task[i].n_baseline + per_task[i].n_candidate - 2 for i in chosen)))
+    lower = gain - z * se_gain
+    mean_gain = sum(d.delta for d in per_task) / n
+    se_mean = math.sqrt(sum(s**2 for s in ses)) / n
+    z_mean = t_quantile(1 - cfg.mean_alpha, max(1, sum(d.n_baseline + d.n_candidate - 2 for d in per_task)))
+    mean_lower = mean_gain - z_mean * se_mean
+    mean_upper = mean_gain + NormalDist().inv_cdf(1 - cfg.harm_alpha) * se_mean
     statistic = {"name": "paired per-task mean difference", "gain": round(gain, 4),
                  "gain_over": sorted(per_task[i].task_id for i in chosen) if focused else "all val tasks",
-                 "se": round(se_gain, 4), "lower_bound": round(lower, 4), "z": cfg.z,
+                 "se": round(se_gain, 4), "lower_bound": round(lower, 4), "z": z, "alpha_share": share, "look": look,
+                 "mean_gain": round(mean_gain, 4), "mean_se": round(se_mean, 4),
+                 "mean_lower_bound": round(mean_lower, 4), "mean_upper_bound": round(mean_upper, 4),
                  "min_gain": cfg.min_gain, "n_tasks": n, "regression_alpha": cfg.regression_alpha,
                  "suspect_tasks": suspect}
     if gain < cfg.min_gain:
         reasons.append(f"gain {gain:+.3f} is below the minimum {cfg.min_gain:.3f}")
     elif lower <= 0:
         reasons.append(f"gain {gain:+.3f} is not distinguishable from noise (lower bound {lower:+.3f})")
+    if mean_upper < 0:
+        reasons.append(f"the mean over all {n} val tasks fell: {mean_gain:+.3f} (upper bound {mean_upper:+.3f})")
+    elif gain >= cfg.min_gain and mean_lower < 0:
+        reasons.append(f"the mean over all {n} val tasks may fall: {mean_gain:+.3f} "
+                       f"(lower bound {mean_lower:+.3f})")
     accepted = not reasons
     return GateDecision(accepted, "accept" if accepted else "reject", round(base_score, 4),
                         round(cand_score, 4), per_task, statistic, reasons)
@@ -137,15 +191,44 @@ def decide(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequ
 def wants_more(decision: GateDecision, cfg: GateConfig = GateConfig()) -> list[str]:
     """Val tasks worth more samples: the verdict could flip with more evidence.
 
-    That is every task when the gain looks real but is not yet significant, and every task that
-    dropped by more than half a standard error — so a regression refuses an edit only once it holds at
-    the sample ceiling."""
+    Nothing once the gain is futile (``futile``): more samples would most likely only confirm a
+    refusal. Otherwise every task while the gain
+    is not yet significant or the all-task mean not yet shown not to fall, and every task that
+    dropped by more than half a standard error — so a regression refuses an edit only once it
+    holds at the sample ceiling."""
+    stat = decision.statistic
     if decision.action == "skip":
         return []
-    stat = decision.statistic
+    if futile(decision, cfg):
+        return []
     tasks: set[str] = set()
-    if stat.get("gain", 0) >= cfg.min_gain and stat.get("lower_bound", 0) <= 0:
-        over = stat.get("gain_over")
-        tasks.update(over if isinstance(over, list) else (d.task_id for d in decision.per_task))
+    if stat.get("lower_bound", 0) <= 0 or stat.get("mean_lower_bound", 0) < 0:
+        # every task: what the edit costs elsewhere is measured as closely as what it gains
+        tasks.update(d.task_id for d in decision.per_task)
     tasks.update(stat.get("suspect_tasks", []))
     return sorted(tasks)
+
+
+def futile(decision: GateDecision, cfg: GateConfig = GateConfig()) -> bool:
+    """Even ``futility_z`` standard errors better than observed, the gain would stay below what
+    the last look needs: ``min_gain``, or its critical value at the standard error the remaining
+    looks can reach (the error shrinks like 1/sqrt(samples), and samples grow with the looks)."""
+    stat = decision.statistic
+    gain, se = stat.get("gain", 0.0), stat.get("se", 0.0)
+    look = stat.get("look") or 1
+    looks = max(1, cfg.looks)
+    final_se = se * math.sqrt(min(look, looks) / looks)
+    needed = max(cfg.min_gain, cfg.z_for(stat.get("alpha_share", 1.0), looks) * final_se)
+    return gain + cfg.futility_z * se < needed
+
+
+def significant_harm(decision: GateDecision) -> bool:
+    """The edit made things worse beyond noise: a val task regressed significantly, or the mean
+    over all val tasks fell (upper confidence bound below 0). Only this bans a rule; a gain that
+    was merely not shown is no evidence against it."""
+    if decision.action == "skip":
+        return False
+    if any(t.regressed for t in decision.per_task):
+        return True
+    upper = decision.statistic.get("mean_upper_bound")
+    return isinstance(upper, (int, float)) and upper < 0

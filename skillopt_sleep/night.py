@@ -28,6 +28,7 @@ from skillopt_sleep.call_journal import close_nights, interrupted_nights, open_j
 from skillopt_sleep.config import Config
 from skillopt_sleep.consolidate import LoopSettings, Outcome, consolidate
 from skillopt_sleep.documents import DocumentSet, load_documents
+from skillopt_sleep.edit_evidence import EvidencePool
 from skillopt_sleep.dream import split_measurable
 from skillopt_sleep.errors import EXIT_BUDGET, EXIT_CONFIG, EXIT_PROVIDER, EXIT_USAGE, UserError
 from skillopt_sleep.gate import GateConfig
@@ -272,6 +273,15 @@ def _save_scores(scores: ScoreCache, report: NightReport) -> None:
         report.notes.append(f"score cache not saved ({scores.path}: {exc.strerror or exc})")
 
 
+def _save_pool(pool: EvidencePool, report: NightReport) -> None:
+    """Keep tonight's val evidence for the next night; one that cannot be written costs calls
+    (and a re-roll), never the night."""
+    try:
+        pool.save()
+    except OSError as exc:
+        report.notes.append(f"val evidence not saved ({pool.path}: {exc.strerror or exc})")
+
+
 def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, staging: Any,
            report: NightReport, models: Models, evidence: EvidenceLog | None,
            gathered: Gathered | None) -> NightReport:
@@ -285,15 +295,17 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
         report.calls, report.usage = models.calls(), models.usage()
         return _finish(report, stateful, gathered, history)
     ledger_project = str(opts.project)
+    pool = EvidencePool.load(user_dirs().edit_evidence, opts.project, models.target.id, docs.fingerprint())
     outcome = consolidate(tasks, docs, models, _settings(opts.config),
                           already_refused=lambda e: ledger.contains(ledger_project, e),
-                          progress=opts.progress)
+                          pool=pool, progress=opts.progress)
     if evidence is not None:
         evidence.close()
     _fill(report, outcome, models)
     report.status = ("staged" if stateful else "proposed") if outcome.accepted else "no-change"
     if stateful:
         _stage(opts, report, docs, outcome, history, ledger, staging, evidence)
+        _save_pool(pool, report)
     return _finish(report, stateful, gathered, history)
 
 
@@ -383,14 +395,8 @@ def _fill(report: NightReport, outcome: Outcome, models: Models) -> None:
     report.test_baseline, report.test_candidate = outcome.test_baseline, outcome.test_candidate
     report.accepted_edits = list(outcome.accepted)
     report.decisions = list(outcome.decisions)
-    regressed_or_worse = {
-        id(d.edits[0]) for d in outcome.decisions
-        if len(d.edits) == 1 and not d.accepted
-        and (any(t.regressed for t in d.per_task) or d.statistic.get("gain", 0) <= 0)
-    }
     report.rejected_edits = [
-        {"edit": item["edit"].to_dict(), "reasons": list(item["reasons"]),
-         "ledger": id(item["edit"]) in regressed_or_worse}
+        {"edit": item.edit.to_dict(), "reasons": list(item.reasons), "ledger": item.ban}
         for item in outcome.rejected
     ]
     report.calls, report.usage = models.calls(), models.usage()

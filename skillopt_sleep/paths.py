@@ -50,6 +50,10 @@ class UserDirs:
         return self.state / "rejected-edits.jsonl"
 
     @property
+    def edit_evidence(self) -> Path:
+        return self.state / "edit-evidence.json"  # val samples pooled across nights (edit_evidence)
+
+    @property
     def sessions_seen(self) -> Path:
         return self.state / "sessions-seen.jsonl"  # written by the agents' session-end hooks
 

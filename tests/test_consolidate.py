@@ -1,17 +1,21 @@
 from __future__ import annotations
 
+import json
+import random
 from pathlib import Path
 
 import pytest
 
 from skillopt_sleep.backends import make_backend
-from skillopt_sleep.backends.base import ProviderError
+from skillopt_sleep.backends.base import Completion, ProviderError, Request
 from skillopt_sleep.backends.client import Client, Stats
 from skillopt_sleep.backends.limits import Limiter
 from skillopt_sleep.backends.models import Models
 from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.consolidate import LoopSettings, consolidate
 from skillopt_sleep.documents import load_documents
+from skillopt_sleep.edit_evidence import EvidencePool
+from skillopt_sleep.types import TaskRecord
 
 from tests.support.tasks import make_tasks
 
@@ -98,7 +102,7 @@ def test_a_gate_decides_on_exactly_the_samples_it_drew(tmp_path: Path) -> None:
     evaluator.ensure(docs, 12)  # another candidate's gate already drew the ceiling
     cand = apply_edit(docs, Edit(target="skill", op="add", content="Keep every answer short."))
     settings = LoopSettings(val_samples=4, max_val_samples=12)
-    decision = loop._gate(evaluator, docs, cand, settings, set(), set())
+    decision = loop._Night(evaluator, settings, docs, tasks, set(), 1).gate(cand, set())
     assert all(d.n_baseline == d.n_candidate for d in decision.per_task), decision.per_task
 
 
@@ -132,7 +136,7 @@ def _gate_alone(tmp_path: Path, content: str, seed: int):
     evaluator.ensure(docs, 4)
     cand = apply_edit(docs, Edit(target="skill", op="add", content=content, evidence=commit_train))
     focus = loop.focus_for([Edit(target="skill", op="add", content=content, evidence=commit_train)], tasks)
-    decision = loop._gate(evaluator, docs, cand, LoopSettings(), set(), focus)
+    decision = loop._Night(evaluator, LoopSettings(), docs, tasks, set(), 1).gate(cand, focus)
     asked = {r.payload["task"]["id"] for r in backend.requests
              if r.purpose == "attempt" and r.payload["documents"] == cand.prompt_prefix()}
     return decision, asked, focus, {t.id for t in val}
@@ -150,3 +154,118 @@ def test_an_edit_that_may_pass_is_measured_on_every_val_task(tmp_path: Path) -> 
         tmp_path, 'Every commit message ends with a "Refs: ACME-" trailer.', seed=1)
     assert decision.accepted, decision.reasons
     assert asked == val_ids and {d.task_id for d in decision.per_task} == val_ids
+
+
+# -- a scripted world: the test decides what each rule does ---------------------------------------
+
+PASS = "PASS-TOKEN"
+HELPS_A = "Answers about kind a follow the a checklist"
+ALSO_HELPS_A = "For kind a, always run through the a checklist first"
+BREAKS_B = "Keep every kind b answer to one terse line"
+NOTHING = "Mention the widget catalogue where it fits"
+WEAK = "Kind a answers sometimes restate the request first"
+
+
+class World:
+    """Kind ``a`` passes only with a rule naming its checklist; kind ``b`` passes unless a rule
+    says "terse"; ``noise`` flips that many answers in 100 (seeded per request)."""
+
+    id = "world"
+
+    def __init__(self, proposals: list[str], noise: int = 0, seed: int = 0):
+        self.proposals, self.noise, self.seed = proposals, noise, seed
+
+    def complete(self, request: Request) -> Completion:
+        if request.purpose == "reflect":
+            kind = {c: "b" if "kind b" in c else "a" for c in self.proposals}  # the kind it claims to help
+            edits = [{"target": "skill", "op": "add", "content": c, "evidence": [f"train-{kind[c]}-0", f"train-{kind[c]}-1"]}
+                     for c in self.proposals]
+            return Completion(text=json.dumps({"edits": edits}), model="world")
+        task, docs = request.payload["task"], request.payload["documents"]
+        rng = random.Random(f"{self.seed}|{task['id']}|{request.sample}|{docs}")
+        ok = ("checklist" in docs) if task["skill_hint"] == "a" else ("terse" not in docs)
+        if task["skill_hint"] == "a" and "sometimes" in docs:
+            ok = rng.randrange(100) < 35
+        if rng.randrange(100) < self.noise:
+            ok = not ok
+        return Completion(text=f"Done. {PASS}" if ok else "Done.", model="world")
+
+
+def world_tasks(n_val: int = 4) -> list[TaskRecord]:
+    judge = {"kind": "rule", "checks": [{"op": "contains", "arg": PASS}]}
+    tasks = [TaskRecord(id=f"val-{k}-{i}", intent=f"val {k} {i}", judge=judge, skill_hint=k, split="val")
+             for i in range(n_val // 2) for k in "ab"]
+    tasks += [TaskRecord(id=f"train-{k}-{i}", intent=f"train {k} {i}", judge=judge, skill_hint=k, split="train")
+              for i in range(2) for k in "ab"]
+    return tasks
+
+
+def world_models(world: World) -> Models:
+    limiter, stats = Limiter(4), Stats()
+    return Models(Client(world, limiter=limiter, stats=stats), Client(world, limiter=limiter, stats=stats,
+                                                                        role="optimizer"))
+
+
+def test_a_verbatim_copy_of_a_train_task_under_a_new_id_cannot_validate(tmp_path: Path) -> None:
+    tasks = world_tasks()
+    copy = TaskRecord.from_dict(dict(tasks[-1].to_dict(), id="val-copy", split="val"))
+    copy.intent = "  " + copy.intent.upper() + " "  # case and spacing do not make it new
+    out = consolidate(tasks + [copy], load_documents(tmp_path), world_models(World([HELPS_A])), LoopSettings())
+    assert out.accepted == []
+    assert any("val overlaps train (val-copy)" in r for rej in out.rejected for r in rej.reasons)
+
+
+def test_of_two_edits_doing_the_same_job_only_one_is_kept(tmp_path: Path) -> None:
+    out = consolidate(world_tasks(), load_documents(tmp_path), world_models(World([HELPS_A, ALSO_HELPS_A])),
+                      LoopSettings())
+    assert len(out.accepted) == 1
+    [extra] = [r for r in out.rejected if r.stage == "combination"]
+    assert "adds nothing beside the other accepted edits" in extra.reasons[0]
+    assert not extra.ban
+
+
+def test_a_harmful_edit_is_banned_and_a_useless_one_is_not(tmp_path: Path) -> None:
+    out = consolidate(world_tasks(6), load_documents(tmp_path), world_models(World([BREAKS_B, NOTHING])),
+                      LoopSettings())
+    assert out.accepted == []
+    by_rule = {r.edit.content: r for r in out.rejected}
+    assert by_rule[BREAKS_B].ban and by_rule[BREAKS_B].stage == "gate"
+    assert not by_rule[NOTHING].ban
+
+
+def test_a_re_proposed_edit_that_cannot_win_costs_no_new_draws_and_is_settled(tmp_path: Path) -> None:
+    docs = load_documents(tmp_path)
+    path = tmp_path / "evidence.json"
+    for night_no in range(5):
+        pool = EvidencePool.load(path, tmp_path, "world", docs.fingerprint(), max_nights=4)
+        wording = NOTHING if night_no % 2 == 0 else NOTHING.lower() + "."  # a rewording is the same edit
+        out = consolidate(world_tasks(), docs, world_models(World([wording], noise=30, seed=night_no)),
+                          LoopSettings(), pool=pool)
+        pool.save()
+        decisions = [d for d in out.decisions if d.edits]
+        if night_no < 4:
+            [decision] = decisions
+            assert not decision.accepted
+            assert decision.statistic["alpha_share"] == pytest.approx(0.5 ** night_no)
+            if night_no:
+                assert out.phases.get("val", 0) == 0, "its pooled gain is futile: no new draw can flip it"
+        else:
+            assert decisions == [], "tested on four nights without showing a gain: not offered again"
+            assert any(r.stage == "guardrail" for r in out.rejected)
+
+
+def test_a_re_proposed_edit_with_a_promising_gain_adds_samples_to_its_earlier_ones(tmp_path: Path) -> None:
+    docs = load_documents(tmp_path)
+    path = tmp_path / "evidence.json"
+    seen = []
+    for night_no in range(4):
+        pool = EvidencePool.load(path, tmp_path, "world", docs.fingerprint(), max_nights=4)
+        out = consolidate(world_tasks(), docs, world_models(World([WEAK], noise=10, seed=night_no)),
+                          LoopSettings(), pool=pool)
+        pool.save()
+        [decision] = [d for d in out.decisions if d.edits]
+        seen.append(max(decision.statistic["samples_per_task"].values()))
+        if decision.accepted:
+            break
+    assert decision.accepted, seen
+    assert len(seen) > 1 and seen == sorted(seen) and seen[-1] > seen[0], seen

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillopt_sleep.gate import GateConfig, decide, wants_more
+from skillopt_sleep.gate import GateConfig, decide, futile, significant_harm, wants_more
 from skillopt_sleep.types import GateDecision
 
 LOW = [0.2, 0.4, 0.2, 0.4, 0.3, 0.3]
@@ -171,8 +171,9 @@ def test_focus_does_not_excuse_a_regression_elsewhere():
 def test_wants_more_when_the_gain_is_real_looking_but_not_significant():
     base = {"a": [0.0, 1.0, 0.0, 1.0], "b": [1.0, 0.0, 1.0, 0.0]}
     cand = {"a": [1.0, 0.0, 1.0, 1.0], "b": [1.0, 0.0, 1.0, 0.0]}
-    d = decide(base, cand)
-    assert wants_more(d) == ["a", "b"]
+    cfg = GateConfig(looks=3)
+    d = decide(base, cand, cfg, look=1)
+    assert wants_more(d, cfg) == ["a", "b"]
 
 
 def test_no_more_samples_for_a_clear_accept():
@@ -191,3 +192,59 @@ def test_wants_more_for_an_apparent_but_unproven_drop():
     d = decide(base, cand)
     assert by_id(d)["c"].delta < 0 and not by_id(d)["c"].regressed
     assert wants_more(d) == ["c"]
+
+
+# -- trade-offs, alpha spending, futility, harm ---------------------------------------------------
+
+A_LOW, A_MID = [0, 0, 0, 1] * 6, [1, 1, 0, 0] * 6
+B_HIGH, B_MID = [1, 1, 1, 0] * 6, [1, 0, 1, 0] * 6
+
+
+def test_a_gain_on_its_own_tasks_does_not_buy_a_fall_of_the_val_mean():
+    base = {"a1": A_LOW, "a2": A_LOW, **{f"b{i}": B_HIGH for i in range(4)}}
+    trade = {"a1": A_MID, "a2": A_MID, **{f"b{i}": B_MID for i in range(4)}}
+    cfg = GateConfig(looks=3)
+    d = decide(base, trade, cfg, focus=["a1", "a2"], look=3)
+    assert d.statistic["lower_bound"] > 0, "the gain on its own tasks is significant"
+    assert not any(t.regressed for t in d.per_task), "no single task's drop is significant"
+    assert not d.accepted and any("mean over all 6 val tasks may fall" in r for r in d.reasons)
+    kept = {"a1": A_MID, "a2": A_MID, **{f"b{i}": B_HIGH for i in range(4)}}
+    assert decide(base, kept, cfg, focus=["a1", "a2"], look=3).accepted
+
+
+def test_a_lucky_first_look_on_one_task_is_not_proof():
+    cfg = GateConfig(looks=3)
+    d = decide({"a": [0.0] * 4, "b": [1.0] * 4}, {"a": [1.0] * 4, "b": [1.0] * 4}, cfg, focus=["a"], look=1)
+    assert not d.accepted
+    assert "a" in wants_more(d, cfg)
+
+
+def test_alpha_is_spent_over_the_looks_and_shared_by_the_nights_edits():
+    cfg = GateConfig(gain_alpha=0.05, looks=3)
+    parts = [cfg.alpha_for(1.0, look) for look in (1, 2, 3)]
+    assert sum(parts) == pytest.approx(0.05)
+    assert parts[0] < parts[1] < parts[2], "the first look, on the fewest samples, is the strictest"
+    assert cfg.z_for(0.25, 3) > cfg.z_for(1.0, 3)
+    assert cfg.alpha_for(0.25, None) == pytest.approx(0.05 * 0.25 / 3)
+    base = {t: [0, 1, 0, 0] * 3 for t in "abcd"}
+    cand = {t: [1, 1, 0, 0] * 3 for t in "abcd"}
+    assert decide(base, cand, cfg, look=3).accepted
+    assert not decide(base, cand, cfg, share=1e-6, look=3).accepted
+
+
+def test_an_observed_loss_ends_the_sampling_at_once():
+    cfg = GateConfig(looks=3)
+    base = {t: [1, 0, 1, 0] for t in "abcdef"}
+    cand = {t: [0, 0, 1, 0] for t in "abcdef"}
+    d = decide(base, cand, cfg, look=1)
+    assert futile(d, cfg) and wants_more(d, cfg) == []
+
+
+def test_only_significant_harm_counts_as_harm():
+    cfg = GateConfig(looks=3)
+    noisy = decide({"a": [0, 1, 0, 1], "b": [1, 0, 1, 0]}, {"a": [0, 0, 0, 1], "b": [1, 0, 1, 0]}, cfg, look=1)
+    assert not noisy.accepted and noisy.statistic["gain"] < 0
+    assert not significant_harm(noisy), "one noisy reading of a loss is no evidence of harm"
+    harmful = decide({t: [1.0] * 8 for t in "abcd"}, {t: [0.0, 0.0, 0.0, 1.0] * 2 for t in "abcd"}, cfg, look=1)
+    assert significant_harm(harmful)
+    assert any("fell" in r or "regressed" in r for r in harmful.reasons)

@@ -54,6 +54,16 @@ def test_dry_run_stages_and_saves_nothing(project: Path, tmp_path: Path) -> None
     assert report.staging_dir is None
     assert not project_dirs(project).staging.exists()
     assert not user_dirs().history.exists()
+    assert not user_dirs().edit_evidence.exists(), "a dry run pools no evidence"
+
+
+def test_a_night_pools_its_val_evidence_for_the_next(project: Path, tmp_path: Path) -> None:
+    tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
+    run_night(options(project, tasks_file, backend="sim:correct=0,harmful=1,seed=2"))
+    records = json.loads(user_dirs().edit_evidence.read_text())["records"]
+    assert {r["identity"] for r in records} >= {"base"}
+    assert all(r["project"] == str(project.resolve()) for r in records)
+    assert any(r.get("edit", {}).get("nights") == 1 for r in records), "each gated edit is recorded"
 
 
 def test_provider_down_fails_loudly_and_advances_nothing(project: Path, tmp_path: Path) -> None:

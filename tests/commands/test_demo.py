@@ -24,13 +24,16 @@ def test_demo_accepts_an_improving_edit_and_refuses_a_harmful_one(tmp_path: Path
     single = {d["edits"][0]["content"]: d for d in data["decisions"] if len(d["edits"]) == 1}
     for content in accepted:
         assert single[content]["accepted"] and single[content]["statistic"]["lower_bound"] > 0
-    # a harmful proposal was refused by the gate because it broke a val task
-    refused_by_regression = [r for r in data["rejected_edits"] if any("regressed" in x for x in r["reasons"])]
-    assert refused_by_regression, data["rejected_edits"]
-    harmful = refused_by_regression[0]["edit"]["content"]
+    # a harmful proposal was refused by the gate because it broke val tasks, and banned for it
+    refused_for_harm = [r for r in data["rejected_edits"]
+                        if any("regressed" in x or "val tasks fell" in x for x in r["reasons"])]
+    assert refused_for_harm, data["rejected_edits"]
+    assert all(r["ledger"] for r in refused_for_harm)
+    harmful = refused_for_harm[0]["edit"]["content"]
     assert re.search(r"at most \d+ characters|Never include", harmful)
     decision = single[harmful]
-    assert any(t["regressed"] and t["candidate"] < t["baseline"] for t in decision["per_task"])
+    assert any(t["regressed"] for t in decision["per_task"]) or decision["statistic"]["mean_upper_bound"] < 0
+    assert any(t["candidate"] < t["baseline"] for t in decision["per_task"])
     # the proposal is staged, and the live CLAUDE.md is untouched until adopt
     staged = Path(data["staging_dir"])
     manifest = json.loads((staged / "manifest.json").read_text())

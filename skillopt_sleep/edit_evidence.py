@@ -1,0 +1,198 @@
+"""Val evidence pooled across nights, so a re-proposed edit adds samples instead of re-rolling.
+
+An edit the gate could not prove useful comes back on later nights. Re-testing it from scratch
+gives it a fresh lottery ticket each night; instead its earlier val samples — and those of the
+documents it was compared with — are kept and the new night's samples are added to them, so its
+evidence only grows. Samples are keyed by
+
+  * the target model (another model answers differently),
+  * the fingerprint of the documents the edit is applied to ("everything else"),
+  * the documents' identity: the base documents themselves, or the base plus one edit — an edit
+    named by its normalised text, so a simple rewording finds the same record
+    (``refusals.same_rule``),
+  * the val task's normalised content (not its id: a re-mined task keeps its evidence).
+
+Records expire (``max_age``); an edit tested on ``max_nights`` nights without being accepted is
+*settled* and not offered again. Each extra night of testing spends a halving share of the gate's
+false-accept rate (``alpha_share``), so repetition cannot wear the gate down. An edit accepted
+before (a staged proposal not adopted yet) is not pooled: its re-test replays that night's draws
+(``score_cache``) and costs nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from skillopt_sleep.files import atomic_write_text, parse_json, read_bytes_or_none
+from skillopt_sleep.history import project_key
+from skillopt_sleep.refusals import rule_text, same_rule
+from skillopt_sleep.types import Edit, TaskRecord, format_time, parse_time
+
+BASE = "base"  # the identity of the base documents themselves
+MAX_SAMPLES = 48  # per task and identity: older samples are dropped beyond this
+
+
+def task_content_key(task: TaskRecord) -> str:
+    """A val or train task's identity by what it asks and how it is judged, not by its id:
+    case and spacing do not count."""
+
+    def norm(text: str) -> str:
+        return " ".join((text or "").casefold().split())
+
+    blob = json.dumps([norm(task.intent), norm(task.context_excerpt), norm(task.system),
+                       norm(task.reference), task.judge], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
+
+
+@dataclass
+class EditRecord:
+    """One edit's pooled history against one set of base documents and one target model."""
+
+    target: str
+    op: str
+    text: str  # normalised rule text (``refusals.rule_text``)
+    nights: int = 0  # nights it was gated on
+    accepted: bool = False
+    updated: datetime | None = None
+
+    def edit(self) -> Edit:
+        return Edit(self.target, self.op, content=self.text)
+
+
+@dataclass
+class EvidencePool:
+    """The pooled samples of one project for one (target model, base documents) pair.
+
+    Load with ``EvidencePool.load``; ``consolidate`` reads and adds samples; the night calls
+    ``save`` only when it succeeds (a dry run or a failed night changes nothing).
+    """
+
+    path: Path | None
+    project: str
+    model: str
+    base: str  # fingerprint of the base documents
+    max_age: timedelta = timedelta(days=30)
+    max_nights: int = 4
+    now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    edits: dict[str, EditRecord] = field(default_factory=dict)  # identity -> record
+    samples: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # identity -> task key -> scores
+    _other: list[dict[str, Any]] = field(default_factory=list)  # records of other scopes, kept as read
+
+    # -- identity ------------------------------------------------------------------------------
+
+    def identity(self, edit: Edit) -> str:
+        """The pooled identity of an edit: an earlier record of the same rule (or a rewording of
+        it), else a new one named by its normalised text."""
+        for ident, record in self.edits.items():
+            if same_rule(edit, record.edit()):
+                return ident
+        text = rule_text(edit)
+        return "edit:" + hashlib.sha256(f"{edit.target}\0{edit.op}\0{text}".encode()).hexdigest()[:24]
+
+    def nights_tested(self, edit: Edit) -> int:
+        record = self.edits.get(self.identity(edit))
+        return record.nights if record else 0
+
+    def accepted_before(self, edit: Edit) -> bool:
+        """Accepted on an earlier night against these documents (staged, not yet adopted): its
+        re-test is a replay of that night, not another try."""
+        record = self.edits.get(self.identity(edit))
+        return record is not None and record.accepted
+
+    def alpha_share(self, edit: Edit) -> float:
+        """The share of the gate's false-accept rate tonight's test of ``edit`` may spend: all of
+        it on its first night, half on its second, a quarter on its third, ..."""
+        return 0.5 ** self.nights_tested(edit)
+
+    def settled(self, edit: Edit) -> bool:
+        """Tested on ``max_nights`` nights and never accepted: not worth another night."""
+        record = self.edits.get(self.identity(edit))
+        return record is not None and not record.accepted and record.nights >= self.max_nights
+
+    # -- samples -------------------------------------------------------------------------------
+
+    def stored(self, identity: str, task_key: str) -> list[float]:
+        return list(self.samples.get(identity, {}).get(task_key, []))
+
+    def record_samples(self, identity: str, task_key: str, scores: list[float]) -> None:
+        """All samples this identity now has for the task (stored ones first), capped."""
+        self.samples.setdefault(identity, {})[task_key] = list(scores)[-MAX_SAMPLES:]
+
+    def record_test(self, edit: Edit, accepted: bool) -> None:
+        ident = self.identity(edit)
+        record = self.edits.get(ident) or EditRecord(edit.target, edit.op, rule_text(edit))
+        record.nights += 1
+        record.accepted = record.accepted or accepted
+        record.updated = self.now
+        self.edits[ident] = record
+
+    # -- persistence ---------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str] | None, project: str | os.PathLike[str], model: str,
+             base: str, **kwargs: Any) -> EvidencePool:
+        """The pool for this scope; records of other scopes are kept for ``save``; expired ones and
+        an unreadable file are dropped (evidence is an optimisation, never a reason to fail)."""
+        pool = cls(Path(path) if path is not None else None, project_key(project), model, base, **kwargs)
+        raw = read_bytes_or_none(pool.path) if pool.path is not None else None
+        try:
+            data = parse_json(raw) if raw else {}
+        except ValueError:
+            data = {}
+        entries = data.get("records") if isinstance(data, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if not isinstance(entry, dict):
+                continue
+            updated = parse_time(entry.get("updated"))
+            if updated is None or pool.now - updated > pool.max_age:
+                continue
+            if (entry.get("project"), entry.get("model"), entry.get("base")) != (pool.project, model, base):
+                pool._other.append(entry)
+                continue
+            try:
+                pool._adopt(entry, updated)
+            except (TypeError, ValueError, OverflowError):
+                continue  # a hand-edited record: dropped, like an expired one
+        return pool
+
+    def _adopt(self, entry: dict[str, Any], updated: datetime) -> None:
+        ident = str(entry.get("identity", ""))
+        scores = entry.get("samples")
+        if not ident or not isinstance(scores, dict):
+            return
+        edit = entry.get("edit")
+        if ident != BASE:
+            if not isinstance(edit, dict):
+                return
+            record = EditRecord(str(edit.get("target", "")), str(edit.get("op", "")), str(edit.get("text", "")),
+                                int(edit.get("nights", 0) or 0), bool(edit.get("accepted")), updated)
+            self.edits[ident] = record
+        self.samples[ident] = {
+            str(k): [float(x) for x in v if isinstance(x, (int, float)) and 0.0 <= x <= 1.0][-MAX_SAMPLES:]
+            for k, v in scores.items() if isinstance(v, list)
+        }
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        stamp = format_time(self.now)
+        records = list(self._other)
+        for ident, scores in self.samples.items():
+            entry: dict[str, Any] = {"project": self.project, "model": self.model, "base": self.base,
+                                     "identity": ident, "updated": stamp, "samples": scores}
+            record = self.edits.get(ident)
+            if record is not None:
+                entry["edit"] = {"target": record.target, "op": record.op, "text": record.text,
+                                 "nights": record.nights, "accepted": record.accepted}
+                entry["updated"] = format_time(record.updated or self.now)
+            elif ident != BASE:
+                continue
+            records.append(entry)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.path, json.dumps({"version": 1, "records": records}, ensure_ascii=False))

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from skillopt_sleep.edit_evidence import BASE, EvidencePool, task_content_key
+from skillopt_sleep.types import Edit, TaskRecord
+
+RULE = Edit("skill", "add", "Commit messages stay under 72 characters and cite the ticket")
+NOW = datetime(2026, 11, 23, tzinfo=timezone.utc)
+
+
+def pool(path: Path, base: str = "fp1", model: str = "m", **kw) -> EvidencePool:
+    return EvidencePool.load(path, path.parent / "project", model, base, **kw)
+
+
+def test_samples_and_tests_survive_a_save_and_find_rewordings(tmp_path: Path) -> None:
+    path = tmp_path / "evidence.json"
+    first = pool(path, now=NOW)
+    ident = first.identity(RULE)
+    first.record_samples(BASE, "task-1", [1.0, 0.0])
+    first.record_samples(ident, "task-1", [1.0, 1.0, 0.0])
+    first.record_test(RULE, accepted=False)
+    first.save()
+    again = pool(path, now=NOW + timedelta(days=1))
+    reworded = Edit("skill", "add", "- commit messages stay under 72 characters, and cite the ticket.")
+    assert again.identity(reworded) == ident
+    assert again.stored(ident, "task-1") == [1.0, 1.0, 0.0]
+    assert again.stored(BASE, "task-1") == [1.0, 0.0]
+    assert again.nights_tested(reworded) == 1 and again.alpha_share(reworded) == 0.5
+    other_number = Edit("skill", "add", "Commit messages stay under 50 characters and cite the ticket")
+    assert again.identity(other_number) != ident and again.nights_tested(other_number) == 0
+
+
+def test_evidence_is_scoped_to_documents_and_model_and_expires(tmp_path: Path) -> None:
+    path = tmp_path / "evidence.json"
+    first = pool(path, now=NOW)
+    first.record_samples(BASE, "task-1", [1.0])
+    first.save()
+    assert pool(path, base="fp2", now=NOW).stored(BASE, "task-1") == []
+    assert pool(path, model="other", now=NOW).stored(BASE, "task-1") == []
+    other = pool(path, base="fp2", now=NOW)
+    other.record_samples(BASE, "task-1", [0.0])
+    other.save()  # keeps the first scope's records
+    assert pool(path, now=NOW).stored(BASE, "task-1") == [1.0]
+    assert pool(path, now=NOW + timedelta(days=31)).stored(BASE, "task-1") == []
+
+
+def test_an_edit_tested_on_enough_nights_is_settled_unless_it_was_accepted(tmp_path: Path) -> None:
+    p = pool(tmp_path / "evidence.json", max_nights=2)
+    p.record_test(RULE, accepted=False)
+    assert not p.settled(RULE)
+    p.record_test(RULE, accepted=False)
+    assert p.settled(RULE) and p.alpha_share(RULE) == 0.25
+    kept = Edit("skill", "add", "Release notes list breaking changes first")
+    p.record_test(kept, accepted=True)
+    p.record_test(kept, accepted=False)
+    assert not p.settled(kept)
+
+
+def test_an_unreadable_or_planted_file_is_an_empty_pool(tmp_path: Path) -> None:
+    path = tmp_path / "evidence.json"
+    bad_nights = {"project": str((tmp_path / "project").resolve()), "model": "m", "base": "fp1", "identity": "e",
+                  "updated": "2026-11-23T00:00:00Z", "samples": {}, "edit": {"nights": "many"}}
+    for text in ("{not json", "[1, 2]", '{"records": [7, {"identity": "base", "samples": "x"}]}', "[" * 100000,
+                 json.dumps({"records": [bad_nights]})):
+        path.write_text(text)
+        p = pool(path)
+        assert p.samples == {} and p.edits == {}
+    record = {"project": str((tmp_path / "project").resolve()), "model": "m", "base": "fp1", "identity": "base",
+              "updated": "2999-01-01T00:00:00Z", "samples": {"t": [0.5, 7, "x", -1, 1]}}
+    path.write_text(json.dumps({"records": [record]}))
+    assert pool(path, now=datetime(2999, 1, 2, tzinfo=timezone.utc)).stored(BASE, "t") == [0.5, 1.0]
+
+
+def test_task_content_key_ignores_ids_case_and_spacing() -> None:
+    a = TaskRecord(id="a", intent="Write the  commit message", judge={"kind": "rule", "checks": []})
+    b = TaskRecord(id="b", intent="write the commit message ", judge={"kind": "rule", "checks": []})
+    c = TaskRecord(id="a", intent="Write the release notes", judge={"kind": "rule", "checks": []})
+    assert task_content_key(a) == task_content_key(b) != task_content_key(c)
