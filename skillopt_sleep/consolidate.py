@@ -23,7 +23,7 @@ from skillopt_sleep import gate as gating
 from skillopt_sleep.backends.models import Models, run_together
 from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit
 from skillopt_sleep.dream import mean_soft, rubric_scorer, run_attempts, run_train_attempts
-from skillopt_sleep.edit_evidence import BASE, EvidencePool, task_content_key
+from skillopt_sleep.edit_evidence import EvidencePool, task_content_key
 from skillopt_sleep.reflect import reflect
 from skillopt_sleep.types import Attempt, Edit, GateDecision, TaskRecord
 
@@ -77,8 +77,9 @@ class Outcome:
 class _Evaluator:
     """Val scores per document set, grown on demand, so every comparison reuses samples.
 
-    With a pool, the base documents and each single edit start from the samples of earlier nights
-    (``identity``), and new samples are drawn after them.
+    With a pool, a re-tested edit starts from its samples of earlier nights (``identity``) and new
+    samples are drawn after them. Tonight's documents are not pooled: their earlier draws come
+    back through the score cache, answers and all (sample ``i`` is the same draw).
     """
 
     def __init__(self, models: Models, tasks: list[TaskRecord], outcome: Outcome, phase: str,
@@ -193,7 +194,7 @@ class _Night:
         sampling = _Sampling(
             cfg=replace(s.gate, looks=-(-budget // s.val_samples)),
             base=base, cand=cand, focus=focus, share=share / max(1, self.family),
-            base_identity=BASE if base is self.base else None, identity=identity,
+            identity=identity,
             start=ev.count(cand, identity, first) if identity is not None else 0, budget=budget)
         decision = self._sample(sampling, first)
         if len(first) < len(everything) and not _gain_refused(decision):
@@ -213,13 +214,13 @@ class _Night:
             # Pooled evidence first: when it already settles the verdict (accepted, futile, or
             # harmful), an unchanged re-proposal costs no new draws.
             g.wanted.update(dict.fromkeys(fresh, g.start))
-            b = ev.ensure(g.base, g.start, fresh, identity=g.base_identity)
+            b = ev.ensure(g.base, g.start, fresh)
             c = ev.ensure(g.cand, g.start, fresh, identity=g.identity)
             decision = self._decide(g, b, c)
             if decision.accepted or gating.futile(decision, g.cfg) or gating.significant_harm(decision):
                 return decision
         g.wanted.update({tid: n for tid in fresh if g.wanted.get(tid, 0) < n})
-        b = ev.ensure(g.base, n, fresh, identity=g.base_identity)
+        b = ev.ensure(g.base, n, fresh)
         c = ev.ensure(g.cand, n, fresh, identity=g.identity)
         decision = self._decide(g, b, c)
         while n < ceiling:
@@ -229,7 +230,7 @@ class _Night:
             n = min(ceiling, n + step)
             grow = [tid for tid in more if g.wanted[tid] < n]
             g.wanted.update(dict.fromkeys(grow, n))
-            b = ev.ensure(g.base, n, grow, identity=g.base_identity)
+            b = ev.ensure(g.base, n, grow)
             c = ev.ensure(g.cand, n, grow, identity=g.identity)
             decision = self._decide(g, b, c)
         return decision
@@ -248,7 +249,6 @@ class _Sampling:
     cand: DocumentSet
     focus: set[str]
     share: float
-    base_identity: str | None
     identity: str | None
     start: int  # pooled samples the candidate already had
     budget: int  # new samples per task at most
@@ -302,7 +302,7 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
         final = _combine(outcome, night, winners, progress)
     outcome.documents = final
     if val:
-        outcome.baseline = _mean_of(evaluator.ensure(docs, settings.val_samples, identity=BASE))
+        outcome.baseline = _mean_of(evaluator.ensure(docs, settings.val_samples))
         outcome.candidate = _mean_of(evaluator.ensure(final, settings.val_samples))
         evaluator.store()
     _measure_test(outcome, models, test, docs, final, settings)
@@ -316,7 +316,7 @@ def _dream(outcome: Outcome, models: Models, train: list[TaskRecord], val: list[
     rubric = rubric_scorer(models.optimizer)
     train_attempts, _ = run_together(
         lambda: run_train_attempts(models.target, train, docs, settings.k, rubric, settings.agree_after),
-        lambda: evaluator.ensure(docs, settings.val_samples, identity=BASE) if val else None,
+        lambda: evaluator.ensure(docs, settings.val_samples) if val else None,
     )
     outcome.phases["dream"] = sum(len(attempts) for attempts in train_attempts.values())
     outcome.train_attempts = train_attempts

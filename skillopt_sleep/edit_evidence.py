@@ -1,14 +1,13 @@
 """Val evidence pooled across nights, so a re-proposed edit adds samples instead of re-rolling.
 
 An edit the gate could not prove useful comes back on later nights. Re-testing it from scratch
-gives it a fresh lottery ticket each night; instead its earlier val samples — and those of the
-documents it was compared with — are kept and the new night's samples are added to them, so its
-evidence only grows. Samples are keyed by
+gives it a fresh lottery ticket each night; instead its earlier val samples are kept and the new
+night's samples are added to them, so its evidence only grows (the documents it is compared with
+come back through the score cache, sample by sample). Samples are keyed by
 
   * the target model (another model answers differently),
   * the fingerprint of the documents the edit is applied to ("everything else"),
-  * the documents' identity: the base documents themselves, or the base plus one edit — an edit
-    named by its normalised text, so a simple rewording finds the same record
+  * the edit, named by its normalised text, so a simple rewording finds the same record
     (``refusals.same_rule``),
   * the val task's normalised content (not its id: a re-mined task keeps its evidence).
 
@@ -34,7 +33,7 @@ from skillopt_sleep.history import project_key
 from skillopt_sleep.refusals import rule_text, same_rule
 from skillopt_sleep.types import Edit, TaskRecord, format_time, parse_time
 
-BASE = "base"  # the identity of the base documents themselves
+BASE = "base"  # an identity for the base documents themselves (not pooled by consolidate)
 MAX_SAMPLES = 48  # per task and identity: older samples are dropped beyond this
 
 

@@ -61,7 +61,6 @@ def test_a_night_pools_its_val_evidence_for_the_next(project: Path, tmp_path: Pa
     tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
     run_night(options(project, tasks_file, backend="sim:correct=0,harmful=1,seed=2"))
     records = json.loads(user_dirs().edit_evidence.read_text())["records"]
-    assert {r["identity"] for r in records} >= {"base"}
     assert all(r["project"] == str(project.resolve()) for r in records)
     assert any(r.get("edit", {}).get("nights") == 1 for r in records), "each gated edit is recorded"
 
