@@ -8,8 +8,8 @@ import pytest
 
 from skillopt_sleep.commands import adopt as adopt_cmd
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_USAGE, UserError
-from skillopt_sleep.staging import StagedFile, stage
-from skillopt_sleep.types import NightReport
+
+from tests.support.staged_project import project_with_memory, stage_memory
 
 OLD = b"# rules\r\n\xff\n"
 NEW = b"# rules\r\n- Use conventional commits.\n"
@@ -17,11 +17,8 @@ NEW = b"# rules\r\n- Use conventional commits.\n"
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "CLAUDE.md").write_bytes(OLD)
-    report = NightReport(night_id="n1", project=str(root), mode="run", status="staged")
-    stage(root, report, [StagedFile("memory", root / "CLAUDE.md", OLD, NEW)])
+    root = project_with_memory(tmp_path, OLD)
+    stage_memory(root, NEW)
     return root
 
 

@@ -12,25 +12,19 @@ from skillopt_sleep.adoption import adopt, revert
 from skillopt_sleep.cli import main
 from skillopt_sleep.commands import notice as notice_cmd
 from skillopt_sleep.paths import user_dirs
-from skillopt_sleep.staging import StagedFile, stage
-from skillopt_sleep.types import Edit, NightReport
+
+from tests.support.staged_project import project_with_memory, stage_memory
 
 NOW = datetime(2026, 3, 2, 8, 0, tzinfo=timezone.utc)
 
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "CLAUDE.md").write_bytes(b"# rules\n")
-    return root
+    return project_with_memory(tmp_path, b"# rules\n")
 
 
-def _stage(project: Path, night_id: str, n_rules: int, proposed: bytes = b"# rules\n- new\n") -> Path:
-    report = NightReport(night_id=night_id, project=str(project), mode="run", status="staged",
-                         accepted_edits=[Edit("memory", "add", f"rule {i}") for i in range(n_rules)])
-    current = (project / "CLAUDE.md").read_bytes()
-    return stage(project, report, [StagedFile("memory", project / "CLAUDE.md", current, proposed)])
+def _stage(project: Path, night_id: str, n_rules: int) -> Path:
+    return stage_memory(project, b"# rules\n- new\n", night_id, rules=n_rules)
 
 
 def test_nothing_staged_means_no_notice(project):

@@ -9,8 +9,8 @@ import pytest
 from skillopt_sleep.commands import revert as revert_cmd
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
 from skillopt_sleep.adoption import adopt
-from skillopt_sleep.staging import StagedFile, stage
-from skillopt_sleep.types import NightReport
+
+from tests.support.staged_project import project_with_memory, stage_memory
 
 OLD = b"line one\r\nline two\r\n"
 NEW = b"line one\r\nline two\r\n- rule\r\n"
@@ -18,11 +18,8 @@ NEW = b"line one\r\nline two\r\n- rule\r\n"
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "AGENTS.md").write_bytes(OLD)
-    report = NightReport(night_id="n1", project=str(root), mode="run", status="staged")
-    stage(root, report, [StagedFile("memory", root / "AGENTS.md", OLD, NEW)])
+    root = project_with_memory(tmp_path, OLD, "AGENTS.md")
+    stage_memory(root, NEW, name="AGENTS.md")
     adopt(root)
     return root
 

@@ -8,17 +8,15 @@ import pytest
 
 from skillopt_sleep.commands import status as status_cmd
 from skillopt_sleep.adoption import adopt
-from skillopt_sleep.staging import StagedFile, stage
 from skillopt_sleep.history import History
 from skillopt_sleep.types import Edit, NightReport
+
+from tests.support.staged_project import project_with_memory, stage_memory
 
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "CLAUDE.md").write_bytes(b"old\n")
-    return root
+    return project_with_memory(tmp_path, b"old\n")
 
 
 def _night(project: Path, night_id: str, baseline: float, candidate: float, accepted: bool,
@@ -27,8 +25,7 @@ def _night(project: Path, night_id: str, baseline: float, candidate: float, acce
                          baseline=baseline, candidate=candidate,
                          accepted_edits=[Edit("memory", "add", "r")] if accepted else [])
     if staged is not None:
-        current = (project / "CLAUDE.md").read_bytes()
-        stage(project, report, [StagedFile("memory", project / "CLAUDE.md", current, staged)])
+        stage_memory(project, staged, report=report)
     History().record(report)
 
 

@@ -16,8 +16,8 @@ import pytest
 
 from skillopt_sleep import __version__
 from skillopt_sleep.adoption import adopt
-from skillopt_sleep.staging import StagedFile, stage
-from skillopt_sleep.types import Edit, NightReport
+
+from tests.support.staged_project import project_with_memory, stage_memory
 
 REPO = Path(__file__).resolve().parents[2]
 RUNNER = REPO / "plugins" / "claude-code" / "scripts" / "engine.py"
@@ -70,16 +70,11 @@ def _assert_clean(text: str) -> None:
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "CLAUDE.md").write_bytes(b"# rules\n")
-    return root
+    return project_with_memory(tmp_path, b"# rules\n")
 
 
 def _stage(project: Path, n_rules: int = 2) -> None:
-    report = NightReport(night_id="n1", project=str(project), mode="run", status="staged",
-                         accepted_edits=[Edit("memory", "add", f"rule {i}") for i in range(n_rules)])
-    stage(project, report, [StagedFile("memory", project / "CLAUDE.md", b"# rules\n", b"# rules\n- a\n")])
+    stage_memory(project, b"# rules\n- a\n", rules=n_rules)
 
 
 # --------------------------------------------------------------------------- broken engines

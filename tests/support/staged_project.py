@@ -1,6 +1,10 @@
-"""One staged-project fixture for the staging and adoption tests: ``project``, a project whose
-CLAUDE.md holds CRLF line ends and bytes that are not UTF-8, and ``stage_proposal``, which stages a
-two-file proposal for it (CLAUDE.md + a new SKILL.md)."""
+"""Staged projects for the staging, adoption and command tests.
+
+``project`` (a fixture; import ``project_fixture``) is a project whose CLAUDE.md holds CRLF line
+ends and bytes that are not UTF-8, and ``stage_proposal`` stages a two-file proposal for it
+(CLAUDE.md + a new SKILL.md). ``project_with_memory`` and ``stage_memory`` build the simpler
+shape the command and plugin tests need: one memory document and a proposal that rewrites it.
+"""
 
 from __future__ import annotations
 
@@ -17,11 +21,16 @@ MEMORY_NEW = b"# Project rules\r\n\r\nKeep it short.\r\n- Use conventional commi
 SKILL_NEW = b"---\nname: skillopt-sleep-learned\ndescription: learned rules\n---\n- rule\n"
 
 
-def make_project(tmp_path: Path) -> Path:
+def project_with_memory(tmp_path: Path, content: bytes, name: str = "CLAUDE.md") -> Path:
+    """``tmp_path/proj`` holding one memory document ``name``."""
     root = tmp_path / "proj"
     root.mkdir()
-    (root / "CLAUDE.md").write_bytes(MEMORY_OLD)
+    (root / name).write_bytes(content)
     return root
+
+
+def make_project(tmp_path: Path) -> Path:
+    return project_with_memory(tmp_path, MEMORY_OLD)
 
 
 @pytest.fixture(name="project")
@@ -48,3 +57,13 @@ def stage_proposal(project: Path, night_id: str = "night-1", **kw) -> Path:
     directory = stage(project, report, files, **kw)
     assert report.staging_dir == str(directory)
     return directory
+
+
+def stage_memory(project: Path, proposed: bytes, night_id: str = "n1", rules: int = 0, name: str = "CLAUDE.md",
+                 report: NightReport | None = None) -> Path:
+    """Stage a proposal that turns the live memory document ``name`` into ``proposed``, as a night
+    that accepted ``rules`` edits (or as ``report`` says)."""
+    report = report or NightReport(night_id=night_id, project=str(project), mode="run", status="staged",
+                                   accepted_edits=[Edit("memory", "add", f"rule {i}") for i in range(rules)])
+    live = project / name
+    return stage(project, report, [StagedFile("memory", live, live.read_bytes(), proposed)])
