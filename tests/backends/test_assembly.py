@@ -15,6 +15,7 @@ from skillopt_sleep.config import Config
 from skillopt_sleep.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 from skillopt_sleep.night import NightOptions, run_night
 
+from tests.support.fake_backend import FakeBackend, forward
 from tests.support.tasks import make_tasks, write_tasks_file
 
 
@@ -71,34 +72,23 @@ def test_every_registered_backend_declares_its_price_and_whether_it_is_offline()
     assert build_models(Config(backend="sim")).target.backend.price == FREE
 
 
-class _Offline:
-    """An offline backend that is not called "sim": the night must go by what it declares."""
-
-    price = FREE
-    offline = True
-
-    def __init__(self, inner) -> None:
-        self.inner, self.id = inner, "replay-" + inner.id
-
-    def complete(self, request):
-        return self.inner.complete(request)
+def replay(inner, offline: bool) -> FakeBackend:
+    return FakeBackend(forward(inner), id="replay-" + inner.id, price=FREE, offline=offline)
 
 
-class _Online(_Offline):
-    offline = False
-
-
-@pytest.mark.parametrize("wrapper", [_Offline, _Online])
-def test_the_night_asks_the_backend_not_the_spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wrapper) -> None:
+@pytest.mark.parametrize("offline", [True, False])
+def test_the_night_asks_the_backend_not_the_spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offline: bool) -> None:
+    """A backend that is not called "sim" (here: one the simulator answers through): the night
+    goes by what it declares."""
     project = tmp_path / "proj"
     project.mkdir()
     (project / "CLAUDE.md").write_text("# proj\n", encoding="utf-8")
     real = assembly.make_backend
-    monkeypatch.setattr(assembly, "make_backend", lambda *a, **k: wrapper(real(*a, **k)))
+    monkeypatch.setattr(assembly, "make_backend", lambda *a, **k: replay(real(*a, **k), offline))
     config = Config(backend="sim:correct=1,harmful=0,seed=1", agent="claude", retries=1)
     unreviewed = write_tasks_file(tmp_path / "tasks.json", make_tasks(), reviewed=False)
     opts = NightOptions(project=project, config=config, mode="dry-run", tasks_file=unreviewed)
-    if wrapper.offline:
+    if offline:
         assert run_night(opts).simulated is True
     else:
         with pytest.raises(UserError) as info:

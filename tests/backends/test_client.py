@@ -179,15 +179,7 @@ def test_unpriced_models_are_listed_and_free_backends_are_not(retry):
     budget = Budget(max_cost=5.0)
     Client(FakeBackend(price=None, id="mystery"), retry=retry, budget=budget).complete(req())
 
-    class Free:
-        id = "sim:x"
-        price = FREE
-        offline = True
-
-        def complete(self, request):
-            return ok()
-
-    Client(Free(), retry=retry, budget=budget).complete(req())
+    Client(FakeBackend(id="sim:x", price=FREE, offline=True), retry=retry, budget=budget).complete(req())
     assert budget.summary()["unpriced_models"] == ["mystery"]
 
 
