@@ -40,18 +40,24 @@ def _unit(vec: Vector) -> Vector:
     return {k: v / norm for k, v in vec.items()}
 
 
-def _features(shapes: list[RequestShape]) -> tuple[list[Vector], list[Vector], list[set[str]]]:
-    """Per request, its candidate keys (see ``_keys``) and two unit vectors whose dot products are ``(1 - GRAM_SHARE)`` × a word cosine +
-    ``GRAM_SHARE`` × the object-trigram cosine: one over the whole request, one over its object only.
+def _features(shapes: list[RequestShape],
+              weights: list[int]) -> tuple[list[Vector], list[Vector], list[set[str]]]:
+    """Per distinct request (typed ``weights[i]`` times), its candidate keys (see ``_keys``) and two
+    unit vectors whose dot products are ``(1 - GRAM_SHARE)`` × a word cosine + ``GRAM_SHARE`` × the
+    object-trigram cosine: one over the whole request, one over its object only.
 
     Words shared by many requests ("file", "code") weigh little; in the whole-request vector a word
     of the request's object weighs ``OBJECT_WEIGHT`` times more than its subject matter, and a word
     that at least two requests have as their object names a kind of work even where it stands later
     ("add the fix to the *changelog*"): it weighs ``KIND_WEIGHT`` times more."""
-    n = len(shapes)
-    df: Counter[str] = Counter(w for s in shapes for w in s.words)
-    gram_df: Counter[str] = Counter(g for s in shapes for g in s.grams)
-    as_object: Counter[str] = Counter(w for s in shapes for w in set(s.object_words))
+    n = sum(weights)
+    df: Counter[str] = Counter()
+    gram_df: Counter[str] = Counter()
+    as_object: Counter[str] = Counter()
+    for s, weight in zip(shapes, weights, strict=True):
+        for counter, items in ((df, s.words), (gram_df, s.grams), (as_object, set(s.object_words))):
+            for item in items:
+                counter[item] += weight
     word_scale, gram_scale = math.sqrt(1 - GRAM_SHARE), math.sqrt(GRAM_SHARE)
 
     def idf(word: str) -> float:
@@ -104,12 +110,13 @@ class _Groups:
         self.modes.append(mode)
         return len(self.sums) - 1
 
-    def add(self, g: int, vec: Vector, object_vec: Vector, keys: set[str], sign: int = 1) -> None:
+    def add(self, g: int, vec: Vector, object_vec: Vector, keys: set[str], weight: int) -> None:
+        """Add ``weight`` copies of a request to group ``g`` (a negative weight takes them out)."""
         for total, part in ((self.sums[g], vec), (self.object_sums[g], object_vec)):
             for k, v in part.items():
-                total[k] = total.get(k, 0.0) + sign * v
-        self.sizes[g] += sign
-        if sign > 0:
+                total[k] = total.get(k, 0.0) + weight * v
+        self.sizes[g] += weight
+        if weight > 0:
             by_key = self.by_key.setdefault(self.modes[g], {})
             for key in keys:
                 by_key.setdefault(key, set()).add(g)
@@ -124,17 +131,17 @@ class _Groups:
                 found |= groups
         return found
 
-    def average_link(self, g: int, vec: Vector, object_vec: Vector, member: bool) -> float:
-        """Mean similarity of a request to the group's members (itself left out), or -1 when its
-        object is not, on average, the object of the group's members (``OBJECT_THRESHOLD``)."""
-        size = self.sizes[g] - (1 if member else 0)
+    def average_link(self, g: int, vec: Vector, object_vec: Vector, own: int = 0) -> float:
+        """Mean similarity of a request to the group's members, leaving out its own ``own`` copies
+        (when it is in the group), or -1 when its object is not, on average, the object of the
+        group's members (``OBJECT_THRESHOLD``). Both vectors are unit vectors: a copy of the
+        request adds exactly 1 to a dot product with the sums."""
+        size = self.sizes[g] - own
         if size <= 0:
             return -1.0
-        if object_vec:  # a unit vector; a request whose object is empty is not held to it
-            own = 1.0 if member else 0.0
-            if (_dot(object_vec, self.object_sums[g]) - own) / size < OBJECT_THRESHOLD:
-                return -1.0
-        return (_dot(vec, self.sums[g]) - (1.0 if member else 0.0)) / size
+        if object_vec and (_dot(object_vec, self.object_sums[g]) - own) / size < OBJECT_THRESHOLD:
+            return -1.0  # (a request whose object is empty is not held to it)
+        return (_dot(vec, self.sums[g]) - own) / size
 
 
 def cluster(requests: list[UserRequest], threshold: float = DEFAULT_THRESHOLD,
@@ -150,43 +157,47 @@ def cluster(requests: list[UserRequest], threshold: float = DEFAULT_THRESHOLD,
         return []
     order = sorted(range(len(requests)),
                    key=lambda i: (requests[i].text.lower(), requests[i].text, requests[i].session.session_id))
-    seen: dict[str, RequestShape] = {}  # a heavy user types some requests many times
-    shapes = [seen.get(r.text) or seen.setdefault(r.text, shape_of(r.text)) for r in requests]
-    vectors, object_vectors, keys = _features(shapes)
-    groups = _Groups()
-    assignment: dict[int, int] = {}
+    typed: dict[str, list[int]] = {}  # each distinct text once, weighted by how often it was typed
     for i in order:
+        typed.setdefault(requests[i].text, []).append(i)
+    texts = list(typed)
+    weights = [len(typed[t]) for t in texts]
+    shapes = [shape_of(t) for t in texts]
+    vectors, object_vectors, keys = _features(shapes, weights)
+    groups = _Groups()
+    assignment: list[int] = []
+    for i, shape in enumerate(shapes):
         best, best_sim = -1, threshold
-        for g in sorted(groups.candidates(keys[i], shapes[i].mode)):
-            sim = groups.average_link(g, vectors[i], object_vectors[i], member=False)
+        for g in sorted(groups.candidates(keys[i], shape.mode)):
+            sim = groups.average_link(g, vectors[i], object_vectors[i])
             if sim >= best_sim:
                 best, best_sim = g, sim
         if best < 0:
-            best = groups.new(shapes[i].mode)
-        groups.add(best, vectors[i], object_vectors[i], keys[i])
-        assignment[i] = best
+            best = groups.new(shape.mode)
+        groups.add(best, vectors[i], object_vectors[i], keys[i], weights[i])
+        assignment.append(best)
     for _ in range(rounds):
         changed = False
-        for i in order:
-            own = assignment[i]
-            best, best_sim = own, groups.average_link(own, vectors[i], object_vectors[i], member=True)
-            for g in sorted(groups.candidates(keys[i], shapes[i].mode) - {own}):
-                sim = groups.average_link(g, vectors[i], object_vectors[i], member=False)
+        for i, shape in enumerate(shapes):
+            own, weight = assignment[i], weights[i]
+            best, best_sim = own, groups.average_link(own, vectors[i], object_vectors[i], own=weight)
+            for g in sorted(groups.candidates(keys[i], shape.mode) - {own}):
+                sim = groups.average_link(g, vectors[i], object_vectors[i])
                 if sim > best_sim + 1e-9:
                     best, best_sim = g, sim
             if best_sim < threshold:  # nothing close enough: stand alone
-                if groups.sizes[own] == 1:
+                if groups.sizes[own] == weight:
                     continue
-                best = groups.new(shapes[i].mode)
+                best = groups.new(shape.mode)
             if best != own:
-                groups.add(own, vectors[i], object_vectors[i], set(), sign=-1)
-                groups.add(best, vectors[i], object_vectors[i], keys[i])
+                groups.add(own, vectors[i], object_vectors[i], set(), -weight)
+                groups.add(best, vectors[i], object_vectors[i], keys[i], weight)
                 assignment[i], changed = best, True
         if not changed:
             break
     by_group: dict[int, list[UserRequest]] = {}
-    for i in order:
-        by_group.setdefault(assignment[i], []).append(requests[i])
+    for text, g in zip(texts, assignment, strict=True):
+        by_group.setdefault(g, []).extend(requests[i] for i in typed[text])
     return sorted(by_group.values(), key=lambda g: (-len(g), g[0].text.lower(), g[0].text))
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from skillopt_sleep.mining.text import GENERIC_VERBS, HEAD_SPLIT_RE, STOPWORDS, WORD_RE, canonical, stem
 
@@ -75,9 +76,9 @@ def _head_words(text: str) -> list[str]:
     return WORD_RE.findall(HEAD_SPLIT_RE.split(text, maxsplit=1)[0])
 
 
-def _opening(text: str) -> tuple[str, list[str]]:
+def _opening(canonical_text: str) -> tuple[str, list[str]]:
     """(mode, the head's words after the opening verb)."""
-    body = FILLER_RE.sub("", _canonical(text), count=1)
+    body = FILLER_RE.sub("", canonical_text, count=1)
     tokens = re.findall(r"[a-z0-9_'+-]+", body)
     if not tokens:
         return PRODUCE, []
@@ -99,11 +100,14 @@ def _content(words: list[str]) -> list[str]:
     return [stem(w) for w in words if w not in STOPWORDS and w not in GENERIC_VERBS and not w.isdigit()]
 
 
+@lru_cache(maxsize=1 << 16)
 def shape_of(text: str) -> RequestShape:
-    mode, head_words = _opening(text)
+    """The shape of a request (cached: a heavy user types many requests more than once)."""
+    lowered = _canonical(text)
+    mode, head_words = _opening(lowered)
     object_words = tuple(dict.fromkeys(_content(head_words)))
     joined = "".join(w for w in head_words if w not in STOPWORDS and w not in GENERIC_VERBS and not w.isdigit())
     joined = re.sub(r"[^a-z]", "", joined)
     grams = frozenset(joined[i:i + GRAM] for i in range(len(joined) - GRAM + 1))
     return RequestShape(mode=mode, object_words=object_words,
-                        words=frozenset(_content(WORD_RE.findall(_canonical(text)))), grams=grams)
+                        words=frozenset(_content(WORD_RE.findall(lowered))), grams=grams)

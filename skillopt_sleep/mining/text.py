@@ -9,6 +9,7 @@ spellings, not a thesaurus: "summary" and "description" stay different words.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 STOPWORDS = frozenset(
     """a an the and or but if then else for to of in on at by with from into onto about as is are was
@@ -39,6 +40,7 @@ HEAD_SPLIT_RE = re.compile(r"\b(?:for|about|of|on|in|from|to|that|with|where|whi
 WORD_RE = re.compile(r"[a-z][a-z0-9_+-]{1,}")
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A light stem: "messages", "message" -> "messag"; "staged", "staging", "stage" -> "stag"."""
     for suffix in ("ing", "es", "ed", "s"):
