@@ -1,16 +1,23 @@
 """Grouping requests into kinds of task: average-link similarity over an inverted index.
 
-Each request becomes a unit vector (see ``_vectors``): TF-IDF over its content words, with the
-words of its object weighing most, plus the character trigrams of its object for spelling
-variants. A request joins a group only when both say the same *mode* (``shape.RequestShape``)
-and its **average** similarity to the group's members reaches the threshold — not its similarity
-to one nearest member or to a normalised centroid, which lets one shared word pull an unrelated
-request in. The average over a group is one dot product with the sum of its members' vectors.
+Each request becomes two unit vectors (see ``_features``): TF-IDF over its content words, with
+the words of its object weighing most, and over its object alone; both with the character
+trigrams of its object for spelling variants. A request joins a group only when
 
-Near-linear: a request is compared only with the groups that share an informative key with it
-(an object word, the first letters of one, or a word other requests have as their object); a key already held by more than
-``MAX_GROUPS_PER_KEY`` groups says nothing about kind and yields no candidates. So the work is
-bounded by requests × keys × that cap, never requests × groups.
+- both say the same *mode* (``shape.RequestShape``: "commit the lockfile" does not join "write the
+  commit message");
+- its object is, on average over the group's members, similar enough (``OBJECT_THRESHOLD``): the
+  group must be about the same thing, not merely share a word somewhere;
+- its **average** similarity to the group's members is the highest and reaches the threshold —
+  not its similarity to one nearest member or to a normalised centroid, which lets one shared
+  word pull an unrelated request in. The average over a group is one dot product with the sum of
+  its members' vectors.
+
+Near-linear: a request is compared only with the groups of its mode that share an informative
+key with it (an object word, the first letters of one, or a word other requests have as their
+object); a key already held by more than ``MAX_GROUPS_PER_KEY`` groups of a mode says nothing
+about kind and yields no candidates. So the work is bounded by requests × keys × that cap, never
+requests × groups; a text typed many times is clustered once.
 """
 
 from __future__ import annotations

@@ -111,3 +111,11 @@ def test_candidates_come_from_shared_keys_only(monkeypatch):
     assert len(got) == 41
     # 45 requests: an all-pairs leader pass alone would compare ~900 times
     assert len(compared) < 100, len(compared)
+
+
+def test_a_request_typed_many_times_stays_with_its_kind():
+    texts = ["commit msg pls"] * 4 + ["write the commit message for the staged change",
+                                      "add a unit test for the invoice parser", "add a unit test for the invoice parser"]
+    groups = cluster(requests_from([digest(f"s{i}", [(t, "")]) for i, t in enumerate(texts)]))
+    assert [sorted(r.session.session_id for r in g) for g in groups] == [
+        ["s0", "s1", "s2", "s3", "s4"], ["s5", "s6"]]
