@@ -37,6 +37,7 @@ KIND_IN_OBJECT = 0.3  # a kind word outside the object still says what the work 
 GRAM_SHARE = 0.35  # share of the similarity that comes from the object's character trigrams
 PREFIX = 4  # candidate key: the first letters of an object word ("dock" for docker, Dockerfile)
 MAX_GROUPS_PER_KEY = 64
+MAX_CANDIDATES = 32  # groups a request is compared with, at most (about: whole keys are taken)
 DEFAULT_THRESHOLD = 0.1
 OBJECT_THRESHOLD = 0.1  # a request's object must be, on average, this similar to the group's
 Vector = dict[str, float]
@@ -129,13 +130,16 @@ class _Groups:
                 by_key.setdefault(key, set()).add(g)
 
     def candidates(self, keys: set[str], mode: str) -> set[int]:
-        """Groups of this mode holding one of the keys (a group a request left may still be listed)."""
+        """Groups of this mode holding one of the keys (a group a request left may still be
+        listed): the rarest keys first, the most telling, until ``MAX_CANDIDATES`` are found."""
         by_key = self.by_key.get(mode, {})
+        held = sorted((len(groups), key) for key in keys
+                      if (groups := by_key.get(key)) and len(groups) <= MAX_GROUPS_PER_KEY)
         found: set[int] = set()
-        for key in keys:
-            groups = by_key.get(key)
-            if groups and len(groups) <= MAX_GROUPS_PER_KEY:
-                found |= groups
+        for _, key in held:
+            if len(found) >= MAX_CANDIDATES:
+                break
+            found |= by_key[key]
         return found
 
     def average_link(self, g: int, vec: Vector, object_vec: Vector, own: int = 0) -> float:
