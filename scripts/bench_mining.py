@@ -101,6 +101,8 @@ def score_checks(items: list[dict[str, Any]], miner: LlmMiner | None = None) -> 
     polarity_right = 0
     failed_calls: list[str] = []
     misses: list[dict[str, Any]] = []
+    if miner is not None:
+        miner.rejected.clear()  # counted per labels file
     for item in items:
         polarity = classify(item["text"])
         polarity_right += polarity == item["polarity"]
