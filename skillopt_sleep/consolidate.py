@@ -208,8 +208,11 @@ class _Night:
         """Decide on ``task_ids``, drawing more samples while the verdict is uncertain, up to the
         ceiling; every decision is one more look at the gain (``GateConfig.alpha_for``)."""
         ev, step = self.evaluator, self.settings.val_samples
-        n, ceiling = g.start + step, g.start + g.budget
         fresh = [tid for tid in task_ids if tid not in g.wanted]
+        # the round starts from the pooled samples its new tasks already have (the other val
+        # tasks of a re-tested edit may have none: its earlier nights stopped at its own tasks)
+        start = g.start if g.look == 0 else (ev.count(g.cand, g.identity, fresh) if g.identity and fresh else 0)
+        n, ceiling = start + step, start + g.budget
         if g.look == 0 and g.start >= step:
             # Pooled evidence first: when it already settles the verdict (accepted, futile, or
             # harmful), an unchanged re-proposal costs no new draws.
