@@ -213,6 +213,10 @@ class _Night:
         # tasks of a re-tested edit may have none: its earlier nights stopped at its own tasks)
         start = g.start if g.look == 0 else (ev.count(g.cand, g.identity, fresh) if g.identity and fresh else 0)
         n, ceiling = start + step, start + g.budget
+        if g.wanted:
+            # the other val tasks join with as many samples as the edit's own tasks reached, so the
+            # all-task mean is measured as closely as the gain it must not undo
+            n = min(ceiling, max(n, max(g.wanted.values()) - g.start + start))
         if g.look == 0 and g.start >= step:
             # Pooled evidence first: when it already settles the verdict (accepted, futile, or
             # harmful), an unchanged re-proposal costs no new draws.
