@@ -20,8 +20,10 @@ CLIs too old to know it), ``price_*``.
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 from skillopt_sleep.backends.base import Completion, Request
@@ -85,7 +87,10 @@ class ClaudeCliBackend:
                 str(system_file), command=self.command, model=self.model,
                 session_persistence=self.session_persistence,
             )
-            run = run_cli(argv, request.user, self.timeout, sandbox, env=sandbox.env(REPLAY_ENV))
+            env = sandbox.env(REPLAY_ENV)
+            run = run_cli(argv, request.user, self.timeout, sandbox, env=env)
+        if run.pid is not None:
+            forget_live_session(env, run.pid)
         if run.error:
             return Completion(text="", error=run.error, error_message=run.error_message, latency=run.latency)
         completion = self._parse(run.stdout, run.stderr, run.returncode)
@@ -119,6 +124,23 @@ class ClaudeCliBackend:
         if looks_like_auth_failure(answer):
             return _failure(answer, returncode)
         return Completion(text=answer, usage=usage, model=_model(result, self.model), cost_usd=cost)
+
+
+def forget_live_session(env: dict[str, str], pid: int) -> None:
+    """Remove the running-session entry Claude Code keeps for process ``pid``.
+
+    While it runs, the CLI registers itself as ``<config>/sessions/<pid>.json`` (beside a
+    ``<pid>.<hash>.key``) and removes both on a normal exit; a CLI stopped at the timeout, or one that
+    lost the race with its own exit under load, leaves them in the user's ``~/.claude``. The process
+    has ended, so the entry names a session that no longer exists.
+    """
+    config = env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
+    sessions = Path(config) / "sessions"
+    for path in (sessions / f"{pid}.json", *sessions.glob(f"{pid}.*.key")):
+        try:
+            path.unlink()
+        except OSError:
+            pass
 
 
 def _result_object(stdout: str) -> dict[str, Any] | None:

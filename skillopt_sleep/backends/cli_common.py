@@ -45,6 +45,7 @@ class CliRun:
     latency: float
     error: str | None = None  # set when the process could not run, timed out or was stopped
     error_message: str = ""
+    pid: int | None = None  # the process that ran (gone by now), for cleaning up what it left
 
 
 @dataclass
@@ -157,10 +158,11 @@ def run_cli(
     stdout, stderr = "".join(out_lines), "".join(err_chunks)
     if stopped:
         kind, message = stopped[0]
-        return CliRun(proc.returncode, stdout, stderr, latency, kind, clean_message(f"{name}: {message}"))
+        return CliRun(proc.returncode, stdout, stderr, latency, kind, clean_message(f"{name}: {message}"), proc.pid)
     if timed_out:
-        return CliRun(proc.returncode, stdout, stderr, latency, "timeout", f"{name} did not answer within {timeout:g}s")
-    return CliRun(proc.returncode, stdout, stderr, latency)
+        return CliRun(proc.returncode, stdout, stderr, latency, "timeout",
+                      f"{name} did not answer within {timeout:g}s", proc.pid)
+    return CliRun(proc.returncode, stdout, stderr, latency, pid=proc.pid)
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:

@@ -13,7 +13,6 @@ from dataclasses import replace
 from skillopt_sleep.backends.base import Request
 
 ROOM_FACTOR = 4
-LEFT_OUT_REASON = "reply cut off at the output-token limit, also with a larger cap"
 
 
 def with_more_room(request: Request, backend: object) -> Request | None:

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -152,6 +153,22 @@ def test_claude_replay_carries_none_of_the_users_context_and_leaves_nothing(clau
     assert list(evidence.iterdir()) == []  # no hook ran, no MCP server started
     assert [p for p in (home / ".claude" / "projects").rglob("*")] == []  # no session for a harvest
     assert list(private_tmp.iterdir()) == []  # no /tmp/claude-* probe, no sandbox
+
+
+def test_claude_stopped_at_the_timeout_leaves_no_live_session_entry(claude_setup):
+    backend, fake, home, *_ = claude_setup
+    fake.responder = lambda body: "warm-up"
+    assert backend.complete(REQUEST).ok  # the first call in a fresh HOME sets up Claude Code itself
+    release = threading.Event()
+    fake.responder = lambda body: release.wait(60) and "too late"
+    backend.timeout = 8.0
+    try:
+        completion = backend.complete(REQUEST)
+    finally:
+        release.set()
+    assert completion.error == "timeout", completion.error_message
+    sessions = home / ".claude" / "sessions"
+    assert not sessions.exists() or list(sessions.iterdir()) == []
 
 
 def test_claude_fifty_thousand_character_document(claude_setup):
