@@ -102,20 +102,21 @@ def test_a_cut_off_judge_reply_is_repaired_not_parsed(tmp_path: Path):
     assert [a.soft for a in got["t0"]] == [1.0]
 
 
-class GarbledJudge(SimBackend):
+def garbled_judge(sim: SimBackend) -> FakeBackend:
     """The simulator, except that the judge never answers in JSON."""
-
-    def complete(self, request: Request) -> Completion:
+    def handler(request: Request) -> Completion:
         if request.purpose == "judge":
             return Completion(text="Looks fine to me!", model="sim")
-        return super().complete(request)
+        return sim.complete(request)
+
+    return FakeBackend(handler, id=sim.id, price=sim.price, offline=sim.offline)
 
 
 def test_a_night_with_a_judge_that_never_answers_json_finishes_and_says_so(tmp_path: Path):
     tasks = [TaskRecord(id=f"t{i}", intent=f"explain retries {i}", split=split, reference="Retries back off.",
                         judge={"kind": "rubric", "rubric": 'Mentions "retries".'})
              for i, split in enumerate(["train", "train", "val", "val"])]
-    backend = GarbledJudge(SimKnobs(seed=1))
+    backend = garbled_judge(SimBackend(SimKnobs(seed=1)))
     stats, limiter = Stats(), Limiter(4)
     retry = RetryPolicy(attempts=1, sleep=lambda s: None)
     models = Models(Client(backend, limiter=limiter, stats=stats, retry=retry),
@@ -145,7 +146,7 @@ def test_the_night_report_counts_what_it_left_out(tmp_path: Path, monkeypatch: p
              for i in range(8)]
     assign_splits(tasks, seed=0)
     real = assembly.make_backend
-    monkeypatch.setattr(assembly, "make_backend", lambda *a, **k: GarbledJudge(real(*a, **k).knobs))
+    monkeypatch.setattr(assembly, "make_backend", lambda *a, **k: garbled_judge(real(*a, **k)))
     project = tmp_path / "proj"
     project.mkdir()
     config = Config(backend="sim:seed=1", agent="claude", retries=1, k=2, val_samples=2, max_val_samples=2)

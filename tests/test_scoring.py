@@ -19,23 +19,18 @@ from skillopt_sleep.judges import check_from_id
 from skillopt_sleep.scoring import CUT_OFF, left_out_notes
 from skillopt_sleep.types import Attempt
 
+from tests.support.fake_backend import FakeBackend
 from tests.support.tasks import make_tasks
 
 
-class CutsOffSampleOne(SimBackend):
-    """The simulator, except that every attempt with sample index 1 is cut off at the token limit;
-    records every attempt request it answers."""
+def cuts_off_sample_one(sim: SimBackend) -> FakeBackend:
+    """The simulator, except that every attempt with sample index 1 is cut off at the token limit."""
+    def handler(request: Request) -> Completion:
+        if request.purpose == "attempt" and request.sample == 1:
+            return Completion(text="", model="sim", truncated=True)
+        return sim.complete(request)
 
-    def __init__(self, knobs: SimKnobs):
-        super().__init__(knobs)
-        self.attempts: list[Request] = []
-
-    def complete(self, request: Request) -> Completion:
-        if request.purpose == "attempt":
-            self.attempts.append(request)
-            if request.sample == 1:
-                return Completion(text="", model="sim", truncated=True)
-        return super().complete(request)
+    return FakeBackend(handler, id=sim.id, price=sim.price, offline=sim.offline)
 
 
 def models_for(backend) -> Models:
@@ -56,12 +51,12 @@ def test_attempts_carry_their_failed_checks_as_data(tmp_path: Path):
 
 
 def test_left_out_samples_are_never_drawn_again_under_the_same_number(tmp_path: Path):
-    backend = CutsOffSampleOne(SimKnobs(correct=1.0, harmful=0.0, seed=4))
+    backend = cuts_off_sample_one(SimBackend(SimKnobs(correct=1.0, harmful=0.0, seed=4)))
     models = models_for(backend)
     tasks = make_tasks()
     outcome = consolidate(tasks, load_documents(tmp_path), models,
                           LoopSettings(k=3, val_samples=2, max_val_samples=6))
-    drawn = Counter((r.system, r.user, r.sample) for r in backend.attempts)
+    drawn = Counter((r.system, r.user, r.sample) for r in backend.requests if r.purpose == "attempt")
     assert max(drawn.values()) == 1, [k[2] for k, n in drawn.items() if n > 1]
     n_train = sum(t.split == "train" for t in tasks)
     assert models.left_out()[CUT_OFF] >= n_train  # one of the K=3 train samples of every task
@@ -75,17 +70,18 @@ def test_left_out_notes():
     assert left_out_notes({"b why": 1, "a why": 3}) == ["left out, not scored: 3 x a why; 1 x b why"]
 
 
-class ProseOptimizer(SimBackend):
+def prose_optimizer(sim: SimBackend) -> FakeBackend:
     """The simulator, except that the optimizer answers in prose, repair or not."""
-
-    def complete(self, request: Request) -> Completion:
+    def handler(request: Request) -> Completion:
         if request.purpose == "reflect":
             return Completion(text="The agent should simply try harder next time.", model="sim")
-        return super().complete(request)
+        return sim.complete(request)
+
+    return FakeBackend(handler, id=sim.id, price=sim.price, offline=sim.offline)
 
 
 def test_a_night_whose_optimizer_never_answers_json_says_so(tmp_path: Path):
-    models = models_for(ProseOptimizer(SimKnobs(seed=3)))
+    models = models_for(prose_optimizer(SimBackend(SimKnobs(seed=3))))
     outcome = consolidate(make_tasks(), load_documents(tmp_path), models, LoopSettings(k=2))
     assert outcome.accepted == [] and outcome.phases["reflect"] == 2 * 2  # each call repaired once
     assert models.left_out() == {"reflect: optimizer reply was not JSON after one repair": 2}
