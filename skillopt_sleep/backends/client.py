@@ -29,6 +29,7 @@ from skillopt_sleep.backends.retry import RetryPolicy, call_with_retry, stop_if_
 from skillopt_sleep.backends.stores import CallStore
 from skillopt_sleep.backends.truncation import with_more_room
 from skillopt_sleep.redact import redact, redact_obj
+from skillopt_sleep.sanitize import clean_obj, clean_text
 from skillopt_sleep.types import Usage
 
 EvidenceSink = Callable[[str, Request, Completion], None]
@@ -36,18 +37,23 @@ EvidenceSink = Callable[[str, Request, Completion], None]
 PREFLIGHT_TIMEOUT = 60.0  # seconds for the preflight call, all tries: a dead server shows fast
 
 
+def _outgoing(text: str) -> str:
+    """Clean first (removing a control character can join a secret back together), then redact."""
+    return redact(clean_text(text))
+
+
 @lru_cache(maxsize=512)
-def _redact_cached(text: str) -> str:
-    return redact(text)
+def _outgoing_cached(text: str) -> str:
+    return _outgoing(text)
 
 
 def redact_request(request: Request) -> Request:
-    """What leaves for a provider is redacted, whatever built the request (documents, tasks,
-    model output fed back to the optimizer). The static system prefix repeats across calls,
-    hence the cache."""
-    system, user = _redact_cached(request.system), redact(request.user)
-    payload = redact_obj(request.payload) if request.payload else request.payload
-    if system is request.system and user is request.user and payload is request.payload:
+    """What leaves for a provider is redacted and free of control characters and escape
+    sequences, whatever built the request (documents, transcript text, model output fed back to
+    the optimizer). The static system prefix repeats across calls, hence the cache."""
+    system, user = _outgoing_cached(request.system), _outgoing(request.user)
+    payload = redact_obj(clean_obj(request.payload)) if request.payload else request.payload
+    if system == request.system and user == request.user and payload == request.payload:
         return request
     return replace(request, system=system, user=user, payload=payload)
 

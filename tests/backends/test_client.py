@@ -6,6 +6,7 @@ import pytest
 
 from skillopt_sleep.backends.base import ProviderError, Request
 from skillopt_sleep.backends.client import Client, preflight
+from skillopt_sleep.sanitize import clean_text
 from skillopt_sleep.backends.limits import Limiter
 
 from tests.support.fake_backend import FakeBackend, err, ok, script
@@ -78,3 +79,16 @@ def test_map_raises_on_a_fatal_error(retry):
     backend = FakeBackend(lambda r: err("auth") if r.user == "t3" else ok())
     with pytest.raises(ProviderError):
         Client(backend, retry=retry).map([req(f"t{i}") for i in range(8)])
+
+
+def test_no_control_character_or_escape_sequence_reaches_a_provider(retry):
+    backend = FakeBackend()
+    hostile = "fix \x1b[2J\x1b]0;title\x07the bug\x00 now\u202e sk-ant-\x00api03-" + "a" * 40
+    Client(backend, retry=retry).complete(Request(
+        purpose="attempt", system="## Rules\r\n- be brief\x1b[31m\n", user=hostile,
+        payload={"task": {"intent": hostile}, "documents": "- be brief\x07"}))
+    (sent,) = backend.requests
+    for text in (sent.system, sent.user, sent.payload["task"]["intent"], sent.payload["documents"]):
+        assert clean_text(text) == text and "\x1b" not in text and "\x00" not in text
+    assert "sk-ant-api03" not in sent.user  # a control character cannot split a secret past redaction
+    assert sent.system == "## Rules\n- be brief\n"
