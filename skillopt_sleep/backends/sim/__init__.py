@@ -1,0 +1,85 @@
+"""``sim``: an offline, seeded, stochastic instruction-following simulator (DESIGN §4).
+
+It reads only the request's structured ``payload`` — the same task, documents and failure
+evidence a real model is shown in the rendered prompt — and never anything the engine keeps from a
+model (val tasks are never in an optimizer payload).
+
+As a *target* (``target.py``) it satisfies each of a task's judge checks with probability
+``follow`` when the documents hold a directive covering that check, ``1 - follow`` when a directive
+contradicts it, and ``base`` otherwise; then it renders a real text response that the real judges
+score. A length cap found in the documents is obeyed (truncating the response) with probability
+``follow``.
+As an *optimizer* (``optimizer.py``) it turns each failed check in the evidence (``failed_checks``:
+the checks as data, never the judges' human-readable reasons) into a covering rule with probability
+``correct`` and, independently, into a plausible-but-harmful rule with probability ``harmful``.
+How it reads documents is in ``reading.py``; its knobs in ``knobs.py``.
+
+Knobs (spec ``sim:follow=0.9,base=0.15,correct=0.6,harmful=0.2,seed=7``): follow, base, correct,
+harmful, seed, latency (seconds per call), down (1 = every call fails with a server error).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from skillopt_sleep.backends.base import Completion, Request
+from skillopt_sleep.backends.pricing import FREE
+from skillopt_sleep.backends.sim import optimizer, target
+from skillopt_sleep.backends.sim.judge import judge
+from skillopt_sleep.backends.sim.knobs import SimKnobs, knobs_from_options
+from skillopt_sleep.backends.sim.optimizer import COVERABLE_OPS, covering_rule, harmful_rule
+from skillopt_sleep.backends.sim.reading import CAP_RE, FLOOR_RE, NEGATION_RE, coverage
+from skillopt_sleep.backends.sim.regex_gen import regex_example
+from skillopt_sleep.backends.sim.target import FILLER
+from skillopt_sleep.types import Usage
+
+__all__ = [
+    "CAP_RE", "COVERABLE_OPS", "FILLER", "FLOOR_RE", "NEGATION_RE", "SimBackend", "SimKnobs",
+    "coverage", "covering_rule", "from_options", "harmful_rule", "regex_example",
+]
+
+Handler = Callable[[SimKnobs, Request], tuple[str, list[str]]]
+HANDLERS: dict[str, Handler] = {
+    "attempt": target.attempt,
+    "judge": judge,
+    "preflight": lambda knobs, request: ("ok", []),
+    **optimizer.HANDLERS,
+}
+
+
+def from_options(options: dict[str, Any], model: str | None) -> SimBackend:
+    return SimBackend(knobs_from_options(options))
+
+
+class SimBackend:
+    """No model: answers are drawn from the knobs, so they cost nothing and prove nothing."""
+
+    price = FREE
+    offline = True
+
+    def __init__(self, knobs: SimKnobs | None = None):
+        self.knobs = knobs or SimKnobs()
+        k = self.knobs
+        self.id = f"sim(follow={k.follow:g},base={k.base:g},correct={k.correct:g},harmful={k.harmful:g},seed={k.seed})"
+
+    def can_offer_tools(self, names: tuple[str, ...]) -> bool:
+        """The simulator plays any tool a task's checks name."""
+        return True
+
+    def complete(self, request: Request) -> Completion:
+        started = time.monotonic()
+        if self.knobs.latency:
+            time.sleep(self.knobs.latency)
+        if self.knobs.down:
+            return Completion(text="", model="sim", error="server", error_message="simulated outage (down=1)")
+        handler = HANDLERS.get(request.purpose)
+        if handler is None:
+            return Completion(text="", model="sim", error="bad_request",
+                              error_message=f"sim has no behaviour for purpose {request.purpose!r}")
+        text, tools = handler(self.knobs, request)
+        usage = Usage(input_tokens=(len(request.system) + len(request.user)) // 4 + 1,
+                      output_tokens=len(text) // 4 + 1)
+        return Completion(text=text, usage=usage, model="sim", tools_called=tools,
+                          latency=time.monotonic() - started)

@@ -1,0 +1,56 @@
+"""The simulator's knobs: what it is told, not what it works out (the module docstring of
+``skillopt_sleep.backends.sim`` states what each one does)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import dataclass
+from typing import Any
+
+PROBABILITIES = ("follow", "base", "correct", "harmful")
+
+
+@dataclass(frozen=True)
+class SimKnobs:
+    follow: float = 0.9
+    base: float = 0.15
+    correct: float = 0.6
+    harmful: float = 0.2
+    seed: int = 0
+    latency: float = 0.0
+    down: bool = False
+
+    def __post_init__(self) -> None:
+        for name in PROBABILITIES:
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"sim knob {name}={value} must be within 0..1")
+        if self.latency < 0:
+            raise ValueError("sim knob latency must be >= 0")
+
+    def rng(self, *parts: object) -> random.Random:
+        """A generator seeded by ``seed`` and ``parts``: the same request draws the same answer."""
+        blob = json.dumps([self.seed, *parts], sort_keys=True, default=str)
+        return random.Random(int.from_bytes(hashlib.sha256(blob.encode()).digest()[:8], "big"))
+
+
+def knobs_from_options(options: dict[str, Any]) -> SimKnobs:
+    """The knobs a spec's options name (``sim:follow=0.9,seed=7``); unknown names are an error."""
+    known = {"follow", "base", "correct", "harmful", "seed", "latency", "down"}
+    unknown = set(options) - known
+    if unknown:
+        raise ValueError(f"unknown sim option(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})")
+    opts = dict(options)
+    if "seed" in opts:
+        opts["seed"] = int(opts["seed"])
+    if "down" in opts:
+        down = opts["down"]
+        if isinstance(down, str):
+            down = down.strip().lower() in ("1", "true", "yes", "on")
+        opts["down"] = bool(down)
+    for key in (*PROBABILITIES, "latency"):
+        if key in opts:
+            opts[key] = float(opts[key])
+    return SimKnobs(**opts)

@@ -1,0 +1,94 @@
+"""The simulator as the *optimizer*: one function per request purpose, each ``(knobs, request) ->
+(text, tools)``; ``HANDLERS`` maps purposes to them (add a purpose by adding a function and a line).
+
+It reads only the request's payload — the evidence a real optimizer is shown — and turns the
+checks it sees failing into rules, right with probability ``correct`` and harmful with ``harmful``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from typing import Any
+
+from skillopt_sleep.backends.base import Request
+from skillopt_sleep.backends.sim.knobs import SimKnobs
+from skillopt_sleep.judges import RULE_OPS, describe_check
+
+# The checks the optimizer knows a rule for (``no_refusal`` has none: a model does not refuse
+# ordinary work unprompted).
+COVERABLE_OPS = ("contains", "not_contains", "section_present", "section_contains", "max_chars",
+                 "min_chars", "regex", "tool_called")
+
+
+def reflect(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
+    """Edits proposed from the failing checks in the evidence, most-failed first."""
+    payload = request.payload
+    rng = knobs.rng("reflect", payload.get("mode"), request.user, request.sample)
+    failed: dict[str, tuple[dict[str, Any], list[str]]] = {}
+    for item in payload.get("tasks") or []:
+        for check in item.get("failed_checks") or []:
+            if isinstance(check, dict) and check.get("op") in RULE_OPS:
+                failed.setdefault(describe_check(check), (check, []))[1].append(item.get("task_id", ""))
+    existing = {r.lower() for rules in (payload.get("current_rules") or {}).values() for r in rules}
+    edits: list[dict[str, Any]] = []
+    ordered = sorted(failed.items(), key=lambda kv: (-len(kv[1][1]), kv[0]))
+    for reason, (check, task_ids) in ordered:
+        if rng.random() < knobs.correct:
+            rule = covering_rule(check)
+            if rule and rule.lower() not in existing:
+                edits.append({"target": "skill", "op": "add", "content": rule,
+                              "rationale": f"attempts failed because the response {reason}",
+                              "evidence": sorted(set(task_ids))})
+        if rng.random() < knobs.harmful:
+            rule = harmful_rule(check, rng)
+            if rule and rule.lower() not in existing:
+                edits.append({"target": rng.choice(["skill", "memory"]), "op": "add", "content": rule,
+                              "rationale": "good attempts looked tighter and more focused",
+                              "evidence": sorted(set(task_ids))})
+    limit = int(payload.get("max_edits") or 4)
+    return json.dumps({"edits": edits[:limit]}), []
+
+
+def mine(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
+    """As a miner it keeps each check the user's complaints state outright with probability
+    ``correct`` and, with probability ``harmful``, adds a malformed check (which the engine
+    must reject)."""
+    rng = knobs.rng("mine", request.payload.get("label"), request.user)
+    checks = [c for c in request.payload.get("heuristic") or [] if rng.random() < knobs.correct]
+    if rng.random() < knobs.harmful:
+        checks.append({"op": "is_helpful", "arg": True})
+    return json.dumps({"checkable": bool(checks), "checks": checks}), []
+
+
+HANDLERS: dict[str, Callable[[SimKnobs, Request], tuple[str, list[str]]]] = {
+    "reflect": reflect,
+    "mine": mine,
+}
+
+
+def covering_rule(check: dict[str, Any]) -> str | None:
+    """The rule that covers a failed check (its ``op`` / ``arg`` as the judges validated them)."""
+    op, arg = check.get("op"), check.get("arg")
+    if op == "section_contains" and isinstance(arg, dict):
+        return f'In the "{arg.get("section")}" section, always mention "{arg.get("text")}".'
+    return {
+        "contains": lambda: f'Always include "{arg}" in the response.',
+        "not_contains": lambda: f'Never include "{arg}" in the response.',
+        "section_present": lambda: f'Always include a section headed "{arg}".',
+        "max_chars": lambda: f"Keep the response to at most {arg} characters.",
+        "min_chars": lambda: f"Write at least {arg} characters.",
+        "regex": lambda: f"Make the response match the pattern {arg} on its own line.",
+        "tool_called": lambda: f"Always use the {arg} tool for this task.",
+    }.get(str(op), lambda: None)()
+
+
+def harmful_rule(check: dict[str, Any], rng: random.Random) -> str | None:
+    """A plausible misreading of the evidence: an inverted rule or an over-tight length cap."""
+    op = check.get("op")
+    if op not in COVERABLE_OPS:
+        return None
+    if op == "contains" and rng.random() < 0.5:
+        return f'Never include "{check.get("arg")}" in the response; keep it out.'
+    return f"Keep every response short: at most {rng.choice([40, 60, 80])} characters."
