@@ -104,6 +104,37 @@ def headline_statistic(decision: GateDecision) -> str:
     return ", ".join(parts)
 
 
+def deciding_decision(edit: Edit, decisions: list[GateDecision]) -> GateDecision | None:
+    """The accepting gate decision that tested ``edit`` most directly (alone if it was)."""
+    tested = [d for d in decisions if d.accepted and edit in d.edits]
+    tested.sort(key=lambda d: len(d.edits))
+    return tested[0] if tested else None
+
+
+def why_accepted(edit: Edit, decisions: list[GateDecision], task_index: dict[str, dict[str, str]]) -> str:
+    """One line saying why the gate kept a rule: the kinds whose val tasks moved, by how much,
+    and the gate's headline figure ("" when no accepting decision is recorded)."""
+    decision = deciding_decision(edit, decisions)
+    if decision is None:
+        return ""
+    by_kind: dict[str, list[float]] = {}
+    for d in decision.per_task:
+        kind = (task_index.get(d.task_id) or {}).get("kind") or "unknown"
+        by_kind.setdefault(kind, []).append(d.delta)
+    moved = sorted(by_kind.items(), key=lambda kv: -sum(kv[1]) / len(kv[1]))
+    parts = [f"{kind} {sum(ds) / len(ds):+.2f} on {len(ds)} task(s)" for kind, ds in moved
+             if any(abs(x) > 1e-9 for x in ds)]
+    kinds = "; ".join(parts) or "no val task moved"
+    gain = decision.statistic.get("gain")
+    low = decision.statistic.get("lower_bound")
+    figure = f"val {decision.baseline:.3f} -> {decision.candidate:.3f}"
+    if isinstance(gain, (int, float)) and not isinstance(gain, bool):
+        figure += f", gain {gain:+.3f}"
+    if isinstance(low, (int, float)) and not isinstance(low, bool):
+        figure += f" (lower bound {low:+.3f})"
+    return f"{gate_label(decision)}: {kinds}; {figure}"
+
+
 # --------------------------------------------------------------------------- at night time
 
 
@@ -111,7 +142,7 @@ def task_summaries(tasks: list[TaskRecord]) -> dict[str, dict[str, str]]:
     """What the report keeps about each task so a reviewer can see a rule's evidence."""
     out = {}
     for task in tasks:
-        kind = task.skill_hint or (task.tags[0] if task.tags else "") or "unknown"
+        kind = task.kind or task.skill_hint or (task.tags[0] if task.tags else "") or "unknown"
         excerpt = " ".join(redact(task.intent).split())
         if len(excerpt) > EXCERPT_CHARS:
             excerpt = excerpt[:EXCERPT_CHARS - 1].rstrip() + "…"

@@ -22,6 +22,7 @@ from skillopt_sleep.judges import check_from_id
 from skillopt_sleep.prompts import render
 from skillopt_sleep.repair import Unusable, parse_replies
 from skillopt_sleep.sanitize import clean_text
+from skillopt_sleep.scope import settle_scope
 from skillopt_sleep.types import EDIT_OPS, EDIT_TARGETS, Attempt, Edit, TaskRecord
 
 EXCERPT = 1200
@@ -30,7 +31,8 @@ EDIT_SCHEMA = {
     "type": "object",
     "properties": {"edits": {"type": "array", "items": {
         "type": "object",
-        "properties": {k: {"type": "string"} for k in ("target", "op", "content", "anchor", "rationale")}
+        "properties": {k: {"type": "string"} for k in ("target", "op", "content", "anchor", "scope",
+                                                           "rationale")}
         | {"evidence": {"type": "array", "items": {"type": "string"}}},
         "required": ["target", "op", "content"],
     }}},
@@ -76,11 +78,15 @@ def _excerpt(text: str) -> str:
     return text if len(text) <= EXCERPT else text[:EXCERPT] + " …"
 
 
+def _kind_line(task: TaskRecord) -> str:
+    return f" (kind: {clean_text(task.kind)})" if task.kind else ""
+
+
 def _contrastive_evidence(pairs: list[tuple[TaskRecord, Attempt, Attempt]]) -> str:
     blocks = []
     for task, good, bad in pairs:
         blocks.append(
-            f"### Task {task.id}\nRequest: {_excerpt(task.intent)}\n"
+            f"### Task {task.id}{_kind_line(task)}\nRequest: {_excerpt(task.intent)}\n"
             f"Better attempt (score {good.soft:.2f}):\n{_excerpt(good.response)}\n"
             f"Failed checks: {clean_text('; '.join(good.fail_reasons)) or 'none'}\n"
             f"Worse attempt (score {bad.soft:.2f}):\n{_excerpt(bad.response)}\n"
@@ -94,7 +100,7 @@ def _failure_evidence(failures: list[tuple[TaskRecord, list[Attempt]]]) -> str:
     for task, xs in failures:
         reasons = sorted({r for a in xs for r in a.fail_reasons})
         blocks.append(
-            f"### Task {task.id}\nRequest: {_excerpt(task.intent)}\n"
+            f"### Task {task.id}{_kind_line(task)}\nRequest: {_excerpt(task.intent)}\n"
             f"Every attempt failed (score {xs[0].soft:.2f}). Example:\n{_excerpt(xs[0].response)}\n"
             f"Failed checks: {clean_text('; '.join(reasons))}\n"
         )
@@ -104,7 +110,7 @@ def _failure_evidence(failures: list[tuple[TaskRecord, list[Attempt]]]) -> str:
 def _payload_tasks(items: list[tuple[TaskRecord, list[Attempt]]]) -> list[dict]:
     """The evidence as data for the simulator: the failed checks themselves, not their wording."""
     return [
-        {"task_id": t.id, "intent": t.intent,
+        {"task_id": t.id, "intent": t.intent, "kind": t.kind,
          "fail_reasons": sorted({r for a in xs if a.soft < 1.0 for r in a.fail_reasons}),
          "failed_checks": [check_from_id(c) for c in sorted({c for a in xs if a.soft < 1.0
                                                               for c in a.failed_checks})]}
@@ -133,6 +139,7 @@ def _defuse(edit: Edit) -> None:
     edit.target, edit.op = clean_text(edit.target)[:40], clean_text(edit.op)[:40]
     edit.content, edit.anchor = clean_text(edit.content), clean_text(edit.anchor)
     edit.rationale = clean_text(edit.rationale)
+    edit.scope = clean_text(edit.scope)[:200]
     edit.evidence = [clean_text(e)[:200] for e in edit.evidence]
 
 
@@ -164,6 +171,7 @@ def edits_from_reply(text: str) -> list[Edit]:
             op=str(item.get("op", "add")).strip().lower(),
             content=str(item.get("content") or ""),
             anchor=str(item.get("anchor") or ""),
+            scope=str(item.get("scope") or ""),
             rationale=str(item.get("rationale") or "")[:500],
             evidence=[str(e) for e in evidence][:20] if isinstance(evidence, list) else [],
         ))
@@ -204,6 +212,7 @@ def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list
             unusable.append(result.reason + (f" ({result.detail})" if result.detail else ""))
         else:
             proposed.extend(result)
+    by_id = {t.id: t for t in tasks}
     contracts = [t.system for t in tasks if t.system]
     known = {r.lower() for r in current}
     edits: list[Edit] = []
@@ -218,6 +227,7 @@ def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list
         else:
             try:
                 if edit.op != "delete":
+                    settle_scope(edit, by_id)
                     edit.content = clean_rule(edit.content, limits)
             except EditRefused as exc:
                 reason = str(exc)

@@ -10,7 +10,9 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from skillopt_sleep.proposal import why_accepted
 from skillopt_sleep.sanitize import sanitize
+from skillopt_sleep.scope import scope_label
 from skillopt_sleep.types import Edit, NightReport, format_time
 
 def _cell(value: Any, limit: int = 120) -> str:
@@ -98,7 +100,8 @@ def backend_lines(report: NightReport) -> list[str]:
 
 
 def _edit_block(index: int, edit: Edit) -> list[str]:
-    lines = [f"### {index}. {sanitize(edit.target)} · {sanitize(edit.op)}", ""]
+    lines = [f"### {index}. {sanitize(edit.target)} · {sanitize(edit.op)}", "",
+             f"Scope: {sanitize(scope_label(edit), 200)}", ""]
     if edit.anchor:
         lines += ["Anchor:", "", *_quote(edit.anchor), ""]
     if edit.content:
@@ -143,6 +146,9 @@ def render_markdown(report: NightReport) -> str:
         out += ["None.", ""]
     for i, edit in enumerate(report.accepted_edits, 1):
         out += _edit_block(i, edit)
+        why = why_accepted(edit, report.decisions, report.task_index)
+        if why:
+            out += [f"Accepted because: {sanitize(why, 500)}", ""]
 
     out += [f"## Refused edits ({len(report.rejected_edits)})", ""]
     if not report.rejected_edits:
@@ -214,6 +220,10 @@ def render_text(report: NightReport) -> str:
     lines.append(f"  accepted {len(report.accepted_edits)} edit(s)")
     for edit in report.accepted_edits:
         lines.append(f"    + {sanitize(edit.describe(), 160)}")
+        lines.append(f"      scope: {sanitize(scope_label(edit), 100)}")
+        why = why_accepted(edit, report.decisions, report.task_index)
+        if why:
+            lines.append(f"      why: {sanitize(why, 300)}")
     lines.append(f"  refused {len(report.rejected_edits)} edit(s)")
     for item in report.rejected_edits:
         item = item if isinstance(item, dict) else {"edit": item}

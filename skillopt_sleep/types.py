@@ -150,6 +150,7 @@ class TaskRecord(Record):
     derived_from: str | None = None
     skill_hint: str | None = None
     recurrence: int = 1  # how many times this kind of request was seen
+    kind: str = ""  # what kind of work, in the requests' words ("release notes"); scope.py
 
 
 @dataclass
@@ -197,6 +198,7 @@ class Edit(Record):
     anchor: str = ""
     rationale: str = ""
     evidence: list[str] = field(default_factory=list)
+    scope: str = ""  # the kind of work the rule is for, read after "When"; "" = every kind (scope.py)
 
     def describe(self) -> str:
         if self.op == "add":

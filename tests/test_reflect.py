@@ -360,3 +360,43 @@ def test_the_evidence_the_optimizer_reads_is_clean_text(docs: DocumentSet):
     for request in backend.requests:
         assert "ok link evil" in request.user or request.payload["mode"] == "failure"
         assert not any(ch in request.user for ch in "\x1b\x07\u202e\u200b")
+
+
+# -- reflect: scoped rules -----------------------------------------------------------------------
+
+
+def kinded(tid: str, kind: str) -> TaskRecord:
+    t = task(tid)
+    t.kind = kind
+    return t
+
+
+def test_the_optimizer_sees_each_tasks_kind(docs: DocumentSet):
+    backend = answering_by_mode({})
+    reflect(client(backend), [kinded("mixed", "commit message")], {"mixed": ATTEMPTS["mixed"]}, docs)
+    request = backend.requests[0]
+    assert request.payload["tasks"][0]["kind"] == "commit message"
+    assert "(kind: commit message)" in request.user
+    assert '"scope"' in request.system and "scope" in request.json_schema["properties"]["edits"]["items"]["properties"]
+
+
+def test_a_scoped_rule_is_rendered_with_its_scope_and_goes_to_the_skill(docs: DocumentSet):
+    proposal = propose(docs, [edit("End with a trailer.", target="memory", scope="writing a commit message",
+                                   evidence=["mixed"])], tasks=[kinded("mixed", "commit message")])
+    [e] = proposal.edits
+    assert (e.target, e.scope, e.content) == ("skill", "writing a commit message",
+                                              "When writing a commit message, end with a trailer.")
+    assert apply_edit(docs, e).skill.rules() == ["When writing a commit message, end with a trailer."]
+
+
+def test_an_unscoped_rule_from_one_kinds_evidence_is_scoped_by_the_engine(docs: DocumentSet):
+    proposal = propose(docs, [edit('Always include "Refs:".', target="memory", evidence=["mixed"])],
+                       tasks=[kinded("mixed", "commit message")])
+    [e] = proposal.edits
+    assert e.target == "skill" and e.content.startswith("When working on a commit message task, always")
+
+
+def test_a_scope_that_makes_the_rule_too_long_is_refused(docs: DocumentSet):
+    proposal = propose(docs, [edit("x" * 50, scope="writing a commit message", evidence=["mixed"])],
+                       tasks=[kinded("mixed", "commit message")], limits=Limits(max_rule_chars=60))
+    assert proposal.edits == [] and "longer than 60" in proposal.refused[0][1]

@@ -99,3 +99,37 @@ def test_render_text_is_a_compact_summary():
     assert "regressed task a|b" in text
     assert "adopt with: skillopt-sleep adopt" in text
     assert "\x1b" not in text
+
+
+def _scoped_report() -> NightReport:
+    rule = Edit("skill", "add", "When writing a commit message, end with a trailer.", scope="writing a commit message",
+                evidence=["t-1"])
+    broad = Edit("memory", "add", "Money is Decimal.", evidence=["t-1", "t-2"])
+    return NightReport(
+        night_id="n", project="/p", mode="demo", status="staged", baseline=0.5, candidate=0.7,
+        accepted_edits=[rule, broad],
+        decisions=[GateDecision(accepted=True, action="accept", baseline=0.5, candidate=0.6, edits=[rule],
+                                per_task=[TaskDelta("v-1", 0.25, 0.75, 0.5, 4, 4),
+                                          TaskDelta("v-2", 0.5, 0.5, 0.0, 4, 4),
+                                          TaskDelta("v-3", 1.0, 0.9, -0.1, 4, 4)],
+                                statistic={"gain": 0.5, "lower_bound": 0.125}),
+                   GateDecision(accepted=False, action="reject", baseline=0.5, candidate=0.5, edits=[broad])],
+        task_index={"v-1": {"kind": "commit message"}, "v-2": {"kind": "commit message"},
+                    "v-3": {"kind": "release notes"}},
+    )
+
+
+def test_text_report_shows_each_rules_scope_and_why_it_was_accepted():
+    text = render_text(_scoped_report())
+    assert "scope: writing a commit message" in text and "scope: all kinds" in text
+    why = [line for line in text.splitlines() if "why:" in line]
+    assert len(why) == 1  # no accepting decision recorded for the broad rule: no reason invented
+    assert "this rule alone" in why[0]
+    assert "commit message +0.25 on 2 task(s)" in why[0] and "release notes -0.10 on 1 task(s)" in why[0]
+    assert "val 0.500 -> 0.600, gain +0.500 (lower bound +0.125)" in why[0]
+
+
+def test_markdown_report_shows_scope_and_reason():
+    md = render_markdown(_scoped_report())
+    assert "Scope: writing a commit message" in md and "Scope: all kinds" in md
+    assert "Accepted because: this rule alone: commit message +0.25 on 2 task(s)" in md

@@ -15,7 +15,9 @@ from pathlib import Path
 
 from skillopt_sleep import adoption, staging
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_OK, UserError
-from skillopt_sleep.proposal import EvidenceTask, ProposalView, gate_label, headline_statistic, load_view
+from skillopt_sleep.proposal import (
+    EvidenceTask, ProposalView, gate_label, headline_statistic, load_view, why_accepted,
+)
 from skillopt_sleep.report import (
     SIMULATED_WARNING,
     adopt_command,
@@ -23,6 +25,7 @@ from skillopt_sleep.report import (
     revert_command,
 )
 from skillopt_sleep.sanitize import clean_text, sanitize
+from skillopt_sleep.scope import scope_label
 from skillopt_sleep.types import Edit, GateDecision
 
 
@@ -40,7 +43,7 @@ def _quote(text: str) -> list[str]:
 
 
 def _edit(edit: Edit) -> list[str]:
-    out = [f"Target: {sanitize(edit.target)} · {sanitize(edit.op)}", ""]
+    out = [f"Target: {sanitize(edit.target)} · {sanitize(edit.op)} · for {sanitize(scope_label(edit), 200)}", ""]
     if edit.anchor:
         out += ["Anchor:", "", *_quote(edit.anchor), ""]
     if edit.content:
@@ -96,6 +99,9 @@ def render_review(view: ProposalView) -> str:
         out += ["None.", ""]
     for i, rule in enumerate(view.rules, 1):
         out += [f"### Rule {i}", ""] + _edit(rule.edit) + _scope_and_evidence(rule.scope, rule.evidence)
+        why = why_accepted(rule.edit, rule.decisions, r.task_index)
+        if why:
+            out += [f"Accepted because: {sanitize(why, 500)}", ""]
         for decision in rule.decisions:
             out += _decision(decision)
         if not rule.decisions:

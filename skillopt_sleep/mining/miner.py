@@ -22,6 +22,7 @@ from skillopt_sleep.mining.clustering import DEFAULT_THRESHOLD, cluster, label_f
 from skillopt_sleep.mining.requests import UserRequest, requests_from
 from skillopt_sleep.mining.splits import assign_splits
 from skillopt_sleep.mining.text import STOPWORDS, WORD_RE
+from skillopt_sleep.scope import kind_from_label
 from skillopt_sleep.types import SessionDigest, TaskRecord
 
 
@@ -94,6 +95,7 @@ def mine(digests: list[SessionDigest], *, min_recurrence: int = 2, threshold: fl
                 tags=[label],
                 source_sessions=[r.session.session_id],
                 skill_hint=label,
+                kind=kind_from_label(label),
                 recurrence=len(sessions),
             ))
     assign_splits(tasks, seed=seed, val_fraction=val_fraction, test_fraction=test_fraction)

@@ -140,3 +140,11 @@ def test_judge_maker_replaces_the_heuristic_judge():
 def test_judge_maker_can_decline_a_group():
     result = mine(commit_sessions(), judge_maker=lambda label, group, checks: None)
     assert result.tasks == [] and result.uncheckable == 1
+
+
+def test_each_task_has_its_kind_in_the_requests_words():
+    tasks = mine(commit_sessions()).tasks
+    label = tasks[0].skill_hint
+    assert "-" in label or label.isalpha()
+    assert {t.kind for t in tasks} == {label.replace("-", " ")}
+    assert all(w in " ".join(COMMIT_REQUESTS).lower() for w in tasks[0].kind.split())
