@@ -6,7 +6,8 @@
   3. gate every edit on its own against the current documents (all edits at once), on the tasks
      it claims to help first, drawing more val samples while a verdict is uncertain; the night's edits share the gate's false-accept
      rate (Bonferroni), and an edit re-tested on a later night adds to its pooled evidence
-     (``edit_evidence``) with a smaller share still;
+     (``edit_evidence``) with a smaller share still — but only when the val tasks changed since
+     its last test: on the same tasks it stays refused without a draw;
   4. when several edits pass, keep only those that add something beside the others (leave-one-out)
      and gate their combination too (falling back to the best single edit if it does not hold up);
   5. measure the test split (never used for decisions).
@@ -23,7 +24,7 @@ from skillopt_sleep import gate as gating
 from skillopt_sleep.backends.models import Models, run_together
 from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit
 from skillopt_sleep.dream import mean_soft, rubric_scorer, run_attempts, run_train_attempts
-from skillopt_sleep.edit_evidence import EvidencePool, task_content_key
+from skillopt_sleep.edit_evidence import EvidencePool, task_content_key, val_set_key
 from skillopt_sleep.reflect import reflect
 from skillopt_sleep.types import Attempt, Edit, GateDecision, TaskRecord
 
@@ -47,8 +48,9 @@ class LoopSettings:
 class Rejection:
     """An edit that did not make it into the proposal, and why.
 
-    ``stage``: guardrail (reflect's checks), apply (the documents refused it), gate, combination
-    (passed alone, added nothing beside the others) or unvalidated (no val tasks).
+    ``stage``: guardrail (reflect's checks), apply (the documents refused it), gate, unchanged
+    (refused on an earlier night on these same val tasks, not re-tested), combination (passed
+    alone, added nothing beside the others) or unvalidated (no val tasks).
     ``ban``: the gate found it significantly harmful — the ledger keeps it from coming back.
     """
 
@@ -304,6 +306,8 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
         outcome.rejected.extend(Rejection(edit, ["no val tasks to validate it"], "unvalidated")
                                 for edit, _ in candidates)
     elif candidates:
+        candidates = _worth_testing(outcome, candidates, pool, val)
+    if candidates and val:
         night = _Night(evaluator, settings, docs, tasks, overlapping(val, train), len(candidates))
         winners = _gate_each(outcome, night, candidates, pool, progress)
         final = _combine(outcome, night, winners, progress)
@@ -357,9 +361,31 @@ def _propose(outcome: Outcome, models: Models, train: list[TaskRecord], docs: Do
     return candidates
 
 
+def _worth_testing(outcome: Outcome, candidates: list[tuple[Edit, DocumentSet]], pool: EvidencePool | None,
+                   val: list[TaskRecord]) -> list[tuple[Edit, DocumentSet]]:
+    """The edits with something new to be tested on. One refused on an earlier night on exactly
+    tonight's val tasks (the pool's scope fixes the documents and the model) is refused again
+    without a draw: more samples of the same question would only give it another lottery ticket,
+    and a night where nothing changed costs nothing. Such edits are not part of tonight's family
+    (they spend none of its false-accept rate)."""
+    if pool is None:
+        return candidates
+    val_set = val_set_key(val)
+    keep = []
+    for edit, cand in candidates:
+        if not pool.accepted_before(edit) and pool.unchanged(edit, val_set):
+            outcome.rejected.append(Rejection(edit, [
+                "not re-tested: refused on an earlier night on these same val tasks, documents and model "
+                "(tested again when the val tasks change)"], "unchanged"))
+        else:
+            keep.append((edit, cand))
+    return keep
+
+
 def _gate_each(outcome: Outcome, night: _Night, candidates: list[tuple[Edit, DocumentSet]],
                pool: EvidencePool | None, progress: Progress) -> list[tuple[Edit, DocumentSet, GateDecision]]:
     """Phase 3: every edit alone against tonight's documents, concurrently."""
+    val_set = val_set_key(list(night.evaluator.tasks.values()))
     progress(f"gating {len(candidates)} edit(s) on {len(night.evaluator.tasks)} val task(s)")
 
     def one(edit: Edit, cand: DocumentSet) -> GateDecision:
@@ -374,7 +400,7 @@ def _gate_each(outcome: Outcome, night: _Night, candidates: list[tuple[Edit, Doc
         decision.edits = [edit]
         outcome.decisions.append(decision)
         if pool is not None:
-            pool.record_test(edit, decision.accepted)
+            pool.record_test(edit, decision.accepted, val_set)
         if decision.accepted:
             winners.append((edit, cand, decision))
         else:

@@ -12,7 +12,12 @@ come back through the score cache, sample by sample). Samples are keyed by
   * the val task's normalised content (not its id: a re-mined task keeps its evidence).
 
 Records expire (``max_age``); an edit tested on ``max_nights`` nights without being accepted is
-*settled* and not offered again. Each extra night of testing spends a halving share of the gate's
+*settled* and not offered again. A re-test draws new samples only when the night brings something
+new: a record remembers the val tasks (by content) it was last tested on, and an edit refused on
+exactly tonight's val tasks is not tested again (``unchanged``) — more draws on the same question
+would be the lottery ticket again, and a night where nothing changed should cost nothing. New or
+changed val tasks, other base documents or another target model (another pool), or an expired
+record open a re-test. Each extra night of testing spends a halving share of the gate's
 false-accept rate (``alpha_share``), so repetition cannot wear the gate down. An edit accepted
 before (a staged proposal not adopted yet) is not pooled: its re-test replays that night's draws
 (``score_cache``) and costs nothing.
@@ -49,6 +54,12 @@ def task_content_key(task: TaskRecord) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
 
 
+def val_set_key(tasks: list[TaskRecord]) -> str:
+    """The val tasks of a night by content (order and ids do not count)."""
+    blob = "\n".join(sorted(task_content_key(t) for t in tasks))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
+
+
 @dataclass
 class EditRecord:
     """One edit's pooled history against one set of base documents and one target model."""
@@ -59,6 +70,7 @@ class EditRecord:
     nights: int = 0  # nights it was gated on
     accepted: bool = False
     updated: datetime | None = None
+    val_set: str = ""  # ``val_set_key`` of the val tasks of its last test ("" unknown)
 
     def edit(self) -> Edit:
         return Edit(self.target, self.op, content=self.text)
@@ -109,6 +121,12 @@ class EvidencePool:
         it on its first night, half on its second, a quarter on its third, ..."""
         return 0.5 ** self.nights_tested(edit)
 
+    def unchanged(self, edit: Edit, val_set: str) -> bool:
+        """Refused on an earlier night on these very val tasks (and, by the pool's scope, these
+        documents and this model): tonight has nothing new to ask it, so it is not re-tested."""
+        record = self.edits.get(self.identity(edit))
+        return record is not None and not record.accepted and bool(val_set) and record.val_set == val_set
+
     def settled(self, edit: Edit) -> bool:
         """Tested on ``max_nights`` nights and never accepted: not worth another night."""
         record = self.edits.get(self.identity(edit))
@@ -123,12 +141,13 @@ class EvidencePool:
         """All samples this identity now has for the task (stored ones first), capped."""
         self.samples.setdefault(identity, {})[task_key] = list(scores)[-MAX_SAMPLES:]
 
-    def record_test(self, edit: Edit, accepted: bool) -> None:
+    def record_test(self, edit: Edit, accepted: bool, val_set: str = "") -> None:
         ident = self.identity(edit)
         record = self.edits.get(ident) or EditRecord(edit.target, edit.op, rule_text(edit))
         record.nights += 1
         record.accepted = record.accepted or accepted
         record.updated = self.now
+        record.val_set = val_set
         self.edits[ident] = record
 
     # -- persistence ---------------------------------------------------------------------------
@@ -170,7 +189,8 @@ class EvidencePool:
             if not isinstance(edit, dict):
                 return
             record = EditRecord(str(edit.get("target", "")), str(edit.get("op", "")), str(edit.get("text", "")),
-                                int(edit.get("nights", 0) or 0), bool(edit.get("accepted")), updated)
+                                int(edit.get("nights", 0) or 0), bool(edit.get("accepted")), updated,
+                                str(edit.get("val_set", "") or ""))
             self.edits[ident] = record
         self.samples[ident] = {
             str(k): [float(x) for x in v if isinstance(x, (int, float)) and 0.0 <= x <= 1.0][-MAX_SAMPLES:]
@@ -188,7 +208,8 @@ class EvidencePool:
             record = self.edits.get(ident)
             if record is not None:
                 entry["edit"] = {"target": record.target, "op": record.op, "text": record.text,
-                                 "nights": record.nights, "accepted": record.accepted}
+                                 "nights": record.nights, "accepted": record.accepted,
+                                 "val_set": record.val_set}
                 entry["updated"] = format_time(record.updated or self.now)
             elif ident != BASE:
                 continue

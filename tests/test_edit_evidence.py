@@ -21,7 +21,7 @@ def test_samples_and_tests_survive_a_save_and_find_rewordings(tmp_path: Path) ->
     ident = first.identity(RULE)
     first.record_samples(BASE, "task-1", [1.0, 0.0])
     first.record_samples(ident, "task-1", [1.0, 1.0, 0.0])
-    first.record_test(RULE, accepted=False)
+    first.record_test(RULE, accepted=False, val_set="tasks-1")
     first.save()
     again = pool(path, now=NOW + timedelta(days=1))
     reworded = Edit("skill", "add", "- commit messages stay under 72 characters, and cite the ticket.")
@@ -29,6 +29,7 @@ def test_samples_and_tests_survive_a_save_and_find_rewordings(tmp_path: Path) ->
     assert again.stored(ident, "task-1") == [1.0, 1.0, 0.0]
     assert again.stored(BASE, "task-1") == [1.0, 0.0]
     assert again.nights_tested(reworded) == 1 and again.alpha_share(reworded) == 0.5
+    assert again.unchanged(reworded, "tasks-1") and not again.unchanged(reworded, "tasks-2")
     other_number = Edit("skill", "add", "Commit messages stay under 50 characters and cite the ticket")
     assert again.identity(other_number) != ident and again.nights_tested(other_number) == 0
 
@@ -72,6 +73,26 @@ def test_an_unreadable_or_planted_file_is_an_empty_pool(tmp_path: Path) -> None:
               "updated": "2999-01-01T00:00:00Z", "samples": {"t": [0.5, 7, "x", -1, 1]}}
     path.write_text(json.dumps({"records": [record]}))
     assert pool(path, now=datetime(2999, 1, 2, tzinfo=timezone.utc)).stored(BASE, "t") == [0.5, 1.0]
+
+
+def test_an_accepted_edit_is_never_held_back_as_unchanged(tmp_path: Path) -> None:
+    p = pool(tmp_path / "evidence.json")
+    assert not p.unchanged(RULE, "tasks-1"), "never tested"
+    p.record_test(RULE, accepted=True, val_set="tasks-1")
+    assert not p.unchanged(RULE, "tasks-1")
+    other = Edit("skill", "add", "Release notes list breaking changes first")
+    p.record_test(other, accepted=False)
+    assert not p.unchanged(other, ""), "an unknown val set is never the same"
+
+
+def test_val_set_key_is_by_content_not_ids_or_order() -> None:
+    from skillopt_sleep.edit_evidence import val_set_key
+
+    a = TaskRecord(id="v1", intent="Write the commit message", split="val")
+    b = TaskRecord(id="v2", intent="Draft release notes", split="val")
+    renamed = TaskRecord(id="other", intent="write the  commit message", split="val")
+    assert val_set_key([a, b]) == val_set_key([b, renamed])
+    assert val_set_key([a]) != val_set_key([a, b])
 
 
 def test_task_content_key_ignores_ids_case_and_spacing() -> None:
