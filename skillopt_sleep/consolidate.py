@@ -177,7 +177,7 @@ class _Night:
     family: int  # edits tested tonight: they share the false-accept rate
 
     def gate(self, cand: DocumentSet, focus: set[str], *, share: float = 1.0, base: DocumentSet | None = None,
-             identity: str | None = None) -> GateDecision:
+             identity: str | None = None, own_tasks_only: bool = False) -> GateDecision:
         """``cand`` against ``base`` (default: tonight's documents), on the tasks the edit claims
         to help first: an edit whose gain there does not hold up is refused before the other val
         tasks are measured for it (they could only add reasons to refuse); one that may still pass
@@ -187,7 +187,11 @@ class _Night:
 
         Each decision sees exactly the samples this gate asked for: the shared baseline may hold
         more (drawn for another candidate in parallel), and using them would make every verdict,
-        and the calls that follow from it, depend on thread timing."""
+        and the calls that follow from it, depend on thread timing.
+
+        ``own_tasks_only``: the gain on the focus tasks is the whole question (leave-one-out
+        inside a combination, whose regressions and all-task mean the combination's own gate
+        measures against tonight's documents)."""
         s, ev = self.settings, self.evaluator
         base = base or self.base
         everything = list(ev.tasks)
@@ -199,7 +203,7 @@ class _Night:
             identity=identity,
             start=ev.count(cand, identity, first) if identity is not None else 0, budget=budget)
         decision = self._sample(sampling, first)
-        if len(first) < len(everything) and not _gain_refused(decision):
+        if len(first) < len(everything) and not _gain_refused(decision) and not own_tasks_only:
             decision = self._sample(sampling, everything)
         elif len(first) < len(everything):
             decision.statistic["not_measured"] = sorted(set(everything) - set(first))
@@ -419,8 +423,9 @@ def _combine(outcome: Outcome, night: _Night,
              winners: list[tuple[Edit, DocumentSet, GateDecision]], progress: Progress) -> DocumentSet:
     """Phase 4: the proposal from the edits that passed alone. Each must also add something beside
     the others (leave-one-out: the combination against the combination without it, on the edit's
-    own tasks), so a useless rule cannot ride along with a useful one; the survivors' combination
-    is gated against tonight's documents."""
+    own tasks only), so a useless rule cannot ride along with a useful one; the survivors'
+    combination is gated against tonight's documents on every val task (regressions, the all-task
+    mean), so the leave-one-out tests need not measure the other tasks too."""
     if not winners:
         return night.base
     if len(winners) == 1:
@@ -432,7 +437,7 @@ def _combine(outcome: Outcome, night: _Night,
     survivors = []
     for edit in edits:
         rest = _apply_all(night.base, [e for e in edits if e is not edit])
-        decision = night.gate(combined, focus_for([edit], night.tasks), base=rest)
+        decision = night.gate(combined, focus_for([edit], night.tasks), base=rest, own_tasks_only=True)
         if decision.accepted:
             survivors.append(edit)
         else:

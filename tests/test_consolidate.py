@@ -120,7 +120,7 @@ def test_the_test_split_is_not_measured_when_nothing_changed(tmp_path: Path) -> 
     assert any("test task(s) not measured" in n for n in out.notes)
 
 
-def _gate_alone(tmp_path: Path, content: str, seed: int):
+def _gate_alone(tmp_path: Path, content: str, seed: int, own_tasks_only: bool = False):
     from skillopt_sleep import consolidate as loop
     from skillopt_sleep.documents import apply_edit
     from skillopt_sleep.types import Edit
@@ -136,7 +136,8 @@ def _gate_alone(tmp_path: Path, content: str, seed: int):
     evaluator.ensure(docs, 4)
     cand = apply_edit(docs, Edit(target="skill", op="add", content=content, evidence=commit_train))
     focus = loop.focus_for([Edit(target="skill", op="add", content=content, evidence=commit_train)], tasks)
-    decision = loop._Night(evaluator, LoopSettings(), docs, tasks, set(), 1).gate(cand, focus)
+    decision = loop._Night(evaluator, LoopSettings(), docs, tasks, set(), 1).gate(
+        cand, focus, own_tasks_only=own_tasks_only)
     asked = {r.payload["task"]["id"] for r in backend.requests
              if r.purpose == "attempt" and r.payload["documents"] == cand.prompt_prefix()}
     return decision, asked, focus, {t.id for t in val}
@@ -154,6 +155,22 @@ def test_an_edit_that_may_pass_is_measured_on_every_val_task(tmp_path: Path) -> 
         tmp_path, 'Every commit message ends with a "Refs: ACME-" trailer.', seed=1)
     assert decision.accepted, decision.reasons
     assert asked == val_ids and {d.task_id for d in decision.per_task} == val_ids
+
+
+def test_a_leave_one_out_test_measures_the_edit_on_its_own_tasks_only(tmp_path: Path) -> None:
+    decision, asked, focus, val_ids = _gate_alone(
+        tmp_path, 'Every commit message ends with a "Refs: ACME-" trailer.', seed=1, own_tasks_only=True)
+    assert decision.accepted, decision.reasons
+    assert asked == focus and focus < val_ids, "the combination's own gate measures the other tasks"
+
+
+def test_a_combination_is_still_gated_on_every_val_task(tmp_path: Path) -> None:
+    out = consolidate(make_tasks(), load_documents(tmp_path), models_for("sim:correct=1,harmful=0,seed=1"),
+                      LoopSettings())
+    assert len(out.accepted) > 1, "seed 1 of a correct optimizer: several useful rules"
+    [combo] = [d for d in out.decisions if len(d.edits) > 1]
+    assert combo.accepted and combo.edits == out.accepted
+    assert {d.task_id for d in combo.per_task} == {t.id for t in make_tasks() if t.split == "val"}
 
 
 # -- a scripted world: the test decides what each rule does ---------------------------------------
