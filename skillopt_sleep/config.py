@@ -41,6 +41,8 @@ class Config:
     skill_name: str = "skillopt-sleep-learned"
     user_level_skill: bool = False
     max_rules: int = 12
+    # skills whose hand-written lines a night may replace or delete (documents.py); others get rules only
+    edit_whole_skill: list[str] = field(default_factory=list)
     # harvest and mining
     source: str = "auto"  # claude | codex | auto | all
     claude_home: str | None = None
@@ -93,6 +95,12 @@ def _coerce(key: str, value: Any, where: str) -> Any:
         raise UserError(f"{where}: {key} must be true or false, got {value!r}", EXIT_CONFIG)
     if isinstance(value, bool) and (annotation.startswith("int") or annotation.startswith("float")):
         raise UserError(f"{where}: {key} must be a number, got {value!r}", EXIT_CONFIG)
+    if annotation.startswith("list"):
+        if isinstance(value, str):  # environment: comma-separated
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise UserError(f"{where}: {key} must be a list of strings, got {value!r}", EXIT_CONFIG)
+        return list(value)
     if "dict" in annotation:
         if not isinstance(value, dict):
             raise UserError(f"{where}: {key} must be a table, got {value!r}", EXIT_CONFIG)

@@ -3,6 +3,11 @@
 Edits touch only the managed block between the markers below; every byte outside it is kept as
 it was. Rules inside the block are one bullet line each, and the block stays small: it is read on
 every agent turn (rule budget per document; AGENTS.md within Codex's 32 KiB).
+
+Two exceptions, both visible to whoever reads the document (``handwritten.py``): a rule may name a
+hand-written line it overrides (rendered ``- <rule> (supersedes: "<line>")``), and a skill its owner
+opted in to whole-skill editing (``edit_whole_skill``) accepts ``replace_line`` / ``delete_line``
+edits of its hand-written lines.
 """
 
 from __future__ import annotations
@@ -11,8 +16,10 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from skillopt_sleep import handwritten
 from skillopt_sleep.errors import EXIT_CONFIG, UserError
-from skillopt_sleep.sanitize import rule_problem, utf8
+from skillopt_sleep.redact import redact
+from skillopt_sleep.sanitize import clean_text, rule_problem, utf8
 from skillopt_sleep.types import Edit
 
 START = "<!-- skillopt-sleep:learned:start -->"
@@ -21,6 +28,8 @@ BLOCK_TITLE = "Learned rules (managed by skillopt-sleep; edit outside this block
 DEFAULT_SKILL_NAME = "skillopt-sleep-learned"
 AGENTS_MD_LIMIT = 32 * 1024
 SKILL_NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+OPTIMIZER_VIEW_CHARS = 8000  # of each document, in the optimizer's prompt; the rest is marked as left out
+LINE_OPS = ("replace_line", "delete_line")
 
 
 @dataclass(frozen=True)
@@ -42,6 +51,7 @@ class Document:
     text: str  # current text (the original, or with edits applied)
     limits: Limits = Limits()
     read_only: bool = False  # the live file has no write bit: no edit is applied to it
+    whole_skill: bool = False  # the owner opted this skill in: its hand-written lines may be edited
 
     @property
     def newline(self) -> str:
@@ -53,6 +63,9 @@ class Document:
             return []
         inner = self.text[block[0]:block[1]]
         return [m.group(1).strip() for m in re.finditer(r"^\s*[-*]\s+(.+?)\s*$", inner, re.MULTILINE)]
+
+    def hand_written(self) -> list[handwritten.Line]:
+        return handwritten.hand_written_lines(self.text, _find_block(self.text), (START, END))
 
     def with_rules(self, rules: list[str]) -> Document:
         return replace(self, text=_set_block(self.text, rules, self.newline))
@@ -147,7 +160,9 @@ def is_read_only(path: Path) -> bool:
 
 def load_documents(project: Path, agent: str = "claude", skill_name: str = DEFAULT_SKILL_NAME,
                    skill_path: Path | None = None, max_rules: int = 12,
-                   user_level_skill: bool = False) -> DocumentSet:
+                   user_level_skill: bool = False, whole_skill: bool = False) -> DocumentSet:
+    """The skill and memory documents of a project; ``whole_skill``: the owner opted this skill in
+    to edits of its hand-written lines (never the memory file)."""
     skill_file, memory_file = document_paths(project, agent, skill_name, skill_path, user_level_skill)
     base = Limits(max_rules=max_rules)
     memory_limits = replace(base, max_bytes=AGENTS_MD_LIMIT) if agent == "codex" else base
@@ -159,7 +174,47 @@ def load_documents(project: Path, agent: str = "claude", skill_name: str = DEFAU
                 f"cannot create {skill_file}: a new skill is a SKILL.md in a folder whose name is "
                 "lowercase letters, digits and hyphens (at most 64 characters)", EXIT_CONFIG)
         skill = replace(skill, text=new_skill_text(name))
+    skill = replace(skill, whole_skill=whole_skill)
     return DocumentSet(skill=skill, memory=_read("memory", memory_file, memory_limits))
+
+
+def whole_skill_opted_in(skill_name: str, opted: list[str] | tuple[str, ...], flag: bool = False) -> bool:
+    """A night may edit this skill's hand-written lines: ``--edit-whole-skill`` for this run, or
+    the skill named in the ``edit_whole_skill`` config list."""
+    return flag or skill_name in opted
+
+
+def optimizer_view(docs: DocumentSet, max_chars: int = OPTIMIZER_VIEW_CHARS) -> str:
+    """Both documents in full (hand-written text included) as the optimizer is shown them: redacted,
+    without control characters, each cut at ``max_chars`` with a marker saying how much is left
+    out, and each headed by what a night may do to it."""
+    parts = []
+    for doc in (docs.memory, docs.skill):
+        body = redact(clean_text(doc.text)).strip()
+        if not body:
+            body = "(empty: the file does not exist yet)"
+        elif len(body) > max_chars:
+            body = body[:max_chars] + f"\n[... {len(body) - max_chars} more characters of {doc.path.name} not shown ...]"
+        if doc.read_only:
+            may = "read-only: no edit is applied to it"
+        elif doc.whole_skill:
+            may = ("whole-skill editing is on: besides rules, you may replace or delete a hand-written "
+                   "line (op replace_line / delete_line, anchor = that exact line)")
+        else:
+            may = ("rules go in the learned block; a rule that must override a hand-written line "
+                   "names it in \"supersedes\" (that exact line)")
+        parts.append(f"<document name=\"{doc.path.name}\" role=\"{doc.role}\">\n({may})\n{body}\n</document>")
+    return "\n\n".join(parts)
+
+
+def optimizer_payload(docs: DocumentSet) -> dict[str, dict[str, object]]:
+    """The same as data for a simulated optimizer: each document's hand-written lines (redacted) and
+    what a night may do to it."""
+    return {
+        doc.role: {"hand_written": [redact(clean_text(line.content)) for line in doc.hand_written()],
+                   "whole_skill": doc.whole_skill, "read_only": doc.read_only}
+        for doc in docs.all()
+    }
 
 
 def new_skill_text(name: str) -> str:
@@ -270,36 +325,100 @@ def _index(rules: list[str], anchor: str) -> int:
     raise EditRefused(f"anchor {anchor!r} is not a rule in the managed block")
 
 
+def _quotable(line: str, what: str) -> None:
+    """A hand-written line a rule may quote or an edit may remove: bounded, plain, no secret."""
+    problem = rule_problem(line)
+    if len(line) > handwritten.MAX_LINE_CHARS:
+        problem = f"longer than {handwritten.MAX_LINE_CHARS} characters"
+    elif "<!--" in line or "-->" in line:
+        problem = "holds an HTML comment"
+    elif redact(line) != line:
+        problem = "holds what looks like a secret"
+    if problem is not None:
+        raise EditRefused(f"the {what} line {problem}")
+
+
+def _new_rule(docs: DocumentSet, doc: Document, edit: Edit) -> str:
+    """The rule as it goes into the managed block, with its ``(supersedes: "...")`` suffix when it
+    overrides a hand-written line, which must exist verbatim in either document (a rule scoped to a
+    skill's work may override a line of the memory file)."""
+    rule = clean_rule(edit.content, doc.limits)
+    wanted = (edit.supersedes or "").strip()
+    if not wanted:
+        return rule
+    if not any(handwritten.find_line(d.hand_written(), wanted) for d in docs.all()):
+        names = " or ".join(d.path.name for d in docs.all())
+        raise EditRefused(f"supersedes {wanted[:80]!r}, which is not a hand-written line of {names}")
+    _quotable(wanted, "superseded")
+    return handwritten.render_supersedes(rule, wanted)
+
+
+def _edit_line(doc: Document, edit: Edit) -> Document:
+    """A ``replace_line`` / ``delete_line`` edit of a hand-written line of an opted-in skill."""
+    if doc.role != "skill" or not doc.whole_skill:
+        raise EditRefused(f"{edit.op} edits hand-written text, and whole-skill editing is off for "
+                          f"{doc.path.name} (opt in with edit_whole_skill or --edit-whole-skill)")
+    matches = handwritten.find_line(doc.hand_written(), edit.anchor)
+    if not matches:
+        raise EditRefused(f"anchor {edit.anchor[:80]!r} is not a hand-written line of {doc.path.name}")
+    if len(matches) > 1:
+        raise EditRefused(f"anchor {edit.anchor[:80]!r} is {len(matches)} lines of {doc.path.name}; "
+                          "which one is meant is ambiguous")
+    line = matches[0]
+    _quotable(line.content, "edited")
+    if edit.op == "delete_line":
+        return replace(doc, text=handwritten.delete_line(doc.text, line))
+    content = clean_rule(edit.content, doc.limits)
+    if content == line.content or redact(content) != content:
+        raise EditRefused("the new line is the old one" if content == line.content
+                          else "the new line holds what looks like a secret")
+    return replace(doc, text=handwritten.replace_line(doc.text, line, content))
+
+
 def apply_edit(docs: DocumentSet, edit: Edit) -> DocumentSet:
-    """Return the documents with one edit applied inside the managed block, or raise EditRefused."""
+    """Return the documents with one edit applied, or raise EditRefused. Rules go inside the managed
+    block; only ``replace_line`` / ``delete_line`` on an opted-in skill touch hand-written lines."""
     if edit.target not in ("skill", "memory"):
         raise EditRefused(f"unknown edit target {edit.target!r}")
     doc = docs.get(edit.target)
     if doc.read_only:
         raise EditRefused(f"{doc.path.name} is read-only; it is left as it is")
+    if edit.op in LINE_OPS:
+        return docs.with_document(_checked(doc, _edit_line(doc, edit), _find_block(doc.text) is not None))
     rules = doc.rules()
     if edit.op == "add":
-        rule = clean_rule(edit.content, doc.limits)
+        rule = _new_rule(docs, doc, edit)
         _refuse_duplicate(rule, rules)
         rules.append(rule)
     elif edit.op == "replace":
         at = _index(rules, edit.anchor)
-        rule = clean_rule(edit.content, doc.limits)
+        rule = _new_rule(docs, doc, edit)
         _refuse_duplicate(rule, rules[:at] + rules[at + 1:])
         rules[at] = rule
     elif edit.op == "delete":
         rules.pop(_index(rules, edit.anchor))
     elif edit.op == "insert_after":
         at = _index(rules, edit.anchor)
-        rule = clean_rule(edit.content, doc.limits)
+        rule = _new_rule(docs, doc, edit)
         _refuse_duplicate(rule, rules)
         rules.insert(at + 1, rule)
     else:
         raise EditRefused(f"unknown edit op {edit.op!r}")
     if len(rules) > doc.limits.max_rules and edit.op != "delete":
         raise EditRefused(f"{doc.path.name} already holds its budget of {doc.limits.max_rules} rules")
-    new_doc = doc.with_rules(rules)
+    return docs.with_document(_checked(doc, doc.with_rules(rules), True))
+
+
+def _checked(doc: Document, new_doc: Document, has_block: bool) -> Document:
+    """``new_doc`` unless it is over its byte cap or its managed block (``has_block``) no longer
+    reads back: a line that opens a code fence would hide the markers."""
     size = len(new_doc.encoded())
     if doc.limits.max_bytes is not None and size > doc.limits.max_bytes and size > len(doc.encoded()):
         raise EditRefused(f"{doc.path.name} would exceed {doc.limits.max_bytes} bytes")
-    return docs.with_document(new_doc)
+    try:
+        block = _find_block(new_doc.text)
+    except UserError:
+        block = None
+    if has_block and block is None:
+        raise EditRefused(f"the edit would break the managed block of {doc.path.name}")
+    return new_doc

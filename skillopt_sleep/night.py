@@ -27,7 +27,7 @@ from skillopt_sleep.backends.models import Models
 from skillopt_sleep.call_journal import close_nights, interrupted_nights, open_journal
 from skillopt_sleep.config import Config
 from skillopt_sleep.consolidate import LoopSettings, Outcome, consolidate
-from skillopt_sleep.documents import DocumentSet, load_documents
+from skillopt_sleep.documents import DocumentSet, load_documents, whole_skill_opted_in
 from skillopt_sleep.edit_evidence import EvidencePool
 from skillopt_sleep.dream import split_measurable
 from skillopt_sleep.errors import EXIT_BUDGET, EXIT_CONFIG, EXIT_PROVIDER, EXIT_USAGE, UserError
@@ -54,6 +54,7 @@ class NightOptions:
     progress: Progress = field(default=lambda msg: None)
     call_progress: Any = None  # a progress.CallProgress: per-call counts and ETA on stderr
     resume: bool = False  # continue the newest interrupted night of this project (call_journal.py)
+    edit_whole_skill: bool = False  # --edit-whole-skill: this run may edit the skill's hand-written lines
 
 
 def new_night_id() -> str:
@@ -358,7 +359,9 @@ def _documents(opts: NightOptions, report: NightReport, gathered: Gathered) -> D
     config = opts.config
     docs = load_documents(opts.project, _agent(config, gathered.sources), config.skill_name,
                           opts.target_skill_path, max_rules=config.max_rules,
-                          user_level_skill=config.user_level_skill)
+                          user_level_skill=config.user_level_skill,
+                          whole_skill=whole_skill_opted_in(config.skill_name, config.edit_whole_skill,
+                                                           opts.edit_whole_skill))
     report.documents = {d.role: str(d.path) for d in docs.all()}
     return docs
 

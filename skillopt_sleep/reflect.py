@@ -16,7 +16,14 @@ from collections.abc import Callable
 
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.client import Client
-from skillopt_sleep.documents import DocumentSet, EditRefused, Limits, clean_rule
+from skillopt_sleep.documents import (
+    DocumentSet,
+    EditRefused,
+    Limits,
+    clean_rule,
+    optimizer_payload,
+    optimizer_view,
+)
 from skillopt_sleep.jsonx import extract_json
 from skillopt_sleep.judges import check_from_id
 from skillopt_sleep.prompts import render
@@ -32,7 +39,7 @@ EDIT_SCHEMA = {
     "properties": {"edits": {"type": "array", "items": {
         "type": "object",
         "properties": {k: {"type": "string"} for k in ("target", "op", "content", "anchor", "scope",
-                                                           "rationale")}
+                                                       "rationale", "supersedes")}
         | {"evidence": {"type": "array", "items": {"type": "string"}}},
         "required": ["target", "op", "content"],
     }}},
@@ -138,6 +145,7 @@ def _defuse(edit: Edit) -> None:
     have judged the raw text: refused and accepted edits alike reach the report and the ledger."""
     edit.target, edit.op = clean_text(edit.target)[:40], clean_text(edit.op)[:40]
     edit.content, edit.anchor = clean_text(edit.content), clean_text(edit.anchor)
+    edit.supersedes = clean_text(edit.supersedes)
     edit.rationale = clean_text(edit.rationale)
     edit.scope = clean_text(edit.scope)[:200]
     edit.evidence = [clean_text(e)[:200] for e in edit.evidence]
@@ -174,6 +182,7 @@ def edits_from_reply(text: str) -> list[Edit]:
             scope=str(item.get("scope") or ""),
             rationale=str(item.get("rationale") or "")[:500],
             evidence=[str(e) for e in evidence][:20] if isinstance(evidence, list) else [],
+            supersedes=str(item.get("supersedes") or "")[:1000],
         ))
     return edits
 
@@ -195,10 +204,11 @@ def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list
         calls.append(("failure", _failure_evidence(failures), failures))
     requests = [
         Request(purpose="reflect", system=system,
-                user=render("reflect_user", current_rules=current_text, evidence=evidence),
+                user=render("reflect_user", current_rules=current_text, evidence=evidence,
+                            documents=optimizer_view(docs)),
                 max_tokens=1500, temperature=0.7,
                 payload={"mode": mode, "tasks": _payload_tasks(items), "current_rules": rules_payload,
-                         "max_edits": max_edits},
+                         "max_edits": max_edits, "documents": optimizer_payload(docs)},
                 json_schema=EDIT_SCHEMA)
         for mode, evidence, items in calls
     ]
@@ -226,7 +236,7 @@ def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list
             reason = f"unknown op {edit.op!r}"
         else:
             try:
-                if edit.op != "delete":
+                if edit.op not in ("delete", "delete_line"):
                     settle_scope(edit, by_id)
                     edit.content = clean_rule(edit.content, limits)
             except EditRefused as exc:

@@ -25,7 +25,9 @@ SIMILARITY = 0.8  # token-set overlap (Jaccard) at or above which two rules are 
 def rule_text(edit: Edit) -> str:
     """The text that identifies an edit's rule, normalised: case, spacing, a leading list bullet
     and trailing punctuation do not make a rule new."""
-    text = edit.anchor if edit.op == "delete" and not edit.content else edit.content
+    text = edit.anchor if edit.op in ("delete", "delete_line") and not edit.content else edit.content
+    if edit.supersedes:  # overriding a hand-written line is another rule than the plain one
+        text += f" (supersedes: {edit.supersedes.strip()})"
     norm = " ".join(text.casefold().split())
     return _BULLET.sub("", norm).rstrip(" .;:!")
 

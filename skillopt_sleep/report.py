@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from skillopt_sleep.handwritten import conflict_notes
 from skillopt_sleep.proposal import why_accepted
 from skillopt_sleep.sanitize import sanitize
 from skillopt_sleep.scope import scope_label
@@ -141,6 +142,10 @@ def render_markdown(report: NightReport) -> str:
     out.append(f"| model calls | {_cell(_calls(report))} |")
     out.append(f"| tokens | {_tokens(report)} |")
 
+    conflicts = conflict_notes(report.accepted_edits)
+    if conflicts:
+        out += ["", f"## ⚠ Changes to what you wrote ({len(conflicts)})", ""]
+        out += [f"- **{sanitize(note, 800)}**" for note in conflicts]
     out += ["", f"## Accepted edits ({len(report.accepted_edits)})", ""]
     if not report.accepted_edits:
         out += ["None.", ""]
@@ -217,6 +222,8 @@ def render_text(report: NightReport) -> str:
     if report.test_baseline is not None or report.test_candidate is not None:
         lines.append(f"  test score {_change(report.test_baseline, report.test_candidate)} "
                      "(measured only)")
+    for note in conflict_notes(report.accepted_edits):
+        lines.append(f"  WARNING: {sanitize(note, 400)}")
     lines.append(f"  accepted {len(report.accepted_edits)} edit(s)")
     for edit in report.accepted_edits:
         lines.append(f"    + {sanitize(edit.describe(), 160)}")

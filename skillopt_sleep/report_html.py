@@ -11,6 +11,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from skillopt_sleep.handwritten import conflict_notes
 from skillopt_sleep.proposal import EvidenceTask, ProposalView, gate_label, headline_statistic
 from skillopt_sleep.report import SIMULATED_WARNING, adopt_command, revert_command
 from skillopt_sleep.sanitize import clean_text
@@ -126,6 +127,9 @@ def render_html(view: ProposalView, trend: list[TrendPoint]) -> str:
     out.append('<div class="chart">' + render_svg(trend) + "</div>")
     out.append("<p class=muted>Validation score of the documents each night left staged "
                "(hollow points: simulated nights).</p>")
+
+    for note in conflict_notes([rule.edit for rule in view.rules]):
+        out.append(f'<p class="warn"><strong>Changes what you wrote:</strong> {_t(note, 800)}</p>')
 
     out.append(f"<h2>Proposed rules ({len(view.rules)})</h2>")
     if not view.rules:

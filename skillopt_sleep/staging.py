@@ -16,6 +16,7 @@ their sha-256) without a full copy of them.
 from __future__ import annotations
 
 import base64
+import difflib
 import json
 import os
 import re
@@ -26,6 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from skillopt_sleep.documents import END, START
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_USAGE, UserError
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.redact import redact
@@ -71,6 +73,25 @@ def _label(live: Path, project: Path) -> str:
         return live.relative_to(project.resolve()).as_posix()
     except ValueError:
         return str(live)
+
+
+def _outside_block(text: str) -> str:
+    start = text.find(START)
+    end = text.find(END, start + len(START)) if start >= 0 else -1
+    return text if start < 0 or end < 0 else text[:start] + text[end + len(END):]
+
+
+def document_diff(label: str, baseline: bytes | None, proposed: bytes) -> str:
+    """The diff a reviewer reads: the managed block's, or — when the night also changed
+    hand-written lines (whole-skill editing) — the whole document's (redacted either way)."""
+    before = (baseline or b"").decode("utf-8", "replace")
+    after = proposed.decode("utf-8", "replace")
+    if baseline is None or _outside_block(before) == _outside_block(after):
+        return managed_block_diff(label, baseline, proposed)
+    full = f"{label} (whole document: hand-written lines changed)"
+    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                 fromfile=f"a/{full}", tofile=f"b/{full}")
+    return redact("".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in lines))
 
 
 def _b64(data: bytes) -> str:
@@ -154,8 +175,8 @@ def stage(
                 "baseline_existed": staged.baseline is not None,
                 "change": {"prefix": prefix, "suffix": suffix, "insert": _b64(insert),
                            "removed": _b64(removed)},
-                "diff": managed_block_diff(_label(live, dirs.project), staged.baseline,
-                                           staged.proposed),  # for review only
+                "diff": document_diff(_label(live, dirs.project), staged.baseline,
+                                      staged.proposed),  # for review only
             })
         report.staging_dir = str(final)
         manifest = {

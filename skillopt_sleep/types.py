@@ -16,7 +16,7 @@ T = TypeVar("T")
 TASKS_FORMAT = "skillopt_sleep.tasks.v1"
 SPLITS = ("train", "val", "test")
 EDIT_TARGETS = ("skill", "memory")
-EDIT_OPS = ("add", "replace", "delete", "insert_after")
+EDIT_OPS = ("add", "replace", "delete", "insert_after", "replace_line", "delete_line")  # *_line: opted-in skills
 
 
 def utc(dt: datetime) -> datetime:
@@ -193,19 +193,21 @@ class Attempt(Record):
 @dataclass
 class Edit(Record):
     target: str  # skill | memory
-    op: str  # add | replace | delete | insert_after
+    op: str  # add | replace | delete | insert_after | replace_line | delete_line
     content: str = ""
-    anchor: str = ""
+    anchor: str = ""  # the rule (or, for *_line ops, the hand-written line) the edit acts on
     rationale: str = ""
     evidence: list[str] = field(default_factory=list)
     scope: str = ""  # the kind of work the rule is for, read after "When"; "" = every kind (scope.py)
+    supersedes: str = ""  # a hand-written line this rule overrides, verbatim (documents.py)
 
     def describe(self) -> str:
+        over = f" (supersedes {self.supersedes!r})" if self.supersedes else ""
         if self.op == "add":
-            return f"{self.target}: add {self.content!r}"
-        if self.op == "delete":
-            return f"{self.target}: delete {self.anchor!r}"
-        return f"{self.target}: {self.op} {self.anchor!r} -> {self.content!r}"
+            return f"{self.target}: add {self.content!r}{over}"
+        if self.op in ("delete", "delete_line"):
+            return f"{self.target}: {self.op} {self.anchor!r}"
+        return f"{self.target}: {self.op} {self.anchor!r} -> {self.content!r}{over}"
 
 
 @dataclass

@@ -211,3 +211,14 @@ def test_validation_applies_to_file_values_too(user_file: Path):
 
 def test_validate_accepts_the_defaults():
     assert validate(Config()) == Config()
+
+
+def test_edit_whole_skill_is_a_list_of_skill_names(project: Path):
+    project_file(project).write_text('edit_whole_skill = ["lookup", "notes"]\n', encoding="utf-8")
+    assert load_config(project, env={}).edit_whole_skill == ["lookup", "notes"]
+    env = {"SKILLOPT_SLEEP_EDIT_WHOLE_SKILL": "a, b"}
+    assert load_config(project, env=env).edit_whole_skill == ["a", "b"]
+    project_file(project).write_text('edit_whole_skill = "lookup"\n', encoding="utf-8")
+    assert load_config(project, env={}).edit_whole_skill == ["lookup"]  # one name is a list of one
+    project_file(project).write_text("edit_whole_skill = [1]\n", encoding="utf-8")
+    assert "must be a list of strings" in config_error(project=project, env={}).message

@@ -400,3 +400,25 @@ def test_a_scope_that_makes_the_rule_too_long_is_refused(docs: DocumentSet):
     proposal = propose(docs, [edit("x" * 50, scope="writing a commit message", evidence=["mixed"])],
                        tasks=[kinded("mixed", "commit message")], limits=Limits(max_rule_chars=60))
     assert proposal.edits == [] and "longer than 60" in proposal.refused[0][1]
+
+
+# -- whole-document awareness --------------------------------------------------------------------
+
+
+FORBID = "Do NOT look anything up, search, or use any tools."
+
+
+def test_the_optimizer_sees_the_hand_written_text_and_may_supersede_a_line(tmp_path: Path):
+    (tmp_path / "CLAUDE.md").write_text(f"# Project\n\n{FORBID}\n", encoding="utf-8")
+    docs = load_documents(tmp_path)
+    backend = answering_by_mode({"failure": {"edits": [
+        edit("Use the search tool.", target="memory", supersedes=FORBID),
+        edit("", target="skill", op="delete_line", anchor=FORBID)]}})
+    proposal = reflect(client(backend), TASKS, ATTEMPTS, docs)
+    for request in backend.requests:
+        assert FORBID in request.user and "supersedes" in request.system
+        assert request.payload["documents"]["memory"]["hand_written"] == ["# Project", FORBID]
+        assert request.payload["documents"]["skill"]["whole_skill"] is False
+    assert [(e.op, e.supersedes) for e in proposal.edits] == [("add", FORBID), ("delete_line", "")]
+    # the gate applies them; a line edit of a skill not opted in is refused there
+    assert apply_edit(docs, proposal.edits[0]).memory.rules()[-1].endswith(f'(supersedes: "{FORBID}")')

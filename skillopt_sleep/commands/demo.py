@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Iterator
 
+from skillopt_sleep.commands.run import add_whole_skill_flag
 from skillopt_sleep.errors import EXIT_OK, EXIT_USAGE, UserError
 
 PLACEHOLDER_CWD = "/home/dev/acme-invoices"
@@ -45,6 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dir", type=Path, help="where to build the demo (default: a new temp directory)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_whole_skill_flag(p)
     p.set_defaults(func=cmd_demo)
 
 
@@ -93,7 +95,8 @@ def _environ(**values: str) -> Iterator[None]:
                 os.environ[k] = v
 
 
-def run_demo(root: Path, seed: int = 1, sim: str = DEFAULT_SIM, quiet: bool = False) -> dict[str, Any]:
+def run_demo(root: Path, seed: int = 1, sim: str = DEFAULT_SIM, quiet: bool = False,
+             edit_whole_skill: bool = False) -> dict[str, Any]:
     from skillopt_sleep.commands.run import progress_printer
     from skillopt_sleep.config import Config
     from skillopt_sleep.night import NightOptions, run_night
@@ -103,7 +106,8 @@ def run_demo(root: Path, seed: int = 1, sim: str = DEFAULT_SIM, quiet: bool = Fa
                     claude_home=str(claude))
     with _environ(SKILLOPT_SLEEP_HOME=str(home)):
         report = run_night(NightOptions(project=project, config=config, mode="demo",
-                                        progress=progress_printer(not quiet)))
+                                        progress=progress_printer(not quiet),
+                                        edit_whole_skill=edit_whole_skill))
     data = report.to_dict()
     data["calls_total"] = sum(report.calls.values())
     data["demo_dir"] = str(root)
@@ -120,7 +124,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     root = args.dir.expanduser().resolve() if args.dir else Path(tempfile.mkdtemp(prefix="skillopt-sleep-demo-"))
     if args.dir and root.exists() and any(root.iterdir()):
         raise UserError(f"--dir {root} is not empty; give a new or empty directory", EXIT_USAGE)
-    data = run_demo(root, seed=args.seed, sim=args.sim, quiet=args.quiet)
+    data = run_demo(root, seed=args.seed, sim=args.sim, quiet=args.quiet,
+                    edit_whole_skill=args.edit_whole_skill)
     if args.json:
         print(json.dumps(data, indent=2))
         return EXIT_OK

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from skillopt_sleep import adoption, staging
+from skillopt_sleep.handwritten import conflict_notes
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_OK, UserError
 from skillopt_sleep.proposal import (
     EvidenceTask, ProposalView, gate_label, headline_statistic, load_view, why_accepted,
@@ -46,6 +47,8 @@ def _edit(edit: Edit) -> list[str]:
     out = [f"Target: {sanitize(edit.target)} · {sanitize(edit.op)} · for {sanitize(scope_label(edit), 200)}", ""]
     if edit.anchor:
         out += ["Anchor:", "", *_quote(edit.anchor), ""]
+    if edit.supersedes:
+        out += ["**Overrides your hand-written line:**", "", *_quote(edit.supersedes), ""]
     if edit.content:
         out += [*_quote(edit.content), ""]
     if edit.rationale:
@@ -93,6 +96,11 @@ def render_review(view: ProposalView) -> str:
             f"- Val score, baseline → candidate: {_score(r.baseline)} → {_score(r.candidate)}"]
     out += [f"- {line}" for line in backend_lines(r) if not line.startswith("**")]
     out += [f"- Full report: `{_cell(str(Path(view.staging_dir) / 'report.html'), 300)}`", ""]
+
+    conflicts = conflict_notes([rule.edit for rule in view.rules])
+    if conflicts:
+        out += [f"## ⚠ Changes to what you wrote ({len(conflicts)}): read these first", ""]
+        out += [f"- **{sanitize(note, 800)}**" for note in conflicts] + [""]
 
     out += [f"## Proposed rules ({len(view.rules)})", ""]
     if not view.rules:

@@ -54,6 +54,14 @@ def add_night_flags(p: argparse.ArgumentParser) -> None:
                    'night_deadline in config, 4h); past it the night ends with exit 4, nothing staged')
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_whole_skill_flag(p)
+
+
+def add_whole_skill_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--edit-whole-skill", action="store_true",
+                   help="this night may also replace or delete hand-written lines of the skill (shown "
+                   "as a diff in review; revert restores the exact bytes). Config: edit_whole_skill = "
+                   '["<skill name>", ...]')
 
 
 _DURATION_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -127,6 +135,7 @@ def cmd_night(args: argparse.Namespace, mode: str) -> int:
                         target_skill_path=args.target_skill_path, since=since,
                         auto_adopt=getattr(args, "auto_adopt", False),
                         resume=getattr(args, "resume", False),
+                        edit_whole_skill=getattr(args, "edit_whole_skill", False),
                         progress=progress_printer(not args.quiet),
                         call_progress=None if args.quiet else CallProgress())
     try:

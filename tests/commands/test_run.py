@@ -155,3 +155,29 @@ def test_a_codex_on_path_is_picked_for_codex_sessions(tmp_path: Path) -> None:
     assert report["backend_choice"].startswith("auto chose codex-cli: Codex sessions were harvested")
     assert report["documents"]["memory"] == str(project / "AGENTS.md")
     assert {Path(c["argv"][0]).name for c in fake_cli.runs(log)} == {"codex"}
+
+
+@pytest.mark.parametrize(("flag", "listed", "opted"), [(False, [], False), (True, [], True),
+                                                       (False, ["skillopt-sleep-learned"], True),
+                                                       (False, ["another-skill"], False)])
+def test_whole_skill_editing_is_on_by_flag_or_config_list_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: bool, listed: list[str], opted: bool) -> None:
+    import skillopt_sleep.night as night_module
+    from skillopt_sleep.cli import build_parser
+
+    for verb in ("run", "dry-run", "demo"):
+        assert build_parser().parse_args([verb, "--edit-whole-skill"]).edit_whole_skill is True
+        assert build_parser().parse_args([verb]).edit_whole_skill is False
+    seen: list[bool] = []
+    real = night_module.load_documents
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["whole_skill"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(night_module, "load_documents", spy)
+    tasks = write_tasks_file(tmp_path / "tasks.json", make_tasks(), reviewed=True)
+    config = Config(backend="sim:seed=1", agent="claude", edit_whole_skill=listed)
+    run_night(NightOptions(project=tmp_path, config=config, mode="dry-run", tasks_file=tasks,
+                           edit_whole_skill=flag))
+    assert seen == [opted]
