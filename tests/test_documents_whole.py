@@ -132,3 +132,9 @@ def test_a_replacement_line_that_would_hide_the_block_end_is_refused(tmp_path: P
 def test_whole_skill_opt_in_by_flag_or_by_name() -> None:
     assert whole_skill_opted_in("lookup", ["lookup"]) and whole_skill_opted_in("lookup", [], flag=True)
     assert not whole_skill_opted_in("lookup", ["other"])
+
+
+def test_a_skill_rule_may_supersede_a_line_of_the_memory_file(tmp_path: Path) -> None:
+    docs = docs_for(tmp_path, memory="# Project\n\nNever run the test suite.\n")
+    after = apply_edit(docs, Edit("skill", "add", "Run the tests.", supersedes="Never run the test suite."))
+    assert after.skill.rules() == ['Run the tests. (supersedes: "Never run the test suite.")']
