@@ -65,7 +65,12 @@ class Document:
         return [m.group(1).strip() for m in re.finditer(r"^\s*[-*]\s+(.+?)\s*$", inner, re.MULTILINE)]
 
     def hand_written(self) -> list[handwritten.Line]:
-        return handwritten.hand_written_lines(self.text, _find_block(self.text), (START, END))
+        return _hand_written(self.text)
+
+    def redacted_hand_written(self) -> list[str]:
+        """The hand-written lines as they read once the whole document is redacted (a secret that
+        spans lines, such as a private key, is only recognised in its context)."""
+        return [line.content for line in _hand_written(redact(clean_text(self.text)))]
 
     def with_rules(self, rules: list[str]) -> Document:
         return replace(self, text=_set_block(self.text, rules, self.newline))
@@ -211,7 +216,7 @@ def optimizer_payload(docs: DocumentSet) -> dict[str, dict[str, object]]:
     """The same as data for a simulated optimizer: each document's hand-written lines (redacted) and
     what a night may do to it."""
     return {
-        doc.role: {"hand_written": [redact(clean_text(line.content)) for line in doc.hand_written()],
+        doc.role: {"hand_written": doc.redacted_hand_written(),
                    "whole_skill": doc.whole_skill, "read_only": doc.read_only}
         for doc in docs.all()
     }
@@ -232,6 +237,14 @@ def new_skill_text(name: str) -> str:
 
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+
+
+def _hand_written(text: str) -> list[handwritten.Line]:
+    try:
+        block = _find_block(text)
+    except UserError:
+        block = None
+    return handwritten.hand_written_lines(text, block, (START, END))
 
 
 def _find_block(text: str) -> tuple[int, int] | None:
@@ -325,14 +338,15 @@ def _index(rules: list[str], anchor: str) -> int:
     raise EditRefused(f"anchor {anchor!r} is not a rule in the managed block")
 
 
-def _quotable(line: str, what: str) -> None:
-    """A hand-written line a rule may quote or an edit may remove: bounded, plain, no secret."""
+def _quotable(line: str, doc: Document, what: str) -> None:
+    """A hand-written line a rule may quote or an edit may remove: bounded, plain, no secret (on
+    its own or as part of one that spans lines)."""
     problem = rule_problem(line)
     if len(line) > handwritten.MAX_LINE_CHARS:
         problem = f"longer than {handwritten.MAX_LINE_CHARS} characters"
     elif "<!--" in line or "-->" in line:
         problem = "holds an HTML comment"
-    elif redact(line) != line:
+    elif redact(line) != line or line not in doc.redacted_hand_written():
         problem = "holds what looks like a secret"
     if problem is not None:
         raise EditRefused(f"the {what} line {problem}")
@@ -346,10 +360,11 @@ def _new_rule(docs: DocumentSet, doc: Document, edit: Edit) -> str:
     wanted = (edit.supersedes or "").strip()
     if not wanted:
         return rule
-    if not any(handwritten.find_line(d.hand_written(), wanted) for d in docs.all()):
+    holders = [d for d in docs.all() if handwritten.find_line(d.hand_written(), wanted)]
+    if not holders:
         names = " or ".join(d.path.name for d in docs.all())
         raise EditRefused(f"supersedes {wanted[:80]!r}, which is not a hand-written line of {names}")
-    _quotable(wanted, "superseded")
+    _quotable(wanted, holders[0], "superseded")
     return handwritten.render_supersedes(rule, wanted)
 
 
@@ -365,7 +380,7 @@ def _edit_line(doc: Document, edit: Edit) -> Document:
         raise EditRefused(f"anchor {edit.anchor[:80]!r} is {len(matches)} lines of {doc.path.name}; "
                           "which one is meant is ambiguous")
     line = matches[0]
-    _quotable(line.content, "edited")
+    _quotable(line.content, doc, "edited")
     if edit.op == "delete_line":
         return replace(doc, text=handwritten.delete_line(doc.text, line))
     content = clean_rule(edit.content, doc.limits)

@@ -138,3 +138,15 @@ def test_a_skill_rule_may_supersede_a_line_of_the_memory_file(tmp_path: Path) ->
     docs = docs_for(tmp_path, memory="# Project\n\nNever run the test suite.\n")
     after = apply_edit(docs, Edit("skill", "add", "Run the tests.", supersedes="Never run the test suite."))
     assert after.skill.rules() == ['Run the tests. (supersedes: "Never run the test suite.")']
+
+
+def test_no_line_of_a_secret_that_spans_lines_is_shown_or_quoted(tmp_path: Path) -> None:
+    body = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0"
+    key = f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----\n"
+    docs = docs_for(tmp_path, skill=SKILL + key, whole=True)
+    assert body not in optimizer_view(docs)
+    assert body not in " ".join(optimizer_payload(docs)["skill"]["hand_written"])
+    with pytest.raises(EditRefused, match="secret"):
+        apply_edit(docs, Edit("skill", "add", "Search first.", supersedes=body))
+    with pytest.raises(EditRefused, match="secret"):
+        apply_edit(docs, Edit("skill", "delete_line", anchor=body))
