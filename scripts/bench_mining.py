@@ -1,7 +1,7 @@
 """Precision and recall of the heuristic miner on hand-labelled phrasings; prints JSON.
 
 Two parts, per labels file (``tests/fixtures/mining/``: ``dev.json``, and the held-out ``heldout.json``,
-``heldout2.json``, ``heldout3.json`` and ``heldout4.json``; each file's ``about`` says when it was written and what had been
+``heldout2.json`` … ``heldout6.json``; each file's ``about`` says when it was written and what had been
 seen by then):
 
 - **checks**: each follow-up message goes through what a night does with it — the feedback
@@ -62,7 +62,7 @@ from skillopt_sleep.types import SessionDigest
 
 LABELS_DIR = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "mining"
 LABELS_FORMAT = "skillopt_sleep.mining-labels.v1"
-LABEL_SETS = ("dev", "heldout", "heldout2", "heldout3", "heldout4")
+LABEL_SETS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6")
 
 
 def normalise(check: dict[str, Any]) -> tuple[str, Any]:
