@@ -64,7 +64,8 @@ NUMBER_WORDS = {"one": 1, "a single": 1, "single": 1, "two": 2, "three": 3, "fou
 _NUM = r"(?P<n>\d{1,5}|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")"
 _UNIT = r"[ \t]*-?[ \t]*(?P<unit>characters?|chars?|words?|lines?|bullet[ \t]+points?|bullets?)\b"
 CAP_BEFORE_RE = re.compile(
-    r"(?:\b(?:under|below|at most|no more than|no longer than|max(?:imum)?(?: of)?|within|less than|"
+    r"(?:\b(?:under|below|at most|no(?:t)? more than|no(?:t)? longer than|max(?:imum)?(?: of)?|within|less than|"
+    r"(?:is|are|was|were|it's|it is|goes|runs)[ \t]+(?:longer than|more than|over|above)|"
     r"fewer than|shorter than|up to|over|exceeds?|fit (?:in|into|within)|"
     r"(?:keep|limit|cap|trim|cut)[ \t]+(?:it|them|this|that|the[ \t]+\w+(?:[ \t]+line)?)[ \t]+(?:to|under|below|at))"
     r"|≤|<=?)[ \t]*" + _NUM + _UNIT,
@@ -84,11 +85,12 @@ LIMIT_UNITS = ("first_line_chars", "lines", "words", "bullets")
 # -- literal-looking text -----------------------------------------------------------------------
 
 # Text a judge can look for verbatim: [skip ci], Co-authored-by, console.log, @ts-ignore, TODO(s).
-_PUNCTUATED = r"@?[A-Za-z][\w]*(?:[-.:][\w]+)+:?"
+_PUNCTUATED = r"@?[A-Za-z][\w]*(?:[-.:][\w]+)+:?|[:.][A-Za-z][\w-]+"  # :latest, .env: a leading mark
 _BRACKETED = r"\[[^\]\n]{1,30}\]"
 _CAPS = r"[A-Z][A-Z0-9_]{1,}(?:[ \t]+[A-Z][A-Z0-9_]{1,})*(?:s\b)?"
 _FILLER = r"(?:(?:the|a|an|any|those|these|all|your|my|our|its|that|this|more|of|so|many|proper|usual)[ \t]+){0,2}"
 _CONTENT_VERB = (r"(?:use|using|include|including|add|adding|put|putting|write|writing|leave|leaving|mention|"
+                 r"hard-?code|hard-?coding|commit|committing|ship|shipping|pin|pinning|"
                  r"mentioning|output|print|emit|sign|end)")
 NEGATED_LITERAL_RE = re.compile(
     r"(?i:\b(?:(?:no|without|avoid|drop|remove|get rid of)(?![,.!?])[ \t]+"
@@ -173,7 +175,7 @@ def _limit_checks(sentence: str, taken: list[tuple[int, int]]) -> list[Check]:
             if not is_cap:
                 if unit == "chars":
                     out.append({"op": "min_chars", "arg": n})
-            elif unit == "chars" and FIRST_LINE_RE.search(sentence[: m.start()]):
+            elif unit == "chars" and FIRST_LINE_RE.search(sentence[: m.start("n")]):
                 out.append(limit_check("first_line_chars", n))
             elif unit == "chars":
                 out.append({"op": "max_chars", "arg": n})

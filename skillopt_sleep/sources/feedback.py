@@ -51,6 +51,7 @@ NEGATIVE_STRONG = (
     "forgot",
     "you dropped",
     "you left out",
+    "you left off",
     "is missing",
     "are missing",
     "way too",
@@ -64,7 +65,9 @@ NEGATIVE_STRONG = (
 NEGATIVE_START = ("no,", "no.", "no!", "nope", "wrong", "undo", "revert that", "ugh")
 # Demands that open a message ("never use X", "max 300 chars"), after an optional "please" / "and".
 DEMAND_START = ("never", "always", "stop", "avoid", "drop", "remove", "without", "max", "at most",
-                "no more than", "keep it", "keep the", "keep them", "shorter", "longer", "don't", "do not")
+                "no more than", "not more than", "keep it", "keep the", "keep them", "shorter", "longer", "don't",
+                "dont", "do not", "get rid of", "limit it", "limit the", "cap it", "make it shorter",
+                "make it longer", "make it at least", "it has to", "it must", "it needs to")
 # "no <something>" opens a demand ("no TODOs", "no more than 2 lines") unless it is a courtesy.
 NO_COURTESY = ("worries", "problem", "problems", "thanks", "thank", "idea", "rush", "hurry", "need",
                "pressure", "clue", "mind")
@@ -110,12 +113,12 @@ _DEMAND_START = re.compile(
     r"^\W*(?:(?:please|also|and|oh|ok|okay)\W+)?(?:"
     + "|".join(re.escape(p) for p in sorted(DEMAND_START, key=len, reverse=True))
     + r")(?![\w'])(?!\s+mind\b)"
-    + r"|^\W*(?:(?:please|also|and|oh|ok|okay)\W+)?no\s+(?!(?:" + "|".join(NO_COURTESY) + r")\b)[\w\[\"'`“]"
+    + r"|^\W*(?:(?:please|also|and|oh|ok|okay)\W+)?no\s+(?!(?:" + "|".join(NO_COURTESY) + r")\b)[\w\[\"'`“#]"
 )
 # "where's the ## Testing section?", "where is the issue link?": asking for a part of the reply.
 _WHERE_IS = re.compile(
     r"\bwhere(?:'s|\s+is|\s+are)\s+(?:the|my|our|a)\b[^?]{0,60}?(?:#|\b(?:section|heading|line|trailer|"
-    r"footer|link|ticket|reference|tag|label|sign-?off)s?\b)"
+    r"footer|link|ticket|reference|tag|label|sign-?off|key|id|number|entry|note)s?\b)"
 )
 _BUT = re.compile(r"^[^.!?]{0,40}?\bbut\b")
 _POS_STRONG = _phrase_regex(POSITIVE_STRONG)

@@ -30,6 +30,14 @@ from tests.mining.builders import SIGNOFF
         # a limit on the subject line checks the first line, not the whole reply
         ("the subject must be no more than 50 chars!", [{"op": "regex", "arg": r"\A[^\n]{1,50}(?:\n|\Z)"}]),
         ("write at least 200 characters", [{"op": "min_chars", "arg": 200}]),
+        # the subject named inside the limit phrase itself; a limit said to be exceeded is a cap
+        ("keep the title under 40 chars", [{"op": "regex", "arg": r"\A[^\n]{1,40}(?:\n|\Z)"}]),
+        ("the reply is longer than 300 characters", [{"op": "max_chars", "arg": 300}]),
+        ("make it longer than 300 characters", [{"op": "min_chars", "arg": 300}]),
+        ("not more than 2 lines", [limit_check("lines", 2)]),
+        # literal text that opens with a mark, and more verbs of putting something in
+        ("don't pin :edge in the image", [{"op": "not_contains", "arg": ":edge"}]),
+        ("never hardcode API_TOKEN here", [{"op": "not_contains", "arg": "API_TOKEN"}]),
     ],
 )
 def test_checks_from_feedback(text, expected):

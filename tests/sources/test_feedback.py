@@ -49,6 +49,16 @@ from skillopt_sleep.sources.feedback import classify
         ("never mind, I found it", None),
         ("where is the config loaded?", None),
         ("I never understood the cache", None),
+        # demands in other words: no apostrophe, "get rid of", "it has to", a ## heading asked for
+        ("dont add a footer", "negative"),
+        ("get rid of the emojis", "negative"),
+        ("it has to link the ticket", "negative"),
+        ("no ## Install section?", "negative"),
+        ("not more than 2 lines", "negative"),
+        ("limit it to 3 bullets", "negative"),
+        ("you left off the trailer", "negative"),
+        ("where is the ticket id?", "negative"),
+        ("make it async", None),
     ],
 )
 def test_classify(text, expected):
