@@ -5,7 +5,8 @@ the words of its object weighing most, and over its object alone; both with the 
 trigrams of its object for spelling variants. A request joins a group only when
 
 - both say the same *mode* (``shape.RequestShape``: "commit the lockfile" does not join "write the
-  commit message");
+  commit message"); a request whose kind of work is recognised (``vocabulary``) is grouped by that
+  kind (``shape.grouping_shape``);
 - its object is, on average over the group's members, similar enough (``OBJECT_THRESHOLD``): the
   group must be about the same thing, not merely share a word somewhere;
 - its **average** similarity to the group's members is the highest and reaches the threshold —
@@ -28,7 +29,7 @@ from itertools import repeat
 from operator import mul
 
 from skillopt_sleep.mining.requests import UserRequest
-from skillopt_sleep.mining.shape import RequestShape, shape_of
+from skillopt_sleep.mining.shape import RequestShape, grouping_shape
 from skillopt_sleep.mining.text import WORD_RE, canonical, stem
 
 OBJECT_WEIGHT = 3.0  # a word of a request's object (what the work is about) counts this much more
@@ -173,7 +174,7 @@ def cluster(requests: list[UserRequest], threshold: float = DEFAULT_THRESHOLD,
         typed.setdefault(requests[i].text, []).append(i)
     texts = list(typed)
     weights = [len(typed[t]) for t in texts]
-    shapes = [shape_of(t) for t in texts]
+    shapes = [grouping_shape(t) for t in texts]
     vectors, object_vectors, keys = _features(shapes, weights)
     groups = _Groups()
     assignment: list[int] = []
@@ -216,7 +217,7 @@ def label_for(group: list[UserRequest]) -> str:
     """A short name for a kind: its most shared object words, in the order a request says them."""
     counts: Counter[str] = Counter()
     for r in group:
-        shape = shape_of(r.text)
+        shape = grouping_shape(r.text)
         counts.update(set(shape.object_words) or shape.words)
     shared = [w for w, n in counts.most_common() if n >= max(2, len(group) // 2)][:3]
     words = shared or [w for w, _ in counts.most_common(3)]

@@ -26,9 +26,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from skillopt_sleep.mining.text import GENERIC_VERBS, HEAD_SPLIT_RE, STOPWORDS, WORD_RE, canonical, stem
+from skillopt_sleep.mining.vocabulary import OPERATION_VERBS, kind_of
 
 PRODUCE = "produce"
 ASK = "ask"
+KIND_MODE = "kind"  # a request whose kind of work is recognised: grouped by that kind
 
 # Openings that carry no meaning of their own: "can you", "pls", "I need", "go ahead and" ...
 FILLER_RE = re.compile(
@@ -48,9 +50,13 @@ VERB_FOLLOWERS = frozenset(
 # A request that opens with a noun phrase and goes on like this states a problem or asks about it
 # ("the query planner ignores my index, why?", "email validation is broken on the signup form").
 STATEMENT_RE = re.compile(
-    r"\b(?:is|are|was|were|isn't|aren't|wasn't|doesn't|don't|didn't|won't|can't|cannot|keeps|fails|failed|broke)\b")
+    r"\b(?:is|are|was|were|isn't|aren't|wasn't|doesn't|don't|didn't|won't|can't|cannot|keeps|fails|failed|failing|"
+    r"broke|breaks|ignores|ignored|throws|threw|crashes|crashed|hangs|hung|leaks|loses|lost|drops|dropped|"
+    r"returns|returned|times out|timed out|errors|stopped|stops|never|always)\b")
 # Verbs that ask for a piece of writing, beyond the generic ones: "summarize the week for standup".
-WRITING_VERBS = frozenset("summarize summarise document describe outline".split())
+# "file an issue", "cover it with tests", "scaffold a CLI", "set up CI": verbs of making something.
+WRITING_VERBS = frozenset("summarize summarise document describe outline file cover scaffold craft author sketch "
+                          "setup".split())
 PARTICLE_RE = re.compile(r"^\s*(?:in|up|out|together|down|me|us)\b")
 GRAM = 3
 INNER_HYPHEN_RE = re.compile(r"(?<=[a-z])-(?=[a-z])")
@@ -62,6 +68,7 @@ class RequestShape:
     object_words: tuple[str, ...]  # stemmed content words of the head, in order, without the opening verb
     words: frozenset[str]  # stemmed content words of the whole request
     grams: frozenset[str]  # character trigrams of the object, spaces and punctuation removed
+    kind: str | None = None  # the kind of work (``vocabulary.kind_of``), when it is recognised
 
 
 def _canonical(text: str) -> str:
@@ -69,31 +76,33 @@ def _canonical(text: str) -> str:
     return INNER_HYPHEN_RE.sub("", canonical(text))
 
 
-def _head_words(text: str) -> list[str]:
-    """Words before the first preposition; a particle right after a verb ("fill *in* the PR
+def _head(text: str) -> str:
+    """The text before the first preposition; a particle right after a verb ("fill *in* the PR
     template", "write *up* the notes") does not end the head."""
     text = PARTICLE_RE.sub("", text, count=1)
-    return WORD_RE.findall(HEAD_SPLIT_RE.split(text, maxsplit=1)[0])
+    return HEAD_SPLIT_RE.split(text, maxsplit=1)[0]
 
 
-def _opening(canonical_text: str) -> tuple[str, list[str]]:
-    """(mode, the head's words after the opening verb)."""
+def _opening(canonical_text: str) -> tuple[str, str, str, str]:
+    """(mode, the head after the opening verb, the text without its opening filler, how it opens:
+    ``question`` (a question word), ``statement`` (a problem stated or asked about), ``produce``
+    or ``verb``)."""
     body = FILLER_RE.sub("", canonical_text, count=1)
     tokens = re.findall(r"[a-z0-9_'+-]+", body)
     if not tokens:
-        return PRODUCE, []
+        return PRODUCE, "", body, "produce"
     first, second = tokens[0], (tokens[1] if len(tokens) > 1 else "")
     after_verb = body[body.index(first) + len(first):]
     if first in QUESTION_WORDS and not (first == "do" and second in VERB_FOLLOWERS):
-        return ASK, _head_words(body)
-    if first in GENERIC_VERBS or first in WRITING_VERBS:
-        return PRODUCE, _head_words(after_verb)
-    if second in VERB_FOLLOWERS and first not in STOPWORDS:
-        return stem(first), _head_words(after_verb)
+        return ASK, _head(body), body, "question"
+    if first in GENERIC_VERBS or first in WRITING_VERBS or (first == "set" and second == "up"):
+        return PRODUCE, _head(after_verb), body, "produce"
+    if (second in VERB_FOLLOWERS and first not in STOPWORDS) or first in OPERATION_VERBS:
+        return stem(first), _head(after_verb), body, "verb"
     head = HEAD_SPLIT_RE.split(body, maxsplit=1)[0]
     if STATEMENT_RE.search(head) or body.rstrip().endswith("?"):
-        return ASK, WORD_RE.findall(head)
-    return PRODUCE, WORD_RE.findall(head)
+        return ASK, head, body, "statement"
+    return PRODUCE, head, body, "produce"
 
 
 def _content(words: list[str]) -> list[str]:
@@ -104,10 +113,24 @@ def _content(words: list[str]) -> list[str]:
 def shape_of(text: str) -> RequestShape:
     """The shape of a request (cached: a heavy user types many requests more than once)."""
     lowered = _canonical(text)
-    mode, head_words = _opening(lowered)
+    mode, head, body, opens = _opening(lowered)
+    head_words = WORD_RE.findall(head)
     object_words = tuple(dict.fromkeys(_content(head_words)))
     joined = "".join(w for w in head_words if w not in STOPWORDS and w not in GENERIC_VERBS and not w.isdigit())
     joined = re.sub(r"[^a-z]", "", joined)
     grams = frozenset(joined[i:i + GRAM] for i in range(len(joined) - GRAM + 1))
-    return RequestShape(mode=mode, object_words=object_words,
-                        words=frozenset(_content(WORD_RE.findall(lowered))), grams=grams)
+    kind = kind_of(body.strip(), head.strip(), produce=opens == "produce", asks=opens == "question")
+    return RequestShape(mode=mode, object_words=object_words, words=frozenset(_content(WORD_RE.findall(lowered))),
+                        grams=grams, kind=kind)
+
+
+@lru_cache(maxsize=1 << 16)
+def grouping_shape(text: str) -> RequestShape:
+    """The shape requests are grouped by: a request whose kind of work is recognised
+    (``vocabulary.kind_of``) has mode ``KIND_MODE`` and that kind as its whole object, so
+    "translate this to German" and "put this into French" differ only in subject matter."""
+    shape = shape_of(text)
+    if shape.kind is None:
+        return shape
+    return RequestShape(mode=KIND_MODE, object_words=(shape.kind,), words=shape.words | {shape.kind},
+                        grams=frozenset(), kind=shape.kind)
