@@ -1,7 +1,12 @@
 """Reflection: show the optimizer model what good attempts did that bad ones did not
 (contrastive, over the highest-spread train tasks) and plain failures; parse its bounded edits.
-A reply that is not JSON is repaired once; one still unusable is counted in the report ("optimizer
-reply was not JSON after one repair"), never read as "no edits".
+
+Every failing kind of task is reflected on — a few kinds per request (``KINDS_PER_REQUEST``), so
+no kind is crowded out by the alphabetically first ones — then the proposals are aggregated
+(near-duplicates merged, their evidence pooled) and, when there are more than a night may test,
+ranked by the optimizer (``rank.py``) so the best ``max_edits`` reach the gate, not the first
+proposed. A reply that is not JSON is repaired once; one still unusable is counted in the report
+("optimizer reply was not JSON after one repair"), never read as "no edits".
 
 Guardrails applied to every proposed edit before it can reach the gate: a known target and op,
 a one-line bounded rule (``documents.clean_rule``), not already refused on an earlier night, and
@@ -11,8 +16,8 @@ no rule that overrides a task's output contract.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.client import Client
@@ -27,12 +32,16 @@ from skillopt_sleep.documents import (
 from skillopt_sleep.jsonx import extract_json
 from skillopt_sleep.judges import check_from_id
 from skillopt_sleep.prompts import render
+from skillopt_sleep.rank import rank
+from skillopt_sleep.refusals import rule_text, similar_text
 from skillopt_sleep.repair import Unusable, parse_replies
 from skillopt_sleep.sanitize import clean_text
 from skillopt_sleep.scope import settle_scope
 from skillopt_sleep.types import EDIT_OPS, EDIT_TARGETS, Attempt, Edit, TaskRecord
 
 EXCERPT = 1200
+KINDS_PER_REQUEST = 3  # kinds of task shown in one reflect request
+TASKS_PER_KIND = 3  # tasks of one kind shown as evidence
 FORMAT_WORDS = ("json", "yaml", "xml", "html", "csv", "markdown", "plain text")
 EDIT_SCHEMA = {
     "type": "object",
@@ -53,6 +62,7 @@ class Proposal:
     refused: list[tuple[Edit, str]]  # dropped by a guardrail, with the reason
     calls: int = 0  # optimizer requests made (repairs included)
     unusable: list[str] = field(default_factory=list)  # why a reflect reply gave nothing, after a repair
+    candidates: int = 0  # distinct edits that passed the guardrails, before the cut to max_edits
 
 
 def spread(attempts: list[Attempt]) -> float:
@@ -60,23 +70,57 @@ def spread(attempts: list[Attempt]) -> float:
     return max(scores) - min(scores) if scores else 0.0
 
 
-def select(tasks: list[TaskRecord], attempts: dict[str, list[Attempt]], max_contrastive: int = 4,
-           max_failures: int = 4) -> tuple[list[tuple[TaskRecord, Attempt, Attempt]], list[tuple[TaskRecord, list[Attempt]]]]:
-    """(contrastive pairs from the highest-spread tasks, failing tasks without a good attempt)."""
+def kind_of(task: TaskRecord) -> str:
+    """The kind a task's evidence is grouped by: its mined kind, else its skill hint, else itself."""
+    return task.kind or task.skill_hint or task.id
+
+
+@dataclass
+class KindEvidence:
+    """What one kind of task has to teach: contrastive pairs and tasks that failed every attempt."""
+
+    kind: str
+    contrastive: list[tuple[TaskRecord, Attempt, Attempt]] = field(default_factory=list)
+    failures: list[tuple[TaskRecord, list[Attempt]]] = field(default_factory=list)
+
+    def items(self) -> list[tuple[TaskRecord, list[Attempt]]]:
+        return [(t, [g, b]) for t, g, b in self.contrastive] + self.failures
+
+    def shortfall(self) -> float:
+        """How far the kind's shown attempts fall short of passing (for ordering kinds)."""
+        softs = [a.soft for _, xs in self.items() for a in xs]
+        return sum(1.0 - x for x in softs) / len(softs) if softs else 0.0
+
+
+def select(tasks: list[TaskRecord], attempts: dict[str, list[Attempt]],
+           tasks_per_kind: int = TASKS_PER_KIND) -> list[KindEvidence]:
+    """Every kind with something to learn, the worst-off first (ties by kind), each with at most
+    ``tasks_per_kind`` tasks: contrastive pairs from its highest-spread tasks, then tasks without a
+    good attempt."""
     by_id = {t.id: t for t in tasks}
-    contrastive = []
-    failures = []
+    kinds: dict[str, KindEvidence] = {}
     ranked = sorted(attempts.items(), key=lambda kv: (-spread(kv[1]), kv[0]))
     for tid, xs in ranked:
         if not xs or tid not in by_id:
             continue
-        if spread(xs) > 0 and len(contrastive) < max_contrastive:
+        task = by_id[tid]
+        group = kinds.setdefault(kind_of(task), KindEvidence(kind_of(task)))
+        if len(group.contrastive) + len(group.failures) >= tasks_per_kind:
+            continue
+        if spread(xs) > 0:
             best = max(xs, key=lambda a: (a.soft, -a.sample))
             worst = min(xs, key=lambda a: (a.soft, a.sample))
-            contrastive.append((by_id[tid], best, worst))
-        elif spread(xs) == 0 and xs[0].soft < 1.0 and len(failures) < max_failures:
-            failures.append((by_id[tid], xs))
-    return contrastive, failures
+            group.contrastive.append((task, best, worst))
+        elif xs[0].soft < 1.0:
+            group.failures.append((task, xs))
+    found = [g for g in kinds.values() if g.contrastive or g.failures]
+    return sorted(found, key=lambda g: (-g.shortfall(), g.kind))
+
+
+def minibatches(kinds: list[KindEvidence], per_request: int = KINDS_PER_REQUEST) -> list[list[KindEvidence]]:
+    """The kinds in groups of ``per_request``, one reflect request each."""
+    per_request = max(1, per_request)
+    return [kinds[i:i + per_request] for i in range(0, len(kinds), per_request)]
 
 
 def _excerpt(text: str) -> str:
@@ -187,31 +231,65 @@ def edits_from_reply(text: str) -> list[Edit]:
     return edits
 
 
+def _documents_view(docs: DocumentSet) -> tuple[str, dict[str, list[str]]]:
+    """The documents as the optimizer is shown them: the text in its prompt, and as data."""
+    current = docs.skill.rules() + docs.memory.rules()
+    text = "\n".join(f"- {r}" for r in current) or "(none yet)"
+    return text, {"skill": docs.skill.rules(), "memory": docs.memory.rules()}
+
+
+def _batch_request(batch: list[KindEvidence], system: str, documents: tuple[str, dict[str, list[str]]],
+                   max_edits: int, docs: DocumentSet) -> Request:
+    """One reflect request over a few kinds: their contrastive pairs and their plain failures."""
+    contrastive = [pair for group in batch for pair in group.contrastive]
+    failures = [item for group in batch for item in group.failures]
+    sections = ([_contrastive_evidence(contrastive)] if contrastive else []) + \
+        ([_failure_evidence(failures)] if failures else [])
+    mode = "mixed" if contrastive and failures else "contrastive" if contrastive else "failure"
+    items = [item for group in batch for item in group.items()]
+    return Request(purpose="reflect", system=system,
+                   user=render("reflect_user", current_rules=documents[0], evidence="\n\n".join(sections),
+                               documents=optimizer_view(docs)),
+                   max_tokens=1500, temperature=0.7,
+                   payload={"mode": mode, "kinds": [g.kind for g in batch], "tasks": _payload_tasks(items),
+                            "current_rules": documents[1], "max_edits": max_edits,
+                            "documents": optimizer_payload(docs)},
+                   json_schema=EDIT_SCHEMA)
+
+
+def _rank_evidence(kinds: list[KindEvidence]) -> str:
+    """The failures behind the candidates, one line a task (the rank request's evidence)."""
+    lines = []
+    for group in kinds:
+        for task, xs in group.items():
+            reasons = sorted({r for a in xs if a.soft < 1.0 for r in a.fail_reasons})
+            lines.append(f"- task {task.id} (kind: {clean_text(group.kind)}): "
+                         f"{clean_text('; '.join(reasons))[:400] or 'scored below 1'}")
+    return "\n".join(lines)
+
+
+def _merge_into(kept: list[Edit], edit: Edit) -> bool:
+    """Fold ``edit`` into a kept near-duplicate (same op, text one rewording apart — whichever
+    document each names), pooling their evidence; False when none of ``kept`` is one."""
+    for other in kept:
+        if (other.op == edit.op and similar_text(rule_text(other), rule_text(edit))
+                and other.anchor.lower() == edit.anchor.lower() and other.supersedes == edit.supersedes):
+            other.evidence += [e for e in edit.evidence if e not in other.evidence]
+            return True
+    return False
+
+
 def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list[Attempt]],
             docs: DocumentSet, *, max_edits: int = 4, limits: Limits = Limits(),
-            already_refused: Callable[[Edit], bool] = lambda e: False) -> Proposal:
-    """Ask the optimizer for edits (contrastive + failure calls) and filter them."""
-    contrastive, failures = select(tasks, attempts)
-    current = docs.skill.rules() + docs.memory.rules()
-    current_text = "\n".join(f"- {r}" for r in current) or "(none yet)"
-    rules_payload = {"skill": docs.skill.rules(), "memory": docs.memory.rules()}
+            already_refused: Callable[[Edit], bool] = lambda e: False,
+            kinds_per_request: int = KINDS_PER_REQUEST) -> Proposal:
+    """Ask the optimizer for edits over every failing kind (a few kinds per request), filter them,
+    merge near-duplicates, and rank the rest when there are more than ``max_edits``."""
+    kinds = select(tasks, attempts)
+    documents = _documents_view(docs)
     system = render("reflect_system", max_edits=max_edits, max_rule_chars=limits.max_rule_chars)
-    calls = []
-    if contrastive:
-        items = [(t, [g, b]) for t, g, b in contrastive]
-        calls.append(("contrastive", _contrastive_evidence(contrastive), items))
-    if failures:
-        calls.append(("failure", _failure_evidence(failures), failures))
-    requests = [
-        Request(purpose="reflect", system=system,
-                user=render("reflect_user", current_rules=current_text, evidence=evidence,
-                            documents=optimizer_view(docs)),
-                max_tokens=1500, temperature=0.7,
-                payload={"mode": mode, "tasks": _payload_tasks(items), "current_rules": rules_payload,
-                         "max_edits": max_edits, "documents": optimizer_payload(docs)},
-                json_schema=EDIT_SCHEMA)
-        for mode, evidence, items in calls
-    ]
+    requests = [_batch_request(batch, system, documents, max_edits, docs)
+                for batch in minibatches(kinds, kinds_per_request)]
     replies = optimizer.map(requests)
     parsed, repairs = parse_replies(optimizer, requests, replies, edits_from_reply, who="optimizer")
     proposed: list[Edit] = []
@@ -222,12 +300,26 @@ def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list
             unusable.append(result.reason + (f" ({result.detail})" if result.detail else ""))
         else:
             proposed.extend(result)
+    candidates, refused = _guard(proposed, tasks, documents, limits, already_refused)
+    ranking = rank(optimizer, candidates, max_edits, _rank_evidence(kinds),
+                   [item for request in requests for item in request.payload["tasks"]])
+    if ranking.unusable:
+        unusable.append(f"rank: {ranking.unusable}; kept the best supported")
+    ordered = [candidates[i] for i in ranking.order]
+    for edit in ordered[max_edits:]:
+        refused.append((edit, f"ranked below the best {max_edits} of {len(ordered)} candidates"))
+    return Proposal(edits=ordered[:max_edits], refused=refused, calls=len(requests) + repairs + ranking.calls,
+                    unusable=unusable, candidates=len(ordered))
+
+
+def _guard(proposed: list[Edit], tasks: list[TaskRecord], documents: tuple[str, dict[str, list[str]]],
+           limits: Limits, already_refused: Callable[[Edit], bool]) -> tuple[list[Edit], list[tuple[Edit, str]]]:
+    """The guardrails over every proposed edit; near-duplicates merged into the first."""
     by_id = {t.id: t for t in tasks}
     contracts = [t.system for t in tasks if t.system]
-    known = {r.lower() for r in current}
+    known = {r.lower() for rules in documents[1].values() for r in rules}
     edits: list[Edit] = []
     refused: list[tuple[Edit, str]] = []
-    seen: set[tuple[str, str, str]] = set()
     for edit in proposed:
         reason = None
         if edit.target not in EDIT_TARGETS:
@@ -241,8 +333,7 @@ def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list
                     edit.content = clean_rule(edit.content, limits)
             except EditRefused as exc:
                 reason = str(exc)
-        key = (edit.op, edit.content.lower(), edit.anchor.lower())
-        if reason is None and key in seen:
+        if reason is None and _merge_into(edits, edit):
             continue
         if reason is None and edit.op == "add" and edit.content.lower() in known:
             reason = "rule already present"
@@ -250,12 +341,9 @@ def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list
             reason = "overrides a task's output contract"
         if reason is None and already_refused(edit):
             reason = "refused by the gate on an earlier night"
-        if reason is None and len(edits) >= max_edits:
-            reason = f"over the budget of {max_edits} edits per night"
         _defuse(edit)
         if reason:
             refused.append((edit, reason))
         else:
-            seen.add(key)
             edits.append(edit)
-    return Proposal(edits=edits, refused=refused, calls=len(requests) + repairs, unusable=unusable)
+    return edits, refused

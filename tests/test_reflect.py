@@ -10,7 +10,7 @@ from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.documents import DocumentSet, Limits, apply_edit, load_documents
 from skillopt_sleep.judges import check_id
-from skillopt_sleep.reflect import parse_edits, reflect, select, spread, violates_contract
+from skillopt_sleep.reflect import minibatches, parse_edits, reflect, select, spread, violates_contract
 from skillopt_sleep.types import Attempt, Edit, TaskRecord
 
 from tests.support.fake_backend import FakeBackend
@@ -63,6 +63,8 @@ def test_spread():
 
 def test_select_contrastive_from_highest_spread_and_failures_for_all_fail():
     tasks = [task(t) for t in ("wide", "narrow", "allfail", "allpass", "zero")]
+    for t in tasks:
+        t.kind = "one kind"
     attempts = {
         "narrow": runs("narrow", [0.75, 1.0, 0.75]),
         "wide": runs("wide", [0.0, 1.0, 0.5, 1.0]),
@@ -71,27 +73,45 @@ def test_select_contrastive_from_highest_spread_and_failures_for_all_fail():
         "zero": runs("zero", [0.0, 0.0]),
         "unknown": runs("unknown", [0.0, 1.0]),  # not one of the tasks: ignored
     }
-    contrastive, failures = select(tasks, attempts)
-    assert [t.id for t, _, _ in contrastive] == ["wide", "narrow"]
-    t, best, worst = contrastive[0]
+    [group] = select(tasks, attempts, tasks_per_kind=10)
+    assert group.kind == "one kind"
+    assert [t.id for t, _, _ in group.contrastive] == ["wide", "narrow"]
+    t, best, worst = group.contrastive[0]
     assert (best.soft, best.sample) == (1.0, 1)  # ties go to the earliest sample
     assert (worst.soft, worst.sample) == (0.0, 0)
-    assert {t.id for t, _ in failures} == {"allfail", "zero"}
-    assert all(len(xs) == 2 for _, xs in failures)
+    assert {t.id for t, _ in group.failures} == {"allfail", "zero"}
+    assert all(len(xs) == 2 for _, xs in group.failures)
 
 
-def test_select_respects_limits():
-    tasks = [task(f"t{i}") for i in range(8)]
-    attempts = {f"t{i}": runs(f"t{i}", [1.0, 1.0 - (i + 1) / 10]) for i in range(4)}
-    attempts.update({f"t{i}": runs(f"t{i}", [0.0, 0.0]) for i in range(4, 8)})
-    contrastive, failures = select(tasks, attempts, max_contrastive=2, max_failures=3)
-    assert [t.id for t, _, _ in contrastive] == ["t3", "t2"]  # the two largest spreads
-    assert len(failures) == 3
+def test_select_covers_every_failing_kind_with_a_few_tasks_each():
+    tasks = [task(f"t{i}") for i in range(12)]
+    for i, t in enumerate(tasks):
+        t.kind = f"kind {i % 4}"
+    attempts = {t.id: runs(t.id, [0.0 if i % 4 == 0 else 0.5, 0.5]) for i, t in enumerate(tasks)}
+    attempts["t3"] = runs("t3", [1.0, 1.0])  # passes: nothing to learn from it
+    groups = select(tasks, attempts, tasks_per_kind=2)
+    assert {g.kind for g in groups} == {"kind 0", "kind 1", "kind 2", "kind 3"}
+    assert all(len(g.items()) == 2 for g in groups)
+    assert groups[0].kind == "kind 0"  # the worst-off kind first
+    assert select(tasks, attempts, tasks_per_kind=1)[0].items()[0][0].id == "t0"
+
+
+def test_tasks_without_a_kind_are_grouped_by_skill_hint_then_alone():
+    a, b, c = task("a"), task("b"), task("c")
+    a.skill_hint = b.skill_hint = "commit"
+    groups = select([a, b, c], {x: runs(x, [0.0, 0.0]) for x in "abc"})
+    assert sorted(g.kind for g in groups) == ["c", "commit"]
+
+
+def test_minibatches():
+    groups = select([task(f"t{i}") for i in range(7)], {f"t{i}": runs(f"t{i}", [0.0]) for i in range(7)})
+    assert [len(b) for b in minibatches(groups, 3)] == [3, 3, 1]
+    assert [len(b) for b in minibatches(groups, 0)] == [1] * 7
 
 
 def test_select_with_nothing_to_learn():
-    assert select([task("a")], {"a": runs("a", [1.0, 1.0]), "b": []}) == ([], [])
-    assert select([], {}) == ([], [])
+    assert select([task("a")], {"a": runs("a", [1.0, 1.0]), "b": []}) == []
+    assert select([], {}) == []
 
 
 # -- parse_edits ---------------------------------------------------------------------------------
@@ -171,7 +191,7 @@ def test_no_calls_when_nothing_failed(docs: DocumentSet):
 def test_one_call_per_kind_of_evidence(docs: DocumentSet):
     docs = apply_edit(docs, Edit("memory", "add", "Existing memory rule."))
     backend = answering_by_mode({})
-    proposal = reflect(client(backend), TASKS, ATTEMPTS, docs, max_edits=3)
+    proposal = reflect(client(backend), TASKS, ATTEMPTS, docs, max_edits=3, kinds_per_request=1)
     assert proposal.calls == 2
     by_mode = {r.payload["mode"]: r for r in backend.requests}
     assert set(by_mode) == {"contrastive", "failure"}
@@ -200,7 +220,7 @@ def test_only_contrastive_call_when_no_task_failed_everywhere(docs: DocumentSet)
 def test_edits_from_both_calls_are_collected(docs: DocumentSet):
     backend = answering_by_mode({"contrastive": {"edits": [edit("Always add Signed-off-by.")]},
                         "failure": {"edits": [edit("Keep the subject short.", target="memory")]}})
-    proposal = reflect(client(backend), TASKS, ATTEMPTS, docs)
+    proposal = reflect(client(backend), TASKS, ATTEMPTS, docs, kinds_per_request=1)
     assert sorted(e.content for e in proposal.edits) == ["Always add Signed-off-by.", "Keep the subject short."]
     assert proposal.refused == []
 
@@ -208,7 +228,7 @@ def test_edits_from_both_calls_are_collected(docs: DocumentSet):
 def test_a_reply_that_is_not_json_is_repaired_once_then_reported(docs: DocumentSet):
     backend = answering_by_mode({"contrastive": "I think the agent should try harder.", "failure": "[\"not an edit\"]"})
     optimizer = client(backend)
-    proposal = reflect(optimizer, TASKS, ATTEMPTS, docs)
+    proposal = reflect(optimizer, TASKS, ATTEMPTS, docs, kinds_per_request=1)
     assert proposal.edits == [] and proposal.refused == []
     # the JSON list of non-edits is a real "no edits"; the prose is not silently read as one
     assert proposal.calls == 3 and proposal.unusable == [
@@ -228,7 +248,7 @@ def test_a_repaired_reply_gives_its_edits(docs: DocumentSet):
             else json.dumps({"edits": []})
 
     optimizer = client(FakeBackend(answer))
-    proposal = reflect(optimizer, TASKS, ATTEMPTS, docs)
+    proposal = reflect(optimizer, TASKS, ATTEMPTS, docs, kinds_per_request=1)
     assert [e.content for e in proposal.edits] == ["Always add Signed-off-by."]
     assert proposal.calls == 3 and proposal.unusable == [] and optimizer.stats.left_out == {}
 
@@ -294,7 +314,7 @@ def test_duplicates_are_collapsed(docs: DocumentSet):
 def test_duplicates_across_calls_are_collapsed(docs: DocumentSet):
     backend = answering_by_mode({"contrastive": {"edits": [edit("Always sign off.")]},
                         "failure": {"edits": [edit("always sign off.")]}})
-    p = reflect(client(backend), TASKS, ATTEMPTS, docs)
+    p = reflect(client(backend), TASKS, ATTEMPTS, docs, kinds_per_request=1)
     assert len(p.edits) == 1 and p.refused == []
 
 
@@ -324,11 +344,67 @@ def test_already_refused_callback_is_honoured(docs: DocumentSet):
     assert "Keep it short." in seen
 
 
-def test_edit_budget(docs: DocumentSet):
-    proposed = [edit(f"Rule number {i}.") for i in range(6)]
-    p = propose(docs, proposed, max_edits=4)
-    assert [e.content for e in p.edits] == [f"Rule number {i}." for i in range(4)]
-    assert [r for _, r in p.refused] == ["over the budget of 4 edits per night"] * 2
+def answering_rank(edits: list[dict], rank_reply: object) -> FakeBackend:
+    """Reflect requests get ``edits``; the rank request gets ``rank_reply``."""
+    return FakeBackend(lambda r: rank_reply if r.purpose == "rank" else {"edits": edits})
+
+
+def test_more_candidates_than_the_budget_are_ranked_by_the_optimizer(docs: DocumentSet):
+    proposed = [edit(f"Rule number {i}.", evidence=["mixed"]) for i in range(6)]
+    backend = answering_rank(proposed, {"order": [6, 2, 5, 1, 3, 4]})
+    p = reflect(client(backend), [task("mixed")], {"mixed": ATTEMPTS["mixed"]}, docs, max_edits=4)
+    assert [e.content for e in p.edits] == ["Rule number 5.", "Rule number 1.", "Rule number 4.", "Rule number 0."]
+    assert sorted(e.content for e, _ in p.refused) == ["Rule number 2.", "Rule number 3."]
+    assert {r for _, r in p.refused} == {"ranked below the best 4 of 6 candidates"}
+    [ranking] = [r for r in backend.requests if r.purpose == "rank"]
+    assert [c["content"] for c in ranking.payload["candidates"]] == [f"Rule number {i}." for i in range(6)]
+    assert ranking.payload["keep"] == 4 and ranking.payload["tasks"][0]["task_id"] == "mixed"
+    assert "6. [skill, for all kinds] Rule number 5." in ranking.user and "task mixed" in ranking.user
+    assert p.calls == 2 and p.candidates == 6 and p.unusable == []
+
+
+def test_no_rank_request_when_the_candidates_fit_the_budget(docs: DocumentSet):
+    backend = answering_rank([edit("A."), edit("B.")], {"order": [2, 1]})
+    p = reflect(client(backend), [task("mixed")], {"mixed": ATTEMPTS["mixed"]}, docs, max_edits=2)
+    assert [e.content for e in p.edits] == ["A.", "B."] and p.calls == 1
+    assert [r.purpose for r in backend.requests] == ["reflect"]
+
+
+def test_an_unusable_ranking_is_repaired_once_then_reported_and_support_decides(docs: DocumentSet):
+    proposed = [edit("Rule A.", evidence=["x"]), edit("Rule B.", evidence=["x", "y", "z"]),
+                edit("Rule C.", evidence=["x", "y"])]
+    backend = answering_rank(proposed, "The second one looks best to me.")
+    optimizer = client(backend)
+    p = reflect(optimizer, [task("mixed")], {"mixed": ATTEMPTS["mixed"]}, docs, max_edits=2)
+    assert [e.content for e in p.edits] == ["Rule B.", "Rule C."]
+    assert p.calls == 3  # reflect, rank, the rank's repair
+    assert p.unusable == ["rank: optimizer reply was not JSON after one repair (the reply has no JSON \"order\" list); "
+                          "kept the best supported"]
+    assert optimizer.stats.left_out == {"rank: optimizer reply was not JSON after one repair": 1}
+
+
+def test_near_duplicates_from_different_batches_are_merged_with_their_evidence(docs: DocumentSet):
+    tasks = [kinded("mixed", "commit message"), kinded("failing", "commit message")]
+    backend = answering_by_mode({"contrastive": {"edits": [edit("Always sign off the message.", evidence=["mixed"])]},
+                                 "failure": {"edits": [edit("always sign off the message", evidence=["failing"])]}})
+    p = reflect(client(backend), tasks, ATTEMPTS, docs, kinds_per_request=1)
+    # one kind, so one request holding both the contrastive and the failure evidence
+    assert [r.payload["mode"] for r in backend.requests] == ["mixed"]
+    backend = answering_by_mode({"mixed": {"edits": [edit("Always sign off the message.", evidence=["mixed"]),
+                                                     edit("always sign off the message", evidence=["failing"])]}})
+    p = reflect(client(backend), tasks, ATTEMPTS, docs)
+    [e] = p.edits
+    assert e.evidence == ["mixed", "failing"] and p.refused == []
+
+
+def test_every_failing_kind_reaches_the_optimizer_in_a_few_requests(docs: DocumentSet):
+    tasks = [kinded(f"t{i}", f"kind {i}") for i in range(7)]
+    attempts = {t.id: runs(t.id, [0.5]) for t in tasks}
+    backend = answering_by_mode({})
+    p = reflect(client(backend), tasks, attempts, docs)
+    assert p.calls == 3
+    assert sorted(k for r in backend.requests for k in r.payload["kinds"]) == sorted(t.kind for t in tasks)
+    assert all(len(r.payload["kinds"]) <= 3 for r in backend.requests)
 
 
 def test_budget_counts_only_accepted_edits(docs: DocumentSet):
@@ -414,7 +490,7 @@ def test_the_optimizer_sees_the_hand_written_text_and_may_supersede_a_line(tmp_p
     backend = answering_by_mode({"failure": {"edits": [
         edit("Use the search tool.", target="memory", supersedes=FORBID),
         edit("", target="skill", op="delete_line", anchor=FORBID)]}})
-    proposal = reflect(client(backend), TASKS, ATTEMPTS, docs)
+    proposal = reflect(client(backend), TASKS, ATTEMPTS, docs, kinds_per_request=1)
     for request in backend.requests:
         assert FORBID in request.user and "supersedes" in request.system
         assert request.payload["documents"]["memory"]["hand_written"] == ["# Project", FORBID]

@@ -44,18 +44,21 @@ def test_demo_accepts_improving_scoped_edits_and_says_why(tmp_path: Path) -> Non
 
 
 def test_demo_refuses_harmful_edits(tmp_path: Path) -> None:
-    """With a harmful proposal for every failing check, none is accepted; one that breaks val
-    tasks significantly is banned."""
+    """With a harmful proposal for every failing check, none is accepted: each is ranked below the
+    night's budget or refused by the gate, which measured it not to help."""
     data = run_demo(tmp_path / "demo", seed=1, quiet=True, sim="follow=0.9,base=0.15,correct=0.6,harmful=1")
     harmful = re.compile(r"at most \d+ characters|never include")
     assert not any(harmful.search(e["content"]) for e in data["accepted_edits"])
-    refused_for_harm = [r for r in data["rejected_edits"] if harmful.search(r["edit"]["content"])
-                        and any("below the minimum" in x or "regressed" in x for x in r["reasons"])]
-    assert refused_for_harm, data["rejected_edits"]
-    assert any(r["ledger"] for r in refused_for_harm)
+    refused = [r for r in data["rejected_edits"] if harmful.search(r["edit"]["content"])]
+    assert refused, data["rejected_edits"]
     single = {d["edits"][0]["content"]: d for d in data["decisions"] if len(d["edits"]) == 1}
-    for r in refused_for_harm:
-        assert any(t["candidate"] < t["baseline"] for t in single[r["edit"]["content"]]["per_task"])
+    for r in refused:
+        gated = single.get(r["edit"]["content"])
+        if gated is None:
+            assert any("ranked below the best" in x for x in r["reasons"]), r
+        else:
+            assert not gated["accepted"]
+            assert any(t["candidate"] < t["baseline"] for t in gated["per_task"]) or gated["candidate"] <= gated["baseline"]
 
 
 def test_demo_outcome_comes_from_the_loop_not_a_script(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.sim.knobs import SimKnobs
+from skillopt_sleep.backends.sim.reading import coverage
 from skillopt_sleep.judges import RULE_OPS, describe_check
 
 # The checks the optimizer knows a rule for (``no_refusal`` has none: a model does not refuse
@@ -62,9 +63,33 @@ def mine(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
     return json.dumps({"checkable": bool(checks), "checks": checks}), []
 
 
+def rank(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
+    """Candidates ordered by how many of the evidence's failing tasks a candidate's rule covers a
+    failed check of (minus those it contradicts one of), as a reader of the rule and the failures
+    would judge; near ties fall in random order (a uniform 0..1 jitter on each count) and, with
+    probability ``harmful``, a random candidate is misjudged as the best."""
+    payload = request.payload
+    candidates = [c for c in payload.get("candidates") or [] if isinstance(c, dict)]
+    rng = knobs.rng("rank", request.user, request.sample)
+    checks_by_task = [[c for c in item.get("failed_checks") or [] if isinstance(c, dict) and c.get("op") in RULE_OPS]
+                      for item in payload.get("tasks") or [] if isinstance(item, dict)]
+
+    def merit(candidate: dict[str, Any]) -> float:
+        rule = [str(candidate.get("content") or "")]
+        seen = [{coverage(c, rule) for c in checks} for checks in checks_by_task]
+        return sum("covered" in s for s in seen) - sum("conflict" in s for s in seen) + rng.random()
+
+    scores = [merit(c) for c in candidates]
+    order = sorted(range(len(candidates)), key=lambda i: -scores[i])
+    if order and rng.random() < knobs.harmful:
+        order.insert(0, order.pop(rng.randrange(len(order))))
+    return json.dumps({"order": [i + 1 for i in order]}), []
+
+
 HANDLERS: dict[str, Callable[[SimKnobs, Request], tuple[str, list[str]]]] = {
     "reflect": reflect,
     "mine": mine,
+    "rank": rank,
 }
 
 
