@@ -42,6 +42,7 @@ from skillopt_sleep.types import EDIT_OPS, EDIT_TARGETS, Attempt, Edit, TaskReco
 EXCERPT = 1200
 KINDS_PER_REQUEST = 3  # kinds of task shown in one reflect request
 TASKS_PER_KIND = 3  # tasks of one kind shown as evidence
+EDITS_PER_KIND = 2  # proposals a reflect request may make per kind it shows (at least max_edits)
 FORMAT_WORDS = ("json", "yaml", "xml", "html", "csv", "markdown", "plain text")
 EDIT_SCHEMA = {
     "type": "object",
@@ -287,9 +288,11 @@ def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list
     merge near-duplicates, and rank the rest when there are more than ``max_edits``."""
     kinds = select(tasks, attempts)
     documents = _documents_view(docs)
-    system = render("reflect_system", max_edits=max_edits, max_rule_chars=limits.max_rule_chars)
-    requests = [_batch_request(batch, system, documents, max_edits, docs)
-                for batch in minibatches(kinds, kinds_per_request)]
+    requests = []
+    for batch in minibatches(kinds, kinds_per_request):
+        asked = max(max_edits, EDITS_PER_KIND * len(batch))  # ranking cuts the pool to max_edits
+        system = render("reflect_system", max_edits=asked, max_rule_chars=limits.max_rule_chars)
+        requests.append(_batch_request(batch, system, documents, asked, docs))
     replies = optimizer.map(requests)
     parsed, repairs = parse_replies(optimizer, requests, replies, edits_from_reply, who="optimizer")
     proposed: list[Edit] = []
