@@ -407,7 +407,7 @@ def test_every_failing_kind_reaches_the_optimizer_in_a_few_requests(docs: Docume
     assert all(len(r.payload["kinds"]) <= 3 for r in backend.requests)
     # a request may propose a few rules per kind it shows; ranking cuts the pool to the budget
     assert [r.payload["max_edits"] for r in backend.requests] == [6, 6, 4]
-    assert "at most 6 small" in backend.requests[0].system
+    assert "6 small, general" in backend.requests[0].system
 
 
 def test_budget_counts_only_accepted_edits(docs: DocumentSet):
