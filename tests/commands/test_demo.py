@@ -47,7 +47,7 @@ def test_demo_refuses_harmful_edits(tmp_path: Path) -> None:
     """With a harmful proposal for every failing check, none is accepted: each is ranked below the
     night's budget or refused by the gate, which measured it not to help."""
     data = run_demo(tmp_path / "demo", seed=1, quiet=True, sim="follow=0.9,base=0.15,correct=0.6,harmful=1")
-    harmful = re.compile(r"at most \d+ characters|never include")
+    harmful = re.compile(r"keep every response short|keep it out", re.I)  # the sim's misreadings
     assert not any(harmful.search(e["content"]) for e in data["accepted_edits"])
     refused = [r for r in data["rejected_edits"] if harmful.search(r["edit"]["content"])]
     assert refused, data["rejected_edits"]
