@@ -86,6 +86,15 @@ def _twin_key(text: str) -> str:
     return hashlib.blake2b(normal.encode("utf-8", "replace"), digest_size=8).hexdigest()
 
 
+def _same_text(pending: list[str], text: str) -> bool:
+    """Whether ``text`` is the pending message's twin: equal once whitespace is collapsed.
+    ``pending`` is ``[kind, twin key]`` from a checkpoint or ``[kind, "", text]`` read this time."""
+    if len(pending) == 2:
+        return pending[1] == _twin_key(text)
+    seen = pending[2]
+    return seen == text or " ".join(seen.split()) == " ".join(text.split())
+
+
 def message_metadata(payload: dict[str, Any]) -> dict[str, Any]:
     """A message's metadata: top level in some versions, under a passthrough key in 0.169."""
     merged: dict[str, Any] = {}
@@ -120,7 +129,11 @@ class CodexParser(TranscriptParser):
         super().__init__(path, state, session_id_for(path))
         pending = state.get("pending")
         # role -> [record kind, twin key] of the last message not yet paired with its twin
-        self.pending: dict[str, list[str]] = pending if isinstance(pending, dict) else {}
+        # ([record kind, "", text] for a message read by this parser: see ``_is_twin``)
+        self.pending: dict[str, list[str]] = {
+            role: entry for role, entry in (pending.items() if isinstance(pending, dict) else ())
+            if isinstance(entry, list) and len(entry) == 2 and all(isinstance(part, str) for part in entry)
+        }
         trigger = state.get("trigger")
         self.trigger: str | None = trigger if isinstance(trigger, str) else None  # of the current turn
 
@@ -239,12 +252,13 @@ class CodexParser(TranscriptParser):
         return IGNORED  # token_count, task_complete, item_completed, ...
 
     def _is_twin(self, role: str, record_kind: str, text: str) -> bool:
-        key = _twin_key(text)
+        """The text is kept as it is while the file is read and hashed only for the checkpoint
+        (``extra_state``): most messages are never compared, and a twin is usually byte-equal."""
         pending = self.pending.get(role)
-        if pending and pending[0] != record_kind and pending[1] == key:
+        if pending and pending[0] != record_kind and _same_text(pending, text):
             del self.pending[role]
             return True
-        self.pending[role] = [record_kind, key]
+        self.pending[role] = [record_kind, "", text]
         return False
 
     def _user(self, text: str, record_kind: str, timestamp: Any) -> str:
@@ -272,7 +286,9 @@ class CodexParser(TranscriptParser):
         return USED if self.builder.new_reply(text) else IGNORED
 
     def extra_state(self) -> dict[str, Any]:
-        return {"pending": self.pending, "trigger": self.trigger}
+        pending = {role: entry if len(entry) == 2 else [entry[0], _twin_key(entry[2])]
+                   for role, entry in self.pending.items()}
+        return {"pending": pending, "trigger": self.trigger}
 
 
 def _walk(root: Path, skipped: Counter[str]) -> Iterator[Path]:

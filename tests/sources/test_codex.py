@@ -219,3 +219,25 @@ def test_subagent_threads_are_excluded():
                   "payload": {"id": "x", "cwd": PROJECT, "originator": "codex-tui", **meta}}
         assert feed_all(parser, record, item("user", "count TODOs")) == ["subagent_thread", IGNORED]
         assert parser.finish()[0] == []
+
+
+@pytest.mark.parametrize("resumed", [False, True])
+def test_twins_differing_in_whitespace_pair_within_a_read_and_across_a_checkpoint(resumed):
+    """A twin is compared as text while the file is read, by its hash across a checkpoint; the
+    checkpoint's state holds the hash, never the text."""
+    first, second = item("user", "fix  the\nbuild sk-secretsecret"), event("user_message", message="fix the build sk-secretsecret")
+    parser = CodexParser("/h/rollout-x.jsonl", {})
+    assert parser.feed(json.dumps(first).encode()) == USED
+    if resumed:
+        _parts, state, _excluded = parser.finish()
+        assert "secret" not in json.dumps(state)
+        parser = CodexParser("/h/rollout-x.jsonl", json.loads(json.dumps(state)))
+    assert parser.feed(json.dumps(second).encode()) == IGNORED
+    assert parser.feed(json.dumps(event("user_message", message="fix the tests")).encode()) == USED
+
+
+def test_a_checkpoint_with_a_damaged_twin_entry_is_read_without_it():
+    parser = CodexParser("/h/rollout-x.jsonl", {"pending": {"user": ["event"], "assistant": [1, 2], "x": "y"}})
+    assert parser.feed(json.dumps(item("user", "next")).encode()) == USED
+    _parts, state, _excluded = parser.finish()
+    assert set(state["pending"]) == {"user"} and len(state["pending"]["user"]) == 2
