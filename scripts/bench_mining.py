@@ -34,7 +34,8 @@ seen by then):
 
 With ``--miner llm`` every complaint the classifier calls negative goes through the LLM miner
 (``mining.llm.LlmMiner``, the heuristic checks shown to it and kept, as in a night); a call that
-fails is listed under ``failed_calls`` and left out of the score, never counted wrong.
+fails is listed under ``failed_calls`` and left out of the score, never counted wrong; the
+clustering then also runs the LLM merge pass (``mining.llm_groups.LlmGrouper``), one call per file.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.mining import UserRequest, checks_from_feedback, cluster, clustering, mine, requests_from
 from skillopt_sleep.mining.checks import limit_check
 from skillopt_sleep.mining.llm import LlmMiner
+from skillopt_sleep.mining.llm_groups import LlmGrouper
 from skillopt_sleep.sources.feedback import classify
 from skillopt_sleep.types import SessionDigest
 
@@ -138,13 +140,19 @@ def score_checks(items: list[dict[str, Any]], miner: LlmMiner | None = None) -> 
     return result
 
 
-def score_clusters(items: list[dict[str, Any]]) -> dict[str, Any]:
+def score_clusters(items: list[dict[str, Any]], grouper: LlmGrouper | None = None) -> dict[str, Any]:
     digests = [SessionDigest(source="claude", session_id=f"r{i}", project="/bench", path=f"/bench/r{i}.jsonl",
                              user_prompts=[item["text"]], assistant_finals=[""])
                for i, item in enumerate(items)]
     label_of = {f"r{i}": item["cluster"] for i, item in enumerate(items)}
     predicted: dict[str, int] = {}
     groups = cluster(requests_from(digests))
+    grouping_failed = ""
+    if grouper is not None:
+        try:
+            groups = grouper(groups)
+        except ProviderError as exc:  # a failed call is not a wrong grouping: the heuristic groups are scored
+            grouping_failed = str(exc)[:200]
     for g, group in enumerate(groups):
         for r in group:
             predicted[r.session.session_id] = g
@@ -166,7 +174,10 @@ def score_clusters(items: list[dict[str, Any]]) -> dict[str, Any]:
            for key, row in sorted(per.items())}
     found = [sorted(item_text for item_text in (items[int(r.session.session_id[1:])]["text"] for r in group))
              for group in groups if len(group) > 1]
-    return {"requests": len(items), "groups": len(groups), "by_cluster": out, "multi_request_groups": found}
+    result = {"requests": len(items), "groups": len(groups), "by_cluster": out, "multi_request_groups": found}
+    if grouper is not None:
+        result["llm_grouping"] = {"notes": grouper.notes, "failed_call": grouping_failed}
+    return result
 
 
 def evaluate(path: Path, miner: LlmMiner | None = None) -> dict[str, Any]:
@@ -174,7 +185,8 @@ def evaluate(path: Path, miner: LlmMiner | None = None) -> dict[str, Any]:
     if data.get("format") != LABELS_FORMAT:
         raise SystemExit(f"{path} is not a {LABELS_FORMAT} file")
     return {"file": path.name, "follow_ups": len(data["follow_ups"]), "requests": len(data["requests"]),
-            "checks": score_checks(data["follow_ups"], miner), "clustering": score_clusters(data["requests"])}
+            "checks": score_checks(data["follow_ups"], miner),
+            "clustering": score_clusters(data["requests"], LlmGrouper(miner.optimizer) if miner else None)}
 
 
 def llm_miner(spec: str) -> LlmMiner:
@@ -268,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="which labels file(s) to evaluate (default: all)")
     parser.add_argument("--misses", action="store_true", help="list every item the miner got wrong")
     parser.add_argument("--miner", choices=("heuristic", "llm"), default="heuristic",
-                        help="who turns complaints into checks (clustering is the heuristic's either way)")
+                        help="who turns complaints into checks (llm: the clustering gets the LLM merge pass too)")
     parser.add_argument("--backend", help="backend spec for --miner llm, e.g. openai:base_url=http://127.0.0.1:8080/v1")
     parser.add_argument("--scale", help="comma-separated session counts: time mining on synthetic histories instead")
     args = parser.parse_args(argv)
@@ -290,7 +302,8 @@ def main(argv: list[str] | None = None) -> int:
             result["checks"].pop("misses")
             result["clustering"].pop("multi_request_groups")
         results.append(result)
-    header = {"benchmark": "mining", "miner": args.miner, "clustering_by": "heuristic"}
+    header = {"benchmark": "mining", "miner": args.miner,
+              "clustering_by": "heuristic + LLM merge pass" if miner else "heuristic"}
     if miner is not None:
         header["backend"] = miner.optimizer.id
     json.dump({**header, "results": results}, sys.stdout, indent=2, ensure_ascii=False)

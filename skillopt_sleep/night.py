@@ -92,7 +92,7 @@ class Gathered:
     reviewed: bool = False  # tasks from a tasks file a person marked reviewed
 
 
-def gather_tasks(opts: NightOptions, judge_maker: Any = None) -> Gathered:
+def gather_tasks(opts: NightOptions, judge_maker: Any = None, grouper: Any = None) -> Gathered:
     """Tasks from a tasks file, or harvested and mined from transcripts."""
     config = opts.config
     if opts.tasks_file is not None:
@@ -121,7 +121,8 @@ def gather_tasks(opts: NightOptions, judge_maker: Any = None) -> Gathered:
     opts.progress(f"mining {len(result.digests)} session(s)")
     mined = mining.mine(result.digests, min_recurrence=config.min_recurrence, seed=config.split_seed,
                         val_fraction=config.val_fraction, test_fraction=config.test_fraction,
-                        judge_maker=judge_maker)
+                        judge_maker=judge_maker, grouper=grouper)
+    notes.extend(mined.notes)
     if mined.one_off or mined.uncheckable:
         notes.append(f"{mined.one_off} one-off request group(s) not promoted; "
                      f"{mined.uncheckable} recurring group(s) had no checkable feedback")
@@ -322,17 +323,22 @@ def _preflight(opts: NightOptions, models: Models) -> None:
 def _tasks(opts: NightOptions, report: NightReport, models: Models, gathered: Gathered | None) -> Gathered:
     """The night's tasks: from the tasks file already read, or harvested and mined now."""
     config = opts.config
-    judge_maker = None
+    judge_maker = grouper = None
     if gathered is None:
         miner = miner_for(config, models)
         if miner == "llm":
             from skillopt_sleep.mining.llm import LlmMiner
+            from skillopt_sleep.mining.llm_groups import LlmGrouper
 
             judge_maker = LlmMiner(models.optimizer)
+            grouper = LlmGrouper(models.optimizer)
         if config.miner == "auto":
             report.notes.append(f"miner: {miner} (auto: "
                                 + ("the optimizer is a real model)" if miner == "llm" else "the simulator)"))
-        gathered = gather_tasks(opts, judge_maker)
+        gathered = gather_tasks(opts, judge_maker, grouper)
+    if judge_maker is not None and judge_maker.unusable:
+        report.notes.append(f"LLM miner: {judge_maker.unusable} reply(ies) not JSON after one repair; "
+                            "the heuristic checks alone judge those kinds")
     if judge_maker is not None and judge_maker.rejected:
         report.notes.append("LLM miner checks rejected as invalid: " +
                             ", ".join(f"{k} ({v})" for k, v in judge_maker.rejected.items()))

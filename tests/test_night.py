@@ -208,6 +208,34 @@ def test_the_miner_follows_the_resolved_backend(tmp_path: Path, monkeypatch: pyt
     assert any(f"miner: {expected} (auto" in n for n in report.notes) == (miner == "auto")
 
 
+def test_a_night_with_a_real_optimizer_asks_it_to_merge_groups(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The LLM merge pass runs in the night whenever the LLM miner does; its outcome is a note."""
+    from skillopt_sleep.backends import assembly
+    from skillopt_sleep.commands.demo import build_demo_home
+
+    home, claude, demo_project = build_demo_home(tmp_path)
+    monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(home))
+    built: list[FakeBackend] = []
+    real = assembly.make_backend
+
+    def make(*args, **kwargs):
+        backend = real(*args, **kwargs)
+
+        def answer(request):  # a real model that merges nothing, and the simulator for the rest
+            return {"same_kind": []} if request.payload.get("grouping") else forward(backend)(request)
+
+        built.append(FakeBackend(answer, id="wrapped-" + backend.id, price=backend.price))
+        return built[-1]
+
+    monkeypatch.setattr(assembly, "make_backend", make)
+    config = Config(backend="sim:correct=1,harmful=0,seed=1", agent="claude", source="claude",
+                    claude_home=str(claude), k=1, val_samples=1, max_val_samples=1, miner="auto")
+    report = run_night(NightOptions(project=demo_project, config=config, mode="dry-run"))
+    asked = [r for b in built for r in b.requests if r.payload.get("grouping")]
+    assert len(asked) == 1 and asked[0].purpose == "mine"
+    assert report.n_tasks > 0 and not any("LLM grouping" in n for n in report.notes)  # merged nothing, said nothing
+
+
 def test_a_lone_surrogate_in_every_prompt_still_records_the_night(tmp_path: Path, home: Path) -> None:
     """Issue 9 item 7: Node can split an emoji into a lone "\\ud83d"; the night stages, records its
     history and advances its checkpoints instead of crashing after staging."""

@@ -2,7 +2,8 @@
 the user's follow-ups) into a checkable judge — rule checks and/or a rubric.
 
 Every check it proposes is validated like a task file's; invalid ones are dropped and counted,
-never silently scored. The heuristic checks are shown to the model as a starting point, so a model
+never silently scored. A reply that is not JSON gets one repair request; still unusable, it is
+counted (``unusable``, in the night report) and the heuristic checks alone make the judge. The heuristic checks are shown to the model as a starting point, so a model
 that adds nothing still leaves the task as checkable as the heuristic path would.
 """
 
@@ -18,6 +19,7 @@ from skillopt_sleep.jsonx import extract_json
 from skillopt_sleep.judges import RULE_OPS, JudgeError, validate_check
 from skillopt_sleep.mining.requests import UserRequest
 from skillopt_sleep.prompts import render
+from skillopt_sleep.repair import Unusable, parse_replies
 
 EXCERPT = 600
 MINE_SCHEMA = {
@@ -32,6 +34,13 @@ MINE_SCHEMA = {
 }
 
 
+def _parse_judge(text: str) -> dict[str, Any]:
+    data = extract_json(text)
+    if not isinstance(data, dict):
+        raise ValueError('expected a JSON object {"checkable": ..., "checks": [...]}')
+    return data
+
+
 def _clip(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= EXCERPT else text[:EXCERPT] + " …"
@@ -44,6 +53,7 @@ class LlmMiner:
         self.optimizer = optimizer
         self.max_examples = max_examples
         self.rejected: Counter[str] = Counter()  # why proposed checks were dropped
+        self.unusable = 0  # replies not JSON even after one repair (counted in the night report)
         self._lock = threading.Lock()
 
     def __call__(self, label: str, group: list[UserRequest], heuristic: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -68,7 +78,12 @@ class LlmMiner:
                      "heuristic": heuristic},
             json_schema=MINE_SCHEMA,
         )
-        data = extract_json(self.optimizer.complete(request).text)
+        completion = self.optimizer.complete(request)
+        (data,), _ = parse_replies(self.optimizer, [request], [completion], _parse_judge, who="miner")
+        if isinstance(data, Unusable):  # the heuristic checks below still make the judge
+            with self._lock:
+                self.unusable += 1
+            data = None
         checks: list[dict[str, Any]] = []
         for raw in (data.get("checks") if isinstance(data, dict) else None) or []:
             try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,20 +43,27 @@ class MineResult:
     groups: int  # request groups seen
     one_off: int  # groups not promoted because they did not recur
     uncheckable: int  # recurring groups with no checkable feedback
+    notes: list[str] = field(default_factory=list)  # for the night report (e.g. the LLM grouping's)
 
 
 # A model-backed miner: (kind label, the group's requests, heuristic checks) -> a judge or None.
 JudgeMaker = Callable[[str, list[UserRequest], list[dict[str, Any]]], "dict[str, Any] | None"]
+# A model-backed merge pass (``llm_groups.LlmGrouper``): heuristic groups -> groups, some merged.
+Grouper = Callable[[list[list[UserRequest]]], list[list[UserRequest]]]
 
 
 def mine(digests: list[SessionDigest], *, min_recurrence: int = 2, threshold: float = DEFAULT_THRESHOLD,
          seed: int = 0, val_fraction: float = 0.34, test_fraction: float = 0.0,
-         max_instances: int = 8, judge_maker: JudgeMaker | None = None) -> MineResult:
+         max_instances: int = 8, judge_maker: JudgeMaker | None = None,
+         grouper: Grouper | None = None) -> MineResult:
     """Digests -> recurring TaskRecords with splits assigned.
 
     ``judge_maker`` (the LLM miner, see ``mining.llm``) turns each recurring group into a judge;
-    without it the heuristic checks from the user's complaints are the judge."""
+    without it the heuristic checks from the user's complaints are the judge. ``grouper`` (the
+    LLM merge pass, see ``mining.llm_groups``) may merge heuristic groups of one kind of task."""
     groups = cluster(requests_from(digests), threshold)
+    if grouper is not None:
+        groups = grouper(groups)
     tasks: list[TaskRecord] = []
     one_off = uncheckable = 0
     for group in groups:
@@ -99,4 +106,5 @@ def mine(digests: list[SessionDigest], *, min_recurrence: int = 2, threshold: fl
                 recurrence=len(sessions),
             ))
     assign_splits(tasks, seed=seed, val_fraction=val_fraction, test_fraction=test_fraction)
-    return MineResult(tasks=tasks, groups=len(groups), one_off=one_off, uncheckable=uncheckable)
+    return MineResult(tasks=tasks, groups=len(groups), one_off=one_off, uncheckable=uncheckable,
+                      notes=list(getattr(grouper, "notes", [])))

@@ -80,10 +80,15 @@ def test_scale_run_reports_sizes_and_growth(bench):
 
 def test_llm_miner_is_scored_on_the_labels_through_a_provider(bench, capsys):
     with FakeOpenAI() as fake:
-        fake.responder = lambda body: json.dumps({"checkable": True, "checks": [{"op": "contains", "arg": "ZZZ"}]})
+        def responder(body):  # merges nothing; adds a wrong check to every complaint
+            if "same_kind" in json.dumps(body):
+                return json.dumps({"same_kind": []})
+            return json.dumps({"checkable": True, "checks": [{"op": "contains", "arg": "ZZZ"}]})
+
+        fake.responder = responder
         spec = f"openai:base_url={fake.base_url},api_key={fake.key},model=gpt-5-mini"
         assert bench.main(["--labels", "dev", "--miner", "llm", "--backend", spec]) == 0
-        asked = len(fake.requests)
+        asked = len(fake.requests) - 1  # one grouping call for the file
     llm = json.loads(capsys.readouterr().out)
     assert llm["miner"] == "llm" and asked > 10  # one call per complaint
     bench.main(["--labels", "dev"])
@@ -94,15 +99,21 @@ def test_llm_miner_is_scored_on_the_labels_through_a_provider(bench, capsys):
     assert got["recall"] == base["recall"] and got["precision"] < base["precision"]
     assert got["false_positives"] == base["false_positives"] + asked
     assert llm["results"][0]["checks"]["failed_calls"] == []
+    # the merge pass merged nothing: the heuristic clustering's figures
+    assert llm["results"][0]["clustering"]["by_cluster"] == heuristic["results"][0]["clustering"]["by_cluster"]
+    assert llm["clustering_by"] == "heuristic + LLM merge pass"
 
 
 def test_a_failed_llm_call_is_left_out_not_scored_wrong(bench, capsys):
     with FakeOpenAI() as fake:
         spec = f"openai:base_url={fake.base_url},api_key=not-the-key,model=gpt-5-mini"
         assert bench.main(["--labels", "dev", "--miner", "llm", "--backend", spec]) == 0
-    result = json.loads(capsys.readouterr().out)["results"][0]["checks"]
+    out = capsys.readouterr().out
+    result = json.loads(out)["results"][0]["checks"]
     assert result["failed_calls"] and result["by_category"]["all"]["false_negatives"] == 0
     assert result["by_category"]["all"]["items"] < 69  # only the complaints were sent, all failed
+    grouping = json.loads(out)["results"][0]["clustering"]["llm_grouping"]
+    assert grouping["failed_call"]  # reported, and the heuristic groups scored
 
 
 def test_llm_miner_needs_a_backend(bench, capsys):

@@ -69,3 +69,12 @@ def test_unparseable_reply_leaves_the_group_uncheckable() -> None:
     junk = FakeBackend(lambda request: "I think the user wants nice changelogs.")
     result = mine(digests(), judge_maker=LlmMiner(Client(junk, role="optimizer")))
     assert result.tasks == [] and result.uncheckable == 1
+
+
+def test_a_reply_that_is_not_json_is_repaired_once_then_counted_loudly() -> None:
+    backend = FakeBackend(lambda request: "I think the user wants a changelog section.")
+    miner = LlmMiner(Client(backend, role="optimizer"))
+    result = mine(digests(complaint='You forgot the "## Upgrading" section again.'), judge_maker=miner)
+    assert len(backend.requests) == 2 and backend.requests[1].payload.get("repair")
+    assert miner.unusable == 1
+    assert result.tasks and {"op": "section_present", "arg": "Upgrading"} in result.tasks[0].judge["checks"]
