@@ -123,6 +123,8 @@ KINDS = (
 
 _NOUN_RES = tuple((kind.name, re.compile(r"(?<![\w-])(?:" + "|".join(kind.nouns) + r")(?![\w-])"))
                   for kind in KINDS if kind.nouns)
+# Any kind's noun, anywhere: most requests name none, and one search then saves a search per kind.
+_ANY_NOUN_RE = re.compile(r"(?<![\w-])(?:" + "|".join(n for kind in KINDS for n in kind.nouns) + r")(?![\w-])")
 _VERB_RE = re.compile(
     r"^(?:" + "|".join(f"(?P<k{n}>" + "|".join(kind.verbs) + ")" for n, kind in enumerate(KINDS) if kind.verbs)
     + r")(?![\w-])")
@@ -151,6 +153,8 @@ def kind_of(body: str, head: str, *, produce: bool, asks: bool) -> str | None:
     if asks:
         return "explanation" if _WHAT_IT_DOES_RE.match(body) else None
     if not produce:
+        return None
+    if not _ANY_NOUN_RE.search(body):
         return None
     return _last_noun(PHRASE_END_RE.split(head, maxsplit=1)[0]) or _last_noun(body)
 
