@@ -12,9 +12,10 @@ from html import escape
 from typing import Any
 
 from skillopt_sleep.handwritten import conflict_notes
-from skillopt_sleep.proposal import EvidenceTask, ProposalView, gate_label, headline_statistic
+from skillopt_sleep.proposal import EvidenceTask, ProposalView, gate_label, headline_statistic, why_accepted
 from skillopt_sleep.report import SIMULATED_WARNING, adopt_command, revert_command
 from skillopt_sleep.sanitize import clean_text
+from skillopt_sleep.scope import scope_label
 from skillopt_sleep.trend_chart import TrendPoint, render_svg
 from skillopt_sleep.types import Edit, GateDecision, format_time
 
@@ -48,7 +49,7 @@ def _score(value: float | None) -> str:
 
 
 def _edit(edit: Edit) -> list[str]:
-    out = [f"<p><b>{_t(edit.target)}</b> · {_t(edit.op)}</p>"]
+    out = [f"<p><b>{_t(edit.target)}</b> · {_t(edit.op)} · for {_t(scope_label(edit), 200)}</p>"]
     if edit.anchor:
         out.append(f"<p class=muted>Anchor:</p><blockquote>{_t(edit.anchor, 2000)}</blockquote>")
     if edit.content:
@@ -137,6 +138,9 @@ def render_html(view: ProposalView, trend: list[TrendPoint]) -> str:
     for i, rule in enumerate(view.rules, 1):
         out.append(f'<div class="rule"><h3>Rule {i}</h3>')
         out += _edit(rule.edit) + _scope_and_evidence(rule.scope, rule.evidence)
+        why = why_accepted(rule.edit, rule.decisions, r.task_index)
+        if why:
+            out.append(f"<p>Accepted because: {_t(why, 500)}</p>")
         for decision in rule.decisions:
             out += _decision(decision)
         out.append("</div>")

@@ -80,3 +80,20 @@ def test_the_trend_chart_renders_in_a_real_browser(tmp_path: Path) -> None:
     blank = stage_night(tmp_path / "without", [], current=None)
     assert "no scored night yet" in blank.read_text()
     assert _line_pixels(screenshot(chromium, blank, tmp_path / "without.png")) == []
+
+
+def test_each_rule_shows_its_scope_and_why_it_was_accepted() -> None:
+    from skillopt_sleep.proposal import build_view
+    from skillopt_sleep.report_html import render_html
+    from skillopt_sleep.types import Edit, GateDecision, TaskDelta
+
+    rule = Edit("skill", "add", "When writing a <commit>, end with a trailer.", scope="writing a <commit>",
+                evidence=["v-1"])
+    report = NightReport(night_id="n", project="/p", mode="run", status="staged", accepted_edits=[rule],
+                         decisions=[GateDecision(accepted=True, action="accept", baseline=0.5, candidate=0.6,
+                                                 edits=[rule], per_task=[TaskDelta("v-1", 0.25, 0.75, 0.5, 4, 4)],
+                                                 statistic={"gain": 0.5, "lower_bound": 0.1})],
+                         task_index={"v-1": {"kind": "commit message", "split": "val", "excerpt": "x"}})
+    html = render_html(build_view(report, {}, "staged", "/s"), [])
+    assert "for writing a &lt;commit&gt;" in html
+    assert "Accepted because: this rule alone: commit message +0.50 on 1 task(s)" in html
