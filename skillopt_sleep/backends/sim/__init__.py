@@ -16,6 +16,30 @@ How it reads documents is in ``reading.py``; its knobs in ``knobs.py``.
 
 Knobs (spec ``sim:follow=0.9,base=0.15,correct=0.6,harmful=0.2,seed=7``): follow, base, correct,
 harmful, seed, latency (seconds per call), down (1 = every call fails with a server error).
+
+Which lines apply to a task: a scoped line (``When <scope>, ...``) applies only to a task whose own
+text (intent, context, output contract — never an engine label) holds more than half of the
+scope's content words; a learned rule ending ``(supersedes: "<line>")`` hides that hand-written
+line wherever the rule applies (``reading.py`` states both rules).
+
+Honesty knobs (each off by default; every benchmark that turns one on prints it):
+
+- ``leak`` (0..1, default None = off): each ``"X"`` an applicable "always include / mention ..."
+  line asks for goes into a response whose checks do not ask for X, with probability ``leak`` (so a
+  task whose check forbids X fails it). An unscoped line applies to every task, so it leaks
+  everywhere; a scoped line never leaks outside its scope. Off, such a line is read as an
+  instruction against a task's ``not_contains X`` check (followed with probability follow) and
+  adds nothing to other responses.
+- ``verbose`` (chars, default 0 = off): responses are padded to this length; a task's
+  ``max_chars`` check then passes only when an applicable length cap is obeyed (probability
+  follow), and an obeyed cap drops the padding before it cuts content.
+- ``overload`` (0..1, default 0) with ``free_rules`` (default 8): the follow rate used for every
+  directive is ``follow * (1 - overload) ** max(0, n_rules - free_rules)``, where ``n_rules`` is
+  the number of list items (rules, learned or hand-written) in the documents.
+- ``conflict`` (0..1, default None = off): when a learned rule and a hand-written line take
+  opposite stances on a check, the rule wins with probability ``conflict`` and the winner is then
+  followed with the (effective) follow rate. Off, such a contradiction is a coin flip, as between
+  any two contradicting lines. A rule that supersedes the line explicitly is simply followed.
 """
 
 from __future__ import annotations
@@ -62,7 +86,10 @@ class SimBackend:
     def __init__(self, knobs: SimKnobs | None = None):
         self.knobs = knobs or SimKnobs()
         k = self.knobs
-        self.id = f"sim(follow={k.follow:g},base={k.base:g},correct={k.correct:g},harmful={k.harmful:g},seed={k.seed})"
+        honesty = "".join(f",{name}={value if value is None else format(value, 'g')}"
+                          for name, value in k.honesty().items())
+        self.id = (f"sim(follow={k.follow:g},base={k.base:g},correct={k.correct:g},harmful={k.harmful:g},"
+                   f"seed={k.seed}{honesty})")
 
     def can_offer_tools(self, names: tuple[str, ...]) -> bool:
         """The simulator plays any tool a task's checks name."""

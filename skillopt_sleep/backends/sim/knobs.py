@@ -1,5 +1,6 @@
 """The simulator's knobs: what it is told, not what it works out (the module docstring of
-``skillopt_sleep.backends.sim`` states what each one does)."""
+``skillopt_sleep.backends.sim`` states what each one does). The honesty knobs ``leak``,
+``verbose``, ``overload`` and ``conflict`` default to off: None, 0, 0 and None."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-PROBABILITIES = ("follow", "base", "correct", "harmful")
+PROBABILITIES = ("follow", "base", "correct", "harmful", "overload")
+OPTIONAL_PROBABILITIES = ("leak", "conflict")
+HONESTY = ("leak", "verbose", "overload", "free_rules", "conflict")
 
 
 @dataclass(frozen=True)
@@ -21,14 +24,34 @@ class SimKnobs:
     seed: int = 0
     latency: float = 0.0
     down: bool = False
+    leak: float | None = None
+    verbose: int = 0
+    overload: float = 0.0
+    free_rules: int = 8
+    conflict: float | None = None
 
     def __post_init__(self) -> None:
         for name in PROBABILITIES:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"sim knob {name}={value} must be within 0..1")
+        for name in OPTIONAL_PROBABILITIES:
+            value = getattr(self, name)
+            if value is not None and not 0.0 <= value <= 1.0:
+                raise ValueError(f"sim knob {name}={value} must be within 0..1")
         if self.latency < 0:
             raise ValueError("sim knob latency must be >= 0")
+        if self.verbose < 0 or self.free_rules < 0:
+            raise ValueError("sim knobs verbose and free_rules must be >= 0")
+
+    def effective_follow(self, n_rules: int) -> float:
+        """``follow * (1 - overload) ** max(0, n_rules - free_rules)``: instruction overload."""
+        return self.follow * (1.0 - self.overload) ** max(0, n_rules - self.free_rules)
+
+    def honesty(self) -> dict[str, float | int | None]:
+        """The honesty knobs that are on, by name (what a benchmark states)."""
+        defaults = SimKnobs()
+        return {k: getattr(self, k) for k in HONESTY if getattr(self, k) != getattr(defaults, k)}
 
     def rng(self, *parts: object) -> random.Random:
         """A generator seeded by ``seed`` and ``parts``: the same request draws the same answer."""
@@ -38,13 +61,17 @@ class SimKnobs:
 
 def knobs_from_options(options: dict[str, Any]) -> SimKnobs:
     """The knobs a spec's options name (``sim:follow=0.9,seed=7``); unknown names are an error."""
-    known = {"follow", "base", "correct", "harmful", "seed", "latency", "down"}
+    known = {"follow", "base", "correct", "harmful", "seed", "latency", "down", *HONESTY}
     unknown = set(options) - known
     if unknown:
         raise ValueError(f"unknown sim option(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})")
     opts = dict(options)
-    if "seed" in opts:
-        opts["seed"] = int(opts["seed"])
+    for key in ("seed", "verbose", "free_rules"):
+        if key in opts:
+            opts[key] = int(opts[key])
+    for key in OPTIONAL_PROBABILITIES:
+        if key in opts:
+            opts[key] = None if str(opts[key]).lower() in ("none", "off", "false", "") else float(opts[key])
     if "down" in opts:
         down = opts["down"]
         if isinstance(down, str):

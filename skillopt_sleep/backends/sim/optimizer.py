@@ -3,6 +3,9 @@
 
 It reads only the request's payload — the evidence a real optimizer is shown — and turns the
 checks it sees failing into rules, right with probability ``correct`` and harmful with ``harmful``.
+When the payload shows the documents' hand-written lines (``documents``) and one of them asks
+against a check, the covering rule names it in ``supersedes`` — the reading a careful optimizer
+shown the whole document would do.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.sim.knobs import SimKnobs
-from skillopt_sleep.backends.sim.reading import coverage
+from skillopt_sleep.backends.sim.reading import coverage, parse_line, stance
 from skillopt_sleep.judges import RULE_OPS, describe_check
 
 # The checks the optimizer knows a rule for (``no_refusal`` has none: a model does not refuse
@@ -33,15 +36,21 @@ def reflect(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
             if isinstance(check, dict) and check.get("op") in RULE_OPS:
                 failed.setdefault(describe_check(check), (check, []))[1].append(item.get("task_id", ""))
     existing = {r.lower() for rules in (payload.get("current_rules") or {}).values() for r in rules}
+    hand_written = [line for doc in (payload.get("documents") or {}).values() if isinstance(doc, dict)
+                    for line in doc.get("hand_written") or [] if isinstance(line, str)]
     edits: list[dict[str, Any]] = []
     ordered = sorted(failed.items(), key=lambda kv: (-len(kv[1][1]), kv[0]))
     for reason, (check, task_ids) in ordered:
         if rng.random() < knobs.correct:
             rule = covering_rule(check)
             if rule and rule.lower() not in existing:
-                edits.append({"target": "skill", "op": "add", "content": rule,
-                              "rationale": f"attempts failed because the response {reason}",
-                              "evidence": sorted(set(task_ids))})
+                edit = {"target": "skill", "op": "add", "content": rule,
+                        "rationale": f"attempts failed because the response {reason}",
+                        "evidence": sorted(set(task_ids))}
+                against = conflicting_line(check, hand_written)
+                if against:
+                    edit["supersedes"] = against
+                edits.append(edit)
         if rng.random() < knobs.harmful:
             rule = harmful_rule(check, rng)
             if rule and rule.lower() not in existing:
@@ -91,6 +100,15 @@ HANDLERS: dict[str, Callable[[SimKnobs, Request], tuple[str, list[str]]]] = {
     "mine": mine,
     "rank": rank,
 }
+
+
+def conflicting_line(check: dict[str, Any], hand_written: list[str]) -> str | None:
+    """The first hand-written line (as the payload shows it) that asks against the check: the line
+    a covering rule has to supersede to win."""
+    for line in hand_written:
+        if stance(check, parse_line(line).text) is False:
+            return line
+    return None
 
 
 def covering_rule(check: dict[str, Any]) -> str | None:

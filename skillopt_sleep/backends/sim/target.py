@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from typing import Any
 
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.sim.knobs import SimKnobs
-from skillopt_sleep.backends.sim.reading import cap_from, coverage, directive_lines
+from skillopt_sleep.backends.sim.reading import (
+    Directive,
+    applicable,
+    cap_from,
+    include_asks,
+    parse_documents,
+    rule_count,
+    stances,
+    summarize,
+    task_text,
+)
 from skillopt_sleep.backends.sim.regex_gen import regex_example
 
 FILLER = (
@@ -24,38 +35,76 @@ def attempt(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
     """A response to the request's task and the tools it called."""
     task = request.payload.get("task") or {}
     documents = request.payload.get("documents") or ""
-    directives = directive_lines(documents)
+    everything = parse_documents(documents)
+    view = DocumentView(applicable(everything, task_text(task)), knobs.effective_follow(rule_count(everything)))
     rng = knobs.rng("attempt", task.get("id"), request.sample, documents)
     judge = task.get("judge") or {}
     if judge.get("kind", "rule") != "rule":
         reference = task.get("reference", "")
-        covered = any(reference and reference.lower() in d.lower() for d in directives)
-        hit = rng.random() < (knobs.follow if covered else knobs.base)
+        covered = any(reference and reference.lower() in d.text.lower() for d in view.directives)
+        hit = rng.random() < (view.follow if covered else knobs.base)
         return (reference if hit else rng.choice(FILLER)), []
-    return render(knobs, judge.get("checks") or [], directives, rng)
+    return render(knobs, judge.get("checks") or [], view, rng)
 
 
-def check_probability(knobs: SimKnobs, check: dict[str, Any], directives: list[str]) -> float:
+@dataclass(frozen=True)
+class DocumentView:
+    """What the documents tell the model for one task: the directives that apply to it and the
+    follow rate left after instruction overload."""
+
+    directives: list[Directive]
+    follow: float
+
+
+def check_probability(knobs: SimKnobs, check: dict[str, Any], view: DocumentView) -> float:
     """How likely the response satisfies one check, given how the documents speak to it."""
-    stance = coverage(check, directives)
-    if check["op"] == "no_refusal" and stance == "none":
-        stance = "covered"  # models do not refuse ordinary work unprompted
-    if stance == "covered":
-        return knobs.follow
-    if stance == "conflict":
-        return 1.0 - knobs.follow
-    if stance == "mixed":  # contradictory instructions: a coin flip
-        return 0.5
+    found = stances(check, view.directives)
+    if knobs.leak is not None and check["op"] == "not_contains":
+        # an "always include X" line reaches a task that forbids X by leaking (``leaked``), not by
+        # being read as an instruction about this task
+        found = [(s, d) for s, d in found if s or not include_asks(d)]
+    state = summarize(found)
+    follow = view.follow
+    if check["op"] == "no_refusal" and state == "none":
+        return knobs.follow  # models do not refuse ordinary work unprompted
+    if state == "covered":
+        return follow
+    if state == "conflict":
+        return 1.0 - follow
+    if state == "mixed":
+        rule_side = {s for s, d in found if d.learned}
+        hand_side = {s for s, d in found if not d.learned}
+        if knobs.conflict is not None and len(rule_side) == 1 and hand_side == {not s for s in rule_side}:
+            # a rule against a hand-written line: the rule wins with probability ``conflict``, and
+            # the winner is then followed like any directive
+            wins = knobs.conflict * follow + (1 - knobs.conflict) * (1 - follow)
+            return wins if rule_side == {True} else 1.0 - wins
+        return 0.5  # contradictory instructions: a coin flip
     return knobs.base
 
 
-def render(knobs: SimKnobs, checks: list[dict[str, Any]], directives: list[str],
+def leaked(knobs: SimKnobs, checks: list[dict[str, Any]], view: DocumentView, rng: random.Random) -> list[str]:
+    """What "always include X" lines that apply to the task push into a response whose checks do not
+    ask for X: each such X with probability ``leak``."""
+    if knobs.leak is None:
+        return []
+    asked = {str(c.get("arg")).lower() for c in checks if c["op"] in ("contains", "section_present")}
+    asked |= {str(c["arg"]["text"]).lower() for c in checks if c["op"] == "section_contains"}
+    asked |= {str(c["arg"]["section"]).lower() for c in checks if c["op"] == "section_contains"}
+    out = []
+    for directive in view.directives:
+        for wanted in include_asks(directive):
+            if wanted.lower() not in asked and rng.random() < knobs.leak:
+                out.append(wanted)
+    return out
+
+
+def render(knobs: SimKnobs, checks: list[dict[str, Any]], view: DocumentView,
            rng: random.Random) -> tuple[str, list[str]]:
     """A real text response (and tools called) that satisfies each check with its probability."""
-    ok = {i: rng.random() < check_probability(knobs, c, directives) for i, c in enumerate(checks)}
+    ok = {i: rng.random() < check_probability(knobs, c, view) for i, c in enumerate(checks)}
     head: list[str] = []
     body: list[str] = []
-    tail: list[str] = []
     sections: dict[str, list[str]] = {}
     tools: list[str] = []
     max_len = min_len = None
@@ -78,14 +127,18 @@ def render(knobs: SimKnobs, checks: list[dict[str, Any]], directives: list[str],
             head.insert(0, "I'm sorry, but I can't help with that.")
         elif op == "tool_called" and sat:
             tools.append(arg)
-        elif op == "max_chars" and sat:
+        elif op == "max_chars" and sat and not knobs.verbose:
             max_len = arg if max_len is None else min(max_len, arg)
         elif op == "min_chars" and sat:
             min_len = arg if min_len is None else max(min_len, arg)
+    body += leaked(knobs, checks, view, rng)
     filler = [rng.choice(FILLER) for _ in range(rng.randint(1, 3))]
     core = "\n".join(head + body)
     rest = "".join(f"\n\n## {name}\n" + "\n".join(lines) for name, lines in sections.items())
-    text = (core + "\n\n" + " ".join(filler) + rest + ("\n" + "\n".join(tail) if tail else "")).strip()
+    text = (core + "\n\n" + " ".join(filler) + rest).strip()
+    while len(text) < knobs.verbose:
+        filler.append(rng.choice(FILLER))
+        text = (core + "\n\n" + " ".join(filler) + rest).strip()
     if min_len is not None:
         while len(text) < min_len:
             text += " " + rng.choice(FILLER)
@@ -93,7 +146,9 @@ def render(knobs: SimKnobs, checks: list[dict[str, Any]], directives: list[str],
         text = (core + rest).strip()
         if len(text) > max_len:
             text = text[:max_len].rstrip()
-    cap = cap_from(directives)
-    if cap is not None and len(text) > cap and rng.random() < knobs.follow:
+    cap = cap_from(view.directives)
+    if cap is not None and len(text) > cap and rng.random() < view.follow:
+        if knobs.verbose:  # a verbose model asked to be brief drops its padding before content
+            text = (core + rest).strip()
         text = text[:cap].rstrip()
     return text, tools
