@@ -142,13 +142,16 @@ def render(knobs: SimKnobs, checks: list[dict[str, Any]], view: DocumentView,
     if min_len is not None:
         while len(text) < min_len:
             text += " " + rng.choice(FILLER)
+    essentials = (core + rest).strip() or filler[0]  # a brief answer is still an answer
     if max_len is not None and len(text) > max_len:
-        text = (core + rest).strip()
+        text = essentials
         if len(text) > max_len:
             text = text[:max_len].rstrip()
     cap = cap_from(view.directives)
     if cap is not None and len(text) > cap and rng.random() < view.follow:
         if knobs.verbose:  # a verbose model asked to be brief drops its padding before content
-            text = (core + rest).strip()
-        text = text[:cap].rstrip()
+            text = essentials
+            while min_len is not None and len(text) < min_len:
+                text += " " + rng.choice(FILLER)
+        text = text[:cap].rstrip() or text.split()[0]
     return text, tools

@@ -1,0 +1,464 @@
+"""Learning over nights on a suite of deficient skills, under the honest simulator; prints JSON
+and writes an SVG chart of held-out score per night.
+
+For each skill of the suite and each seed, N nights run through the engine's real path: a night
+(``night.run_night``, mode ``run``) in a temporary project on the skill's train and val tasks, then
+``adoption.adopt`` of whatever it staged, then the next night on the adopted documents. Beside it,
+in the same run and on the same tasks, the *strict-mean* policy: the same dreaming and the same
+optimizer (``dream.run_attempts`` + ``reflect.reflect``), but each candidate is accepted iff the
+mean of one replay per val task under it beats the current documents' (bench_gate.py's comparison
+policy; no memory across nights).
+
+Each night brings new train and val requests of the skill's kinds (its own sessions; ``--same-tasks``
+replays night 1's instead). Measured per night: the held-out TEST score (mean soft score of TEST_SAMPLES replays per test task,
+with a target seed the nights never use; test tasks never reach the engine), provider calls, rules
+adopted. At the end: the CEILING — the test score of the starting documents plus one covering,
+correctly scoped rule per check (superseding the hand-written line it conflicts with), built here
+and never in the engine — and every rule of the final documents that lowers some kind (per-kind test
+score with the rule vs without it, lower by more than ``--harm-margin``).
+
+Stated knobs (printed in the JSON; see ``skillopt_sleep/backends/sim/__init__.py``): the issue's
+target setting follow 0.9 / base 0.3 / harmful 0.25 (correct 0.6), with leak 0.5, verbose 700
+chars, overload 0.03 beyond 8 free rules and conflict 0.3 ON.
+
+    python scripts/bench_learning.py                      # 5 nights, 2 seeds, 2 workers
+    python scripts/bench_learning.py --nights 3 --seeds 1 --skills git-writing
+    python scripts/bench_learning.py --out docs/bench/learning-after.json --svg docs/bench/learning-after.svg
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from multiprocessing import Pool
+from pathlib import Path
+from typing import Any
+
+from skillopt_sleep import judges, night
+from skillopt_sleep.adoption import adopt
+from skillopt_sleep.backends import make_backend
+from skillopt_sleep.backends.client import Client, Stats
+from skillopt_sleep.backends.limits import Limiter
+from skillopt_sleep.backends.models import Models
+from skillopt_sleep.backends.retry import RetryPolicy
+from skillopt_sleep.backends.sim import covering_rule
+from skillopt_sleep.backends.sim.reading import parse_line, stance
+from skillopt_sleep.config import Config
+from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit, load_documents
+from skillopt_sleep.dream import run_attempts
+from skillopt_sleep.mining import tasks_document
+from skillopt_sleep.reflect import reflect
+from skillopt_sleep.scope import render_scoped, scope_for_kind
+from skillopt_sleep.types import TaskRecord
+
+KNOBS = "follow=0.9,base=0.3,correct=0.6,harmful=0.25,leak=0.5,verbose=700,overload=0.03,free_rules=8,conflict=0.3"
+TEST_SEED_OFFSET = 1_000_003  # the test replays' target seed: never one a night uses
+TEST_SAMPLES = 8
+AUDIT_SAMPLES = 48  # per test task, for the ceiling and the with/without-rule audit
+SPLIT = {"train": 6, "val": 3, "test": 4}  # tasks per kind (train and val: per night)
+AREAS = ("parser", "cache", "auth", "billing", "upload", "export", "scheduler", "webhook", "quota", "sync")
+CHANGES = ("timeout", "cleanup", "rewrite", "rollback", "migration", "throttle")
+SUBJECTS = tuple(f"{area} {change}" for change in CHANGES for area in AREAS)  # 60 per kind
+PROJECT = "/bench-learning"
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str  # the kind of work, as mining labels it ("commit message")
+    intent: str  # with {x}: the request's words (they name the kind, as real requests do)
+    checks: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    hand_written: str  # the skill's text outside the managed block
+    kinds: tuple[Kind, ...]
+    why: str  # what makes it deficient
+
+
+SUITE = (
+    Skill("git-writing", "# Git writing\n\nHelp write commit messages, pull request descriptions and changelog "
+          "entries for this repository.\n", (
+              Kind("commit message", "Write the commit message for the {x} fix.",
+                   ({"op": "contains", "arg": "Refs: ACME-"}, {"op": "regex", "arg": r"^(feat|fix): \S"})),
+              Kind("pull request description", "Write the pull request description for the {x} branch.",
+                   ({"op": "section_present", "arg": "Testing"}, {"op": "not_contains", "arg": "TODO"})),
+              Kind("changelog entry", "Write the changelog entry for the {x} release.",
+                   ({"op": "not_contains", "arg": "Refs:"}, {"op": "max_chars", "arg": 400},
+                    {"op": "min_chars", "arg": 120})),
+          ), "an unscoped 'always include Refs: ACME-' rule leaks into changelog entries, which forbid it"),
+    Skill("research-notes", "# Research notes\n\nAnswer from what you already know.\n\n"
+          "- Do NOT look anything up, search, or use any tools.\n- Keep a neutral tone.\n", (
+              Kind("dependency lookup", "Do a dependency lookup: find the latest release of the {x} library.",
+                   ({"op": "tool_called", "arg": "WebSearch"}, {"op": "contains", "arg": "Source:"})),
+              Kind("paper summary", "Write a paper summary of the {x} paper for the reading group.",
+                   ({"op": "section_present", "arg": "Key findings"}, {"op": "max_chars", "arg": 500})),
+              Kind("meeting brief", "Prepare a meeting brief about the {x} project.",
+                   ({"op": "section_present", "arg": "Action items"}, {"op": "contains", "arg": "Owner:"})),
+          ), "the hand-written text forbids the tool its lookups need (the gbrain-evals seed)"),
+    Skill("api-docs", "# API docs\n\nWrite reference documentation for the public HTTP API.\n", (
+        Kind("endpoint reference", "Write the endpoint reference for GET /{x}.",
+             ({"op": "section_present", "arg": "Parameters"},
+              {"op": "section_contains", "arg": {"section": "Example", "text": "curl"}})),
+        Kind("error message", "Write the error message text shown when {x} fails.",
+             ({"op": "max_chars", "arg": 160}, {"op": "not_contains", "arg": "Exception"})),
+        Kind("migration guide", "Write the migration guide for moving off the v1 {x} endpoint.",
+             ({"op": "section_present", "arg": "Breaking changes"}, {"op": "min_chars", "arg": 600})),
+    ), "a verbose model: the error messages' length cap, unscoped, cuts the migration guides"),
+    Skill("incident-comms", "# Incident communication\n\nWrite clearly and calmly. Never blame individuals.\n", (
+        Kind("status update", "Post a status update about the {x} outage.",
+             ({"op": "regex", "arg": r"^\[(investigating|identified|resolved)\]"}, {"op": "max_chars", "arg": 280})),
+        Kind("postmortem", "Write the postmortem for the {x} incident.",
+             ({"op": "section_present", "arg": "Timeline"}, {"op": "section_present", "arg": "Root cause"},
+              {"op": "contains", "arg": "Impact:"})),
+        Kind("customer email", "Draft the customer email about the {x} incident.",
+             ({"op": "contains", "arg": "We apologize"}, {"op": "not_contains", "arg": "internal"},
+              {"op": "no_refusal", "arg": None})),
+    ), "three kinds with seven checks: caps and phrases that hurt the other kinds unless scoped"),
+)
+
+
+def make_tasks(skill: Skill, night_number: int, fresh: bool) -> list[TaskRecord]:
+    """Every kind's test tasks (the same every night) and the train and val tasks of one night: new
+    requests each night when ``fresh`` (a night's own sessions), else night 1's again."""
+    per_night = SPLIT["train"] + SPLIT["val"]
+    offset = SPLIT["test"] + per_night * ((night_number - 1) if fresh else 0)
+    tasks = []
+    for kind in skill.kinds:
+        checks = [judges.validate_check(dict(c)) for c in kind.checks]
+        slug = kind.name.replace(" ", "-")
+        plan = [("test", i) for i in range(SPLIT["test"])]
+        plan += [("train" if j < SPLIT["train"] else "val", offset + j) for j in range(per_night)]
+        for split, index in plan:
+            x = SUBJECTS[index % len(SUBJECTS)]
+            tasks.append(TaskRecord(id=f"{slug}-{split}-{x.replace(' ', '-')}", intent=kind.intent.format(x=x),
+                                    project=PROJECT, judge={"kind": "rule", "checks": checks}, kind=kind.name,
+                                    skill_hint=skill.name, split=split, recurrence=SPLIT["train"]))
+    return tasks
+
+
+def oracle_rules(skill: Skill, docs: DocumentSet) -> list[str]:
+    """One covering rule per check, scoped to its kind, superseding a hand-written line it conflicts
+    with: what the ceiling is measured with (never shown to the engine)."""
+    hand = [line.content for doc in docs.all() for line in _hand_lines(doc)]
+    rules = []
+    for kind in skill.kinds:
+        for raw in kind.checks:
+            check = judges.validate_check(dict(raw))
+            rule = covering_rule(check)
+            if rule is None:
+                continue
+            rule = render_scoped(scope_for_kind(kind.name), rule)
+            against = next((line for line in hand if stance(check, parse_line(line).text) is False), None)
+            rules.append(f'{rule} (supersedes: "{against}")' if against else rule)
+    return rules
+
+
+def _hand_lines(doc: Any) -> list[Any]:
+    finder = getattr(doc, "hand_written", None)
+    if finder is not None:
+        return finder()
+    from types import SimpleNamespace  # before whole-document awareness landed: every non-rule line
+
+    rules = set(doc.rules())
+    return [SimpleNamespace(content=ln.strip()) for ln in doc.text.splitlines()
+            if ln.strip() and ln.strip().lstrip("-* ").strip() not in rules and not ln.strip().startswith("<!--")]
+
+
+def spec(seed: int) -> str:
+    return f"sim:{KNOBS},seed={seed}"
+
+
+def optimizer_seed(seed: int, night_number: int) -> int:
+    """The optimizer samples afresh each night (a model at temperature > 0 does); the target is one
+    model throughout, so its answers and the evidence pooled on them stay valid across nights."""
+    return seed * 1000 + night_number
+
+
+def models(seed: int, optimizer: int | None = None) -> Models:
+    target = make_backend(spec(seed))
+    thinker = target if optimizer is None else make_backend(spec(optimizer))
+    limiter, stats = Limiter(4), Stats()
+    retry = RetryPolicy(attempts=1, sleep=lambda s: None)
+    return Models(Client(target, limiter=limiter, stats=stats, retry=retry),
+                  Client(thinker, limiter=limiter, stats=stats, retry=retry, role="optimizer"))
+
+
+def test_scores(docs: DocumentSet, tasks: list[TaskRecord], seed: int, samples: int) -> dict[str, float]:
+    """Mean soft score per kind (and ``"all"``) of ``samples`` replays per task."""
+    target = models(seed + TEST_SEED_OFFSET).target
+    got = run_attempts(target, tasks, docs, range(samples))
+    per_kind: dict[str, list[float]] = {}
+    for task in tasks:
+        xs = got.get(task.id) or []
+        if xs:
+            per_kind.setdefault(task.kind, []).append(sum(a.soft for a in xs) / len(xs))
+    out = {k: round(sum(v) / len(v), 4) for k, v in sorted(per_kind.items())}
+    out["all"] = round(sum(out.values()) / len(out), 4) if out else 0.0
+    return out
+
+
+def new_project(root: Path, skill: Skill) -> Path:
+    project = root / "proj"
+    skill_file = project / ".claude" / "skills" / "skillopt-sleep-learned" / "SKILL.md"
+    skill_file.parent.mkdir(parents=True)
+    skill_file.write_text("---\nname: skillopt-sleep-learned\ndescription: How this project writes "
+                          f"{skill.name.replace('-', ' ')}.\n---\n\n{skill.hand_written}", encoding="utf-8")
+    (project / "CLAUDE.md").write_text("# Project\n", encoding="utf-8")
+    return project
+
+
+def all_rules(docs: DocumentSet) -> list[tuple[str, str]]:
+    return [(doc.role, rule) for doc in docs.all() for rule in doc.rules()]
+
+
+def without(docs: DocumentSet, role: str, rule: str) -> DocumentSet:
+    doc = docs.get(role)
+    return docs.with_document(doc.with_rules([r for r in doc.rules() if r != rule]))
+
+
+def harmful_rules(docs: DocumentSet, test: list[TaskRecord], seed: int, margin: float) -> list[dict[str, Any]]:
+    """The rules whose removal raises some kind's test score by more than ``margin``."""
+    with_all = test_scores(docs, test, seed, AUDIT_SAMPLES)
+    found = []
+    for role, rule in all_rules(docs):
+        alone = test_scores(without(docs, role, rule), test, seed, AUDIT_SAMPLES)
+        lowered = {k: round(alone[k] - with_all[k], 4) for k in alone if k != "all" and alone[k] - with_all[k] > margin}
+        if lowered:
+            found.append({"role": role, "rule": rule, "lowers": lowered})
+    return found
+
+
+def engine_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool) -> dict[str, Any]:
+    test = [t for t in make_tasks(skill, 1, fresh) if t.split == "test"]
+    with tempfile.TemporaryDirectory(prefix="skillopt-bench-learning-") as tmp:
+        root = Path(tmp)
+        os.environ["SKILLOPT_SLEEP_HOME"] = str(root / "home")
+        project = new_project(root, skill)
+        tasks_file = root / "tasks.json"
+        start = load_documents(project)
+        ceiling = test_scores(start.with_document(start.skill.with_rules(oracle_rules(skill, start))), test, seed,
+                              AUDIT_SAMPLES)
+        rows = [{"night": 0, "test": test_scores(start, test, seed, TEST_SAMPLES), "calls": 0, "adopted": []}]
+        for n in range(1, nights + 1):
+            learn = [t for t in make_tasks(skill, n, fresh) if t.split != "test"]
+            tasks_file.write_text(json.dumps(tasks_document(learn, True)), encoding="utf-8")
+            config = Config(backend=spec(seed), optimizer_backend=spec(optimizer_seed(seed, n)), agent="claude")
+            report = night.run_night(night.NightOptions(project=project, config=config, mode="run",
+                                                        tasks_file=tasks_file))
+            adopted = [e.content for e in report.accepted_edits]
+            if report.status == "staged" and adopted:
+                adopt(project, report.night_id, allow_simulated=True)
+            docs = load_documents(project)
+            rows.append({"night": n, "test": test_scores(docs, test, seed, TEST_SAMPLES),
+                         "calls": sum(report.calls.values()), "adopted": adopted, "status": report.status,
+                         "refused": [{"rule": r["edit"]["content"], "reasons": r["reasons"]}
+                                     for r in report.rejected_edits]})
+        final = load_documents(project)
+        return {"policy": "engine", "skill": skill.name, "seed": seed, "ceiling": ceiling, "nights": rows,
+                "final_rules": [r for _, r in all_rules(final)],
+                "rules_lowering_a_kind": harmful_rules(final, test, seed, margin)}
+
+
+def one_replay_mean(target: Client, val: list[TaskRecord], docs: DocumentSet) -> float:
+    got = run_attempts(target, val, docs, range(1))
+    return sum(xs[0].soft for xs in got.values() if xs) / max(1, len(got))
+
+
+def strict_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool) -> dict[str, Any]:
+    """The strict-mean policy on the same tasks and models: one replay per val task decides."""
+    test = [t for t in make_tasks(skill, 1, fresh) if t.split == "test"]
+    config = Config()
+    with tempfile.TemporaryDirectory(prefix="skillopt-bench-learning-") as tmp:
+        docs = load_documents(new_project(Path(tmp), skill))
+        rows = [{"night": 0, "test": test_scores(docs, test, seed, TEST_SAMPLES), "calls": 0, "adopted": []}]
+        for n in range(1, nights + 1):
+            tasks = make_tasks(skill, n, fresh)
+            train = [t for t in tasks if t.split == "train"]
+            val = [t for t in tasks if t.split == "val"]
+            m = models(seed, optimizer_seed(seed, n))
+            attempts = run_attempts(m.target, train, docs, range(config.k))
+            proposal = reflect(m.optimizer, train, attempts, docs, max_edits=config.max_edits)
+            base = one_replay_mean(m.target, val, docs)
+            adopted = []
+            for edit in proposal.edits:
+                try:
+                    candidate = apply_edit(docs, edit)
+                except EditRefused:
+                    continue
+                if one_replay_mean(m.target, val, candidate) > base:
+                    adopted.append(edit)
+            for edit in adopted:
+                try:
+                    docs = apply_edit(docs, edit)
+                except EditRefused:
+                    continue
+            rows.append({"night": n, "test": test_scores(docs, test, seed, TEST_SAMPLES),
+                         "calls": sum(m.calls().values()), "adopted": [e.content for e in adopted]})
+        return {"policy": "strict_mean", "skill": skill.name, "seed": seed, "nights": rows,
+                "final_rules": [r for _, r in all_rules(docs)],
+                "rules_lowering_a_kind": harmful_rules(docs, test, seed, margin)}
+
+
+def one_job(job: tuple[str, str, int, int, float, bool]) -> dict[str, Any]:
+    policy, name, seed, nights, margin, fresh = job
+    skill = next(s for s in SUITE if s.name == name)
+    started = time.monotonic()
+    run = engine_run if policy == "engine" else strict_run
+    out = run(skill, seed, nights, margin, fresh)
+    out["wall_s"] = round(time.monotonic() - started, 2)
+    return out
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
+
+
+@dataclass
+class Summary:
+    skill: str
+    ceiling: float | None = None
+    per_night: dict[str, list[float | None]] = field(default_factory=dict)
+    calls: dict[str, list[float | None]] = field(default_factory=dict)
+    rules_lowering_a_kind: dict[str, int] = field(default_factory=dict)
+    final_rules: dict[str, float | None] = field(default_factory=dict)
+
+
+def summarise(results: list[dict[str, Any]], nights: int) -> list[dict[str, Any]]:
+    out = []
+    for skill in sorted({r["skill"] for r in results}, key=[s.name for s in SUITE].index):
+        mine = [r for r in results if r["skill"] == skill]
+        summary = Summary(skill)
+        summary.ceiling = _mean([r["ceiling"]["all"] for r in mine if r["policy"] == "engine"])
+        for policy in ("engine", "strict_mean"):
+            runs = [r for r in mine if r["policy"] == policy]
+            summary.per_night[policy] = [_mean([r["nights"][n]["test"]["all"] for r in runs]) for n in range(nights + 1)]
+            summary.calls[policy] = [_mean([r["nights"][n]["calls"] for r in runs]) for n in range(1, nights + 1)]
+            summary.rules_lowering_a_kind[policy] = sum(len(r["rules_lowering_a_kind"]) for r in runs)
+            summary.final_rules[policy] = _mean([len(r["final_rules"]) for r in runs])
+        row = summary.__dict__.copy()
+        if summary.ceiling:
+            row["fraction_of_ceiling"] = {p: [None if v is None else round(v / summary.ceiling, 3) for v in vs]
+                                          for p, vs in summary.per_night.items()}
+            night3 = min(3, nights)
+            row["engine_reaches_95pct_by_night_3"] = bool(
+                any(v is not None and v >= 0.95 * summary.ceiling for v in summary.per_night["engine"][1:night3 + 1]))
+        out.append(row)
+    return out
+
+
+COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+
+
+def svg_chart(summaries: list[dict[str, Any]], nights: int, title: str) -> str:
+    """Mean test score per night: engine solid, strict mean dashed, ceiling dotted; one colour per skill."""
+    width, height, left, right, top, bottom = 760, 420, 60, 220, 40, 50
+    plot_w, plot_h = width - left - right, height - top - bottom
+
+    def x(n: float) -> float:
+        return left + plot_w * n / max(1, nights)
+
+    def y(v: float) -> float:
+        return top + plot_h * (1 - v)
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'font-family="sans-serif" font-size="12">',
+             f'<rect width="{width}" height="{height}" fill="white"/>',
+             f'<text x="{left}" y="22" font-size="14">{_xml(title)}</text>']
+    for i in range(11):
+        v = i / 10
+        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#eee"/>')
+        parts.append(f'<text x="{left - 8}" y="{y(v) + 4:.1f}" text-anchor="end">{v:.1f}</text>')
+    for n in range(nights + 1):
+        parts.append(f'<text x="{x(n):.1f}" y="{top + plot_h + 18}" text-anchor="middle">{n}</text>')
+    parts.append(f'<text x="{left + plot_w / 2}" y="{height - 10}" text-anchor="middle">night (0 = before any)</text>')
+    parts.append(f'<text x="16" y="{top + plot_h / 2}" transform="rotate(-90 16 {top + plot_h / 2})" '
+                 'text-anchor="middle">held-out test score</text>')
+    for i, s in enumerate(summaries):
+        colour = COLOURS[i % len(COLOURS)]
+        for policy, dash in (("engine", ""), ("strict_mean", ' stroke-dasharray="6 4"')):
+            points = [(x(n), y(v)) for n, v in enumerate(s["per_night"][policy]) if v is not None]
+            path = " ".join(f"{px:.1f},{py:.1f}" for px, py in points)
+            parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>')
+        if s["ceiling"] is not None:
+            parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(s["ceiling"]):.1f}" y2="{y(s["ceiling"]):.1f}" '
+                         f'stroke="{colour}" stroke-dasharray="2 3"/>')
+        ly = top + 16 + 18 * i
+        parts.append(f'<line x1="{left + plot_w + 16}" x2="{left + plot_w + 40}" y1="{ly}" y2="{ly}" '
+                     f'stroke="{colour}" stroke-width="2"/>')
+        parts.append(f'<text x="{left + plot_w + 46}" y="{ly + 4}">{_xml(s["skill"])}</text>')
+    ly = top + 16 + 18 * len(summaries) + 10
+    for j, (label, dash) in enumerate((("engine", ""), ("strict mean", "6 4"), ("ceiling", "2 3"))):
+        yy = ly + 18 * j
+        parts.append(f'<line x1="{left + plot_w + 16}" x2="{left + plot_w + 40}" y1="{yy}" y2="{yy}" stroke="black" '
+                     f'stroke-dasharray="{dash}"/>')
+        parts.append(f'<text x="{left + plot_w + 46}" y="{yy + 4}">{label}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def _xml(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nights", type=int, default=5)
+    parser.add_argument("--seeds", type=int, default=2, help="seeds 0..N-1 per skill and policy")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--skills", default=",".join(s.name for s in SUITE), help="comma-separated")
+    parser.add_argument("--same-tasks", action="store_true",
+                        help="every night replays night 1's train and val tasks (default: new ones each night)")
+    parser.add_argument("--harm-margin", type=float, default=0.08,
+                        help="a rule lowers a kind when removing it raises that kind's test score by more")
+    parser.add_argument("--out", type=Path, help="also write the JSON here")
+    parser.add_argument("--svg", type=Path, help="write the chart here")
+    args = parser.parse_args(argv)
+    names = [n.strip() for n in args.skills.split(",") if n.strip()]
+    unknown = [n for n in names if n not in {s.name for s in SUITE}]
+    if unknown or args.nights < 1 or args.seeds < 1 or args.workers < 1:
+        print(f"bad arguments: unknown skills {unknown}" if unknown else "nights, seeds and workers must be >= 1",
+              file=sys.stderr)
+        return 2
+    jobs = [(policy, name, seed, args.nights, args.harm_margin, not args.same_tasks)
+            for name in names for seed in range(args.seeds) for policy in ("engine", "strict_mean")]
+    started = time.monotonic()
+    if args.workers == 1:
+        results = [one_job(job) for job in jobs]
+    else:
+        with Pool(args.workers) as pool:
+            results = pool.map(one_job, jobs, chunksize=1)
+    summaries = summarise(results, args.nights)
+    report = {
+        "benchmark": "learning",
+        "sim_knobs": KNOBS,
+        "test": {"samples_per_task": TEST_SAMPLES, "target_seed_offset": TEST_SEED_OFFSET,
+                 "audit_samples_per_task": AUDIT_SAMPLES, "harm_margin": args.harm_margin},
+        "tasks_per_kind": SPLIT,
+        "new_tasks_each_night": not args.same_tasks,
+        "engine_config": {k: getattr(Config(), k) for k in ("k", "k_agree", "val_samples", "max_val_samples",
+                                                            "max_edits", "min_gain", "max_rules")},
+        "nights": args.nights, "seeds": args.seeds,
+        "suite": [{"skill": s.name, "why": s.why, "kinds": [k.name for k in s.kinds],
+                   "checks": sum(len(k.checks) for k in s.kinds)} for s in SUITE if s.name in names],
+        "summary": summaries,
+        "runs": results,
+        "wall_s": round(time.monotonic() - started, 1),
+    }
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    if args.svg:
+        args.svg.write_text(svg_chart(summaries, args.nights, f"bench_learning: {KNOBS}"), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,107 @@
+"""scripts/bench_learning.py: its suite is deficient and has the traps it claims, its ceiling is
+the ~0.90 the issue names, its harm audit finds a harmful rule and clears covering ones, and a
+night through the engine's real path runs end to end."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from skillopt_sleep.documents import load_documents
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_learning.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_learning", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_learning"] = module
+    spec.loader.exec_module(module)
+    yield module
+    sys.modules.pop("bench_learning", None)
+
+
+def start(bench, tmp_path: Path, name: str):
+    skill = next(s for s in bench.SUITE if s.name == name)
+    docs = load_documents(bench.new_project(tmp_path, skill))
+    test = [t for t in bench.make_tasks(skill, 1, True) if t.split == "test"]
+    return skill, docs, test
+
+
+def with_rules(docs, rules):
+    return docs.with_document(docs.skill.with_rules(rules))
+
+
+def test_the_suite_has_four_skills_with_several_kinds_each(bench):
+    assert len(bench.SUITE) >= 4
+    for skill in bench.SUITE:
+        assert len(skill.kinds) >= 3 and all(kind.checks for kind in skill.kinds)
+
+
+def test_tasks_are_new_each_night_and_test_tasks_never_change(bench):
+    skill = bench.SUITE[0]
+    one, two = bench.make_tasks(skill, 1, True), bench.make_tasks(skill, 2, True)
+    ids = [t.id for t in one]
+    assert len(ids) == len(set(ids))
+    test = {t.id for t in one if t.split == "test"}
+    assert test == {t.id for t in two if t.split == "test"}
+    learn_one = {t.id for t in one if t.split != "test"}
+    learn_two = {t.id for t in two if t.split != "test"}
+    assert not learn_one & learn_two and not (learn_one | learn_two) & test
+    assert {t.id for t in bench.make_tasks(skill, 2, False)} == set(ids)  # --same-tasks
+
+
+@pytest.mark.parametrize("name", ["git-writing", "research-notes", "api-docs", "incident-comms"])
+def test_each_skill_starts_deficient_and_its_ceiling_is_about_0_90(bench, tmp_path, name):
+    skill, docs, test = start(bench, tmp_path, name)
+    before = bench.test_scores(docs, test, 0, 16)["all"]
+    ceiling = bench.test_scores(with_rules(docs, bench.oracle_rules(skill, docs)), test, 0, 16)["all"]
+    assert before < 0.5, before
+    assert 0.84 < ceiling < 0.96, ceiling
+
+
+def test_the_research_skill_ceiling_needs_rules_that_supersede_its_hand_written_line(bench, tmp_path):
+    skill, docs, test = start(bench, tmp_path, "research-notes")
+    oracle = bench.oracle_rules(skill, docs)
+    superseding = [r for r in oracle if "(supersedes: " in r]
+    assert superseding and all("Do NOT look anything up" in r for r in superseding)
+    plain = [r.split(" (supersedes: ")[0] for r in oracle]
+    lookup = "dependency lookup"
+    assert (bench.test_scores(with_rules(docs, oracle), test, 0, 32)[lookup]
+            - bench.test_scores(with_rules(docs, plain), test, 0, 32)[lookup]) > 0.15
+
+
+def test_an_unscoped_include_rule_lowers_the_changelog_kind_of_the_git_skill(bench, tmp_path):
+    skill, docs, test = start(bench, tmp_path, "git-writing")
+    oracle = bench.oracle_rules(skill, docs)
+    unscoped = ['Always include "Refs: ACME-" in the response.' if "Refs: ACME-" in r and "always include" in r
+                else r for r in oracle]
+    assert unscoped != oracle
+    scoped_docs, unscoped_docs = with_rules(docs, oracle), with_rules(docs, unscoped)
+    assert bench.harmful_rules(scoped_docs, test, 0, 0.08) == []
+    found = bench.harmful_rules(unscoped_docs, test, 0, 0.08)
+    assert [f["rule"] for f in found] == ['Always include "Refs: ACME-" in the response.']
+    assert list(found[0]["lowers"]) == ["changelog entry"]
+
+
+def test_the_svg_chart_is_well_formed(bench):
+    summaries = [{"skill": "a&b", "ceiling": 0.9, "per_night": {"engine": [0.2, 0.5, 0.8], "strict_mean": [0.2, 0.6, None]}}]
+    root = ET.fromstring(bench.svg_chart(summaries, 2, "knobs <x>"))
+    assert root.tag.endswith("svg")
+    assert len([e for e in root.iter() if e.tag.endswith("polyline")]) == 2
+
+
+def test_one_engine_night_and_one_strict_night_run_end_to_end(bench, monkeypatch, tmp_path):
+    monkeypatch.setattr(bench, "AUDIT_SAMPLES", 2)
+    monkeypatch.setattr(bench, "TEST_SAMPLES", 2)
+    monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(tmp_path / "home"))
+    for policy in ("engine", "strict_mean"):
+        out = bench.one_job((policy, "api-docs", 0, 1, 0.08, True))
+        assert [row["night"] for row in out["nights"]] == [0, 1]
+        assert out["nights"][1]["calls"] > 0
+        assert set(out["nights"][1]["test"]) == {"endpoint reference", "error message", "migration guide", "all"}
