@@ -57,7 +57,10 @@ class Config:
     k_agree: int = 2  # a train task stops after this many samples that all agree (0: always k)
     val_samples: int = 4  # samples per val task and document set, first round
     max_val_samples: int = 12  # ceiling when the gate asks for more evidence
-    max_edits: int = 4  # edits proposed per night
+    max_edits: int = 4  # edits proposed per night (the schedule's first-night value)
+    edit_schedule: str = "constant"  # constant | linear | cosine: the edit budget over nights (edit_schedule.py)
+    edit_floor: int = 1  # edits per night once the schedule reaches its horizon
+    edit_horizon: int = 10  # nights from max_edits down to edit_floor
     min_gain: float = 0.02  # smallest mean val improvement worth a rule
     gain_alpha: float = 0.025  # chance of accepting an edit that does not really help
     regression_tolerance: float = 0.0  # a per-task drop below this is never a regression
@@ -161,6 +164,11 @@ def validate(config: Config) -> Config:
          "night_deadline must be a positive number of seconds"),
         (config.retry_base_delay >= 0, "retry_base_delay must be >= 0"),
         (config.max_edits >= 1, "max_edits must be at least 1"),
+        (config.edit_schedule in ("constant", "linear", "cosine"), "edit_schedule must be constant, linear or cosine"),
+        (config.edit_floor >= 1, "edit_floor must be at least 1"),
+        (config.edit_schedule == "constant" or config.edit_floor <= config.max_edits,
+         "edit_floor must not exceed max_edits (the schedule decays from max_edits to edit_floor)"),
+        (config.edit_horizon >= 1, "edit_horizon must be at least 1 night"),
         (0 <= config.val_fraction < 1 and 0 <= config.test_fraction < 1
          and config.val_fraction + config.test_fraction < 1, "val_fraction + test_fraction must be < 1"),
         (config.min_recurrence >= 1, "min_recurrence must be at least 1"),

@@ -29,6 +29,7 @@ from skillopt_sleep.config import Config
 from skillopt_sleep.consolidate import LoopSettings, Outcome, consolidate
 from skillopt_sleep.documents import DocumentSet, load_documents, whole_skill_opted_in
 from skillopt_sleep.edit_evidence import EvidencePool
+from skillopt_sleep.edit_schedule import edit_budget
 from skillopt_sleep.dream import split_measurable
 from skillopt_sleep.errors import EXIT_BUDGET, EXIT_CONFIG, EXIT_PROVIDER, EXIT_USAGE, UserError
 from skillopt_sleep.gate import GateConfig
@@ -61,10 +62,11 @@ def new_night_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(2)
 
 
-def _settings(config: Config) -> LoopSettings:
+def _settings(config: Config, max_edits: int | None = None) -> LoopSettings:
+    """The loop's settings; ``max_edits``: tonight's scheduled edit budget (default: the config's)."""
     return LoopSettings(
         k=config.k, agree_after=config.k_agree, val_samples=config.val_samples, max_val_samples=config.max_val_samples,
-        max_edits=config.max_edits,
+        max_edits=max_edits or config.max_edits,
         gate=GateConfig(min_gain=config.min_gain, gain_alpha=config.gain_alpha,
                         looks=-(-config.max_val_samples // config.val_samples),
                         regression_tolerance=config.regression_tolerance,
@@ -298,7 +300,10 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
         return _finish(report, stateful, gathered, history)
     ledger_project = str(opts.project)
     pool = EvidencePool.load(user_dirs().edit_evidence, opts.project, models.target.id, docs.fingerprint())
-    outcome = consolidate(tasks, docs, models, _settings(opts.config),
+    budget = edit_budget(opts.config, history.nights(opts.project))
+    if budget.note:
+        report.notes.append(budget.note)
+    outcome = consolidate(tasks, docs, models, _settings(opts.config, budget.edits),
                           already_refused=lambda e: ledger.contains(ledger_project, e),
                           pool=pool, progress=opts.progress)
     if evidence is not None:
