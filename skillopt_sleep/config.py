@@ -61,6 +61,8 @@ class Config:
     edit_schedule: str = "constant"  # constant | linear | cosine: the edit budget over nights (edit_schedule.py)
     edit_floor: int = 1  # edits per night once the schedule reaches its horizon
     edit_horizon: int = 10  # nights from max_edits down to edit_floor
+    recall_k: int = 2  # past train tasks most like tonight's added to its train set (recall.py; 0: off)
+    dream_factor: int = 0  # optimizer-written variants per train task (variants.py; 0: off)
     min_gain: float = 0.02  # smallest mean val improvement worth a rule
     gain_alpha: float = 0.025  # chance of accepting an edit that does not really help
     regression_tolerance: float = 0.0  # a per-task drop below this is never a regression
@@ -169,6 +171,8 @@ def validate(config: Config) -> Config:
         (config.edit_schedule == "constant" or config.edit_floor <= config.max_edits,
          "edit_floor must not exceed max_edits (the schedule decays from max_edits to edit_floor)"),
         (config.edit_horizon >= 1, "edit_horizon must be at least 1 night"),
+        (config.recall_k >= 0, "recall_k must be >= 0 (0: no past tasks recalled)"),
+        (0 <= config.dream_factor <= 5, "dream_factor must be within 0..5 (0: no dream variants)"),
         (0 <= config.val_fraction < 1 and 0 <= config.test_fraction < 1
          and config.val_fraction + config.test_fraction < 1, "val_fraction + test_fraction must be < 1"),
         (config.min_recurrence >= 1, "min_recurrence must be at least 1"),

@@ -39,6 +39,7 @@ from skillopt_sleep.redact import redact_obj
 from skillopt_sleep.scoring import left_out_notes
 from skillopt_sleep.score_cache import ScoreCache
 from skillopt_sleep.types import Edit, NightReport, TaskRecord
+from skillopt_sleep.widen import archive_tasks, widen_train
 
 Progress = Callable[[str], None]
 
@@ -293,6 +294,7 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
     _preflight(opts, models)
     gathered = _tasks(opts, report, models, gathered)
     tasks, docs = _measurable(report, gathered, models), _documents(opts, report, gathered)
+    tasks = _widen(opts, report, models, tasks)
     if not any(t.split == "train" for t in tasks):
         report.status = "no-tasks"
         report.notes.append("no recurring, checkable tasks found: nothing to learn tonight")
@@ -314,6 +316,17 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
         _stage(opts, report, docs, outcome, history, ledger, staging, evidence)
         _save_pool(pool, report)
     return _finish(report, stateful, gathered, history)
+
+
+def _widen(opts: NightOptions, report: NightReport, models: Models, tasks: list[TaskRecord]) -> list[TaskRecord]:
+    """Tonight's tasks plus recalled past tasks and dream variants, all train (widen.py)."""
+    if not any(t.split == "train" for t in tasks):
+        return tasks
+    widened = widen_train(tasks, models, opts.project, recall_k=opts.config.recall_k,
+                          dream_factor=opts.config.dream_factor)
+    report.notes.extend(widened.notes)
+    report.task_index.update(task_summaries(widened.tasks))
+    return tasks + widened.tasks
 
 
 def _preflight(opts: NightOptions, models: Models) -> None:
@@ -431,6 +444,9 @@ def _finish(report: NightReport, stateful: bool, gathered: Gathered, history: An
     if stateful:
         if gathered.harvest is not None:
             gathered.harvest.commit()
+        problem = archive_tasks(Path(report.project), gathered.tasks, report.night_id)
+        if problem:
+            report.notes.append(problem)
         history.record(report)
         close_nights(Path(report.project))
     return report

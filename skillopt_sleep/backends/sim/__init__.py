@@ -12,6 +12,8 @@ score. A length cap found in the documents is obeyed (truncating the response) w
 As an *optimizer* (``optimizer.py``) it turns each failed check in the evidence (``failed_checks``:
 the checks as data, never the judges' human-readable reasons) into a covering rule with probability
 ``correct`` and, independently, into a plausible-but-harmful rule with probability ``harmful``.
+As a writer of dream variants (``vary.py``) it gives the source request a new concrete subject and
+never touches what is checked.
 How it reads documents is in ``reading.py``; its knobs in ``knobs.py``.
 
 Knobs (spec ``sim:follow=0.9,base=0.15,correct=0.6,harmful=0.2,seed=7``): follow, base, correct,
@@ -50,7 +52,7 @@ from typing import Any
 
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.pricing import FREE
-from skillopt_sleep.backends.sim import optimizer, target
+from skillopt_sleep.backends.sim import optimizer, target, vary
 from skillopt_sleep.backends.sim.judge import judge
 from skillopt_sleep.backends.sim.knobs import SimKnobs, knobs_from_options
 from skillopt_sleep.backends.sim.optimizer import COVERABLE_OPS, covering_rule, harmful_rule
@@ -70,6 +72,7 @@ HANDLERS: dict[str, Handler] = {
     "judge": judge,
     "preflight": lambda knobs, request: ("ok", []),
     **optimizer.HANDLERS,
+    "vary": vary.vary,
 }
 
 
