@@ -8,6 +8,11 @@ averaged over seeds. The sim knobs are the issue's noise model (follow 0.9, base
     python scripts/bench_night.py calls --ks 1,3,5 --seeds 5
     python scripts/bench_night.py calls --score-cache-days 0   # without the score cache
     python scripts/bench_night.py calls --k-agree 0            # without adaptive K
+    python scripts/bench_night.py calls --dream-factor 1       # with dream variants
+    python scripts/bench_night.py calls --fresh-second --recall-k 0   # a second night of new tasks, no recall
+
+Calls of recalled tasks and dream variants are counted under ``attempt`` (their ids are not the
+suite's), the variants' writing under ``vary``.
 
 ``path`` (the default): how close a night comes to its critical-path bound: a dry-run night at a
 fixed simulated latency and a concurrency limit.
@@ -30,6 +35,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -202,14 +208,23 @@ def one_night(project: Path, tasks_file: Path, k: int, seed: int, splits: dict[s
             "accepted": len(report.accepted_edits), "status": report.status}
 
 
-def run_calls(ks: list[int], seeds: list[int], levers: dict[str, Any]) -> dict[str, Any]:
+def fresh_instances(tasks: list[TaskRecord]) -> list[TaskRecord]:
+    """New instances of the same kinds (new ids and requests, the same checks and splits): a second
+    night of new sessions, so recall has past tasks to draw from."""
+    return [replace(t, id=f"{t.id}-b", intent=f"{t.intent} (second week)") for t in tasks]
+
+
+def run_calls(ks: list[int], seeds: list[int], levers: dict[str, Any],
+              fresh_second: bool = False) -> dict[str, Any]:
     import os
 
     tasks = suite_tasks()
-    splits = {t.id: t.split for t in tasks}
-    out: dict[str, Any] = {"suite": {"tasks": len(tasks), "val": sum(s == "val" for s in splits.values()),
-                                     "train": sum(s == "train" for s in splits.values()),
-                                     "backend": SUITE_SIM, "seeds": seeds, "levers": levers},
+    second_tasks = fresh_instances(tasks) if fresh_second else tasks
+    splits = {t.id: t.split for t in tasks + second_tasks}
+    out: dict[str, Any] = {"suite": {"tasks": len(tasks), "val": sum(t.split == "val" for t in tasks),
+                                     "train": sum(t.split == "train" for t in tasks),
+                                     "backend": SUITE_SIM, "seeds": seeds, "levers": levers,
+                                     "second_night": "new instances" if fresh_second else "the same tasks"},
                            "by_k": {}}
     old_home = os.environ.get("SKILLOPT_SLEEP_HOME")
     try:
@@ -225,6 +240,8 @@ def run_calls(ks: list[int], seeds: list[int], levers: dict[str, Any]) -> dict[s
                     tasks_file = root / "tasks.json"
                     tasks_file.write_text(json.dumps(tasks_document(tasks, True)), encoding="utf-8")
                     first = one_night(project, tasks_file, k, seed, splits, levers)
+                    if fresh_second:
+                        tasks_file.write_text(json.dumps(tasks_document(second_tasks, True)), encoding="utf-8")
                     second = one_night(project, tasks_file, k, seed, splits, levers)
                 rows.append({"seed": seed, "first": first, "second": second})
             out["by_k"][str(k)] = {
@@ -262,9 +279,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument("--score-cache-days", type=float, default=14.0,
                             help="0 turns the cross-night score cache off (to measure it)")
         parser.add_argument("--k-agree", type=int, default=2, help="0 turns adaptive K off (to measure it)")
+        parser.add_argument("--recall-k", type=int, default=Config.recall_k, help="past tasks recalled into train")
+        parser.add_argument("--dream-factor", type=int, default=Config.dream_factor,
+                            help="dream variants per train task (0: off)")
+        parser.add_argument("--fresh-second", action="store_true",
+                            help="the second night gets new instances of the same kinds (recall has something to draw)")
         args = parser.parse_args(argv[1:])
-        levers = {"score_cache_days": args.score_cache_days, "k_agree": args.k_agree}
-        result = run_calls([int(k) for k in args.ks.split(",")], list(range(1, args.seeds + 1)), levers)
+        levers = {"score_cache_days": args.score_cache_days, "k_agree": args.k_agree,
+                  "recall_k": args.recall_k, "dream_factor": args.dream_factor}
+        result = run_calls([int(k) for k in args.ks.split(",")], list(range(1, args.seeds + 1)), levers,
+                           fresh_second=args.fresh_second)
         json.dump(result, sys.stdout, indent=1)
         print()
         return 0

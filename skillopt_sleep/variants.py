@@ -2,7 +2,9 @@
 so reflection sees more than the few instances the day's sessions held.
 
 Only train tasks are varied — never val or test (the gate and the measurement must stay on tasks
-the optimizer was not shown) — and only real ones (a variant of a variant drifts). A variant keeps
+the optimizer was not shown) — and only real ones (a variant of a variant drifts), and only for
+kinds with fewer than ``ENOUGH_PER_KIND`` train tasks tonight: a kind seen often enough today needs
+no made-up instances, and its variants would only cost calls. A variant keeps
 its source's judge, output contract and reference: what is checked does not change, only the
 request. It is a train task with ``origin = "dream"`` and ``derived_from`` = the source's id. A
 variant that asks what one of tonight's tasks asks (a val task, say) is dropped. Tasks judged by an
@@ -14,6 +16,7 @@ counted in the report, never read as "no variants".
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from skillopt_sleep.backends.base import Request
@@ -21,11 +24,15 @@ from skillopt_sleep.backends.client import Client
 from skillopt_sleep.edit_evidence import task_content_key
 from skillopt_sleep.jsonx import extract_json
 from skillopt_sleep.prompts import render
+from skillopt_sleep.recall import RECALLED_TAG
 from skillopt_sleep.redact import redact
 from skillopt_sleep.repair import Unusable, parse_replies
 from skillopt_sleep.sanitize import clean_text
 from skillopt_sleep.types import TaskRecord
 
+# A kind with this many train tasks tonight (recalled ones included) has enough real instances:
+# variants are written only for kinds with fewer, where one night's few sessions would overfit.
+ENOUGH_PER_KIND = 4
 MAX_INTENT_CHARS = 2000
 MAX_CONTEXT_CHARS = 4000
 DREAM_TAG = "dream"
@@ -49,7 +56,9 @@ class Variants:
 
 
 def can_vary(task: TaskRecord) -> bool:
-    return task.split == "train" and task.origin == "real" and task.reference_kind != "exact"
+    """A real train task of tonight's own (not recalled), not judged by an exact reference."""
+    return (task.split == "train" and task.origin == "real" and RECALLED_TAG not in task.tags
+            and task.reference_kind != "exact")
 
 
 def vary_request(task: TaskRecord, n: int) -> Request:
@@ -87,9 +96,16 @@ def _clean(text: str, limit: int) -> str:
     return text[:limit]
 
 
-def dream_variants(optimizer: Client, tasks: list[TaskRecord], factor: int) -> Variants:
-    """Up to ``factor`` variants of every variable train task in ``tasks`` (one request each)."""
-    sources = [t for t in tasks if can_vary(t)]
+def kind_of(task: TaskRecord) -> str:
+    return task.skill_hint or task.id
+
+
+def dream_variants(optimizer: Client, tasks: list[TaskRecord], factor: int,
+                   enough: int = ENOUGH_PER_KIND) -> Variants:
+    """Up to ``factor`` variants of every variable train task in ``tasks`` (one request each)
+    whose kind has fewer than ``enough`` train tasks tonight."""
+    per_kind = Counter(kind_of(t) for t in tasks if t.split == "train")
+    sources = [t for t in tasks if can_vary(t) and per_kind[kind_of(t)] < enough]
     if factor <= 0 or not sources:
         return Variants()
     requests = [vary_request(t, factor) for t in sources]

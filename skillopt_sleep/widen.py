@@ -38,6 +38,7 @@ def widen_train(tasks: list[TaskRecord], models: Models, project: Path, *, recal
             out.notes.append(f"recall: {len(out.recalled)} past train task(s) like tonight's joined the train set "
                              f"({', '.join(t.id for t in out.recalled)})")
     if dream_factor > 0:
+        # recalled tasks count towards a kind's instances, but only tonight's own are varied
         made = dream_variants(models.optimizer, tasks + out.recalled, dream_factor)
         out.variants, _ = split_measurable(made.tasks, models.target)
         sources = len({t.derived_from for t in out.variants})

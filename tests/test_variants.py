@@ -122,3 +122,17 @@ def test_the_simulator_answers_a_variant_as_it_answers_its_source() -> None:
     base = pass_rate(source)
     for variant in variants:
         assert abs(pass_rate(variant) - base) < 0.08
+
+
+def test_kinds_seen_often_enough_and_recalled_tasks_are_not_varied() -> None:
+    many = [TaskRecord(id=f"n{i}", intent=f"Draft release notes for version {i}", split="train", judge=CHECKS,
+                       skill_hint="notes") for i in range(4)]
+    recalled = TaskRecord(id="recalled-c0", intent="Write the commit message for change 3", split="train",
+                          judge=CHECKS, skill_hint="commit", tags=["recalled"])
+    backend = FakeBackend(lambda r: {"variants": [{"intent": r.payload["task"]["intent"] + " again"}]})
+    got = dream_variants(client(backend), tasks() + many + [recalled], 1)
+    assert [r.payload["task"]["id"] for r in backend.requests] == ["c1"]
+    assert [t.derived_from for t in got.tasks] == ["c1"]
+    # the recalled commit task counts towards its kind: with enough=2, commit has enough
+    backend.requests.clear()
+    assert dream_variants(client(backend), tasks() + [recalled], 1, enough=2).tasks == []
