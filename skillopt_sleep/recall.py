@@ -26,6 +26,11 @@ MIN_SIMILARITY = 0.25  # below this a past task is about something else
 RECALLED_TAG = "recalled"
 
 
+def kind_of(task: TaskRecord) -> str:
+    """The kind a task is counted under (``TaskRecord.kind``, else its skill hint, else itself)."""
+    return task.kind or task.skill_hint or task.id
+
+
 def similarity(a: TaskRecord, b: TaskRecord) -> float:
     """How alike two tasks' requests are (0..1)."""
     return jaccard(signature(a.intent), signature(b.intent))
@@ -45,7 +50,7 @@ def recall(past: list[ArchivedTask], tonight: list[TaskRecord], k: int) -> list[
     for order, entry in enumerate(past):
         if entry.split != "train" or entry.key in taken_keys:
             continue
-        best, like = max((similarity(entry.task, t), t.skill_hint or t.id) for t in train)
+        best, like = max((similarity(entry.task, t), kind_of(t)) for t in train)
         if best >= MIN_SIMILARITY:
             by_kind.setdefault(like, []).append((best, order, entry))
     queues = [sorted(items, key=lambda item: (-item[0], -item[1])) for _, items in sorted(by_kind.items())]

@@ -24,7 +24,7 @@ from skillopt_sleep.backends.client import Client
 from skillopt_sleep.edit_evidence import task_content_key
 from skillopt_sleep.jsonx import extract_json
 from skillopt_sleep.prompts import render
-from skillopt_sleep.recall import RECALLED_TAG
+from skillopt_sleep.recall import RECALLED_TAG, kind_of
 from skillopt_sleep.redact import redact
 from skillopt_sleep.repair import Unusable, parse_replies
 from skillopt_sleep.sanitize import clean_text
@@ -94,10 +94,6 @@ def _norm(text: str) -> str:
 def _clean(text: str, limit: int) -> str:
     text = redact(clean_text(text)).strip()
     return text[:limit]
-
-
-def kind_of(task: TaskRecord) -> str:
-    return task.skill_hint or task.id
 
 
 def dream_variants(optimizer: Client, tasks: list[TaskRecord], factor: int,
