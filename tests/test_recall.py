@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillopt_sleep.archive import TaskArchive
@@ -58,6 +58,7 @@ def test_nothing_without_train_tasks_or_with_k_zero(tmp_path: Path) -> None:
     assert recall(past, [t for t in TONIGHT if t.split == "val"], k=3) == []
 
 
+@settings(deadline=None, max_examples=60)  # each example writes an archive file under a lock
 @given(st.lists(st.tuples(st.sampled_from(["commit message", "release notes", "pr description"]),
                           st.integers(0, 30), st.sampled_from(["train", "val", "test"])), max_size=25),
        st.integers(0, 6))
