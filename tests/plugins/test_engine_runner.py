@@ -130,7 +130,8 @@ def test_engine_of_another_version_prints_the_install_command(tmp_path, project)
     bin_dir.mkdir()
     _script(bin_dir / "skillopt-sleep",
             "#!/bin/sh\necho '{\"version\": \"0.0.1\", \"notices\": [\"old\"]}'\n")
-    out, _ = _hook("session-start", project, _env(tmp_path, bin_dir))
+    # A generous budget: the fake engine must answer, however loaded the machine (this is not about speed).
+    out, _ = _hook("session-start", project, _env(tmp_path, bin_dir, SKILLOPT_SLEEP_HOOK_BUDGET="30"))
     message = json.loads(out.stdout)["systemMessage"]
     assert message.startswith(f"skillopt-sleep: the engine is 0.0.1 but the plugin is {__version__}")
     assert "pip install" in message
@@ -142,7 +143,8 @@ def test_notices_are_resanitized(tmp_path, project):
     answer = {"version": __version__, "notices": ["a\x1b[2Jb\x07c\nd\u2028e\u202ef" + "x" * 400, 5]}
     (tmp_path / "answer.json").write_text(json.dumps(answer))
     _script(bin_dir / "skillopt-sleep", f"#!/bin/sh\ncat {tmp_path / 'answer.json'}\n")
-    out, _ = _hook("session-start", project, _env(tmp_path, bin_dir))
+    # A generous budget: the fake engine must answer, however loaded the machine (this is not about speed).
+    out, _ = _hook("session-start", project, _env(tmp_path, bin_dir, SKILLOPT_SLEEP_HOOK_BUDGET="30"))
     message = json.loads(out.stdout)["systemMessage"]
     assert message.startswith("ab c d e f") and len(message) <= 240
     _assert_clean(message)
