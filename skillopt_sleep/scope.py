@@ -31,7 +31,10 @@ def kind_from_label(label: str) -> str:
 
 def scope_for_kind(kind: str) -> str:
     """The default scope phrase for a kind, as the engine writes it when it scopes a rule itself."""
-    return f"working on a {kind} task" if kind else ""
+    if not kind:
+        return ""
+    article = "an" if kind[:1].lower() in "aeio" else "a"  # "an endpoint", "a user story"
+    return f"working on {article} {kind} task"
 
 
 def clean_scope(scope: str) -> str:

@@ -103,3 +103,14 @@ def test_old_records_read_without_kind_or_scope():
     assert Edit.from_dict({"target": "skill", "op": "add", "content": "x"}).scope == ""
     e = Edit(target="skill", op="add", content="x", scope="writing docs")
     assert Edit.from_dict(e.to_dict()) == e
+
+
+@pytest.mark.parametrize("kind, scope", [
+    ("commit message", "working on a commit message task"),
+    ("endpoint docs", "working on an endpoint docs task"),
+    ("api reference", "working on an api reference task"),
+    ("user story", "working on a user story task"),
+    ("", ""),
+])
+def test_the_default_scope_reads_as_english(kind, scope):
+    assert scope_for_kind(kind) == scope
