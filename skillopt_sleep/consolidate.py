@@ -25,7 +25,7 @@ from skillopt_sleep.backends.models import Models, run_together
 from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit
 from skillopt_sleep.dream import mean_soft, rubric_scorer, run_attempts, run_train_attempts
 from skillopt_sleep.edit_evidence import EvidencePool, task_content_key, val_set_key
-from skillopt_sleep.reflect import reflect
+from skillopt_sleep.reflect import kind_of, reflect
 from skillopt_sleep.types import Attempt, Edit, GateDecision, TaskRecord
 
 Progress = Callable[[str], None]
@@ -151,10 +151,12 @@ class _Evaluator:
 
 
 def focus_for(edits: list[Edit], tasks: list[TaskRecord]) -> set[str]:
-    """Val tasks of the kinds an edit's evidence comes from (the tasks it claims to help)."""
-    kind = {t.id: (t.skill_hint or t.id) for t in tasks}
+    """Val tasks of the kinds an edit's evidence comes from (the tasks it claims to help): a task's
+    mined kind, else its skill hint (``reflect.kind_of``) — a skill serves several kinds, and a rule
+    for one of them must not need luck on the others to show its gain."""
+    kind = {t.id: kind_of(t) for t in tasks}
     kinds = {kind[e] for edit in edits for e in edit.evidence if e in kind}
-    return {t.id for t in tasks if t.split == "val" and (t.skill_hint or t.id) in kinds}
+    return {t.id for t in tasks if t.split == "val" and kind_of(t) in kinds}
 
 
 def overlapping(val: list[TaskRecord], train: list[TaskRecord]) -> set[str]:

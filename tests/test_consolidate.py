@@ -310,3 +310,23 @@ def test_a_re_proposed_edit_with_a_promising_gain_is_accepted_once_new_val_tasks
         if decision.accepted:
             break
     assert decision.accepted and len(seen) > 1, seen
+
+
+def test_an_edit_is_gated_on_the_val_tasks_of_its_evidences_kind_not_its_whole_skill() -> None:
+    from skillopt_sleep.consolidate import focus_for
+    from skillopt_sleep.types import Edit
+
+    def task(tid: str, kind: str, split: str) -> TaskRecord:
+        return TaskRecord(id=tid, intent=f"Write the {kind} for {tid}.", kind=kind, skill_hint="git-writing",
+                          split=split)
+
+    tasks = [task(f"{k}-{s}-{i}", k, s) for k in ("commit message", "changelog entry")
+             for s in ("train", "val") for i in range(2)]
+    commit = Edit(target="skill", op="add", content="When writing a commit message, end with Refs.",
+                  evidence=["commit message-train-0", "commit message-train-1"])
+    assert focus_for([commit], tasks) == {"commit message-val-0", "commit message-val-1"}
+    both = Edit(target="memory", op="add", content="Be brief.",
+                evidence=["commit message-train-0", "changelog entry-train-1"])
+    assert focus_for([both], tasks) == {t.id for t in tasks if t.split == "val"}
+    hinted = [TaskRecord(id=t.id, intent=t.intent, skill_hint=t.skill_hint, split=t.split) for t in tasks]
+    assert focus_for([commit], hinted) == {t.id for t in hinted if t.split == "val"}, "no kinds: the skill hint groups"
