@@ -5,7 +5,8 @@ Every failing kind of task is reflected on — a few kinds per request (``KINDS_
 no kind is crowded out by the alphabetically first ones — then the proposals are aggregated
 (near-duplicates merged, their evidence pooled) and, when there are more than a night may test,
 ranked by the optimizer (``rank.py``) so the best ``max_edits`` reach the gate, not the first
-proposed. A reply that is not JSON is repaired once; one still unusable is counted in the report
+proposed, dealt over the kinds (``spread_over_kinds``: each kind's best before any kind's
+second). A reply that is not JSON is repaired once; one still unusable is counted in the report
 ("optimizer reply was not JSON after one repair"), never read as "no edits".
 
 Guardrails applied to every proposed edit before it can reach the gate: a known target and op,
@@ -308,11 +309,28 @@ def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list
                    [item for request in requests for item in request.payload["tasks"]])
     if ranking.unusable:
         unusable.append(f"rank: {ranking.unusable}; kept the best supported")
-    ordered = [candidates[i] for i in ranking.order]
+    ordered = spread_over_kinds([candidates[i] for i in ranking.order], tasks)
     for edit in ordered[max_edits:]:
         refused.append((edit, f"ranked below the best {max_edits} of {len(ordered)} candidates"))
     return Proposal(edits=ordered[:max_edits], refused=refused, calls=len(requests) + repairs + ranking.calls,
                     unusable=unusable, candidates=len(ordered))
+
+
+def spread_over_kinds(ordered: list[Edit], tasks: list[TaskRecord]) -> list[Edit]:
+    """The ranked candidates re-dealt so the night's cut reaches every kind: each kind's best
+    candidate first (in rank order), then each kind's second, and so on; within a kind the rank
+    stands. A night tests few edits, and two rules for one kind compete for the same val tasks
+    (each must add something beside the other) while a kind left out waits a whole night. A
+    candidate's kind is the kinds of its evidence (a rule drawn from several kinds is its own group)."""
+    by_id = {t.id: t for t in tasks}
+    rounds: dict[frozenset[str], int] = {}
+    dealt = []
+    for position, edit in enumerate(ordered):
+        group = frozenset(kind_of(by_id[e]) for e in edit.evidence if e in by_id)
+        turn = rounds.get(group, 0)
+        rounds[group] = turn + 1
+        dealt.append((turn, position, edit))
+    return [edit for _, _, edit in sorted(dealt, key=lambda x: (x[0], x[1]))]
 
 
 def _guard(proposed: list[Edit], tasks: list[TaskRecord], documents: tuple[str, dict[str, list[str]]],

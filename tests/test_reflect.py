@@ -363,6 +363,20 @@ def test_more_candidates_than_the_budget_are_ranked_by_the_optimizer(docs: Docum
     assert p.calls == 2 and p.candidates == 6 and p.unusable == []
 
 
+def test_the_cut_after_ranking_reaches_every_kind_before_any_kind_gets_a_second_rule(docs: DocumentSet):
+    tasks = [kinded("c1", "commit message"), kinded("c2", "commit message"), kinded("n1", "release notes")]
+    attempts = {t.id: runs(t.id, [0.5, 0.5]) for t in tasks}
+    proposed = [edit("End with a Refs trailer.", evidence=["c1"]), edit("Use the imperative mood.", evidence=["c2"]),
+                edit("Wrap the body at 72 columns.", evidence=["c1", "c2"]), edit("Group the changes by area.", evidence=["n1"]),
+                edit("Never mention ticket numbers.", evidence=["c1", "n1"])]
+    backend = answering_rank(proposed, {"order": [1, 2, 3, 4, 5]})
+    p = reflect(client(backend), tasks, attempts, docs, max_edits=3)
+    assert [e.content for e in p.edits] == ["When working on a commit message task, end with a Refs trailer.",
+                                            "When working on a release notes task, group the changes by area.", "Never mention ticket numbers."]
+    assert [e.content for e, _ in p.refused] == ["When working on a commit message task, use the imperative mood.",
+                                                 "When working on a commit message task, wrap the body at 72 columns."]
+
+
 def test_no_rank_request_when_the_candidates_fit_the_budget(docs: DocumentSet):
     backend = answering_rank([edit("A."), edit("B.")], {"order": [2, 1]})
     p = reflect(client(backend), [task("mixed")], {"mixed": ATTEMPTS["mixed"]}, docs, max_edits=2)
