@@ -2,7 +2,8 @@
 
   1. dream the train tasks (up to K samples; a task whose first samples agree gets no more) and
      evaluate the current documents on val — at once;
-  2. reflect on the train attempts -> bounded edits;
+  2. reflect on the train attempts -> bounded edits, each replayed on its own train tasks and
+     rewritten when it breaks a check that passed there (``lookahead.py``);
   3. gate every edit on its own against the current documents (all edits at once), on the tasks
      it claims to help first, drawing more val samples while a verdict is uncertain; the night's edits share the gate's false-accept
      rate (Bonferroni), and an edit re-tested on a later night adds to its pooled evidence
@@ -24,6 +25,7 @@ from skillopt_sleep import gate as gating
 from skillopt_sleep.backends.models import Models, run_together
 from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit
 from skillopt_sleep.dream import mean_soft, rubric_scorer, run_attempts, run_train_attempts
+from skillopt_sleep.lookahead import look_ahead
 from skillopt_sleep.edit_evidence import EvidencePool, task_content_key, val_set_key
 from skillopt_sleep.reflect import kind_of, reflect
 from skillopt_sleep.types import Attempt, Edit, GateDecision, TaskRecord
@@ -354,8 +356,14 @@ def _propose(outcome: Outcome, models: Models, train: list[TaskRecord], docs: Do
                        limits=docs.skill.limits, already_refused=refused)
     outcome.phases["reflect"] = proposal.calls
     outcome.rejected.extend(Rejection(edit, [reason], "guardrail") for edit, reason in proposal.refused)
+    ahead = look_ahead(models.target, models.optimizer, proposal.edits, train, outcome.train_attempts, docs,
+                       rubric=rubric_scorer(models.optimizer), limits=docs.skill.limits)
+    outcome.phases["lookahead"] = ahead.replays + ahead.calls
+    outcome.notes.extend(f"rewritten before the gate (it broke checks on its own train tasks): {before} -> {after}"
+                         for before, after in ahead.rewritten)
+    outcome.notes.extend(f"lookahead: {why}; the rule was gated as proposed" for why in ahead.unusable)
     candidates: list[tuple[Edit, DocumentSet]] = []
-    for edit in proposal.edits:
+    for edit in ahead.edits:
         try:
             candidates.append((edit, apply_edit(docs, edit)))
         except EditRefused as exc:

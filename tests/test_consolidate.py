@@ -198,6 +198,8 @@ class World:
             edits = [{"target": "skill", "op": "add", "content": c, "evidence": [f"train-{kind[c]}-0", f"train-{kind[c]}-1"]}
                      for c in self.proposals]
             return Completion(text=json.dumps({"edits": edits}), model="world")
+        if request.purpose == "refine":  # it cannot say how to keep a rule without its breakage
+            return Completion(text=json.dumps({"content": request.payload["rule"]}), model="world")
         task, docs = request.payload["task"], request.payload["documents"]
         rng = random.Random(f"{self.seed}|{task['id']}|{request.sample}|{docs}")
         ok = ("checklist" in docs) if task["skill_hint"] == "a" else ("terse" not in docs)

@@ -24,7 +24,7 @@ class Request:
     """One model call.
 
     ``purpose`` says which step of the night makes it: ``attempt``, ``judge``, ``reflect``,
-    ``mine``, ``vary`` (dream variants of train tasks) or ``preflight`` (call counts and the evidence log are kept by purpose; the
+    ``mine``, ``vary`` (dream variants of train tasks), ``rank``, ``refine`` (``lookahead.py``) or ``preflight`` (call counts and the evidence log are kept by purpose; the
     simulator answers by it). ``system`` is the static prefix (documents + role instructions): identical across the tasks
     of one phase so providers can cache it. ``user`` is the per-call text. ``payload`` carries the
     same information in structured form for the offline simulator; real backends ignore it.

@@ -3,9 +3,10 @@
 
 It reads only the request's payload — the evidence a real optimizer is shown — and turns the
 checks it sees failing into rules, right with probability ``correct`` and harmful with ``harmful``.
-When the payload shows the documents' hand-written lines (``documents``) and one of them asks
-against a check, the covering rule names it in ``supersedes`` — the reading a careful optimizer
-shown the whole document would do.
+As a reviser (``refine``) it folds the checks a rule's replay newly broke into the rule, each with
+probability ``correct``. When the payload shows the documents' hand-written lines (``documents``)
+and one of them asks against a check, the covering rule names it in ``supersedes`` — the reading a
+careful optimizer shown the whole document would do.
 """
 
 from __future__ import annotations
@@ -95,10 +96,29 @@ def rank(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
     return json.dumps({"order": [i + 1 for i in order]}), []
 
 
+def refine(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
+    """A rule rewritten so it also covers the checks its replay newly broke (the payload's
+    ``failed_checks``, as data): with probability ``correct`` each coverable one is appended as a
+    clause (``; <covering rule>``); otherwise the rule comes back as it was."""
+    payload = request.payload
+    rng = knobs.rng("refine", request.user, request.sample)
+    rule = str(payload.get("rule") or "").strip().rstrip(".")
+    clauses: list[str] = []
+    for item in payload.get("tasks") or []:
+        for check in item.get("failed_checks") or []:
+            if isinstance(check, dict) and check.get("op") in RULE_OPS:
+                clause = covering_rule(check)
+                if clause and clause not in clauses and rng.random() < knobs.correct:
+                    clauses.append(clause)
+    text = "; ".join([rule] + [c[:1].lower() + c[1:].rstrip(".") for c in clauses]) + "."
+    return json.dumps({"content": text}), []
+
+
 HANDLERS: dict[str, Callable[[SimKnobs, Request], tuple[str, list[str]]]] = {
     "reflect": reflect,
     "mine": mine,
     "rank": rank,
+    "refine": refine,
 }
 
 

@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillopt_sleep.backends import make_backend
+from skillopt_sleep.backends.client import Client
+from skillopt_sleep.backends.retry import RetryPolicy
+from skillopt_sleep.documents import DocumentSet, load_documents
+from skillopt_sleep.dream import run_attempts
+from skillopt_sleep.judges import check_id, validate_check
+from skillopt_sleep.lookahead import look_ahead, newly_broken
+from skillopt_sleep.types import Attempt, Edit, TaskRecord
+
+from tests.support.fake_backend import FakeBackend, forward
+
+CAP = validate_check({"op": "max_chars", "arg": 400})
+FLOOR = validate_check({"op": "min_chars", "arg": 120})
+CAP_RULE = "When working on a changelog entry task, keep the response to at most 400 characters."
+
+
+def failing(*checks: dict, n: int = 1) -> list[Attempt]:
+    return [Attempt(task_id="t", sample=i, response="r", hard=0.0, soft=0.5,
+                    failed_checks=[check_id(c) for c in checks]) for i in range(n)]
+
+
+def passing(n: int) -> list[Attempt]:
+    return [Attempt(task_id="t", sample=i, response="r", hard=1.0, soft=1.0) for i in range(n)]
+
+
+def test_a_check_that_passed_reliably_and_now_fails_often_is_newly_broken() -> None:
+    assert newly_broken(passing(6), failing(FLOOR, n=4) + passing(2)) == [check_id(FLOOR)]
+    assert newly_broken(failing(CAP, n=6), failing(CAP, FLOOR, n=3) + passing(3)) == [check_id(FLOOR)]
+
+
+def test_a_check_that_failed_often_already_or_rarely_now_is_not_newly_broken() -> None:
+    assert newly_broken(failing(FLOOR, n=3) + passing(3), failing(FLOOR, n=6)) == [], "it failed before"
+    assert newly_broken(passing(6), failing(FLOOR, n=1) + passing(5)) == [], "one failure is noise"
+    assert newly_broken(passing(6), failing(FLOOR, n=2) + passing(4)) == [], "a third of the replays is not half"
+
+
+def changelog(i: int) -> TaskRecord:
+    return TaskRecord(id=f"changelog-{i}", intent=f"Write the changelog entry for the {i}.0 release.",
+                      kind="changelog entry", split="train", judge={"kind": "rule", "checks": [CAP, FLOOR]})
+
+
+def clients(spec: str) -> tuple[FakeBackend, Client, Client]:
+    backend = FakeBackend(forward(make_backend(spec)))
+    retry = RetryPolicy(attempts=1, sleep=lambda s: None)
+    return backend, Client(backend, retry=retry), Client(backend, retry=retry, role="optimizer")
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> DocumentSet:
+    return load_documents(tmp_path)
+
+
+def ahead(docs: DocumentSet, spec: str, rule: str = CAP_RULE):
+    backend, target, optimizer = clients(spec)
+    tasks = [changelog(i) for i in range(3)]
+    attempts = run_attempts(target, tasks, docs, range(4))
+    edit = Edit(target="skill", op="add", content=rule, scope="working on a changelog entry task",
+                evidence=[t.id for t in tasks])
+    backend.requests.clear()
+    return look_ahead(target, optimizer, [edit], tasks, attempts, docs), backend, edit
+
+
+def test_a_cap_that_cuts_replies_below_their_floor_is_rewritten_to_keep_both(docs: DocumentSet) -> None:
+    # a verbose model passes the floor by padding; obeying the cap drops the padding and the floor fails
+    out, backend, edit = ahead(docs, "sim:follow=1,base=0,correct=1,harmful=0,verbose=700,seed=3")
+    [refine] = [r for r in backend.requests if r.purpose == "refine"]
+    assert [c for t in refine.payload["tasks"] for c in t["failed_checks"]] and all(
+        c == FLOOR for t in refine.payload["tasks"] for c in t["failed_checks"])
+    assert "at least 120 characters" in refine.user
+    assert {r.payload["task"]["id"] for r in backend.requests if r.purpose == "attempt"} <= set(edit.evidence)
+    [rewritten] = out.edits
+    assert rewritten.content == ("When working on a changelog entry task, keep the response to at most 400 "
+                                 "characters; write at least 120 characters.")
+    assert rewritten.evidence == edit.evidence and "rewritten" in rewritten.rationale
+    assert out.rewritten == [(CAP_RULE, rewritten.content)] and out.calls == 1 and out.replays == 6
+    assert edit.content == CAP_RULE, "the proposed edit itself is not changed in place"
+
+
+def test_a_rule_that_breaks_nothing_costs_its_replays_and_no_request(docs: DocumentSet) -> None:
+    out, backend, edit = ahead(docs, "sim:follow=1,base=0,correct=1,harmful=0,seed=3")  # not verbose
+    assert [r.purpose for r in backend.requests] == ["attempt"] * 6
+    assert out.edits == [edit] and out.rewritten == [] and out.calls == 0
+
+
+def test_an_unusable_rewrite_keeps_the_rule_as_proposed_and_is_counted(docs: DocumentSet) -> None:
+    sim = make_backend("sim:follow=1,base=0,correct=1,harmful=0,verbose=700,seed=3")
+    backend = FakeBackend(lambda r: "I would keep it as it is." if r.purpose == "refine" else sim.complete(r))
+    retry = RetryPolicy(attempts=1, sleep=lambda s: None)
+    target, optimizer = Client(backend, retry=retry), Client(backend, retry=retry, role="optimizer")
+    tasks = [changelog(i) for i in range(3)]
+    attempts = run_attempts(target, tasks, docs, range(4))
+    edit = Edit(target="skill", op="add", content=CAP_RULE, evidence=[t.id for t in tasks])
+    out = look_ahead(target, optimizer, [edit], tasks, attempts, docs)
+    assert out.edits == [edit] and out.calls == 2  # the request and its one repair
+    assert out.unusable and "not JSON" in out.unusable[0]
