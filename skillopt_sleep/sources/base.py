@@ -15,14 +15,16 @@ from functools import lru_cache
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import Any, BinaryIO, ClassVar, Protocol
 from collections.abc import Iterator
+
+import msgspec
 
 from ..paths import REPLAY_DIR_PREFIX
 from ..redact import redact
 from ..types import Feedback, SessionDigest, parse_time
 from . import feedback
-from .decode import decode_json_line
+from .decode import decode_record
 
 MAX_LINE_BYTES = 8 * 1024 * 1024  # longer lines are skipped without being held in memory
 # New bytes read from one file per harvest; the rest is read by the next harvest (its checkpoint
@@ -33,8 +35,6 @@ MAX_PROMPT_CHARS = 4000
 MAX_REPLY_CHARS = 2000
 MAX_FEEDBACK_CHARS = 300
 MAX_ITEMS = 500  # per list in one digest; the turn counters stay exact
-# Shorter lines are parsed at once: a look at their type saves too little to pay for itself.
-PEEK_MIN_BYTES = 4096
 
 # One outcome per line. "used" / "ignored" are not problems; everything else is a skip reason.
 USED = "used"
@@ -412,9 +412,13 @@ def resume_builder(source: str, session_id: str, path: str, state: dict[str, Any
 class TranscriptParser:
     """What every source's parser shares: the resumable builder, the sticky session exclusion,
     line decoding and ``finish``. A subclass implements ``record`` (one decoded JSON object ->
-    outcome) and may add resumable fields with ``extra_state``."""
+    outcome) and may add resumable fields with ``extra_state``.
+
+    ``fields`` decodes only the fields ``record`` reads (a ``TypedDict`` naming every key it
+    reads, at any depth: a key it does not name reads as absent); None decodes every line whole."""
 
     source = ""
+    fields: ClassVar[msgspec.json.Decoder[Any] | None] = None
 
     def __init__(self, path: str, state: dict[str, Any], session_id: str) -> None:
         self.session_id = session_id
@@ -424,25 +428,15 @@ class TranscriptParser:
         self._usable_cwd = ""  # the last cwd found not to be one of our replay dirs
 
     def feed(self, line: bytes) -> str:
-        if self.excluded or not line.strip():
+        if self.excluded or not line or line.isspace():
             return IGNORED
-        if len(line) >= PEEK_MIN_BYTES:
-            outcome = self.drop(line)
-            if outcome is not None:
-                return outcome
-        status, record = decode_json_line(line)
+        status, record = decode_record(line, self.fields)
         if status != "ok":
             return status
         return self.record(record)
 
     def record(self, record: dict[str, Any]) -> str:
         raise NotImplementedError
-
-    def drop(self, line: bytes) -> str | None:
-        """The outcome of a line judged without parsing it (``peek``), or None to parse it.
-
-        Only for a record whose outcome and effects are certain from what ``peek`` reads."""
-        return None
 
     def exclude(self, reason: str) -> str:
         """Leave the whole session out (from this line on, and what earlier harvests cached)."""

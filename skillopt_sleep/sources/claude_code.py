@@ -23,12 +23,13 @@ import os
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 from collections.abc import Iterator
+
+import msgspec
 
 from .. import paths
 from .base import IGNORED, USED, TranscriptParser, as_str, clip, open_regular
-from .peek import peek
 
 NAME = "claude"
 FILE_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
@@ -54,10 +55,51 @@ META_PREFIXES = (
 # A user record starting with one of these ends the open turn: what follows answers the harness.
 TURN_BREAKERS = ("<task-notification>", "This session is being continued from a previous conversation")
 _SYSTEM_REMINDER = re.compile(r"<system-reminder>[\s\S]{0,200000}?</system-reminder>")
-# Record kinds ``record`` reads; every other kind is only looked at for the fields below.
-KEPT_KINDS = frozenset({"user", "assistant", "file-history-snapshot"})
-_FIELDS_READ_FROM_ANY_KIND = re.compile(rb'"(?:cwd|gitBranch|isSidechain)"')
 _HEAD_CWD = re.compile(rb'"cwd"\s*:\s*"((?:[^"\\]|\\.){1,4096})"')
+
+# The fields ``record`` reads, at every depth (``TranscriptParser.fields``): any other value — a
+# tool's output, an attachment, an API request, token usage — is checked but never built.
+# A JSON value of the wrong kind for a field still decodes (as what it is) and is judged by ``record``.
+Scalar = str | int | float | bool | None
+_ToolInput = TypedDict("_ToolInput", {name: Any for name in {"skill", *FILE_TOOLS.values()}}, total=False)
+
+
+class _Block(TypedDict, total=False):
+    type: Any
+    text: Any
+    name: Any
+    input: _ToolInput | list | Scalar
+
+
+class _Opaque(TypedDict, total=False):
+    """An object where ``record`` expects a string or a list: nothing in it is read."""
+
+
+class _Message(TypedDict, total=False):
+    content: str | list[_Block | list | Scalar] | _Opaque | int | float | bool | None
+    model: Any
+    id: Any
+
+
+class _Snapshot(TypedDict, total=False):
+    trackedFileBackups: Any
+
+
+class _Record(TypedDict, total=False):
+    type: Any
+    isSidechain: Any
+    cwd: Any
+    gitBranch: Any
+    timestamp: Any
+    uuid: Any
+    isMeta: Any
+    isCompactSummary: Any
+    isApiErrorMessage: Any
+    promptSource: Any
+    turnOrigin: Any
+    entrypoint: Any
+    message: _Message | list | Scalar
+    snapshot: _Snapshot | list | Scalar
 
 
 def user_text(text: str) -> str:
@@ -95,6 +137,7 @@ class ClaudeParser(TranscriptParser):
     """Parses one session file, possibly resuming after the bytes a previous harvest consumed."""
 
     source = NAME
+    fields = msgspec.json.Decoder(_Record)
 
     def __init__(self, path: str, state: dict[str, Any]) -> None:
         super().__init__(path, state, Path(path).stem)
@@ -122,18 +165,6 @@ class ClaudeParser(TranscriptParser):
         if kind == "file-history-snapshot":
             return self._snapshot(record)
         return IGNORED  # summary, system, attachment, mode, api-request, cost-state, ...: no intent, no reply
-
-    def drop(self, line: bytes) -> str | None:
-        """An API request, mode change, queue operation, … whose type ``peek`` reads is judged
-        from the pairs before the type, when the rest of the line holds none of the fields
-        ``record`` reads from every kind (cwd, branch, sidechain flag)."""
-        look = peek(line)
-        if look is None or look.kind in KEPT_KINDS:
-            return None
-        if _FIELDS_READ_FROM_ANY_KIND.search(line, look.rest) is not None:
-            return None
-        head = look.head(line)
-        return None if head is None else self.record({**head, "type": look.kind})
 
     def _user(self, record: dict[str, Any]) -> str:
         message = record.get("message")

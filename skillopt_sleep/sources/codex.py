@@ -31,12 +31,14 @@ import os
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 from collections.abc import Iterator
 
+import msgspec
+
 from .. import paths
-from .base import IGNORED, USED, TranscriptParser, as_str, clip, decode_json_line, open_regular
-from .peek import peek
+from .base import IGNORED, USED, TranscriptParser, as_str, clip, open_regular
+from .decode import decode_json_line
 
 NAME = "codex"
 INJECTED_PREFIXES = (
@@ -55,11 +57,50 @@ _TOOL_ITEMS = {"local_shell_call": "local_shell", "web_search_call": "web_search
 _ITEM_TYPES = {"message", "function_call", "custom_tool_call", "reasoning", "function_call_output",
                "custom_tool_call_output", "local_shell_call", "web_search_call"}
 
-# What ``record`` reads: these kinds, and these payload types of events and response items.
-_KEPT_KINDS = frozenset({"session_meta", "turn_context"}) | _ITEM_TYPES
-_KEPT_EVENTS = frozenset({b"user_message", b"agent_message", b"task_started"})
-_KEPT_ITEMS = frozenset({b"message", b"function_call", b"custom_tool_call"} | {k.encode() for k in _TOOL_ITEMS})
-_PAYLOAD_TYPE = re.compile(rb',"payload":\{(?:"type":"([^"\\]{1,64})")?')
+# The fields ``record`` reads, at every depth (``TranscriptParser.fields``): any other value —
+# instructions, world state, tool output, reasoning, token counts — is checked but never built.
+# A JSON value of the wrong kind for a field still decodes (as what it is) and is judged by ``record``.
+Scalar = str | int | float | bool | None
+
+
+class _Block(TypedDict, total=False):
+    type: Any
+    text: Any
+
+
+class _Opaque(TypedDict, total=False):
+    """An object where ``record`` expects a string or a list: nothing in it is read."""
+
+
+class _Payload(TypedDict, total=False):
+    """Every payload field ``record`` reads, whatever the record's type."""
+
+    type: Any
+    cwd: Any  # session_meta, turn_context
+    originator: Any
+    source: Any
+    thread_source: Any
+    parent_thread_id: Any
+    git: Any
+    role: Any  # response items
+    content: str | list[_Block | list | Scalar] | _Opaque | int | float | bool | None
+    metadata: Any
+    internal_chat_message_metadata_passthrough: Any
+    content_item_kinds: Any
+    compaction_output: Any
+    name: Any
+    arguments: Any
+    input: Any
+    message: Any  # events
+    turn_attribution: Any
+
+
+class _Record(_Payload, total=False):
+    """A record: its payload, or (pre-2025 rollouts) a response item's fields at the top level."""
+
+    timestamp: Any
+    payload: _Payload | list | Scalar
+    instructions: Any
 
 
 def session_id_for(path: str) -> str:
@@ -124,6 +165,7 @@ def is_headless_session(payload: dict[str, Any]) -> bool:
 
 class CodexParser(TranscriptParser):
     source = NAME
+    fields = msgspec.json.Decoder(_Record)
 
     def __init__(self, path: str, state: dict[str, Any]) -> None:
         super().__init__(path, state, session_id_for(path))
@@ -158,23 +200,6 @@ class CodexParser(TranscriptParser):
         if kind == "event_msg":
             return self._event(payload, timestamp)
         return IGNORED  # compacted, world_state, token_usage_record, ...
-
-    def drop(self, line: bytes) -> str | None:
-        """World state, compaction copies, token counts, settings events, reasoning and tool
-        output are ignored by ``record`` whatever they hold: judged from the record's type
-        (``peek``) and the first key of the payload object that follows it."""
-        look = peek(line)
-        if look is None or look.kind in _KEPT_KINDS or line.find(b'"payload"', 0, look.at) != -1:
-            return None
-        payload = _PAYLOAD_TYPE.match(line, look.rest)
-        if payload is None:
-            return None  # no payload object right after the type: parse it
-        item = payload.group(1)
-        if look.kind == "event_msg" and (item is None or item in _KEPT_EVENTS):
-            return None
-        if look.kind == "response_item" and (item is None or item in _KEPT_ITEMS):
-            return None
-        return IGNORED
 
     def _meta(self, payload: dict[str, Any]) -> str:
         if is_headless_session(payload):
