@@ -23,6 +23,7 @@ and once under each candidate and accepts a candidate iff its mean is higher (no
 nights, so it never bans).
 
     python scripts/bench_gate.py --seeds 300
+    python scripts/bench_gate.py --seeds 300 --val-others-samples 4   # other val tasks at a first look
 """
 
 from __future__ import annotations
@@ -160,7 +161,7 @@ def engine_night(tasks: list[TaskRecord], docs: DocumentSet, contents: list[str]
     """One night through the engine: (accepted rule texts, banned rule texts, calls, val calls)."""
     backend = WorldBackend(seed, [proposal(c) for c in contents])
     models = models_for(backend)
-    settings = night._settings(Config())
+    settings = night._settings(Config(**CONFIG))
     pool = EvidencePool.load(memory.state_dir / "edit-evidence.json", PROJECT, backend.id, docs.fingerprint())
     outcome = consolidation.consolidate(tasks, docs, models, settings, pool=pool,
                                         already_refused=lambda e: memory.ledger.contains(PROJECT, e))
@@ -211,9 +212,14 @@ REPEATED = {"neutral_reproposed_10_nights": [NEUTRAL[0]], "neutral_reworded_10_n
             "weak_reproposed_10_nights": [WEAK[0]], "weak_reworded_10_nights": WEAK}
 
 
-def one_seed(args: tuple[int, int]) -> dict[str, Any]:
+CONFIG: dict[str, Any] = {}  # engine settings changed from the defaults (--val-others-samples)
+
+
+def one_seed(args: tuple[int, int, dict[str, Any]]) -> dict[str, Any]:
     """Every scenario for one (Nval, seed); counts, not rates."""
-    n_val, seed = args
+    n_val, seed, config = args
+    CONFIG.clear()
+    CONFIG.update(config)
     tasks = make_tasks(n_val)
     out: dict[str, Any] = {"engine": {}, "strict": {}, "calls": [], "val_calls": [], "strict_val_calls": []}
     with tempfile.TemporaryDirectory(prefix="skillopt-bench-gate-") as tmp:
@@ -262,13 +268,16 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
             "strict_mean_val_calls_per_night": mean_of("strict_val_calls")}
 
 
-def run(n_vals: list[int], seeds: int, workers: int, progress: Callable[[str], None]) -> dict[str, Any]:
+def run(n_vals: list[int], seeds: int, workers: int, progress: Callable[[str], None],
+        config: dict[str, Any] | None = None) -> dict[str, Any]:
     started = time.monotonic()
-    out: dict[str, Any] = {"knobs": KNOBS, "train_tasks": len(TRAIN), "gate": night._settings(Config()).gate.__dict__,
+    config = config or {}
+    out: dict[str, Any] = {"knobs": KNOBS, "train_tasks": len(TRAIN), "config": config,
+                           "gate": night._settings(Config(**config)).gate.__dict__,
                            "val_samples": Config().val_samples, "max_val_samples": Config().max_val_samples,
-                           "by_n_val": {}}
+                           "val_others_samples": Config(**config).val_others_samples, "by_n_val": {}}
     for n_val in n_vals:
-        jobs = [(n_val, s) for s in range(seeds)]
+        jobs = [(n_val, s, config) for s in range(seeds)]
         if workers > 1:
             with Pool(workers) as pool:
                 results = pool.map(one_seed, jobs, chunksize=4)
@@ -285,8 +294,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=300)
     parser.add_argument("--n-val", type=int, nargs="+", default=[3, 5, 10])
     parser.add_argument("--workers", type=int, default=1, help="processes (the machine is shared: keep it small)")
+    parser.add_argument("--val-others-samples", type=int, default=Config.val_others_samples,
+                        help="samples the val tasks outside an edit's kind start with (0: as many as its own)")
     args = parser.parse_args(argv)
-    result = run(args.n_val, args.seeds, args.workers, lambda msg: print(msg, file=sys.stderr))
+    config = {"val_others_samples": args.val_others_samples}
+    result = run(args.n_val, args.seeds, args.workers, lambda msg: print(msg, file=sys.stderr), config)
     json.dump(result, sys.stdout, indent=1)
     print()
     return 0

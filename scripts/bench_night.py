@@ -10,6 +10,9 @@ averaged over seeds. The sim knobs are the issue's noise model (follow 0.9, base
     python scripts/bench_night.py calls --k-agree 0            # without adaptive K
     python scripts/bench_night.py calls --dream-factor 1       # with dream variants
     python scripts/bench_night.py calls --fresh-second --recall-k 0   # a second night of new tasks, no recall
+    python scripts/bench_night.py calls --dream-kind-tasks 0   # dream every train task
+    python scripts/bench_night.py calls --val-others-samples 4 # other val tasks start at a first look
+    python scripts/bench_night.py calls --variants             # the lever sets of VARIANTS side by side
 
 Calls of recalled tasks and dream variants are counted under ``attempt`` (their ids are not the
 suite's), the variants' writing under ``vary``.
@@ -259,6 +262,23 @@ def run_calls(ks: list[int], seeds: list[int], levers: dict[str, Any],
     return out
 
 
+# lever sets compared by ``calls --variants``: each changes only what it names from the defaults
+VARIANTS: dict[str, dict[str, Any]] = {
+    "before (every train task dreamed; other val tasks matched to the edit's own)":
+        {"dream_kind_tasks": 0, "val_others_samples": 0},
+    "dream by kind (the defaults)": {"dream_kind_tasks": 3, "val_others_samples": 0},
+    "other val tasks at a first look only": {"dream_kind_tasks": 0, "val_others_samples": 4},
+    "dream by kind + other val tasks at a first look": {"dream_kind_tasks": 3, "val_others_samples": 4},
+    "dream by kind + other val tasks at 2": {"dream_kind_tasks": 3, "val_others_samples": 2},
+    "dream by kind + first look 2 (val_samples 2, others 2)":
+        {"dream_kind_tasks": 3, "val_others_samples": 2, "val_samples": 2},
+    "dream by kind, max_edits 2": {"dream_kind_tasks": 3, "val_others_samples": 0, "max_edits": 2},
+    "dream by kind, max_edits 1": {"dream_kind_tasks": 3, "val_others_samples": 0, "max_edits": 1},
+    "dream by kind + others at a first look, max_edits 1": {"dream_kind_tasks": 3, "val_others_samples": 4,
+                                                            "max_edits": 1},
+}
+
+
 def _mean(values: Any) -> float:
     values = list(values)
     return round(sum(values) / len(values), 2)
@@ -282,13 +302,37 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument("--recall-k", type=int, default=Config.recall_k, help="past tasks recalled into train")
         parser.add_argument("--dream-factor", type=int, default=Config.dream_factor,
                             help="dream variants per train task (0: off)")
+        parser.add_argument("--dream-kind-tasks", type=int, default=Config.dream_kind_tasks,
+                            help="a kind stops being dreamed once this many of its tasks teach something (0: all)")
+        parser.add_argument("--val-others-samples", type=int, default=Config.val_others_samples,
+                            help="samples the val tasks outside an edit's kind start with (0: as many as its own)")
+        parser.add_argument("--val-samples", type=int, default=Config.val_samples, help="first look per val task")
+        parser.add_argument("--max-edits", type=int, default=Config.max_edits, help="edits reflect may send to the gate")
         parser.add_argument("--fresh-second", action="store_true",
                             help="the second night gets new instances of the same kinds (recall has something to draw)")
+        parser.add_argument("--variants", action="store_true",
+                            help="every lever set of VARIANTS side by side in one run (the other lever flags are ignored)")
         args = parser.parse_args(argv[1:])
         levers = {"score_cache_days": args.score_cache_days, "k_agree": args.k_agree,
-                  "recall_k": args.recall_k, "dream_factor": args.dream_factor}
-        result = run_calls([int(k) for k in args.ks.split(",")], list(range(1, args.seeds + 1)), levers,
-                           fresh_second=args.fresh_second)
+                  "recall_k": args.recall_k, "dream_factor": args.dream_factor,
+                  "dream_kind_tasks": args.dream_kind_tasks, "val_others_samples": args.val_others_samples,
+                  "val_samples": args.val_samples, "max_edits": args.max_edits}
+        ks, seeds = [int(k) for k in args.ks.split(",")], list(range(1, args.seeds + 1))
+        if args.variants:
+            defaults = {"score_cache_days": 14.0, "k_agree": 2, "recall_k": Config.recall_k,
+                        "dream_factor": Config.dream_factor}
+            result = {"variants": {}}
+            for name, changed in VARIANTS.items():
+                full = run_calls(ks, seeds, defaults | changed, fresh_second=args.fresh_second)
+                result["variants"][name] = {"levers": changed, "by_k": {k: {
+                    "first_night_mean_calls": v["first_night_mean_calls"],
+                    "second_night_mean_calls": v["second_night_mean_calls"],
+                    "first_night_mean_per_phase": v["first_night_mean_per_phase"],
+                    "first_night_accepted": [r["first"]["accepted"] for r in v["nights"]],
+                } for k, v in full["by_k"].items()}}
+                print(f"{name}: done", file=sys.stderr)
+        else:
+            result = run_calls(ks, seeds, levers, fresh_second=args.fresh_second)
         json.dump(result, sys.stdout, indent=1)
         print()
         return 0

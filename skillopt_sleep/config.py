@@ -55,7 +55,11 @@ class Config:
     # the learning loop
     k: int = 4  # samples per train task
     k_agree: int = 2  # a train task stops after this many samples that all agree (0: always k)
+    dream_kind_tasks: int = 3  # a kind stops being dreamed once this many of its train tasks teach something (0: all)
     val_samples: int = 4  # samples per val task and document set, first round
+    # samples the val tasks outside an edit's own kind start with in its gate, more only when the
+    # gate asks; 0: as many as the edit's own tasks reached (fewer lets trade-offs pass more often)
+    val_others_samples: int = 0
     max_val_samples: int = 12  # ceiling when the gate asks for more evidence
     max_edits: int = 4  # edits proposed per night (the schedule's first-night value)
     edit_schedule: str = "constant"  # constant | linear | cosine: the edit budget over nights (edit_schedule.py)
@@ -156,9 +160,12 @@ def validate(config: Config) -> Config:
         (config.miner in ("auto", "heuristic", "llm"), "miner must be auto, heuristic or llm"),
         (config.k >= 1, "k must be at least 1"),
         (config.k_agree >= 0, "k_agree must be >= 0 (0: every train task gets k samples)"),
+        (config.dream_kind_tasks >= 0, "dream_kind_tasks must be >= 0 (0: every train task is dreamed)"),
         (config.score_cache_days >= 0, "score_cache_days must be >= 0 (0: no answers kept across nights)"),
         (config.val_samples >= 1, "val_samples must be at least 1"),
         (config.max_val_samples >= config.val_samples, "max_val_samples must be >= val_samples"),
+        (0 <= config.val_others_samples <= config.max_val_samples,
+         "val_others_samples must be within 0..max_val_samples (0: as many as the edit's own val tasks)"),
         (config.concurrency >= 1, "concurrency must be at least 1"),
         (config.retries >= 1, "retries must be at least 1"),
         (config.call_timeout is None or config.call_timeout > 0, "call_timeout must be a positive number of seconds"),

@@ -3,6 +3,8 @@ judge. The same function serves train rollouts and val/test evaluations."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from skillopt_sleep import judges
 from skillopt_sleep.backends.base import Request, can_offer_tools
 from skillopt_sleep.backends.client import Client
@@ -86,3 +88,48 @@ def run_train_attempts(target: Client, tasks: list[TaskRecord], docs: DocumentSe
 def samples_agree(attempts: list[Attempt]) -> bool:
     """Every sample got the same score and failed the same rule checks (as data, not wording)."""
     return len({(a.soft, tuple(sorted(a.failed_checks))) for a in attempts}) <= 1
+
+
+def teaches(attempts: list[Attempt]) -> bool:
+    """Whether a train task's attempts show reflection something: good and bad attempts to
+    contrast, or a failure in every attempt (``reflect.select`` shows exactly these)."""
+    if not attempts:
+        return False
+    return len({a.soft for a in attempts}) > 1 or attempts[0].soft < 1.0
+
+
+def dream_by_kind(target: Client, tasks: list[TaskRecord], docs: DocumentSet, k: int, kind_of: Callable[[TaskRecord], str],
+                  enough: int, rubric: RubricJudge | None = None, agree_after: int = 2,
+                  always: Callable[[TaskRecord], bool] = lambda task: False) -> dict[str, list[Attempt]]:
+    """Train attempts, a kind at a time only as far as reflection can use them.
+
+    Reflection shows the optimizer at most a few tasks per kind (contrastive pairs first, then
+    failures). Each round dreams, for every kind still short of ``enough`` tasks that teach
+    something (``teaches``), its next tasks — as many as it is short — with
+    ``run_train_attempts``; a kind stops once it has ``enough`` or runs out of tasks. Every kind
+    advances in the same round, so the rounds run concurrently across kinds. Tasks for which
+    ``always`` holds (recalled past tasks, dream variants: the night added them on purpose) are
+    dreamed in the first round whatever their kind has. ``enough`` 0 dreams every task. Tasks not
+    dreamed have no entry."""
+    if enough <= 0:
+        return run_train_attempts(target, tasks, docs, k, rubric, agree_after)
+    queues: dict[str, list[TaskRecord]] = {}
+    batch = [task for task in tasks if always(task)]
+    for task in tasks:
+        if not always(task):
+            queues.setdefault(kind_of(task), []).append(task)
+    useful = dict.fromkeys(queues, 0)
+    out: dict[str, list[Attempt]] = {}
+    while True:
+        for kind, queue in queues.items():
+            short = enough - useful[kind]
+            if short > 0 and queue:
+                batch.extend(queue[:short])
+                del queue[:short]
+        if not batch:
+            return out
+        got = run_train_attempts(target, batch, docs, k, rubric, agree_after)
+        for task in batch:
+            out[task.id] = got[task.id]
+            useful[kind_of(task)] = useful.get(kind_of(task), 0) + teaches(got[task.id])
+        batch = []

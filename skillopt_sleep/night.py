@@ -67,7 +67,8 @@ def _settings(config: Config, max_edits: int | None = None) -> LoopSettings:
     """The loop's settings; ``max_edits``: tonight's scheduled edit budget (default: the config's)."""
     return LoopSettings(
         k=config.k, agree_after=config.k_agree, val_samples=config.val_samples, max_val_samples=config.max_val_samples,
-        max_edits=max_edits or config.max_edits,
+        max_edits=max_edits or config.max_edits, kind_tasks=config.dream_kind_tasks,
+        others_samples=config.val_others_samples,
         gate=GateConfig(min_gain=config.min_gain, gain_alpha=config.gain_alpha,
                         looks=-(-config.max_val_samples // config.val_samples),
                         regression_tolerance=config.regression_tolerance,

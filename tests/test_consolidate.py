@@ -332,3 +332,34 @@ def test_an_edit_is_gated_on_the_val_tasks_of_its_evidences_kind_not_its_whole_s
     assert focus_for([both], tasks) == {t.id for t in tasks if t.split == "val"}
     hinted = [TaskRecord(id=t.id, intent=t.intent, skill_hint=t.skill_hint, split=t.split) for t in tasks]
     assert focus_for([commit], hinted) == {t.id for t in hinted if t.split == "val"}, "no kinds: the skill hint groups"
+
+
+TRADE_OFF = "Answers about kind a follow the a checklist; keep kind b terse"
+
+
+@pytest.mark.parametrize("others", [2, 4])
+def test_the_other_val_tasks_start_with_a_first_look_and_grow_only_when_the_gate_asks(tmp_path: Path,
+                                                                                      others: int) -> None:
+    """The edit's own (kind a) tasks need 8 samples to show a noisy gain; the kind b tasks it does
+    not touch stay at ``others`` unless one looks like it dropped. 0: as many as the own tasks."""
+    grown = 0
+    for seed in range(1, 6):
+        out = consolidate(world_tasks(6), load_documents(tmp_path), world_models(World([HELPS_A], noise=25, seed=seed)),
+                          LoopSettings(others_samples=others))
+        [decision] = out.decisions
+        spt = decision.statistic["samples_per_task"]
+        assert decision.accepted and all(spt[f"val-a-{i}"] == 8 for i in range(3)), spt
+        assert all(spt[f"val-b-{i}"] in (others, 12) for i in range(3)), spt
+        grown += sum(spt[f"val-b-{i}"] == 12 for i in range(3))
+        matched = consolidate(world_tasks(6), load_documents(tmp_path),
+                              world_models(World([HELPS_A], noise=25, seed=seed)), LoopSettings(others_samples=0))
+        assert all(n >= 8 for n in matched.decisions[0].statistic["samples_per_task"].values())
+    assert grown < 15, "most kind b tasks stay at their first look"
+
+
+@pytest.mark.parametrize("others", [0, 2, 4])
+def test_a_trade_off_is_refused_however_few_samples_the_other_tasks_start_with(tmp_path: Path, others: int) -> None:
+    for seed in range(1, 4):
+        out = consolidate(world_tasks(6), load_documents(tmp_path),
+                          world_models(World([TRADE_OFF], noise=10, seed=seed)), LoopSettings(others_samples=others))
+        assert out.accepted == [], out.decisions[0].reasons

@@ -148,3 +148,42 @@ def test_a_sample_left_out_is_not_agreement(tmp_path: Path) -> None:
 
     out = run_train_attempts(Client(FakeBackend(cut_first)), [pass_task("steady")], load_documents(tmp_path), 4)
     assert [a.sample for a in out["steady"]] == [1, 2, 3]
+
+
+def kind_task(kind: str, i: int) -> TaskRecord:
+    return TaskRecord(id=f"{kind}-{i}", intent=f"do {kind} {i}", project="/p", skill_hint=kind,
+                      judge={"kind": "rule", "checks": [{"op": "contains", "arg": "PASS"}]})
+
+
+def test_a_kind_stops_being_dreamed_once_enough_of_its_tasks_teach_something(tmp_path: Path) -> None:
+    """``failing`` always fails (every task teaches), ``passing`` always passes (none does),
+    ``mixed`` teaches on odd tasks only: each is dreamed just until it has 2 tasks that teach."""
+    from skillopt_sleep.dream import dream_by_kind
+
+    def reply(request) -> str:
+        kind, i = request.payload["task"]["id"].split("-")
+        return "PASS" if kind == "passing" or (kind == "mixed" and int(i) % 2 == 0) else "nope"
+
+    tasks = [kind_task(kind, i) for kind in ("failing", "passing", "mixed") for i in range(5)]
+    backend = FakeBackend(reply)
+    out = dream_by_kind(Client(backend), tasks, load_documents(tmp_path), 3, lambda t: t.skill_hint, enough=2)
+    assert sorted(out) == ["failing-0", "failing-1", "mixed-0", "mixed-1", "mixed-2", "mixed-3",
+                           "passing-0", "passing-1", "passing-2", "passing-3", "passing-4"]
+    assert all(len(xs) == 2 for xs in out.values()), "agreeing samples stop at agree_after"
+    assert len(backend.requests) == 2 * len(out)
+    recalled = dream_by_kind(Client(FakeBackend(reply)), tasks, load_documents(tmp_path), 3, lambda t: t.skill_hint,
+                             enough=2, always=lambda t: t.id == "failing-4")
+    assert sorted(recalled) == sorted([*out, "failing-4"]), "a task the night added on purpose is always dreamed"
+    everything = dream_by_kind(Client(FakeBackend(reply)), tasks, load_documents(tmp_path), 3,
+                               lambda t: t.skill_hint, enough=0)
+    assert sorted(everything) == sorted(t.id for t in tasks)
+
+
+def test_teaches_is_what_reflection_can_show() -> None:
+    from skillopt_sleep.dream import teaches
+
+    def att(*softs: float) -> list[Attempt]:
+        return [Attempt(task_id="t", sample=i, response="", hard=int(s == 1), soft=s) for i, s in enumerate(softs)]
+
+    assert teaches(att(1.0, 0.0)) and teaches(att(0.5, 0.5)) and teaches(att(0.0))
+    assert not teaches(att(1.0, 1.0)) and not teaches([])
