@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from collections.abc import Callable
@@ -24,12 +23,13 @@ from collections.abc import Callable
 from skillopt_sleep import gate as gating
 from skillopt_sleep.backends.models import Models, run_together
 from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit
-from skillopt_sleep.dream import dream_by_kind, mean_soft, rubric_scorer, run_attempts
+from skillopt_sleep.dream import dream_by_kind, mean_soft, rubric_scorer
 from skillopt_sleep.lookahead import look_ahead
 from skillopt_sleep.edit_evidence import EvidencePool, task_content_key, val_set_key
-from skillopt_sleep.recall import RECALLED_TAG
+from skillopt_sleep.evaluator import Evaluator
 from skillopt_sleep.reflect import TASKS_PER_KIND, kind_of, reflect
 from skillopt_sleep.types import Attempt, Edit, GateDecision, TaskRecord
+from skillopt_sleep.widen import widened
 
 Progress = Callable[[str], None]
 
@@ -92,80 +92,6 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
 
 
-class _Evaluator:
-    """Val scores per document set, grown on demand, so every comparison reuses samples.
-
-    With a pool, a re-tested edit starts from its samples of earlier nights (``identity``) and new
-    samples are drawn after them. Tonight's documents are not pooled: their earlier draws come
-    back through the score cache, answers and all (sample ``i`` is the same draw).
-    """
-
-    def __init__(self, models: Models, tasks: list[TaskRecord], outcome: Outcome, phase: str,
-                 pool: EvidencePool | None = None):
-        self.models = models
-        self.tasks = {t.id: t for t in tasks}
-        self.content = {t.id: task_content_key(t) for t in tasks}
-        self.outcome = outcome
-        self.phase = phase
-        self.pool = pool
-        self.rubric = rubric_scorer(models.optimizer)
-        # per document set, per task: one entry per sample drawn, None where the reply could not
-        # be scored (left out, ``scoring.py``), so sample numbers and "the first n" stay exact
-        self.scores: dict[str, dict[str, list[float | None]]] = {}
-        self.identities: dict[str, str] = {}  # docs fingerprint -> pooled identity
-        self._locks: dict[str, threading.Lock] = {}
-        self._guard = threading.Lock()
-
-    def _have(self, docs: DocumentSet, identity: str | None) -> tuple[str, dict[str, list[float | None]]]:
-        key = docs.fingerprint()
-        with self._guard:
-            if key not in self.scores:
-                pooled = self.pool is not None and identity is not None
-                self.scores[key] = {tid: list(self.pool.stored(identity, self.content[tid])) if pooled else []
-                                    for tid in self.tasks}
-                if pooled:
-                    self.identities[key] = identity
-            self._locks.setdefault(key, threading.Lock())
-            return key, self.scores[key]
-
-    def count(self, docs: DocumentSet, identity: str | None, task_ids: list[str]) -> int:
-        """Fewest samples any of ``task_ids`` has for ``docs`` (pooled ones included)."""
-        _, have = self._have(docs, identity)
-        return min((len(have[tid]) for tid in task_ids), default=0)
-
-    def ensure(self, docs: DocumentSet, n: int, task_ids: list[str] | None = None,
-               identity: str | None = None) -> dict[str, list[float | None]]:
-        """At least ``n`` samples per task (all tasks, or ``task_ids``) for ``docs``."""
-        key, have = self._have(docs, identity)
-        with self._locks[key]:
-            return self._fill(docs, have, n, task_ids)
-
-    def _fill(self, docs: DocumentSet, have: dict[str, list[float | None]], n: int,
-              task_ids: list[str] | None) -> dict[str, list[float | None]]:
-        wanted = task_ids if task_ids is not None else list(self.tasks)
-        groups: dict[int, list[TaskRecord]] = {}
-        for tid in wanted:
-            start = len(have[tid])
-            if start < n:
-                groups.setdefault(start, []).append(self.tasks[tid])
-        for start, tasks in groups.items():
-            with self._guard:
-                self.outcome.phases[self.phase] = self.outcome.phases.get(self.phase, 0) + len(tasks) * (n - start)
-            got = run_attempts(self.models.target, tasks, docs, range(start, n), self.rubric)
-            for tid, attempts in got.items():
-                scored = {a.sample: a.soft for a in attempts}
-                have[tid].extend(scored.get(sample) for sample in range(start, n))
-        return {tid: list(v) for tid, v in have.items()}
-
-    def store(self) -> None:
-        """Hand every pooled identity's samples back to the pool (saved by the night)."""
-        if self.pool is None:
-            return
-        for key, identity in self.identities.items():
-            for tid, scores in self.scores[key].items():
-                self.pool.record_samples(identity, self.content[tid], [x for x in scores if x is not None])
-
-
 def focus_for(edits: list[Edit], tasks: list[TaskRecord]) -> set[str]:
     """Val tasks of the kinds an edit's evidence comes from (the tasks it claims to help): a task's
     mined kind, else its skill hint (``reflect.kind_of``) — a skill serves several kinds, and a rule
@@ -187,7 +113,7 @@ def overlapping(val: list[TaskRecord], train: list[TaskRecord]) -> set[str]:
 class _Night:
     """What the gating phases share."""
 
-    evaluator: _Evaluator
+    evaluator: Evaluator
     settings: LoopSettings
     base: DocumentSet
     tasks: list[TaskRecord]
@@ -323,7 +249,7 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
         outcome.notes.append("no val tasks: the night cannot be validated, so no edit can be accepted")
     if pool is not None and pool.base != docs.fingerprint():
         raise ValueError("the evidence pool belongs to other documents")
-    evaluator = _Evaluator(models, val, outcome, "val", pool)
+    evaluator = Evaluator(models, val, outcome.phases, "val", pool)
     _dream(outcome, models, train, val, docs, settings, evaluator, progress)
     candidates = _propose(outcome, models, train, docs, settings, already_refused, pool, progress)
     final = docs
@@ -346,7 +272,7 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
 
 
 def _dream(outcome: Outcome, models: Models, train: list[TaskRecord], val: list[TaskRecord],
-           docs: DocumentSet, settings: LoopSettings, evaluator: _Evaluator, progress: Progress) -> None:
+           docs: DocumentSet, settings: LoopSettings, evaluator: Evaluator, progress: Progress) -> None:
     """Phase 1: train attempts and the first val samples of tonight's documents, at once."""
     progress(f"dreaming {len(train)} train task(s) x {settings.k} and evaluating {len(val)} val task(s)")
     rubric = rubric_scorer(models.optimizer)
@@ -358,12 +284,6 @@ def _dream(outcome: Outcome, models: Models, train: list[TaskRecord], val: list[
     outcome.phases["dream"] = sum(len(attempts) for attempts in train_attempts.values())
     outcome.train_attempts = train_attempts
     outcome.train_baseline = mean_soft(train_attempts)
-
-
-def widened(task: TaskRecord) -> bool:
-    """A train task the night added beyond its own sessions: recalled from the archive, or a dream
-    variant (``widen.py``)."""
-    return task.origin == "dream" or RECALLED_TAG in task.tags
 
 
 def _propose(outcome: Outcome, models: Models, train: list[TaskRecord], docs: DocumentSet,
@@ -513,7 +433,7 @@ def _measure_test(outcome: Outcome, models: Models, test: list[TaskRecord], base
     if final.fingerprint() == base.fingerprint():
         outcome.notes.append(f"{len(test)} test task(s) not measured: the documents did not change")
         return
-    evaluator = _Evaluator(models, test, outcome, "test")
+    evaluator = Evaluator(models, test, outcome.phases, "test")
     n = settings.val_samples
     b, c = run_together(lambda: evaluator.ensure(base, n), lambda: evaluator.ensure(final, n))
     outcome.test_baseline, outcome.test_candidate = _mean_of(b), _mean_of(c)

@@ -11,7 +11,7 @@ from skillopt_sleep.archive import TaskArchive
 from skillopt_sleep.backends.models import Models
 from skillopt_sleep.dream import split_measurable
 from skillopt_sleep.errors import UserError
-from skillopt_sleep.recall import recall
+from skillopt_sleep.recall import RECALLED_TAG, recall
 from skillopt_sleep.types import TaskRecord
 from skillopt_sleep.variants import dream_variants
 
@@ -58,3 +58,9 @@ def archive_tasks(project: Path, tasks: list[TaskRecord], night_id: str,
     except (OSError, UserError) as exc:
         return f"task archive not updated: {getattr(exc, 'message', None) or exc}"
     return None
+
+
+def widened(task: TaskRecord) -> bool:
+    """A train task the night added beyond its own sessions: recalled from the archive, or a dream
+    variant."""
+    return task.origin == "dream" or RECALLED_TAG in task.tags

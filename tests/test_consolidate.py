@@ -15,6 +15,7 @@ from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.consolidate import LoopSettings, consolidate
 from skillopt_sleep.documents import load_documents
 from skillopt_sleep.edit_evidence import EvidencePool
+from skillopt_sleep.evaluator import Evaluator
 from skillopt_sleep.types import TaskRecord
 
 from tests.support.tasks import make_tasks
@@ -98,7 +99,7 @@ def test_a_gate_decides_on_exactly_the_samples_it_drew(tmp_path: Path) -> None:
     docs = load_documents(tmp_path)
     models = models_for("sim:seed=4")
     val = [t for t in tasks if t.split == "val"]
-    evaluator = loop._Evaluator(models, val, loop.Outcome(documents=docs), "val")
+    evaluator = Evaluator(models, val, {}, "val")
     evaluator.ensure(docs, 12)  # another candidate's gate already drew the ceiling
     cand = apply_edit(docs, Edit(target="skill", op="add", content="Keep every answer short."))
     settings = LoopSettings(val_samples=4, max_val_samples=12)
@@ -132,7 +133,7 @@ def _gate_alone(tmp_path: Path, content: str, seed: int, own_tasks_only: bool = 
     backend = FakeBackend(forward(make_backend(f"sim:seed={seed}")))
     models = Models(Client(backend), Client(backend, role="optimizer"))
     docs = load_documents(tmp_path)
-    evaluator = loop._Evaluator(models, val, loop.Outcome(documents=docs), "val")
+    evaluator = Evaluator(models, val, {}, "val")
     evaluator.ensure(docs, 4)
     cand = apply_edit(docs, Edit(target="skill", op="add", content=content, evidence=commit_train))
     focus = loop.focus_for([Edit(target="skill", op="add", content=content, evidence=commit_train)], tasks)

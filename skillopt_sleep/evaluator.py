@@ -1,0 +1,86 @@
+"""Val (and test) scores per document set, grown on demand, so every comparison of a night reuses
+the samples drawn for another (``consolidate.py``)."""
+
+from __future__ import annotations
+
+import threading
+
+from skillopt_sleep.backends.models import Models
+from skillopt_sleep.documents import DocumentSet
+from skillopt_sleep.dream import rubric_scorer, run_attempts
+from skillopt_sleep.edit_evidence import EvidencePool, task_content_key
+from skillopt_sleep.types import TaskRecord
+
+
+class Evaluator:
+    """Val scores per document set, grown on demand, so every comparison reuses samples.
+
+    With a pool, a re-tested edit starts from its samples of earlier nights (``identity``) and new
+    samples are drawn after them. Tonight's documents are not pooled: their earlier draws come
+    back through the score cache, answers and all (sample ``i`` is the same draw).
+    """
+
+    def __init__(self, models: Models, tasks: list[TaskRecord], phases: dict[str, int], phase: str,
+                 pool: EvidencePool | None = None):
+        self.models = models
+        self.tasks = {t.id: t for t in tasks}
+        self.content = {t.id: task_content_key(t) for t in tasks}
+        self.phases = phases  # requests issued per phase, counted here under ``phase``
+        self.phase = phase
+        self.pool = pool
+        self.rubric = rubric_scorer(models.optimizer)
+        # per document set, per task: one entry per sample drawn, None where the reply could not
+        # be scored (left out, ``scoring.py``), so sample numbers and "the first n" stay exact
+        self.scores: dict[str, dict[str, list[float | None]]] = {}
+        self.identities: dict[str, str] = {}  # docs fingerprint -> pooled identity
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def _have(self, docs: DocumentSet, identity: str | None) -> tuple[str, dict[str, list[float | None]]]:
+        key = docs.fingerprint()
+        with self._guard:
+            if key not in self.scores:
+                pooled = self.pool is not None and identity is not None
+                self.scores[key] = {tid: list(self.pool.stored(identity, self.content[tid])) if pooled else []
+                                    for tid in self.tasks}
+                if pooled:
+                    self.identities[key] = identity
+            self._locks.setdefault(key, threading.Lock())
+            return key, self.scores[key]
+
+    def count(self, docs: DocumentSet, identity: str | None, task_ids: list[str]) -> int:
+        """Fewest samples any of ``task_ids`` has for ``docs`` (pooled ones included)."""
+        _, have = self._have(docs, identity)
+        return min((len(have[tid]) for tid in task_ids), default=0)
+
+    def ensure(self, docs: DocumentSet, n: int, task_ids: list[str] | None = None,
+               identity: str | None = None) -> dict[str, list[float | None]]:
+        """At least ``n`` samples per task (all tasks, or ``task_ids``) for ``docs``."""
+        key, have = self._have(docs, identity)
+        with self._locks[key]:
+            return self._fill(docs, have, n, task_ids)
+
+    def _fill(self, docs: DocumentSet, have: dict[str, list[float | None]], n: int,
+              task_ids: list[str] | None) -> dict[str, list[float | None]]:
+        wanted = task_ids if task_ids is not None else list(self.tasks)
+        groups: dict[int, list[TaskRecord]] = {}
+        for tid in wanted:
+            start = len(have[tid])
+            if start < n:
+                groups.setdefault(start, []).append(self.tasks[tid])
+        for start, tasks in groups.items():
+            with self._guard:
+                self.phases[self.phase] = self.phases.get(self.phase, 0) + len(tasks) * (n - start)
+            got = run_attempts(self.models.target, tasks, docs, range(start, n), self.rubric)
+            for tid, attempts in got.items():
+                scored = {a.sample: a.soft for a in attempts}
+                have[tid].extend(scored.get(sample) for sample in range(start, n))
+        return {tid: list(v) for tid, v in have.items()}
+
+    def store(self) -> None:
+        """Hand every pooled identity's samples back to the pool (saved by the night)."""
+        if self.pool is None:
+            return
+        for key, identity in self.identities.items():
+            for tid, scores in self.scores[key].items():
+                self.pool.record_samples(identity, self.content[tid], [x for x in scores if x is not None])
