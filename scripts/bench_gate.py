@@ -112,6 +112,10 @@ class WorldBackend:
             text = f"Here it is. {PASS}" if ok else "Here it is."
         elif request.purpose == "reflect":
             text = json.dumps({"edits": self.proposals})
+        elif request.purpose == "refine":
+            # lookahead asks to rewrite a rule that broke a check on its train tasks: the scripted
+            # optimizer keeps the rule as proposed (its effect is the world's ground truth)
+            text = json.dumps({"content": request.payload["rule"]})
         elif request.purpose == "preflight":
             text = "ok"
         else:
