@@ -303,9 +303,7 @@ def _propose(outcome: Outcome, models: Models, train: list[TaskRecord], docs: Do
     ahead = look_ahead(models.target, models.optimizer, proposal.edits, train, outcome.train_attempts, docs,
                        rubric=rubric_scorer(models.optimizer), limits=docs.skill.limits)
     outcome.phases["lookahead"] = ahead.replays + ahead.calls
-    outcome.notes.extend(f"rewritten before the gate (it broke checks on its own train tasks): {before} -> {after}"
-                         for before, after in ahead.rewritten)
-    outcome.notes.extend(f"lookahead: {why}; the rule was gated as proposed" for why in ahead.unusable)
+    outcome.notes.extend(ahead.notes())
     candidates: list[tuple[Edit, DocumentSet]] = []
     for edit in ahead.edits:
         try:
@@ -375,11 +373,12 @@ def _apply_all(docs: DocumentSet, edits: list[Edit]) -> DocumentSet:
 
 def _combine(outcome: Outcome, night: _Night,
              winners: list[tuple[Edit, DocumentSet, GateDecision]], progress: Progress) -> DocumentSet:
-    """Phase 4: the proposal from the edits that passed alone. Each must also add something beside
-    the others (leave-one-out: the combination against the combination without it, on the edit's
-    own tasks only), so a useless rule cannot ride along with a useful one; the survivors'
-    combination is gated against tonight's documents on every val task (regressions, the all-task
-    mean), so the leave-one-out tests need not measure the other tasks too."""
+    """Phase 4: the proposal from the edits that passed alone. Each whose own tasks another
+    accepted edit also claims must add something beside the others (leave-one-out: the combination
+    against the combination without it, on the edit's own tasks only), so a useless rule cannot
+    ride along with a useful one doing the same job; the survivors' combination is gated against
+    tonight's documents on every val task (regressions, the all-task mean), so the leave-one-out
+    tests need not measure the other tasks too."""
     if not winners:
         return night.base
     if len(winners) == 1:
@@ -387,9 +386,13 @@ def _combine(outcome: Outcome, night: _Night,
         return winners[0][1]
     edits = [w[0] for w in winners]
     combined = _apply_all(night.base, edits)
+    focus = {id(e): focus_for([e], night.tasks) for e in edits}
     progress(f"checking what each of {len(winners)} accepted edits adds beside the others")
     survivors = []
     for edit in edits:
+        if not any(focus[id(edit)] & focus[id(e)] for e in edits if e is not edit):
+            survivors.append(edit)  # no other claims its tasks; the combination's gate guards the rest
+            continue
         rest = _apply_all(night.base, [e for e in edits if e is not edit])
         decision = night.gate(combined, focus_for([edit], night.tasks), base=rest, own_tasks_only=True)
         if decision.accepted:

@@ -48,6 +48,12 @@ class Lookahead:
     rewritten: list[tuple[str, str]] = field(default_factory=list)  # (before, after)
     unusable: list[str] = field(default_factory=list)
 
+    def notes(self) -> list[str]:
+        """What the night's report says about it."""
+        return ([f"rewritten before the gate (it broke checks on its own train tasks): {before} -> {after}"
+                 for before, after in self.rewritten]
+                + [f"lookahead: {why}; the rule was gated as proposed" for why in self.unusable])
+
 
 def failure_rates(attempts: list[Attempt]) -> dict[str, float]:
     """Per check id, the share of ``attempts`` that failed it."""

@@ -364,3 +364,35 @@ def test_a_trade_off_is_refused_however_few_samples_the_other_tasks_start_with(t
         out = consolidate(world_tasks(6), load_documents(tmp_path),
                           world_models(World([TRADE_OFF], noise=10, seed=seed)), LoopSettings(others_samples=others))
         assert out.accepted == [], out.decisions[0].reasons
+
+
+class TwoKinds(World):
+    """Kind ``a`` passes only with the a checklist, kind ``b`` only with the b checklist."""
+
+    def complete(self, request: Request) -> Completion:
+        if request.purpose != "attempt":
+            return super().complete(request)
+        task, docs = request.payload["task"], request.payload["documents"]
+        ok = f"{task['skill_hint']} checklist" in docs
+        return Completion(text=f"Done. {PASS}" if ok else "Done.", model="world")
+
+
+HELPS_B = "Answers about kind b follow the b checklist"
+
+
+@pytest.mark.parametrize("proposals, leave_one_out", [([HELPS_A, HELPS_B], 0), ([HELPS_A, ALSO_HELPS_A], 2)])
+def test_only_edits_claiming_the_same_tasks_must_show_what_each_adds_beside_the_other(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, proposals: list[str], leave_one_out: int) -> None:
+    from skillopt_sleep import consolidate as loop
+
+    calls = []
+    gate = loop._Night.gate
+
+    def spy(self, cand, focus, **kw):
+        calls.append(kw.get("own_tasks_only", False))
+        return gate(self, cand, focus, **kw)
+
+    monkeypatch.setattr(loop._Night, "gate", spy)
+    out = consolidate(world_tasks(), load_documents(tmp_path), world_models(TwoKinds(proposals)), LoopSettings())
+    assert sum(calls) == leave_one_out
+    assert len(out.accepted) == (2 if leave_one_out == 0 else 1)
