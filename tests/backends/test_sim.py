@@ -296,6 +296,16 @@ def test_optimizer_rates():
     assert 0.14 < n_harm / N < 0.26
 
 
+def test_a_rule_the_documents_hold_for_the_failing_work_is_not_proposed_again():
+    backend = sim(correct=1.0, harmful=0.0, seed=3)
+    good = covering_rule(SIGNOFF)
+    body = good[:1].lower() + good[1:]
+    for current, again in [([good], False), ([f"When writing a commit message, {body}"], False),
+                           ([f"When writing release notes, {body}"], True), ([], True)]:
+        contents = [e["content"] for e in proposed(backend, reflect_request([SIGNOFF], 0, current=current))]
+        assert (good in contents) is again, current
+
+
 def test_covering_rules_cover_and_harmful_rules_hurt():
     for raw in [SIGNOFF, {"op": "not_contains", "arg": "WIP"}, {"op": "section_present", "arg": "Testing"},
                 {"op": "section_contains", "arg": "Summary::retries"}, {"op": "max_chars", "arg": 72},

@@ -18,7 +18,7 @@ from typing import Any
 
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.sim.knobs import SimKnobs
-from skillopt_sleep.backends.sim.reading import coverage, parse_line, stance
+from skillopt_sleep.backends.sim.reading import coverage, parse_line, scope_applies, stance
 from skillopt_sleep.judges import RULE_OPS, describe_check
 
 # The checks the optimizer knows a rule for (``no_refusal`` has none: a model does not refuse
@@ -36,7 +36,15 @@ def reflect(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
         for check in item.get("failed_checks") or []:
             if isinstance(check, dict) and check.get("op") in RULE_OPS:
                 failed.setdefault(describe_check(check), (check, []))[1].append(item.get("task_id", ""))
-    existing = {r.lower() for rules in (payload.get("current_rules") or {}).values() for r in rules}
+    current = [parse_line(r, learned=True) for rules in (payload.get("current_rules") or {}).values() for r in rules]
+    texts = {item.get("task_id", ""): str(item.get("intent") or "") for item in payload.get("tasks") or []}
+
+    def present(rule: str, task_ids: list[str]) -> bool:
+        """The documents already hold this rule for these tasks (unscoped, or scoped to their work)."""
+        want = rule.lower().rstrip(".")
+        return any(d.text.lower().rstrip(".") == want and all(scope_applies(d.scope, texts.get(t, "")) for t in task_ids)
+                   for d in current)
+
     hand_written = [line for doc in (payload.get("documents") or {}).values() if isinstance(doc, dict)
                     for line in doc.get("hand_written") or [] if isinstance(line, str)]
     edits: list[dict[str, Any]] = []
@@ -44,7 +52,7 @@ def reflect(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
     for reason, (check, task_ids) in ordered:
         if rng.random() < knobs.correct:
             rule = covering_rule(check)
-            if rule and rule.lower() not in existing:
+            if rule and not present(rule, task_ids):
                 edit = {"target": "skill", "op": "add", "content": rule,
                         "rationale": f"attempts failed because the response {reason}",
                         "evidence": sorted(set(task_ids))}
@@ -54,7 +62,7 @@ def reflect(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
                 edits.append(edit)
         if rng.random() < knobs.harmful:
             rule = harmful_rule(check, rng)
-            if rule and rule.lower() not in existing:
+            if rule and not present(rule, task_ids):
                 edits.append({"target": rng.choice(["skill", "memory"]), "op": "add", "content": rule,
                               "rationale": "good attempts looked tighter and more focused",
                               "evidence": sorted(set(task_ids))})
