@@ -235,7 +235,8 @@ def harmful_rules(docs: DocumentSet, test: list[TaskRecord], seed: int, margin: 
     return found
 
 
-def engine_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool) -> dict[str, Any]:
+def engine_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool,
+               max_rules: int = Config().max_rules) -> dict[str, Any]:
     test = [t for t in make_tasks(skill, 1, fresh) if t.split == "test"]
     with tempfile.TemporaryDirectory(prefix="skillopt-bench-learning-") as tmp:
         root = Path(tmp)
@@ -249,7 +250,8 @@ def engine_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool)
         for n in range(1, nights + 1):
             learn = [t for t in make_tasks(skill, n, fresh) if t.split != "test"]
             tasks_file.write_text(json.dumps(tasks_document(learn, True)), encoding="utf-8")
-            config = Config(backend=spec(seed), optimizer_backend=spec(optimizer_seed(seed, n)), agent="claude")
+            config = Config(backend=spec(seed), optimizer_backend=spec(optimizer_seed(seed, n)), agent="claude",
+                            max_rules=max_rules)
             report = night.run_night(night.NightOptions(project=project, config=config, mode="run",
                                                         tasks_file=tasks_file))
             adopted = [e.content for e in report.accepted_edits]
@@ -306,12 +308,14 @@ def strict_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool)
                 "rules_lowering_a_kind": harmful_rules(docs, test, seed, margin)}
 
 
-def one_job(job: tuple[str, str, int, int, float, bool]) -> dict[str, Any]:
-    policy, name, seed, nights, margin, fresh = job
+def one_job(job: tuple[str, str, int, int, float, bool, int]) -> dict[str, Any]:
+    policy, name, seed, nights, margin, fresh, max_rules = job
     skill = next(s for s in SUITE if s.name == name)
     started = time.monotonic()
-    run = engine_run if policy == "engine" else strict_run
-    out = run(skill, seed, nights, margin, fresh)
+    if policy == "engine":
+        out = engine_run(skill, seed, nights, margin, fresh, max_rules)
+    else:
+        out = strict_run(skill, seed, nights, margin, fresh)
     out["wall_s"] = round(time.monotonic() - started, 2)
     return out
 
@@ -417,16 +421,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="every night replays night 1's train and val tasks (default: new ones each night)")
     parser.add_argument("--harm-margin", type=float, default=0.08,
                         help="a rule lowers a kind when removing it raises that kind's test score by more")
+    parser.add_argument("--max-rules", type=int, default=Config().max_rules,
+                        help="the engine's rule budget per document (a full document merges new rules "
+                             "into one of their scope; the strict-mean policy has no budget)")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
     parser.add_argument("--svg", type=Path, help="write the chart here")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.skills.split(",") if n.strip()]
     unknown = [n for n in names if n not in {s.name for s in SUITE}]
-    if unknown or args.nights < 1 or args.seeds < 1 or args.workers < 1:
-        print(f"bad arguments: unknown skills {unknown}" if unknown else "nights, seeds and workers must be >= 1",
+    if unknown or min(args.nights, args.seeds, args.workers, args.max_rules) < 1:
+        print(f"bad arguments: unknown skills {unknown}" if unknown else
+              "nights, seeds, workers and max-rules must be >= 1",
               file=sys.stderr)
         return 2
-    jobs = [(policy, name, seed, args.nights, args.harm_margin, not args.same_tasks)
+    jobs = [(policy, name, seed, args.nights, args.harm_margin, not args.same_tasks, args.max_rules)
             for name in names for seed in range(args.seeds) for policy in ("engine", "strict_mean")]
     started = time.monotonic()
     if args.workers == 1:
@@ -443,7 +451,8 @@ def main(argv: list[str] | None = None) -> int:
         "tasks_per_kind": SPLIT,
         "new_tasks_each_night": not args.same_tasks,
         "engine_config": {k: getattr(Config(), k) for k in ("k", "k_agree", "val_samples", "max_val_samples",
-                                                            "max_edits", "min_gain", "max_rules")},
+                                                            "max_edits", "min_gain")}
+        | {"max_rules": args.max_rules},
         "nights": args.nights, "seeds": args.seeds,
         "suite": [{"skill": s.name, "why": s.why, "kinds": [k.name for k in s.kinds],
                    "checks": sum(len(k.checks) for k in s.kinds)} for s in SUITE if s.name in names],

@@ -3,7 +3,8 @@
   1. dream the train tasks (up to K samples; a task whose first samples agree gets no more) and
      evaluate the current documents on val — at once;
   2. reflect on the train attempts -> bounded edits, each replayed on its own train tasks and
-     rewritten when it breaks a check that passed there (``lookahead.py``);
+     rewritten when it breaks a check that passed there (``lookahead.py``); a rule for a document
+     that holds its rule budget is merged into one of its scope (``rule_budget.py``);
   3. gate every edit on its own against the current documents (all edits at once), on the tasks
      it claims to help first, drawing more val samples while a verdict is uncertain; the night's edits share the gate's false-accept
      rate (Bonferroni), and an edit re-tested on a later night adds to its pooled evidence
@@ -25,6 +26,7 @@ from skillopt_sleep.backends.models import Models, run_together
 from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit
 from skillopt_sleep.dream import dream_by_kind, mean_soft, rubric_scorer
 from skillopt_sleep.lookahead import look_ahead
+from skillopt_sleep.rule_budget import apply_within_budget, fit_together
 from skillopt_sleep.edit_evidence import EvidencePool, task_content_key, val_set_key
 from skillopt_sleep.evaluator import Evaluator
 from skillopt_sleep.reflect import TASKS_PER_KIND, kind_of, reflect
@@ -307,7 +309,7 @@ def _propose(outcome: Outcome, models: Models, train: list[TaskRecord], docs: Do
     candidates: list[tuple[Edit, DocumentSet]] = []
     for edit in ahead.edits:
         try:
-            candidates.append((edit, apply_edit(docs, edit)))
+            candidates.append(apply_within_budget(docs, edit))
         except EditRefused as exc:
             outcome.rejected.append(Rejection(edit, [str(exc)], "apply"))
     if not candidates:
@@ -379,6 +381,11 @@ def _combine(outcome: Outcome, night: _Night,
     ride along with a useful one doing the same job; the survivors' combination is gated against
     tonight's documents on every val task (regressions, the all-task mean), so the leave-one-out
     tests need not measure the other tasks too."""
+    best_first = sorted(winners, key=lambda w: -w[2].statistic.get("gain", 0))
+    fits, no_room = fit_together(night.base, [w[0] for w in best_first])
+    outcome.rejected.extend(Rejection(e, [f"accepted alone, but no room beside the other accepted edits: {why}"],
+                                      "combination") for e, why in no_room)
+    winners = [w for w in winners if any(w[0] is e for e in fits)]
     if not winners:
         return night.base
     if len(winners) == 1:

@@ -396,3 +396,12 @@ def test_only_edits_claiming_the_same_tasks_must_show_what_each_adds_beside_the_
     out = consolidate(world_tasks(), load_documents(tmp_path), world_models(TwoKinds(proposals)), LoopSettings())
     assert sum(calls) == leave_one_out
     assert len(out.accepted) == (2 if leave_one_out == 0 else 1)
+
+
+def test_edits_that_passed_alone_but_do_not_fit_the_rule_budget_together_wait(tmp_path: Path) -> None:
+    docs = load_documents(tmp_path, max_rules=1)
+    out = consolidate(world_tasks(), docs, world_models(TwoKinds([HELPS_A, HELPS_B])), LoopSettings())
+    assert len(out.accepted) == 1 and len(out.documents.skill.rules()) == 1
+    [waits] = [r for r in out.rejected if r.stage == "combination"]
+    assert "no room beside the other accepted edits" in waits.reasons[0] and "budget of 1 rules" in waits.reasons[0]
+    assert not waits.ban

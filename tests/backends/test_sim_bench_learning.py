@@ -101,7 +101,7 @@ def test_one_engine_night_and_one_strict_night_run_end_to_end(bench, monkeypatch
     monkeypatch.setattr(bench, "TEST_SAMPLES", 2)
     monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(tmp_path / "home"))
     for policy in ("engine", "strict_mean"):
-        out = bench.one_job((policy, "api-docs", 0, 1, 0.08, True))
+        out = bench.one_job((policy, "api-docs", 0, 1, 0.08, True, 12))
         assert [row["night"] for row in out["nights"]] == [0, 1]
         assert out["nights"][1]["calls"] > 0
         assert set(out["nights"][1]["test"]) == {"endpoint reference", "error message", "migration guide", "all"}
