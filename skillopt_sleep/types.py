@@ -7,6 +7,7 @@ always timezone-aware UTC and serialise as ISO-8601 strings.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypeVar
@@ -17,6 +18,9 @@ TASKS_FORMAT = "skillopt_sleep.tasks.v1"
 SPLITS = ("train", "val", "test")
 EDIT_TARGETS = ("skill", "memory")
 EDIT_OPS = ("add", "replace", "delete", "insert_after", "replace_line", "delete_line")  # *_line: opted-in skills
+
+
+_FROMISOFORMAT_READS_Z = sys.version_info >= (3, 11)
 
 
 def utc(dt: datetime) -> datetime:
@@ -41,6 +45,13 @@ def parse_time(value: Any) -> datetime | None:
             return None
     if not isinstance(value, str):
         return None
+    if _FROMISOFORMAT_READS_Z and len(value) == 24 and value[23] == "Z":  # as both agents write times
+        try:
+            when = datetime.fromisoformat(value)
+        except ValueError:
+            when = None
+        if when is not None and when.tzinfo is timezone.utc:
+            return when
     text = value.strip()
     if text.endswith("Z") or text.endswith("z"):
         text = text[:-1] + "+00:00"

@@ -6,6 +6,8 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skillopt_sleep.types import (
     Attempt,
@@ -95,3 +97,27 @@ def test_an_edit_describes_itself_by_its_op() -> None:
     assert Edit("skill", "add", "Be brief.").describe() == "skill: add 'Be brief.'"
     assert Edit("memory", "delete", anchor="Old.").describe() == "memory: delete 'Old.'"
     assert Edit("skill", "replace", "New.", anchor="Old.").describe() == "skill: replace 'Old.' -> 'New.'"
+
+
+ZULU_CHARS = "0123456789-:T.Z +zW"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 23), st.sampled_from(ZULU_CHARS)), max_size=3))
+def test_the_zulu_fast_path_parses_as_the_general_path(changes) -> None:
+    """``2026-11-22T10:00:00.000Z`` (how both agents write times) skips the general path: same result,
+    also for any 24-character text close to it."""
+    chars = list("2026-11-22T10:00:00.000Z")
+    for at, char in changes:
+        chars[at] = char
+    text = "".join(chars)
+    general = text.strip()
+    general = general[:-1] + "+00:00" if general.endswith(("Z", "z")) else general
+    try:
+        expected = datetime.fromisoformat(general).astimezone(timezone.utc)
+    except ValueError:
+        expected = None
+    if expected is not None and datetime.fromisoformat(general).tzinfo is None:
+        expected = datetime.fromisoformat(general).replace(tzinfo=timezone.utc)
+    parsed = parse_time(text)
+    assert parsed == expected and (parsed is None or parsed.tzinfo is timezone.utc)

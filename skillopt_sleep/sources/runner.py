@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable, Iterable, Iterator
 
-from .base import IGNORED, USED, DigestBuilder, LineParser, LineReader, file_identity, open_regular
+from .base import IGNORED, USED, DigestBuilder, LineReader, file_identity, open_regular
 
 POOL_MIN_BYTES = 16 * 1024 * 1024  # below this, starting workers costs more than it saves
 # Files go to a worker in batches of about this many bytes (smaller near the end so that no
@@ -50,13 +50,6 @@ class FileResult:
     error: str | None = None
 
 
-def _feed(parser: LineParser, line: bytes) -> str:
-    try:
-        return parser.feed(line)
-    except Exception:  # noqa: BLE001 - a parser bug on one line must not lose the file
-        return "parser_error"
-
-
 def parse_file(task: FileTask) -> FileResult:
     """Read ``task.path`` from ``task.offset`` to the end of its last complete line."""
     result = FileResult(task=task, offset=task.offset)
@@ -68,8 +61,12 @@ def parse_file(task: FileTask) -> FileResult:
 
         parser = SOURCES[task.source].parser(task.path, task.state)
         lines = LineReader(task.path, task.offset, result.skipped)
+        feed = parser.feed
         for line, end in lines:
-            outcome = _feed(parser, line)
+            try:
+                outcome = feed(line)
+            except Exception:  # noqa: BLE001 - a parser bug on one line must not lose the file
+                outcome = "parser_error"
             if outcome != USED and outcome != IGNORED:
                 result.skipped[outcome] += 1
             result.offset = end
