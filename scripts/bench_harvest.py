@@ -25,8 +25,9 @@ reference in one process); ``cpu_time_ratio`` compares CPU seconds (workers incl
 moves less with the load of a shared machine.
 
 The engine measured is the one ``skillopt_sleep`` imports; an older one (e.g. ``git archive <rev>
-skillopt_sleep | tar -x -C /tmp/old``) is measured with ``PYTHONPATH=/tmp/old``. Results of a
-before/after pair: docs/bench/harvest-before.json, docs/bench/harvest-after.json.
+skillopt_sleep | tar -x -C /tmp/old``) is measured with ``PYTHONPATH=/tmp/old``. The report names the
+command, the engine's commit and the load average (the machine's load moves wall times more than
+anything measured here). Results: docs/bench/harvest-s3-before.json, docs/bench/harvest-s4.json.
 
 Usage: python scripts/bench_harvest.py [--mb 300] [--seed 7] [--shapes small,real] [--repeat 1]
                                        [--no-reference] [--keep DIR]
@@ -236,7 +237,9 @@ def main() -> int:
         parser.error(f"unknown shape(s): {', '.join(unknown)}")
     reference = None if args.no_reference else reference_python()
     base = args.keep or Path(tempfile.mkdtemp(prefix="skillopt-bench-harvest-"))
-    report: dict = {"cpu_count": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()],
+    report: dict = {"command": " ".join(["python", "scripts/bench_harvest.py", *sys.argv[1:]]),
+                    "commit": engine_commit(), "cpu_count": os.cpu_count(),
+                    "load_average": [round(x, 2) for x in os.getloadavg()],
                     "reference": None if reference is None else REFERENCE}
     try:
         for shape in shapes:
@@ -248,8 +251,24 @@ def main() -> int:
     finally:
         if args.keep is None:
             shutil.rmtree(base, ignore_errors=True)
+    report["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(report, indent=2))
     return 0
+
+
+def engine_commit() -> str | None:
+    """The commit of the engine measured (``+dirty`` when its files differ from it), if it is a git checkout."""
+    import skillopt_sleep
+
+    repo = Path(skillopt_sleep.__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=30, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--", "skillopt_sleep"],
+                               capture_output=True, text=True, timeout=30, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("+dirty" if dirty else "")
 
 
 if __name__ == "__main__":
