@@ -33,6 +33,8 @@ def redact(text: str) -> str:
     text = redact_private_keys(text)
     text = redact_tokens(text)
     text = apply_rules(text)
+    if "=" not in text and ":" not in text:
+        return text  # no assignment without its operator (=, :=, :, =>): most prose has none
     lowered = text.lower()
     for needle in ASSIGNMENT_NEEDLES:
         if needle in lowered:
