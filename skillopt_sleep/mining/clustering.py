@@ -16,13 +16,17 @@ trigrams of its object for spelling variants. A request joins a group only when
 
 Near-linear: a request is compared only with the groups of its mode that share an informative
 key with it (an object word, the first letters of one, or a word other requests have as their
-object); a key already held by more than ``MAX_GROUPS_PER_KEY`` groups of a mode says nothing
-about kind and yields no candidates. So the work is bounded by requests × keys × that cap, never
-requests × groups; a text typed many times is clustered once.
+object) — at most ``MAX_CANDIDATES`` of them, found through its rarest keys and ranked by how many
+of those they hold; a key already held by more than ``MAX_GROUPS_PER_KEY`` groups of a mode says
+nothing about kind and yields no candidates. The index follows the requests as they move between
+groups, so a group is found only by keys its members hold. The work per request is bounded (its
+keys, ``MAX_CANDIDATES + MAX_GROUPS_PER_KEY`` index entries, ``MAX_CANDIDATES`` comparisons a
+pass), never proportional to the groups; a text typed many times is clustered once.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import Counter
 from itertools import repeat
@@ -38,10 +42,13 @@ KIND_IN_OBJECT = 0.3  # a kind word outside the object still says what the work 
 GRAM_SHARE = 0.35  # share of the similarity that comes from the object's character trigrams
 PREFIX = 4  # candidate key: the first letters of an object word ("dock" for docker, Dockerfile)
 MAX_GROUPS_PER_KEY = 64
-MAX_CANDIDATES = 32  # groups a request is compared with, at most (about: whole keys are taken)
+MAX_CANDIDATES = 8  # groups a request is compared with, at most
 DEFAULT_THRESHOLD = 0.1
 OBJECT_THRESHOLD = 0.1  # a request's object must be, on average, this similar to the group's
 Vector = dict[str, float]
+# A request's unit vector, packed: its features and their weights (a dot product with a group's sums
+# walks two tuples, and a heavy user's history holds hundreds of thousands of them).
+Packed = tuple[tuple[str, ...], tuple[float, ...]]
 
 
 def _unit(vec: Vector) -> Vector:
@@ -50,7 +57,7 @@ def _unit(vec: Vector) -> Vector:
 
 
 def _features(shapes: list[RequestShape],
-              weights: list[int]) -> tuple[list[Vector], list[Vector], list[set[str]]]:
+              weights: list[int]) -> tuple[list[Packed], list[Packed], list[set[str]]]:
     """Per distinct request (typed ``weights[i]`` times), its candidate keys (see ``_keys``) and two
     unit vectors whose dot products are ``(1 - GRAM_SHARE)`` × a word cosine + ``GRAM_SHARE`` × the
     object-trigram cosine: one over the whole request, one over its object only.
@@ -72,10 +79,11 @@ def _features(shapes: list[RequestShape],
     def idf(word: str) -> float:
         return math.log((1 + n) / (1 + df[word])) + 1.0
 
-    def combined(words: Vector, grams: Vector) -> Vector:
+    def combined(words: Vector, grams: Vector) -> Packed:
         vec = {w: v * word_scale for w, v in _unit(words).items()}
         vec.update({"\0" + g: v * gram_scale for g, v in _unit(grams).items()})
-        return _unit(vec)
+        vec = _unit(vec)
+        return tuple(vec), tuple(vec.values())
 
     whole, objects, keys = [], [], []
     for s in shapes:
@@ -97,19 +105,20 @@ def _keys(shape: RequestShape, kind_words: set[str]) -> set[str]:
     return set(shape.object_words) | kind_words | {"\1" + w[:PREFIX] for w in shape.object_words if len(w) >= PREFIX}
 
 
-def _dot(vec: Vector, total: Vector) -> float:
-    return sum(map(mul, vec.values(), map(total.get, vec, repeat(0.0))))
+def _dot(vec: Packed, total: Vector) -> float:
+    return sum(map(mul, vec[1], map(total.get, vec[0], repeat(0.0))))
 
 
 class _Groups:
     """Groups as sums of their members' vectors (whole request and object), with the inverted
-    index from keys to groups."""
+    index from keys to the groups whose members hold them (kept exact as requests move)."""
 
     def __init__(self) -> None:
         self.sums: list[Vector] = []
         self.object_sums: list[Vector] = []
         self.sizes: list[int] = []
         self.modes: list[str] = []
+        self.key_counts: list[Counter[str]] = []  # group -> key -> distinct members holding it
         self.by_key: dict[str, dict[str, set[int]]] = {}  # mode -> key -> groups
 
     def new(self, mode: str) -> int:
@@ -117,33 +126,45 @@ class _Groups:
         self.object_sums.append({})
         self.sizes.append(0)
         self.modes.append(mode)
+        self.key_counts.append(Counter())
         return len(self.sums) - 1
 
-    def add(self, g: int, vec: Vector, object_vec: Vector, keys: set[str], weight: int) -> None:
+    def add(self, g: int, vec: Packed, object_vec: Packed, keys: set[str], weight: int) -> None:
         """Add ``weight`` copies of a request to group ``g`` (a negative weight takes them out)."""
         for total, part in ((self.sums[g], vec), (self.object_sums[g], object_vec)):
-            for k, v in part.items():
+            for k, v in zip(*part, strict=True):
                 total[k] = total.get(k, 0.0) + weight * v
         self.sizes[g] += weight
-        if weight > 0:
-            by_key = self.by_key.setdefault(self.modes[g], {})
-            for key in keys:
+        by_key, counts = self.by_key.setdefault(self.modes[g], {}), self.key_counts[g]
+        step = 1 if weight > 0 else -1
+        for key in keys:
+            counts[key] += step
+            if step > 0:
                 by_key.setdefault(key, set()).add(g)
+            elif not counts[key]:
+                del counts[key]
+                by_key[key].discard(g)
 
-    def candidates(self, keys: set[str], mode: str) -> set[int]:
-        """Groups of this mode holding one of the keys (a group a request left may still be
-        listed): the rarest keys first, the most telling, until ``MAX_CANDIDATES`` are found."""
+    def candidates(self, keys: set[str], mode: str) -> list[int]:
+        """The groups of this mode most likely to hold the request's kind, in index order, at most
+        ``MAX_CANDIDATES``: its keys are looked up rarest first (a key held by more than
+        ``MAX_GROUPS_PER_KEY`` groups says nothing) until that many groups are found, and those
+        holding most of the keys looked up, a rarer key counting more, are kept."""
         by_key = self.by_key.get(mode, {})
         held = sorted((len(groups), key) for key in keys
                       if (groups := by_key.get(key)) and len(groups) <= MAX_GROUPS_PER_KEY)
-        found: set[int] = set()
-        for _, key in held:
-            if len(found) >= MAX_CANDIDATES:
+        score: dict[int, float] = {}
+        for size, key in held:
+            if len(score) >= MAX_CANDIDATES:
                 break
-            found |= by_key[key]
-        return found
+            share = 1.0 / size
+            for g in by_key[key]:
+                score[g] = score.get(g, 0.0) + share
+        if len(score) > MAX_CANDIDATES:
+            return sorted(heapq.nlargest(MAX_CANDIDATES, score, key=lambda g: (score[g], -g)))
+        return sorted(score)
 
-    def average_link(self, g: int, vec: Vector, object_vec: Vector, own: int = 0) -> float:
+    def average_link(self, g: int, vec: Packed, object_vec: Packed, own: int = 0) -> float:
         """Mean similarity of a request to the group's members, leaving out its own ``own`` copies
         (when it is in the group), or -1 when its object is not, on average, the object of the
         group's members (``OBJECT_THRESHOLD``). Both vectors are unit vectors: a copy of the
@@ -151,7 +172,7 @@ class _Groups:
         size = self.sizes[g] - own
         if size <= 0:
             return -1.0
-        if object_vec and (_dot(object_vec, self.object_sums[g]) - own) / size < OBJECT_THRESHOLD:
+        if object_vec[0] and (_dot(object_vec, self.object_sums[g]) - own) / size < OBJECT_THRESHOLD:
             return -1.0  # (a request whose object is empty is not held to it)
         return (_dot(vec, self.sums[g]) - own) / size
 
@@ -180,7 +201,7 @@ def cluster(requests: list[UserRequest], threshold: float = DEFAULT_THRESHOLD,
     assignment: list[int] = []
     for i, shape in enumerate(shapes):
         best, best_sim = -1, threshold
-        for g in sorted(groups.candidates(keys[i], shape.mode)):
+        for g in groups.candidates(keys[i], shape.mode):
             sim = groups.average_link(g, vectors[i], object_vectors[i])
             if sim >= best_sim:
                 best, best_sim = g, sim
@@ -193,7 +214,9 @@ def cluster(requests: list[UserRequest], threshold: float = DEFAULT_THRESHOLD,
         for i, shape in enumerate(shapes):
             own, weight = assignment[i], weights[i]
             best, best_sim = own, groups.average_link(own, vectors[i], object_vectors[i], own=weight)
-            for g in sorted(groups.candidates(keys[i], shape.mode) - {own}):
+            for g in groups.candidates(keys[i], shape.mode):
+                if g == own:
+                    continue
                 sim = groups.average_link(g, vectors[i], object_vectors[i])
                 if sim > best_sim + 1e-9:
                     best, best_sim = g, sim
@@ -202,7 +225,7 @@ def cluster(requests: list[UserRequest], threshold: float = DEFAULT_THRESHOLD,
                     continue
                 best = groups.new(shape.mode)
             if best != own:
-                groups.add(own, vectors[i], object_vectors[i], set(), -weight)
+                groups.add(own, vectors[i], object_vectors[i], keys[i], -weight)
                 groups.add(best, vectors[i], object_vectors[i], keys[i], weight)
                 assignment[i], changed = best, True
         if not changed:

@@ -113,6 +113,37 @@ def test_candidates_come_from_shared_keys_only(monkeypatch):
     assert len(compared) < 100, len(compared)
 
 
+def _packed(*features: str) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    return features, tuple(1.0 / len(features) ** 0.5 for _ in features)
+
+
+def test_candidates_are_bounded_and_the_groups_sharing_most_rare_keys_come_first():
+    import skillopt_sleep.mining.clustering as clustering
+
+    groups = clustering._Groups()
+    common = [groups.new("produce") for _ in range(50)]
+    for g in common:  # 50 groups hold the key "notes"; one of them also the rarer "relnot"
+        groups.add(g, _packed(f"w{g}"), _packed(f"w{g}"), {"notes", f"only{g}"} | ({"relnot"} if g == 37 else set()), 1)
+    got = groups.candidates({"notes", "relnot"}, "produce")
+    assert len(got) == clustering.MAX_CANDIDATES and got == sorted(got)
+    assert 37 in got
+    assert groups.candidates({"notes"}, "ask") == []  # another mode's groups are never candidates
+
+
+def test_a_group_a_request_left_is_no_longer_found_by_its_keys():
+    import skillopt_sleep.mining.clustering as clustering
+
+    groups = clustering._Groups()
+    g = groups.new("produce")
+    groups.add(g, _packed("a"), _packed("a"), {"alpha", "shared"}, 2)
+    groups.add(g, _packed("b"), _packed("b"), {"beta", "shared"}, 1)
+    assert groups.candidates({"alpha"}, "produce") == [g]
+    groups.add(g, _packed("a"), _packed("a"), {"alpha", "shared"}, -2)
+    assert groups.candidates({"alpha"}, "produce") == []
+    assert groups.candidates({"shared"}, "produce") == [g]  # still held by the member that stayed
+    assert groups.sizes[g] == 1
+
+
 def test_a_request_typed_many_times_stays_with_its_kind():
     texts = ["commit msg pls"] * 4 + ["write the commit message for the staged change",
                                       "add a unit test for the invoice parser", "add a unit test for the invoice parser"]
