@@ -19,6 +19,8 @@ seen by then):
   pairs put together, pairwise recall = labelled pairs put together / labelled pairs. A request
   labelled ``null`` is a one-off: it forms no labelled pair, so joining it to anything is a
   false positive.
+- **overall**: every file evaluated as one labelled set (true and false positives summed over the
+  files; clustering pairs are formed within a file).
 
 - **scale** (``--scale 3500,35000``): mining time over seeded synthetic histories of that many
   sessions (1-9 requests each: recurring kinds phrased several ways, one-off operations and
@@ -130,7 +132,7 @@ def score_checks(items: list[dict[str, Any]], miner: LlmMiner | None = None) -> 
             misses.append({"text": item["text"], "polarity": polarity, "expected_polarity": item["polarity"],
                            "extra": sorted(map(str, got - want)), "missing": sorted(map(str, want - got))})
     out = {key: {"items": row["items"], "precision": ratio(row["tp"], row["tp"] + row["fp"]),
-                 "recall": ratio(row["tp"], row["tp"] + row["fn"]), "false_positives": row["fp"],
+                 "recall": ratio(row["tp"], row["tp"] + row["fn"]), "true_positives": row["tp"], "false_positives": row["fp"],
                  "false_negatives": row["fn"]}
            for key, row in sorted(per.items())}
     result = {"by_category": out, "polarity_accuracy": ratio(polarity_right, len(items)), "misses": misses}
@@ -170,7 +172,7 @@ def score_clusters(items: list[dict[str, Any]], grouper: LlmGrouper | None = Non
                 per[key]["fn"] += 1
     out = {key: {"pair_precision": ratio(row["tp"], row["tp"] + row["fp"]),
                  "pair_recall": ratio(row["tp"], row["tp"] + row["fn"]),
-                 "false_pairs": row["fp"], "missed_pairs": row["fn"]}
+                 "true_pairs": row["tp"], "false_pairs": row["fp"], "missed_pairs": row["fn"]}
            for key, row in sorted(per.items())}
     found = [sorted(item_text for item_text in (items[int(r.session.session_id[1:])]["text"] for r in group))
              for group in groups if len(group) > 1]
@@ -187,6 +189,20 @@ def evaluate(path: Path, miner: LlmMiner | None = None) -> dict[str, Any]:
     return {"file": path.name, "follow_ups": len(data["follow_ups"]), "requests": len(data["requests"]),
             "checks": score_checks(data["follow_ups"], miner),
             "clustering": score_clusters(data["requests"], LlmGrouper(miner.optimizer) if miner else None)}
+
+
+def overall(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """All the files evaluated as one labelled set: phrasings (follow-ups + requests), the checks'
+    precision and recall over every item, the pairwise clustering's over every file's pairs (pairs
+    are formed within a file)."""
+    checks = [r["checks"]["by_category"]["all"] for r in results if "all" in r["checks"]["by_category"]]
+    pairs = [r["clustering"]["by_cluster"]["all"] for r in results if "all" in r["clustering"]["by_cluster"]]
+    tp, fp, fn = (sum(row[k] for row in checks) for k in ("true_positives", "false_positives", "false_negatives"))
+    ptp, pfp, pfn = (sum(row[k] for row in pairs) for k in ("true_pairs", "false_pairs", "missed_pairs"))
+    return {"files": len(results), "phrasings": sum(r["follow_ups"] + r["requests"] for r in results),
+            "follow_ups": sum(r["follow_ups"] for r in results), "requests": sum(r["requests"] for r in results),
+            "checks": {"precision": ratio(tp, tp + fp), "recall": ratio(tp, tp + fn)},
+            "clustering": {"pair_precision": ratio(ptp, ptp + pfp), "pair_recall": ratio(ptp, ptp + pfn)}}
 
 
 def llm_miner(spec: str) -> LlmMiner:
@@ -316,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
               "clustering_by": "heuristic + LLM merge pass" if miner else "heuristic"}
     if miner is not None:
         header["backend"] = miner.optimizer.id
-    json.dump({**header, "results": results}, sys.stdout, indent=2, ensure_ascii=False)
+    json.dump({**header, "overall": overall(results), "results": results}, sys.stdout, indent=2, ensure_ascii=False)
     print()
     return 0
 

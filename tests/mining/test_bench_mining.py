@@ -51,6 +51,18 @@ def test_pairwise_clustering_metrics(bench, monkeypatch):
     assert got["false_pairs"] == 1 and got["missed_pairs"] == 2
 
 
+def test_overall_sums_the_files_counts_not_their_ratios(bench):
+    def result(tp, fp, fn, pairs):
+        return {"follow_ups": 3, "requests": 4,
+                "checks": {"by_category": {"all": {"true_positives": tp, "false_positives": fp, "false_negatives": fn}}},
+                "clustering": {"by_cluster": {"all": dict(zip(("true_pairs", "false_pairs", "missed_pairs"), pairs, strict=True))}}}
+
+    got = bench.overall([result(9, 1, 0, (1, 0, 0)), result(1, 0, 9, (0, 0, 3))])
+    assert got["phrasings"] == 14 and got["files"] == 2
+    assert got["checks"] == {"precision": round(10 / 11, 3), "recall": round(10 / 19, 3)}
+    assert got["clustering"] == {"pair_precision": 1.0, "pair_recall": 0.25}
+
+
 def test_labels_files_are_well_formed(bench):
     for name in bench.LABEL_SETS:
         data = json.loads((SCRIPT.parent.parent / "tests" / "fixtures" / "mining" / f"{name}.json").read_text())
