@@ -47,8 +47,9 @@ class LoopSettings:
     kind_tasks: int = TASKS_PER_KIND
     # samples the val tasks outside an edit's own kind start with in its gate, more only when the
     # gate asks; 0 (the default): as many as the edit's own tasks reached. Fewer saves calls but
-    # lets a trade-off pass more often (bench_gate: 7.3 % vs 3.7 % at Nval 10, tasks grown one by
-    # one on their own drop leave the lucky ones at the first look and bias the all-task mean up)
+    # lets a trade-off pass more often (bench_gate at Nval 10: 7.3 % with 4 vs 3.7 % with 0,
+    # docs/bench/gate-s4.json): tasks grown one by one on their own drop leave the lucky ones at
+    # the first look and bias the all-task mean up
     others_samples: int = 0
     # an edit whose own tasks are fewer than this gets proportionally more samples per task
     # (one target task at 12 samples cannot tell 0.3 from 0.9 reliably enough)
