@@ -115,7 +115,10 @@ def test_calls_complete_and_usage_is_counted(llama_url, make):
     assert len(out) == 3 and all(o.ok and o.text.strip() for o in out)
     for o in out:
         assert o.usage.input_tokens + o.usage.cache_read_tokens > 0 and o.usage.output_tokens > 0
-    assert c.stats.calls["attempt"] == 3 and c.stats.usage.output_tokens >= 3
+    # every provider call is counted once: the three requests, plus any call repeated after a timeout
+    # or a cut-off reply (a loaded machine can slow the model past the call limit)
+    repeated = c.stats.retries + c.stats.truncation_retries
+    assert 3 <= c.stats.calls["attempt"] <= 3 + repeated and c.stats.usage.output_tokens >= 3
     score = score_rule([{"op": "contains", "arg": "Refs: ACME-"}, {"op": "max_chars", "arg": 2000}], out[0].text)
     assert 0.0 <= score.soft <= 1.0  # a junk answer is scored, not a crash
 
