@@ -18,7 +18,6 @@ import importlib.util
 import json
 import sys
 import time
-from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
 
@@ -101,11 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs = [(arm, name, seed, args.nights, args.harm_margin)
             for name in names for seed in range(args.seeds) for arm in ("without", "with")]
     started = time.monotonic()
-    if args.workers == 1:
-        results = [one_job(job) for job in jobs]
-    else:
-        with Pool(args.workers) as pool:
-            results = pool.map(one_job, jobs, chunksize=1)
+    results = bench.run_jobs(one_job, jobs, args.workers)
     report = {
         "benchmark": "document",
         "sim_knobs": bench.KNOBS,

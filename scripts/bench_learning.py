@@ -334,6 +334,14 @@ class Summary:
     final_rules: dict[str, float | None] = field(default_factory=dict)
 
 
+def run_jobs(one: Any, jobs: list[Any], workers: int) -> list[Any]:
+    """``one`` over ``jobs``, in this process or a pool of ``workers`` (results in job order)."""
+    if workers == 1:
+        return [one(job) for job in jobs]
+    with Pool(workers) as pool:
+        return pool.map(one, jobs, chunksize=1)
+
+
 def summarise(results: list[dict[str, Any]], nights: int) -> list[dict[str, Any]]:
     out = []
     for skill in sorted({r["skill"] for r in results}, key=[s.name for s in SUITE].index):
@@ -437,11 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs = [(policy, name, seed, args.nights, args.harm_margin, not args.same_tasks, args.max_rules)
             for name in names for seed in range(args.seeds) for policy in ("engine", "strict_mean")]
     started = time.monotonic()
-    if args.workers == 1:
-        results = [one_job(job) for job in jobs]
-    else:
-        with Pool(args.workers) as pool:
-            results = pool.map(one_job, jobs, chunksize=1)
+    results = run_jobs(one_job, jobs, args.workers)
     summaries = summarise(results, args.nights)
     report = {
         "benchmark": "learning",
