@@ -12,6 +12,7 @@ from skillopt_sleep.paths import project_dirs, user_dirs
 from skillopt_sleep.history import History
 
 from tests.support.fake_backend import FakeBackend, forward
+from tests.support.staged_project import project_with_memory
 from tests.support.tasks import make_tasks, write_tasks_file
 
 
@@ -24,10 +25,7 @@ def options(project: Path, tasks_file: Path, mode: str = "run", backend: str = "
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    p = tmp_path / "proj"
-    p.mkdir()
-    (p / "CLAUDE.md").write_text("# proj\n\nHand-written notes.\n", encoding="utf-8")
-    return p
+    return project_with_memory(tmp_path, b"# proj\n\nHand-written notes.\n")
 
 
 def test_run_stages_a_proposal_with_manifest_and_saves_history(project: Path, tmp_path: Path) -> None:

@@ -12,15 +12,13 @@ from skillopt_sleep.config import Config
 from skillopt_sleep.night import NightOptions, run_night
 
 from tests.support.fake_backend import FakeBackend, forward
+from tests.support.staged_project import project_with_memory
 from tests.support.tasks import make_tasks, write_tasks_file
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    p = tmp_path / "proj"
-    p.mkdir()
-    (p / "CLAUDE.md").write_text("# proj\n", encoding="utf-8")
-    return p
+    return project_with_memory(tmp_path, b"# proj\n")
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from skillopt_sleep.night import NightOptions, run_night
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.score_cache import DAY, ScoreCache
 
+from tests.support.staged_project import project_with_memory
 from tests.support.tasks import make_tasks, write_tasks_file
 
 
@@ -31,10 +32,7 @@ def night(project: Path, tasks_file: Path, **config) -> NightOptions:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    p = tmp_path / "proj"
-    p.mkdir()
-    (p / "CLAUDE.md").write_text("# proj\n", encoding="utf-8")
-    return p
+    return project_with_memory(tmp_path, b"# proj\n")
 
 
 def test_a_second_night_on_unchanged_inputs_draws_no_attempt_again(project: Path, tmp_path: Path) -> None:
