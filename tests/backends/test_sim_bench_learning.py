@@ -4,8 +4,6 @@ night through the engine's real path runs end to end."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -13,17 +11,12 @@ import pytest
 
 from skillopt_sleep.documents import load_documents
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_learning.py"
+from tests.support.scripts import script_module
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_learning", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_learning"] = module
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop("bench_learning", None)
+    yield from script_module("bench_learning")
 
 
 def start(bench, tmp_path: Path, name: str):

@@ -3,27 +3,21 @@ of the labelled set staying above the targets (the held-out half is only run by 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from skillopt_sleep.mining import limit_check
 from tests.support.openai_server import FakeOpenAI
+from tests.support.scripts import script_module
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_mining.py"
+LABELS = Path(__file__).resolve().parents[1] / "fixtures" / "mining"
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_mining", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_mining"] = module
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop("bench_mining", None)
+    yield from script_module("bench_mining")
 
 
 def test_normalise_ignores_spelling_not_meaning(bench):
@@ -65,7 +59,7 @@ def test_overall_sums_the_files_counts_not_their_ratios(bench):
 
 def test_labels_files_are_well_formed(bench):
     for name in bench.LABEL_SETS:
-        data = json.loads((SCRIPT.parent.parent / "tests" / "fixtures" / "mining" / f"{name}.json").read_text())
+        data = json.loads((LABELS / f"{name}.json").read_text())
         assert data["format"] == "skillopt_sleep.mining-labels.v1"
         assert all(item["polarity"] in ("negative", "positive", None) for item in data["follow_ups"])
         assert any(not item["checks"] for item in data["follow_ups"])  # negatives are labelled too
@@ -73,7 +67,7 @@ def test_labels_files_are_well_formed(bench):
 
 
 def test_dev_labels_meet_the_targets(bench):
-    result = bench.evaluate(SCRIPT.parent.parent / "tests" / "fixtures" / "mining" / "dev.json")
+    result = bench.evaluate(LABELS / "dev.json")
     checks = result["checks"]["by_category"]["all"]
     pairs = result["clustering"]["by_cluster"]["all"]
     assert checks["precision"] >= 0.9 and checks["recall"] >= 0.8, checks
