@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import sys
 import time
 from pathlib import Path
@@ -111,10 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         "runs": results,
         "wall_s": round(time.monotonic() - started, 1),
     }
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
+    bench.emit(report, args.out)
     return 0
 
 

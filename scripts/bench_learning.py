@@ -334,6 +334,14 @@ class Summary:
     final_rules: dict[str, float | None] = field(default_factory=dict)
 
 
+def emit(report: dict[str, Any], out: Path | None) -> None:
+    """Print the report as JSON, and write it to ``out`` too when given."""
+    text = json.dumps(report, indent=2)
+    print(text)
+    if out:
+        out.write_text(text + "\n", encoding="utf-8")
+
+
 def run_jobs(one: Any, jobs: list[Any], workers: int) -> list[Any]:
     """``one`` over ``jobs``, in this process or a pool of ``workers`` (results in job order)."""
     if workers == 1:
@@ -464,10 +472,7 @@ def main(argv: list[str] | None = None) -> int:
         "runs": results,
         "wall_s": round(time.monotonic() - started, 1),
     }
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
+    emit(report, args.out)
     if args.svg:
         args.svg.write_text(svg_chart(summaries, args.nights, f"bench_learning: {KNOBS}"), encoding="utf-8")
     return 0
