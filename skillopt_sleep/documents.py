@@ -43,6 +43,10 @@ class EditRefused(ValueError):
     """An edit that cannot be applied within the managed block's rules."""
 
 
+class BudgetFull(EditRefused):
+    """Refused only because the document already holds its ``Limits.max_rules`` rules."""
+
+
 @dataclass(frozen=True)
 class Document:
     role: str  # "skill" | "memory"
@@ -420,7 +424,7 @@ def apply_edit(docs: DocumentSet, edit: Edit) -> DocumentSet:
     else:
         raise EditRefused(f"unknown edit op {edit.op!r}")
     if len(rules) > doc.limits.max_rules and edit.op != "delete":
-        raise EditRefused(f"{doc.path.name} already holds its budget of {doc.limits.max_rules} rules")
+        raise BudgetFull(f"{doc.path.name} already holds its budget of {doc.limits.max_rules} rules")
     return docs.with_document(_checked(doc, doc.with_rules(rules), True))
 
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit
+from skillopt_sleep.documents import BudgetFull, DocumentSet, EditRefused, apply_edit
+from skillopt_sleep.handwritten import split_supersedes
 from skillopt_sleep.scope import render_scoped, split_scoped
 from skillopt_sleep.types import Edit
 
-SUPERSEDES = '(supersedes: "'
 _WORD_CHARS = str.maketrans({c: " " for c in ".,;:!?()\"'`"})
 
 
@@ -47,7 +47,7 @@ def merged(docs: DocumentSet, edit: Edit) -> Edit | None:
     if not scope:
         return None
     same = [rule for rule in doc.rules()
-            if split_scoped(rule)[0].lower() == scope.lower() and SUPERSEDES not in rule]
+            if split_scoped(rule)[0].lower() == scope.lower() and split_supersedes(rule)[1] is None]
     if not same:
         return None
     wanted = _words(body)
@@ -66,9 +66,7 @@ def apply_within_budget(docs: DocumentSet, edit: Edit) -> tuple[Edit, DocumentSe
     possible either."""
     try:
         return edit, apply_edit(docs, edit)
-    except EditRefused as exc:
-        if "budget" not in str(exc):
-            raise
+    except BudgetFull:
         merge = merged(docs, edit)
         if merge is None:
             raise
