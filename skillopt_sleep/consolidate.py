@@ -402,7 +402,7 @@ def _combine(outcome: Outcome, night: _Night,
             survivors.append(edit)  # no other claims its tasks; the combination's gate guards the rest
             continue
         rest = _apply_all(night.base, [e for e in edits if e is not edit])
-        decision = night.gate(combined, focus_for([edit], night.tasks), base=rest, own_tasks_only=True)
+        decision = night.gate(combined, focus[id(edit)], base=rest, own_tasks_only=True)
         if decision.accepted:
             survivors.append(edit)
         else:
