@@ -57,6 +57,7 @@ from skillopt_sleep.scope import render_scoped, scope_for_kind
 from skillopt_sleep.types import TaskRecord
 
 KNOBS = "follow=0.9,base=0.3,correct=0.6,harmful=0.25,leak=0.5,verbose=700,overload=0.03,free_rules=8,conflict=0.3"
+POLICIES = ("engine", "engine_no_retire", "strict_mean")
 TEST_SEED_OFFSET = 1_000_003  # the test replays' target seed: never one a night uses
 TEST_SAMPLES = 8
 AUDIT_SAMPLES = 48  # per test task, for the ceiling and the with/without-rule audit
@@ -236,7 +237,7 @@ def harmful_rules(docs: DocumentSet, test: list[TaskRecord], seed: int, margin: 
 
 
 def engine_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool,
-               max_rules: int = Config().max_rules) -> dict[str, Any]:
+               max_rules: int = Config().max_rules, retire: bool = Config().retire_rules) -> dict[str, Any]:
     test = [t for t in make_tasks(skill, 1, fresh) if t.split == "test"]
     with tempfile.TemporaryDirectory(prefix="skillopt-bench-learning-") as tmp:
         root = Path(tmp)
@@ -251,7 +252,7 @@ def engine_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool,
             learn = [t for t in make_tasks(skill, n, fresh) if t.split != "test"]
             tasks_file.write_text(json.dumps(tasks_document(learn, True)), encoding="utf-8")
             config = Config(backend=spec(seed), optimizer_backend=spec(optimizer_seed(seed, n)), agent="claude",
-                            max_rules=max_rules)
+                            max_rules=max_rules, retire_rules=retire)
             report = night.run_night(night.NightOptions(project=project, config=config, mode="run",
                                                         tasks_file=tasks_file))
             adopted = [e.content for e in report.accepted_edits]
@@ -263,7 +264,7 @@ def engine_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool,
                          "refused": [{"rule": r["edit"]["content"], "reasons": r["reasons"]}
                                      for r in report.rejected_edits]})
         final = load_documents(project)
-        return {"policy": "engine", "skill": skill.name, "seed": seed, "ceiling": ceiling, "nights": rows,
+        return {"policy": "engine" if retire else "engine_no_retire", "skill": skill.name, "seed": seed, "ceiling": ceiling, "nights": rows,
                 "final_rules": [r for _, r in all_rules(final)],
                 "rules_lowering_a_kind": harmful_rules(final, test, seed, margin)}
 
@@ -312,8 +313,8 @@ def one_job(job: tuple[str, str, int, int, float, bool, int]) -> dict[str, Any]:
     policy, name, seed, nights, margin, fresh, max_rules = job
     skill = next(s for s in SUITE if s.name == name)
     started = time.monotonic()
-    if policy == "engine":
-        out = engine_run(skill, seed, nights, margin, fresh, max_rules)
+    if policy in ("engine", "engine_no_retire"):
+        out = engine_run(skill, seed, nights, margin, fresh, max_rules, retire=policy == "engine")
     else:
         out = strict_run(skill, seed, nights, margin, fresh)
     out["wall_s"] = round(time.monotonic() - started, 2)
@@ -356,7 +357,7 @@ def summarise(results: list[dict[str, Any]], nights: int) -> list[dict[str, Any]
         mine = [r for r in results if r["skill"] == skill]
         summary = Summary(skill)
         summary.ceiling = _mean([r["ceiling"]["all"] for r in mine if r["policy"] == "engine"])
-        for policy in ("engine", "strict_mean"):
+        for policy in [p for p in POLICIES if any(r["policy"] == p for r in mine)]:
             runs = [r for r in mine if r["policy"] == policy]
             summary.per_night[policy] = [_mean([r["nights"][n]["test"]["all"] for r in runs]) for n in range(nights + 1)]
             summary.calls[policy] = [_mean([r["nights"][n]["calls"] for r in runs]) for n in range(1, nights + 1)]
@@ -403,6 +404,8 @@ def svg_chart(summaries: list[dict[str, Any]], nights: int, title: str) -> str:
     for i, s in enumerate(summaries):
         colour = COLOURS[i % len(COLOURS)]
         for policy, dash in (("engine", ""), ("strict_mean", ' stroke-dasharray="6 4"')):
+            if policy not in s["per_night"]:
+                continue
             points = [(x(n), y(v)) for n, v in enumerate(s["per_night"][policy]) if v is not None]
             path = " ".join(f"{px:.1f},{py:.1f}" for px, py in points)
             parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>')
@@ -440,18 +443,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-rules", type=int, default=Config().max_rules,
                         help="the engine's rule budget per document (a full document merges new rules "
                              "into one of their scope; the strict-mean policy has no budget)")
+    parser.add_argument("--policies", default="engine,strict_mean",
+                        help=f"comma-separated, of {', '.join(POLICIES)} (engine_no_retire: the engine with "
+                             "retire_rules off, so a full document never retires a rule)")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
     parser.add_argument("--svg", type=Path, help="write the chart here")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.skills.split(",") if n.strip()]
     unknown = [n for n in names if n not in {s.name for s in SUITE}]
-    if unknown or min(args.nights, args.seeds, args.workers, args.max_rules) < 1:
+    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+    bad_policies = "engine" not in policies or not set(policies) <= set(POLICIES)
+    if unknown or bad_policies or min(args.nights, args.seeds, args.workers, args.max_rules) < 1:
         print(f"bad arguments: unknown skills {unknown}" if unknown else
+              f"policies must include engine, of {', '.join(POLICIES)}" if bad_policies else
               "nights, seeds, workers and max-rules must be >= 1",
               file=sys.stderr)
         return 2
     jobs = [(policy, name, seed, args.nights, args.harm_margin, not args.same_tasks, args.max_rules)
-            for name in names for seed in range(args.seeds) for policy in ("engine", "strict_mean")]
+            for name in names for seed in range(args.seeds) for policy in policies]
     started = time.monotonic()
     results = run_jobs(one_job, jobs, args.workers)
     summaries = summarise(results, args.nights)

@@ -41,6 +41,8 @@ class Config:
     skill_name: str = "skillopt-sleep-learned"
     user_level_skill: bool = False
     max_rules: int = 12
+    retire_rules: bool = True  # a full document's new rule may take the line of a rule that no longer earns it
+    retire_margin: float = 0.1  # ... when removing that rule costs the tasks it served less than this (retire.py)
     # skills whose hand-written lines a night may replace or delete (documents.py); others get rules only
     edit_whole_skill: list[str] = field(default_factory=list)
     # harvest and mining
@@ -163,6 +165,7 @@ def validate(config: Config) -> Config:
         (config.dream_kind_tasks >= 0, "dream_kind_tasks must be >= 0 (0: every train task is dreamed)"),
         (config.score_cache_days >= 0, "score_cache_days must be >= 0 (0: no answers kept across nights)"),
         (config.val_samples >= 1, "val_samples must be at least 1"),
+        (0 < config.retire_margin < 1, "retire_margin must be between 0 and 1 (the largest drop a retirement may cost)"),
         (config.max_val_samples >= config.val_samples, "max_val_samples must be >= val_samples"),
         (0 <= config.val_others_samples <= config.max_val_samples,
          "val_others_samples must be within 0..max_val_samples (0: as many as the edit's own val tasks)"),

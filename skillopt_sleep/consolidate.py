@@ -4,7 +4,9 @@
      evaluate the current documents on val — at once;
   2. reflect on the train attempts -> bounded edits, each replayed on its own train tasks and
      rewritten when it breaks a check that passed there (``lookahead.py``); a rule for a document
-     that holds its rule budget is merged into one of its scope (``rule_budget.py``);
+     that holds its rule budget is merged into one of its scope (``rule_budget.py``), or else takes
+     the line of a learned rule that no longer earns its place (``retire.py``: the removal must also
+     pass the gate's "no worse" test on the tasks that rule served);
   3. gate every edit on its own against the current documents (all edits at once), on the tasks
      it claims to help first, drawing more val samples while a verdict is uncertain; the night's edits share the gate's false-accept
      rate (Bonferroni), and an edit re-tested on a later night adds to its pooled evidence
@@ -26,6 +28,8 @@ from skillopt_sleep.backends.models import Models, run_together
 from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit
 from skillopt_sleep.dream import dream_by_kind, mean_soft, rubric_scorer
 from skillopt_sleep.lookahead import look_ahead
+from skillopt_sleep.retire import RETIRE_MARGIN, gate_removal
+from skillopt_sleep.retire import tonight as tonight_evidence
 from skillopt_sleep.rule_budget import apply_within_budget, fit_together
 from skillopt_sleep.edit_evidence import EvidencePool, task_content_key, val_set_key
 from skillopt_sleep.evaluator import Evaluator
@@ -54,6 +58,10 @@ class LoopSettings:
     # an edit whose own tasks are fewer than this gets proportionally more samples per task
     # (one target task at 12 samples cannot tell 0.3 from 0.9 reliably enough)
     min_focus_tasks: int = 2
+    # a full document's new rule may take the line of a learned rule that no longer earns its place,
+    # when the removal costs the tasks it served less than ``retire_margin`` (retire.py)
+    retire: bool = True
+    retire_margin: float = RETIRE_MARGIN
     gate: gating.GateConfig = field(default_factory=lambda: gating.GateConfig(looks=3))
 
     @property
@@ -254,7 +262,7 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
         raise ValueError("the evidence pool belongs to other documents")
     evaluator = Evaluator(models, val, outcome.phases, "val", pool)
     _dream(outcome, models, train, val, docs, settings, evaluator, progress)
-    candidates = _propose(outcome, models, train, docs, settings, already_refused, pool, progress)
+    candidates = _propose(outcome, models, train, docs, settings, already_refused, pool, progress, tasks)
     final = docs
     if candidates and not val:
         outcome.rejected.extend(Rejection(edit, ["no val tasks to validate it"], "unvalidated")
@@ -291,9 +299,10 @@ def _dream(outcome: Outcome, models: Models, train: list[TaskRecord], val: list[
 
 def _propose(outcome: Outcome, models: Models, train: list[TaskRecord], docs: DocumentSet,
              settings: LoopSettings, already_refused: Callable[[Edit], bool], pool: EvidencePool | None,
-             progress: Progress) -> list[tuple[Edit, DocumentSet]]:
+             progress: Progress, tasks: list[TaskRecord]) -> list[tuple[Edit, DocumentSet]]:
     """Phase 2: reflect, then apply each edit on its own. A rule banned by the ledger, or tested on
-    enough earlier nights without proving itself, is not offered again."""
+    enough earlier nights without proving itself, is not offered again. ``tasks``: all of tonight's
+    (which kinds its work asks for: a full document may retire a rule that serves none)."""
     progress("reflecting on the train attempts")
 
     def refused(edit: Edit) -> bool:
@@ -308,9 +317,10 @@ def _propose(outcome: Outcome, models: Models, train: list[TaskRecord], docs: Do
     outcome.phases["lookahead"] = ahead.replays + ahead.calls
     outcome.notes.extend(ahead.notes())
     candidates: list[tuple[Edit, DocumentSet]] = []
+    evidence = tonight_evidence(tasks, outcome.train_attempts) if settings.retire else None
     for edit in ahead.edits:
         try:
-            candidates.append(apply_within_budget(docs, edit))
+            candidates.append(apply_within_budget(docs, edit, evidence))
         except EditRefused as exc:
             outcome.rejected.append(Rejection(edit, [str(exc)], "apply"))
     if not candidates:
@@ -353,7 +363,8 @@ def _gate_each(outcome: Outcome, night: _Night, candidates: list[tuple[Edit, Doc
         return night.gate(cand, focus_for([edit], night.tasks), share=pool.alpha_share(edit),
                           identity=pool.identity(edit))
 
-    decisions = run_together(*[(lambda edit=edit, cand=cand: one(edit, cand)) for edit, cand in candidates])
+    decisions = run_together(*[(lambda edit=edit, cand=cand: gate_removal(
+        night, edit, cand, one(edit, cand), focus_for([edit], night.tasks))) for edit, cand in candidates])
     winners = []
     for (edit, cand), decision in zip(candidates, decisions, strict=True):
         decision.edits = [edit]

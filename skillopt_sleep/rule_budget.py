@@ -9,7 +9,9 @@ for word, so the document gains an instruction and no line. The merge faces the 
 its own kind's tasks must gain, and no val task — those the old rule served included — may regress.
 Rules of different scopes are never merged (the merged line would carry one rule into the other's
 work); a merge that would pass ``Limits.max_rule_chars``, or a document with no rule of that scope,
-leaves the edit refused for the budget as before.
+leaves the edit refused for the budget — unless it can retire a learned rule that no longer earns
+its place (``retire.py``: the new rule takes that rule's line, and the removal must pass the gate's
+"no worse" test).
 
 Edits that each passed the gate alone are combined only as far as they fit (``fit_together``).
 """
@@ -20,6 +22,7 @@ from dataclasses import replace
 
 from skillopt_sleep.documents import BudgetFull, DocumentSet, EditRefused, apply_edit
 from skillopt_sleep.handwritten import split_supersedes
+from skillopt_sleep.retire import Tonight, retiring
 from skillopt_sleep.scope import render_scoped, split_scoped
 from skillopt_sleep.types import Edit
 
@@ -60,17 +63,18 @@ def merged(docs: DocumentSet, edit: Edit) -> Edit | None:
                    rationale=f"{edit.rationale} | {why}" if edit.rationale else why)
 
 
-def apply_within_budget(docs: DocumentSet, edit: Edit) -> tuple[Edit, DocumentSet]:
+def apply_within_budget(docs: DocumentSet, edit: Edit, tonight: Tonight | None = None) -> tuple[Edit, DocumentSet]:
     """``apply_edit``; when the edit is refused because its document is full, the same rule merged
-    into one of its scope (``merged``) instead. Raises the original refusal when that is not
-    possible either."""
+    into one of its scope (``merged``) instead, else — given ``tonight``'s evidence — put in the
+    line of a learned rule it retires (``retire.retiring``). Raises the original refusal when
+    neither is possible."""
     try:
         return edit, apply_edit(docs, edit)
     except BudgetFull:
-        merge = merged(docs, edit)
-        if merge is None:
+        other = merged(docs, edit) or retiring(docs, edit, tonight)
+        if other is None:
             raise
-        return merge, apply_edit(docs, merge)
+        return other, apply_edit(docs, other)
 
 
 def fit_together(base: DocumentSet, edits: list[Edit]) -> tuple[list[Edit], list[tuple[Edit, str]]]:

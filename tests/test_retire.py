@@ -1,0 +1,342 @@
+"""Retiring a learned rule when a full document's new rule cannot be merged: which rule, the "no
+worse" gate mode that decides the removal, and adopt / revert of the exchange."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from skillopt_sleep import gate
+from skillopt_sleep.adoption import adopt, revert
+from skillopt_sleep.consolidate import LoopSettings
+from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit, load_documents
+from skillopt_sleep.retire import Tonight, gate_removal, guarded_tasks, removed_rule, retiring, tonight
+from skillopt_sleep.rule_budget import apply_within_budget, merged
+from skillopt_sleep.staging import StagedFile, stage
+from skillopt_sleep.types import Attempt, Edit, GateDecision, NightReport, TaskRecord
+from tests.support.staged_project import skill_path
+
+COMMIT = "When working on a commit message task, always include \"Refs: ACME-\" in the response."
+NOTES = "When working on a release notes task, always include a section headed \"Fixes\"."
+EMAIL = "When working on a customer email task, open with \"We apologize\"."
+UNSCOPED = "Keep every response under 400 characters."
+NEW = Edit("skill", "add", "When working on a postmortem task, include a section headed \"Timeline\".",
+           rationale="postmortems lack a timeline", evidence=["pm-1"])
+
+
+def full(tmp_path: Path, rules: list[str], max_rules: int = 3) -> DocumentSet:
+    docs = load_documents(tmp_path, max_rules=max_rules)
+    for rule in rules:
+        docs = apply_edit(docs, Edit("skill", "add", rule))
+    return docs
+
+
+def task(tid: str, kind: str, split: str = "train") -> TaskRecord:
+    return TaskRecord(id=tid, intent=f"do {kind} {tid}", kind=kind, split=split,
+                      judge={"kind": "rule", "checks": [{"op": "contains", "arg": "x"}]})
+
+
+def attempts(tid: str, *hard: float) -> list[Attempt]:
+    return [Attempt(tid, i, "r", h, h) for i, h in enumerate(hard)]
+
+
+# --- the "no worse" gate mode ------------------------------------------------------------------
+
+def draws(rng: random.Random, p: float, n: int) -> list[float]:
+    return [1.0 if rng.random() < p else 0.0 for _ in range(n)]
+
+
+@pytest.mark.parametrize("n", [4, 8, 12, 24, 48, 200])
+def test_a_needed_rule_is_never_retired(n: int) -> None:
+    """Removing it drops its kind from 0.9 to 0.3: refused at every sample count, every seed."""
+    for seed in range(100):
+        rng = random.Random(seed)
+        base = {f"t{i}": draws(rng, 0.9, n) for i in range(3)}
+        without = {f"t{i}": draws(rng, 0.3, n) for i in range(3)}
+        assert not gate.no_worse(base, without, margin=0.1, looks=3).accepted
+
+
+def test_a_rule_whose_removal_changes_nothing_is_retired_with_enough_samples() -> None:
+    same = {f"t{i}": [1.0, 1.0, 0.5, 1.0, 1.0, 0.5] * 4 for i in range(3)}  # 24 samples, mean 0.83
+    decision = gate.no_worse(same, {k: list(v) for k, v in same.items()}, margin=0.1, looks=3)
+    assert decision.accepted, decision.reasons
+    assert decision.statistic["drop"] == 0 and decision.statistic["upper_bound"] < 0.1
+
+
+def test_too_few_samples_are_no_evidence_that_a_removal_is_harmless() -> None:
+    same = {"t1": [1.0, 1.0, 1.0, 1.0]}
+    decision = gate.no_worse(same, {"t1": [1.0, 1.0, 1.0, 1.0]}, margin=0.1)
+    assert not decision.accepted and "not shown to be no worse" in decision.reasons[0]
+
+
+def test_the_false_retire_rate_at_the_margin_stays_below_alpha() -> None:
+    """A removal that really costs exactly the margin (0.8 -> 0.7) is retired at most ~alpha of
+    the time (0.05; 400 seeds at 48 samples per task)."""
+    retired = 0
+    for seed in range(400):
+        rng = random.Random(seed)
+        base = {f"t{i}": draws(rng, 0.8, 48) for i in range(3)}
+        without = {f"t{i}": draws(rng, 0.7, 48) for i in range(3)}
+        retired += gate.no_worse(base, without, margin=0.1, alpha=0.05).accepted
+    assert retired / 400 <= 0.07
+
+
+def test_one_task_that_regressed_refuses_the_removal_even_when_the_mean_holds() -> None:
+    base = {f"t{i}": [1.0] * 40 for i in range(12)}
+    without = {k: list(v) for k, v in base.items()} | {"t0": [0.0] * 40}
+    decision = gate.no_worse(base, without, margin=0.1)
+    assert decision.statistic["upper_bound"] < 0.1, "the mean alone would pass"
+    assert not decision.accepted and "t0 regressed" in decision.reasons[0]
+
+
+def test_val_that_overlaps_train_cannot_validate_a_removal() -> None:
+    same = {"t1": [1.0] * 40}
+    decision = gate.no_worse(same, same, margin=0.1, train_ids=["t1"])
+    assert decision.action == "skip" and not decision.accepted
+
+
+# --- which rule a full document retires --------------------------------------------------------
+
+def test_a_rule_serving_none_of_tonights_kinds_is_retired_first(tmp_path: Path) -> None:
+    docs = full(tmp_path, [COMMIT, NOTES, EMAIL])
+    evidence = Tonight(frozenset({"postmortem", "commit message", "customer email"}), frozenset({"commit message"}))
+    with pytest.raises(EditRefused, match="budget of 3 rules"):
+        apply_edit(docs, NEW)
+    edit, after = apply_within_budget(docs, NEW, evidence)
+    assert (edit.op, edit.anchor) == ("replace", NOTES), "no release notes tonight: before the passing kind's rule"
+    assert after.skill.rules() == [COMMIT, NEW.content, EMAIL]
+    assert edit.rationale.startswith("postmortems lack a timeline | retires ")
+    assert "names none of tonight's task kinds" in edit.rationale and edit.evidence == ["pm-1"]
+    assert NEW.op == "add", "the proposed edit is not changed in place"
+
+
+def test_otherwise_the_oldest_rule_whose_kind_passed_every_train_attempt(tmp_path: Path) -> None:
+    docs = full(tmp_path, [COMMIT, NOTES, EMAIL])
+    kinds = frozenset({"postmortem", "commit message", "release notes", "customer email"})
+    edit = retiring(docs, NEW, Tonight(kinds, frozenset({"customer email", "release notes"})))
+    assert edit is not None and edit.anchor == NOTES and "passed every check" in edit.rationale
+    assert retiring(docs, NEW, Tonight(kinds, frozenset())) is None, "every rule still serves failing work"
+
+
+def test_unscoped_and_superseding_rules_and_handwritten_lines_are_never_retired(tmp_path: Path) -> None:
+    skill = skill_path(tmp_path)
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: skillopt-sleep-learned\ndescription: d\n---\n\n"
+                     "- When working on a release notes task, be brief.\n", encoding="utf-8")
+    docs = load_documents(tmp_path, max_rules=2)
+    docs = apply_edit(docs, Edit("skill", "add", UNSCOPED))
+    docs = apply_edit(docs, Edit("skill", "add", "When working on a release notes task, list every fix.",
+                                 supersedes="- When working on a release notes task, be brief."))
+    assert retiring(docs, NEW, Tonight(frozenset({"postmortem"}), frozenset())) is None
+    with pytest.raises(EditRefused, match="budget"):
+        apply_within_budget(docs, NEW, Tonight(frozenset({"postmortem"}), frozenset()))
+
+
+def test_without_kinds_or_with_retirement_off_nothing_is_retired(tmp_path: Path) -> None:
+    docs = full(tmp_path, [COMMIT, NOTES, EMAIL])
+    assert retiring(docs, NEW, Tonight(frozenset(), frozenset())) is None
+    with pytest.raises(EditRefused, match="budget"):
+        apply_within_budget(docs, NEW, None)
+
+
+def test_tonights_evidence_from_the_tasks_and_train_attempts() -> None:
+    tasks = [task("c1", "commit message"), task("c2", "commit message"), task("n1", "release notes"),
+             task("e1", "customer email", "val"), task("p1", "postmortem")]
+    got = tonight(tasks, {"c1": attempts("c1", 1, 1), "c2": attempts("c2", 1), "n1": attempts("n1", 1, 0)})
+    assert got.kinds == {"commit message", "release notes", "customer email", "postmortem"}
+    assert got.passing == {"commit message"}, "a failed attempt, or none at all, is no evidence"
+
+
+def test_a_merge_removes_no_rule_and_a_retirement_does(tmp_path: Path) -> None:
+    docs = full(tmp_path, [COMMIT, NOTES, EMAIL])
+    merge = merged(docs, Edit("skill", "add", "When working on a commit message task, keep the subject short."))
+    assert merge is not None and removed_rule(docs, merge) is None
+    swap = retiring(docs, NEW, Tonight(frozenset({"postmortem"}), frozenset()))
+    assert swap is not None and removed_rule(docs, swap) == COMMIT
+    assert removed_rule(docs, NEW) is None
+
+
+def test_the_removal_is_guarded_on_the_tasks_its_rule_served() -> None:
+    val = [task("n1", "release notes", "val"), task("c1", "commit message", "val"), task("p1", "postmortem", "val")]
+    assert guarded_tasks(NOTES, val, {"p1"}) == ["n1"]
+    assert guarded_tasks(EMAIL, val, {"p1"}) == ["c1", "n1"], "serves no val task: every task outside the focus"
+    assert guarded_tasks(NOTES, val, {"n1", "c1", "p1"}) == []
+
+
+# --- the gate of a retirement -------------------------------------------------------------------
+
+@dataclass
+class FakeEvaluator:
+    """Scripted val scores per document set: ``per_docs[fingerprint][task]`` repeats its pattern."""
+
+    per_docs: dict[str, dict[str, list[float]]]
+    tasks: dict[str, TaskRecord] = field(default_factory=dict)
+    asked: list[int] = field(default_factory=list)
+
+    def ensure(self, docs: DocumentSet, n: int, task_ids: list[str] | None = None, identity: str | None = None):
+        self.asked.append(n)
+        pattern = self.per_docs[docs.fingerprint()]
+        return {tid: (p * n)[:n] for tid, p in pattern.items()}
+
+
+@dataclass
+class FakeNight:
+    evaluator: FakeEvaluator
+    settings: LoopSettings
+    base: DocumentSet
+    tasks: list[TaskRecord]
+    overlap: set[str] = field(default_factory=set)
+
+
+def retirement_night(tmp_path: Path, notes_without: list[float]):
+    docs = full(tmp_path, [COMMIT, NOTES, EMAIL])
+    kinds = frozenset({"postmortem", "release notes", "commit message", "customer email"})
+    swap = retiring(docs, NEW, Tonight(kinds, frozenset({"release notes"})))
+    assert swap is not None and swap.anchor == NOTES
+    cand = apply_edit(docs, swap)
+    val = [task("n1", "release notes", "val"), task("n2", "release notes", "val"), task("p1", "postmortem", "val")]
+    ev = FakeEvaluator({docs.fingerprint(): {"n1": [1.0, 1.0, 0.5], "n2": [1.0, 1.0, 0.5], "p1": [0.5]},
+                        cand.fingerprint(): {"n1": notes_without, "n2": notes_without, "p1": [1.0]}},
+                       {t.id: t for t in val})
+    night = FakeNight(ev, LoopSettings(val_samples=4, max_val_samples=48), docs, val)
+    accepted = GateDecision(True, "accept", 0.7, 0.9, statistic={"samples_per_task": {"p1": 12, "n1": 8, "n2": 8}})
+    return night, swap, cand, accepted
+
+
+def test_a_retirement_that_costs_its_kind_is_refused_after_the_gain_test_passed(tmp_path: Path) -> None:
+    night, swap, cand, accepted = retirement_night(tmp_path, [0.5, 0.0, 0.5])  # 0.83 -> 0.33
+    decision = gate_removal(night, swap, cand, accepted, {"p1"})
+    assert not decision.accepted and decision.action == "reject"
+    assert any(r.startswith(f"retiring {NOTES!r}") for r in decision.reasons)
+    assert decision.statistic["no_worse"]["tasks"] == ["n1", "n2"]
+
+
+def test_a_retirement_that_costs_nothing_passes_once_samples_narrow_the_bound(tmp_path: Path) -> None:
+    night, swap, cand, accepted = retirement_night(tmp_path, [1.0, 1.0, 0.5])
+    decision = gate_removal(night, swap, cand, accepted, {"p1"})
+    assert decision.accepted, decision.reasons
+    stat = decision.statistic["no_worse"]
+    assert stat["retired"] == NOTES and stat["upper_bound"] < 0.1
+    assert night.evaluator.asked[0] == 8 and max(night.evaluator.asked) > 8, "more samples than the gain test's"
+
+
+def test_a_refused_gain_or_an_edit_that_removes_nothing_is_left_as_it_is(tmp_path: Path) -> None:
+    night, swap, cand, accepted = retirement_night(tmp_path, [0.0])
+    refused = GateDecision(False, "reject", 0.7, 0.7, reasons=["gain +0.000 is below the minimum 0.020"])
+    assert gate_removal(night, swap, cand, refused, {"p1"}) is refused and refused.reasons == [
+        "gain +0.000 is below the minimum 0.020"]
+    plain = Edit("skill", "add", "When working on a postmortem task, name an owner.")
+    assert gate_removal(night, plain, cand, accepted, {"p1"}).accepted
+    assert night.evaluator.asked == []
+
+
+# --- adopt and revert ---------------------------------------------------------------------------
+
+def test_a_retirement_adopts_and_reverts_byte_exact(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    live = skill_path(project)
+    live.parent.mkdir(parents=True)
+    live.write_bytes(b"---\r\nname: skillopt-sleep-learned\r\ndescription: d\r\n---\r\n# Notes\r\nLast line")
+    docs = full(project, [COMMIT, NOTES, EMAIL])
+    live.write_bytes(docs.skill.encoded())
+    before = live.read_bytes()
+    docs = load_documents(project, max_rules=3)
+    swap, after = apply_within_budget(docs, NEW, Tonight(frozenset({"postmortem"}), frozenset()))
+    assert swap.op == "replace"
+    proposed = after.skill.encoded()
+    assert NOTES.encode() not in proposed or COMMIT.encode() not in proposed
+    report = NightReport(night_id="n1", project=str(project), mode="run", status="staged", accepted_edits=[swap])
+    stage(project, report, [StagedFile("skill", live, before, proposed)])
+    adopt(project)
+    assert live.read_bytes() == proposed
+    revert(project)
+    assert live.read_bytes() == before
+    assert COMMIT in load_documents(project).skill.rules(), "the retired rule is back"
+
+
+def test_a_scope_names_a_kind_as_a_word() -> None:
+    from skillopt_sleep.retire import serves
+
+    assert serves("working on a commit message task", "commit message")
+    assert serves("writing commit messages", "commit message")
+    assert not serves("working on a changelog entry task", "change") and not serves("working on a beta task", "bet")
+
+
+# --- a whole night ------------------------------------------------------------------------------
+
+PASS = "PASS-TOKEN"
+FOR_A = "When working on an alpha task, follow the alpha checklist."
+BETA = "When working on a beta task, follow the beta checklist."
+
+
+class Kinds:
+    """Kind ``k`` passes only when a rule names "the k checklist"; the optimizer proposes FOR_A."""
+
+    id = "kinds"
+
+    def complete(self, request):
+        from skillopt_sleep.backends.base import Completion
+        import json
+
+        if request.purpose == "reflect":
+            return Completion(text=json.dumps({"edits": [{"target": "skill", "op": "add", "content": FOR_A,
+                                                         "evidence": ["train-alpha-0", "train-alpha-1"]}]}), model="kinds")
+        if request.purpose == "refine":
+            return Completion(text=json.dumps({"content": request.payload["rule"]}), model="kinds")
+        task, docs = request.payload["task"], request.payload["documents"]
+        ok = f"the {task['kind']} checklist" in docs
+        return Completion(text=f"Done. {PASS}" if ok else "Done.", model="kinds")
+
+
+def kinds_tasks() -> list[TaskRecord]:
+    judge = {"kind": "rule", "checks": [{"op": "contains", "arg": PASS}]}
+    return [TaskRecord(id=f"{split}-{k}-{i}", intent=f"{split} {k} {i}", judge=judge, kind=k, split=split)
+            for split in ("train", "val") for k in ("alpha", "beta") for i in range(3)]
+
+
+def kinds_night(tmp_path: Path, rules: list[str], **settings):
+    from skillopt_sleep.backends.client import Client, Stats
+    from skillopt_sleep.backends.limits import Limiter
+    from skillopt_sleep.backends.models import Models
+    from skillopt_sleep.consolidate import consolidate
+
+    docs = full(tmp_path, rules, max_rules=len(rules))
+    limiter, stats, world = Limiter(4), Stats(), Kinds()
+    models = Models(Client(world, limiter=limiter, stats=stats), Client(world, limiter=limiter, stats=stats,
+                                                                         role="optimizer"))
+    return consolidate(kinds_tasks(), docs, models, LoopSettings(**settings))
+
+
+def test_a_night_retires_a_rule_for_work_that_no_longer_comes(tmp_path: Path) -> None:
+    out = kinds_night(tmp_path, ["When working on a gamma task, follow the gamma checklist.", BETA])
+    [edit] = out.accepted
+    assert (edit.op, edit.anchor, edit.content) == ("replace", "When working on a gamma task, follow the gamma checklist.", FOR_A)
+    assert out.documents.skill.rules() == [FOR_A, BETA]
+    [decision] = [d for d in out.decisions if d.edits]
+    assert decision.statistic["no_worse"]["tasks"] == ["val-beta-0", "val-beta-1", "val-beta-2"]
+    assert decision.statistic["no_worse"]["upper_bound"] < 0.1
+
+
+def test_a_night_never_retires_a_rule_its_work_still_needs(tmp_path: Path) -> None:
+    """Kind beta passes every train attempt — thanks to its rule: retiring it is tried and refused."""
+    out = kinds_night(tmp_path, [BETA])
+    assert out.accepted == [] and out.documents.skill.rules() == [BETA]
+    [refused] = [r for r in out.rejected if r.stage == "gate"]
+    assert refused.edit.op == "replace" and any(r.startswith("retiring") or "regressed" in r for r in refused.reasons)
+
+
+def test_a_night_retires_a_rule_another_already_covers(tmp_path: Path) -> None:
+    """Both rules name the beta checklist: the first is redundant, and its removal costs nothing."""
+    out = kinds_night(tmp_path, ["When working on a beta task, always follow the beta checklist.", BETA])
+    [edit] = out.accepted
+    assert edit.anchor.startswith("When working on a beta task, always") and "passed every check" in edit.rationale
+    assert out.documents.skill.rules() == [FOR_A, BETA]
+
+
+def test_with_retirement_off_the_rule_stays_refused_for_the_budget(tmp_path: Path) -> None:
+    out = kinds_night(tmp_path, ["When working on a gamma task, follow the gamma checklist.", BETA], retire=False)
+    assert out.accepted == []
+    assert any(r.stage == "apply" and "budget" in r.reasons[0] for r in out.rejected)
