@@ -363,8 +363,12 @@ def _gate_each(outcome: Outcome, night: _Night, candidates: list[tuple[Edit, Doc
         return night.gate(cand, focus_for([edit], night.tasks), share=pool.alpha_share(edit),
                           identity=pool.identity(edit))
 
+    def pooled(edit: Edit) -> str | None:  # the candidate's samples are pooled under this identity
+        return None if pool is None or pool.accepted_before(edit) else pool.identity(edit)
+
     decisions = run_together(*[(lambda edit=edit, cand=cand: gate_removal(
-        night, edit, cand, one(edit, cand), focus_for([edit], night.tasks))) for edit, cand in candidates])
+        night, edit, cand, focus_for([edit], night.tasks), lambda: one(edit, cand), pooled(edit)))
+        for edit, cand in candidates])
     winners = []
     for (edit, cand), decision in zip(candidates, decisions, strict=True):
         decision.edits = [edit]

@@ -255,30 +255,17 @@ def no_worse(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Se
     rule whose removal changes nothing passes once samples narrow the bound below the margin (the
     price: at 0/1 scores near 0.8, 3 tasks, 3 looks, it passes 15 % of the time at 12 samples per
     task, 50 % at 48). ``lower_bound`` in the statistic >= ``margin``: the drop is shown."""
-    task_ids = sorted(set(baseline) & set(candidate))
-    overlap = sorted(set(task_ids) & set(train_ids))
-    if not task_ids:
-        return GateDecision(False, "skip", 0.0, 0.0, reasons=["no val tasks: the removal cannot be validated"])
-    if overlap:
-        return GateDecision(False, "skip", 0.0, 0.0,
-                            reasons=[f"val overlaps train ({', '.join(overlap[:5])}): the removal cannot be validated"])
-    per_task: list[TaskDelta] = []
-    reasons: list[str] = []
-    ses = []
-    task_alpha = regression_alpha / len(task_ids)
-    for tid in task_ids:
-        b, c = list(baseline[tid]), list(candidate[tid])
-        if not b or not c:
-            raise ValueError(f"task {tid} has no samples")
-        mb, mc, se = _mean(b), _mean(c), _se(b, c)
-        critical = t_quantile(1 - task_alpha, _welch_df(b, c))
-        regressed = mc < mb and mb - mc > critical * se
-        per_task.append(TaskDelta(tid, round(mb, 4), round(mc, 4), round(mc - mb, 4), len(b), len(c), regressed))
-        ses.append(_se_null(b, c))
-        if regressed:
-            reasons.append(f"task {tid} regressed without the rule: {mb:.3f} -> {mc:.3f} over {len(c)} samples")
+    # the per-task regression tests (and the refusal to judge val that overlaps train) are decide's
+    checked = decide(baseline, candidate, GateConfig(regression_alpha=regression_alpha), train_ids)
+    if checked.action == "skip":
+        return checked
+    per_task = checked.per_task
+    reasons = [f"task {d.task_id} regressed without the rule: {d.baseline:.3f} -> {d.candidate:.3f} over "
+               f"{d.n_candidate} samples" for d in per_task if d.regressed]
+    task_ids = [d.task_id for d in per_task]
+    ses = [_se_null(baseline[tid], candidate[tid]) for tid in task_ids]
     n = len(task_ids)
-    drop = -sum(d.delta for d in per_task) / n
+    drop = sum(_mean(baseline[tid]) - _mean(candidate[tid]) for tid in task_ids) / n
     se = math.sqrt(sum(s**2 for s in ses)) / n
     t = t_quantile(1 - alpha / max(1, looks), max(1, sum(d.n_baseline + d.n_candidate - 2 for d in per_task)))
     upper, lower = drop + t * se, drop - t * se

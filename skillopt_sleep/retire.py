@@ -17,18 +17,20 @@ Why paired, not a plain delete followed by an add on a later night: a rule is on
 when something that proved itself takes its line, the exchange is one edit that adopt writes and
 revert restores byte-exact as a whole, and a night never leaves a document emptier than it found it.
 
-The pair faces the ordinary gate (the new rule's own tasks must gain, no val task may regress, the
-all-task mean must not fall), and then the removal faces the "no worse" test (``gate.no_worse``) on
-the val tasks the retired rule served — those of its kinds, outside the new rule's own; when it
-serves none of tonight's val tasks, every val task outside the new rule's own — drawing more samples
-up to the gate's ceiling while the bound is too wide. ``gate_removal`` applies this to any
-``replace`` that drops a learned rule's words (a merge keeps them).
+The removal faces the "no worse" test (``gate.no_worse``) on the val tasks the retired rule served
+— those of its kinds, outside the new rule's own; when it serves none of tonight's val tasks, every
+val task outside the new rule's own — drawing more samples up to the gate's ceiling while the bound
+is too wide; then the pair faces the ordinary gate (the new rule's own tasks must gain, no val task
+may regress, the all-task mean must not fall). Removal first: a rule its work still needs is shown
+so on a first look at its tasks, before anything is spent on the new rule's gain (bench_learning
+at max_rules 3 found every retirement it tried to be of a needed rule). ``gate_removal`` applies
+this to any ``replace`` that drops a learned rule's words (a merge keeps them).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -123,39 +125,52 @@ def guarded_tasks(rule: str, val: list[TaskRecord], focus: set[str]) -> list[str
     return served or sorted(t.id for t in others)
 
 
-def gate_removal(night: Any, edit: Edit, cand: DocumentSet, decision: GateDecision,
-                 focus: set[str]) -> GateDecision:
-    """``decision`` (the ordinary gate's, on ``cand``), refused too when ``edit`` drops a learned
-    rule that the "no worse" test cannot clear. ``night``: consolidate's ``_Night`` (evaluator,
-    settings, base documents, tasks, overlap)."""
-    margin = getattr(night.settings, "retire_margin", RETIRE_MARGIN)
+def gate_removal(night: Any, edit: Edit, cand: DocumentSet, focus: set[str],
+                 gate: Callable[[], GateDecision], identity: str | None = None) -> GateDecision:
+    """The verdict on ``cand`` (``edit`` applied): ``gate()`` (the ordinary gate), preceded — when
+    ``edit`` drops a learned rule — by the "no worse" test of that removal on the tasks the rule
+    served. The removal goes first: a rule its work still needs is usually shown to be needed on a
+    first look at those tasks, before the new rule's gain is measured at all. ``night``:
+    consolidate's ``_Night`` (evaluator, settings, base documents, tasks, overlap); ``identity``:
+    the candidate's pooled evidence (``edit_evidence``), as its gate uses it."""
     rule = removed_rule(night.base, edit)
-    if not decision.accepted or rule is None:
-        return decision
+    if rule is None:
+        return gate()
     val = [t for t in night.tasks if t.split == "val" and t.id in night.evaluator.tasks]
     tasks = guarded_tasks(rule, val, focus)
     if not tasks:
+        decision = gate()
         decision.statistic["no_worse"] = "no val task outside the new rule's own: its gain test covers the removal"
         return decision
+    check, scored = _removal_check(night, cand, tasks, identity)
+    stat = dict(check.statistic, retired=rule, tasks=sorted(scored), per_task=[d.to_dict() for d in check.per_task])
+    if not check.accepted:
+        return GateDecision(False, "reject" if check.action != "skip" else "skip", check.baseline, check.candidate,
+                            check.per_task, {"no_worse": stat, "samples_per_task": {
+                                d.task_id: d.n_candidate for d in check.per_task}},
+                            [f"retiring {rule!r}: {why}" for why in check.reasons])
+    decision = gate()
+    decision.statistic["no_worse"] = stat
+    return decision
+
+
+def _removal_check(night: Any, cand: DocumentSet, tasks: list[str],
+                   identity: str | None) -> tuple[GateDecision, dict[str, list[float]]]:
+    """``gate.no_worse`` on ``tasks``, from ``val_samples`` per task, drawing more while the bound
+    is too wide, up to ``max_val_samples``; the looks share its false-retire rate."""
     s, ev = night.settings, night.evaluator
+    margin = getattr(s, "retire_margin", RETIRE_MARGIN)
     looks = max(1, -(-s.max_val_samples // s.val_samples))
-    used = decision.statistic.get("samples_per_task") or {}
-    n = min(s.max_val_samples, max([s.val_samples] + [used.get(t, 0) for t in tasks]))
+    n = s.val_samples
     while True:
         b = _scored(ev.ensure(night.base, n, tasks), tasks, n)
-        c = _scored(ev.ensure(cand, n, tasks), tasks, n)
+        c = _scored(ev.ensure(cand, n, tasks, identity=identity), tasks, n)
         check = gating.no_worse(b, c, margin=margin, regression_alpha=s.gate.regression_alpha, looks=looks,
                                 train_ids=night.overlap)
         shown_worse = check.statistic.get("lower_bound", 0.0) >= margin or any(d.regressed for d in check.per_task)
         if check.accepted or shown_worse or check.action == "skip" or n >= s.max_val_samples:
-            break
+            return check, b
         n = min(s.max_val_samples, n + s.val_samples)
-    decision.statistic["no_worse"] = dict(check.statistic, retired=rule, tasks=sorted(b),
-                                          per_task=[d.to_dict() for d in check.per_task])
-    if not check.accepted:
-        decision.accepted, decision.action = False, "reject"
-        decision.reasons.extend(f"retiring {rule!r}: {why}" for why in check.reasons)
-    return decision
 
 
 def _scored(scores: dict[str, list[float | None]], tasks: list[str], n: int) -> dict[str, list[float]]:
