@@ -24,6 +24,7 @@ chars, overload 0.03 beyond 8 free rules and conflict 0.3 ON.
     python scripts/bench_learning.py                      # 5 nights, 2 seeds, 2 workers
     python scripts/bench_learning.py --nights 3 --seeds 1 --skills git-writing
     python scripts/bench_learning.py --out docs/bench/learning-after.json --svg docs/bench/learning-after.svg
+    python scripts/bench_learning.py --max-rules 2 --shift 3 --policies engine,engine_no_retire   # retiring rules
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import os
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
@@ -144,6 +145,15 @@ def make_tasks(skill: Skill, night_number: int, fresh: bool) -> list[TaskRecord]
     return tasks
 
 
+def at_night(skill: Skill, night_number: int, shift: int) -> Skill:
+    """The skill as one night's work asks for it. ``shift`` (a night number; 0: never): the work
+    shifts that night — before it, every kind but the last; from it on, every kind but the first
+    (which stops coming). Night ``10**6`` is the work after the shift: what the test measures."""
+    if not shift:
+        return skill
+    return replace(skill, kinds=skill.kinds[:-1] if night_number < shift else skill.kinds[1:])
+
+
 def oracle_rules(skill: Skill, docs: DocumentSet) -> list[str]:
     """One covering rule per check, scoped to its kind, superseding a hand-written line it conflicts
     with: what the ceiling is measured with (never shown to the engine)."""
@@ -237,7 +247,9 @@ def harmful_rules(docs: DocumentSet, test: list[TaskRecord], seed: int, margin: 
 
 
 def engine_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool,
-               max_rules: int = Config().max_rules, retire: bool = Config().retire_rules) -> dict[str, Any]:
+               max_rules: int = Config().max_rules, retire: bool = Config().retire_rules,
+               shift: int = 0) -> dict[str, Any]:
+    phase, skill = skill, at_night(skill, 10**6, shift)
     test = [t for t in make_tasks(skill, 1, fresh) if t.split == "test"]
     with tempfile.TemporaryDirectory(prefix="skillopt-bench-learning-") as tmp:
         root = Path(tmp)
@@ -249,7 +261,7 @@ def engine_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool,
                               AUDIT_SAMPLES)
         rows = [{"night": 0, "test": test_scores(start, test, seed, TEST_SAMPLES), "calls": 0, "adopted": []}]
         for n in range(1, nights + 1):
-            learn = [t for t in make_tasks(skill, n, fresh) if t.split != "test"]
+            learn = [t for t in make_tasks(at_night(phase, n, shift), n, fresh) if t.split != "test"]
             tasks_file.write_text(json.dumps(tasks_document(learn, True)), encoding="utf-8")
             config = Config(backend=spec(seed), optimizer_backend=spec(optimizer_seed(seed, n)), agent="claude",
                             max_rules=max_rules, retire_rules=retire)
@@ -274,15 +286,16 @@ def one_replay_mean(target: Client, val: list[TaskRecord], docs: DocumentSet) ->
     return sum(xs[0].soft for xs in got.values() if xs) / max(1, len(got))
 
 
-def strict_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool) -> dict[str, Any]:
+def strict_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool, shift: int = 0) -> dict[str, Any]:
     """The strict-mean policy on the same tasks and models: one replay per val task decides."""
+    phase, skill = skill, at_night(skill, 10**6, shift)
     test = [t for t in make_tasks(skill, 1, fresh) if t.split == "test"]
     config = Config()
     with tempfile.TemporaryDirectory(prefix="skillopt-bench-learning-") as tmp:
         docs = load_documents(new_project(Path(tmp), skill))
         rows = [{"night": 0, "test": test_scores(docs, test, seed, TEST_SAMPLES), "calls": 0, "adopted": []}]
         for n in range(1, nights + 1):
-            tasks = make_tasks(skill, n, fresh)
+            tasks = make_tasks(at_night(phase, n, shift), n, fresh)
             train = [t for t in tasks if t.split == "train"]
             val = [t for t in tasks if t.split == "val"]
             m = models(seed, optimizer_seed(seed, n))
@@ -309,14 +322,14 @@ def strict_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool)
                 "rules_lowering_a_kind": harmful_rules(docs, test, seed, margin)}
 
 
-def one_job(job: tuple[str, str, int, int, float, bool, int]) -> dict[str, Any]:
-    policy, name, seed, nights, margin, fresh, max_rules = job
+def one_job(job: tuple[str, str, int, int, float, bool, int, int]) -> dict[str, Any]:
+    policy, name, seed, nights, margin, fresh, max_rules, shift = job
     skill = next(s for s in SUITE if s.name == name)
     started = time.monotonic()
     if policy in ("engine", "engine_no_retire"):
-        out = engine_run(skill, seed, nights, margin, fresh, max_rules, retire=policy == "engine")
+        out = engine_run(skill, seed, nights, margin, fresh, max_rules, retire=policy == "engine", shift=shift)
     else:
-        out = strict_run(skill, seed, nights, margin, fresh)
+        out = strict_run(skill, seed, nights, margin, fresh, shift)
     out["wall_s"] = round(time.monotonic() - started, 2)
     return out
 
@@ -446,6 +459,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policies", default="engine,strict_mean",
                         help=f"comma-separated, of {', '.join(POLICIES)} (engine_no_retire: the engine with "
                              "retire_rules off, so a full document never retires a rule)")
+    parser.add_argument("--shift", type=int, default=0,
+                        help="the work shifts on this night: the skill's first kind stops coming and its last "
+                             "begins (the test measures the work after it; 0: no shift)")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
     parser.add_argument("--svg", type=Path, help="write the chart here")
     args = parser.parse_args(argv)
@@ -453,13 +469,13 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in {s.name for s in SUITE}]
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     bad_policies = "engine" not in policies or not set(policies) <= set(POLICIES)
-    if unknown or bad_policies or min(args.nights, args.seeds, args.workers, args.max_rules) < 1:
+    if unknown or bad_policies or min(args.nights, args.seeds, args.workers, args.max_rules, args.shift + 1) < 1:
         print(f"bad arguments: unknown skills {unknown}" if unknown else
               f"policies must include engine, of {', '.join(POLICIES)}" if bad_policies else
-              "nights, seeds, workers and max-rules must be >= 1",
+              "nights, seeds, workers and max-rules must be >= 1, shift >= 0",
               file=sys.stderr)
         return 2
-    jobs = [(policy, name, seed, args.nights, args.harm_margin, not args.same_tasks, args.max_rules)
+    jobs = [(policy, name, seed, args.nights, args.harm_margin, not args.same_tasks, args.max_rules, args.shift)
             for name in names for seed in range(args.seeds) for policy in policies]
     started = time.monotonic()
     results = run_jobs(one_job, jobs, args.workers)
@@ -473,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
         "new_tasks_each_night": not args.same_tasks,
         "engine_config": {k: getattr(Config(), k) for k in ("k", "k_agree", "val_samples", "max_val_samples",
                                                             "max_edits", "min_gain")}
-        | {"max_rules": args.max_rules},
+        | {"max_rules": args.max_rules, "policies": policies, "shift_on_night": args.shift},
         "nights": args.nights, "seeds": args.seeds,
         "suite": [{"skill": s.name, "why": s.why, "kinds": [k.name for k in s.kinds],
                    "checks": sum(len(k.checks) for k in s.kinds)} for s in SUITE if s.name in names],
