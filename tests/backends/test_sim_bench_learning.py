@@ -93,8 +93,18 @@ def test_one_engine_night_and_one_strict_night_run_end_to_end(bench, monkeypatch
     monkeypatch.setattr(bench, "AUDIT_SAMPLES", 2)
     monkeypatch.setattr(bench, "TEST_SAMPLES", 2)
     monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(tmp_path / "home"))
-    for policy in ("engine", "strict_mean"):
-        out = bench.one_job((policy, "api-docs", 0, 1, 0.08, True, 12))
+    for policy in ("engine", "engine_no_retire", "strict_mean"):
+        out = bench.one_job((policy, "api-docs", 0, 1, 0.08, True, 12, 0))
+        assert out["policy"] == policy
         assert [row["night"] for row in out["nights"]] == [0, 1]
         assert out["nights"][1]["calls"] > 0
         assert set(out["nights"][1]["test"]) == {"endpoint reference", "error message", "migration guide", "all"}
+
+
+def test_a_shift_ends_the_first_kinds_work_and_begins_the_last_ones(bench):
+    skill = next(s for s in bench.SUITE if s.name == "git-writing")
+    names = [k.name for k in skill.kinds]
+    assert bench.at_night(skill, 5, 0) == skill
+    assert [k.name for k in bench.at_night(skill, 2, 3).kinds] == names[:-1]
+    assert [k.name for k in bench.at_night(skill, 3, 3).kinds] == names[1:]
+    assert {t.kind for t in bench.make_tasks(bench.at_night(skill, 3, 3), 3, True)} == set(names[1:])
