@@ -197,6 +197,8 @@ def test_read_config_file_missing_is_empty(tmp_path: Path):
         ({"min_recurrence": 0}, "min_recurrence"),
         ({"max_tokens": 0}, "max_tokens"),
         ({"max_cost_usd": -1}, "max_cost_usd"),
+        ({"retire_margin": 0}, "retire_margin"),
+        ({"retire_margin": 1.5}, "retire_margin"),
     ],
 )
 def test_validation_errors(overrides: dict, needle: str):

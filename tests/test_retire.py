@@ -346,3 +346,12 @@ def test_with_retirement_off_the_rule_stays_refused_for_the_budget(tmp_path: Pat
     out = kinds_night(tmp_path, ["When working on a gamma task, follow the gamma checklist.", BETA], retire=False)
     assert out.accepted == []
     assert any(r.stage == "apply" and "budget" in r.reasons[0] for r in out.rejected)
+
+
+def test_the_settings_reach_the_loop() -> None:
+    from skillopt_sleep.config import Config
+    from skillopt_sleep.night import _settings
+
+    loop = _settings(Config(retire_rules=False, retire_margin=0.2))
+    assert (loop.retire, loop.retire_margin) == (False, 0.2)
+    assert (LoopSettings().retire, LoopSettings().retire_margin) == (Config().retire_rules, Config().retire_margin)
