@@ -11,8 +11,10 @@ import pytest
 
 from skillopt_sleep import gate
 from skillopt_sleep.adoption import adopt, revert
+from skillopt_sleep.commands.review import review
 from skillopt_sleep.consolidate import LoopSettings
 from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit, load_documents
+from skillopt_sleep.report import render_markdown
 from skillopt_sleep.retire import Tonight, gate_removal, guarded_tasks, removed_rule, retiring, tonight
 from skillopt_sleep.rule_budget import apply_within_budget, merged
 from skillopt_sleep.staging import StagedFile, stage
@@ -241,7 +243,7 @@ def test_an_edit_that_removes_nothing_goes_straight_to_the_gate(tmp_path: Path) 
 
 # --- adopt and revert ---------------------------------------------------------------------------
 
-def test_a_retirement_adopts_and_reverts_byte_exact(tmp_path: Path) -> None:
+def test_a_retirement_adopts_and_reverts_byte_exact(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     project = tmp_path / "proj"
     live = skill_path(project)
     live.parent.mkdir(parents=True)
@@ -256,6 +258,11 @@ def test_a_retirement_adopts_and_reverts_byte_exact(tmp_path: Path) -> None:
     assert NOTES.encode() not in proposed or COMMIT.encode() not in proposed
     report = NightReport(night_id="n1", project=str(project), mode="run", status="staged", accepted_edits=[swap])
     stage(project, report, [StagedFile("skill", live, before, proposed)])
+    review(project)
+    shown = capsys.readouterr().out
+    why = "names none of tonight's task kinds"
+    assert f"retires {COMMIT!r}" in shown and why in shown, "review says which rule is retired and why"
+    assert f"retires {COMMIT!r}" in render_markdown(report) and why in render_markdown(report)
     adopt(project)
     assert live.read_bytes() == proposed
     revert(project)
