@@ -132,7 +132,8 @@ class _Night:
     family: int  # edits tested tonight: they share the false-accept rate
 
     def gate(self, cand: DocumentSet, focus: set[str], *, share: float = 1.0, base: DocumentSet | None = None,
-             identity: str | None = None, own_tasks_only: bool = False) -> GateDecision:
+             identity: str | None = None, own_tasks_only: bool = False,
+             targets: list[str] | None = None) -> GateDecision:
         """``cand`` against ``base`` (default: tonight's documents), on the tasks the edit claims
         to help first: an edit whose gain there does not hold up is refused before the other val
         tasks are measured for it (they could only add reasons to refuse); one that may still pass
@@ -156,7 +157,8 @@ class _Night:
             cfg=replace(s.gate, looks=-(-budget // s.val_samples)),
             base=base, cand=cand, focus=focus, share=share / max(1, self.family),
             identity=identity,
-            start=ev.count(cand, identity, first) if identity is not None else 0, budget=budget)
+            start=ev.count(cand, identity, first) if identity is not None else 0, budget=budget,
+            targets=list(targets or ()))
         decision = self._sample(sampling, first)
         if len(first) < len(everything) and not _gain_refused(decision) and not own_tasks_only:
             decision = self._sample(sampling, everything)
@@ -208,7 +210,14 @@ class _Night:
 
     def _decide(self, g: _Sampling, b: dict[str, list[float | None]], c: dict[str, list[float | None]]) -> GateDecision:
         g.look += 1
-        return gating.decide(_first(b, g.wanted), _first(c, g.wanted), g.cfg, self.overlap, g.focus, g.share, g.look)
+        targeted = None
+        if g.targets:
+            ev = self.evaluator
+            wanted = {tid: n for tid, n in g.wanted.items() if tid in g.focus}
+            targeted = (_first(_only(ev.targeted(g.base, g.targets), wanted), wanted),
+                        _first(_only(ev.targeted(g.cand, g.targets), wanted), wanted))
+        return gating.decide(_first(b, g.wanted), _first(c, g.wanted), g.cfg, self.overlap, g.focus, g.share, g.look,
+                             targeted=targeted)
 
 
 @dataclass
@@ -225,6 +234,7 @@ class _Sampling:
     budget: int  # new samples per task at most
     wanted: dict[str, int] = field(default_factory=dict)  # samples per task this gate uses
     look: int = 0
+    targets: list[str] = field(default_factory=list)  # the checks the edit fixes (``Edit.targets``)
 
 
 def _gain_refused(decision: GateDecision) -> bool:
@@ -232,6 +242,10 @@ def _gain_refused(decision: GateDecision) -> bool:
     if decision.action == "skip":
         return True
     return any(r.startswith("gain ") for r in decision.reasons)
+
+
+def _only(scores: dict[str, list[float | None]], wanted: dict[str, int]) -> dict[str, list[float | None]]:
+    return {tid: xs for tid, xs in scores.items() if tid in wanted}
 
 
 def _first(scores: dict[str, list[float | None]], wanted: dict[str, int]) -> dict[str, list[float]]:
@@ -359,9 +373,9 @@ def _gate_each(outcome: Outcome, night: _Night, candidates: list[tuple[Edit, Doc
 
     def one(edit: Edit, cand: DocumentSet) -> GateDecision:
         if pool is None or pool.accepted_before(edit):
-            return night.gate(cand, focus_for([edit], night.tasks))
+            return night.gate(cand, focus_for([edit], night.tasks), targets=edit.targets)
         return night.gate(cand, focus_for([edit], night.tasks), share=pool.alpha_share(edit),
-                          identity=pool.identity(edit))
+                          identity=pool.identity(edit), targets=edit.targets)
 
     def pooled(edit: Edit) -> str | None:  # the candidate's samples are pooled under this identity
         return None if pool is None or pool.accepted_before(edit) else pool.identity(edit)
@@ -417,7 +431,7 @@ def _combine(outcome: Outcome, night: _Night,
             survivors.append(edit)  # no other claims its tasks; the combination's gate guards the rest
             continue
         rest = _apply_all(night.base, [e for e in edits if e is not edit])
-        decision = night.gate(combined, focus[id(edit)], base=rest, own_tasks_only=True)
+        decision = night.gate(combined, focus[id(edit)], base=rest, own_tasks_only=True, targets=edit.targets)
         if decision.accepted:
             survivors.append(edit)
         else:
@@ -434,7 +448,9 @@ def _combine(outcome: Outcome, night: _Night,
         return next(w[1] for w in winners if w[0] is survivors[0])
     combined = _apply_all(night.base, survivors)
     progress(f"gating the combination of {len(survivors)} accepted edits")
-    decision = night.gate(combined, focus_for(survivors, night.tasks))
+    decision = night.gate(combined, focus_for(survivors, night.tasks),
+                          targets=sorted({c for e in survivors for c in e.targets}) if all(e.targets for e in survivors)
+                          else None)
     decision.edits = list(survivors)
     outcome.decisions.append(decision)
     if decision.accepted:

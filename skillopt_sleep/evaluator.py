@@ -8,8 +8,23 @@ import threading
 from skillopt_sleep.backends.models import Models
 from skillopt_sleep.documents import DocumentSet
 from skillopt_sleep.dream import rubric_scorer, run_attempts
+from skillopt_sleep.judges import check_id
 from skillopt_sleep.edit_evidence import EvidencePool, task_content_key
 from skillopt_sleep.types import TaskRecord
+
+
+def _check_ids(task: TaskRecord) -> frozenset[str]:
+    """The ids of a task's rule checks (none for a rubric or reference task)."""
+    judge = task.judge or {}
+    if judge.get("kind", "rule") != "rule":
+        return frozenset()
+    out = set()
+    for check in judge.get("checks") or []:
+        try:
+            out.add(check_id(check))
+        except (KeyError, TypeError):
+            continue
+    return frozenset(out)
 
 
 class Evaluator:
@@ -32,6 +47,10 @@ class Evaluator:
         # per document set, per task: one entry per sample drawn, None where the reply could not
         # be scored (left out, ``scoring.py``), so sample numbers and "the first n" stay exact
         self.scores: dict[str, dict[str, list[float | None]]] = {}
+        # beside each score, the rule checks that sample failed (None: not known — a pooled
+        # sample of an earlier night, or one that could not be scored), for the targeted gain
+        self.failed: dict[str, dict[str, list[frozenset[str] | None]]] = {}
+        self.checks = {t.id: _check_ids(t) for t in tasks}
         self.identities: dict[str, str] = {}  # docs fingerprint -> pooled identity
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
@@ -43,6 +62,7 @@ class Evaluator:
                 pooled = self.pool is not None and identity is not None
                 self.scores[key] = {tid: list(self.pool.stored(identity, self.content[tid])) if pooled else []
                                     for tid in self.tasks}
+                self.failed[key] = {tid: [None] * len(scores) for tid, scores in self.scores[key].items()}
                 if pooled:
                     self.identities[key] = identity
             self._locks.setdefault(key, threading.Lock())
@@ -72,10 +92,29 @@ class Evaluator:
             with self._guard:
                 self.phases[self.phase] = self.phases.get(self.phase, 0) + len(tasks) * (n - start)
             got = run_attempts(self.models.target, tasks, docs, range(start, n), self.rubric)
+            failed = self.failed[docs.fingerprint()]
             for tid, attempts in got.items():
-                scored = {a.sample: a.soft for a in attempts}
-                have[tid].extend(scored.get(sample) for sample in range(start, n))
+                scored = {a.sample: a for a in attempts}
+                for sample in range(start, n):
+                    a = scored.get(sample)
+                    have[tid].append(a.soft if a is not None else None)
+                    failed[tid].append(frozenset(a.failed_checks) if a is not None else None)
         return {tid: list(v) for tid, v in have.items()}
+
+    def targeted(self, docs: DocumentSet, targets: list[str]) -> dict[str, list[float | None]]:
+        """Per task that has any of ``targets`` among its rule checks, per sample drawn for ``docs``
+        so far: the share of those checks it passed (None where not known). Tasks without them
+        are left out: the gain a rule claims is measured where its checks are asked."""
+        key = docs.fingerprint()
+        with self._guard:
+            failed = self.failed.get(key, {})
+        wanted = set(targets)
+        out: dict[str, list[float | None]] = {}
+        for tid, samples in failed.items():
+            asked = wanted & self.checks[tid]
+            if asked:
+                out[tid] = [None if f is None else 1.0 - len(asked & f) / len(asked) for f in samples]
+        return out
 
     def store(self) -> None:
         """Hand every pooled identity's samples back to the pool (saved by the night)."""

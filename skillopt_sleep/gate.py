@@ -5,7 +5,11 @@ Baseline and candidate are compared *paired by task*. A candidate is accepted on
   * the mean per-task gain is at least ``min_gain`` and its lower confidence bound is above 0
     (at ``gain_alpha``, split over the sequential looks the caller may take and over the edits the
     caller tests that night — ``share`` — so four useless edits are no likelier to slip through
-    than one),
+    than one). When the edit names the checks it fixes (``Edit.targets``) the gain is that of
+    those checks' pass rate: a rule for one check of a task is not drowned by the noise of the
+    task's other checks — and then the task's whole score must rise too, its lower bound above 0
+    at ``score_alpha`` (one test at a fixed level: the strict, split test is the targeted one), so
+    a rule that fixes its check by breaking another of the same task does not pass,
   * the mean over *all* val tasks does not fall: its lower confidence bound (at ``mean_alpha``)
     is at least 0, so an edit cannot buy a gain on its own kind with a larger loss elsewhere,
   * no val task regressed: a per-task drop beyond ``regression_tolerance`` that a one-sided Welch
@@ -41,6 +45,7 @@ class GateConfig:
     mean_alpha: float = 0.3  # chance of passing an edit whose all-task mean does not rise
     futility_z: float = 1.0  # stop sampling once even gain + futility_z x se could not pass
     harm_alpha: float = 0.05  # chance of calling a harmless edit harmful (and banning it)
+    score_alpha: float = 0.05  # chance of passing a targeted edit whose own tasks' score does not rise
 
     @property
     def z(self) -> float:
@@ -112,9 +117,31 @@ def _se_null(b: Sequence[float], c: Sequence[float]) -> float:
     return math.sqrt(_var_shrunk(list(b) + list(c)) * (1 / len(b) + 1 / len(c)))
 
 
+def _gain(deltas: Sequence[TaskDelta], ses: Sequence[float]) -> tuple[float, float, int]:
+    """Mean per-task difference, its standard error under "nothing changed", and the pooled
+    degrees of freedom."""
+    n = len(deltas)
+    return (sum(d.delta for d in deltas) / n, math.sqrt(sum(s**2 for s in ses)) / n,
+            max(1, sum(d.n_baseline + d.n_candidate - 2 for d in deltas)))
+
+
+def _targeted(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequence[float]],
+              task_ids: Iterable[str]) -> tuple[list[TaskDelta], list[float]]:
+    deltas, ses = [], []
+    for tid in task_ids:
+        b, c = list(baseline.get(tid) or ()), list(candidate.get(tid) or ())
+        if b and c:
+            deltas.append(TaskDelta(tid, round(_mean(b), 4), round(_mean(c), 4), round(_mean(c) - _mean(b), 4),
+                                    len(b), len(c)))
+            ses.append(_se_null(b, c))
+    return deltas, ses
+
+
 def decide(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequence[float]],
            cfg: GateConfig = GateConfig(), train_ids: Iterable[str] = (),
-           focus: Iterable[str] | None = None, share: float = 1.0, look: int | None = None) -> GateDecision:
+           focus: Iterable[str] | None = None, share: float = 1.0, look: int | None = None,
+           targeted: tuple[Mapping[str, Sequence[float]], Mapping[str, Sequence[float]]] | None = None,
+           ) -> GateDecision:
     """Compare scores per val task (task id -> samples of the soft score).
 
     ``focus``: the val tasks the edit is meant to help (same kind as its evidence). The gain is
@@ -122,6 +149,9 @@ def decide(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequ
     pass — while every val task is still guarded against regression and the mean over all of
     them must not fall. Empty or absent: all tasks. ``share``: the part of ``gain_alpha`` this
     test may spend and ``look`` which look this is (``GateConfig.z_for``). ``train_ids``: val tasks that duplicate a train task.
+    ``targeted``: baseline and candidate samples of the pass rate of the checks the edit fixes,
+    per focus task that has them; the gain is tested on these, and the focus tasks' score must
+    rise as well (module docstring). None, or no focus task with samples: the score alone.
     """
     task_ids = sorted(set(baseline) & set(candidate))
     overlap = sorted(set(task_ids) & set(train_ids))
@@ -155,29 +185,41 @@ def decide(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequ
     cand_score = sum(d.candidate for d in per_task) / n
     focused = set(focus or ()) & set(task_ids)
     chosen = [i for i, d in enumerate(per_task) if d.task_id in focused] or list(range(n))
-    gain = sum(per_task[i].delta for i in chosen) / len(chosen)
-    se_gain = math.sqrt(sum(ses[i] ** 2 for i in chosen)) / len(chosen)
+    score_gain, score_se, score_df = _gain([per_task[i] for i in chosen], [ses[i] for i in chosen])
+    checks, check_ses = _targeted(*targeted, [per_task[i].task_id for i in chosen]) if targeted else ([], [])
+    gain, se_gain, df = _gain(checks, check_ses) if checks else (score_gain, score_se, score_df)
     # Student's t on the pooled samples' degrees of freedom: a handful of 0/1 samples is far
     # from normal, and a lucky draw on one task must not pass for proof
-    z = t_quantile(1 - cfg.alpha_for(share, look),
-                   max(1, sum(per_task[i].n_baseline + per_task[i].n_candidate - 2 for i in chosen)))
+    z = t_quantile(1 - cfg.alpha_for(share, look), df)
     lower = gain - z * se_gain
-    mean_gain = sum(d.delta for d in per_task) / n
-    se_mean = math.sqrt(sum(s**2 for s in ses)) / n
-    z_mean = t_quantile(1 - cfg.mean_alpha, max(1, sum(d.n_baseline + d.n_candidate - 2 for d in per_task)))
+    score_lower = score_gain - t_quantile(1 - cfg.score_alpha, score_df) * score_se if checks else lower
+    mean_gain, se_mean, mean_df = _gain(per_task, ses)
+    z_mean = t_quantile(1 - cfg.mean_alpha, mean_df)
     mean_lower = mean_gain - z_mean * se_mean
     mean_upper = mean_gain + NormalDist().inv_cdf(1 - cfg.harm_alpha) * se_mean
     statistic = {"name": "paired per-task mean difference", "gain": round(gain, 4),
                  "gain_over": sorted(per_task[i].task_id for i in chosen) if focused else "all val tasks",
+                 "gain_of": "the checks it fixes" if checks else "the score",
                  "se": round(se_gain, 4), "lower_bound": round(lower, 4), "z": z, "alpha_share": share, "look": look,
+                 "score_gain": round(score_gain, 4), "score_se": round(score_se, 4),
+                 "score_lower_bound": round(score_lower, 4),
                  "mean_gain": round(mean_gain, 4), "mean_se": round(se_mean, 4),
                  "mean_lower_bound": round(mean_lower, 4), "mean_upper_bound": round(mean_upper, 4),
                  "min_gain": cfg.min_gain, "n_tasks": n, "regression_alpha": cfg.regression_alpha,
                  "suspect_tasks": suspect}
+    if checks:
+        statistic["checks_per_task"] = [d.to_dict() for d in checks]
+    what = "of the checks it fixes " if checks else ""
     if gain < cfg.min_gain:
-        reasons.append(f"gain {gain:+.3f} is below the minimum {cfg.min_gain:.3f}")
+        reasons.append(f"gain {what}{gain:+.3f} is below the minimum {cfg.min_gain:.3f}")
     elif lower <= 0:
-        reasons.append(f"gain {gain:+.3f} is not distinguishable from noise (lower bound {lower:+.3f})")
+        reasons.append(f"gain {what}{gain:+.3f} is not distinguishable from noise (lower bound {lower:+.3f})")
+    elif checks and score_gain < cfg.min_gain:
+        reasons.append(f"gain in its own tasks' score {score_gain:+.3f} is below the minimum {cfg.min_gain:.3f} "
+                       f"(its checks gained {gain:+.3f})")
+    elif checks and score_lower <= 0:
+        reasons.append(f"gain in its own tasks' score {score_gain:+.3f} is not distinguishable from noise "
+                       f"(lower bound {score_lower:+.3f}; its checks gained {gain:+.3f})")
     if mean_upper < 0:
         reasons.append(f"the mean over all {n} val tasks fell: {mean_gain:+.3f} (upper bound {mean_upper:+.3f})")
     elif gain >= cfg.min_gain and mean_lower < 0:
@@ -202,7 +244,8 @@ def wants_more(decision: GateDecision, cfg: GateConfig = GateConfig()) -> list[s
     if futile(decision, cfg):
         return []
     tasks: set[str] = set()
-    if stat.get("lower_bound", 0) <= 0 or stat.get("mean_lower_bound", 0) < 0:
+    if (stat.get("lower_bound", 0) <= 0 or stat.get("score_lower_bound", 0) <= 0
+            or stat.get("mean_lower_bound", 0) < 0):
         # every task: what the edit costs elsewhere is measured as closely as what it gains
         tasks.update(d.task_id for d in decision.per_task)
     tasks.update(stat.get("suspect_tasks", []))
@@ -219,7 +262,13 @@ def futile(decision: GateDecision, cfg: GateConfig = GateConfig()) -> bool:
     looks = max(1, cfg.looks)
     final_se = se * math.sqrt(min(look, looks) / looks)
     needed = max(cfg.min_gain, cfg.z_for(stat.get("alpha_share", 1.0), looks) * final_se)
-    return gain + cfg.futility_z * se < needed
+    if gain + cfg.futility_z * se < needed:
+        return True
+    # a targeted edit must also raise its tasks' score, at ``score_alpha`` (``decide``)
+    score, score_se = stat.get("score_gain", gain), stat.get("score_se", se)
+    final_score_se = score_se * math.sqrt(min(look, looks) / looks)
+    needed = max(cfg.min_gain, NormalDist().inv_cdf(1 - cfg.score_alpha) * final_score_se)
+    return stat.get("gain_of") == "the checks it fixes" and score + cfg.futility_z * score_se < needed
 
 
 def significant_harm(decision: GateDecision) -> bool:

@@ -12,6 +12,11 @@ such rule, all at once), which rewrites it as one line that keeps the fix and st
 the rewrite replaces the candidate and faces the gate like any edit. Only train tasks are replayed
 and shown: val and test stay unseen. A rule that breaks nothing costs its replays and no request;
 an unusable reply (after one repair) keeps the rule as proposed and is counted.
+
+The same replays name what a rule fixes: the checks that failed clearly less often under it than in
+the night's attempts of the same tasks (``fixed``) become its ``targets``, the checks the gate tests
+its gain on (``gate.py``). Chosen on train replays before any val task is drawn for the rule, they
+are a hypothesis fixed in advance, so testing it on val stays honest.
 """
 
 from __future__ import annotations
@@ -64,6 +69,19 @@ def failure_rates(attempts: list[Attempt]) -> dict[str, float]:
         for check in set(a.failed_checks):
             counts[check] = counts.get(check, 0) + 1
     return {c: n / len(attempts) for c, n in counts.items()}
+
+
+def fixed(before: list[Attempt], after: list[Attempt]) -> list[str]:
+    """Check ids that failed less often in ``after`` than in ``before`` (the same tasks, pooled):
+    by at least one replay's worth and at least half the largest drop, so a check that merely
+    wobbled beside the one a rule fixes does not dilute what the gate tests."""
+    if not before or not after:
+        return []
+    was, now = failure_rates(before), failure_rates(after)
+    drops = {c: rate - now.get(c, 0.0) for c, rate in was.items()}
+    best = max(drops.values(), default=0.0)
+    floor = max(1 / len(after), 0.5 * best)
+    return sorted(c for c, drop in drops.items() if drop > 0 and drop >= floor)
 
 
 def newly_broken(before: list[Attempt], after: list[Attempt]) -> list[str]:
@@ -137,6 +155,7 @@ def look_ahead(target: Client, optimizer: Client, edits: list[Edit], tasks: list
     for p, (i, own, _) in enumerate(plans):
         before = [a for task in own for a in attempts.get(task.id, [])]
         after = [a for task in own for a in replays[p].get(task.id, [])]
+        out.edits[i] = replace(edits[i], targets=fixed(before, after), evidence=list(edits[i].evidence))
         checks = set(newly_broken(before, after))
         broken = [(task, xs) for task in own
                   if (xs := [a for a in replays[p].get(task.id, []) if checks & set(a.failed_checks)])]
@@ -153,7 +172,7 @@ def look_ahead(target: Client, optimizer: Client, edits: list[Edit], tasks: list
             optimizer.leave_out(f"refine: {result.reason}")
             out.unusable.append(result.reason)
             continue
-        edit = edits[i]
+        edit = out.edits[i]
         try:
             body = clean_rule(split_scoped(result)[1], limits)
         except EditRefused as exc:
@@ -165,7 +184,7 @@ def look_ahead(target: Client, optimizer: Client, edits: list[Edit], tasks: list
             continue
         why = "rewritten: as first proposed it broke checks that passed on its own train tasks"
         rewritten = replace(edit, content=content, rationale=f"{edit.rationale} | {why}" if edit.rationale else why,
-                            evidence=list(edit.evidence))
+                            evidence=list(edit.evidence), targets=list(edit.targets))
         out.rewritten.append((edit.content, content))
         out.edits[i] = rewritten
     return out

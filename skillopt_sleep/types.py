@@ -211,6 +211,10 @@ class Edit(Record):
     evidence: list[str] = field(default_factory=list)
     scope: str = ""  # the kind of work the rule is for, read after "When"; "" = every kind (scope.py)
     supersedes: str = ""  # a hand-written line this rule overrides, verbatim (documents.py)
+    # the rule checks it is meant to fix (judges.check_id): those that failed less often when it was
+    # replayed on its own train tasks (lookahead.py); the gate tests its gain on them (gate.py).
+    # Empty: not known, the gain is tested on the whole score
+    targets: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
         over = f" (supersedes {self.supersedes!r})" if self.supersedes else ""

@@ -248,3 +248,42 @@ def test_only_significant_harm_counts_as_harm():
     harmful = decide({t: [1.0] * 8 for t in "abcd"}, {t: [0.0, 0.0, 0.0, 1.0] * 2 for t in "abcd"}, cfg, look=1)
     assert significant_harm(harmful)
     assert any("fell" in r or "regressed" in r for r in harmful.reasons)
+
+
+# the targeted gain: each sample of a two-check task, as (its score, whether the checked rule passed)
+def _two_checks(target_passes: list[int], other_passes: list[int]) -> tuple[list[float], list[float]]:
+    return ([(t + o) / 2 for t, o in zip(target_passes, other_passes, strict=True)], [float(t) for t in target_passes])
+
+
+def test_a_rule_is_tested_on_the_checks_it_fixes_which_the_other_checks_noise_does_not_drown():
+    # the fixed check: 1/8 -> 7/8 passes per task; the other check is a coin flip on both sides
+    noise = [1, 0, 0, 1, 1, 0, 1, 0]
+    b_score, b_check = _two_checks([0, 0, 0, 1, 0, 0, 0, 0], noise)
+    c_score, c_check = _two_checks([1, 1, 1, 1, 0, 1, 1, 1], noise[::-1])
+    base = {t: b_score for t in "abc"}
+    cand = {t: c_score for t in "abc"}
+    alpha = GateConfig(gain_alpha=0.0001)
+    plain = decide(base, cand, alpha)
+    targeted = decide(base, cand, alpha, targeted=({t: b_check for t in "abc"}, {t: c_check for t in "abc"}))
+    assert targeted.statistic["gain_of"] == "the checks it fixes" and plain.statistic["gain_of"] == "the score"
+    assert targeted.statistic["gain"] == pytest.approx(0.75) and plain.statistic["gain"] == pytest.approx(0.375)
+    assert targeted.accepted and not plain.accepted, (plain.reasons, targeted.statistic)
+    assert targeted.statistic["lower_bound"] > plain.statistic["lower_bound"]
+
+
+def test_a_rule_that_fixes_its_check_by_breaking_another_of_the_task_is_refused():
+    b_score, b_check = _two_checks([0, 0, 0, 0, 0, 0, 1, 0], [1, 1, 1, 1, 1, 1, 1, 0])
+    c_score, c_check = _two_checks([1, 1, 1, 1, 1, 1, 1, 1], [0, 0, 0, 0, 0, 0, 1, 0])
+    base, cand = {t: b_score for t in "abc"}, {t: c_score for t in "abc"}
+    d = decide(base, cand, targeted=({t: b_check for t in "abc"}, {t: c_check for t in "abc"}))
+    assert d.statistic["lower_bound"] > 0, "its own check clearly gained"
+    assert not d.accepted and any("own tasks' score" in r for r in d.reasons), d.reasons
+
+
+def test_targeted_samples_count_only_on_focus_tasks_that_have_them():
+    base = {"a": LOW, "b": LOW, "c": SAME}
+    cand = {"a": HIGH, "b": HIGH, "c": SAME}
+    none = decide(base, cand, focus={"a", "b"}, targeted=({}, {}))
+    assert none.statistic["gain_of"] == "the score" and none.statistic == decide(base, cand, focus={"a", "b"}).statistic
+    only_c = decide(base, cand, focus={"a", "b"}, targeted=({"c": [0.0] * 6}, {"c": [1.0] * 6}))
+    assert only_c.statistic["gain_of"] == "the score", "c is not among the tasks the edit claims"

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.documents import DocumentSet, load_documents
 from skillopt_sleep.dream import run_attempts
 from skillopt_sleep.judges import check_id, validate_check
-from skillopt_sleep.lookahead import look_ahead, newly_broken
+from skillopt_sleep.lookahead import fixed, look_ahead, newly_broken
 from skillopt_sleep.types import Attempt, Edit, TaskRecord
 
 from tests.support.fake_backend import FakeBackend, forward
@@ -85,7 +86,7 @@ def test_a_cap_that_cuts_replies_below_their_floor_is_rewritten_to_keep_both(doc
 def test_a_rule_that_breaks_nothing_costs_its_replays_and_no_request(docs: DocumentSet) -> None:
     out, backend, edit = ahead(docs, "sim:follow=1,base=0,correct=1,harmful=0,seed=3")  # not verbose
     assert [r.purpose for r in backend.requests] == ["attempt"] * 6
-    assert out.edits == [edit] and out.rewritten == [] and out.calls == 0
+    assert [replace(e, targets=[]) for e in out.edits] == [edit] and out.rewritten == [] and out.calls == 0
 
 
 def test_an_unusable_rewrite_keeps_the_rule_as_proposed_and_is_counted(docs: DocumentSet) -> None:
@@ -97,5 +98,16 @@ def test_an_unusable_rewrite_keeps_the_rule_as_proposed_and_is_counted(docs: Doc
     attempts = run_attempts(target, tasks, docs, range(4))
     edit = Edit(target="skill", op="add", content=CAP_RULE, evidence=[t.id for t in tasks])
     out = look_ahead(target, optimizer, [edit], tasks, attempts, docs)
-    assert out.edits == [edit] and out.calls == 2  # the request and its one repair
+    assert [replace(e, targets=[]) for e in out.edits] == [edit] and out.calls == 2  # the request and its one repair
+    assert out.edits[0].targets == [check_id(CAP)], "the cap it fixes (the verbose model failed it) is its target"
     assert out.unusable and "not JSON" in out.unusable[0]
+
+
+def test_the_checks_a_rule_fixes_are_those_that_failed_clearly_less_under_it() -> None:
+    before = failing(CAP, n=4) + failing(CAP, FLOOR, n=1)  # the cap fails 5/5, the floor 1/5
+    after = passing(5) + failing(FLOOR, n=1)  # the cap never, the floor 1/6
+    assert fixed(before, after) == [check_id(CAP)], "the floor's small wobble does not dilute the target"
+    assert fixed(failing(CAP, n=5), failing(CAP, n=6)) == [], "nothing failed less: no target"
+    assert fixed([], after) == [] and fixed(before, []) == []
+    both = passing(6)
+    assert fixed(failing(CAP, FLOOR, n=4), both) == sorted([check_id(CAP), check_id(FLOOR)])
