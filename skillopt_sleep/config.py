@@ -64,6 +64,10 @@ class Config:
     val_others_samples: int = 0
     max_val_samples: int = 12  # ceiling when the gate asks for more evidence
     max_edits: int = 4  # edits proposed per night (the schedule's first-night value)
+    # candidates replayed on their train tasks per edit gated; those that fix nothing there never
+    # reach val (1: replay only the max_edits best ranked, drop none for it)
+    screen_pool: int = 2
+    reflect_samples: int = 2  # readings of each reflect request: more proposals for one call each
     edit_schedule: str = "constant"  # constant | linear | cosine: the edit budget over nights (edit_schedule.py)
     edit_floor: int = 1  # edits per night once the schedule reaches its horizon
     edit_horizon: int = 10  # nights from max_edits down to edit_floor
@@ -176,6 +180,8 @@ def validate(config: Config) -> Config:
          "night_deadline must be a positive number of seconds"),
         (config.retry_base_delay >= 0, "retry_base_delay must be >= 0"),
         (config.max_edits >= 1, "max_edits must be at least 1"),
+        (1 <= config.screen_pool <= 4, "screen_pool must be within 1..4"),
+        (1 <= config.reflect_samples <= 4, "reflect_samples must be within 1..4"),
         (config.edit_schedule in ("constant", "linear", "cosine"), "edit_schedule must be constant, linear or cosine"),
         (config.edit_floor >= 1, "edit_floor must be at least 1"),
         (config.edit_schedule == "constant" or config.edit_floor <= config.max_edits,

@@ -46,6 +46,11 @@ class LoopSettings:
     val_samples: int = 4
     max_val_samples: int = 12
     max_edits: int = 4
+    # candidates replayed on their own train tasks per edit the gate may test: those that fix
+    # nothing there are dropped before any val draw, and the best ``max_edits`` of the rest are
+    # gated (1: only the ``max_edits`` best ranked are replayed, none dropped for that)
+    screen_pool: int = 2
+    reflect_samples: int = 2  # readings of each reflect request (``reflect``)
     agree_after: int = 2  # a train task whose first samples all agree gets no more (0: always k)
     # a kind stops being dreamed once this many of its train tasks teach something (0: every task)
     kind_tasks: int = TASKS_PER_KIND
@@ -75,7 +80,8 @@ class LoopSettings:
 class Rejection:
     """An edit that did not make it into the proposal, and why.
 
-    ``stage``: guardrail (reflect's checks), apply (the documents refused it), gate, unchanged
+    ``stage``: guardrail (reflect's checks), lookahead (fixed nothing on its own train tasks),
+    apply (the documents refused it), gate, unchanged
     (refused on an earlier night on these same val tasks, not re-tested), combination (passed
     alone, added nothing beside the others) or unvalidated (no val tasks).
     ``ban``: the gate found it significantly harmful — the ledger keeps it from coming back.
@@ -322,17 +328,30 @@ def _propose(outcome: Outcome, models: Models, train: list[TaskRecord], docs: Do
     def refused(edit: Edit) -> bool:
         return already_refused(edit) or (pool is not None and pool.settled(edit))
 
-    proposal = reflect(models.optimizer, train, outcome.train_attempts, docs, max_edits=settings.max_edits,
-                       limits=docs.skill.limits, already_refused=refused)
+    pool_size = settings.max_edits * max(1, settings.screen_pool)
+    proposal = reflect(models.optimizer, train, outcome.train_attempts, docs, max_edits=pool_size,
+                       limits=docs.skill.limits, already_refused=refused, samples=settings.reflect_samples)
     outcome.phases["reflect"] = proposal.calls
     outcome.rejected.extend(Rejection(edit, [reason], "guardrail") for edit, reason in proposal.refused)
     ahead = look_ahead(models.target, models.optimizer, proposal.edits, train, outcome.train_attempts, docs,
                        rubric=rubric_scorer(models.optimizer), limits=docs.skill.limits)
     outcome.phases["lookahead"] = ahead.replays + ahead.calls
     outcome.notes.extend(ahead.notes())
+    chosen = []
+    for i, edit in enumerate(ahead.edits):
+        if settings.screen_pool > 1 and ahead.fixed_nothing(i):
+            outcome.rejected.append(Rejection(edit, [
+                "fixed nothing on its own train tasks: no check failed less often when it was replayed there "
+                "than in the night's attempts"], "lookahead"))
+        elif len(chosen) < settings.max_edits:
+            chosen.append(edit)
+        else:
+            outcome.rejected.append(Rejection(edit, [
+                f"ranked below the best {settings.max_edits} that fixed something on their own train tasks"],
+                "guardrail"))
     candidates: list[tuple[Edit, DocumentSet]] = []
     evidence = tonight_evidence(tasks, outcome.train_attempts) if settings.retire else None
-    for edit in ahead.edits:
+    for edit in chosen:
         try:
             candidates.append(apply_within_budget(docs, edit, evidence))
         except EditRefused as exc:

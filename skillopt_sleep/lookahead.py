@@ -52,6 +52,12 @@ class Lookahead:
     calls: int = 0  # refine requests made (repairs included)
     rewritten: list[tuple[str, str]] = field(default_factory=list)  # (before, after)
     unusable: list[str] = field(default_factory=list)
+    replayed: set[int] = field(default_factory=set)  # positions in ``edits`` that were replayed
+
+    def fixed_nothing(self, i: int) -> bool:
+        """The edit at ``i`` was replayed on its own train tasks and no check failed less often
+        there than in the night's attempts: it fixed nothing it was drawn from."""
+        return i in self.replayed and not self.edits[i].targets
 
     def notes(self) -> list[str]:
         """What the night's report says about it."""
@@ -151,6 +157,7 @@ def look_ahead(target: Client, optimizer: Client, edits: list[Edit], tasks: list
         *[(lambda own=own, cand=cand: run_attempts(target, own, cand, range(samples), rubric))
           for _, own, cand in plans])
     out.replays = sum(len(own) for _, own, _ in plans) * samples
+    out.replayed = {i for i, _, _ in plans}
     requests, which = [], []
     for p, (i, own, _) in enumerate(plans):
         before = [a for task in own for a in attempts.get(task.id, [])]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.client import Client
@@ -284,16 +284,22 @@ def _merge_into(kept: list[Edit], edit: Edit) -> bool:
 def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list[Attempt]],
             docs: DocumentSet, *, max_edits: int = 4, limits: Limits = Limits(),
             already_refused: Callable[[Edit], bool] = lambda e: False,
-            kinds_per_request: int = KINDS_PER_REQUEST) -> Proposal:
+            kinds_per_request: int = KINDS_PER_REQUEST, samples: int = 1) -> Proposal:
     """Ask the optimizer for edits over every failing kind (a few kinds per request), filter them,
-    merge near-duplicates, and rank the rest when there are more than ``max_edits``."""
+    merge near-duplicates, and rank the rest when there are more than ``max_edits``.
+
+    ``samples``: each request is sent that many times (sample 0, 1, ...; it runs at a temperature
+    above 0): an optimizer that sees a failure does not always name its fix, and a second reading
+    of the same evidence is one cheap call beside the dozens a val test of a wrong rule costs.
+    Near-duplicate proposals of the samples are merged like any others."""
     kinds = select(tasks, attempts)
     documents = _documents_view(docs)
     requests = []
     for batch in minibatches(kinds, kinds_per_request):
         asked = max(max_edits, EDITS_PER_KIND * len(batch))  # ranking cuts the pool to max_edits
         system = render("reflect_system", max_edits=asked, max_rule_chars=limits.max_rule_chars)
-        requests.append(_batch_request(batch, system, documents, asked, docs))
+        request = _batch_request(batch, system, documents, asked, docs)
+        requests.extend(replace(request, sample=s) for s in range(max(1, samples)))
     replies = optimizer.map(requests)
     parsed, repairs = parse_replies(optimizer, requests, replies, edits_from_reply, who="optimizer")
     proposed: list[Edit] = []
@@ -306,7 +312,7 @@ def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list
             proposed.extend(result)
     candidates, refused = _guard(proposed, tasks, documents, limits, already_refused)
     ranking = rank(optimizer, candidates, max_edits, _rank_evidence(kinds),
-                   [item for request in requests for item in request.payload["tasks"]])
+                   [item for request in requests if request.sample == 0 for item in request.payload["tasks"]])
     if ranking.unusable:
         unusable.append(f"rank: {ranking.unusable}; kept the best supported")
     ordered = spread_over_kinds([candidates[i] for i in ranking.order], tasks)

@@ -246,7 +246,7 @@ def test_of_two_edits_doing_the_same_job_only_one_is_kept(tmp_path: Path) -> Non
 
 def test_a_harmful_edit_is_banned_and_a_useless_one_is_not(tmp_path: Path) -> None:
     out = consolidate(world_tasks(6), load_documents(tmp_path), world_models(World([BREAKS_B, NOTHING])),
-                      LoopSettings())
+                      LoopSettings(screen_pool=1))  # gated, not dropped for fixing nothing on train
     assert out.accepted == []
     by_rule = {r.edit.content: r for r in out.rejected}
     assert by_rule[BREAKS_B].ban and by_rule[BREAKS_B].stage == "gate"
@@ -261,7 +261,7 @@ def test_a_re_proposed_edit_that_never_shows_a_gain_is_settled(tmp_path: Path) -
         wording = NOTHING if night_no % 2 == 0 else NOTHING.lower() + "."  # a rewording is the same edit
         # a new pair of val tasks each night: something new to test it on
         out = consolidate(world_tasks(4 + 2 * night_no), docs, world_models(World([wording], noise=30, seed=night_no)),
-                          LoopSettings(), pool=pool)
+                          LoopSettings(screen_pool=1), pool=pool)
         pool.save()
         decisions = [d for d in out.decisions if d.edits]
         if night_no < 4:
@@ -306,7 +306,7 @@ def test_a_re_proposed_edit_with_a_promising_gain_is_accepted_once_new_val_tasks
     for night_no in range(4):
         pool = EvidencePool.load(path, tmp_path, "world", docs.fingerprint(), max_nights=4)
         out = consolidate(world_tasks(4 + 2 * night_no), docs, world_models(World([WEAK], noise=10, seed=night_no)),
-                          LoopSettings(), pool=pool)
+                          LoopSettings(screen_pool=1), pool=pool)
         pool.save()
         [decision] = [d for d in out.decisions if d.edits]
         seen.append(max(decision.statistic["samples_per_task"].values()))
@@ -405,3 +405,16 @@ def test_edits_that_passed_alone_but_do_not_fit_the_rule_budget_together_wait(tm
     [waits] = [r for r in out.rejected if r.stage == "combination"]
     assert "no room beside the other accepted edits" in waits.reasons[0] and "budget of 1 rules" in waits.reasons[0]
     assert not waits.ban
+
+
+def test_an_edit_that_fixes_nothing_on_its_own_train_tasks_never_reaches_val(tmp_path: Path) -> None:
+    docs = load_documents(tmp_path)
+    out = consolidate(world_tasks(6), docs, world_models(World([NOTHING, HELPS_A])), LoopSettings())
+    assert [e.content for e in out.accepted] == [HELPS_A]
+    [dropped] = [r for r in out.rejected if r.edit.content == NOTHING]
+    assert dropped.stage == "lookahead" and not dropped.ban and "fixed nothing" in dropped.reasons[0]
+    assert all(NOTHING not in e.content for d in out.decisions for e in d.edits), "no val draw for it"
+    [kept] = out.accepted
+    assert kept.targets, "what it fixed on its train tasks is what the gate tested"
+    gated = consolidate(world_tasks(6), docs, world_models(World([NOTHING, HELPS_A])), LoopSettings(screen_pool=1))
+    assert any(e.content == NOTHING for d in gated.decisions for e in d.edits), "screen_pool 1: it is gated"

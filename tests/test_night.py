@@ -57,7 +57,9 @@ def test_dry_run_stages_and_saves_nothing(project: Path, tmp_path: Path) -> None
 
 def test_a_night_pools_its_val_evidence_for_the_next(project: Path, tmp_path: Path) -> None:
     tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
-    run_night(options(project, tasks_file, backend="sim:correct=0,harmful=1,seed=2"))
+    opts = options(project, tasks_file, backend="sim:correct=0,harmful=1,seed=2")
+    opts.config.screen_pool = 1  # gate the harmful rules rather than drop them when they fix nothing on train
+    run_night(opts)
     records = json.loads(user_dirs().edit_evidence.read_text())["records"]
     assert all(r["project"] == str(project.resolve()) for r in records)
     assert any(r.get("edit", {}).get("nights") == 1 for r in records), "each gated edit is recorded"

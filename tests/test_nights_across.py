@@ -53,15 +53,18 @@ def test_the_edit_budget_decays_over_the_projects_nights(project: Path, tmp_path
 
     def spy(*args, **kwargs):
         budgets.append(kwargs["max_edits"])
-        proposal = real(*args, **kwargs)
-        assert len(proposal.edits) <= kwargs["max_edits"], "no more edits reach the gate than the budget"
-        return proposal
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(consolidate, "reflect", spy)
     for _ in range(3):
         report = night(project, tasks_file, edit_schedule="linear", max_edits=4, edit_floor=1, edit_horizon=2)
-        assert any(n.startswith("edit budget tonight: ") for n in report.notes)
-    assert budgets == [4, 3, 1]
+        [note] = [n for n in report.notes if n.startswith("edit budget tonight: ")]
+        tonight = int(note.split(":")[1].split()[0])
+        gated = [d for d in report.decisions if len(d.edits) == 1]
+        assert len(gated) <= tonight, "no more edits reach the gate than the budget"
+    # reflect is asked for screen_pool (2) candidates per edit the budget allows: lookahead drops
+    # those that fix nothing on their train tasks, and the best of the rest are gated
+    assert budgets == [8, 6, 2]
 
 
 def renumbered(offset: int) -> list:

@@ -515,3 +515,20 @@ def test_the_optimizer_sees_the_hand_written_text_and_may_supersede_a_line(tmp_p
     assert [(e.op, e.supersedes) for e in proposal.edits] == [("add", FORBID), ("delete_line", "")]
     # the gate applies them; a line edit of a skill not opted in is refused there
     assert apply_edit(docs, proposal.edits[0]).memory.rules()[-1].endswith(f'(supersedes: "{FORBID}")')
+
+
+def test_each_request_can_be_read_more_than_once_and_the_readings_are_merged(docs: DocumentSet):
+    def by_sample(request: Request) -> object:
+        rules = ["Always add Signed-off-by.", "Keep the subject short."]
+        # both readings name the first rule (one reworded); only the second names the other
+        return {"edits": [edit(rules[0] if request.sample == 0 else rules[0].lower())]
+                + ([edit(rules[1])] if request.sample == 1 else [])}
+
+    backend = FakeBackend(by_sample)
+    proposal = reflect(client(backend), [task("mixed")], {"mixed": ATTEMPTS["mixed"]}, docs, samples=2)
+    assert [r.sample for r in backend.requests] == [0, 1] and proposal.calls == 2
+    assert len({r.user for r in backend.requests}) == 1, "the same evidence, read twice"
+    assert sorted(e.content for e in proposal.edits) == ["Always add Signed-off-by.", "Keep the subject short."]
+    one = FakeBackend(by_sample)
+    assert [e.content for e in reflect(client(one), [task("mixed")], {"mixed": ATTEMPTS["mixed"]}, docs).edits] \
+        == ["Always add Signed-off-by."] and len(one.requests) == 1

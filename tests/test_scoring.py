@@ -83,9 +83,9 @@ def prose_optimizer(sim: SimBackend) -> FakeBackend:
 def test_a_night_whose_optimizer_never_answers_json_says_so(tmp_path: Path):
     models = models_for(prose_optimizer(SimBackend(SimKnobs(seed=3))))
     outcome = consolidate(make_tasks(), load_documents(tmp_path), models, LoopSettings(k=2))
-    # every kind fits one reflect request, which is repaired once
-    assert outcome.accepted == [] and outcome.phases["reflect"] == 1 * 2
-    assert models.left_out() == {"reflect: optimizer reply was not JSON after one repair": 1}
-    assert "no edit to try: 1 x optimizer reply was not JSON after one repair (the reply is not JSON)" \
+    # every kind fits one reflect request, read twice (``reflect_samples``), each repaired once
+    assert outcome.accepted == [] and outcome.phases["reflect"] == 2 * 2
+    assert models.left_out() == {"reflect: optimizer reply was not JSON after one repair": 2}
+    assert "no edit to try: 2 x optimizer reply was not JSON after one repair (the reply is not JSON)" \
         in outcome.notes
     assert "the optimizer proposed no applicable edit" not in outcome.notes

@@ -45,7 +45,8 @@ def test_demo_accepts_improving_scoped_edits_and_says_why(tmp_path: Path) -> Non
 
 def test_demo_refuses_harmful_edits(tmp_path: Path) -> None:
     """With a harmful proposal for every failing check, none is accepted: each is ranked below the
-    night's budget or refused by the gate, which measured it not to help."""
+    night's budget, dropped when its replays on its own train tasks fixed nothing, or refused by
+    the gate, which measured it not to help."""
     data = run_demo(tmp_path / "demo", seed=1, quiet=True, sim="follow=0.9,base=0.15,correct=0.6,harmful=1")
     harmful = re.compile(r"keep every response short|keep it out", re.I)  # the sim's misreadings
     assert not any(harmful.search(e["content"]) for e in data["accepted_edits"])
@@ -55,7 +56,8 @@ def test_demo_refuses_harmful_edits(tmp_path: Path) -> None:
     for r in refused:
         gated = single.get(r["edit"]["content"])
         if gated is None:
-            assert any("ranked below the best" in x for x in r["reasons"]), r
+            assert any("ranked below the best" in x or "fixed nothing on its own train tasks" in x
+                       for x in r["reasons"]), r
         else:
             assert not gated["accepted"]
             assert any(t["candidate"] < t["baseline"] for t in gated["per_task"]) or gated["candidate"] <= gated["baseline"]
