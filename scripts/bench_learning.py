@@ -25,6 +25,10 @@ chars, overload 0.03 beyond 8 free rules and conflict 0.3 ON.
     python scripts/bench_learning.py --nights 3 --seeds 1 --skills git-writing
     python scripts/bench_learning.py --out docs/bench/learning-after.json --svg docs/bench/learning-after.svg
     python scripts/bench_learning.py --max-rules 2 --shift 3 --policies engine,engine_no_retire   # retiring rules
+    python scripts/bench_learning.py --nights 3 --seeds 8 \
+        --policies engine,engine_one_reading,engine_no_screen,engine_score_gain,engine_s4   # each lever off
+
+The engine policies other than ``engine`` each turn one setting off (``ENGINE_POLICIES``).
 """
 
 from __future__ import annotations
@@ -58,7 +62,16 @@ from skillopt_sleep.scope import render_scoped, scope_for_kind
 from skillopt_sleep.types import TaskRecord
 
 KNOBS = "follow=0.9,base=0.3,correct=0.6,harmful=0.25,leak=0.5,verbose=700,overload=0.03,free_rules=8,conflict=0.3"
-POLICIES = ("engine", "engine_no_retire", "strict_mean")
+# the engine's policies: the settings each changes from the defaults (measured side by side)
+ENGINE_POLICIES: dict[str, dict[str, Any]] = {
+    "engine": {},
+    "engine_no_retire": {"retire_rules": False},  # a full document never retires a rule
+    "engine_one_reading": {"reflect_samples": 1},  # each reflect request read once
+    "engine_no_screen": {"screen_pool": 1},  # no candidate dropped for fixing nothing on train
+    "engine_score_gain": {"targeted_gain": False},  # the gain tested on the whole score, not the fixed checks
+    "engine_s4": {"reflect_samples": 1, "screen_pool": 1, "targeted_gain": False},  # as at the end of session 4
+}
+POLICIES = (*ENGINE_POLICIES, "strict_mean")
 TEST_SEED_OFFSET = 1_000_003  # the test replays' target seed: never one a night uses
 TEST_SAMPLES = 8
 AUDIT_SAMPLES = 48  # per test task, for the ceiling and the with/without-rule audit
@@ -247,7 +260,7 @@ def harmful_rules(docs: DocumentSet, test: list[TaskRecord], seed: int, margin: 
 
 
 def engine_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool,
-               max_rules: int = Config().max_rules, retire: bool = Config().retire_rules,
+               max_rules: int = Config().max_rules, policy: str = "engine",
                shift: int = 0) -> dict[str, Any]:
     phase, skill = skill, at_night(skill, 10**6, shift)
     test = [t for t in make_tasks(skill, 1, fresh) if t.split == "test"]
@@ -264,7 +277,7 @@ def engine_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool,
             learn = [t for t in make_tasks(at_night(phase, n, shift), n, fresh) if t.split != "test"]
             tasks_file.write_text(json.dumps(tasks_document(learn, True)), encoding="utf-8")
             config = Config(backend=spec(seed), optimizer_backend=spec(optimizer_seed(seed, n)), agent="claude",
-                            max_rules=max_rules, retire_rules=retire)
+                            max_rules=max_rules, **ENGINE_POLICIES[policy])
             report = night.run_night(night.NightOptions(project=project, config=config, mode="run",
                                                         tasks_file=tasks_file))
             adopted = [e.content for e in report.accepted_edits]
@@ -276,7 +289,7 @@ def engine_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool,
                          "refused": [{"rule": r["edit"]["content"], "reasons": r["reasons"]}
                                      for r in report.rejected_edits]})
         final = load_documents(project)
-        return {"policy": "engine" if retire else "engine_no_retire", "skill": skill.name, "seed": seed, "ceiling": ceiling, "nights": rows,
+        return {"policy": policy, "skill": skill.name, "seed": seed, "ceiling": ceiling, "nights": rows,
                 "final_rules": [r for _, r in all_rules(final)],
                 "rules_lowering_a_kind": harmful_rules(final, test, seed, margin)}
 
@@ -326,8 +339,8 @@ def one_job(job: tuple[str, str, int, int, float, bool, int, int]) -> dict[str, 
     policy, name, seed, nights, margin, fresh, max_rules, shift = job
     skill = next(s for s in SUITE if s.name == name)
     started = time.monotonic()
-    if policy in ("engine", "engine_no_retire"):
-        out = engine_run(skill, seed, nights, margin, fresh, max_rules, retire=policy == "engine", shift=shift)
+    if policy in ENGINE_POLICIES:
+        out = engine_run(skill, seed, nights, margin, fresh, max_rules, policy=policy, shift=shift)
     else:
         out = strict_run(skill, seed, nights, margin, fresh, shift)
     out["wall_s"] = round(time.monotonic() - started, 2)
@@ -457,8 +470,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the engine's rule budget per document (a full document merges new rules "
                              "into one of their scope; the strict-mean policy has no budget)")
     parser.add_argument("--policies", default="engine,strict_mean",
-                        help=f"comma-separated, of {', '.join(POLICIES)} (engine_no_retire: the engine with "
-                             "retire_rules off, so a full document never retires a rule)")
+                        help=f"comma-separated, of {', '.join(POLICIES)} (each engine_* policy turns settings "
+                             "off: ENGINE_POLICIES; engine_no_retire: a full document never retires a rule)")
     parser.add_argument("--shift", type=int, default=0,
                         help="the work shifts on this night: the skill's first kind stops coming and its last "
                              "begins (the test measures the work after it; 0: no shift)")

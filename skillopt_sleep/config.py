@@ -68,6 +68,9 @@ class Config:
     # reach val (1: replay only the max_edits best ranked, drop none for it)
     screen_pool: int = 2
     reflect_samples: int = 2  # readings of each reflect request: more proposals for one call each
+    # a rule's gain is tested on the checks it fixed on its train tasks (and its tasks' score must
+    # rise too); false: on the score of its tasks alone
+    targeted_gain: bool = True
     edit_schedule: str = "constant"  # constant | linear | cosine: the edit budget over nights (edit_schedule.py)
     edit_floor: int = 1  # edits per night once the schedule reaches its horizon
     edit_horizon: int = 10  # nights from max_edits down to edit_floor

@@ -51,6 +51,7 @@ class LoopSettings:
     # gated (1: only the ``max_edits`` best ranked are replayed, none dropped for that)
     screen_pool: int = 2
     reflect_samples: int = 2  # readings of each reflect request (``reflect``)
+    targeted_gain: bool = True  # gate a rule's gain on the checks it fixes (``Edit.targets``), else on the score
     agree_after: int = 2  # a train task whose first samples all agree gets no more (0: always k)
     # a kind stops being dreamed once this many of its train tasks teach something (0: every task)
     kind_tasks: int = TASKS_PER_KIND
@@ -164,7 +165,7 @@ class _Night:
             base=base, cand=cand, focus=focus, share=share / max(1, self.family),
             identity=identity,
             start=ev.count(cand, identity, first) if identity is not None else 0, budget=budget,
-            targets=list(targets or ()))
+            targets=list(targets or ()) if s.targeted_gain else [])
         decision = self._sample(sampling, first)
         if len(first) < len(everything) and not _gain_refused(decision) and not own_tasks_only:
             decision = self._sample(sampling, everything)

@@ -69,7 +69,7 @@ def _settings(config: Config, max_edits: int | None = None) -> LoopSettings:
         k=config.k, agree_after=config.k_agree, val_samples=config.val_samples, max_val_samples=config.max_val_samples,
         max_edits=max_edits or config.max_edits, kind_tasks=config.dream_kind_tasks,
         others_samples=config.val_others_samples, retire=config.retire_rules, retire_margin=config.retire_margin,
-        screen_pool=config.screen_pool, reflect_samples=config.reflect_samples,
+        screen_pool=config.screen_pool, reflect_samples=config.reflect_samples, targeted_gain=config.targeted_gain,
         gate=GateConfig(min_gain=config.min_gain, gain_alpha=config.gain_alpha,
                         looks=-(-config.max_val_samples // config.val_samples),
                         regression_tolerance=config.regression_tolerance,

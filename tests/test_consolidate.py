@@ -418,3 +418,12 @@ def test_an_edit_that_fixes_nothing_on_its_own_train_tasks_never_reaches_val(tmp
     assert kept.targets, "what it fixed on its train tasks is what the gate tested"
     gated = consolidate(world_tasks(6), docs, world_models(World([NOTHING, HELPS_A])), LoopSettings(screen_pool=1))
     assert any(e.content == NOTHING for d in gated.decisions for e in d.edits), "screen_pool 1: it is gated"
+
+
+def test_the_gain_is_tested_on_the_checks_an_edit_fixes_unless_turned_off(tmp_path: Path) -> None:
+    docs = load_documents(tmp_path)
+    on = consolidate(world_tasks(6), docs, world_models(World([HELPS_A])), LoopSettings())
+    off = consolidate(world_tasks(6), docs, world_models(World([HELPS_A])), LoopSettings(targeted_gain=False))
+    assert [d.statistic["gain_of"] for d in on.decisions] == ["the checks it fixes"]
+    assert [d.statistic["gain_of"] for d in off.decisions] == ["the score"]
+    assert on.accepted and off.accepted
