@@ -15,6 +15,7 @@ from typing import Any
 
 from skillopt_sleep.documents import END, START
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
+from skillopt_sleep.judges import JudgeError, check_from_id, describe_check
 from skillopt_sleep.redact import redact
 from skillopt_sleep.types import Edit, GateDecision, NightReport, TaskRecord
 from skillopt_sleep.files import parse_json
@@ -130,9 +131,22 @@ def why_accepted(edit: Edit, decisions: list[GateDecision], task_index: dict[str
     figure = f"val {decision.baseline:.3f} -> {decision.candidate:.3f}"
     if isinstance(gain, (int, float)) and not isinstance(gain, bool):
         figure += f", gain {gain:+.3f}"
+        if decision.statistic.get("gain_of") == "the checks it fixes" and edit.targets:
+            figure += f" on what it fixes ({_checks(edit.targets)})"
     if isinstance(low, (int, float)) and not isinstance(low, bool):
         figure += f" (lower bound {low:+.3f})"
     return f"{gate_label(decision)}: {kinds}; {figure}"
+
+
+def _checks(targets: list[str]) -> str:
+    """The checks a rule fixes, as a person reads them ("must contain ..."); an unreadable id as is."""
+    out = []
+    for target in targets:
+        try:
+            out.append(describe_check(check_from_id(target)))
+        except (JudgeError, ValueError, KeyError, TypeError):
+            out.append(target)
+    return "; ".join(out)
 
 
 # --------------------------------------------------------------------------- at night time

@@ -133,3 +133,15 @@ def test_markdown_report_shows_scope_and_reason():
     md = render_markdown(_scoped_report())
     assert "Scope: writing a commit message" in md and "Scope: all kinds" in md
     assert "Accepted because: this rule alone: commit message +0.25 on 2 task(s)" in md
+
+
+def test_why_names_the_checks_a_rule_was_gated_on():
+    report = _scoped_report()
+    rule = report.accepted_edits[0]
+    rule.targets = ['{"arg": "Refs: ACME-", "op": "contains"}']
+    report.decisions[0].statistic["gain_of"] = "the checks it fixes"
+    [why] = [line for line in render_text(report).splitlines() if "why:" in line]
+    assert 'gain +0.500 on what it fixes (must contain "Refs: ACME-") (lower bound +0.125)' in why
+    report.decisions[0].statistic["gain_of"] = "the score"
+    [why] = [line for line in render_text(report).splitlines() if "why:" in line]
+    assert "what it fixes" not in why, "a gain measured on the score is not said to be the checks'"
