@@ -64,8 +64,8 @@ class Config:
     val_others_samples: int = 0
     max_val_samples: int = 12  # ceiling when the gate asks for more evidence
     max_edits: int = 4  # edits proposed per night (the schedule's first-night value)
-    # candidates replayed on their train tasks per edit gated; those that fix nothing there never
-    # reach val (1: replay only the max_edits best ranked, drop none for it)
+    # candidates replayed on their train tasks per edit gated; those that fixed something there take
+    # the night's slots first (1: replay only the max_edits best ranked)
     screen_pool: int = 2
     reflect_samples: int = 2  # readings of each reflect request: more proposals for one call each
     # a rule's gain is tested on the checks it fixed on its train tasks (and its tasks' score must

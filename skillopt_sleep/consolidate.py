@@ -46,9 +46,9 @@ class LoopSettings:
     val_samples: int = 4
     max_val_samples: int = 12
     max_edits: int = 4
-    # candidates replayed on their own train tasks per edit the gate may test: those that fix
-    # nothing there are dropped before any val draw, and the best ``max_edits`` of the rest are
-    # gated (1: only the ``max_edits`` best ranked are replayed, none dropped for that)
+    # candidates replayed on their own train tasks per edit the gate may test: those that fixed
+    # something there take the ``max_edits`` slots first, and one that fixed nothing is gated only
+    # while a slot is left (1: only the ``max_edits`` best ranked are replayed)
     screen_pool: int = 2
     reflect_samples: int = 2  # readings of each reflect request (``reflect``)
     targeted_gain: bool = True  # gate a rule's gain on the checks it fixes (``Edit.targets``), else on the score
@@ -81,7 +81,8 @@ class LoopSettings:
 class Rejection:
     """An edit that did not make it into the proposal, and why.
 
-    ``stage``: guardrail (reflect's checks), lookahead (fixed nothing on its own train tasks),
+    ``stage``: guardrail (reflect's checks), lookahead (fixed nothing on its own train tasks, and
+    the night's slots went to rules that did),
     apply (the documents refused it), gate, unchanged
     (refused on an earlier night on these same val tasks, not re-tested), combination (passed
     alone, added nothing beside the others) or unvalidated (no val tasks).
@@ -338,18 +339,18 @@ def _propose(outcome: Outcome, models: Models, train: list[TaskRecord], docs: Do
                        rubric=rubric_scorer(models.optimizer), limits=docs.skill.limits)
     outcome.phases["lookahead"] = ahead.replays + ahead.calls
     outcome.notes.extend(ahead.notes())
-    chosen = []
-    for i, edit in enumerate(ahead.edits):
-        if settings.screen_pool > 1 and ahead.fixed_nothing(i):
-            outcome.rejected.append(Rejection(edit, [
-                "fixed nothing on its own train tasks: no check failed less often when it was replayed there "
-                "than in the night's attempts"], "lookahead"))
-        elif len(chosen) < settings.max_edits:
-            chosen.append(edit)
-        else:
-            outcome.rejected.append(Rejection(edit, [
-                f"ranked below the best {settings.max_edits} that fixed something on their own train tasks"],
-                "guardrail"))
+    # the rules that fixed something on their own train tasks take the night's slots first (in rank
+    # order); one that fixed nothing is gated only while a slot is left, never vetoed outright: a
+    # few replays of a useful rule can be unlucky, and a single proposal must keep its full chance
+    nothing = [i for i in range(len(ahead.edits)) if ahead.fixed_nothing(i)] if settings.screen_pool > 1 else []
+    order = [i for i in range(len(ahead.edits)) if i not in nothing] + nothing
+    chosen = [ahead.edits[i] for i in order[:settings.max_edits]]
+    for i in order[settings.max_edits:]:
+        reason = ("fixed nothing on its own train tasks (no check failed less often when it was replayed there "
+                  f"than in the night's attempts), and the night's {settings.max_edits} slot(s) went to rules "
+                  "that did or ranked higher" if i in nothing else
+                  f"ranked below the best {settings.max_edits} that fixed something on their own train tasks")
+        outcome.rejected.append(Rejection(ahead.edits[i], [reason], "lookahead" if i in nothing else "guardrail"))
     candidates: list[tuple[Edit, DocumentSet]] = []
     evidence = tonight_evidence(tasks, outcome.train_attempts) if settings.retire else None
     for edit in chosen:

@@ -199,6 +199,9 @@ class World:
             edits = [{"target": "skill", "op": "add", "content": c, "evidence": [f"train-{kind[c]}-0", f"train-{kind[c]}-1"]}
                      for c in self.proposals]
             return Completion(text=json.dumps({"edits": edits}), model="world")
+        if request.purpose == "rank":  # as proposed
+            return Completion(text=json.dumps({"order": list(range(1, len(request.payload["candidates"]) + 1))}),
+                              model="world")
         if request.purpose == "refine":  # it cannot say how to keep a rule without its breakage
             return Completion(text=json.dumps({"content": request.payload["rule"]}), model="world")
         task, docs = request.payload["task"], request.payload["documents"]
@@ -407,17 +410,22 @@ def test_edits_that_passed_alone_but_do_not_fit_the_rule_budget_together_wait(tm
     assert not waits.ban
 
 
-def test_an_edit_that_fixes_nothing_on_its_own_train_tasks_never_reaches_val(tmp_path: Path) -> None:
+def test_an_edit_that_fixed_nothing_on_its_own_train_tasks_yields_its_slot(tmp_path: Path) -> None:
     docs = load_documents(tmp_path)
-    out = consolidate(world_tasks(6), docs, world_models(World([NOTHING, HELPS_A])), LoopSettings())
+    # proposed (and so ranked) first, but one slot tonight: the rule that fixed something takes it
+    out = consolidate(world_tasks(6), docs, world_models(World([NOTHING, HELPS_A])), LoopSettings(max_edits=1))
     assert [e.content for e in out.accepted] == [HELPS_A]
     [dropped] = [r for r in out.rejected if r.edit.content == NOTHING]
     assert dropped.stage == "lookahead" and not dropped.ban and "fixed nothing" in dropped.reasons[0]
     assert all(NOTHING not in e.content for d in out.decisions for e in d.edits), "no val draw for it"
     [kept] = out.accepted
     assert kept.targets, "what it fixed on its train tasks is what the gate tested"
-    gated = consolidate(world_tasks(6), docs, world_models(World([NOTHING, HELPS_A])), LoopSettings(screen_pool=1))
-    assert any(e.content == NOTHING for d in gated.decisions for e in d.edits), "screen_pool 1: it is gated"
+    first = consolidate(world_tasks(6), docs, world_models(World([NOTHING, HELPS_A])),
+                        LoopSettings(max_edits=1, screen_pool=1))
+    assert [e.content for d in first.decisions for e in d.edits] == [NOTHING], "screen_pool 1: the best ranked"
+    room = consolidate(world_tasks(6), docs, world_models(World([NOTHING, HELPS_A])), LoopSettings())
+    assert any(e.content == NOTHING for d in room.decisions for e in d.edits), "a slot left: it is gated, not vetoed"
+    assert [e.content for e in room.accepted] == [HELPS_A]
 
 
 def test_the_gain_is_tested_on_the_checks_an_edit_fixes_unless_turned_off(tmp_path: Path) -> None:
