@@ -339,18 +339,8 @@ def _propose(outcome: Outcome, models: Models, train: list[TaskRecord], docs: Do
                        rubric=rubric_scorer(models.optimizer), limits=docs.skill.limits)
     outcome.phases["lookahead"] = ahead.replays + ahead.calls
     outcome.notes.extend(ahead.notes())
-    # the rules that fixed something on their own train tasks take the night's slots first (in rank
-    # order); one that fixed nothing is gated only while a slot is left, never vetoed outright: a
-    # few replays of a useful rule can be unlucky, and a single proposal must keep its full chance
-    nothing = [i for i in range(len(ahead.edits)) if ahead.fixed_nothing(i)] if settings.screen_pool > 1 else []
-    order = [i for i in range(len(ahead.edits)) if i not in nothing] + nothing
-    chosen = [ahead.edits[i] for i in order[:settings.max_edits]]
-    for i in order[settings.max_edits:]:
-        reason = ("fixed nothing on its own train tasks (no check failed less often when it was replayed there "
-                  f"than in the night's attempts), and the night's {settings.max_edits} slot(s) went to rules "
-                  "that did or ranked higher" if i in nothing else
-                  f"ranked below the best {settings.max_edits} that fixed something on their own train tasks")
-        outcome.rejected.append(Rejection(ahead.edits[i], [reason], "lookahead" if i in nothing else "guardrail"))
+    chosen, left_out = ahead.slots(settings.max_edits, screen=settings.screen_pool > 1)
+    outcome.rejected.extend(Rejection(edit, [reason], stage) for edit, reason, stage in left_out)
     candidates: list[tuple[Edit, DocumentSet]] = []
     evidence = tonight_evidence(tasks, outcome.train_attempts) if settings.retire else None
     for edit in chosen:

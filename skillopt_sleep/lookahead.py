@@ -59,6 +59,26 @@ class Lookahead:
         there than in the night's attempts: it fixed nothing it was drawn from."""
         return i in self.replayed and not self.edits[i].targets
 
+    def slots(self, n: int, screen: bool = True) -> tuple[list[Edit], list[tuple[Edit, str, str]]]:
+        """The ``n`` edits the night gates, and the others with why and at which stage they stop.
+
+        With ``screen``, the rules that fixed something on their own train tasks take the slots
+        first (in rank order); one that fixed nothing is gated only while a slot is left, never
+        vetoed outright: a few replays of a useful rule can be unlucky, and a single proposal must
+        keep its full chance."""
+        nothing = [i for i in range(len(self.edits)) if self.fixed_nothing(i)] if screen else []
+        order = [i for i in range(len(self.edits)) if i not in nothing] + nothing
+        left_out = []
+        for i in order[n:]:
+            if i in nothing:
+                left_out.append((self.edits[i], "fixed nothing on its own train tasks (no check failed less often when "
+                                 f"it was replayed there than in the night's attempts), and the night's {n} slot(s) "
+                                 "went to rules that did or ranked higher", "lookahead"))
+            else:
+                left_out.append((self.edits[i], f"ranked below the best {n} that fixed something on their own "
+                                 "train tasks", "guardrail"))
+        return [self.edits[i] for i in order[:n]], left_out
+
     def notes(self) -> list[str]:
         """What the night's report says about it."""
         return ([f"rewritten before the gate (it broke checks on its own train tasks): {before} -> {after}"

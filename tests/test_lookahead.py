@@ -111,3 +111,17 @@ def test_the_checks_a_rule_fixes_are_those_that_failed_clearly_less_under_it() -
     assert fixed([], after) == [] and fixed(before, []) == []
     both = passing(6)
     assert fixed(failing(CAP, FLOOR, n=4), both) == sorted([check_id(CAP), check_id(FLOOR)])
+
+
+def test_rules_that_fixed_something_take_the_slots_first_and_the_rest_wait_in_rank_order() -> None:
+    from skillopt_sleep.lookahead import Lookahead
+
+    a, b, c, d = (Edit(target="skill", op="add", content=x) for x in "abcd")
+    ahead = Lookahead(edits=[a, replace(b, targets=["t"]), c, replace(d, targets=["t"])], replayed={0, 1, 2, 3})
+    chosen, left = ahead.slots(2)
+    assert [e.content for e in chosen] == ["b", "d"]
+    assert [(e.content, stage) for e, _, stage in left] == [("a", "lookahead"), ("c", "lookahead")]
+    assert [e.content for e in ahead.slots(3)[0]] == ["b", "d", "a"], "a slot left: gated, not vetoed"
+    assert [e.content for e in ahead.slots(2, screen=False)[0]] == ["a", "b"], "no screen: rank order"
+    not_replayed = Lookahead(edits=[a, b], replayed=set())
+    assert [e.content for e in not_replayed.slots(1)[0]] == ["a"], "a rule not replayed fixed nothing? unknown"
