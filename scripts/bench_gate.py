@@ -18,6 +18,13 @@ trade-off (a: 0.3 -> 0.6 and b: 0.9 -> 0.5; the val mean falls at every Nval), w
 draws each night) until it is accepted, for 10 nights; ``reworded`` runs cycle through three
 wordings of it.
 
+``--two-checks``: every task has a second check (a second token), which the starting documents
+cover on every kind (0.9; 0.3 uncovered), and a rule's effect may name one check of a kind (``a1``,
+``a2``; a plain ``a`` is its first check). Its scenarios: useful on one check (a1: 0.3 -> 0.9, the
+task's score +0.3), a swap (a1: 0.3 -> 0.9 and a2: 0.9 -> 0.3 — what it fixes it breaks, the score
+does not move), neutral, and the trade-off across kinds. ``--score-gain`` tests the gain on the score
+instead of on the checks a rule fixes (``targeted_gain`` off), for the side-by-side.
+
 The comparison policy, "strict mean", replays each val task once under the current documents
 and once under each candidate and accepts a candidate iff its mean is higher (no memory across
 nights, so it never bans).
@@ -58,8 +65,12 @@ from skillopt_sleep.types import Edit, NightReport, TaskRecord, Usage
 
 KNOBS = {"covered": 0.9, "uncovered": 0.3, "harmful": 0.15}
 PASS = "PASS-TOKEN"
+PASS2 = "SECOND-TOKEN"
 PROJECT = "/bench"
-EFFECT_RE = re.compile(r"effect ((?:[a-z]+=[0-9.]+[, ]*)+)")
+EFFECT_RE = re.compile(r"effect ((?:[a-z]+[12]?=[0-9.]+[, ]*)+)")
+BASE_RULE_2 = f"Every answer carries the second token (effect a2={KNOBS['covered']}, b2={KNOBS['covered']})"
+USEFUL_ONE_CHECK = f"Kind a answers carry the a token (effect a1={KNOBS['covered']})"
+SWAP = f"Kind a answers carry the a token instead of the second one (effect a1={KNOBS['covered']}, a2=0.3)"
 
 BASE_RULE = f"Answers about kind b follow the b checklist (effect b={KNOBS['covered']})"
 USEFUL = f"Answers about kind a follow the a checklist (effect a={KNOBS['covered']})"
@@ -82,15 +93,18 @@ WEAK = [
 TRAIN = [("a", 0), ("a", 1), ("b", 0), ("b", 1)]
 
 
-def probability(kind: str, documents: str) -> float:
-    """The world: the chance one attempt at a task of ``kind`` is correct under ``documents``."""
+def probability(kind: str, documents: str, check: int = 1) -> float:
+    """The world: the chance one attempt at a task of ``kind`` passes its ``check`` (1 or 2) under
+    ``documents``."""
     p = KNOBS["uncovered"]
+    names = (kind, f"{kind}1") if check == 1 else (f"{kind}2",)
     for match in EFFECT_RE.finditer(documents):
-        effects = dict(pair.split("=") for pair in re.findall(r"[a-z]+=[0-9.]+", match.group(1)))
+        effects = dict(pair.split("=") for pair in re.findall(r"[a-z]+[12]?=[0-9.]+", match.group(1)))
         if "all" in effects:
             return float(effects["all"])
-        if kind in effects:
-            p = float(effects[kind])  # the later rule in the documents wins
+        for name in names:
+            if name in effects:
+                p = float(effects[name])  # the later rule in the documents wins
     return p
 
 
@@ -107,9 +121,11 @@ class WorldBackend:
         if request.purpose == "attempt":
             task = request.payload["task"]
             blob = json.dumps([self.seed, task["id"], request.sample, request.payload["documents"]])
-            draw = random.Random(hashlib.sha256(blob.encode()).digest()).random()
-            ok = draw < probability(task["skill_hint"], request.payload["documents"])
-            text = f"Here it is. {PASS}" if ok else "Here it is."
+            rng = random.Random(hashlib.sha256(blob.encode()).digest())
+            docs = request.payload["documents"]
+            text = "Here it is." + (f" {PASS}" if rng.random() < probability(task["skill_hint"], docs) else "")
+            if len(task["judge"]["checks"]) > 1:
+                text += f" {PASS2}" if rng.random() < probability(task["skill_hint"], docs, 2) else ""
         elif request.purpose == "reflect":
             text = json.dumps({"edits": self.proposals})
         elif request.purpose == "refine":
@@ -123,8 +139,9 @@ class WorldBackend:
         return Completion(text=text, usage=Usage(input_tokens=1, output_tokens=1), model="world")
 
 
-def make_tasks(n_val: int) -> list[TaskRecord]:
-    judge = {"kind": "rule", "checks": [{"op": "contains", "arg": PASS}]}
+def make_tasks(n_val: int, checks: int = 1) -> list[TaskRecord]:
+    judge = {"kind": "rule", "checks": [{"op": "contains", "arg": PASS}]
+             + ([{"op": "contains", "arg": PASS2}] if checks > 1 else [])}
     kinds = ["a"] * (n_val // 2) + ["b"] * (n_val - n_val // 2)
     tasks = [TaskRecord(id=f"val-{kind}-{i}", intent=f"Val request {i} of kind {kind}", project="/bench",
                         judge=judge, skill_hint=kind, tags=[kind], split="val")
@@ -194,10 +211,11 @@ def strict_night(tasks: list[TaskRecord], docs: DocumentSet, contents: list[str]
     return accepted, len(val) * (1 + len(contents))
 
 
-def start_documents(root: Path) -> DocumentSet:
+def start_documents(root: Path, checks: int = 1) -> DocumentSet:
     project = root / "proj"
     project.mkdir()
-    (project / "CLAUDE.md").write_text(f"# bench\n\n- {BASE_RULE}\n", encoding="utf-8")
+    second = f"- {BASE_RULE_2}\n" if checks > 1 else ""
+    (project / "CLAUDE.md").write_text(f"# bench\n\n- {BASE_RULE}\n{second}", encoding="utf-8")
     return load_documents(project)
 
 
@@ -212,6 +230,12 @@ SINGLE = {
 # for each single-night scenario: the rule texts whose acceptance is counted
 WATCHED = {"harmful": [HARMFUL], "neutral": [NEUTRAL[0]], "useful": [USEFUL], "trade_off": [TRADE_OFF],
            "four_neutral": [NEUTRAL[0], *NEUTRAL_OTHERS], "neutral_riding_with_useful": [NEUTRAL[0]]}
+TWO_CHECKS = {
+    "useful_one_check": [USEFUL_ONE_CHECK],
+    "swap": [SWAP],
+    "neutral": [NEUTRAL[0]],
+    "trade_off": [TRADE_OFF],
+}
 REPEATED = {"neutral_reproposed_10_nights": [NEUTRAL[0]], "neutral_reworded_10_nights": NEUTRAL,
             "weak_reproposed_10_nights": [WEAK[0]], "weak_reworded_10_nights": WEAK}
 
@@ -219,26 +243,26 @@ REPEATED = {"neutral_reproposed_10_nights": [NEUTRAL[0]], "neutral_reworded_10_n
 CONFIG: dict[str, Any] = {}  # engine settings changed from the defaults (--val-others-samples)
 
 
-def one_seed(args: tuple[int, int, dict[str, Any]]) -> dict[str, Any]:
+def one_seed(args: tuple[int, int, dict[str, Any], int]) -> dict[str, Any]:
     """Every scenario for one (Nval, seed); counts, not rates."""
-    n_val, seed, config = args
+    n_val, seed, config, checks = args
     CONFIG.clear()
     CONFIG.update(config)
-    tasks = make_tasks(n_val)
+    tasks = make_tasks(n_val, checks)
     out: dict[str, Any] = {"engine": {}, "strict": {}, "calls": [], "val_calls": [], "strict_val_calls": []}
     with tempfile.TemporaryDirectory(prefix="skillopt-bench-gate-") as tmp:
-        docs = start_documents(Path(tmp))
-        for name, contents in SINGLE.items():
+        docs = start_documents(Path(tmp), checks)
+        for name, contents in (TWO_CHECKS if checks > 1 else SINGLE).items():
             tag = f"{name}-{n_val}-{seed}-0"
             memory = Memory(Path(tmp) / f"state-{name}")
             accepted, _, calls, val_calls = engine_night(tasks, docs, contents, tag, memory)
-            out["engine"][name] = int(any(c in WATCHED[name] for c in accepted))
+            out["engine"][name] = int(any(c in WATCHED.get(name, contents) for c in accepted))
             out["calls"].append(calls)
             out["val_calls"].append(val_calls)
             strict_accepted, strict_calls = strict_night(tasks, docs, contents, tag)
-            out["strict"][name] = int(any(c in WATCHED[name] for c in strict_accepted))
+            out["strict"][name] = int(any(c in WATCHED.get(name, contents) for c in strict_accepted))
             out["strict_val_calls"].append(strict_calls)
-        for name, wordings in REPEATED.items():
+        for name, wordings in (REPEATED if checks == 1 else {}).items():
             memory = Memory(Path(tmp) / f"state-{name}")
             engine_hit = strict_hit = banned_on = 0
             for night_no in range(10):
@@ -273,15 +297,15 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run(n_vals: list[int], seeds: int, workers: int, progress: Callable[[str], None],
-        config: dict[str, Any] | None = None) -> dict[str, Any]:
+        config: dict[str, Any] | None = None, checks: int = 1) -> dict[str, Any]:
     started = time.monotonic()
     config = config or {}
-    out: dict[str, Any] = {"knobs": KNOBS, "train_tasks": len(TRAIN), "config": config,
+    out: dict[str, Any] = {"knobs": KNOBS, "train_tasks": len(TRAIN), "config": config, "checks_per_task": checks,
                            "gate": night._settings(Config(**config)).gate.__dict__,
                            "val_samples": Config().val_samples, "max_val_samples": Config().max_val_samples,
                            "val_others_samples": Config(**config).val_others_samples, "by_n_val": {}}
     for n_val in n_vals:
-        jobs = [(n_val, s, config) for s in range(seeds)]
+        jobs = [(n_val, s, config, checks) for s in range(seeds)]
         if workers > 1:
             with Pool(workers) as pool:
                 results = pool.map(one_seed, jobs, chunksize=4)
@@ -300,9 +324,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1, help="processes (the machine is shared: keep it small)")
     parser.add_argument("--val-others-samples", type=int, default=Config.val_others_samples,
                         help="samples the val tasks outside an edit's kind start with (0: as many as its own)")
+    parser.add_argument("--two-checks", action="store_true",
+                        help="tasks with two checks, and the scenarios of a rule that fixes one of them")
+    parser.add_argument("--score-gain", action="store_true",
+                        help="test the gain on the score, not on the checks a rule fixes (targeted_gain off)")
     args = parser.parse_args(argv)
-    config = {"val_others_samples": args.val_others_samples}
-    result = run(args.n_val, args.seeds, args.workers, lambda msg: print(msg, file=sys.stderr), config)
+    config = {"val_others_samples": args.val_others_samples, "targeted_gain": not args.score_gain}
+    result = run(args.n_val, args.seeds, args.workers, lambda msg: print(msg, file=sys.stderr), config,
+                 checks=2 if args.two_checks else 1)
     json.dump(result, sys.stdout, indent=1)
     print()
     return 0
