@@ -135,6 +135,8 @@ def why_accepted(edit: Edit, decisions: list[GateDecision], task_index: dict[str
             figure += f" on what it fixes ({_checks(edit.targets)})"
     if isinstance(low, (int, float)) and not isinstance(low, bool):
         figure += f" (lower bound {low:+.3f})"
+    if edit.targets and decision.statistic.get("gain_of") != "the checks it fixes":
+        figure += f"; on its train tasks it fixed: {_checks(edit.targets)}"
     return f"{gate_label(decision)}: {kinds}; {figure}"
 
 

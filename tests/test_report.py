@@ -145,3 +145,4 @@ def test_why_names_the_checks_a_rule_was_gated_on():
     report.decisions[0].statistic["gain_of"] = "the score"
     [why] = [line for line in render_text(report).splitlines() if "why:" in line]
     assert "what it fixes" not in why, "a gain measured on the score is not said to be the checks'"
+    assert why.endswith('(lower bound +0.125); on its train tasks it fixed: must contain "Refs: ACME-"')
