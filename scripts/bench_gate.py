@@ -22,8 +22,8 @@ wordings of it.
 cover on every kind (0.9; 0.3 uncovered), and a rule's effect may name one check of a kind (``a1``,
 ``a2``; a plain ``a`` is its first check). Its scenarios: useful on one check (a1: 0.3 -> 0.9, the
 task's score +0.3), a swap (a1: 0.3 -> 0.9 and a2: 0.9 -> 0.3 — what it fixes it breaks, the score
-does not move), neutral, and the trade-off across kinds. ``--targeted-gain`` tests the gain on the
-checks a rule fixes (``targeted_gain`` on) instead of on the score, for the side-by-side.
+does not move), neutral, and the trade-off across kinds. ``--score-gain`` tests the gain on the score
+instead of on the checks a rule fixes (``targeted_gain`` off), for the side-by-side.
 
 The comparison policy, "strict mean", replays each val task once under the current documents
 and once under each candidate and accepts a candidate iff its mean is higher (no memory across
@@ -326,10 +326,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="samples the val tasks outside an edit's kind start with (0: as many as its own)")
     parser.add_argument("--two-checks", action="store_true",
                         help="tasks with two checks, and the scenarios of a rule that fixes one of them")
-    parser.add_argument("--targeted-gain", action="store_true",
-                        help="test the gain on the checks a rule fixes, not on the score (targeted_gain on)")
+    parser.add_argument("--score-gain", action="store_true",
+                        help="test the gain on the score, not on the checks a rule fixes (targeted_gain off)")
     args = parser.parse_args(argv)
-    config = {"val_others_samples": args.val_others_samples, "targeted_gain": args.targeted_gain}
+    config = {"val_others_samples": args.val_others_samples, "targeted_gain": not args.score_gain}
     result = run(args.n_val, args.seeds, args.workers, lambda msg: print(msg, file=sys.stderr), config,
                  checks=2 if args.two_checks else 1)
     json.dump(result, sys.stdout, indent=1)

@@ -13,7 +13,7 @@ averaged over seeds. The sim knobs are the issue's noise model (follow 0.9, base
     python scripts/bench_night.py calls --dream-kind-tasks 0   # dream every train task
     python scripts/bench_night.py calls --val-others-samples 4 # other val tasks start at a first look
     python scripts/bench_night.py calls --variants             # the lever sets of VARIANTS side by side
-    python scripts/bench_night.py calls --reflect-samples 1 --screen-pool 1   # as in session 4
+    python scripts/bench_night.py calls --reflect-samples 1 --screen-pool 1 --score-gain   # as in session 4
 
 Calls of recalled tasks and dream variants are counted under ``attempt`` (their ids are not the
 suite's), the variants' writing under ``vary``.
@@ -278,10 +278,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "dream by kind + others at a first look, max_edits 1": {"dream_kind_tasks": 3, "val_others_samples": 4,
                                                             "max_edits": 1},
     "as at the end of session 4 (one reading, no screen, gain on the score)":
-        {"reflect_samples": 1, "screen_pool": 1},
+        {"reflect_samples": 1, "screen_pool": 1, "targeted_gain": False},
     "one reading of each reflect request": {"reflect_samples": 1},
     "no screen on train": {"screen_pool": 1},
-    "gain on the checks a rule fixes": {"targeted_gain": True},
+    "gain on the score": {"targeted_gain": False},
 }
 
 
@@ -318,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
                             help="rules replayed on train per rule gated (1: none dropped for fixing nothing)")
         parser.add_argument("--reflect-samples", type=int, default=Config.reflect_samples,
                             help="readings of each reflect request")
-        parser.add_argument("--targeted-gain", action="store_true",
+        parser.add_argument("--score-gain", action="store_true",
                             help="test a rule's gain on its tasks' score, not on the checks it fixes")
         parser.add_argument("--fresh-second", action="store_true",
                             help="the second night gets new instances of the same kinds (recall has something to draw)")
@@ -329,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
                   "recall_k": args.recall_k, "dream_factor": args.dream_factor,
                   "dream_kind_tasks": args.dream_kind_tasks, "val_others_samples": args.val_others_samples,
                   "val_samples": args.val_samples, "max_edits": args.max_edits, "screen_pool": args.screen_pool,
-                  "reflect_samples": args.reflect_samples, "targeted_gain": args.targeted_gain}
+                  "reflect_samples": args.reflect_samples, "targeted_gain": not args.score_gain}
         ks, seeds = [int(k) for k in args.ks.split(",")], list(range(1, args.seeds + 1))
         if args.variants:
             defaults = {"score_cache_days": 14.0, "k_agree": 2, "recall_k": Config.recall_k,

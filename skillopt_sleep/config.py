@@ -68,10 +68,9 @@ class Config:
     # the night's slots first (1: replay only the max_edits best ranked)
     screen_pool: int = 2
     reflect_samples: int = 2  # readings of each reflect request: more proposals for one call each
-    # true: a rule's gain is tested on the checks it fixed on its train tasks (and its tasks' score
-    # must rise too, at score_alpha); off by default: bench_gate --two-checks measured a rule that
-    # fixes one check by breaking another accepted 3.7-8.3 % of the time with it, 0.3-1.0 % without
-    targeted_gain: bool = False
+    # a rule's gain is tested on the checks it fixed on its train tasks, and its tasks' score must
+    # rise too (at score_alpha 0.05 spent over the looks); false: on its tasks' score alone
+    targeted_gain: bool = True
     edit_schedule: str = "constant"  # constant | linear | cosine: the edit budget over nights (edit_schedule.py)
     edit_floor: int = 1  # edits per night once the schedule reaches its horizon
     edit_horizon: int = 10  # nights from max_edits down to edit_floor

@@ -51,7 +51,7 @@ class LoopSettings:
     # while a slot is left (1: only the ``max_edits`` best ranked are replayed)
     screen_pool: int = 2
     reflect_samples: int = 2  # readings of each reflect request (``reflect``)
-    targeted_gain: bool = False  # gate a rule's gain on the checks it fixes (``Edit.targets``), else on the score
+    targeted_gain: bool = True  # gate a rule's gain on the checks it fixes (``Edit.targets``), else on the score
     agree_after: int = 2  # a train task whose first samples all agree gets no more (0: always k)
     # a kind stops being dreamed once this many of its train tasks teach something (0: every task)
     kind_tasks: int = TASKS_PER_KIND

@@ -8,8 +8,9 @@ Baseline and candidate are compared *paired by task*. A candidate is accepted on
     than one). When the edit names the checks it fixes (``Edit.targets``) the gain is that of
     those checks' pass rate: a rule for one check of a task is not drowned by the noise of the
     task's other checks — and then the task's whole score must rise too, its lower bound above 0
-    at ``score_alpha`` (one test at a fixed level: the strict, split test is the targeted one), so
-    a rule that fixes its check by breaking another of the same task does not pass,
+    at ``score_alpha`` spent over the looks (not split over the edits: the strict, split test is the
+    targeted one), so a rule that fixes its check by breaking another of the same task passes at
+    most ``score_alpha`` of the time,
   * the mean over *all* val tasks does not fall: its lower confidence bound (at ``mean_alpha``)
     is at least 0, so an edit cannot buy a gain on its own kind with a larger loss elsewhere,
   * no val task regressed: a per-task drop beyond ``regression_tolerance`` that a one-sided Welch
@@ -65,10 +66,13 @@ class GateConfig:
         the strictest and the last one the most lenient; the parts still add up to the whole, so
         the false-accept rate holds. Without ``look``: an even (Bonferroni) split."""
         share = min(1.0, max(share, 1e-9))
+        return self.gain_alpha * share * self.part(look)
+
+    def part(self, look: int | None) -> float:
+        """The share of an error rate that look ``look`` of ``looks`` may spend (``alpha_for``)."""
         looks = max(1, self.looks)
         k = min(max(look or 1, 1), looks)
-        part = 1 / looks if look is None else (k**3 - (k - 1) ** 3) / looks**3
-        return self.gain_alpha * share * part
+        return 1 / looks if look is None else (k**3 - (k - 1) ** 3) / looks**3
 
 
 def t_quantile(p: float, df: float) -> float:
@@ -192,7 +196,11 @@ def decide(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequ
     # from normal, and a lucky draw on one task must not pass for proof
     z = t_quantile(1 - cfg.alpha_for(share, look), df)
     lower = gain - z * se_gain
-    score_lower = score_gain - t_quantile(1 - cfg.score_alpha, score_df) * score_se if checks else lower
+    # spent over the looks like the gain's, so drawing more samples while unsure does not give a
+    # rule that breaks as much as it fixes more chances to pass (not shared over the night's edits:
+    # the targeted test controls the false accepts of the family)
+    score_z = t_quantile(1 - cfg.score_alpha * cfg.part(look), score_df)
+    score_lower = score_gain - score_z * score_se if checks else lower
     mean_gain, se_mean, mean_df = _gain(per_task, ses)
     z_mean = t_quantile(1 - cfg.mean_alpha, mean_df)
     mean_lower = mean_gain - z_mean * se_mean
@@ -267,7 +275,7 @@ def futile(decision: GateDecision, cfg: GateConfig = GateConfig()) -> bool:
     # a targeted edit must also raise its tasks' score, at ``score_alpha`` (``decide``)
     score, score_se = stat.get("score_gain", gain), stat.get("score_se", se)
     final_score_se = score_se * math.sqrt(min(look, looks) / looks)
-    needed = max(cfg.min_gain, NormalDist().inv_cdf(1 - cfg.score_alpha) * final_score_se)
+    needed = max(cfg.min_gain, NormalDist().inv_cdf(1 - cfg.score_alpha * cfg.part(looks)) * final_score_se)
     return stat.get("gain_of") == "the checks it fixes" and score + cfg.futility_z * score_se < needed
 
 

@@ -428,10 +428,10 @@ def test_an_edit_that_fixed_nothing_on_its_own_train_tasks_yields_its_slot(tmp_p
     assert [e.content for e in room.accepted] == [HELPS_A]
 
 
-def test_the_gain_is_tested_on_the_checks_an_edit_fixes_when_turned_on(tmp_path: Path) -> None:
+def test_the_gain_is_tested_on_the_checks_an_edit_fixes_unless_turned_off(tmp_path: Path) -> None:
     docs = load_documents(tmp_path)
-    on = consolidate(world_tasks(6), docs, world_models(World([HELPS_A])), LoopSettings(targeted_gain=True))
-    off = consolidate(world_tasks(6), docs, world_models(World([HELPS_A])), LoopSettings())
+    on = consolidate(world_tasks(6), docs, world_models(World([HELPS_A])), LoopSettings())
+    off = consolidate(world_tasks(6), docs, world_models(World([HELPS_A])), LoopSettings(targeted_gain=False))
     assert [d.statistic["gain_of"] for d in on.decisions] == ["the checks it fixes"]
     assert [d.statistic["gain_of"] for d in off.decisions] == ["the score"]
     assert on.accepted and off.accepted
