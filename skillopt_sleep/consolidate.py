@@ -222,8 +222,7 @@ class _Night:
         if g.targets:
             ev = self.evaluator
             wanted = {tid: n for tid, n in g.wanted.items() if tid in g.focus}
-            targeted = (_first(_only(ev.targeted(g.base, g.targets), wanted), wanted),
-                        _first(_only(ev.targeted(g.cand, g.targets), wanted), wanted))
+            targeted = (_first(ev.targeted(g.base, g.targets), wanted), _first(ev.targeted(g.cand, g.targets), wanted))
         return gating.decide(_first(b, g.wanted), _first(c, g.wanted), g.cfg, self.overlap, g.focus, g.share, g.look,
                              targeted=targeted)
 
@@ -250,10 +249,6 @@ def _gain_refused(decision: GateDecision) -> bool:
     if decision.action == "skip":
         return True
     return any(r.startswith("gain ") for r in decision.reasons)
-
-
-def _only(scores: dict[str, list[float | None]], wanted: dict[str, int]) -> dict[str, list[float | None]]:
-    return {tid: xs for tid, xs in scores.items() if tid in wanted}
 
 
 def _first(scores: dict[str, list[float | None]], wanted: dict[str, int]) -> dict[str, list[float]]:
