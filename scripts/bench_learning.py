@@ -84,6 +84,7 @@ ENGINE_POLICIES: dict[str, dict[str, Any]] = {
     "engine_no_screen": {"screen_pool": 1},  # no candidate dropped for fixing nothing on train
     "engine_score_gain": {"targeted_gain": False},  # the gain tested on the whole score, not the fixed checks
     "engine_s4": {"reflect_samples": 1, "screen_pool": 1, "targeted_gain": False},  # as at the end of session 4
+    "engine_capped": {},  # the defaults under --max-calls (Config.max_calls): a per-night call cap
 }
 POLICIES = (*ENGINE_POLICIES, "strict_mean")
 TEST_SEED_OFFSET = 1_000_003  # the test replays' target seed: never one a night uses
@@ -275,7 +276,7 @@ def harmful_rules(docs: DocumentSet, test: list[TaskRecord], seed: int, margin: 
 
 def engine_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool,
                max_rules: int = Config().max_rules, policy: str = "engine",
-               shift: int = 0) -> dict[str, Any]:
+               shift: int = 0, max_calls: int | None = None) -> dict[str, Any]:
     phase, skill = skill, at_night(skill, 10**6, shift)
     test = [t for t in make_tasks(skill, 1, fresh) if t.split == "test"]
     with tempfile.TemporaryDirectory(prefix="skillopt-bench-learning-") as tmp:
@@ -291,7 +292,8 @@ def engine_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool,
             learn = [t for t in make_tasks(at_night(phase, n, shift), n, fresh) if t.split != "test"]
             tasks_file.write_text(json.dumps(tasks_document(learn, True)), encoding="utf-8")
             config = Config(backend=spec(seed), optimizer_backend=spec(optimizer_seed(seed, n)), agent="claude",
-                            max_rules=max_rules, **ENGINE_POLICIES[policy])
+                            max_rules=max_rules, **ENGINE_POLICIES[policy],
+                            max_calls=max_calls if policy == "engine_capped" else None)
             report = night.run_night(night.NightOptions(project=project, config=config, mode="run",
                                                         tasks_file=tasks_file))
             adopted = [e.content for e in report.accepted_edits]
@@ -349,12 +351,13 @@ def strict_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool,
                 "rules_lowering_a_kind": harmful_rules(docs, test, seed, margin)}
 
 
-def one_job(job: tuple[str, str, int, int, float, bool, int, int]) -> dict[str, Any]:
-    policy, name, seed, nights, margin, fresh, max_rules, shift = job
+def one_job(job: tuple[str, str, int, int, float, bool, int, int, int | None]) -> dict[str, Any]:
+    policy, name, seed, nights, margin, fresh, max_rules, shift, max_calls = job
     skill = next(s for s in SUITE if s.name == name)
     started = time.monotonic()
     if policy in ENGINE_POLICIES:
-        out = engine_run(skill, seed, nights, margin, fresh, max_rules, policy=policy, shift=shift)
+        out = engine_run(skill, seed, nights, margin, fresh, max_rules, policy=policy, shift=shift,
+                         max_calls=max_calls)
     else:
         out = strict_run(skill, seed, nights, margin, fresh, shift)
     out["wall_s"] = round(time.monotonic() - started, 2)
@@ -396,7 +399,8 @@ def summarise(results: list[dict[str, Any]], nights: int) -> list[dict[str, Any]
     for skill in sorted({r["skill"] for r in results}, key=[s.name for s in SUITE].index):
         mine = [r for r in results if r["skill"] == skill]
         summary = Summary(skill)
-        summary.ceiling = _mean([r["ceiling"]["all"] for r in mine if r["policy"] == "engine"])
+        first = next(p for p in POLICIES if any(r["policy"] == p for r in mine))
+        summary.ceiling = _mean([r["ceiling"]["all"] for r in mine if r["policy"] == first])
         for policy in [p for p in POLICIES if any(r["policy"] == p for r in mine)]:
             runs = [r for r in mine if r["policy"] == policy]
             summary.per_night[policy] = [_mean([r["nights"][n]["test"]["all"] for r in runs]) for n in range(nights + 1)]
@@ -408,8 +412,12 @@ def summarise(results: list[dict[str, Any]], nights: int) -> list[dict[str, Any]
             row["fraction_of_ceiling"] = {p: [None if v is None else round(v / summary.ceiling, 3) for v in vs]
                                           for p, vs in summary.per_night.items()}
             night3 = min(3, nights)
-            row["engine_reaches_95pct_by_night_3"] = bool(
-                any(v is not None and v >= 0.95 * summary.ceiling for v in summary.per_night["engine"][1:night3 + 1]))
+            row["reaches_95pct_by_night_3"] = {p: bool(any(v is not None and v >= 0.95 * summary.ceiling
+                                                           for v in vs[1:night3 + 1]))
+                                               for p, vs in summary.per_night.items()}
+            row["first_night_at_95pct"] = {p: next((n for n, v in enumerate(vs) if v is not None
+                                                    and v >= 0.95 * summary.ceiling), None)
+                                           for p, vs in summary.per_night.items()}
         out.append(row)
     return out
 
@@ -433,20 +441,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shift", type=int, default=0,
                         help="the work shifts on this night: the skill's first kind stops coming and its last "
                              "begins (the test measures the work after it; 0: no shift)")
+    parser.add_argument("--max-calls", type=int,
+                        help="the engine_capped policy's per-night call cap (Config.max_calls)")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
     parser.add_argument("--svg", type=Path, help="write the chart here")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.skills.split(",") if n.strip()]
     unknown = [n for n in names if n not in {s.name for s in SUITE}]
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
-    bad_policies = "engine" not in policies or not set(policies) <= set(POLICIES)
+    bad_policies = not policies or not set(policies) <= set(POLICIES)
+    if ("engine_capped" in policies) != (args.max_calls is not None) or (args.max_calls or 1) < 1:
+        print("the engine_capped policy and a positive --max-calls go together", file=sys.stderr)
+        return 2
     if unknown or bad_policies or min(args.nights, args.seeds, args.workers, args.max_rules, args.shift + 1) < 1:
         print(f"bad arguments: unknown skills {unknown}" if unknown else
-              f"policies must include engine, of {', '.join(POLICIES)}" if bad_policies else
+              f"policies must be some of {', '.join(POLICIES)}" if bad_policies else
               "nights, seeds, workers and max-rules must be >= 1, shift >= 0",
               file=sys.stderr)
         return 2
-    jobs = [(policy, name, seed, args.nights, args.harm_margin, not args.same_tasks, args.max_rules, args.shift)
+    jobs = [(policy, name, seed, args.nights, args.harm_margin, not args.same_tasks, args.max_rules, args.shift,
+             args.max_calls)
             for name in names for seed in range(args.seeds) for policy in policies]
     started = time.monotonic()
     results = run_jobs(one_job, jobs, args.workers)
@@ -460,7 +474,8 @@ def main(argv: list[str] | None = None) -> int:
         "new_tasks_each_night": not args.same_tasks,
         "engine_config": {k: getattr(Config(), k) for k in ("k", "k_agree", "val_samples", "max_val_samples",
                                                             "max_edits", "min_gain")}
-        | {"max_rules": args.max_rules, "policies": policies, "shift_on_night": args.shift},
+        | {"max_rules": args.max_rules, "policies": policies, "shift_on_night": args.shift,
+           "engine_capped_max_calls": args.max_calls},
         "nights": args.nights, "seeds": args.seeds,
         "suite": [{"skill": s.name, "why": s.why, "kinds": [k.name for k in s.kinds],
                    "checks": sum(len(k.checks) for k in s.kinds)} for s in SUITE if s.name in names],

@@ -203,6 +203,8 @@ def one_night(project: Path, tasks_file: Path, k: int, seed: int, splits: dict[s
               levers: dict[str, Any]) -> dict[str, Any]:
     counts: Counter = Counter()
     lock = threading.Lock()
+    caps = levers.get("max_calls")
+    levers = dict(levers, max_calls=caps.get(k) if isinstance(caps, dict) else caps)
     config = Config(backend=f"{SUITE_SIM},seed={seed}", agent="claude", k=k, **levers)
     options = night.NightOptions(project=project, config=config, mode="run", tasks_file=tasks_file)
     base = load_documents(project, "claude").prompt_prefix()
@@ -320,6 +322,9 @@ def main(argv: list[str] | None = None) -> int:
                             help="readings of each reflect request")
         parser.add_argument("--score-gain", action="store_true",
                             help="test a rule's gain on its tasks' score, not on the checks it fixes")
+        parser.add_argument("--max-calls", default="",
+                            help="per-night call cap (Config.max_calls): one number, or one per --ks entry "
+                            "(e.g. 39,72,94, part 1's targets); empty: uncapped")
         parser.add_argument("--fresh-second", action="store_true",
                             help="the second night gets new instances of the same kinds (recall has something to draw)")
         parser.add_argument("--variants", action="store_true",
@@ -331,6 +336,11 @@ def main(argv: list[str] | None = None) -> int:
                   "val_samples": args.val_samples, "max_edits": args.max_edits, "screen_pool": args.screen_pool,
                   "reflect_samples": args.reflect_samples, "targeted_gain": not args.score_gain}
         ks, seeds = [int(k) for k in args.ks.split(",")], list(range(1, args.seeds + 1))
+        caps = [int(c) for c in args.max_calls.split(",")] if args.max_calls else []
+        if caps:
+            if len(caps) not in (1, len(ks)):
+                parser.error("--max-calls takes one number or one per --ks entry")
+            levers["max_calls"] = dict(zip(ks, caps * len(ks) if len(caps) == 1 else caps, strict=True))
         if args.variants:
             defaults = {"score_cache_days": 14.0, "k_agree": 2, "recall_k": Config.recall_k,
                         "dream_factor": Config.dream_factor}

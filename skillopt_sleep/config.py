@@ -35,6 +35,10 @@ class Config:
     batch: bool = False
     max_tokens: int | None = None  # per-night token budget (input + output)
     max_cost_usd: float | None = None  # per-night cost budget
+    # per-night provider calls: the night plans its phases to fit (fewer train samples, edits gated
+    # one at a time, best first) and an edit still undecided when the calls run out is refused for
+    # tonight without a ban, its samples kept for a later night; never accepted on less evidence
+    max_calls: int | None = None
     backend_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # [backend_options.sim] ...
     # what to evolve
     agent: str = "auto"  # claude | codex | auto
@@ -199,6 +203,7 @@ def validate(config: Config) -> Config:
         (0 < config.gain_alpha < 1, "gain_alpha must be within (0, 1)"),
         (config.max_tokens is None or config.max_tokens > 0, "max_tokens must be positive"),
         (config.max_cost_usd is None or config.max_cost_usd > 0, "max_cost_usd must be positive"),
+        (config.max_calls is None or config.max_calls > 0, "max_calls must be positive"),
     ]
     for ok, message in checks:
         if not ok:

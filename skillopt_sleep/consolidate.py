@@ -15,24 +15,31 @@
   4. when several edits pass, keep only those that add something beside the others (leave-one-out)
      and gate their combination too (falling back to the best single edit if it does not hold up);
   5. measure the test split (never used for decisions).
+
+A night under a call cap (``max_calls``) plans these phases to fit it (``call_cap.py``): gates run
+one at a time, best ranked first, and an edit the calls ran out for is left undecided, not accepted.
+The gate's sampling lives in ``val_gate.py``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from collections.abc import Callable
 
 from skillopt_sleep import gate as gating
 from skillopt_sleep.backends.models import Models, run_together
+from skillopt_sleep.call_cap import DREAM_SHARE, LOOKAHEAD_SHARE, CallCap, in_turn, out_of_calls
+from skillopt_sleep.val_gate import NightGate
 from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit
 from skillopt_sleep.dream import dream_by_kind, mean_soft, rubric_scorer
-from skillopt_sleep.lookahead import look_ahead
+from skillopt_sleep.lookahead import SAMPLES as LOOKAHEAD_SAMPLES
+from skillopt_sleep.lookahead import TASKS_PER_EDIT, look_ahead
 from skillopt_sleep.retire import RETIRE_MARGIN, gate_removal
 from skillopt_sleep.retire import tonight as tonight_evidence
 from skillopt_sleep.rule_budget import apply_within_budget, fit_together
 from skillopt_sleep.edit_evidence import EvidencePool, task_content_key, val_set_key
-from skillopt_sleep.evaluator import Evaluator
+from skillopt_sleep.evaluator import Evaluator, mean_of, measure_test
 from skillopt_sleep.reflect import TASKS_PER_KIND, kind_of, reflect
 from skillopt_sleep.types import Attempt, Edit, GateDecision, TaskRecord
 from skillopt_sleep.widen import widened
@@ -85,7 +92,8 @@ class Rejection:
     the night's slots went to rules that did),
     apply (the documents refused it), gate, unchanged
     (refused on an earlier night on these same val tasks, not re-tested), combination (passed
-    alone, added nothing beside the others) or unvalidated (no val tasks).
+    alone, added nothing beside the others), budget (undecided when a capped night ran out of
+    calls: no ban, tested again later) or unvalidated (no val tasks).
     ``ban``: the gate found it significantly harmful — the ledger keeps it from coming back.
     """
 
@@ -128,137 +136,6 @@ def overlapping(val: list[TaskRecord], train: list[TaskRecord]) -> set[str]:
     return {t.id for t in val if t.id in train_ids or task_content_key(t) in train_content}
 
 
-@dataclass
-class _Night:
-    """What the gating phases share."""
-
-    evaluator: Evaluator
-    settings: LoopSettings
-    base: DocumentSet
-    tasks: list[TaskRecord]
-    overlap: set[str]
-    family: int  # edits tested tonight: they share the false-accept rate
-
-    def gate(self, cand: DocumentSet, focus: set[str], *, share: float = 1.0, base: DocumentSet | None = None,
-             identity: str | None = None, own_tasks_only: bool = False,
-             targets: list[str] | None = None) -> GateDecision:
-        """``cand`` against ``base`` (default: tonight's documents), on the tasks the edit claims
-        to help first: an edit whose gain there does not hold up is refused before the other val
-        tasks are measured for it (they could only add reasons to refuse); one that may still pass
-        is then measured on every val task (regressions, the all-task mean). A pooled
-        ``identity`` starts from its earlier samples and adds ``val_samples`` .. the ceiling new
-        ones.
-
-        Each decision sees exactly the samples this gate asked for: the shared baseline may hold
-        more (drawn for another candidate in parallel), and using them would make every verdict,
-        and the calls that follow from it, depend on thread timing.
-
-        ``own_tasks_only``: the gain on the focus tasks is the whole question (leave-one-out
-        inside a combination, whose regressions and all-task mean the combination's own gate
-        measures against tonight's documents)."""
-        s, ev = self.settings, self.evaluator
-        base = base or self.base
-        everything = list(ev.tasks)
-        first = [tid for tid in everything if tid in focus] or everything
-        budget = s.max_val_samples * max(1, -(-s.min_focus_tasks // len(first)))
-        sampling = _Sampling(
-            cfg=replace(s.gate, looks=-(-budget // s.val_samples)),
-            base=base, cand=cand, focus=focus, share=share / max(1, self.family),
-            identity=identity,
-            start=ev.count(cand, identity, first) if identity is not None else 0, budget=budget,
-            targets=list(targets or ()) if s.targeted_gain else [])
-        decision = self._sample(sampling, first)
-        if len(first) < len(everything) and not _gain_refused(decision) and not own_tasks_only:
-            decision = self._sample(sampling, everything)
-        elif len(first) < len(everything):
-            decision.statistic["not_measured"] = sorted(set(everything) - set(first))
-        decision.statistic["samples_per_task"] = {d.task_id: d.n_candidate for d in decision.per_task}
-        return decision
-
-    def _sample(self, g: _Sampling, task_ids: list[str]) -> GateDecision:
-        """Decide on ``task_ids``, drawing more samples while the verdict is uncertain, up to the
-        ceiling; every decision is one more look at the gain (``GateConfig.alpha_for``)."""
-        ev, step = self.evaluator, self.settings.val_samples
-        fresh = [tid for tid in task_ids if tid not in g.wanted]
-        # the round starts from the pooled samples its new tasks already have (the other val
-        # tasks of a re-tested edit may have none: its earlier nights stopped at its own tasks)
-        start = g.start if g.look == 0 else (ev.count(g.cand, g.identity, fresh) if g.identity and fresh else 0)
-        n, ceiling = start + step, start + g.budget
-        if g.wanted and self.settings.others_samples:
-            # the other val tasks join with a first look of their own; the gate draws more while
-            # the all-task mean or a task's drop is uncertain (``gate.wants_more``)
-            n = min(ceiling, start + self.settings.others_samples)
-        elif g.wanted:
-            # the other val tasks join with as many samples as the edit's own tasks reached
-            n = min(ceiling, max(n, max(g.wanted.values()) - g.start + start))
-        if g.look == 0 and g.start >= step:
-            # Pooled evidence first: when it already settles the verdict (accepted, futile, or
-            # harmful), an unchanged re-proposal costs no new draws.
-            g.wanted.update(dict.fromkeys(fresh, g.start))
-            b = ev.ensure(g.base, g.start, fresh)
-            c = ev.ensure(g.cand, g.start, fresh, identity=g.identity)
-            decision = self._decide(g, b, c)
-            if decision.accepted or gating.futile(decision, g.cfg) or gating.significant_harm(decision):
-                return decision
-        g.wanted.update({tid: n for tid in fresh if g.wanted.get(tid, 0) < n})
-        b = ev.ensure(g.base, n, fresh)
-        c = ev.ensure(g.cand, n, fresh, identity=g.identity)
-        decision = self._decide(g, b, c)
-        while n < ceiling:
-            more = gating.wants_more(decision, g.cfg)
-            if not more:
-                break
-            n = min(ceiling, n + step)
-            grow = [tid for tid in more if g.wanted[tid] < n]
-            g.wanted.update(dict.fromkeys(grow, n))
-            b = ev.ensure(g.base, n, grow)
-            c = ev.ensure(g.cand, n, grow, identity=g.identity)
-            decision = self._decide(g, b, c)
-        return decision
-
-    def _decide(self, g: _Sampling, b: dict[str, list[float | None]], c: dict[str, list[float | None]]) -> GateDecision:
-        g.look += 1
-        targeted = None
-        if g.targets:
-            ev = self.evaluator
-            wanted = {tid: n for tid, n in g.wanted.items() if tid in g.focus}
-            targeted = (_first(ev.targeted(g.base, g.targets), wanted), _first(ev.targeted(g.cand, g.targets), wanted))
-        return gating.decide(_first(b, g.wanted), _first(c, g.wanted), g.cfg, self.overlap, g.focus, g.share, g.look,
-                             targeted=targeted)
-
-
-@dataclass
-class _Sampling:
-    """One gate's state across its focus-first and all-task rounds."""
-
-    cfg: gating.GateConfig
-    base: DocumentSet
-    cand: DocumentSet
-    focus: set[str]
-    share: float
-    identity: str | None
-    start: int  # pooled samples the candidate already had
-    budget: int  # new samples per task at most
-    wanted: dict[str, int] = field(default_factory=dict)  # samples per task this gate uses
-    look: int = 0
-    targets: list[str] = field(default_factory=list)  # the checks the edit fixes (``Edit.targets``)
-
-
-def _gain_refused(decision: GateDecision) -> bool:
-    """Refused on the gain alone (or skipped): more val tasks cannot change the verdict."""
-    if decision.action == "skip":
-        return True
-    return any(r.startswith("gain ") for r in decision.reasons)
-
-
-def _first(scores: dict[str, list[float | None]], wanted: dict[str, int]) -> dict[str, list[float]]:
-    """The scores of each task's first ``wanted`` draws; a task none of whose draws could be
-    scored is left out of the comparison."""
-    first = {tid: [x for x in samples[: wanted[tid]] if x is not None]
-             for tid, samples in scores.items() if tid in wanted}
-    return {tid: xs for tid, xs in first.items() if xs}
-
-
 def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
                 settings: LoopSettings = LoopSettings(), *,
                 already_refused: Callable[[Edit], bool] = lambda e: False,
@@ -278,8 +155,9 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
     if pool is not None and pool.base != docs.fingerprint():
         raise ValueError("the evidence pool belongs to other documents")
     evaluator = Evaluator(models, val, outcome.phases, "val", pool)
-    _dream(outcome, models, train, val, docs, settings, evaluator, progress)
-    candidates = _propose(outcome, models, train, docs, settings, already_refused, pool, progress, tasks)
+    cap = CallCap.of(models)
+    _dream(outcome, models, train, val, docs, settings, evaluator, progress, cap)
+    candidates = _propose(outcome, models, train, docs, settings, already_refused, pool, progress, tasks, cap)
     final = docs
     if candidates and not val:
         outcome.rejected.extend(Rejection(edit, ["no val tasks to validate it"], "unvalidated")
@@ -287,27 +165,40 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
     elif candidates:
         candidates = _worth_testing(outcome, candidates, pool, val)
     if candidates and val:
-        night = _Night(evaluator, settings, docs, tasks, overlapping(val, train), len(candidates))
+        night = NightGate(evaluator, settings, docs, tasks, overlapping(val, train), len(candidates), cap)
         winners = _gate_each(outcome, night, candidates, pool, progress)
         final = _combine(outcome, night, winners, progress)
     outcome.documents = final
     if val:
-        outcome.baseline = _mean_of(evaluator.ensure(docs, settings.first_samples))
-        outcome.candidate = _mean_of(evaluator.ensure(final, settings.first_samples))
+        # a capped night reports val on the samples its gates drew (it draws none for the report)
+        first = 0 if cap.capped else settings.first_samples
+        outcome.baseline = mean_of(evaluator.ensure(docs, first))
+        outcome.candidate = mean_of(evaluator.ensure(final, first))
         evaluator.store()
-    _measure_test(outcome, models, test, docs, final, settings)
+    if test:
+        measured = measure_test(models, test, docs, final, settings.val_samples, outcome.phases, cap)
+        if isinstance(measured, str):
+            outcome.notes.append(measured)
+        else:
+            outcome.test_baseline, outcome.test_candidate = measured
     return outcome
 
 
 def _dream(outcome: Outcome, models: Models, train: list[TaskRecord], val: list[TaskRecord],
-           docs: DocumentSet, settings: LoopSettings, evaluator: Evaluator, progress: Progress) -> None:
-    """Phase 1: train attempts and the first val samples of tonight's documents, at once."""
-    progress(f"dreaming {len(train)} train task(s) x {settings.k} and evaluating {len(val)} val task(s)")
+           docs: DocumentSet, settings: LoopSettings, evaluator: Evaluator, progress: Progress,
+           cap: CallCap) -> None:
+    """Phase 1: train attempts and the first val samples of tonight's documents, at once (a
+    capped night: fewer train samples to fit, and no val sample before a gate asks for it)."""
+    k = cap.share(settings.k, len(train), DREAM_SHARE, least=min(2, settings.k)) if cap.capped else settings.k
+    if k < settings.k:
+        outcome.notes.append(f"call cap: {k} sample(s) per train task instead of {settings.k}")
+    progress(f"dreaming {len(train)} train task(s) x {k}" + (
+        f" and evaluating {len(val)} val task(s)" if val and not cap.capped else ""))
     rubric = rubric_scorer(models.optimizer)
     train_attempts, _ = run_together(
-        lambda: dream_by_kind(models.target, train, docs, settings.k, kind_of, settings.kind_tasks, rubric,
+        lambda: dream_by_kind(models.target, train, docs, k, kind_of, settings.kind_tasks, rubric,
                               settings.agree_after, always=widened),
-        lambda: evaluator.ensure(docs, settings.first_samples) if val else None,
+        lambda: evaluator.ensure(docs, settings.first_samples) if val and not cap.capped else None,
     )
     outcome.phases["dream"] = sum(len(attempts) for attempts in train_attempts.values())
     outcome.train_attempts = train_attempts
@@ -316,7 +207,7 @@ def _dream(outcome: Outcome, models: Models, train: list[TaskRecord], val: list[
 
 def _propose(outcome: Outcome, models: Models, train: list[TaskRecord], docs: DocumentSet,
              settings: LoopSettings, already_refused: Callable[[Edit], bool], pool: EvidencePool | None,
-             progress: Progress, tasks: list[TaskRecord]) -> list[tuple[Edit, DocumentSet]]:
+             progress: Progress, tasks: list[TaskRecord], cap: CallCap) -> list[tuple[Edit, DocumentSet]]:
     """Phase 2: reflect, then apply each edit on its own. A rule banned by the ledger, or tested on
     enough earlier nights without proving itself, is not offered again. ``tasks``: all of tonight's
     (which kinds its work asks for: a full document may retire a rule that serves none)."""
@@ -326,6 +217,8 @@ def _propose(outcome: Outcome, models: Models, train: list[TaskRecord], docs: Do
         return already_refused(edit) or (pool is not None and pool.settled(edit))
 
     pool_size = settings.max_edits * max(1, settings.screen_pool)
+    if cap.capped:  # the candidates' replays on their train tasks get a share of what is left
+        pool_size = cap.share(pool_size, LOOKAHEAD_SAMPLES * TASKS_PER_EDIT, LOOKAHEAD_SHARE)
     proposal = reflect(models.optimizer, train, outcome.train_attempts, docs, max_edits=pool_size,
                        limits=docs.skill.limits, already_refused=refused, samples=settings.reflect_samples)
     outcome.phases["reflect"] = proposal.calls
@@ -334,7 +227,7 @@ def _propose(outcome: Outcome, models: Models, train: list[TaskRecord], docs: Do
                        rubric=rubric_scorer(models.optimizer), limits=docs.skill.limits)
     outcome.phases["lookahead"] = ahead.replays + ahead.calls
     outcome.notes.extend(ahead.notes())
-    chosen, left_out = ahead.slots(settings.max_edits, screen=settings.screen_pool > 1)
+    chosen, left_out = ahead.slots(min(settings.max_edits, pool_size), screen=settings.screen_pool > 1)
     outcome.rejected.extend(Rejection(edit, [reason], stage) for edit, reason, stage in left_out)
     candidates: list[tuple[Edit, DocumentSet]] = []
     evidence = tonight_evidence(tasks, outcome.train_attempts) if settings.retire else None
@@ -371,7 +264,7 @@ def _worth_testing(outcome: Outcome, candidates: list[tuple[Edit, DocumentSet]],
     return keep
 
 
-def _gate_each(outcome: Outcome, night: _Night, candidates: list[tuple[Edit, DocumentSet]],
+def _gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, DocumentSet]],
                pool: EvidencePool | None, progress: Progress) -> list[tuple[Edit, DocumentSet, GateDecision]]:
     """Phase 3: every edit alone against tonight's documents, concurrently."""
     val_set = val_set_key(list(night.evaluator.tasks.values()))
@@ -386,13 +279,23 @@ def _gate_each(outcome: Outcome, night: _Night, candidates: list[tuple[Edit, Doc
     def pooled(edit: Edit) -> str | None:  # the candidate's samples are pooled under this identity
         return None if pool is None or pool.accepted_before(edit) else pool.identity(edit)
 
-    decisions = run_together(*[(lambda edit=edit, cand=cand: gate_removal(
+    gates = [(lambda edit=edit, cand=cand: gate_removal(
         night, edit, cand, focus_for([edit], night.tasks), lambda: one(edit, cand), pooled(edit)))
-        for edit, cand in candidates])
+        for edit, cand in candidates]
+    # a capped night gates one edit at a time, best ranked first: the calls go to the edits most
+    # likely to pass, and which edits get them does not depend on thread timing
+    decisions = in_turn(gates, night.cap.limit) if night.cap.capped else run_together(*gates)
     winners = []
     for (edit, cand), decision in zip(candidates, decisions, strict=True):
         decision.edits = [edit]
         outcome.decisions.append(decision)
+        if out_of_calls(decision):
+            # undecided: no verdict, no ban; the samples it drew are kept, and it is tested again
+            # on a later night, on these same val tasks too (``val_set`` unknown)
+            if pool is not None and decision.per_task:
+                pool.record_test(edit, False)
+            outcome.rejected.append(Rejection(edit, list(decision.reasons), "budget"))
+            continue
         if pool is not None:
             pool.record_test(edit, decision.accepted, val_set)
         if decision.accepted:
@@ -409,7 +312,7 @@ def _apply_all(docs: DocumentSet, edits: list[Edit]) -> DocumentSet:
     return docs
 
 
-def _combine(outcome: Outcome, night: _Night,
+def _combine(outcome: Outcome, night: NightGate,
              winners: list[tuple[Edit, DocumentSet, GateDecision]], progress: Progress) -> DocumentSet:
     """Phase 4: the proposal from the edits that passed alone. Each whose own tasks another
     accepted edit also claims must add something beside the others (leave-one-out: the combination
@@ -441,9 +344,10 @@ def _combine(outcome: Outcome, night: _Night,
         if decision.accepted:
             survivors.append(edit)
         else:
-            outcome.rejected.append(Rejection(edit, [
-                "accepted alone, but adds nothing beside the other accepted edits: " + "; ".join(decision.reasons)],
-                "combination"))
+            why = ("could not be checked beside the other accepted edits" if out_of_calls(decision)
+                   else "adds nothing beside the other accepted edits")
+            outcome.rejected.append(Rejection(edit, [f"accepted alone, but {why}: " + "; ".join(decision.reasons)],
+                                              "budget" if out_of_calls(decision) else "combination"))
     if not survivors:
         best = max(winners, key=lambda w: w[2].statistic.get("gain", 0))
         outcome.rejected = [r for r in outcome.rejected if r.edit is not best[0]]
@@ -467,27 +371,6 @@ def _combine(outcome: Outcome, night: _Night,
         if edit is not best[0]:
             outcome.rejected.append(Rejection(edit, [
                 "accepted alone, but the combination did not hold up: " + "; ".join(decision.reasons)],
-                "combination"))
+                "budget" if out_of_calls(decision) else "combination"))
     outcome.accepted = [best[0]]
     return best[1]
-
-
-def _measure_test(outcome: Outcome, models: Models, test: list[TaskRecord], base: DocumentSet,
-                  final: DocumentSet, settings: LoopSettings) -> None:
-    """Test tasks are measured, never used by the gate, and only when the documents changed:
-    with nothing proposed there is no change to measure."""
-    if not test:
-        return
-    if final.fingerprint() == base.fingerprint():
-        outcome.notes.append(f"{len(test)} test task(s) not measured: the documents did not change")
-        return
-    evaluator = Evaluator(models, test, outcome.phases, "test")
-    n = settings.val_samples
-    b, c = run_together(lambda: evaluator.ensure(base, n), lambda: evaluator.ensure(final, n))
-    outcome.test_baseline, outcome.test_candidate = _mean_of(b), _mean_of(c)
-
-
-def _mean_of(scores: dict[str, list[float | None]]) -> float | None:
-    """Mean over tasks of each task's mean scored sample (None when nothing could be scored)."""
-    per_task = [sum(xs) / len(xs) for v in scores.values() if (xs := [x for x in v if x is not None])]
-    return sum(per_task) / len(per_task) if per_task else None

@@ -11,6 +11,9 @@ come back through the score cache, sample by sample). Samples are keyed by
     (``refusals.same_rule``),
   * the val task's normalised content (not its id: a re-mined task keeps its evidence).
 
+Beside each score the pool keeps the rule checks that sample failed, so a re-tested rule's earlier
+nights count toward the test on the checks it fixes (``Edit.targets``) as well as toward its score.
+
 Records expire (``max_age``); an edit tested on ``max_nights`` nights without being accepted is
 *settled* and not offered again. A re-test draws new samples only when the night brings something
 new: a record remembers the val tasks (by content) it was last tested on, and an edit refused on
@@ -93,6 +96,8 @@ class EvidencePool:
     now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     edits: dict[str, EditRecord] = field(default_factory=dict)  # identity -> record
     samples: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # identity -> task key -> scores
+    # identity -> task key -> the rule checks each of those samples failed (None: not known)
+    failed: dict[str, dict[str, list[frozenset[str] | None]]] = field(default_factory=dict)
     _other: list[dict[str, Any]] = field(default_factory=list)  # records of other scopes, kept as read
 
     # -- identity ------------------------------------------------------------------------------
@@ -137,9 +142,19 @@ class EvidencePool:
     def stored(self, identity: str, task_key: str) -> list[float]:
         return list(self.samples.get(identity, {}).get(task_key, []))
 
-    def record_samples(self, identity: str, task_key: str, scores: list[float]) -> None:
-        """All samples this identity now has for the task (stored ones first), capped."""
+    def stored_failed(self, identity: str, task_key: str) -> list[frozenset[str] | None]:
+        """The failed checks of each of ``stored``'s samples (None where not known)."""
+        scores = self.stored(identity, task_key)
+        failed = self.failed.get(identity, {}).get(task_key) or []
+        return list(failed) if len(failed) == len(scores) else [None] * len(scores)
+
+    def record_samples(self, identity: str, task_key: str, scores: list[float],
+                       failed: list[frozenset[str] | None] | None = None) -> None:
+        """All samples this identity now has for the task (stored ones first), capped; ``failed``:
+        the checks each failed, in the same order."""
         self.samples.setdefault(identity, {})[task_key] = list(scores)[-MAX_SAMPLES:]
+        known = failed if failed is not None and len(failed) == len(scores) else [None] * len(scores)
+        self.failed.setdefault(identity, {})[task_key] = list(known)[-MAX_SAMPLES:]
 
     def record_test(self, edit: Edit, accepted: bool, val_set: str = "") -> None:
         ident = self.identity(edit)
@@ -196,6 +211,13 @@ class EvidencePool:
             str(k): [float(x) for x in v if isinstance(x, (int, float)) and 0.0 <= x <= 1.0][-MAX_SAMPLES:]
             for k, v in scores.items() if isinstance(v, list)
         }
+        failed = entry.get("failed")
+        self.failed[ident] = {}
+        for key, kept in self.samples[ident].items():
+            raw = failed.get(key) if isinstance(failed, dict) else None
+            checks = [_checks(x) for x in raw] if isinstance(raw, list) and len(raw) == len(kept) else []
+            # a hand-edited list that does not line up with the scores is not guessed at
+            self.failed[ident][key] = checks if checks and len(checks) == len(kept) else [None] * len(kept)
 
     def save(self) -> None:
         if self.path is None:
@@ -205,6 +227,10 @@ class EvidencePool:
         for ident, scores in self.samples.items():
             entry: dict[str, Any] = {"project": self.project, "model": self.model, "base": self.base,
                                      "identity": ident, "updated": stamp, "samples": scores}
+            failed = {key: [None if f is None else sorted(f) for f in self.failed.get(ident, {}).get(key, [])]
+                      for key in scores}
+            if any(any(f is not None for f in fs) for fs in failed.values()):
+                entry["failed"] = failed
             record = self.edits.get(ident)
             if record is not None:
                 entry["edit"] = {"target": record.target, "op": record.op, "text": record.text,
@@ -216,3 +242,10 @@ class EvidencePool:
             records.append(entry)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.path, json.dumps({"version": 1, "records": records}, ensure_ascii=False))
+
+
+def _checks(value: Any) -> frozenset[str] | None:
+    """One stored sample's failed checks: a list of check ids, else not known."""
+    if isinstance(value, list) and all(isinstance(x, str) for x in value):
+        return frozenset(value)
+    return None

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import threading
 
-from skillopt_sleep.backends.models import Models
+from skillopt_sleep.backends.models import Models, run_together
+from skillopt_sleep.call_cap import CallCap
 from skillopt_sleep.documents import DocumentSet
 from skillopt_sleep.dream import rubric_scorer, run_attempts
 from skillopt_sleep.judges import check_id
@@ -48,7 +49,7 @@ class Evaluator:
         # be scored (left out, ``scoring.py``), so sample numbers and "the first n" stay exact
         self.scores: dict[str, dict[str, list[float | None]]] = {}
         # beside each score, the rule checks that sample failed (None: not known — a pooled
-        # sample of an earlier night, or one that could not be scored), for the targeted gain
+        # sample the pool kept no checks for, or one that could not be scored), for the targeted gain
         self.failed: dict[str, dict[str, list[frozenset[str] | None]]] = {}
         self.checks = {t.id: _check_ids(t) for t in tasks}
         self.identities: dict[str, str] = {}  # docs fingerprint -> pooled identity
@@ -62,7 +63,8 @@ class Evaluator:
                 pooled = self.pool is not None and identity is not None
                 self.scores[key] = {tid: list(self.pool.stored(identity, self.content[tid])) if pooled else []
                                     for tid in self.tasks}
-                self.failed[key] = {tid: [None] * len(scores) for tid, scores in self.scores[key].items()}
+                self.failed[key] = {tid: list(self.pool.stored_failed(identity, self.content[tid])) if pooled
+                                    else [] for tid in self.tasks}
                 if pooled:
                     self.identities[key] = identity
             self._locks.setdefault(key, threading.Lock())
@@ -72,6 +74,12 @@ class Evaluator:
         """Fewest samples any of ``task_ids`` has for ``docs`` (pooled ones included)."""
         _, have = self._have(docs, identity)
         return min((len(have[tid]) for tid in task_ids), default=0)
+
+    def missing(self, docs: DocumentSet, n: int, task_ids: list[str], identity: str | None = None) -> int:
+        """Samples ``ensure(docs, n, task_ids)`` would draw: what reaching ``n`` would cost at
+        most (a draw kept by the score cache costs nothing)."""
+        _, have = self._have(docs, identity)
+        return sum(max(0, n - len(have[tid])) for tid in task_ids)
 
     def ensure(self, docs: DocumentSet, n: int, task_ids: list[str] | None = None,
                identity: str | None = None) -> dict[str, list[float | None]]:
@@ -122,4 +130,28 @@ class Evaluator:
             return
         for key, identity in self.identities.items():
             for tid, scores in self.scores[key].items():
-                self.pool.record_samples(identity, self.content[tid], [x for x in scores if x is not None])
+                kept = [i for i, x in enumerate(scores) if x is not None]
+                failed = self.failed[key][tid]
+                self.pool.record_samples(identity, self.content[tid], [scores[i] for i in kept],
+                                         [failed[i] if i < len(failed) else None for i in kept])
+
+
+def measure_test(models: Models, test: list[TaskRecord], base: DocumentSet, final: DocumentSet, samples: int,
+                 phases: dict[str, int], cap: CallCap) -> tuple[float | None, float | None] | str:
+    """The test split's mean under ``base`` and ``final`` (``samples`` per task), or why it was
+    not measured. Test tasks are measured, never used by the gate, and only when the documents
+    changed: with nothing proposed there is no change to measure."""
+    if final.fingerprint() == base.fingerprint():
+        return f"{len(test)} test task(s) not measured: the documents did not change"
+    evaluator = Evaluator(models, test, phases, "test")
+    ids = [t.id for t in test]
+    if cap.capped and not cap.afford(evaluator.missing(base, samples, ids) + evaluator.missing(final, samples, ids)):
+        return f"{len(test)} test task(s) not measured: the night's call cap has no room for them"
+    b, c = run_together(lambda: evaluator.ensure(base, samples), lambda: evaluator.ensure(final, samples))
+    return mean_of(b), mean_of(c)
+
+
+def mean_of(scores: dict[str, list[float | None]]) -> float | None:
+    """Mean over tasks of each task's mean scored sample (None when nothing could be scored)."""
+    per_task = [sum(xs) / len(xs) for v in scores.values() if (xs := [x for x in v if x is not None])]
+    return sum(per_task) / len(per_task) if per_task else None

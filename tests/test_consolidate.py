@@ -103,7 +103,7 @@ def test_a_gate_decides_on_exactly_the_samples_it_drew(tmp_path: Path) -> None:
     evaluator.ensure(docs, 12)  # another candidate's gate already drew the ceiling
     cand = apply_edit(docs, Edit(target="skill", op="add", content="Keep every answer short."))
     settings = LoopSettings(val_samples=4, max_val_samples=12)
-    decision = loop._Night(evaluator, settings, docs, tasks, set(), 1).gate(cand, set())
+    decision = loop.NightGate(evaluator, settings, docs, tasks, set(), 1).gate(cand, set())
     assert all(d.n_baseline == d.n_candidate for d in decision.per_task), decision.per_task
 
 
@@ -137,7 +137,7 @@ def _gate_alone(tmp_path: Path, content: str, seed: int, own_tasks_only: bool = 
     evaluator.ensure(docs, 4)
     cand = apply_edit(docs, Edit(target="skill", op="add", content=content, evidence=commit_train))
     focus = loop.focus_for([Edit(target="skill", op="add", content=content, evidence=commit_train)], tasks)
-    decision = loop._Night(evaluator, LoopSettings(), docs, tasks, set(), 1).gate(
+    decision = loop.NightGate(evaluator, LoopSettings(), docs, tasks, set(), 1).gate(
         cand, focus, own_tasks_only=own_tasks_only)
     asked = {r.payload["task"]["id"] for r in backend.requests
              if r.purpose == "attempt" and r.payload["documents"] == cand.prompt_prefix()}
@@ -389,13 +389,13 @@ def test_only_edits_claiming_the_same_tasks_must_show_what_each_adds_beside_the_
     from skillopt_sleep import consolidate as loop
 
     calls = []
-    gate = loop._Night.gate
+    gate = loop.NightGate.gate
 
     def spy(self, cand, focus, **kw):
         calls.append(kw.get("own_tasks_only", False))
         return gate(self, cand, focus, **kw)
 
-    monkeypatch.setattr(loop._Night, "gate", spy)
+    monkeypatch.setattr(loop.NightGate, "gate", spy)
     out = consolidate(world_tasks(), load_documents(tmp_path), world_models(TwoKinds(proposals)), LoopSettings())
     assert sum(calls) == leave_one_out
     assert len(out.accepted) == (2 if leave_one_out == 0 else 1)

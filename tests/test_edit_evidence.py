@@ -100,3 +100,23 @@ def test_task_content_key_ignores_ids_case_and_spacing() -> None:
     b = TaskRecord(id="b", intent="write the commit message ", judge={"kind": "rule", "checks": []})
     c = TaskRecord(id="a", intent="Write the release notes", judge={"kind": "rule", "checks": []})
     assert task_content_key(a) == task_content_key(b) != task_content_key(c)
+
+
+def test_failed_checks_are_kept_beside_the_scores_and_a_list_out_of_line_is_not_guessed(tmp_path: Path) -> None:
+    path = tmp_path / "evidence.json"
+    first = pool(path, now=NOW)
+    ident = first.identity(RULE)
+    first.record_samples(ident, "task-1", [1.0, 0.5], [frozenset(), frozenset({"contains:Refs"})])
+    first.record_samples(ident, "task-2", [0.0], None)
+    first.record_test(RULE, accepted=False)
+    first.save()
+    again = pool(path, now=NOW)
+    assert again.stored_failed(ident, "task-1") == [frozenset(), frozenset({"contains:Refs"})]
+    assert again.stored_failed(ident, "task-2") == [None]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for record in data["records"]:
+        if record.get("failed"):
+            record["failed"]["task-1"] = [["contains:Refs"]]  # one entry for two scores
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert pool(path, now=NOW).stored_failed(ident, "task-1") == [None, None]
+    assert pool(path, now=NOW).stored(ident, "task-1") == [1.0, 0.5]

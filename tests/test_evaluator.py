@@ -3,6 +3,7 @@ a rule on the checks it fixes (``Evaluator.targeted``)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from skillopt_sleep.backends.client import Client
@@ -10,7 +11,7 @@ from skillopt_sleep.backends.models import Models
 from skillopt_sleep.documents import load_documents
 from skillopt_sleep.evaluator import Evaluator
 from skillopt_sleep.judges import check_id
-from skillopt_sleep.types import TaskRecord
+from skillopt_sleep.types import Edit, TaskRecord
 
 from tests.support.fake_backend import FakeBackend, ok
 
@@ -38,3 +39,38 @@ def test_targeted_scores_are_the_share_of_the_fixed_checks_each_sample_passed(tm
     assert ev.targeted(docs, [check_id(REFS), check_id(FIXES)]) == {"both": [0.5] * 3, "refs-only": [1.0] * 3}
     assert ev.targeted(docs, [check_id(OTHER)]) == {}
     assert phases == {"val": 6}
+
+
+def test_a_pooled_edit_keeps_its_failed_checks_for_the_next_nights_targeted_test(tmp_path: Path) -> None:
+    """A re-tested rule's earlier samples count toward the test on the checks it fixes: the pool
+    keeps, beside each score, the checks that sample failed (and an old record without them is
+    'not known', never 'passed')."""
+    from skillopt_sleep.edit_evidence import EvidencePool
+
+    backend = FakeBackend(lambda r: ok("Refs: ACME-12 and nothing else"))
+    models = Models(Client(backend), Client(backend, role="optimizer"))
+    tasks = [task("both", [REFS, FIXES])]
+    docs = load_documents(tmp_path)
+    path = tmp_path / "evidence.json"
+    first = EvidencePool.load(path, tmp_path, "m", "fp")
+    rule = Edit("skill", "add", "Always add a Fixes section.")
+    ident = first.identity(rule)
+    ev = Evaluator(models, tasks, {}, "val", first)
+    ev.ensure(docs, 3, identity=ident)
+    ev.store()
+    first.record_test(rule, accepted=False)
+    first.save()
+    again = EvidencePool.load(path, tmp_path, "m", "fp")
+    phases: dict[str, int] = {}
+    later = Evaluator(models, tasks, phases, "val", again)
+    assert later.ensure(docs, 3, identity=ident) == {"both": [0.5] * 3} and phases == {}
+    assert later.targeted(docs, [check_id(FIXES)]) == {"both": [0.0] * 3}
+    assert later.targeted(docs, [check_id(REFS)]) == {"both": [1.0] * 3}
+
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    for record in saved["records"]:
+        record.pop("failed", None)  # as written before the pool kept failed checks
+    path.write_text(json.dumps(saved), encoding="utf-8")
+    old = Evaluator(models, tasks, {}, "val", EvidencePool.load(path, tmp_path, "m", "fp"))
+    old.ensure(docs, 3, identity=ident)
+    assert old.targeted(docs, [check_id(FIXES)]) == {"both": [None] * 3}

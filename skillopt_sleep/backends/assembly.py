@@ -33,7 +33,7 @@ def build_models(config: Config, evidence: EvidenceSink | None = None, *,
     interrupted night's journal, the score cache), consulted by both roles."""
     limiter = Limiter(config.concurrency)
     stats = Stats()
-    budget = budget or Budget(max_tokens=config.max_tokens, max_cost=config.max_cost_usd)
+    budget = budget or Budget(max_tokens=config.max_tokens, max_cost=config.max_cost_usd, max_calls=config.max_calls)
     deadline = Deadline(config.night_deadline)  # both roles: one clock, one cancel switch
     retry = RetryPolicy(attempts=config.retries, base_delay=config.retry_base_delay)
     built: dict[tuple[str, str | None], Backend] = {}

@@ -146,7 +146,7 @@ class ProviderError(RuntimeError):
 
 
 class BudgetExceeded(RuntimeError):
-    """A per-night token or cost limit would be crossed by the next call."""
+    """A per-night token, cost or call limit would be crossed by the next call."""
 
     def __init__(self, limit: str, used: float, cap: float):
         self.limit = limit

@@ -1,10 +1,11 @@
-"""Per-night token and cost limits, enforced before every call.
+"""Per-night token, cost and call limits, enforced before every call.
 
 A call first *reserves* its worst case (prompt length estimated from characters, plus its
 ``max_tokens`` of output, priced as if nothing were cached); the reservation is replaced by the
 real usage when the call returns. Concurrent calls therefore cannot together cross a limit, and
 the night stops with ``BudgetExceeded`` instead of overspending. One Budget is shared by both
-roles' Clients, like the Limiter.
+roles' Clients, like the Limiter. The call limit (``max_calls``) is also what the learning loop
+plans a capped night by (``calls_left``); this check is only its backstop.
 """
 
 from __future__ import annotations
@@ -37,20 +38,25 @@ class Reservation:
     price: Price | None
     model: str
     open: bool = True
+    calls: int = 1
 
 
 @dataclass
 class Budget:
-    """``max_tokens``: input + output tokens a night may use; ``max_cost``: USD. ``None`` = no limit."""
+    """``max_tokens``: input + output tokens a night may use; ``max_cost``: USD; ``max_calls``:
+    provider calls. ``None`` = no limit."""
 
     max_tokens: int | None = None
     max_cost: float | None = None
+    max_calls: int | None = None
     tokens_used: int = 0
     cost_used: float = 0.0
+    calls_used: int = 0
     unpriced: set[str] = field(default_factory=set)  # models whose calls carry no known price
     exhausted: str | None = None  # the limit that stopped the night, once one did
     _reserved_tokens: int = 0
     _reserved_cost: float = 0.0
+    _reserved_calls: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def reserve(self, request: Request, price: Price | None, model: str) -> Reservation:
@@ -59,6 +65,9 @@ class Budget:
         tokens = tokens_in + int(request.max_tokens)
         cost = price.worst_case(tokens_in, int(request.max_tokens)) if price is not None else 0.0
         with self._lock:
+            if self.max_calls is not None and self.calls_used + self._reserved_calls + 1 > self.max_calls:
+                self.exhausted = self.exhausted or "calls"
+                raise BudgetExceeded("calls", self.calls_used, self.max_calls)
             if self.max_tokens is not None and self.tokens_used + self._reserved_tokens + tokens > self.max_tokens:
                 self.exhausted = self.exhausted or "tokens"
                 raise BudgetExceeded("tokens", self.tokens_used, self.max_tokens)
@@ -67,6 +76,7 @@ class Budget:
                 raise BudgetExceeded("cost (USD)", round(self.cost_used, 6), self.max_cost)
             self._reserved_tokens += tokens
             self._reserved_cost += cost
+            self._reserved_calls += 1
         return Reservation(tokens, cost, price, model)
 
     def settle(
@@ -77,6 +87,7 @@ class Budget:
         price table."""
         with self._lock:
             self._release_locked(reservation)
+            self.calls_used += reservation.calls
             self.tokens_used += usage_tokens(usage)
             if cost is not None:
                 self.cost_used += cost * discount
@@ -94,12 +105,22 @@ class Budget:
             reservation.open = False
             self._reserved_tokens -= reservation.tokens
             self._reserved_cost -= reservation.cost
+            self._reserved_calls -= reservation.calls
+
+    def calls_left(self) -> int | None:
+        """Provider calls the night may still make (``None``: no call limit)."""
+        if self.max_calls is None:
+            return None
+        with self._lock:
+            return max(0, self.max_calls - self.calls_used - self._reserved_calls)
 
     def summary(self) -> dict[str, object]:
         with self._lock:
             return {
                 "max_tokens": self.max_tokens,
                 "max_cost_usd": self.max_cost,
+                "max_calls": self.max_calls,
+                "calls_used": self.calls_used,
                 "tokens_used": self.tokens_used,
                 "cost_used_usd": round(self.cost_used, 6),
                 "unpriced_models": sorted(self.unpriced),

@@ -82,6 +82,8 @@ class Models:
             if summary["cost_used_usd"] or summary["max_cost_usd"]:
                 limits.append(f"${summary['cost_used_usd']:.4f}" +
                               (f" of ${summary['max_cost_usd']:.2f}" if summary["max_cost_usd"] else ""))
+            if summary["max_calls"]:
+                limits.append(f"{summary['calls_used']:,} calls of {summary['max_calls']:,}")
             notes.append("spent " + ", ".join(limits))
             if summary["unpriced_models"]:
                 notes.append("no price known for " + ", ".join(summary["unpriced_models"]) +

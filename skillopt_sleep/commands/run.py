@@ -49,6 +49,9 @@ def add_night_flags(p: argparse.ArgumentParser) -> None:
                    help="send bulk phases through the provider's batch API (half price, slower)")
     p.add_argument("--max-tokens", type=int, help="per-night token budget")
     p.add_argument("--max-cost", type=float, dest="max_cost_usd", help="per-night cost budget in USD")
+    p.add_argument("--max-calls", type=int, metavar="N",
+                   help="per-night cap on model calls: the night plans to fit it and still adopts what it "
+                   "proved; an edit left undecided is tried again on a later night (no ban)")
     p.add_argument("--deadline", type=_duration_arg, dest="night_deadline", metavar="DURATION",
                    help='time for the whole night\'s model work, e.g. "90m", "3h" or "600" (seconds; default: '
                    'night_deadline in config, 4h); past it the night ends with exit 4, nothing staged')
@@ -118,7 +121,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
     keys = ("backend", "optimizer_backend", "model", "agent", "source", "miner", "k", "batch",
-            "max_tokens", "max_cost_usd", "claude_home", "codex_home", "night_deadline")
+            "max_tokens", "max_cost_usd", "max_calls", "claude_home", "codex_home", "night_deadline")
     return {k: getattr(args, k, None) for k in keys}
 
 

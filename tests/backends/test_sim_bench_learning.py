@@ -93,11 +93,14 @@ def test_one_engine_night_and_one_strict_night_run_end_to_end(bench, monkeypatch
     monkeypatch.setattr(bench, "AUDIT_SAMPLES", 2)
     monkeypatch.setattr(bench, "TEST_SAMPLES", 2)
     monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(tmp_path / "home"))
-    for policy in ("engine", "engine_no_retire", "strict_mean"):
-        out = bench.one_job((policy, "api-docs", 0, 1, 0.08, True, 12, 0))
+    for policy in ("engine", "engine_no_retire", "engine_capped", "strict_mean"):
+        cap = 60 if policy == "engine_capped" else None
+        out = bench.one_job((policy, "api-docs", 0, 1, 0.08, True, 12, 0, cap))
         assert out["policy"] == policy
         assert [row["night"] for row in out["nights"]] == [0, 1]
         assert out["nights"][1]["calls"] > 0
+        if cap is not None:
+            assert out["nights"][1]["calls"] <= cap and out["nights"][1]["status"] != "budget"
         assert set(out["nights"][1]["test"]) == {"endpoint reference", "error message", "migration guide", "all"}
 
 

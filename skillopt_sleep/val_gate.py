@@ -1,0 +1,171 @@
+"""The gate's sampling on val, for one night's edits (``consolidate`` phases 3 and 4).
+
+An edit is measured on the val tasks it claims to help first, and on every val task only when its
+gain there may still hold up; each round draws more samples while the verdict is uncertain, up to
+the ceiling, every decision one more look at the gain (``gate.GateConfig.alpha_for``). A capped
+night's gate stops where its next draw would not fit (``call_cap``): undecided, never accepted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from skillopt_sleep import gate as gating
+from skillopt_sleep.call_cap import CallCap, undecided
+from skillopt_sleep.documents import DocumentSet
+from skillopt_sleep.evaluator import Evaluator
+from skillopt_sleep.types import GateDecision, TaskRecord
+
+if TYPE_CHECKING:
+    from skillopt_sleep.consolidate import LoopSettings
+
+
+@dataclass
+class NightGate:
+    """What the gating phases share."""
+
+    evaluator: Evaluator
+    settings: LoopSettings
+    base: DocumentSet
+    tasks: list[TaskRecord]
+    overlap: set[str]
+    family: int  # edits tested tonight: they share the false-accept rate
+    cap: CallCap = field(default_factory=CallCap)  # a capped night's calls (``call_cap``)
+
+    def gate(self, cand: DocumentSet, focus: set[str], *, share: float = 1.0, base: DocumentSet | None = None,
+             identity: str | None = None, own_tasks_only: bool = False,
+             targets: list[str] | None = None) -> GateDecision:
+        """``cand`` against ``base`` (default: tonight's documents), on the tasks the edit claims
+        to help first: an edit whose gain there does not hold up is refused before the other val
+        tasks are measured for it (they could only add reasons to refuse); one that may still pass
+        is then measured on every val task (regressions, the all-task mean). A pooled
+        ``identity`` starts from its earlier samples and adds ``val_samples`` .. the ceiling new
+        ones.
+
+        Each decision sees exactly the samples this gate asked for: the shared baseline may hold
+        more (drawn for another candidate in parallel), and using them would make every verdict,
+        and the calls that follow from it, depend on thread timing.
+
+        ``own_tasks_only``: the gain on the focus tasks is the whole question (leave-one-out
+        inside a combination, whose regressions and all-task mean the combination's own gate
+        measures against tonight's documents)."""
+        s, ev = self.settings, self.evaluator
+        base = base or self.base
+        everything = list(ev.tasks)
+        first = [tid for tid in everything if tid in focus] or everything
+        budget = s.max_val_samples * max(1, -(-s.min_focus_tasks // len(first)))
+        sampling = Sampling(
+            cfg=replace(s.gate, looks=-(-budget // s.val_samples)),
+            base=base, cand=cand, focus=focus, share=share / max(1, self.family),
+            identity=identity,
+            start=ev.count(cand, identity, first) if identity is not None else 0, budget=budget,
+            targets=list(targets or ()) if s.targeted_gain else [])
+        decision = self._sample(sampling, first)
+        if sampling.out_of_calls:
+            return undecided(decision, self.cap.limit)
+        assert decision is not None  # only a capped night's gate can stop before its first look
+        if len(first) < len(everything) and not gain_refused(decision) and not own_tasks_only:
+            decision = self._sample(sampling, everything) or decision
+            if sampling.out_of_calls:
+                return undecided(decision, self.cap.limit)
+        elif len(first) < len(everything):
+            decision.statistic["not_measured"] = sorted(set(everything) - set(first))
+        decision.statistic["samples_per_task"] = {d.task_id: d.n_candidate for d in decision.per_task}
+        return decision
+
+    def _sample(self, g: Sampling, task_ids: list[str]) -> GateDecision | None:
+        """Decide on ``task_ids``, drawing more samples while the verdict is uncertain, up to the
+        ceiling; every decision is one more look at the gain (``GateConfig.alpha_for``). A capped
+        night stops where the next draw would not fit (``out_of_calls``; ``None``: no look yet)."""
+        ev, step = self.evaluator, self.settings.val_samples
+        fresh = [tid for tid in task_ids if tid not in g.wanted]
+        # the round starts from the pooled samples its new tasks already have (the other val
+        # tasks of a re-tested edit may have none: its earlier nights stopped at its own tasks)
+        start = g.start if g.look == 0 else (ev.count(g.cand, g.identity, fresh) if g.identity and fresh else 0)
+        n, ceiling = start + step, start + g.budget
+        if g.wanted and self.settings.others_samples:
+            # the other val tasks join with a first look of their own; the gate draws more while
+            # the all-task mean or a task's drop is uncertain (``gate.wants_more``)
+            n = min(ceiling, start + self.settings.others_samples)
+        elif g.wanted:
+            # the other val tasks join with as many samples as the edit's own tasks reached
+            n = min(ceiling, max(n, max(g.wanted.values()) - g.start + start))
+        decision: GateDecision | None = None
+        if g.look == 0 and g.start >= step:
+            # Pooled evidence first: when it already settles the verdict (accepted, futile, or
+            # harmful), an unchanged re-proposal costs no new draws.
+            drawn = self._draw(g, g.start, fresh)
+            if drawn is None:
+                return None
+            decision = self._decide(g, *drawn)
+            if decision.accepted or gating.futile(decision, g.cfg) or gating.significant_harm(decision):
+                return decision
+        drawn = self._draw(g, n, fresh)
+        if drawn is None:
+            return decision
+        decision = self._decide(g, *drawn)
+        while n < ceiling:
+            more = gating.wants_more(decision, g.cfg)
+            if not more:
+                break
+            n = min(ceiling, n + step)
+            drawn = self._draw(g, n, [tid for tid in more if g.wanted[tid] < n])
+            if drawn is None:
+                break
+            decision = self._decide(g, *drawn)
+        return decision
+
+    def _draw(self, g: Sampling, n: int, task_ids: list[str]) -> tuple[dict, dict] | None:
+        """The gate's samples once each of ``task_ids`` has ``n`` under both document sets;
+        ``None``, with nothing drawn, when a capped night cannot afford them."""
+        ev = self.evaluator
+        if self.cap.capped and not self.cap.afford(ev.missing(g.base, n, task_ids)
+                                                   + ev.missing(g.cand, n, task_ids, g.identity)):
+            g.out_of_calls = True
+            return None
+        g.wanted.update({tid: max(n, g.wanted.get(tid, 0)) for tid in task_ids})
+        return ev.ensure(g.base, n, task_ids), ev.ensure(g.cand, n, task_ids, identity=g.identity)
+
+    def _decide(self, g: Sampling, b: dict[str, list[float | None]], c: dict[str, list[float | None]]) -> GateDecision:
+        g.look += 1
+        targeted = None
+        if g.targets:
+            ev = self.evaluator
+            wanted = {tid: n for tid, n in g.wanted.items() if tid in g.focus}
+            targeted = (first_draws(ev.targeted(g.base, g.targets), wanted), first_draws(ev.targeted(g.cand, g.targets), wanted))
+        return gating.decide(first_draws(b, g.wanted), first_draws(c, g.wanted), g.cfg, self.overlap, g.focus, g.share, g.look,
+                             targeted=targeted)
+
+
+@dataclass
+class Sampling:
+    """One gate's state across its focus-first and all-task rounds."""
+
+    cfg: gating.GateConfig
+    base: DocumentSet
+    cand: DocumentSet
+    focus: set[str]
+    share: float
+    identity: str | None
+    start: int  # pooled samples the candidate already had
+    budget: int  # new samples per task at most
+    wanted: dict[str, int] = field(default_factory=dict)  # samples per task this gate uses
+    look: int = 0
+    targets: list[str] = field(default_factory=list)  # the checks the edit fixes (``Edit.targets``)
+    out_of_calls: bool = False  # a capped night could not afford the next draw
+
+
+def gain_refused(decision: GateDecision) -> bool:
+    """Refused on the gain alone (or skipped): more val tasks cannot change the verdict."""
+    if decision.action == "skip":
+        return True
+    return any(r.startswith("gain ") for r in decision.reasons)
+
+
+def first_draws(scores: dict[str, list[float | None]], wanted: dict[str, int]) -> dict[str, list[float]]:
+    """The scores of each task's first ``wanted`` draws; a task none of whose draws could be
+    scored is left out of the comparison."""
+    first = {tid: [x for x in samples[: wanted[tid]] if x is not None]
+             for tid, samples in scores.items() if tid in wanted}
+    return {tid: xs for tid, xs in first.items() if xs}

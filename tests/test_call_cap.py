@@ -1,0 +1,139 @@
+"""A per-night call cap (``max_calls``): a hard backstop in the budget, and a learning loop that
+plans to fit it — undecided edits are refused for tonight without a ban, never accepted on less
+evidence than the uncapped gate asks for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillopt_sleep.backends import make_backend
+from skillopt_sleep.backends.base import BudgetExceeded, Request
+from skillopt_sleep.backends.budget import Budget
+from skillopt_sleep.backends.client import Client, Stats
+from skillopt_sleep.backends.limits import Limiter
+from skillopt_sleep.backends.models import Models
+from skillopt_sleep.backends.retry import RetryPolicy
+from skillopt_sleep.call_cap import CallCap, out_of_calls
+from skillopt_sleep.config import load_config
+from skillopt_sleep.consolidate import LoopSettings, consolidate, focus_for
+from skillopt_sleep.documents import apply_edit, load_documents
+from skillopt_sleep.edit_evidence import EvidencePool, val_set_key
+from skillopt_sleep.errors import UserError
+from skillopt_sleep.evaluator import Evaluator
+from skillopt_sleep.types import Edit, Usage
+from skillopt_sleep.val_gate import NightGate
+
+from tests.support.tasks import make_tasks
+
+REFS = 'When writing a commit message, always include "Refs: ACME-" in the response.'
+
+
+def capped_models(spec: str, max_calls: int | None) -> tuple[Models, Budget]:
+    backend = make_backend(spec)
+    limiter, stats, budget = Limiter(4), Stats(), Budget(max_calls=max_calls)
+    retry = RetryPolicy(attempts=2, sleep=lambda s: None)
+    return Models(Client(backend, limiter=limiter, stats=stats, retry=retry, budget=budget),
+                  Client(backend, limiter=limiter, stats=stats, retry=retry, role="optimizer", budget=budget)), budget
+
+
+def test_the_call_limit_is_checked_before_every_call_and_a_failed_call_is_not_counted() -> None:
+    budget = Budget(max_calls=2)
+    request = Request(purpose="attempt", system="s", user="u")
+    first = budget.reserve(request, None, "m")
+    assert budget.calls_left() == 1, "a call in flight holds its place"
+    budget.settle(first, Usage())
+    failed = budget.reserve(request, None, "m")
+    budget.release(failed)
+    assert budget.calls_left() == 1, "a call that failed (released) costs nothing"
+    budget.settle(budget.reserve(request, None, "m"), Usage())
+    with pytest.raises(BudgetExceeded, match="calls budget reached"):
+        budget.reserve(request, None, "m")
+    assert budget.exhausted == "calls" and budget.summary()["calls_used"] == 2
+    assert Budget().calls_left() is None
+
+
+@pytest.mark.parametrize("cap", [0, -3])
+def test_a_cap_that_is_not_positive_is_a_config_error(cap: int) -> None:
+    with pytest.raises(UserError, match="max_calls must be positive"):
+        load_config(overrides={"max_calls": cap}, env={})
+
+
+@pytest.mark.parametrize("cap", [30, 60, 120, 250])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_capped_night_stays_within_its_calls_without_hitting_the_backstop(tmp_path: Path, cap: int,
+                                                                            seed: int) -> None:
+    models, budget = capped_models(f"sim:seed={seed}", cap)
+    out = consolidate(make_tasks(per_kind=5, test=True), load_documents(tmp_path), models, LoopSettings())
+    assert budget.exhausted is None, "the loop planned to fit; the backstop never fired"
+    assert 0 < budget.calls_used <= cap
+    assert sum(models.calls().values()) == budget.calls_used
+    for rejection in out.rejected:
+        if rejection.stage == "budget":
+            assert not rejection.ban and rejection.reasons[0].startswith(("undecided", "accepted alone, but"))
+
+
+def test_the_uncapped_night_is_unchanged_by_the_cap_machinery(tmp_path: Path) -> None:
+    """No cap: the same draws, calls and verdicts as a budget without a call limit."""
+    tasks = make_tasks(per_kind=5)
+    runs = []
+    for budget in (None, Budget(max_tokens=10**9)):
+        backend = make_backend("sim:seed=7")
+        stats = Stats()
+        models = Models(Client(backend, stats=stats, budget=budget),
+                        Client(backend, stats=stats, role="optimizer", budget=budget))
+        out = consolidate(tasks, load_documents(tmp_path), models, LoopSettings())
+        runs.append((sum(models.calls().values()), [e.content for e in out.accepted],
+                     [(r.stage, r.reasons) for r in out.rejected]))
+    assert runs[0] == runs[1]
+    assert not CallCap(Budget(max_tokens=5)).capped and CallCap(Budget(max_calls=5)).capped
+
+
+def _gate(tmp_path: Path, cap: int | None, seed: int):
+    tasks = make_tasks()
+    val = [t for t in tasks if t.split == "val"]
+    commit_train = [t.id for t in tasks if t.split == "train" and t.skill_hint == "commit"]
+    models, budget = capped_models(f"sim:seed={seed}", cap)
+    docs = load_documents(tmp_path)
+    edit = Edit(target="skill", op="add", content=REFS, evidence=commit_train)
+    cand = apply_edit(docs, edit)
+    night = NightGate(Evaluator(models, val, {}, "val"), LoopSettings(), docs, tasks, set(), 1, CallCap(budget))
+    return night.gate(cand, focus_for([edit], tasks)), budget
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_running_out_of_calls_never_passes_an_edit(tmp_path: Path, seed: int) -> None:
+    """The same edit, the same draws: under every cap it is either decided exactly as without one
+    or left undecided (refused, not banned); a useful rule is accepted once the cap allows."""
+    full, _ = _gate(tmp_path / "full", None, seed)
+    assert full.accepted, full.reasons
+    needed = 2 * sum(full.statistic["samples_per_task"].values())
+    verdicts = []
+    for cap in range(8, needed + 9, 8):
+        decision, budget = _gate(tmp_path / f"cap{cap}", cap, seed)
+        assert budget.exhausted is None and budget.calls_used <= cap
+        if out_of_calls(decision):
+            assert not decision.accepted and decision.reasons[0].startswith("undecided")
+        else:
+            assert decision.accepted == full.accepted
+            assert decision.statistic["gain"] == full.statistic["gain"]
+        verdicts.append(decision.accepted)
+    assert verdicts[0] is False and verdicts[-1] is True, verdicts
+
+
+def test_an_undecided_edit_is_tested_again_on_the_same_val_tasks(tmp_path: Path) -> None:
+    """A refused edit is not re-tested on unchanged val tasks; one the cap left undecided is, and
+    its samples are kept for that night."""
+    tasks = make_tasks(per_kind=5)
+    val = [t for t in tasks if t.split == "val"]
+    models, budget = capped_models("sim:correct=1,harmful=0,seed=3", 45)
+    docs = load_documents(tmp_path)
+    pool = EvidencePool(None, str(tmp_path), models.target.id, docs.fingerprint())
+    out = consolidate(tasks, docs, models, LoopSettings(), pool=pool)
+    undecided = [r for r in out.rejected if r.stage == "budget"]
+    assert undecided, [(r.stage, r.reasons) for r in out.rejected]
+    for rejection in undecided:
+        assert not pool.unchanged(rejection.edit, val_set_key(val))
+    drew = [r for r in undecided if pool.nights_tested(r.edit)]
+    assert all(pool.samples.get(pool.identity(r.edit)) for r in drew)
