@@ -31,6 +31,7 @@ nights, so it never bans).
 
     python scripts/bench_gate.py --seeds 300
     python scripts/bench_gate.py --seeds 300 --val-others-samples 4   # other val tasks at a first look
+    python scripts/bench_gate.py --seeds 300 --max-calls 400          # a capped night (fixed sequence)
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from typing import Any
 from skillopt_sleep import consolidate as consolidation
 from skillopt_sleep import night
 from skillopt_sleep.backends.base import Completion, Request
+from skillopt_sleep.backends.budget import Budget
 from skillopt_sleep.backends.client import Client, Stats
 from skillopt_sleep.backends.limits import Limiter
 from skillopt_sleep.backends.models import Models
@@ -116,6 +118,7 @@ class WorldBackend:
         self.seed = seed
         self.proposals = proposals
         self.id = "world"  # one target model on every night: its evidence pools
+        self.price = None  # no cost: a call cap (--max-calls) counts calls only
 
     def complete(self, request: Request) -> Completion:
         if request.purpose == "attempt":
@@ -158,11 +161,11 @@ def proposal(content: str) -> dict[str, Any]:
             "evidence": [f"train-a-{i}" for kind, i in TRAIN if kind == "a"]}
 
 
-def models_for(backend: WorldBackend) -> Models:
-    limiter, stats = Limiter(4), Stats()
+def models_for(backend: WorldBackend, max_calls: int | None = None) -> Models:
+    limiter, stats, budget = Limiter(4), Stats(), Budget(max_calls=max_calls)
     retry = RetryPolicy(attempts=1, sleep=lambda s: None)
-    return Models(Client(backend, limiter=limiter, stats=stats, retry=retry),
-                  Client(backend, limiter=limiter, stats=stats, retry=retry, role="optimizer"))
+    return Models(Client(backend, limiter=limiter, stats=stats, retry=retry, budget=budget),
+                  Client(backend, limiter=limiter, stats=stats, retry=retry, role="optimizer", budget=budget))
 
 
 @dataclass
@@ -181,7 +184,7 @@ def engine_night(tasks: list[TaskRecord], docs: DocumentSet, contents: list[str]
                  memory: Memory) -> tuple[list[str], list[str], int, int]:
     """One night through the engine: (accepted rule texts, banned rule texts, calls, val calls)."""
     backend = WorldBackend(seed, [proposal(c) for c in contents])
-    models = models_for(backend)
+    models = models_for(backend, CONFIG.get("max_calls"))
     settings = night._settings(Config(**CONFIG))
     pool = EvidencePool.load(memory.state_dir / "edit-evidence.json", PROJECT, backend.id, docs.fingerprint())
     outcome = consolidation.consolidate(tasks, docs, models, settings, pool=pool,
@@ -328,8 +331,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="tasks with two checks, and the scenarios of a rule that fixes one of them")
     parser.add_argument("--score-gain", action="store_true",
                         help="test the gain on the score, not on the checks a rule fixes (targeted_gain off)")
+    parser.add_argument("--max-calls", type=int,
+                        help="a per-night call cap (Config.max_calls): gates one at a time, in fixed sequence")
     args = parser.parse_args(argv)
     config = {"val_others_samples": args.val_others_samples, "targeted_gain": not args.score_gain}
+    if args.max_calls is not None:
+        config["max_calls"] = args.max_calls
     result = run(args.n_val, args.seeds, args.workers, lambda msg: print(msg, file=sys.stderr), config,
                  checks=2 if args.two_checks else 1)
     json.dump(result, sys.stdout, indent=1)

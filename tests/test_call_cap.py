@@ -137,3 +137,15 @@ def test_an_undecided_edit_is_tested_again_on_the_same_val_tasks(tmp_path: Path)
         assert not pool.unchanged(rejection.edit, val_set_key(val))
     drew = [r for r in undecided if pool.nights_tested(r.edit)]
     assert all(pool.samples.get(pool.identity(r.edit)) for r in drew)
+
+
+def test_run_takes_the_cap_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from skillopt_sleep.cli import main
+    from skillopt_sleep.commands.run import overrides_from
+
+    assert overrides_from(argparse.Namespace(max_calls=50))["max_calls"] == 50
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert "--max-calls" in capsys.readouterr().out

@@ -123,3 +123,13 @@ def test_a_wrong_claude_home_is_named_not_silent(home: Path, tmp_path: Path,
     report = json.loads(captured.out)
     assert any(f"--claude-home {empty} holds no claude transcripts" in n for n in report["notes"])
     assert any(n.startswith(f"read {empty} (0 file(s))") for n in report["notes"])
+
+
+def test_a_capped_demo_stays_within_its_calls_and_says_so(tmp_path: Path, home: Path) -> None:
+    data = run_demo(tmp_path / "demo", seed=1, quiet=True, max_calls=120)
+    assert data["status"] != "budget" and 0 < data["calls_total"] <= 120
+    assert any("calls of 120" in note for note in data["notes"])
+    assert all(not item["ledger"] for item in data["rejected_edits"] if item["reasons"][0].startswith("undecided"))
+    with pytest.raises(UserError, match="--max-calls"):
+        run_demo(tmp_path / "demo2", quiet=True, max_calls=0)
+    assert not (tmp_path / "demo2").exists(), "nothing is built for a refused cap"

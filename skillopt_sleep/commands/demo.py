@@ -46,6 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dir", type=Path, help="where to build the demo (default: a new temp directory)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--max-calls", type=int, metavar="N",
+                   help="a per-night call cap (as `run --max-calls`): see what a night learns within it")
     add_whole_skill_flag(p)
     p.set_defaults(func=cmd_demo)
 
@@ -96,14 +98,16 @@ def _environ(**values: str) -> Iterator[None]:
 
 
 def run_demo(root: Path, seed: int = 1, sim: str = DEFAULT_SIM, quiet: bool = False,
-             edit_whole_skill: bool = False) -> dict[str, Any]:
+             edit_whole_skill: bool = False, max_calls: int | None = None) -> dict[str, Any]:
     from skillopt_sleep.commands.run import progress_printer
     from skillopt_sleep.config import Config
     from skillopt_sleep.night import NightOptions, run_night
 
+    if max_calls is not None and max_calls < 1:
+        raise UserError("--max-calls must be a positive number of calls", EXIT_USAGE)
     home, claude, project = build_demo_home(root)
     config = Config(backend=f"sim:{sim},seed={seed}", agent="claude", source="claude",
-                    claude_home=str(claude))
+                    claude_home=str(claude), max_calls=max_calls)
     with _environ(SKILLOPT_SLEEP_HOME=str(home)):
         report = run_night(NightOptions(project=project, config=config, mode="demo",
                                         progress=progress_printer(not quiet),
@@ -125,7 +129,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.dir and root.exists() and any(root.iterdir()):
         raise UserError(f"--dir {root} is not empty; give a new or empty directory", EXIT_USAGE)
     data = run_demo(root, seed=args.seed, sim=args.sim, quiet=args.quiet,
-                    edit_whole_skill=args.edit_whole_skill)
+                    edit_whole_skill=args.edit_whole_skill, max_calls=args.max_calls)
     if args.json:
         print(json.dumps(data, indent=2))
         return EXIT_OK
