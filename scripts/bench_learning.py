@@ -28,7 +28,11 @@ chars, overload 0.03 beyond 8 free rules and conflict 0.3 ON.
     python scripts/bench_learning.py --nights 3 --seeds 8 \
         --policies engine,engine_one_reading,engine_no_screen,engine_score_gain,engine_s4   # each lever off
 
-The engine policies other than ``engine`` each turn one setting off (``ENGINE_POLICIES``).
+The engine policies other than ``engine`` each turn one setting off (``ENGINE_POLICIES``);
+``engine_capped`` runs the defaults under a per-night call cap, once per cap of ``--max-calls``:
+
+    python scripts/bench_learning.py --nights 6 --seeds 8 --policies engine,engine_capped \
+        --max-calls 94,150,200,300,400 --policies-svg docs/bench/learning-capped.svg
 """
 
 from __future__ import annotations
@@ -74,6 +78,7 @@ def _chart_module() -> Any:
 
 
 svg_chart = _chart_module().svg_chart
+svg_policies_chart = _chart_module().svg_policies_chart
 
 KNOBS = "follow=0.9,base=0.3,correct=0.6,harmful=0.25,leak=0.5,verbose=700,overload=0.03,free_rules=8,conflict=0.3"
 # the engine's policies: the settings each changes from the defaults (measured side by side)
@@ -351,6 +356,11 @@ def strict_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool,
                 "rules_lowering_a_kind": harmful_rules(docs, test, seed, margin)}
 
 
+def capped_label(cap: int | None) -> str:
+    """The engine_capped policy's name at one cap, in the results (``engine_capped_300``)."""
+    return f"engine_capped_{cap}"
+
+
 def one_job(job: tuple[str, str, int, int, float, bool, int, int, int | None]) -> dict[str, Any]:
     policy, name, seed, nights, margin, fresh, max_rules, shift, max_calls = job
     skill = next(s for s in SUITE if s.name == name)
@@ -358,6 +368,8 @@ def one_job(job: tuple[str, str, int, int, float, bool, int, int, int | None]) -
     if policy in ENGINE_POLICIES:
         out = engine_run(skill, seed, nights, margin, fresh, max_rules, policy=policy, shift=shift,
                          max_calls=max_calls)
+        if policy == "engine_capped":
+            out["policy"] = capped_label(max_calls)
     else:
         out = strict_run(skill, seed, nights, margin, fresh, shift)
     out["wall_s"] = round(time.monotonic() - started, 2)
@@ -399,9 +411,8 @@ def summarise(results: list[dict[str, Any]], nights: int) -> list[dict[str, Any]
     for skill in sorted({r["skill"] for r in results}, key=[s.name for s in SUITE].index):
         mine = [r for r in results if r["skill"] == skill]
         summary = Summary(skill)
-        first = next(p for p in POLICIES if any(r["policy"] == p for r in mine))
-        summary.ceiling = _mean([r["ceiling"]["all"] for r in mine if r["policy"] == first])
-        for policy in [p for p in POLICIES if any(r["policy"] == p for r in mine)]:
+        summary.ceiling = _mean([r["ceiling"]["all"] for r in mine if r["policy"] == mine[0]["policy"]])
+        for policy in dict.fromkeys(r["policy"] for r in mine):
             runs = [r for r in mine if r["policy"] == policy]
             summary.per_night[policy] = [_mean([r["nights"][n]["test"]["all"] for r in runs]) for n in range(nights + 1)]
             summary.calls[policy] = [_mean([r["nights"][n]["calls"] for r in runs]) for n in range(1, nights + 1)]
@@ -441,17 +452,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shift", type=int, default=0,
                         help="the work shifts on this night: the skill's first kind stops coming and its last "
                              "begins (the test measures the work after it; 0: no shift)")
-    parser.add_argument("--max-calls", type=int,
-                        help="the engine_capped policy's per-night call cap (Config.max_calls)")
+    parser.add_argument("--max-calls", default="",
+                        help="the engine_capped policy's per-night call caps (Config.max_calls), comma-separated: "
+                             "each is a policy of its own (engine_capped_<cap>)")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
     parser.add_argument("--svg", type=Path, help="write the chart here")
+    parser.add_argument("--policies-svg", type=Path,
+                        help="write a chart of the mean share of the ceiling per night, one line per policy")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.skills.split(",") if n.strip()]
     unknown = [n for n in names if n not in {s.name for s in SUITE}]
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     bad_policies = not policies or not set(policies) <= set(POLICIES)
-    if ("engine_capped" in policies) != (args.max_calls is not None) or (args.max_calls or 1) < 1:
-        print("the engine_capped policy and a positive --max-calls go together", file=sys.stderr)
+    try:
+        caps = [int(c) for c in args.max_calls.split(",") if c.strip()]
+    except ValueError:
+        caps = [0]
+    if ("engine_capped" in policies) != bool(caps) or any(c < 1 for c in caps):
+        print("the engine_capped policy and --max-calls (positive numbers) go together", file=sys.stderr)
         return 2
     if unknown or bad_policies or min(args.nights, args.seeds, args.workers, args.max_rules, args.shift + 1) < 1:
         print(f"bad arguments: unknown skills {unknown}" if unknown else
@@ -459,9 +477,9 @@ def main(argv: list[str] | None = None) -> int:
               "nights, seeds, workers and max-rules must be >= 1, shift >= 0",
               file=sys.stderr)
         return 2
-    jobs = [(policy, name, seed, args.nights, args.harm_margin, not args.same_tasks, args.max_rules, args.shift,
-             args.max_calls)
-            for name in names for seed in range(args.seeds) for policy in policies]
+    jobs = [(policy, name, seed, args.nights, args.harm_margin, not args.same_tasks, args.max_rules, args.shift, cap)
+            for name in names for seed in range(args.seeds) for policy in policies
+            for cap in (caps if policy == "engine_capped" else [None])]
     started = time.monotonic()
     results = run_jobs(one_job, jobs, args.workers)
     summaries = summarise(results, args.nights)
@@ -475,7 +493,7 @@ def main(argv: list[str] | None = None) -> int:
         "engine_config": {k: getattr(Config(), k) for k in ("k", "k_agree", "val_samples", "max_val_samples",
                                                             "max_edits", "min_gain")}
         | {"max_rules": args.max_rules, "policies": policies, "shift_on_night": args.shift,
-           "engine_capped_max_calls": args.max_calls},
+           "engine_capped_max_calls": caps},
         "nights": args.nights, "seeds": args.seeds,
         "suite": [{"skill": s.name, "why": s.why, "kinds": [k.name for k in s.kinds],
                    "checks": sum(len(k.checks) for k in s.kinds)} for s in SUITE if s.name in names],
@@ -486,6 +504,9 @@ def main(argv: list[str] | None = None) -> int:
     emit(report, args.out)
     if args.svg:
         args.svg.write_text(svg_chart(summaries, args.nights, f"bench_learning: {KNOBS}"), encoding="utf-8")
+    if args.policies_svg:
+        args.policies_svg.write_text(svg_policies_chart(summaries, args.nights, f"bench_learning by policy: {KNOBS}"),
+                                     encoding="utf-8")
     return 0
 
 

@@ -89,6 +89,16 @@ def test_the_svg_chart_is_well_formed(bench):
     assert len([e for e in root.iter() if e.tag.endswith("polyline")]) == 2
 
 
+
+def test_the_policies_chart_draws_one_mean_line_per_policy(bench):
+    summaries = [{"skill": "a", "fraction_of_ceiling": {"engine": [0.2, 0.9], "engine_capped_94": [0.2, 0.2]}},
+                 {"skill": "b", "fraction_of_ceiling": {"engine": [0.4, 1.0], "engine_capped_94": [0.4, None]}}]
+    root = ET.fromstring(bench.svg_policies_chart(summaries, 1, "knobs <x>"))
+    lines = [e.get("points") for e in root.iter() if e.tag.endswith("polyline")]
+    assert len(lines) == 2
+    assert len(lines[0].split()) == 2 and len(lines[1].split()) == 2, "a night with no value in one skill uses the others"
+
+
 def test_one_engine_night_and_one_strict_night_run_end_to_end(bench, monkeypatch, tmp_path):
     monkeypatch.setattr(bench, "AUDIT_SAMPLES", 2)
     monkeypatch.setattr(bench, "TEST_SAMPLES", 2)
@@ -96,7 +106,7 @@ def test_one_engine_night_and_one_strict_night_run_end_to_end(bench, monkeypatch
     for policy in ("engine", "engine_no_retire", "engine_capped", "strict_mean"):
         cap = 60 if policy == "engine_capped" else None
         out = bench.one_job((policy, "api-docs", 0, 1, 0.08, True, 12, 0, cap))
-        assert out["policy"] == policy
+        assert out["policy"] == (f"engine_capped_{cap}" if cap else policy)
         assert [row["night"] for row in out["nights"]] == [0, 1]
         assert out["nights"][1]["calls"] > 0
         if cap is not None:
