@@ -135,6 +135,10 @@ class WorldBackend:
             # lookahead asks to rewrite a rule that broke a check on its train tasks: the scripted
             # optimizer keeps the rule as proposed (its effect is the world's ground truth)
             text = json.dumps({"content": request.payload["rule"]})
+        elif request.purpose == "rank":
+            # asked only when a capped night has fewer slots than proposals: the scripted
+            # optimizer keeps the order it proposed them in (it knows nothing of their worth)
+            text = json.dumps({"order": list(range(1, len(request.payload["candidates"]) + 1))})
         elif request.purpose == "preflight":
             text = "ok"
         else:
