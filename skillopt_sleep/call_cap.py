@@ -99,3 +99,11 @@ def undecided(decision: GateDecision | None, limit: int | None, behind: bool = F
 
 def out_of_calls(decision: GateDecision) -> bool:
     return bool(decision.statistic.get(OUT_OF_CALLS))
+
+
+def cap_note(cap: CallCap, undecided: int, val_tasks: int, max_samples: int) -> str:
+    """Why a capped night left edits undecided, and what one verdict can cost here."""
+    most = 2 * val_tasks * max_samples
+    return (f"call cap: {undecided} edit(s) left undecided by the cap of {cap.limit} calls; one rule's verdict on "
+            f"{val_tasks} val task(s) can take up to {most} calls (each task to {max_samples} samples under both "
+            "document sets), so a cap far below that mostly postpones learning (README: A per-night call cap)")

@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 from skillopt_sleep import gate as gating
 from skillopt_sleep.backends.models import Models, run_together
-from skillopt_sleep.call_cap import DREAM_SHARE, LOOKAHEAD_SHARE, CallCap, in_turn, out_of_calls
+from skillopt_sleep.call_cap import DREAM_SHARE, LOOKAHEAD_SHARE, CallCap, cap_note, in_turn, out_of_calls
 from skillopt_sleep.val_gate import NightGate
 from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit
 from skillopt_sleep.dream import dream_by_kind, mean_soft, rubric_scorer
@@ -168,6 +168,9 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
         night = NightGate(evaluator, settings, docs, tasks, overlapping(val, train), len(candidates), cap)
         winners = _gate_each(outcome, night, candidates, pool, progress)
         final = _combine(outcome, night, winners, progress)
+        undecided = sum(r.stage == "budget" for r in outcome.rejected)
+        if undecided:
+            outcome.notes.append(cap_note(cap, undecided, len(val), settings.max_val_samples))
     outcome.documents = final
     if val:
         # a capped night reports val on the samples its gates drew (it draws none for the report)

@@ -72,6 +72,8 @@ def test_a_capped_night_stays_within_its_calls_without_hitting_the_backstop(tmp_
     for rejection in out.rejected:
         if rejection.stage == "budget":
             assert not rejection.ban and rejection.reasons[0].startswith(("undecided", "accepted alone, but"))
+    if any(r.stage == "budget" for r in out.rejected):
+        assert any(n.startswith("call cap:") and f"cap of {cap} calls" in n for n in out.notes), out.notes
 
 
 def test_the_uncapped_night_is_unchanged_by_the_cap_machinery(tmp_path: Path) -> None:
