@@ -7,30 +7,49 @@ from typing import Any
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
 
+class _Frame:
+    """The plot area both charts share: nights along x, 0..``top_value`` up y."""
+
+    width, height, left, right, top, bottom = 760, 420, 60, 220, 40, 50
+
+    def __init__(self, nights: int, top_value: float):
+        self.nights, self.top_value = nights, top_value
+        self.plot_w = self.width - self.left - self.right
+        self.plot_h = self.height - self.top - self.bottom
+
+    def x(self, n: float) -> float:
+        return self.left + self.plot_w * n / max(1, self.nights)
+
+    def y(self, v: float) -> float:
+        return self.top + self.plot_h * (1 - min(self.top_value, max(0.0, v)) / self.top_value)
+
+    def axes(self, title: str, y_label: str) -> list[str]:
+        """The SVG's opening, title, grid every 0.1, night numbers and axis labels."""
+        left, plot_w, plot_h, top = self.left, self.plot_w, self.plot_h, self.top
+        parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" height="{self.height}" '
+                 f'font-family="sans-serif" font-size="12">',
+                 f'<rect width="{self.width}" height="{self.height}" fill="white"/>',
+                 f'<text x="{left}" y="22" font-size="14">{_xml(title)}</text>']
+        for i in range(round(self.top_value * 10) + 1):
+            v = i / 10
+            parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{self.y(v):.1f}" y2="{self.y(v):.1f}" '
+                         'stroke="#eee"/>')
+            parts.append(f'<text x="{left - 8}" y="{self.y(v) + 4:.1f}" text-anchor="end">{v:.1f}</text>')
+        for n in range(self.nights + 1):
+            parts.append(f'<text x="{self.x(n):.1f}" y="{top + plot_h + 18}" text-anchor="middle">{n}</text>')
+        parts.append(f'<text x="{left + plot_w / 2}" y="{self.height - 10}" text-anchor="middle">'
+                     'night (0 = before any)</text>')
+        parts.append(f'<text x="16" y="{top + plot_h / 2}" transform="rotate(-90 16 {top + plot_h / 2})" '
+                     f'text-anchor="middle">{_xml(y_label)}</text>')
+        return parts
+
+
 def svg_chart(summaries: list[dict[str, Any]], nights: int, title: str) -> str:
     """Mean test score per night: engine solid, strict mean dashed, ceiling dotted; one colour per skill."""
-    width, height, left, right, top, bottom = 760, 420, 60, 220, 40, 50
-    plot_w, plot_h = width - left - right, height - top - bottom
-
-    def x(n: float) -> float:
-        return left + plot_w * n / max(1, nights)
-
-    def y(v: float) -> float:
-        return top + plot_h * (1 - v)
-
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'font-family="sans-serif" font-size="12">',
-             f'<rect width="{width}" height="{height}" fill="white"/>',
-             f'<text x="{left}" y="22" font-size="14">{_xml(title)}</text>']
-    for i in range(11):
-        v = i / 10
-        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#eee"/>')
-        parts.append(f'<text x="{left - 8}" y="{y(v) + 4:.1f}" text-anchor="end">{v:.1f}</text>')
-    for n in range(nights + 1):
-        parts.append(f'<text x="{x(n):.1f}" y="{top + plot_h + 18}" text-anchor="middle">{n}</text>')
-    parts.append(f'<text x="{left + plot_w / 2}" y="{height - 10}" text-anchor="middle">night (0 = before any)</text>')
-    parts.append(f'<text x="16" y="{top + plot_h / 2}" transform="rotate(-90 16 {top + plot_h / 2})" '
-                 'text-anchor="middle">held-out test score</text>')
+    frame = _Frame(nights, 1.0)
+    parts = frame.axes(title, "held-out test score")
+    x, y = frame.x, frame.y
+    left, plot_w, top = frame.left, frame.plot_w, frame.top
     for i, s in enumerate(summaries):
         colour = COLOURS[i % len(COLOURS)]
         for policy, dash in (("engine", ""), ("strict_mean", ' stroke-dasharray="6 4"')):
@@ -59,31 +78,13 @@ def svg_chart(summaries: list[dict[str, Any]], nights: int, title: str) -> str:
 def svg_policies_chart(summaries: list[dict[str, Any]], nights: int, title: str) -> str:
     """Mean share of the ceiling over the skills, per night, one line per policy (e.g. the engine
     at several call caps), with the 95 % line the learning target asks for."""
-    width, height, left, right, top, bottom = 760, 420, 60, 220, 40, 50
-    plot_w, plot_h = width - left - right, height - top - bottom
     policies = list(dict.fromkeys(p for s in summaries for p in s.get("fraction_of_ceiling", {})))
-
-    def x(n: float) -> float:
-        return left + plot_w * n / max(1, nights)
-
-    def y(v: float) -> float:
-        return top + plot_h * (1 - min(1.1, max(0.0, v)) / 1.1)
-
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'font-family="sans-serif" font-size="12">',
-             f'<rect width="{width}" height="{height}" fill="white"/>',
-             f'<text x="{left}" y="22" font-size="14">{_xml(title)}</text>']
-    for i in range(12):
-        v = i / 10
-        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#eee"/>')
-        parts.append(f'<text x="{left - 8}" y="{y(v) + 4:.1f}" text-anchor="end">{v:.1f}</text>')
+    frame = _Frame(nights, 1.1)
+    parts = frame.axes(title, "share of the ceiling (mean over skills)")
+    x, y = frame.x, frame.y
+    left, plot_w, top = frame.left, frame.plot_w, frame.top
     parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(0.95):.1f}" y2="{y(0.95):.1f}" stroke="black" '
                  'stroke-dasharray="2 3"/>')
-    for n in range(nights + 1):
-        parts.append(f'<text x="{x(n):.1f}" y="{top + plot_h + 18}" text-anchor="middle">{n}</text>')
-    parts.append(f'<text x="{left + plot_w / 2}" y="{height - 10}" text-anchor="middle">night (0 = before any)</text>')
-    parts.append(f'<text x="16" y="{top + plot_h / 2}" transform="rotate(-90 16 {top + plot_h / 2})" '
-                 'text-anchor="middle">share of the ceiling (mean over skills)</text>')
     for i, policy in enumerate(policies):
         colour = COLOURS[i % len(COLOURS)]
         rows = [s["fraction_of_ceiling"][policy] for s in summaries if policy in s.get("fraction_of_ceiling", {})]
