@@ -23,15 +23,24 @@ can only leave it undecided, never pass it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from typing import TYPE_CHECKING, Any
+
+from skillopt_sleep.backends.base import BudgetExceeded
 from skillopt_sleep.backends.budget import Budget
 from skillopt_sleep.backends.models import Models
+from skillopt_sleep.documents import DocumentSet
 from skillopt_sleep.types import GateDecision
+
+if TYPE_CHECKING:
+    from skillopt_sleep.evaluator import Evaluator
 
 OUT_OF_CALLS = "out_of_calls"  # GateDecision.statistic key: the gate stopped for the cap
 DREAM_SHARE = 1 / 5  # of the calls left when the night starts learning
+RESERVE = 0.1  # of a draw's calls, kept for a repair request or a cut-off reply asked again
 LOOKAHEAD_SHARE = 1 / 6  # of the calls left after dreaming
 
 
@@ -56,8 +65,24 @@ class CallCap:
         return self.budget.calls_left() if self.budget is not None else None
 
     def afford(self, cost: int) -> bool:
+        """``cost`` calls fit in what is left, with room for the repairs and retries a draw may
+        add (``RESERVE``)."""
         left = self.left()
-        return left is None or cost <= left
+        return left is None or cost + reserve(cost) <= left
+
+    def too_small(self, train: int, kinds: int, settings: Any) -> str | None:
+        """Why the calls left cannot pay for a night's learning (None: they can, or uncapped):
+        one attempt per train task, a reflect request per kind read ``reflect_samples`` times, and
+        one gate's first look (two val tasks under both document sets)."""
+        left = self.left()
+        if left is None:
+            return None
+        need = train + kinds * settings.reflect_samples + 2 * 2 * settings.val_samples
+        if left >= need + reserve(need):
+            return None
+        return (f"call cap: {left} call(s) left cannot pay for a night's learning here (at least {need}: one "
+                f"attempt per train task, reflection, and one gate's first look); nothing learned tonight — "
+                "raise max_calls")
 
     def share(self, wanted: int, per_unit: int, fraction: float, least: int = 1) -> int:
         """How many of ``wanted`` units (``per_unit`` calls each) fit in ``fraction`` of the calls
@@ -66,6 +91,26 @@ class CallCap:
         if left is None:
             return wanted
         return max(least, min(wanted, int(left * fraction) // max(1, per_unit)))
+
+
+def reserve(cost: int) -> int:
+    return math.ceil(cost * RESERVE)
+
+
+def draw_within(cap: CallCap, evaluator: Evaluator, sets: list[tuple[DocumentSet, str | None]], n: int,
+                task_ids: list[str]) -> list[dict[str, list[float | None]]] | None:
+    """``n`` samples of each of ``task_ids`` under each (documents, pooled identity) of ``sets``,
+    or ``None`` when a capped night cannot afford them. A draw the plan thought would fit but the
+    budget's backstop stopped (more repairs than reserved) is also ``None``: the gate it was for
+    stays undecided, and the calls that finished are kept by the client for a later draw."""
+    if cap.capped and not cap.afford(sum(evaluator.cost(docs, n, task_ids, ident) for docs, ident in sets)):
+        return None
+    try:
+        return [evaluator.ensure(docs, n, task_ids, identity=ident) for docs, ident in sets]
+    except BudgetExceeded as exc:
+        if exc.limit != "calls":
+            raise  # a token or cost budget still ends the night
+        return None
 
 
 def in_turn(gates: list[Callable[[], GateDecision]], limit: int | None) -> list[GateDecision]:

@@ -29,7 +29,8 @@ from collections.abc import Callable
 
 from skillopt_sleep import gate as gating
 from skillopt_sleep.backends.models import Models, run_together
-from skillopt_sleep.call_cap import DREAM_SHARE, LOOKAHEAD_SHARE, CallCap, cap_note, in_turn, out_of_calls
+from skillopt_sleep.call_cap import (DREAM_SHARE, LOOKAHEAD_SHARE, CallCap, cap_note, in_turn, out_of_calls,
+                                     undecided)
 from skillopt_sleep.val_gate import NightGate
 from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit
 from skillopt_sleep.dream import dream_by_kind, mean_soft, rubric_scorer
@@ -156,6 +157,10 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
         raise ValueError("the evidence pool belongs to other documents")
     evaluator = Evaluator(models, val, outcome.phases, "val", pool)
     cap = CallCap.of(models)
+    short = cap.too_small(len(train), len({kind_of(t) for t in train}), settings) if val else None
+    if short:
+        outcome.notes.append(short)
+        return outcome
     _dream(outcome, models, train, val, docs, settings, evaluator, progress, cap)
     candidates = _propose(outcome, models, train, docs, settings, already_refused, pool, progress, tasks, cap)
     final = docs
@@ -192,7 +197,10 @@ def _dream(outcome: Outcome, models: Models, train: list[TaskRecord], val: list[
            cap: CallCap) -> None:
     """Phase 1: train attempts and the first val samples of tonight's documents, at once (a
     capped night: fewer train samples to fit, and no val sample before a gate asks for it)."""
-    k = cap.share(settings.k, len(train), DREAM_SHARE, least=min(2, settings.k)) if cap.capped else settings.k
+    k = settings.k
+    if cap.capped:  # two samples a task to contrast, unless that would take half of what is left
+        least = min(2, k) if 2 * len(train) <= (cap.left() or 0) // 2 else 1
+        k = cap.share(k, len(train), DREAM_SHARE, least=least)
     if k < settings.k:
         outcome.notes.append(f"call cap: {k} sample(s) per train task instead of {settings.k}")
     progress(f"dreaming {len(train)} train task(s) x {k}" + (
@@ -296,7 +304,7 @@ def _gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, 
             # undecided: no verdict, no ban; the samples it drew are kept, and it is tested again
             # on a later night, on these same val tasks too (``val_set`` unknown)
             if pool is not None and decision.per_task:
-                pool.record_test(edit, False)
+                pool.record_test(edit, False, undecided=True)
             outcome.rejected.append(Rejection(edit, list(decision.reasons), "budget"))
             continue
         if pool is not None:
@@ -343,7 +351,9 @@ def _combine(outcome: Outcome, night: NightGate,
             survivors.append(edit)  # no other claims its tasks; the combination's gate guards the rest
             continue
         rest = _apply_all(night.base, [e for e in edits if e is not edit])
-        decision = night.gate(combined, focus[id(edit)], base=rest, own_tasks_only=True, targets=edit.targets)
+        spent = any(r.stage == "budget" and r.edit in edits for r in outcome.rejected)
+        decision = undecided(None, night.cap.limit, behind="calls") if spent else night.gate(
+            combined, focus[id(edit)], base=rest, own_tasks_only=True, targets=edit.targets)
         if decision.accepted:
             survivors.append(edit)
         else:

@@ -74,6 +74,7 @@ class EditRecord:
     accepted: bool = False
     updated: datetime | None = None
     val_set: str = ""  # ``val_set_key`` of the val tasks of its last test ("" unknown)
+    undecided: int = 0  # of ``nights``: nights a call cap stopped its test before a verdict
 
     def edit(self) -> Edit:
         return Edit(self.target, self.op, content=self.text)
@@ -133,9 +134,12 @@ class EvidencePool:
         return record is not None and not record.accepted and bool(val_set) and record.val_set == val_set
 
     def settled(self, edit: Edit) -> bool:
-        """Tested on ``max_nights`` nights and never accepted: not worth another night."""
+        """Tested to a verdict on ``max_nights`` nights and never accepted: not worth another night.
+        Nights a call cap left it undecided do not count toward that, up to ``3 x max_nights``
+        nights in all (each spends its share of the false-accept rate all the same)."""
         record = self.edits.get(self.identity(edit))
-        return record is not None and not record.accepted and record.nights >= self.max_nights
+        return record is not None and not record.accepted and (
+            record.nights - record.undecided >= self.max_nights or record.nights >= 3 * self.max_nights)
 
     # -- samples -------------------------------------------------------------------------------
 
@@ -156,10 +160,12 @@ class EvidencePool:
         known = failed if failed is not None and len(failed) == len(scores) else [None] * len(scores)
         self.failed.setdefault(identity, {})[task_key] = list(known)[-MAX_SAMPLES:]
 
-    def record_test(self, edit: Edit, accepted: bool, val_set: str = "") -> None:
+    def record_test(self, edit: Edit, accepted: bool, val_set: str = "", undecided: bool = False) -> None:
+        """A night's test of ``edit``; ``undecided``: a call cap stopped it before a verdict."""
         ident = self.identity(edit)
         record = self.edits.get(ident) or EditRecord(edit.target, edit.op, rule_text(edit))
         record.nights += 1
+        record.undecided += int(undecided)
         record.accepted = record.accepted or accepted
         record.updated = self.now
         record.val_set = val_set
@@ -205,7 +211,7 @@ class EvidencePool:
                 return
             record = EditRecord(str(edit.get("target", "")), str(edit.get("op", "")), str(edit.get("text", "")),
                                 int(edit.get("nights", 0) or 0), bool(edit.get("accepted")), updated,
-                                str(edit.get("val_set", "") or ""))
+                                str(edit.get("val_set", "") or ""), int(edit.get("undecided", 0) or 0))
             self.edits[ident] = record
         self.samples[ident] = {
             str(k): [float(x) for x in v if isinstance(x, (int, float)) and 0.0 <= x <= 1.0][-MAX_SAMPLES:]
@@ -235,7 +241,7 @@ class EvidencePool:
             if record is not None:
                 entry["edit"] = {"target": record.target, "op": record.op, "text": record.text,
                                  "nights": record.nights, "accepted": record.accepted,
-                                 "val_set": record.val_set}
+                                 "val_set": record.val_set, "undecided": record.undecided}
                 entry["updated"] = format_time(record.updated or self.now)
             elif ident != BASE:
                 continue

@@ -52,6 +52,7 @@ class Evaluator:
         # sample the pool kept no checks for, or one that could not be scored), for the targeted gain
         self.failed: dict[str, dict[str, list[frozenset[str] | None]]] = {}
         self.checks = {t.id: _check_ids(t) for t in tasks}
+        self.calls_per_sample = {t.id: 2 if (t.judge or {}).get("kind") == "rubric" else 1 for t in tasks}
         self.identities: dict[str, str] = {}  # docs fingerprint -> pooled identity
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
@@ -75,11 +76,12 @@ class Evaluator:
         _, have = self._have(docs, identity)
         return min((len(have[tid]) for tid in task_ids), default=0)
 
-    def missing(self, docs: DocumentSet, n: int, task_ids: list[str], identity: str | None = None) -> int:
-        """Samples ``ensure(docs, n, task_ids)`` would draw: what reaching ``n`` would cost at
-        most (a draw kept by the score cache costs nothing)."""
+    def cost(self, docs: DocumentSet, n: int, task_ids: list[str], identity: str | None = None) -> int:
+        """Calls ``ensure(docs, n, task_ids)`` would make, before repairs and retries: one per
+        sample to draw, two for a rubric-judged task (the optimizer grades each answer); a draw
+        the score cache keeps costs nothing, so this is an upper bound."""
         _, have = self._have(docs, identity)
-        return sum(max(0, n - len(have[tid])) for tid in task_ids)
+        return sum(max(0, n - len(have[tid])) * self.calls_per_sample[tid] for tid in task_ids)
 
     def ensure(self, docs: DocumentSet, n: int, task_ids: list[str] | None = None,
                identity: str | None = None) -> dict[str, list[float | None]]:
@@ -145,7 +147,7 @@ def measure_test(models: Models, test: list[TaskRecord], base: DocumentSet, fina
         return f"{len(test)} test task(s) not measured: the documents did not change"
     evaluator = Evaluator(models, test, phases, "test")
     ids = [t.id for t in test]
-    if cap.capped and not cap.afford(evaluator.missing(base, samples, ids) + evaluator.missing(final, samples, ids)):
+    if cap.capped and not cap.afford(evaluator.cost(base, samples, ids) + evaluator.cost(final, samples, ids)):
         return f"{len(test)} test task(s) not measured: the night's call cap has no room for them"
     b, c = run_together(lambda: evaluator.ensure(base, samples), lambda: evaluator.ensure(final, samples))
     return mean_of(b), mean_of(c)

@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from skillopt_sleep import gate as gating
+from skillopt_sleep.call_cap import OUT_OF_CALLS, CallCap, draw_within, out_of_calls, undecided
 from skillopt_sleep.documents import DocumentSet
 from skillopt_sleep.handwritten import split_supersedes
 from skillopt_sleep.scope import split_scoped
@@ -143,6 +144,11 @@ def gate_removal(night: Any, edit: Edit, cand: DocumentSet, focus: set[str],
         decision.statistic["no_worse"] = "no val task outside the new rule's own: its gain test covers the removal"
         return decision
     check, scored = _removal_check(night, cand, tasks, identity)
+    if out_of_calls(check):  # a capped night ran out of calls: undecided, like a gate that did
+        decision = undecided(None, night.cap.limit)
+        decision.reasons = [f"retiring {rule!r}: undecided: the night's call cap ran out before the removal could "
+                            "be judged; tested again on a later night"]
+        return decision
     stat = dict(check.statistic, retired=rule, tasks=sorted(scored), per_task=[d.to_dict() for d in check.per_task])
     if not check.accepted:
         return GateDecision(False, "reject" if check.action != "skip" else "skip", check.baseline, check.candidate,
@@ -157,14 +163,20 @@ def gate_removal(night: Any, edit: Edit, cand: DocumentSet, focus: set[str],
 def _removal_check(night: Any, cand: DocumentSet, tasks: list[str],
                    identity: str | None) -> tuple[GateDecision, dict[str, list[float]]]:
     """``gate.no_worse`` on ``tasks``, from ``val_samples`` per task, drawing more while the bound
-    is too wide, up to ``max_val_samples``; the looks share its false-retire rate."""
+    is too wide, up to ``max_val_samples``; the looks share its false-retire rate. A capped night
+    that cannot afford the next draw returns the check so far marked ``out_of_calls``."""
     s, ev = night.settings, night.evaluator
     margin = getattr(s, "retire_margin", RETIRE_MARGIN)
     looks = max(1, -(-s.max_val_samples // s.val_samples))
     n = s.val_samples
+    check, b = GateDecision(False, "reject", 0.0, 0.0), {}
     while True:
-        b = _scored(ev.ensure(night.base, n, tasks), tasks, n)
-        c = _scored(ev.ensure(cand, n, tasks, identity=identity), tasks, n)
+        drawn = draw_within(getattr(night, "cap", None) or CallCap(), ev, [(night.base, None), (cand, identity)],
+                            n, tasks)
+        if drawn is None:
+            check.statistic[OUT_OF_CALLS] = True
+            return check, b
+        b, c = _scored(drawn[0], tasks, n), _scored(drawn[1], tasks, n)
         check = gating.no_worse(b, c, margin=margin, regression_alpha=s.gate.regression_alpha, looks=looks,
                                 train_ids=night.overlap)
         shown_worse = check.statistic.get("lower_bound", 0.0) >= margin or any(d.regressed for d in check.per_task)

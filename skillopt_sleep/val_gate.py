@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from skillopt_sleep import gate as gating
-from skillopt_sleep.call_cap import CallCap, undecided
+from skillopt_sleep.call_cap import CallCap, draw_within, undecided
 from skillopt_sleep.documents import DocumentSet
 from skillopt_sleep.evaluator import Evaluator
 from skillopt_sleep.types import GateDecision, TaskRecord
@@ -118,14 +118,14 @@ class NightGate:
 
     def _draw(self, g: Sampling, n: int, task_ids: list[str]) -> tuple[dict, dict] | None:
         """The gate's samples once each of ``task_ids`` has ``n`` under both document sets;
-        ``None``, with nothing drawn, when a capped night cannot afford them."""
-        ev = self.evaluator
-        if self.cap.capped and not self.cap.afford(ev.missing(g.base, n, task_ids)
-                                                   + ev.missing(g.cand, n, task_ids, g.identity)):
+        ``None`` when a capped night cannot afford them (``g.out_of_calls``; what was drawn stays
+        with the evaluator, outside this gate's samples)."""
+        drawn = draw_within(self.cap, self.evaluator, [(g.base, None), (g.cand, g.identity)], n, task_ids)
+        if drawn is None:
             g.out_of_calls = True
             return None
         g.wanted.update({tid: max(n, g.wanted.get(tid, 0)) for tid in task_ids})
-        return ev.ensure(g.base, n, task_ids), ev.ensure(g.cand, n, task_ids, identity=g.identity)
+        return drawn[0], drawn[1]
 
     def _decide(self, g: Sampling, b: dict[str, list[float | None]], c: dict[str, list[float | None]]) -> GateDecision:
         g.look += 1

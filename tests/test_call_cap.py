@@ -15,14 +15,14 @@ from skillopt_sleep.backends.client import Client, Stats
 from skillopt_sleep.backends.limits import Limiter
 from skillopt_sleep.backends.models import Models
 from skillopt_sleep.backends.retry import RetryPolicy
-from skillopt_sleep.call_cap import CallCap, out_of_calls
+from skillopt_sleep.call_cap import CallCap, out_of_calls, undecided
 from skillopt_sleep.config import load_config
 from skillopt_sleep.consolidate import LoopSettings, consolidate, focus_for
 from skillopt_sleep.documents import apply_edit, load_documents
 from skillopt_sleep.edit_evidence import EvidencePool, val_set_key
 from skillopt_sleep.errors import UserError
 from skillopt_sleep.evaluator import Evaluator
-from skillopt_sleep.types import Edit, Usage
+from skillopt_sleep.types import Edit, GateDecision, Usage
 from skillopt_sleep.val_gate import NightGate
 
 from tests.support.tasks import make_tasks
@@ -67,7 +67,9 @@ def test_a_capped_night_stays_within_its_calls_without_hitting_the_backstop(tmp_
     models, budget = capped_models(f"sim:seed={seed}", cap)
     out = consolidate(make_tasks(per_kind=5, test=True), load_documents(tmp_path), models, LoopSettings())
     assert budget.exhausted is None, "the loop planned to fit; the backstop never fired"
-    assert 0 < budget.calls_used <= cap
+    assert budget.calls_used <= cap
+    if budget.calls_used == 0:
+        assert any("cannot pay for a night's learning" in n for n in out.notes), out.notes
     assert sum(models.calls().values()) == budget.calls_used
     for rejection in out.rejected:
         if rejection.stage == "budget":
@@ -117,8 +119,9 @@ def test_running_out_of_calls_never_passes_an_edit(tmp_path: Path, seed: int) ->
         assert budget.exhausted is None and budget.calls_used <= cap
         if out_of_calls(decision):
             assert not decision.accepted and decision.reasons[0].startswith("undecided")
-        else:
-            assert decision.accepted == full.accepted
+        else:  # decided: on exactly the samples the uncapped gate took
+            assert decision.accepted == full.accepted and decision.reasons == full.reasons
+            assert decision.statistic["samples_per_task"] == full.statistic["samples_per_task"]
             assert decision.statistic["gain"] == full.statistic["gain"]
         verdicts.append(decision.accepted)
     assert verdicts[0] is False and verdicts[-1] is True, verdicts
@@ -138,7 +141,8 @@ def test_an_undecided_edit_is_tested_again_on_the_same_val_tasks(tmp_path: Path)
     for rejection in undecided:
         assert not pool.unchanged(rejection.edit, val_set_key(val))
     drew = [r for r in undecided if pool.nights_tested(r.edit)]
-    assert all(pool.samples.get(pool.identity(r.edit)) for r in drew)
+    assert drew, "the cap stopped a gate that had drawn"
+    assert all(any(pool.samples.get(pool.identity(r.edit), {}).values()) for r in drew)
 
 
 def test_run_takes_the_cap_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -151,3 +155,102 @@ def test_run_takes_the_cap_from_the_command_line(capsys: pytest.CaptureFixture[s
     with pytest.raises(SystemExit):
         main(["run", "--help"])
     assert "--max-calls" in capsys.readouterr().out
+
+
+class RubricAnswers:
+    """The sim, with a rubric-judged task's answer made gradeable (the sim leaves it empty)."""
+
+    def __init__(self, inner):
+        self.inner, self.id, self.price, self.offline = inner, inner.id, inner.price, True
+
+    def complete(self, request: Request):
+        from skillopt_sleep.backends.base import Completion
+
+        completion = self.inner.complete(request)
+        if request.purpose == "attempt" and not completion.text.strip():
+            text = "## Testing\nran it" if request.sample % 2 else "nothing to add"
+            return Completion(text=text, usage=completion.usage, model="sim")
+        return completion
+
+
+def test_a_rubric_judged_val_task_costs_two_calls_a_sample_and_the_plan_counts_them(tmp_path: Path) -> None:
+    """Each answer to a rubric task is graded by the optimizer: a plan that counted one call a
+    sample would let the backstop end the night mid-gate."""
+    tasks = make_tasks()
+    for t in tasks:
+        if t.skill_hint == "pr":
+            t.judge = {"kind": "rubric", "rubric": 'has a "Testing" section'}
+    val = [t for t in tasks if t.split == "val"]
+    edit = Edit(target="skill", op="add", content=REFS,
+                evidence=[t.id for t in tasks if t.split == "train" and t.skill_hint == "commit"])
+    docs = load_documents(tmp_path)
+    cand = apply_edit(docs, edit)
+    for cap in (None, *range(40, 140, 6)):
+        backend = RubricAnswers(make_backend("sim:seed=1"))
+        budget, stats = Budget(max_calls=cap), Stats()
+        models = Models(Client(backend, stats=stats, budget=budget),
+                        Client(backend, stats=stats, role="optimizer", budget=budget))
+        night = NightGate(Evaluator(models, val, {}, "val"), LoopSettings(), docs, tasks, set(), 1, CallCap(budget))
+        decision = night.gate(cand, focus_for([edit], tasks))
+        assert budget.calls_used <= (cap or 10**9) and budget.exhausted is None
+        if cap is None:
+            full = decision
+            assert any(n == 2 for n in night.evaluator.calls_per_sample.values())
+        elif not out_of_calls(decision):
+            assert decision.statistic["samples_per_task"] == full.statistic["samples_per_task"]
+
+
+@pytest.mark.parametrize("cap", [5, 10, 20, 40])
+@pytest.mark.parametrize("per_kind", [10, 20])
+def test_a_cap_too_small_to_learn_says_so_instead_of_ending_the_night(tmp_path: Path, cap: int, per_kind: int) -> None:
+    models, budget = capped_models("sim:seed=2", cap)
+    out = consolidate(make_tasks(per_kind=per_kind), load_documents(tmp_path), models, LoopSettings())
+    assert budget.exhausted is None and budget.calls_used <= cap
+    assert budget.calls_used or any("cannot pay for a night's learning" in n and "raise max_calls" in n
+                                    for n in out.notes)
+
+
+def test_the_edits_below_one_the_calls_ran_out_for_are_not_started(tmp_path: Path) -> None:
+    from skillopt_sleep.call_cap import in_turn
+
+    ran = []
+
+    def gate(name: str, runs_out: bool):
+        def run() -> GateDecision:
+            ran.append(name)
+            decision = GateDecision(False, "reject", 0.0, 0.0)
+            return undecided(decision, 50) if runs_out else decision
+        return run
+
+    decisions = in_turn([gate("a", False), gate("b", True), gate("c", False), gate("d", False)], 50)
+    assert ran == ["a", "b"], "nothing drawn for the edits ranked below the one that ran out"
+    assert [out_of_calls(d) for d in decisions] == [False, True, True, True]
+    assert "ranked above it" in decisions[2].reasons[0]
+
+
+def test_retiring_a_rule_under_a_cap_is_left_undecided_not_a_budget_stop(tmp_path: Path) -> None:
+    from tests.test_retire import COMMIT, EMAIL, NEW, NOTES, full
+
+    from skillopt_sleep.retire import Tonight, gate_removal, retiring
+
+    tasks = make_tasks(per_kind=5)
+    kinds = {"commit": "commit message", "pr": "pull request", "notes": "release notes"}
+    for t in tasks:
+        t.kind = kinds[t.skill_hint]
+    val = [t for t in tasks if t.split == "val"]
+    docs = full(tmp_path, [COMMIT, NOTES, EMAIL])
+    swap = retiring(docs, NEW, Tonight(frozenset(kinds.values()) | {"postmortem", "customer email"},
+                                       frozenset({"release notes"})))
+    assert swap is not None
+    cand = apply_edit(docs, swap)
+    focus = focus_for([swap], tasks)
+    outcomes = []
+    for cap in (None, 4, 8, 12, 16, 24, 40):
+        models, budget = capped_models("sim:seed=1", cap)
+        night = NightGate(Evaluator(models, val, {}, "val"), LoopSettings(), docs, tasks, set(), 1, CallCap(budget))
+        decision = gate_removal(night, swap, cand, focus, lambda night=night: night.gate(cand, focus))
+        assert budget.exhausted is None and budget.calls_used <= (cap or 10**9)
+        outcomes.append("undecided" if out_of_calls(decision) else decision.accepted)
+        if out_of_calls(decision):
+            assert not decision.accepted and decision.reasons[0].startswith("retiring")
+    assert "undecided" in outcomes[1:], outcomes

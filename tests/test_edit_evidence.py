@@ -120,3 +120,22 @@ def test_failed_checks_are_kept_beside_the_scores_and_a_list_out_of_line_is_not_
     path.write_text(json.dumps(data), encoding="utf-8")
     assert pool(path, now=NOW).stored_failed(ident, "task-1") == [None, None]
     assert pool(path, now=NOW).stored(ident, "task-1") == [1.0, 0.5]
+
+
+def test_nights_a_call_cap_left_an_edit_undecided_do_not_settle_it_but_still_cost_it(tmp_path: Path) -> None:
+    path = tmp_path / "evidence.json"
+    first = pool(path, now=NOW)
+    first.record_samples(first.identity(RULE), "task-1", [1.0, 0.0])
+    for _ in range(4):
+        first.record_test(RULE, accepted=False, undecided=True)
+    first.save()
+    again = pool(path, now=NOW)
+    assert not again.settled(RULE), "undecided nights are not verdicts"
+    assert again.alpha_share(RULE) == 0.5 ** 4, "but each looked at the data"
+    for _ in range(4):
+        again.record_test(RULE, accepted=False, val_set="v")
+    assert again.settled(RULE)
+    never = pool(tmp_path / "other.json", now=NOW)
+    for _ in range(12):
+        never.record_test(RULE, accepted=False, undecided=True)
+    assert never.settled(RULE), "not carried for ever"

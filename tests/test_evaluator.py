@@ -74,3 +74,31 @@ def test_a_pooled_edit_keeps_its_failed_checks_for_the_next_nights_targeted_test
     old = Evaluator(models, tasks, {}, "val", EvidencePool.load(path, tmp_path, "m", "fp"))
     old.ensure(docs, 3, identity=ident)
     assert old.targeted(docs, [check_id(FIXES)]) == {"both": [None] * 3}
+
+
+def test_a_sample_that_could_not_be_scored_keeps_the_failed_checks_in_line_when_pooled(tmp_path: Path) -> None:
+    """Unscored samples are left out of the pool; the failed checks kept beside the scores must
+    leave out the same samples, or a failure would be read as another sample's pass."""
+    from dataclasses import replace as with_
+
+    from skillopt_sleep.edit_evidence import EvidencePool
+
+    def reply(request):
+        if request.sample == 1:
+            return with_(ok("Refs: ACME-1 and then the text was cut"), truncated=True)
+        return ok("Refs: ACME-12 and more") if request.sample == 0 else ok("no trailer here")
+
+    backend = FakeBackend(reply)
+    models = Models(Client(backend), Client(backend, role="optimizer"))
+    tasks = [task("refs", [REFS, FIXES])]
+    docs = load_documents(tmp_path)
+    pool = EvidencePool(None, str(tmp_path), "m", "fp")
+    rule = Edit("skill", "add", "Always add a Refs trailer.")
+    ident = pool.identity(rule)
+    ev = Evaluator(models, tasks, {}, "val", pool)
+    assert ev.ensure(docs, 3, identity=ident)["refs"] == [0.5, None, 0.0]
+    ev.store()
+    key = ev.content["refs"]
+    assert pool.stored(ident, key) == [0.5, 0.0]
+    assert pool.stored_failed(ident, key) == [frozenset({check_id(FIXES)}),
+                                              frozenset({check_id(REFS), check_id(FIXES)})]
