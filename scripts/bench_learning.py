@@ -44,7 +44,7 @@ import os
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
@@ -67,18 +67,26 @@ from skillopt_sleep.scope import render_scoped, scope_for_kind
 from skillopt_sleep.types import TaskRecord
 
 
-def _chart_module() -> Any:
-    """``learning_chart.py`` beside this script (loaded by path: scripts are not a package)."""
-    path = Path(__file__).with_name("learning_chart.py")
-    spec = importlib.util.spec_from_file_location("learning_chart", path)
+def _report_module() -> Any:
+    """``learning_report.py`` beside this script (loaded by path: scripts are not a package)."""
+    path = Path(__file__).with_name("learning_report.py")
+    spec = importlib.util.spec_from_file_location("learning_report", path)
     assert spec is not None and spec.loader is not None
+    if spec.name in sys.modules:
+        return sys.modules[spec.name]
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
 
-svg_chart = _chart_module().svg_chart
-svg_policies_chart = _chart_module().svg_policies_chart
+_report = _report_module()
+svg_chart, svg_policies_chart, emit = _report.svg_chart, _report.svg_policies_chart, _report.emit
+
+
+def summarise(results: list[dict[str, Any]], nights: int) -> list[dict[str, Any]]:
+    """Per skill of the suite (in its order) and policy: ``learning_report.summarise``."""
+    return _report.summarise(results, nights, [s.name for s in SUITE])
 
 KNOBS = "follow=0.9,base=0.3,correct=0.6,harmful=0.25,leak=0.5,verbose=700,overload=0.03,free_rules=8,conflict=0.3"
 # the engine's policies: the settings each changes from the defaults (measured side by side)
@@ -376,61 +384,12 @@ def one_job(job: tuple[str, str, int, int, float, bool, int, int, int | None]) -
     return out
 
 
-def _mean(values: list[float]) -> float | None:
-    return round(sum(values) / len(values), 4) if values else None
-
-
-@dataclass
-class Summary:
-    skill: str
-    ceiling: float | None = None
-    per_night: dict[str, list[float | None]] = field(default_factory=dict)
-    calls: dict[str, list[float | None]] = field(default_factory=dict)
-    rules_lowering_a_kind: dict[str, int] = field(default_factory=dict)
-    final_rules: dict[str, float | None] = field(default_factory=dict)
-
-
-def emit(report: dict[str, Any], out: Path | None) -> None:
-    """Print the report as JSON, and write it to ``out`` too when given."""
-    text = json.dumps(report, indent=2)
-    print(text)
-    if out:
-        out.write_text(text + "\n", encoding="utf-8")
-
-
 def run_jobs(one: Any, jobs: list[Any], workers: int) -> list[Any]:
     """``one`` over ``jobs``, in this process or a pool of ``workers`` (results in job order)."""
     if workers == 1:
         return [one(job) for job in jobs]
     with Pool(workers) as pool:
         return pool.map(one, jobs, chunksize=1)
-
-
-def summarise(results: list[dict[str, Any]], nights: int) -> list[dict[str, Any]]:
-    out = []
-    for skill in sorted({r["skill"] for r in results}, key=[s.name for s in SUITE].index):
-        mine = [r for r in results if r["skill"] == skill]
-        summary = Summary(skill)
-        summary.ceiling = _mean([r["ceiling"]["all"] for r in mine if r["policy"] == mine[0]["policy"]])
-        for policy in dict.fromkeys(r["policy"] for r in mine):
-            runs = [r for r in mine if r["policy"] == policy]
-            summary.per_night[policy] = [_mean([r["nights"][n]["test"]["all"] for r in runs]) for n in range(nights + 1)]
-            summary.calls[policy] = [_mean([r["nights"][n]["calls"] for r in runs]) for n in range(1, nights + 1)]
-            summary.rules_lowering_a_kind[policy] = sum(len(r["rules_lowering_a_kind"]) for r in runs)
-            summary.final_rules[policy] = _mean([len(r["final_rules"]) for r in runs])
-        row = summary.__dict__.copy()
-        if summary.ceiling:
-            row["fraction_of_ceiling"] = {p: [None if v is None else round(v / summary.ceiling, 3) for v in vs]
-                                          for p, vs in summary.per_night.items()}
-            night3 = min(3, nights)
-            row["reaches_95pct_by_night_3"] = {p: bool(any(v is not None and v >= 0.95 * summary.ceiling
-                                                           for v in vs[1:night3 + 1]))
-                                               for p, vs in summary.per_night.items()}
-            row["first_night_at_95pct"] = {p: next((n for n, v in enumerate(vs) if v is not None
-                                                    and v >= 0.95 * summary.ceiling), None)
-                                           for p, vs in summary.per_night.items()}
-        out.append(row)
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:

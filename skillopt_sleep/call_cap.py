@@ -27,16 +27,11 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from skillopt_sleep.backends.base import BudgetExceeded
 from skillopt_sleep.backends.budget import Budget
 from skillopt_sleep.backends.models import Models
-from skillopt_sleep.documents import DocumentSet
 from skillopt_sleep.types import GateDecision
-
-if TYPE_CHECKING:
-    from skillopt_sleep.evaluator import Evaluator
 
 OUT_OF_CALLS = "out_of_calls"  # GateDecision.statistic key: the gate stopped for the cap
 DREAM_SHARE = 1 / 5  # of the calls left when the night starts learning
@@ -95,22 +90,6 @@ class CallCap:
 
 def reserve(cost: int) -> int:
     return math.ceil(cost * RESERVE)
-
-
-def draw_within(cap: CallCap, evaluator: Evaluator, sets: list[tuple[DocumentSet, str | None]], n: int,
-                task_ids: list[str]) -> list[dict[str, list[float | None]]] | None:
-    """``n`` samples of each of ``task_ids`` under each (documents, pooled identity) of ``sets``,
-    or ``None`` when a capped night cannot afford them. A draw the plan thought would fit but the
-    budget's backstop stopped (more repairs than reserved) is also ``None``: the gate it was for
-    stays undecided, and the calls that finished are kept by the client for a later draw."""
-    if cap.capped and not cap.afford(sum(evaluator.cost(docs, n, task_ids, ident) for docs, ident in sets)):
-        return None
-    try:
-        return [evaluator.ensure(docs, n, task_ids, identity=ident) for docs, ident in sets]
-    except BudgetExceeded as exc:
-        if exc.limit != "calls":
-            raise  # a token or cost budget still ends the night
-        return None
 
 
 def in_turn(gates: list[Callable[[], GateDecision]], limit: int | None) -> list[GateDecision]:

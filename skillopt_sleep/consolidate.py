@@ -31,58 +31,22 @@ from skillopt_sleep import gate as gating
 from skillopt_sleep.backends.models import Models, run_together
 from skillopt_sleep.call_cap import (DREAM_SHARE, LOOKAHEAD_SHARE, CallCap, cap_note, in_turn, out_of_calls,
                                      undecided)
+from skillopt_sleep.loop_settings import LoopSettings
 from skillopt_sleep.val_gate import NightGate
 from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit
 from skillopt_sleep.dream import dream_by_kind, mean_soft, rubric_scorer
 from skillopt_sleep.lookahead import SAMPLES as LOOKAHEAD_SAMPLES
 from skillopt_sleep.lookahead import TASKS_PER_EDIT, look_ahead
-from skillopt_sleep.retire import RETIRE_MARGIN, gate_removal
+from skillopt_sleep.retire import gate_removal
 from skillopt_sleep.retire import tonight as tonight_evidence
 from skillopt_sleep.rule_budget import apply_within_budget, fit_together
 from skillopt_sleep.edit_evidence import EvidencePool, task_content_key, val_set_key
 from skillopt_sleep.evaluator import Evaluator, mean_of, measure_test
-from skillopt_sleep.reflect import TASKS_PER_KIND, kind_of, reflect
+from skillopt_sleep.reflect import kind_of, reflect
 from skillopt_sleep.types import Attempt, Edit, GateDecision, TaskRecord
 from skillopt_sleep.widen import widened
 
 Progress = Callable[[str], None]
-
-
-@dataclass
-class LoopSettings:
-    k: int = 4
-    val_samples: int = 4
-    max_val_samples: int = 12
-    max_edits: int = 4
-    # candidates replayed on their own train tasks per edit the gate may test: those that fixed
-    # something there take the ``max_edits`` slots first, and one that fixed nothing is gated only
-    # while a slot is left (1: only the ``max_edits`` best ranked are replayed)
-    screen_pool: int = 2
-    reflect_samples: int = 2  # readings of each reflect request (``reflect``)
-    targeted_gain: bool = True  # gate a rule's gain on the checks it fixes (``Edit.targets``), else on the score
-    agree_after: int = 2  # a train task whose first samples all agree gets no more (0: always k)
-    # a kind stops being dreamed once this many of its train tasks teach something (0: every task)
-    kind_tasks: int = TASKS_PER_KIND
-    # samples the val tasks outside an edit's own kind start with in its gate, more only when the
-    # gate asks; 0 (the default): as many as the edit's own tasks reached. Fewer saves calls but
-    # lets a trade-off pass more often (bench_gate at Nval 10: 7.3 % with 4 vs 3.7 % with 0,
-    # docs/bench/gate-s4.json): tasks grown one by one on their own drop leave the lucky ones at
-    # the first look and bias the all-task mean up
-    others_samples: int = 0
-    # an edit whose own tasks are fewer than this gets proportionally more samples per task
-    # (one target task at 12 samples cannot tell 0.3 from 0.9 reliably enough)
-    min_focus_tasks: int = 2
-    # a full document's new rule may take the line of a learned rule that no longer earns its place,
-    # when the removal costs the tasks it served less than ``retire_margin`` (retire.py)
-    retire: bool = True
-    retire_margin: float = RETIRE_MARGIN
-    gate: gating.GateConfig = field(default_factory=lambda: gating.GateConfig(looks=3))
-
-    @property
-    def first_samples(self) -> int:
-        """Samples every val task gets under tonight's documents while the train tasks are dreamed
-        (and the report's val scores are measured on): as many as any gate starts a task with."""
-        return min(self.val_samples, self.others_samples or self.val_samples)
 
 
 @dataclass

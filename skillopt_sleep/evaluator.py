@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 
 from skillopt_sleep.backends.models import Models, run_together
+from skillopt_sleep.backends.base import BudgetExceeded
 from skillopt_sleep.call_cap import CallCap
 from skillopt_sleep.documents import DocumentSet
 from skillopt_sleep.dream import rubric_scorer, run_attempts
@@ -157,3 +158,19 @@ def mean_of(scores: dict[str, list[float | None]]) -> float | None:
     """Mean over tasks of each task's mean scored sample (None when nothing could be scored)."""
     per_task = [sum(xs) / len(xs) for v in scores.values() if (xs := [x for x in v if x is not None])]
     return sum(per_task) / len(per_task) if per_task else None
+
+
+def draw_within(cap: CallCap, evaluator: Evaluator, sets: list[tuple[DocumentSet, str | None]], n: int,
+                task_ids: list[str]) -> list[dict[str, list[float | None]]] | None:
+    """``n`` samples of each of ``task_ids`` under each (documents, pooled identity) of ``sets``,
+    or ``None`` when a capped night cannot afford them. A draw the plan thought would fit but the
+    budget's backstop stopped (more repairs than reserved) is also ``None``: the gate it was for
+    stays undecided, and the calls that finished are kept by the client for a later draw."""
+    if cap.capped and not cap.afford(sum(evaluator.cost(docs, n, task_ids, ident) for docs, ident in sets)):
+        return None
+    try:
+        return [evaluator.ensure(docs, n, task_ids, identity=ident) for docs, ident in sets]
+    except BudgetExceeded as exc:
+        if exc.limit != "calls":
+            raise  # a token or cost budget still ends the night
+        return None

@@ -35,8 +35,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from skillopt_sleep import gate as gating
-from skillopt_sleep.call_cap import OUT_OF_CALLS, CallCap, draw_within, out_of_calls, undecided
+from skillopt_sleep.call_cap import OUT_OF_CALLS, CallCap, out_of_calls, undecided
 from skillopt_sleep.documents import DocumentSet
+from skillopt_sleep.evaluator import draw_within
 from skillopt_sleep.handwritten import split_supersedes
 from skillopt_sleep.scope import split_scoped
 from skillopt_sleep.types import Attempt, Edit, GateDecision, TaskRecord

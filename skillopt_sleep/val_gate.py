@@ -9,16 +9,12 @@ night's gate stops where its next draw would not fit (``call_cap``): undecided, 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
-
 from skillopt_sleep import gate as gating
-from skillopt_sleep.call_cap import CallCap, draw_within, undecided
+from skillopt_sleep.call_cap import CallCap, undecided
 from skillopt_sleep.documents import DocumentSet
-from skillopt_sleep.evaluator import Evaluator
+from skillopt_sleep.evaluator import Evaluator, draw_within
+from skillopt_sleep.loop_settings import LoopSettings
 from skillopt_sleep.types import GateDecision, TaskRecord
-
-if TYPE_CHECKING:
-    from skillopt_sleep.consolidate import LoopSettings
 
 
 @dataclass

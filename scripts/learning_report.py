@@ -1,10 +1,65 @@
-"""bench_learning's chart: held-out test score per night as a plain SVG line chart."""
+"""bench_learning's report: the per-skill summary of its runs, the JSON it prints, and its charts
+(held-out test score per night; mean share of the ceiling per policy) as plain SVG."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
+
+
+@dataclass
+class Summary:
+    skill: str
+    ceiling: float | None = None
+    per_night: dict[str, list[float | None]] = field(default_factory=dict)
+    calls: dict[str, list[float | None]] = field(default_factory=dict)
+    rules_lowering_a_kind: dict[str, int] = field(default_factory=dict)
+    final_rules: dict[str, float | None] = field(default_factory=dict)
+
+
+def emit(report: dict[str, Any], out: Path | None) -> None:
+    """Print the report as JSON, and write it to ``out`` too when given."""
+    text = json.dumps(report, indent=2)
+    print(text)
+    if out:
+        out.write_text(text + "\n", encoding="utf-8")
+
+
+def summarise(results: list[dict[str, Any]], nights: int, order: list[str]) -> list[dict[str, Any]]:
+    """Per skill (in ``order``) and policy: mean test score and calls per night, rules that lower
+    a kind, final rule count, share of the ceiling, and the first night at 95 % of it."""
+    out = []
+    for skill in sorted({r["skill"] for r in results}, key=order.index):
+        mine = [r for r in results if r["skill"] == skill]
+        summary = Summary(skill)
+        summary.ceiling = _mean([r["ceiling"]["all"] for r in mine if r["policy"] == mine[0]["policy"]])
+        for policy in dict.fromkeys(r["policy"] for r in mine):
+            runs = [r for r in mine if r["policy"] == policy]
+            summary.per_night[policy] = [_mean([r["nights"][n]["test"]["all"] for r in runs]) for n in range(nights + 1)]
+            summary.calls[policy] = [_mean([r["nights"][n]["calls"] for r in runs]) for n in range(1, nights + 1)]
+            summary.rules_lowering_a_kind[policy] = sum(len(r["rules_lowering_a_kind"]) for r in runs)
+            summary.final_rules[policy] = _mean([len(r["final_rules"]) for r in runs])
+        row = summary.__dict__.copy()
+        if summary.ceiling:
+            row["fraction_of_ceiling"] = {p: [None if v is None else round(v / summary.ceiling, 3) for v in vs]
+                                          for p, vs in summary.per_night.items()}
+            night3 = min(3, nights)
+            row["reaches_95pct_by_night_3"] = {p: bool(any(v is not None and v >= 0.95 * summary.ceiling
+                                                           for v in vs[1:night3 + 1]))
+                                               for p, vs in summary.per_night.items()}
+            row["first_night_at_95pct"] = {p: next((n for n, v in enumerate(vs) if v is not None
+                                                    and v >= 0.95 * summary.ceiling), None)
+                                           for p, vs in summary.per_night.items()}
+        out.append(row)
+    return out
 
 
 class _Frame:
