@@ -35,7 +35,7 @@ from skillopt_sleep.types import GateDecision
 
 OUT_OF_CALLS = "out_of_calls"  # GateDecision.statistic key: the gate stopped for the cap
 DREAM_SHARE = 1 / 5  # of the calls left when the night starts learning
-RESERVE = 0.1  # of a draw's calls, kept for a repair request or a cut-off reply asked again
+RESERVE = 0.1  # of the least a learning night needs, kept for repairs outside the gate (``too_small``)
 LOOKAHEAD_SHARE = 1 / 6  # of the calls left after dreaming
 
 
@@ -60,10 +60,11 @@ class CallCap:
         return self.budget.calls_left() if self.budget is not None else None
 
     def afford(self, cost: int) -> bool:
-        """``cost`` calls fit in what is left, with room for the repairs and retries a draw may
-        add (``RESERVE``)."""
+        """``cost`` calls fit in what is left. A draw that then takes more (a repair, a cut-off
+        reply asked again) and meets the backstop is caught where it was drawn
+        (``evaluator.draw_within``): its edit is left undecided, the night goes on."""
         left = self.left()
-        return left is None or cost + reserve(cost) <= left
+        return left is None or cost <= left
 
     def too_small(self, train: int, kinds: int, settings: Any) -> str | None:
         """Why the calls left cannot pay for a night's learning (None: they can, or uncapped):

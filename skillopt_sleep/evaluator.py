@@ -150,8 +150,13 @@ def measure_test(models: Models, test: list[TaskRecord], base: DocumentSet, fina
     ids = [t.id for t in test]
     if cap.capped and not cap.afford(evaluator.cost(base, samples, ids) + evaluator.cost(final, samples, ids)):
         return f"{len(test)} test task(s) not measured: the night's call cap has no room for them"
-    b, c = run_together(lambda: evaluator.ensure(base, samples), lambda: evaluator.ensure(final, samples))
-    return mean_of(b), mean_of(c)
+    if not cap.capped:
+        b, c = run_together(lambda: evaluator.ensure(base, samples), lambda: evaluator.ensure(final, samples))
+        return mean_of(b), mean_of(c)
+    drawn = draw_within(cap, evaluator, [(base, None), (final, None)], samples, ids)
+    if drawn is None:
+        return f"{len(test)} test task(s) not measured: the night's call cap ran out while measuring them"
+    return mean_of(drawn[0]), mean_of(drawn[1])
 
 
 def mean_of(scores: dict[str, list[float | None]]) -> float | None:
