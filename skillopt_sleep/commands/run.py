@@ -50,7 +50,7 @@ def add_night_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-tokens", type=int, help="per-night token budget")
     p.add_argument("--max-cost", type=float, dest="max_cost_usd", help="per-night cost budget in USD")
     p.add_argument("--max-calls", type=int, metavar="N",
-                   help="per-night cap on model calls: the night plans to fit it and still adopts what it "
+                   help="per-night cap on model calls: the night plans to fit it and still stages what it "
                    "proved; an edit left undecided is tried again on a later night (no ban)")
     p.add_argument("--deadline", type=_duration_arg, dest="night_deadline", metavar="DURATION",
                    help='time for the whole night\'s model work, e.g. "90m", "3h" or "600" (seconds; default: '
