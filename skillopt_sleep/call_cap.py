@@ -131,4 +131,5 @@ def cap_note(cap: CallCap, undecided: int, val_tasks: int, max_samples: int) -> 
     most = 2 * val_tasks * max_samples
     return (f"call cap: {undecided} edit(s) left undecided by the cap of {cap.limit} calls; one rule's verdict on "
             f"{val_tasks} val task(s) can take up to {most} calls (each task to {max_samples} samples under both "
-            "document sets), so a cap far below that mostly postpones learning (README: A per-night call cap)")
+            "document sets; twice that for a kind with one val task), so a cap far below that mostly postpones "
+            "learning (README: A per-night call cap)")
