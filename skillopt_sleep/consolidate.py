@@ -309,15 +309,15 @@ def _combine(outcome: Outcome, night: NightGate,
     combined = _apply_all(night.base, edits)
     focus = {id(e): focus_for([e], night.tasks) for e in edits}
     progress(f"checking what each of {len(winners)} accepted edits adds beside the others")
-    survivors = []
+    survivors, spent = [], False
     for edit in edits:
         if not any(focus[id(edit)] & focus[id(e)] for e in edits if e is not edit):
             survivors.append(edit)  # no other claims its tasks; the combination's gate guards the rest
             continue
         rest = _apply_all(night.base, [e for e in edits if e is not edit])
-        spent = any(r.stage == "budget" and r.edit in edits for r in outcome.rejected)
-        decision = undecided(None, night.cap.limit, behind="calls") if spent else night.gate(
+        decision = undecided(None, night.cap.limit, behind=True) if spent else night.gate(
             combined, focus[id(edit)], base=rest, own_tasks_only=True, targets=edit.targets)
+        spent = spent or out_of_calls(decision)
         if decision.accepted:
             survivors.append(edit)
         else:

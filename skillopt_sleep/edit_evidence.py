@@ -221,9 +221,9 @@ class EvidencePool:
         self.failed[ident] = {}
         for key, kept in self.samples[ident].items():
             raw = failed.get(key) if isinstance(failed, dict) else None
-            checks = [_checks(x) for x in raw] if isinstance(raw, list) and len(raw) == len(kept) else []
             # a hand-edited list that does not line up with the scores is not guessed at
-            self.failed[ident][key] = checks if checks and len(checks) == len(kept) else [None] * len(kept)
+            aligned = isinstance(raw, list) and len(raw) == len(kept)
+            self.failed[ident][key] = [_checks(x) for x in raw] if aligned else [None] * len(kept)
 
     def save(self) -> None:
         if self.path is None:

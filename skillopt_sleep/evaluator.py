@@ -147,15 +147,9 @@ def measure_test(models: Models, test: list[TaskRecord], base: DocumentSet, fina
     if final.fingerprint() == base.fingerprint():
         return f"{len(test)} test task(s) not measured: the documents did not change"
     evaluator = Evaluator(models, test, phases, "test")
-    ids = [t.id for t in test]
-    if cap.capped and not cap.afford(evaluator.cost(base, samples, ids) + evaluator.cost(final, samples, ids)):
-        return f"{len(test)} test task(s) not measured: the night's call cap has no room for them"
-    if not cap.capped:
-        b, c = run_together(lambda: evaluator.ensure(base, samples), lambda: evaluator.ensure(final, samples))
-        return mean_of(b), mean_of(c)
-    drawn = draw_within(cap, evaluator, [(base, None), (final, None)], samples, ids)
+    drawn = draw_within(cap, evaluator, [(base, None), (final, None)], samples, [t.id for t in test])
     if drawn is None:
-        return f"{len(test)} test task(s) not measured: the night's call cap ran out while measuring them"
+        return f"{len(test)} test task(s) not measured: the night's call cap has no room for them"
     return mean_of(drawn[0]), mean_of(drawn[1])
 
 
@@ -173,8 +167,9 @@ def draw_within(cap: CallCap, evaluator: Evaluator, sets: list[tuple[DocumentSet
     stays undecided, and the calls that finished are kept by the client for a later draw."""
     if cap.capped and not cap.afford(sum(evaluator.cost(docs, n, task_ids, ident) for docs, ident in sets)):
         return None
-    try:
-        return [evaluator.ensure(docs, n, task_ids, identity=ident) for docs, ident in sets]
+    try:  # the sets at once (each waits for the others to finish, a failed one too)
+        return run_together(*[(lambda docs=docs, ident=ident: evaluator.ensure(docs, n, task_ids, identity=ident))
+                              for docs, ident in sets])
     except BudgetExceeded as exc:
         if exc.limit != "calls":
             raise  # a token or cost budget still ends the night
