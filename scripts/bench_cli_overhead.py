@@ -145,7 +145,7 @@ def main() -> None:
     if not configured:
         sys.exit("set SKILLOPT_REAL_CLIS to the directory holding the real claude and codex "
                  "(bash scripts/install_real_clis.sh prints it)")
-    cli_dir = Path(configured)
+    cli_dir = Path(configured.split(os.pathsep)[0])  # the oldest release install_real_clis.sh printed
     request = attempt_request(args.document_lines)
     print(json.dumps({"document_lines": args.document_lines, "tokenizer": "1 token per 4 characters",
                       "claude": bench_claude(cli_dir, request), "codex": bench_codex(cli_dir, request)},

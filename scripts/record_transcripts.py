@@ -363,7 +363,7 @@ def write_fixtures(recorder: Recorder, out: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=REPO / "tests" / "fixtures" / "real")
-    parser.add_argument("--clis", type=Path, default=Path(os.environ.get("SKILLOPT_REAL_CLIS", "")))
+    parser.add_argument("--clis", type=Path, default=Path(os.environ.get("SKILLOPT_REAL_CLIS", "").split(os.pathsep)[0]))
     parser.add_argument("--keep", action="store_true", help="keep the throwaway root (printed)")
     args = parser.parse_args(argv)
     if not (args.clis / "claude").exists() or not (args.clis / "codex").exists() or not shutil.which("tmux"):

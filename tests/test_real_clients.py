@@ -12,15 +12,16 @@ from tests.support.anthropic_server import FakeAnthropic
 from tests.support.http_base import Drop
 from tests.support.openai_server import FakeOpenAI
 
-from tests.support.real_clients import client_env, real_cli
+from tests.support.real_clients import RELEASES, client_env, real_cli, version_of
 
 
-@pytest.mark.parametrize(("name", "version"), [("claude", "2.1.328"), ("codex", "0.169.0")])
-def test_real_cli_reports_the_pinned_version(name, version, tmp_path):
-    out = subprocess.run([real_cli(name), "--version"], capture_output=True, text=True, timeout=60,
+@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("name", ["claude", "codex"])
+def test_real_cli_reports_the_pinned_version(name, release, tmp_path):
+    out = subprocess.run([real_cli(name, release), "--version"], capture_output=True, text=True, timeout=60,
                          env=client_env(tmp_path))
     assert out.returncode == 0, out.stderr
-    assert version in out.stdout
+    assert version_of(name, release) in out.stdout
 
 
 # -- the real CLIs against the fake providers (tests/support) ---------------------------------------
