@@ -133,6 +133,9 @@ def schedule(*, print_only: bool = False, as_json: bool = False, platform: str |
         return EXIT_OK
     save_schedule(new, target)
     try:
+        # The entry creates it too (base.entry_command); made here, the first night's log has a
+        # home even for an entry someone edits by hand.
+        job.output_log.parent.mkdir(parents=True, exist_ok=True)
         mechanism.install(job)
     except BaseException:
         if previous is not None:
