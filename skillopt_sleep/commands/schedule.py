@@ -228,7 +228,7 @@ def unschedule(*, projects: Sequence[str] | None = None, print_only: bool = Fals
 
 
 def nightly(schedule_file: str | None) -> int:
-    from skillopt_sleep.scheduler.nightly import read_last_run, run_scheduled
+    from skillopt_sleep.scheduler.nightly import read_last_run, run_scheduled, tally
 
     code = run_scheduled(Path(schedule_file) if schedule_file else None)
     last = read_last_run() or {}
@@ -236,9 +236,10 @@ def nightly(schedule_file: str | None) -> int:
         print(f"skillopt-sleep: the scheduled night could not start: {last['error']}", file=sys.stderr)
         return code
     results = last.get("projects") or []
-    failed = sum(1 for r in results if not r.get("ok"))
-    print(f"skillopt-sleep: scheduled night done: {len(results) - failed} ok, {failed} failed; "
-          f"log {last.get('log')}")
+    print(f"skillopt-sleep: scheduled night done: {tally(results)}; log {last.get('log')}")
+    for result in results:
+        if result.get("skipped"):
+            print(f"  skipped {result.get('project')}: {result['skipped']}")
     return code
 
 

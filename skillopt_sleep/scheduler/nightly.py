@@ -49,12 +49,20 @@ def config_from_record(values: dict[str, Any]) -> Config:
 
 
 def run_project_night(entry: ProjectEntry, log: Callable[[str], None]) -> dict[str, Any]:
-    """One project's night with its recorded config; raises what ``run`` would."""
+    """One project's night with its recorded config; raises what ``run`` would. Skipped, with
+    no model call, when the project has nothing new to learn from (``news.nothing_new``)."""
     from skillopt_sleep.night import NightOptions, run_night
     from skillopt_sleep.report import render_text
 
+    from skillopt_sleep.scheduler.news import nothing_new
+
+    config = config_from_record(entry.config)
+    skipped = nothing_new(Path(entry.project), config)
+    if skipped:
+        log(f"skipped: {skipped}")
+        return {"status": "skipped", "skipped": skipped}
     # A night that a crash, a kill or a stop interrupted is continued, not paid for again.
-    opts = NightOptions(project=Path(entry.project), config=config_from_record(entry.config), mode="run",
+    opts = NightOptions(project=Path(entry.project), config=config, mode="run",
                         auto_adopt=entry.auto_adopt, progress=log, resume=True)
     report = run_night(opts)
     log(render_text(report))
@@ -102,6 +110,14 @@ def _trim_output_log(runs: Path) -> None:
 def _write_last_run(runs: Path, record: dict[str, Any]) -> None:
     runs.mkdir(parents=True, exist_ok=True)
     atomic_write_text(runs / "last-run.json", json.dumps(record, indent=2) + "\n")
+
+
+def tally(results: list[dict[str, Any]]) -> str:
+    """``2 ok, 1 failed``, with ``, 1 skipped (nothing new)`` when projects were skipped."""
+    failed = sum(1 for r in results if not r.get("ok"))
+    skipped = sum(1 for r in results if r.get("ok") and r.get("status") == "skipped")
+    text = f"{len(results) - failed - skipped} ok, {failed} failed"
+    return text + (f", {skipped} skipped (nothing new)" if skipped else "")
 
 
 def read_last_run() -> dict[str, Any] | None:
@@ -158,8 +174,8 @@ def run_scheduled(schedule_file: Path | None = None, run_project: RunProject = r
                 result.update(code=EXIT_ERROR, message=clean(f"internal error: {exc!r}"))
                 log("failed with an internal error:\n" + traceback.format_exc())
             record["projects"].append(result)
+        log(f"done: {tally(record['projects'])}")
         failed = [r for r in record["projects"] if not r["ok"]]
-        log(f"done: {len(record['projects']) - len(failed)} ok, {len(failed)} failed")
         return failed[0]["code"] if failed else EXIT_OK
     finally:
         record["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
