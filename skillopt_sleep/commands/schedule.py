@@ -22,7 +22,7 @@ from skillopt_sleep.redact import redact
 from skillopt_sleep.sanitize import sanitize
 from skillopt_sleep.scheduler.preflight import Needs, check_backends, config_record
 from skillopt_sleep.scheduler.schedule_file import (
-    LOCATION_VARS, ProjectEntry, Schedule, load_schedule, now_iso, remove_schedule, save_schedule, schedule_path)
+    LOCATION_VARS, OUTPUT_LOG, ProjectEntry, Schedule, load_schedule, now_iso, remove_schedule, save_schedule, schedule_path)
 from skillopt_sleep.scheduler.timing import DEFAULT_AT, parse_at
 
 
@@ -42,7 +42,7 @@ def build_job(schedule: Schedule, schedule_file: Path) -> Job:
     argv = (schedule.python, "-m", "skillopt_sleep", NIGHTLY_VERB, "--schedule-file", str(schedule_file))
     for value in argv:
         refuse_control_chars("a path in the scheduled command", value)
-    return Job(hour, minute, argv, user_dirs().scheduled_runs / "scheduler-output.log")
+    return Job(hour, minute, argv, user_dirs().scheduled_runs / OUTPUT_LOG)
 
 
 def _overrides(backend: str | None, model: str | None) -> dict[str, Any]:

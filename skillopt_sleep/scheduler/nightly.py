@@ -25,8 +25,8 @@ from skillopt_sleep.errors import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, UserError
 from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.redact import redact
 from skillopt_sleep.scheduler.envfile import read_env_file
-from skillopt_sleep.scheduler.schedule_file import ProjectEntry, Schedule, load_schedule
-from skillopt_sleep.files import atomic_write_text, parse_json
+from skillopt_sleep.scheduler.schedule_file import OUTPUT_LOG, ProjectEntry, Schedule, load_schedule
+from skillopt_sleep.files import atomic_write_text
 
 KEEP_LOGS = 30
 OUTPUT_LOG_LIMIT = 256 * 1024  # the OS-level stdout/stderr file is emptied past this size
@@ -99,7 +99,7 @@ def rotate_logs(runs: Path, keep: int = KEEP_LOGS) -> None:
 
 
 def _trim_output_log(runs: Path) -> None:
-    out = runs / "scheduler-output.log"
+    out = runs / OUTPUT_LOG
     try:
         if out.stat().st_size > OUTPUT_LOG_LIMIT:
             out.write_text("", encoding="utf-8")
@@ -121,11 +121,9 @@ def tally(results: list[dict[str, Any]]) -> str:
 
 
 def read_last_run() -> dict[str, Any] | None:
-    try:
-        data = parse_json((user_dirs().scheduled_runs / "last-run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    from skillopt_sleep.scheduler.missed import read_last_run as read
+
+    return read(user_dirs().scheduled_runs)
 
 
 def run_scheduled(schedule_file: Path | None = None, run_project: RunProject = run_project_night) -> int:
