@@ -15,7 +15,7 @@ import pytest
 
 from skillopt_sleep.cli import main
 from skillopt_sleep.commands.demo import build_demo_home
-from skillopt_sleep.commands.schedule import schedule
+from skillopt_sleep.commands.schedule import schedule, unschedule
 from skillopt_sleep.paths import project_dirs, user_dirs
 from skillopt_sleep.scheduler.base import MARKER
 from skillopt_sleep.scheduler.launchd import LABEL
@@ -91,3 +91,30 @@ def test_the_installed_launch_agent_runs_a_night(fake_tools: FakeTools, demo: Pa
     assert plistlib.loads(plist)["Label"] == LABEL
     ran = run_launchd_plist(plist, fake_tools.home)
     _assert_the_night_ran_where_status_looks(ran, demo, capsys)
+
+
+def test_an_entry_from_an_older_version_is_replaced(fake_tools: FakeTools, demo: Path) -> None:
+    """Entries that ran the interpreter directly (and made the OS open the log) are still ours:
+    `schedule` replaces them, `unschedule` removes them."""
+    import sys
+
+    from skillopt_sleep.scheduler.base import MARKER_NOTE
+
+    old_log = user_dirs().scheduled_runs / "scheduler-output.log"
+    old_argv = [sys.executable, "-m", "skillopt_sleep", "nightly", "--schedule-file", str(user_dirs().schedule_file)]
+    fake_tools.crontab.write_text(f"0 1 * * * /bin/true\n# {MARKER_NOTE}\n30 2 * * * {' '.join(old_argv)} "
+                                  f">>{old_log} 2>&1\n", encoding="utf-8")
+    assert schedule(projects=[str(demo)], via="cron", platform="linux") == 0
+    table = fake_tools.table()
+    assert table.count(MARKER) == 1 and table.startswith("0 1 * * * /bin/true\n")
+    assert _installed_cron_line(fake_tools).split(None, 5)[5].startswith("mkdir -p ")
+
+    fake_tools.agents_dir.mkdir(parents=True)
+    agent = fake_tools.agents_dir / f"{LABEL}.plist"
+    agent.write_bytes(plistlib.dumps({"Label": LABEL, "ProgramArguments": old_argv,
+                                      "StandardOutPath": str(old_log), "StandardErrorPath": str(old_log)}))
+    assert schedule(projects=[str(demo)], via="launchd", platform="darwin") == 0
+    data = plistlib.loads(agent.read_bytes())
+    assert data["ProgramArguments"][:2] == ["/bin/sh", "-c"] and "StandardOutPath" not in data
+    agent.write_bytes(plistlib.dumps({"Label": LABEL, "ProgramArguments": old_argv}))
+    assert unschedule(platform="darwin") == 0 and not agent.exists()
