@@ -261,7 +261,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--auto-adopt", action="store_true",
                    help="adopt these projects' proposals right away when the gate accepts edits")
     p.add_argument("--print", dest="print_only", action="store_true",
-                   help="show exactly what would be installed; change nothing")
+                   help="show exactly what would be installed, with a warning for anything the "
+                   "night would not find (a CLI, a key); change nothing")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=lambda a: schedule(at=a.at, projects=a.project, backend=a.backend, model=a.model,
                                            via=a.via, env_file=a.env_file, auto_adopt=a.auto_adopt,
@@ -277,7 +278,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     n = sub.add_parser(NIGHTLY_VERB, help="run the scheduled night now for every registered project",
                        description="What the scheduled OS entry runs: a night for every registered "
                        "project, one after another, each with its recorded configuration. A failing "
-                       "project is logged and the others still run. Run it by hand to catch up on a "
-                       "missed night.")
+                       "project is logged and the others still run; a project with no session "
+                       "written since its last night is skipped, with no model call. Run it by hand "
+                       "to catch up on a missed night.")
     n.add_argument("--schedule-file", metavar="FILE", help="(default: the user schedule file)")
     n.set_defaults(func=lambda a: nightly(a.schedule_file))
