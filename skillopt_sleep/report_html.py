@@ -13,7 +13,7 @@ from typing import Any
 
 from skillopt_sleep.handwritten import conflict_notes
 from skillopt_sleep.proposal import EvidenceTask, ProposalView, gate_label, headline_statistic, why_accepted
-from skillopt_sleep.report import SIMULATED_WARNING, adopt_command, revert_command
+from skillopt_sleep.report import SIMULATED_WARNING, adopt_command, nothing_learned, numbers, revert_command
 from skillopt_sleep.sanitize import clean_text
 from skillopt_sleep.scope import scope_label
 from skillopt_sleep.trend_chart import TrendPoint, render_svg
@@ -117,12 +117,14 @@ def render_html(view: ProposalView, trend: list[TrendPoint]) -> str:
             ("Backends", ", ".join(f"{k}: {v}" for k, v in r.backends.items()) or "n/a")]
     if r.backend_choice:
         rows.append(("Backend choice", r.backend_choice))
-    rows += [("Sessions · tasks", f"{r.n_sessions} sessions, {r.n_tasks} tasks"),
-             ("Val score, baseline → candidate", f"{_score(r.baseline)} → {_score(r.candidate)}")]
-    if r.test_baseline is not None or r.test_candidate is not None:
-        rows.append(("Test score (measured only)", f"{_score(r.test_baseline)} → {_score(r.test_candidate)}"))
     out += [f"<tr><th>{escape(k)}</th><td>{_t(v, 300)}</td></tr>" for k, v in rows]
     out.append("</table>")
+    out.append("<h2>Numbers</h2><table>")
+    out += [f"<tr><th>{_t(k, 200)}</th><td>{_t(v, 400)}</td></tr>" for k, v in numbers(r)]
+    out.append("</table>")
+    why = nothing_learned(r)
+    if why:
+        out.append(f"<p><b>Nothing learned:</b> {_t(why, 600)}</p>")
 
     out.append("<h2>Score across nights</h2>")
     out.append('<div class="chart">' + render_svg(trend) + "</div>")

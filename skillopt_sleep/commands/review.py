@@ -23,6 +23,8 @@ from skillopt_sleep.report import (
     SIMULATED_WARNING,
     adopt_command,
     backend_lines,
+    nothing_learned,
+    numbers_table,
     revert_command,
 )
 from skillopt_sleep.sanitize import clean_text, sanitize
@@ -96,6 +98,10 @@ def render_review(view: ProposalView) -> str:
             f"- Val score, baseline → candidate: {_score(r.baseline)} → {_score(r.candidate)}"]
     out += [f"- {line}" for line in backend_lines(r) if not line.startswith("**")]
     out += [f"- Full report: `{_cell(str(Path(view.staging_dir) / 'report.html'), 300)}`", ""]
+    out += ["## Numbers", "", *numbers_table(r), ""]
+    why = nothing_learned(r)
+    if why:
+        out += [f"**Nothing learned:** {sanitize(why, 600)}", ""]
 
     conflicts = conflict_notes([rule.edit for rule in view.rules])
     if conflicts:
@@ -135,6 +141,9 @@ def render_review(view: ProposalView) -> str:
         diff = clean_text(doc.diff).rstrip("\n")  # in a code fence: markup cannot act
         fence = "`" * max(3, _longest_backtick_run(diff) + 1)
         out += [fence + "diff", diff, fence, ""] if diff else ["(no diff recorded)", ""]
+
+    if r.notes:
+        out += ["## Notes", ""] + [f"- {sanitize(n, 1000)}" for n in r.notes] + [""]
 
     if view.state == "staged" and view.documents:
         out += ["## Next step", "", "```", adopt_command(r), "```", "",
