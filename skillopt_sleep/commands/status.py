@@ -6,15 +6,17 @@ import argparse
 import json
 import os
 import shlex
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from skillopt_sleep import adoption, journal, scheduler, staging
 from skillopt_sleep.errors import EXIT_OK
 from skillopt_sleep.paths import project_dirs
-from skillopt_sleep.history import History, night_score, summarize_night
+from skillopt_sleep.history import History, summarize_night
 from skillopt_sleep.locks import describe_holder, lock_holder
 from skillopt_sleep.sanitize import clean_obj, sanitize
+from skillopt_sleep.score_trend import NightScores, adoption_states, night_state, score_trend, trend_lines
 from skillopt_sleep.types import NightReport
 
 
@@ -48,6 +50,7 @@ def collect_status(project: Path, recent: int = 5) -> dict[str, Any]:
     if extra:
         nights = sorted(nights + extra, key=lambda n: str(n.get("started") or ""))
     adoptions = adoption.adoptions(project)
+    states = adoption_states(project)
     latest = None
     if proposals:
         p = proposals[0]
@@ -68,8 +71,8 @@ def collect_status(project: Path, recent: int = 5) -> dict[str, Any]:
     return {
         "project": str(project),
         "n_nights": len(nights),
-        "nights": nights[-recent:] if recent > 0 else [],
-        "trend": [{"night_id": n.get("night_id"), "score": night_score(n)} for n in nights],
+        "nights": [dict(n, state=night_state(n, states)) for n in nights[-recent:]] if recent > 0 else [],
+        "trend": [asdict(t) for t in score_trend(nights, states)],
         "n_proposals": len(proposals),
         "latest_proposal": latest,
         "last_adoption": last_adoption,
@@ -100,13 +103,11 @@ def format_status(data: dict[str, Any]) -> str:
         for n in reversed(data["nights"]):
             when = sanitize(n.get("finished") or n.get("started") or "?")
             lines.append(
-                f"    {when}  {sanitize(n.get('night_id'))}  {sanitize(n.get('status')):<9} "
+                f"    {when}  {sanitize(n.get('night_id'))}  {sanitize(n.get('state') or n.get('status')):<9} "
                 f"val {_fmt(n.get('baseline'))} → {_fmt(n.get('candidate'))}  "
                 f"edits +{n.get('n_accepted', 0)} / refused {n.get('n_rejected', 0)}"
                 + ("  (from its staged report; history kept elsewhere)" if n.get("recorded") == "staging" else ""))
-        scores = [t["score"] for t in data["trend"] if t["score"] is not None]
-        if scores:
-            lines.append("  score trend: " + " → ".join(_fmt(s) for s in scores[-10:]))
+        lines += ["  " + line for line in trend_lines([NightScores(**t) for t in data["trend"]])]
     latest = data["latest_proposal"]
     if latest is None:
         lines.append("  latest proposal: none")
