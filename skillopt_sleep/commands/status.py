@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_sleep import adoption, journal, scheduler, staging
+from skillopt_sleep.config import config_problem
 from skillopt_sleep.errors import EXIT_OK
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.history import History, summarize_night
@@ -79,6 +80,7 @@ def collect_status(project: Path, recent: int = 5) -> dict[str, Any]:
         "running": lock_holder(project_dirs(project).lock),
         "interrupted": journal.pending(project),
         "schedule": scheduler.schedule_summary(str(project)),
+        "config_problem": config_problem(project),
     }
 
 
@@ -89,6 +91,7 @@ def _fmt(value: Any) -> str:
 def format_status(data: dict[str, Any]) -> str:
     project = sanitize(data["project"])
     lines = [f"skillopt-sleep status for {project}"]
+    lines += _config_line(data.get("config_problem"))
     if data["running"] is not None:
         lines.append(f"  running now: {sanitize(describe_holder(data['running']))}")
     interrupted = data["interrupted"]
@@ -131,6 +134,12 @@ def format_status(data: dict[str, Any]) -> str:
                      f"{sanitize(last['adopted_at'])} ({sanitize(state)})")
     lines += scheduler.format_schedule(data.get("schedule"), data["project"])
     return "\n".join(lines)
+
+
+def _config_line(problem: str | None) -> list[str]:
+    if not problem:
+        return []
+    return [f"  config is broken: {sanitize(problem, 600)} — every night stops at once until it is fixed"]
 
 
 def status(project: str | os.PathLike[str] | None, as_json: bool = False,
