@@ -277,4 +277,15 @@ def render_text(report: NightReport) -> str:
         lines.append(f"  staged at {sanitize(report.staging_dir)}")
         if report.accepted_edits:
             lines.append(f"  adopt with: {adopt_command(report)}")
+    if report.mode == "dry-run":
+        lines.append("  " + dry_run_line(report))
     return "\n".join(lines)
+
+
+def dry_run_line(report: NightReport) -> str:
+    """How a dry-run ends: nothing staged, and where nothing was written."""
+    from skillopt_sleep.paths import project_dirs, user_dirs
+
+    return (f"dry-run: nothing was staged or saved — nothing written in "
+            f"{sanitize(str(project_dirs(report.project).root))} nor in {sanitize(str(user_dirs().state))} "
+            "(no proposal, harvest checkpoint or history); `skillopt-sleep run` stages a proposal")
