@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from skillopt_sleep import adoption, staging
+from skillopt_sleep.agent_surface import ask_for, calling_agent
 from skillopt_sleep.handwritten import conflict_notes
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_OK, UserError
 from skillopt_sleep.proposal import (
@@ -29,7 +30,7 @@ from skillopt_sleep.report import (
 )
 from skillopt_sleep.sanitize import clean_text, sanitize
 from skillopt_sleep.scope import scope_label
-from skillopt_sleep.types import Edit, GateDecision
+from skillopt_sleep.types import Edit, GateDecision, NightReport
 
 
 def _cell(value: object, limit: int = 120) -> str:
@@ -146,9 +147,18 @@ def render_review(view: ProposalView) -> str:
         out += ["## Notes", ""] + [f"- {sanitize(n, 1000)}" for n in r.notes] + [""]
 
     if view.state == "staged" and view.documents:
-        out += ["## Next step", "", "```", adopt_command(r), "```", "",
-                f"Undo later with `{revert_command(r)}`.", ""]
+        out += _next_step(r)
     return "\n".join(out)
+
+
+def _next_step(r: NightReport) -> list[str]:
+    """Adopt and revert, as the person types them where this is read (agent_surface.py)."""
+    if calling_agent() is None:
+        return ["## Next step", "", "```", adopt_command(r), "```", "",
+                f"Undo later with `{revert_command(r)}`.", ""]
+    night = ["--night", sanitize(r.night_id)]
+    adopt = ask_for("adopt", *night, *(["--allow-simulated"] if r.simulated else []))
+    return ["## Next step", "", f"Adopt it with `{adopt}`; undo later with `{ask_for('revert', *night)}`.", ""]
 
 
 def _longest_backtick_run(text: str) -> int:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from skillopt_sleep import adoption, journal, scheduler, staging
+from skillopt_sleep.agent_surface import ask_for, calling_agent
 from skillopt_sleep.config import config_problem
 from skillopt_sleep.errors import EXIT_OK
 from skillopt_sleep.paths import project_dirs
@@ -100,7 +100,7 @@ def format_status(data: dict[str, Any]) -> str:
                      f"{sanitize(interrupted['night_id'])} (started {sanitize(interrupted['started'])}) "
                      "is pending: the next adopt, revert or run finishes or rolls it back first")
     if not data["n_nights"]:
-        lines.append("  no nights yet; run `skillopt-sleep run` (or `demo` to try it)")
+        lines.append(_no_nights_line())
     else:
         lines.append(f"  nights: {data['n_nights']} (last {len(data['nights'])}):")
         for n in reversed(data["nights"]):
@@ -121,10 +121,7 @@ def format_status(data: dict[str, Any]) -> str:
         for f in latest["files"]:
             lines.append(f"    {sanitize(f['role']):<6} {sanitize(f['live_path'])}")
         if latest["state"] != "adopted" and latest["files"]:
-            lines.append(f"    review with: skillopt-sleep review --project {shlex.quote(project)}")
-            lines.append(f"    adopt with: skillopt-sleep adopt --project "
-                         f"{shlex.quote(project)} --night {sanitize(latest['night_id'])}"
-                         + (" --allow-simulated" if latest.get("simulated") else ""))
+            lines += _next_steps(project, latest)
     last = data["last_adoption"]
     if last is None:
         lines.append("  last adoption: none")
@@ -132,8 +129,29 @@ def format_status(data: dict[str, Any]) -> str:
         state = f"reverted {last['reverted_at']}" if last["reverted"] else "in effect"
         lines.append(f"  last adoption: night {sanitize(last['night_id'])} at "
                      f"{sanitize(last['adopted_at'])} ({sanitize(state)})")
-    lines += scheduler.format_schedule(data.get("schedule"), data["project"])
+    lines += [_schedule_line(line, project) for line in scheduler.format_schedule(data.get("schedule"), data["project"])]
     return "\n".join(lines)
+
+
+def _no_nights_line() -> str:
+    if calling_agent() is None:
+        return "  no nights yet; run `skillopt-sleep run` (or `demo` to try it)"
+    return f"  no nights yet; start one with `{ask_for('run')}`"
+
+
+def _next_steps(project: str, latest: dict[str, Any]) -> list[str]:
+    """How to review and adopt the latest proposal, in the words of where status is read."""
+    adopt = ["--night", sanitize(latest["night_id"])] + (["--allow-simulated"] if latest.get("simulated") else [])
+    return [f"    review with: {ask_for('review', project=project)}",
+            f"    adopt with: {ask_for('adopt', *adopt, project=project)}"]
+
+
+def _schedule_line(line: str, project: str) -> str:
+    """The schedule's lines name the terminal command; inside an agent, the agent's."""
+    if calling_agent() is None:
+        return line
+    return (line.replace(f"skillopt-sleep schedule --project {project}", ask_for("schedule"))
+            .replace("`skillopt-sleep schedule`", f"`{ask_for('schedule')}`"))
 
 
 def _config_line(problem: str | None) -> list[str]:

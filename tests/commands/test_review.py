@@ -159,3 +159,13 @@ def test_review_of_a_night_that_learned_nothing_says_why_and_what_it_spent(
     assert data["nothing_learned"] == why and data["notes"] == [why, "spent 12,345 tokens"]
     assert {"measure": "model calls", "value": "42 (attempt 40, reflect 2)"} in data["numbers"]
     assert data["calls"] == {"attempt": 40, "reflect": 2} and data["usage"]["output_tokens"] == 2_345
+
+
+def test_review_inside_claude_code_names_the_slash_command(
+        night: NightReport, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLAUDECODE", "1")
+    assert main(["review", "--project", night.project]) == 0
+    out = capsys.readouterr().out
+    assert (f"Adopt it with `/skillopt-sleep:skillopt-sleep adopt --night {night.night_id}`; undo later with "
+            f"`/skillopt-sleep:skillopt-sleep revert --night {night.night_id}`.") in out
+    assert "skillopt-sleep adopt --project" not in out

@@ -106,3 +106,30 @@ def test_a_reverted_night_is_reverted_everywhere_and_never_the_live_score(projec
     assert line.split() == [f"{x},{y}" for x, y in (_xy(0, 2, 0.4), _xy(1, 2, 0.5))]
     assert re.findall(r'data-proposal="(n\d)" data-state="(\w+)"', html) == [("n1", "reverted"), ("n2", "staged")]
     assert len(re.findall(r"data-baseline=", html)) == 2
+
+
+@pytest.mark.parametrize("env, review, adopt, schedule", [
+    ({}, "skillopt-sleep review --project {p}", "skillopt-sleep adopt --project {p} --night n1",
+     "`skillopt-sleep schedule`"),
+    ({"CLAUDECODE": "1"}, "/skillopt-sleep:skillopt-sleep review", "/skillopt-sleep:skillopt-sleep adopt --night n1",
+     "`/skillopt-sleep:skillopt-sleep schedule`"),
+    ({"CODEX_THREAD_ID": "019a-thread"}, 'ask Codex: "skillopt-sleep review"',
+     'ask Codex: "skillopt-sleep adopt --night n1"', '`ask Codex: "skillopt-sleep schedule"`'),
+])
+def test_status_names_the_command_of_where_it_is_read(project, capsys, monkeypatch, env, review, adopt, schedule):
+    """In Claude Code's Bash tool (CLAUDECODE=1) status names the slash command; in Codex's shell
+    tool (CODEX_THREAD_ID) the skill; in a terminal the command line."""
+    monkeypatch.delenv("CLAUDECODE", raising=False)
+    monkeypatch.delenv("CODEX_THREAD_ID", raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert status_cmd.status(project) == 0
+    assert ("start one with" in capsys.readouterr().out) == bool(env)
+    _night(project, "n1", 0.4, 0.6, accepted=True, staged=b"first\n")
+    assert status_cmd.status(project) == 0
+    out = capsys.readouterr().out
+    assert f"    review with: {review.format(p=project)}\n" in out
+    assert f"    adopt with: {adopt.format(p=project)}\n" in out
+    assert f"  schedule: none ({schedule} runs a night every night)" in out
+    if env:
+        assert "skillopt-sleep review --project" not in out and "skillopt-sleep adopt --project" not in out
