@@ -5,7 +5,8 @@
 available, that the preflight call fails, or that a tasks file is not reviewed. When such a
 refusal ends the night, the files and folders it created there are removed — the folder itself
 when it was not there before — while the night still holds the lock, so no other process is
-using them. Files that were there before are left as they are.
+using them. Files that were there before are left as they are. The lock file goes too: a process
+waiting for the lock makes the folder and the file again and takes it (tested).
 
 A night that did work is not undone: once its call journal holds an answer (``run --resume``
 continues from it) or it staged a proposal, everything it wrote stays.

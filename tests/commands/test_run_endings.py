@@ -103,3 +103,25 @@ def test_dry_run_says_nothing_was_staged_and_writes_nothing(demo, tmp_path: Path
                     f"nor in {home / 'state'} (no proposal, harvest checkpoint or history); "
                     "`skillopt-sleep run` stages a proposal")
     assert tree(home, project, claude) == before
+
+
+def test_a_process_waiting_for_the_lock_survives_a_refused_night_removing_it(tmp_path: Path) -> None:
+    """A refused night removes the folder it created while another process waits for the lock:
+    that process makes it again and takes the lock (no traceback, no second holder)."""
+    import time
+
+    from skillopt_sleep.locks import ProjectLock
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    footprint = Footprint(project)
+    lock_path = project_dirs(project).lock
+    waiter = ("import sys; from skillopt_sleep.locks import ProjectLock\n"
+              f"lock = ProjectLock({str(lock_path)!r}, wait=20); lock.acquire(); print('held'); lock.release()")
+    with ProjectLock(lock_path):
+        other = subprocess.Popen([sys.executable, "-c", waiter], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True)
+        time.sleep(1.0)  # it is polling the lock now
+        assert footprint.undo("20260101T000000Z-abcd") and not project_dirs(project).root.exists()
+    out, err = other.communicate(timeout=60)
+    assert other.returncode == 0 and out.strip() == "held", err
