@@ -92,7 +92,8 @@ def _decision(decision: GateDecision) -> list[str]:
 
 def render_review(view: ProposalView) -> str:
     r = view.report
-    out = [f"# skillopt-sleep proposal: night {sanitize(r.night_id)} ({sanitize(view.state)})", ""]
+    state = view.state if view.documents else f"{view.state}, nothing to adopt"
+    out = [f"# skillopt-sleep proposal: night {sanitize(r.night_id)} ({sanitize(state)})", ""]
     if r.simulated:
         out += [f"> **{SIMULATED_WARNING}**", ""]
     out += [f"- Project: `{_cell(r.project, 300)}`",

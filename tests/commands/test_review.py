@@ -147,6 +147,7 @@ def test_review_of_a_night_that_learned_nothing_says_why_and_what_it_spent(
     directory = staging.stage(project, report, [])
     assert main(["review", "--project", str(project)]) == 0
     out = capsys.readouterr().out
+    assert out.startswith("# skillopt-sleep proposal: night 20260101T000000Z-0a0a (staged, nothing to adopt)")
     assert f"**Nothing learned:** {why}" in out
     assert "| model calls | 42 (attempt 40, reflect 2) |" in out
     assert "- spent 12,345 tokens" in out and "input 10,000, output 2,345" in out
