@@ -145,6 +145,24 @@ def test_claude_loads_the_plugin_and_runs_its_session_start_hook(tmp_path, relea
     assert answer["hookSpecificOutput"]["additionalContext"].startswith(NOTICE + "\n")
 
 
+@pytest.mark.parametrize("release", RELEASES)
+def test_claude_session_end_hook_records_the_session_where_the_engine_reads_it(tmp_path, release):
+    """A whole ``claude -p`` turn: at its end the SessionEnd hook (hook.py, no engine) appends the
+    project to the sessions record, which the engine then reads."""
+    from skillopt_sleep.commands.notice import projects_seen
+
+    claude = real_cli("claude", release)
+    project = tmp_path / "proj"
+    project.mkdir()
+    with FakeAnthropic(key="k") as server:
+        env = client_env(tmp_path, ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="k",
+                         SKILLOPT_SLEEP_HOME=os.environ["SKILLOPT_SLEEP_HOME"])
+        out = _run([claude, "-p", "hello", "--plugin-dir", str(CLAUDE_PLUGIN), "--max-turns", "1"], env, project)
+    assert out.returncode == 0, out.stderr
+    seen = projects_seen()
+    assert list(seen) == [str(project.resolve())] and seen[str(project.resolve())][1] == "claude"
+
+
 # --------------------------------------------------------------------------- Codex
 
 
