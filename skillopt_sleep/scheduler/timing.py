@@ -2,7 +2,8 @@
 
 Every mechanism fires at a local wall-clock time. cron never catches up on a night the machine
 slept through, and a powered-off Mac or a logged-out systemd user manager can miss one too;
-``missed_night_notice`` lets the next CLI use and the SessionStart hook say so.
+``missed_night_notice`` lets the next CLI use say so, and ``first_unserved_slot`` lets the
+SessionStart hook's precomputed notice say it from the right moment.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def last_run_started(runs_dir) -> datetime | None:
 
 def missed_night_notice(now: datetime | None = None) -> str | None:
     """One line when the last scheduled night did not start, else None. Never raises: it runs
-    on every CLI use and in the SessionStart hook."""
+    on every CLI use (the SessionStart hook reads ``notices.schedule_notices`` precomputed)."""
     try:
         from skillopt_sleep.paths import user_dirs
         from skillopt_sleep.scheduler.schedule_file import load_schedule
