@@ -354,3 +354,18 @@ def test_skillopt_sleep_home_relocates_it_as_for_the_engine(tmp_path, monkeypatc
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("SKILLOPT_SLEEP_HOME", "~/a/../sleep-home")
     assert Path(hook.state_dir()) == user_dirs().state
+
+
+def test_the_hook_shares_the_engine_s_constants():
+    """hook.py cannot import the engine; what the two must agree on is checked here."""
+    from skillopt_sleep import notices
+    from skillopt_sleep.commands import notice
+
+    hook = _hook_module()
+    assert (hook.HEADER, hook.MAX_FILE_BYTES, hook.MAX_NOTICES, hook.MAX_SHOWN, hook.MAX_LINE) == (
+        notices.HEADER, notices.MAX_FILE_BYTES, notices.MAX_NOTICES, notices.MAX_SHOWN, notices.NOTICE_MAX_CHARS)
+    assert hook.ENGINE_AGENTS == len(notices.AGENTS) and set(hook.AGENTS) < set(notices.AGENTS)
+    assert hook.SESSIONS_COMPACT_BYTES == notice.SESSIONS_COMPACT_BYTES and hook.APP == APP
+    assert user_dirs().notices == Path(hook.state_dir()) / "notices"
+    assert user_dirs().sessions_seen == Path(hook.state_dir()) / "sessions-seen.jsonl"
+    assert user_dirs().schedule_notice.name == "schedule.json"
