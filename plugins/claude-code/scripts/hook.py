@@ -155,9 +155,10 @@ def _stdin_json() -> dict:
     if os.name == "posix":
         import select
 
+        deadline = time.monotonic() + STDIN_WAIT
         try:
             while sum(map(len, chunks)) < MAX_STDIN:
-                if not select.select([fd], [], [], STDIN_WAIT)[0]:
+                if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
                     break
                 chunk = os.read(fd, 65536)
                 if not chunk:
