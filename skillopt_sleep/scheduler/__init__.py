@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["Schedule", "MECHANISMS", "default_via", "make_mechanism", "missed_night_notice",
            "next_run", "schedule_summary", "supported_vias"]
 
-# Imported on use: the missed-night notice runs in a session hook and must stay light.
+# Imported on use: the missed-night notice runs on every CLI use and must stay light.
 MECHANISMS: dict[str, str] = {
     "cron": "skillopt_sleep.scheduler.cron:Cron",
     "systemd": "skillopt_sleep.scheduler.systemd:Systemd",

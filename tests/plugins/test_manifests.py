@@ -67,8 +67,9 @@ def test_hooks_and_command_use_the_runner():
     hooks = _json(CLAUDE_PLUGIN / "hooks" / "hooks.json")["hooks"]
     commands = [hook["command"] for event in ("SessionStart", "SessionEnd")
                 for group in hooks[event] for hook in group["hooks"]]
-    assert commands == ['python3 "${CLAUDE_PLUGIN_ROOT}/scripts/engine.py" session-start',
-                        'python3 "${CLAUDE_PLUGIN_ROOT}/scripts/engine.py" session-end']
+    assert commands == ['python3 -I -S "${CLAUDE_PLUGIN_ROOT}/scripts/hook.py" session-start --agent claude',
+                        'python3 -I -S "${CLAUDE_PLUGIN_ROOT}/scripts/hook.py" session-end --agent claude']
+    assert (CLAUDE_PLUGIN / "scripts" / "hook.py").is_file()
     command = (CLAUDE_PLUGIN / "commands" / "skillopt-sleep.md").read_text(encoding="utf-8")
     for action in ("status", "run", "review", "adopt", "revert", "schedule", "unschedule"):
         assert f"| `{action}`" in command or f"`{action}` |" in command
