@@ -192,7 +192,7 @@ def test_a_missed_night_is_said_from_its_slot_plus_grace_until_its_night_starts(
     assert notices.read_notices(project, now=due - timedelta(minutes=1)) == []
     (line,) = notices.read_notices(project, now=due + timedelta(minutes=1))
     slot = (due - GRACE).astimezone()
-    assert f"the scheduled night of {slot:%a %d %b %H:%M} did not run" in line
+    assert f"the scheduled night of {slot:%a %d %b %H:%M} has not run" in line
     assert notices.read_notices(project, "claude", now=due) == [line]  # the same in every project and agent
     monkeypatch.setattr("skillopt_sleep.scheduler.nightly.prepare_environment", lambda _schedule: None)
     assert run_scheduled(run_project=lambda entry, log: {}) == 0  # a night by hand, before the slot
@@ -211,7 +211,20 @@ def test_project_notices_come_first_and_at_most_three_lines_show(project):
     _stage(project)
     _schedule()
     lines = notices.read_notices(project, now=_due() + timedelta(minutes=1))
-    assert lines[0] == WAITING and "did not run" in lines[1] and len(lines) == 2
+    assert lines[0] == WAITING and "has not run" in lines[1] and len(lines) == 2
     many = [notices.make_notice(f"line {i}") for i in range(5)]
     notices.write_notice_file(_file(project), many, project)
     assert notices.read_notices(project) == ["line 0", "line 1", "line 2"]
+
+
+def test_a_scheduled_night_that_failed_is_said_at_once_and_blames_no_sleep(project):
+    """The last night began and a project failed: the hook says so (from the night's record)
+    until the next slot, without calling the machine asleep."""
+    _schedule()
+    started = datetime.now(timezone.utc) - timedelta(hours=1)
+    _write_last_run(user_dirs().scheduled_runs, {
+        "started": started.isoformat(), "finished": datetime.now(timezone.utc).isoformat(),
+        "projects": [{"project": "/p", "ok": False, "message": "provider failed (auth)"}]})
+    (line,) = notices.read_notices(project, now=datetime.now(timezone.utc))
+    assert "1 of 1 project(s) failed" in line and "provider failed (auth)" in line
+    assert "asleep" not in line

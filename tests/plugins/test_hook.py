@@ -145,7 +145,7 @@ def test_a_missed_night_shows_in_every_project(tmp_path, project):
     lines = path.read_text().split("\n")
     lines[3:-1] = ["1577848800" + line[line.index("\t"):] for line in lines[3:-1]]  # a slot long past
     path.write_text("\n".join(lines))
-    assert "did not run" in _message(_start(project, _env(tmp_path)))
+    assert "has not run" in _message(_start(project, _env(tmp_path)))
 
 
 def test_secret_in_project_path_is_not_printed(tmp_path):
