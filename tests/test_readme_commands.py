@@ -256,3 +256,16 @@ def test_review_adopt_revert_as_written(tmp_path, monkeypatch, capsys):
         seen.append((project / "CLAUDE.md").read_bytes())
     assert "Use conventional commits." in capsys.readouterr().out
     assert seen == [old, new, old]
+
+
+def test_every_benchmark_result_is_cited():
+    """docs/bench holds only result files docs/benchmarks.md cites, and every docs/bench path named
+    in the docs, the README, the scripts or the engine exists."""
+    benchmarks = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    for result in (REPO / "docs" / "bench").iterdir():
+        assert f"bench/{result.name}" in benchmarks, result.name
+    named = [readme.README, *(REPO / "docs").glob("*.md"), *(REPO / "scripts").glob("*.py"),
+             *(REPO / "skillopt_sleep").rglob("*.py")]
+    for path in named:
+        for cited in re.findall(r"docs/bench/([\w.-]+\.(?:json|svg))", path.read_text(encoding="utf-8")):
+            assert (REPO / "docs" / "bench" / cited).is_file(), f"{path.name} cites docs/bench/{cited}"
