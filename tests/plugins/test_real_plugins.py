@@ -210,6 +210,10 @@ def test_readme_uninstall_removes_the_plugins(tmp_path, release):
     before = [_run([claude, "plugin", "marketplace", "list", "--json"], env, work).stdout,
               _run([codex, "plugin", "marketplace", "list"], env, work).stdout]
     assert all(MARKETPLACE in listing for listing in before)  # what the checks below look for
+    # the plugin's data directory, where the plugin sets up its engine: the README says it goes too
+    data = Path(env["HOME"]) / ".claude" / "plugins" / "data" / f"skillopt-sleep-{MARKETPLACE}"
+    (data / "venv").mkdir(parents=True)
+    (data / "venv" / "marker").write_text("the engine's virtualenv\n")
     for command in lines:
         out = _run([claude if command[0] == "claude" else codex, *command[1:]], env, work)
         assert out.returncode == 0, " ".join(command) + "\n" + out.stdout + out.stderr
@@ -217,6 +221,7 @@ def test_readme_uninstall_removes_the_plugins(tmp_path, release):
     assert [p for p in json.loads(listed.stdout) if p["id"].startswith("skillopt-sleep@")] == []
     markets = _run([claude, "plugin", "marketplace", "list", "--json"], env, work)
     assert markets.returncode == 0 and MARKETPLACE not in markets.stdout
+    assert not data.exists()
     listed = _run([codex, "plugin", "list", "--json", "--available"], env, work)
     assert listed.returncode == 0 and "skillopt-sleep@" not in listed.stdout
     markets = _run([codex, "plugin", "marketplace", "list"], env, work)
