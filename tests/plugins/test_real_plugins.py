@@ -304,7 +304,7 @@ def test_claude_expands_the_slash_command_and_the_model_sees_the_notice(tmp_path
     project = _project_with_proposal(tmp_path)
     with FakeAnthropic(key="k") as server:
         env = client_env(tmp_path, ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="k",
-                         SKILLOPT_SLEEP_PYTHON=sys.executable, SKILLOPT_SLEEP_HOOK_BUDGET="30",
+                         SKILLOPT_SLEEP_PYTHON=sys.executable,
                          SKILLOPT_SLEEP_HOME=os.environ["SKILLOPT_SLEEP_HOME"])
         requests = _first_requests(server, "/v1/messages", [claude, "-p", "/skillopt-sleep status",
                                                             "--plugin-dir", str(CLAUDE_PLUGIN), "--max-turns", "1"],
