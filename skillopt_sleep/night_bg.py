@@ -45,7 +45,8 @@ def night_with_estimate(opts: Any, args: argparse.Namespace, mode: str) -> int:
     """The night, its estimate said first (dry-run: in full, it costs as much as run), its whole
     progress on stderr and in the state file, and, for a run, its spending beside the estimate."""
     from skillopt_sleep.commands.run import print_report
-    from skillopt_sleep.estimate import one_line, record, render
+    from skillopt_sleep.estimate import one_line, render
+    from skillopt_sleep.estimate_answers import AnswerLog
     from skillopt_sleep.night import NightStopped, run_night
     from skillopt_sleep.night_state import NightProgress
 
@@ -60,6 +61,9 @@ def night_with_estimate(opts: Any, args: argparse.Namespace, mode: str) -> int:
                 _say(line.strip())
     progress = NightProgress(opts.project, planned=est.calls if est else None, payer=est.payer if est else None,
                              mode=mode, log=getattr(args, "night_log", None), show=not args.quiet, write=mode == "run")
+    answers = AnswerLog() if mode == "run" else None
+    if answers is not None:
+        opts.stores = [*opts.stores, answers]
     shout = opts.progress
     opts.progress = lambda message: (shout(message), progress.on_phase(message))
     opts.call_progress = progress
@@ -81,15 +85,26 @@ def night_with_estimate(opts: Any, args: argparse.Namespace, mode: str) -> int:
     finally:
         progress.end(code, report.status if report is not None else None,
                      report.night_id if report is not None else None)
-        if est is not None and report is not None and mode == "run":
-            try:
-                record(opts.project, est.rehearsal, report)
-            except OSError:
-                pass  # the next estimate is only less well corrected
+        if report is not None and mode == "run":
+            _remember(opts.project, est, report, answers)
     print_report(report, args.json)
     if mode == "dry-run" and not args.json:
         print("dry-run: nothing was staged or saved")
     return EXIT_OK
+
+
+def _remember(project: Path, est: Any, report: Any, answers: Any) -> None:
+    """What the next estimate learns from this night: its spending beside its estimate, and the
+    optimizer's answers. Neither written costs the next estimate accuracy, never a night."""
+    from skillopt_sleep.estimate import record
+
+    try:
+        if est is not None:
+            record(project, est.rehearsal, report)
+        if answers is not None:
+            answers.save(project)
+    except OSError:
+        pass
 
 
 def _estimate(opts: Any) -> Any:
