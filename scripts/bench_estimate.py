@@ -62,6 +62,7 @@ def one(options: night.NightOptions) -> dict[str, Any]:
             "estimated_tokens": est_tokens, "actual_tokens": act_tokens,
             "tokens_ratio": round(act_tokens / est_tokens, 3) if est_tokens else None,
             "corrected_by_nights": est.correction.nights, "status": report.status,
+            "estimated_by_phase": est.rehearsal.by_phase, "actual_by_phase": dict(sorted(report.calls.items())),
             "rehearsal_seconds": round(est.rehearsal.seconds, 2)}
 
 
