@@ -16,6 +16,7 @@ from skillopt_sleep.errors import EXIT_OK
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.history import History, summarize_night
 from skillopt_sleep.locks import describe_holder, lock_holder
+from skillopt_sleep.night_state import format_night, night_status
 from skillopt_sleep.sanitize import clean_obj, sanitize
 from skillopt_sleep.score_trend import NightScores, adoption_states, night_state, score_trend, trend_lines
 from skillopt_sleep.types import NightReport
@@ -78,6 +79,7 @@ def collect_status(project: Path, recent: int = 5) -> dict[str, Any]:
         "latest_proposal": latest,
         "last_adoption": last_adoption,
         "running": lock_holder(project_dirs(project).lock),
+        "night": night_status(project),
         "interrupted": journal.pending(project),
         "schedule": scheduler.schedule_summary(str(project)),
         "config_problem": config_problem(project),
@@ -92,8 +94,7 @@ def format_status(data: dict[str, Any]) -> str:
     project = sanitize(data["project"])
     lines = [f"skillopt-sleep status for {project}"]
     lines += _config_line(data.get("config_problem"))
-    if data["running"] is not None:
-        lines.append(f"  running now: {sanitize(describe_holder(data['running']))}")
+    lines += _night_section(data)
     interrupted = data["interrupted"]
     if interrupted is not None:
         lines.append(f"  an interrupted {sanitize(interrupted['op'])} of night "
@@ -158,6 +159,16 @@ def _config_line(problem: str | None) -> list[str]:
     if not problem:
         return []
     return [f"  config is broken: {sanitize(problem, 600)} — every night stops at once until it is fixed"]
+
+
+def _night_section(data: dict[str, Any]) -> list[str]:
+    """A running night (phase, calls done / planned, ETA, spending), or how the last one ended:
+    from its state file (``night_state``); the project lock's holder when there is none."""
+    night = data.get("night")
+    shown = format_night(night)
+    if data["running"] is not None and not (night and night.get("state") == "running"):
+        shown.insert(0, f"  running now: {sanitize(describe_holder(data['running']))}")
+    return shown
 
 
 def status(project: str | os.PathLike[str] | None, as_json: bool = False,
