@@ -14,7 +14,7 @@ import os
 import shlex
 from collections.abc import Mapping
 
-CLAUDE_COMMAND = "/skillopt-sleep:skillopt-sleep"  # the plugin's slash command (plugin:command)
+CLAUDE_COMMAND = "/skillopt-sleep"  # what a person types in Claude Code (the plugin's skill; /skillopt-sleep:skillopt-sleep works too)
 CODEX_SKILL = "skillopt-sleep"  # the Codex plugin's skill; a request that names it runs it
 
 

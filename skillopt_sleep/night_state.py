@@ -122,7 +122,7 @@ class NightProgress(CallProgress):
                 "eta_s": None if eta is None else round(eta, 1), "tokens": tokens, "cost_usd": cost,
                 "payer": self.payer.get("kind"), "login": self.payer.get("login")}
 
-    def save(self, force: bool = False) -> None:
+    def save(self, force: bool = False, create: bool = True) -> None:
         """Write the state file (at most every ``every`` seconds unless ``force``); a file that
         cannot be written costs the person the view, never the night. Nothing is written before
         the night's first model call unless the file is there already (a night started in the
@@ -134,6 +134,8 @@ class NightProgress(CallProgress):
             if not force and now - self._written < self.every:
                 return
             self._written = now
+            if not create and not self.path.parent.is_dir():
+                return  # a refused night removed the folder it made (footprint.py): keep it gone
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write_text(self.path, json.dumps(clean_obj(self.snapshot())) + "\n")
@@ -144,7 +146,7 @@ class NightProgress(CallProgress):
         """The night is over: the last state, with how it ended."""
         self.night_id = night_id or self.night_id
         self._state.update(state="finished" if code == 0 else "failed", exit_code=code, result=result)
-        self.save(force=True)
+        self.save(force=True, create=False)
 
 
 def write_starting(project: Path, pid: int, log: str, mode: str = "run") -> None:

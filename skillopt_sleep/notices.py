@@ -37,6 +37,7 @@ from pathlib import Path
 
 from skillopt_sleep.files import atomic_write_text, parse_json
 from skillopt_sleep.paths import project_dirs, project_fingerprint, user_dirs
+from skillopt_sleep.agent_surface import CLAUDE_COMMAND
 from skillopt_sleep.redact import redact
 from skillopt_sleep.sanitize import sanitize
 from skillopt_sleep.types import parse_time
@@ -45,7 +46,7 @@ HEADER = "skillopt-sleep notice v1"
 AGENTS = ("claude", "codex", "cli")
 # How each agent's user reaches the review: the one place this wording lives.
 REVIEW_HINTS = {
-    "claude": "/skillopt-sleep:skillopt-sleep review",
+    "claude": f"{CLAUDE_COMMAND} review",
     "codex": "ask for the skillopt-sleep review",
     "cli": "skillopt-sleep review",
 }

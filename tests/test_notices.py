@@ -87,7 +87,7 @@ def test_whatever_changed_under_the_lock_is_said_when_it_is_released(project):
 def test_wording_per_agent(project):
     _stage(project, rules=1)
     assert notices.read_notices(project, "claude") == [
-        "skillopt-sleep: last night proposed 1 rule for this project — /skillopt-sleep:skillopt-sleep review"]
+        "skillopt-sleep: last night proposed 1 rule for this project — /skillopt-sleep review"]
     assert notices.read_notices(project, "codex")[0].endswith("— ask for the skillopt-sleep review")
 
 

@@ -34,7 +34,7 @@ def test_cli_json_and_text(project, capsys):
     assert main(["notice", "--project", str(project), "--json", "--agent", "claude"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["version"] and data["event"] == "session-start"
-    assert data["notices"] and "/skillopt-sleep:skillopt-sleep review" in data["notices"][0]
+    assert data["notices"] and "/skillopt-sleep review" in data["notices"][0]
     assert main(["notice", "--project", str(project)]) == 0
     assert capsys.readouterr().out == ("skillopt-sleep: last night proposed 2 rules for this project — "
                                        "skillopt-sleep review\n")

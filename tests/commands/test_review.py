@@ -167,6 +167,6 @@ def test_review_inside_claude_code_names_the_slash_command(
     monkeypatch.setenv("CLAUDECODE", "1")
     assert main(["review", "--project", night.project]) == 0
     out = capsys.readouterr().out
-    assert (f"Adopt it with `/skillopt-sleep:skillopt-sleep adopt --night {night.night_id}`; undo later with "
-            f"`/skillopt-sleep:skillopt-sleep revert --night {night.night_id}`.") in out
+    assert (f"Adopt it with `/skillopt-sleep adopt --night {night.night_id}`; undo later with "
+            f"`/skillopt-sleep revert --night {night.night_id}`.") in out
     assert "skillopt-sleep adopt --project" not in out

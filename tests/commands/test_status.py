@@ -111,8 +111,8 @@ def test_a_reverted_night_is_reverted_everywhere_and_never_the_live_score(projec
 @pytest.mark.parametrize("env, review, adopt, schedule", [
     ({}, "skillopt-sleep review --project {p}", "skillopt-sleep adopt --project {p} --night n1",
      "`skillopt-sleep schedule`"),
-    ({"CLAUDECODE": "1"}, "/skillopt-sleep:skillopt-sleep review", "/skillopt-sleep:skillopt-sleep adopt --night n1",
-     "`/skillopt-sleep:skillopt-sleep schedule`"),
+    ({"CLAUDECODE": "1"}, "/skillopt-sleep review", "/skillopt-sleep adopt --night n1",
+     "`/skillopt-sleep schedule`"),
     ({"CODEX_THREAD_ID": "019a-thread"}, 'ask Codex: "skillopt-sleep review"',
      'ask Codex: "skillopt-sleep adopt --night n1"', '`ask Codex: "skillopt-sleep schedule"`'),
 ])

@@ -65,8 +65,8 @@ def test_status_in_claude_codes_bash_tool_names_the_slash_command(tmp_path: Path
         results = [_tool_output(seen.body) for seen in fake.seen("/v1/messages")]
     result = next((r for r in results if r), "")
     assert "skillopt-sleep status for" in result, (out.stdout, out.stderr, results)
-    assert "review with: /skillopt-sleep:skillopt-sleep review" in result
-    assert "adopt with: /skillopt-sleep:skillopt-sleep adopt --night n1" in result
+    assert "review with: /skillopt-sleep review" in result
+    assert "adopt with: /skillopt-sleep adopt --night n1" in result
     assert "skillopt-sleep review --project" not in result
 
 

@@ -64,8 +64,10 @@ def _env(tmp_path: Path, engine_dir: Path, **extra: str) -> dict[str, str]:
 
 
 def _engine(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    """The same command the session ran, run directly: the engine's own output to compare with."""
-    return subprocess.run([str(LAUNCHER), *args], capture_output=True, text=True, env=env, cwd=str(cwd),
+    """The same command the session ran, run directly as Claude Code's Bash tool runs it (which
+    sets CLAUDECODE=1, so the engine names the slash command): the output to compare with."""
+    return subprocess.run([str(LAUNCHER), *args], capture_output=True, text=True, env=dict(env, CLAUDECODE="1"),
+                          cwd=str(cwd),
                           timeout=300, stdin=subprocess.DEVNULL)
 
 

@@ -29,7 +29,7 @@ from tests.support.staged_project import project_with_memory, stage_memory
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "plugins" / "claude-code"
 HOOK = PLUGIN / "scripts" / "hook.py"
-WAITING = "skillopt-sleep: last night proposed 2 rules for this project — /skillopt-sleep:skillopt-sleep review"
+WAITING = "skillopt-sleep: last night proposed 2 rules for this project — /skillopt-sleep review"
 # Loose, and only for the cases that would hang without the hook's guards (a FIFO, stdin left open).
 HANG_LIMIT = 20
 
@@ -133,7 +133,7 @@ def test_codex_wording_and_text_format(tmp_path, project):
     out = _start(project, _env(tmp_path), args=" --agent codex --format text")
     # the command line names --agent claude first; the last one given wins
     assert out.returncode == 0
-    assert out.stdout == WAITING.replace("/skillopt-sleep:skillopt-sleep review",
+    assert out.stdout == WAITING.replace("/skillopt-sleep review",
                                          "ask for the skillopt-sleep review") + "\n"
 
 

@@ -98,7 +98,7 @@ def test_claude_readme_install_commands(tmp_path, release):
     assert installed["enabled"] is True and installed["version"] == __version__
 
 
-NOTICE = "skillopt-sleep: last night proposed 2 rules for this project — /skillopt-sleep:skillopt-sleep review"
+NOTICE = "skillopt-sleep: last night proposed 2 rules for this project — /skillopt-sleep review"
 
 
 def _project_with_proposal(tmp_path: Path) -> Path:
