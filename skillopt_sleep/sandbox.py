@@ -1,0 +1,52 @@
+"""A command that may not write where it must: a read-only file system or a directory without
+permission — most often an agent's sandbox. Codex's sandbox keeps everything outside the workspace
+read-only (the user's skillopt-sleep state too), and inside it ``.agents/``, ``.codex/`` and
+``.git/``; under ``codex exec`` the whole disk is read-only. Such a failure is the place a command
+runs in, not a bug: one line says which path and how to let the engine write there.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import sys
+
+from skillopt_sleep.errors import EXIT_NOT_WRITABLE
+
+NOT_WRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
+RULES_FILE = "~/.codex/rules/skillopt-sleep.rules"
+CODEX_RULE = 'prefix_rule(pattern = ["skillopt-sleep"], decision = "allow")'
+
+
+def in_codex_sandbox() -> bool:
+    """Codex marks the commands it runs in its sandbox (no network on Linux; Seatbelt on macOS)."""
+    return os.environ.get("CODEX_SANDBOX_NETWORK_DISABLED") == "1" or bool(os.environ.get("CODEX_SANDBOX"))
+
+
+def not_writable_message(exc: BaseException) -> str | None:
+    """The one line for a write refused by the file system, or None for any other failure."""
+    if not isinstance(exc, OSError) or exc.errno not in NOT_WRITABLE:
+        return None
+    where = exc.filename if exc.filename else "a file it must write"
+    message = f"cannot write {where}: {exc.strerror or os.strerror(exc.errno)}"
+    if in_codex_sandbox():
+        return (message + "; Codex's sandbox keeps it read-only. Let Codex run the engine outside its sandbox: "
+                f"put the line {CODEX_RULE} in {RULES_FILE} (or approve the command when Codex asks), then ask again")
+    return message + "; run the command where that path is writable"
+
+
+def report_not_writable(exc: BaseException, as_json: bool) -> int | None:
+    """Print the one line (and the ``--json`` failure object) and return the exit code, or None
+    when ``exc`` is not a refused write."""
+    message = not_writable_message(exc)
+    if message is None:
+        return None
+    from skillopt_sleep.redact import redact
+    from skillopt_sleep.sanitize import sanitize
+
+    message = sanitize(redact(message))
+    if as_json:
+        print(json.dumps({"ok": False, "error": message, "code": EXIT_NOT_WRITABLE}))
+    print(f"skillopt-sleep: {message}", file=sys.stderr)
+    return EXIT_NOT_WRITABLE
