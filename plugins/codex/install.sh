@@ -24,5 +24,6 @@ cp "$source" "$tmp"
 mv -f "$tmp" "$dest"
 echo "installed the skillopt-sleep skill: $dest"
 if ! command -v skillopt-sleep >/dev/null 2>&1; then
-    echo "note: the skillopt-sleep engine is not on PATH; install it with: pipx install skillopt-sleep"
+    checkout=$(CDPATH= cd -- "$here/../.." && pwd)
+    echo "note: the skillopt-sleep engine is not on PATH; install it from this checkout with: pipx install '$checkout'"
 fi
