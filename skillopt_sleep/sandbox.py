@@ -11,12 +11,30 @@ import errno
 import json
 import os
 import sys
+from pathlib import Path
 
 from skillopt_sleep.errors import EXIT_NOT_WRITABLE
 
 NOT_WRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
-RULES_FILE = "~/.codex/rules/skillopt-sleep.rules"
-CODEX_RULE = 'prefix_rule(pattern = ["skillopt-sleep"], decision = "allow")'
+LAUNCHER_ENV = "SKILLOPT_SLEEP_LAUNCHER"  # the plugin's launcher names itself here
+
+
+def codex_rule() -> str:
+    """The line of Codex rules that lets it run the engine, as the skill calls it, outside its
+    sandbox: the plugin's launcher by its path, else ``skillopt-sleep`` from PATH."""
+    program = os.environ.get(LAUNCHER_ENV) or "skillopt-sleep"
+    return f"prefix_rule(pattern = [{json.dumps(program)}], decision = \"allow\")"
+
+
+def codex_rules_file() -> str:
+    """Where the user's own Codex rules live (``$CODEX_HOME/rules``), ``~`` for the home."""
+    home = Path.home()
+    base = Path(os.environ["CODEX_HOME"]) if os.environ.get("CODEX_HOME") else home / ".codex"
+    path = base / "rules" / "skillopt-sleep.rules"
+    try:
+        return "~/" + path.relative_to(home).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def in_codex_sandbox() -> bool:
@@ -32,7 +50,8 @@ def not_writable_message(exc: BaseException) -> str | None:
     message = f"cannot write {where}: {exc.strerror or os.strerror(exc.errno)}"
     if in_codex_sandbox():
         return (message + "; Codex's sandbox keeps it read-only. Let Codex run the engine outside its sandbox: "
-                f"put the line {CODEX_RULE} in {RULES_FILE} (or approve the command when Codex asks), then ask again")
+                f"put the line {codex_rule()} in {codex_rules_file()} (or approve the command when Codex asks), "
+                "then ask again")
     return message + "; run the command where that path is writable"
 
 
