@@ -57,6 +57,7 @@ class NightOptions:
     call_progress: Any = None  # a progress.CallProgress: per-call counts and ETA on stderr
     resume: bool = False  # continue the newest interrupted night of this project (call_journal.py)
     edit_whole_skill: bool = False  # --edit-whole-skill: this run may edit the skill's hand-written lines
+    wrap_backend: Any = None  # put every backend behind another (the estimate's rehearsal: estimate.py)
 
 
 def new_night_id() -> str:
@@ -225,7 +226,8 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
         report.notes.append(f"resumed: {carried} call(s) the interrupted night had finished are not made again")
     models: Models | None = None
     try:
-        models = build_models(opts.config, evidence, stores=[s for s in (journal, earlier, scores) if s is not None])
+        models = build_models(opts.config, evidence, stores=[s for s in (journal, earlier, scores) if s is not None],
+                              wrap=opts.wrap_backend)
         if gathered is not None and not gathered.reviewed and not models.offline:
             raise UserError(
                 f"{opts.tasks_file} is not reviewed; real backends only replay a reviewed tasks file "
@@ -233,6 +235,8 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
         # Rules a simulator wrote for transcripts (or tasks) nobody reviewed are not real findings.
         report.simulated = models.simulated and not (gathered is not None and gathered.reviewed)
         models.target.calls_progress = models.optimizer.calls_progress = opts.call_progress
+        if hasattr(opts.call_progress, "watch"):  # night_state.NightProgress: tokens and cost so far
+            opts.call_progress.watch(models)
         report.backends = {"target": models.target.id, "optimizer": models.optimizer.id}
         return _learn(opts, stateful, history, ledger, staging, report, models, evidence, gathered)
     except ProviderError as exc:

@@ -7,7 +7,7 @@ The night asks this module for its models and asks the models (``Backend.offline
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from skillopt_sleep.backends import BackendSpecError, make_backend
 from skillopt_sleep.backends.base import Backend
@@ -25,12 +25,14 @@ ROLES = ("target", "optimizer")
 
 
 def build_models(config: Config, evidence: EvidenceSink | None = None, *,
-                 budget: Budget | None = None, stores: Sequence[CallStore] = ()) -> Models:
+                 budget: Budget | None = None, stores: Sequence[CallStore] = (),
+                 wrap: Callable[[Backend], Backend] | None = None) -> Models:
     """Target and optimizer clients sharing one concurrency limit, budget, deadline and stats.
 
     Two roles with the same spec and model share one backend. A spec that does not parse is a
     ``UserError`` (usage) naming it. ``stores``: answers kept beyond the night's memory (an
-    interrupted night's journal, the score cache), consulted by both roles."""
+    interrupted night's journal, the score cache), consulted by both roles. ``wrap``: put each
+    built backend behind another (the estimate's stand-in: ``estimate.py``)."""
     limiter = Limiter(config.concurrency)
     stats = Stats()
     budget = budget or Budget(max_tokens=config.max_tokens, max_cost=config.max_cost_usd, max_calls=config.max_calls)
@@ -45,6 +47,8 @@ def build_models(config: Config, evidence: EvidenceSink | None = None, *,
                 built[key] = make_backend(key[0], model=key[1], backend_options=config.backend_options)
             except BackendSpecError as exc:
                 raise UserError(f"--backend: {exc}", EXIT_USAGE) from None
+            if wrap is not None:
+                built[key] = wrap(built[key])
         clients[role] = Client(built[key], limiter=limiter, evidence=evidence, role=role, stats=stats,
                                budget=budget, batch=config.batch, retry=retry, deadline=deadline,
                                call_timeout=config.call_timeout, stores=stores)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_sleep.config import load_config
-from skillopt_sleep.errors import EXIT_OK, EXIT_USAGE, UserError
+from skillopt_sleep.errors import EXIT_USAGE, UserError
 from skillopt_sleep.types import NightReport, parse_time
 
 
@@ -111,7 +111,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--resume", action="store_true",
                      help="continue the night a crash, kill or stop interrupted: calls it had finished "
                      "are not made again (with nothing to resume, a new night starts)")
-    run.set_defaults(func=lambda a: cmd_night(a, "run"))
+    run.add_argument("--detach", action="store_true",
+                     help="start the night in the background and return at once; its log goes under the "
+                     "project's .skillopt-sleep/logs/, and `skillopt-sleep status` follows it")
+    run.add_argument("--estimate", action="store_true",
+                     help="print what tonight's night would cost (model calls, tokens, $ or which login, "
+                     "minutes) and stop: no model call, nothing staged")
+    run.add_argument("--night-log", help=argparse.SUPPRESS)  # a detached night's log, named by its parent
+    run.set_defaults(func=lambda a: cmd_night(a, "run"), night_parser=run)
     dry = sub.add_parser("dry-run", help="the same work as run; nothing staged or saved",
                          description="Everything `run` does, but nothing is staged and no state "
                          "(checkpoints, history) is saved.")
@@ -126,10 +133,13 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_night(args: argparse.Namespace, mode: str) -> int:
-    from skillopt_sleep.night import NightOptions, NightStopped, run_night
-    from skillopt_sleep.progress import CallProgress
+    from skillopt_sleep.night import NightOptions
 
     project = Path(args.project).expanduser().resolve()
+    if getattr(args, "detach", False):
+        from skillopt_sleep.night_bg import detach
+
+        return detach(args, project)
     since = parse_since(args.since)
     config = load_config(project, overrides_from(args))
     if args.backend and not getattr(args, "optimizer_backend", None):
@@ -139,16 +149,12 @@ def cmd_night(args: argparse.Namespace, mode: str) -> int:
                         auto_adopt=getattr(args, "auto_adopt", False),
                         resume=getattr(args, "resume", False),
                         edit_whole_skill=getattr(args, "edit_whole_skill", False),
-                        progress=progress_printer(not args.quiet),
-                        call_progress=None if args.quiet else CallProgress())
-    try:
-        report = run_night(opts)
-    except NightStopped as stopped:
-        print_report(stopped.report, args.json)
-        stopped.json_printed = True
-        raise
-    print_report(report, args.json)
-    return EXIT_OK
+                        progress=progress_printer(not args.quiet))
+    from skillopt_sleep.night_bg import night_with_estimate, print_estimate
+
+    if getattr(args, "estimate", False):
+        return print_estimate(opts, args.json)
+    return night_with_estimate(opts, args, mode)
 
 
 def report_json(report: NightReport) -> dict[str, Any]:

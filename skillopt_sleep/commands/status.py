@@ -14,6 +14,7 @@ from skillopt_sleep.errors import EXIT_OK
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.history import History, night_score, summarize_night
 from skillopt_sleep.locks import describe_holder, lock_holder
+from skillopt_sleep.night_state import format_night, night_status
 from skillopt_sleep.sanitize import clean_obj, sanitize
 from skillopt_sleep.types import NightReport
 
@@ -74,6 +75,7 @@ def collect_status(project: Path, recent: int = 5) -> dict[str, Any]:
         "latest_proposal": latest,
         "last_adoption": last_adoption,
         "running": lock_holder(project_dirs(project).lock),
+        "night": night_status(project),
         "interrupted": journal.pending(project),
         "schedule": scheduler.schedule_summary(str(project)),
     }
@@ -86,8 +88,7 @@ def _fmt(value: Any) -> str:
 def format_status(data: dict[str, Any]) -> str:
     project = sanitize(data["project"])
     lines = [f"skillopt-sleep status for {project}"]
-    if data["running"] is not None:
-        lines.append(f"  running now: {sanitize(describe_holder(data['running']))}")
+    lines += _night_section(data)
     interrupted = data["interrupted"]
     if interrupted is not None:
         lines.append(f"  an interrupted {sanitize(interrupted['op'])} of night "
@@ -130,6 +131,16 @@ def format_status(data: dict[str, Any]) -> str:
                      f"{sanitize(last['adopted_at'])} ({sanitize(state)})")
     lines += scheduler.format_schedule(data.get("schedule"), data["project"])
     return "\n".join(lines)
+
+
+def _night_section(data: dict[str, Any]) -> list[str]:
+    """A running night (phase, calls done / planned, ETA, spending), or how the last one ended:
+    from its state file (``night_state``); the project lock's holder when there is none."""
+    night = data.get("night")
+    shown = format_night(night)
+    if data["running"] is not None and not (night and night.get("state") == "running"):
+        shown.insert(0, f"  running now: {sanitize(describe_holder(data['running']))}")
+    return shown
 
 
 def status(project: str | os.PathLike[str] | None, as_json: bool = False,
