@@ -16,9 +16,13 @@ The throwaway HOME lives under /tmp, which ``workspace-write`` leaves writable; 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -26,7 +30,9 @@ import pytest
 from tests.support.codex_session import CodexSession, events
 from tests.support.openai_server import FakeOpenAI
 from tests.support.real_clients import RELEASES, real_cli
+from tests.support.scheduler_tools import FAKES
 from tests.support.staged_project import stage_memory
+from tests.support.tasks import make_tasks, write_tasks_file
 
 pytestmark = pytest.mark.slow
 
@@ -34,6 +40,8 @@ AGENTS_OLD = b"# Project rules\n\nKeep it short.\n"
 AGENTS_NEW = b"# Project rules\n\nKeep it short.\n- Use conventional commits.\n"
 REAL_HOME_SANDBOX = "[sandbox_workspace_write]\nexclude_slash_tmp = true\nexclude_tmpdir_env_var = true\n"
 RULE_LINE = re.compile(r"put the line (prefix_rule\(.*?\)) in (\S+)")
+RULE_HINT = 'put the line prefix_rule(pattern = [{launcher}], decision = "allow") in {where}'
+SLOW_SIM = "sim:seed=3,latency=0.1"  # simulated latency per call: the night outlasts the agent's turn
 
 
 @pytest.fixture(params=RELEASES)
@@ -78,6 +86,13 @@ def allow_engine(session: CodexSession, refusal: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(line + "\n", encoding="utf-8")
     return path
+
+
+def allow_launcher(session: CodexSession, command: str) -> Path:
+    """The same allowance for the launcher ``command`` runs (its rules line as the engine gives it)."""
+    launcher = shlex.split(command)[0]
+    return allow_engine(session, RULE_HINT.format(launcher=json.dumps(launcher),
+                                                  where="~/.codex/rules/skillopt-sleep.rules"))
 
 
 def test_status_runs_in_the_default_sandbox(session, project):
@@ -131,3 +146,82 @@ def test_the_model_sees_the_engine_output_codex_sent(session, project):
     assert final == ["skillopt-sleep status: done."]
     assert json.dumps(output)  # plain text
     assert "schedule: none" in output
+
+
+def night_state(project: Path) -> dict:
+    return json.loads((project / ".skillopt-sleep" / "night-state.json").read_text(encoding="utf-8"))
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def test_run_shows_the_estimate_then_starts_the_night_in_the_background(session, project, tmp_path):
+    """``run``: the model first runs the estimate and asks; on "yes" it starts the night detached.
+    The agent's turn (and codex) ends while the night goes on outside the sandbox; ``status``
+    follows it to its result."""
+    tasks = write_tasks_file(tmp_path / "tasks.json", make_tasks(4))
+    session.env["SKILLOPT_SLEEP_BACKEND"] = SLOW_SIM
+    model, out = session.ask(project, "status")
+    allow_launcher(session, model.commands[0])
+
+    model, out = session.ask(project, "run", "--tasks-file", str(tasks))
+    estimate = ran(model, out)
+    assert "--estimate" in model.commands[0] and "--detach" not in model.commands[0]
+    assert exit_code(estimate) == 0, estimate
+    assert not (project / ".skillopt-sleep" / "night-state.json").exists()  # nothing started yet
+
+    model, out = session.answer(project, "run", "yes, start it", must_have=("--detach",),
+                                extra=("--tasks-file", str(tasks)))
+    started = ran(model, out)
+    assert exit_code(started) == 0, started
+    assert "night started in the background" in started and "follow it with: skillopt-sleep status" in started
+    pid = night_state(project)["pid"]
+    try:
+        assert alive(pid), "the night ended with the agent's turn"
+        assert night_state(project)["state"] == "running"
+        model, out = session.ask(project, "status")
+        assert "night running now" in ran(model, out)
+        deadline = time.monotonic() + 300
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.5)
+    finally:
+        if alive(pid):
+            os.killpg(pid, signal.SIGKILL)
+    assert night_state(project)["state"] == "finished" and night_state(project)["exit_code"] == 0
+    model, out = session.ask(project, "status")
+    assert "last night finished" in ran(model, out)
+
+
+def test_schedule_and_unschedule_change_the_users_crontab(session, project, tmp_path):
+    """``schedule`` installs one cron entry (a fake ``crontab`` on the user's PATH, its table a
+    file) and ``unschedule`` removes it, both from inside the agent's turn."""
+    fakes = tmp_path / "fake-os"
+    fakes.mkdir()
+    bin_dir = Path(session.env["HOME"]) / ".local" / "bin"  # on PATH through the stock ~/.profile
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "crontab").symlink_to(FAKES / "crontab")
+    (Path(session.env["HOME"]) / ".profile").write_text(
+        'if [ -d "$HOME/.local/bin" ] ; then\n    PATH="$HOME/.local/bin:$PATH"\nfi\n', encoding="utf-8")
+    table = fakes / "crontab.txt"
+    session.env.update(SKILLOPT_FAKE_SCHED_LOG=str(fakes / "calls.jsonl"), SKILLOPT_FAKE_CRONTAB=str(table))
+    model, out = session.ask(project, "status")
+    allow_launcher(session, model.commands[0])
+
+    model, out = session.ask(project, "schedule")
+    output = ran(model, out)
+    assert exit_code(output) == 0, output
+    assert "nightly at" in output and "via cron" in output
+    entries = [line for line in table.read_text(encoding="utf-8").splitlines()
+               if "skillopt" in line and not line.startswith("#")]
+    assert len(entries) == 1 and "skillopt_sleep nightly" in entries[0], table.read_text(encoding="utf-8")
+
+    model, out = session.ask(project, "unschedule")
+    output = ran(model, out)
+    assert exit_code(output) == 0, output
+    assert "skillopt" not in (table.read_text(encoding="utf-8") if table.exists() else "")

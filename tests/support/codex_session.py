@@ -133,6 +133,7 @@ class ScriptedModel:
 
     action: str
     must_have: tuple[str, ...] = ()
+    extra: tuple[str, ...] = ()  # the user's own options, passed through as the skill says
     commands: list[str] = field(default_factory=list)  # what the model asked codex to run
     outputs: list[str] = field(default_factory=list)  # what codex sent back
     skill_texts: list[str] = field(default_factory=list)
@@ -160,6 +161,8 @@ class ScriptedModel:
         if not skill:
             return Reply(text="The skillopt-sleep skill was not in my context.")
         command = prescribed_command(skill, self.action, self.must_have)
+        if self.extra:
+            command += " " + " ".join(shlex.quote(word) for word in self.extra)
         self.commands.append(command)
         return Reply(tool_calls=[shell_call(body.get("tools") or [], command)])
 
@@ -209,17 +212,18 @@ class CodexSession:
             codex_args: tuple[str, ...] = (), timeout: float = 240) -> tuple[ScriptedModel, subprocess.CompletedProcess]:
         """``codex exec "$skillopt-sleep:skillopt-sleep <action>"`` in ``project``, the model played by
         a ``ScriptedModel``; returns it (with what ran and what came back) and codex's result."""
-        model = ScriptedModel(action, must_have)
+        model = ScriptedModel(action, must_have, extra)
         self.server.responder = model
-        prompt = " ".join([SKILL_MENTION, action, *extra])
+        prompt = " ".join([SKILL_MENTION, action, *map(shlex.quote, extra)])
         out = self.run_codex(["exec", *codex_args, "--json", prompt], cwd=project, timeout=timeout)
         return model, out
 
     def answer(self, project: Path, action: str, reply: str, must_have: tuple[str, ...] = (),
-               timeout: float = 240) -> tuple[ScriptedModel, subprocess.CompletedProcess]:
+               extra: tuple[str, ...] = (), timeout: float = 240) -> tuple[ScriptedModel, subprocess.CompletedProcess]:
         """The user's next message in the same session (``codex exec resume --last``): the model
-        runs the skill's command for ``action`` that has ``must_have``."""
-        model = ScriptedModel(action, must_have)
+        runs the skill's command for ``action`` that has ``must_have``, with the options ``extra``
+        the user gave."""
+        model = ScriptedModel(action, must_have, extra)
         self.server.responder = model
         out = self.run_codex(["exec", "resume", "--last", "--json", reply], cwd=project, timeout=timeout)
         return model, out
