@@ -19,7 +19,7 @@ import pytest
 
 from tests.support.anthropic_server import FakeAnthropic
 from tests.support.openai_server import FakeOpenAI
-from tests.support.real_clients import client_env, real_cli
+from tests.support.real_clients import RELEASES, client_env, real_cli
 from skillopt_sleep import __version__
 from skillopt_sleep.staging import StagedFile, stage
 from skillopt_sleep.types import Edit, NightReport
@@ -38,7 +38,7 @@ def _run(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 120) 
 def _repo_copy(tmp_path: Path) -> Path:
     """The files a user's clone would have for the plugins (the marketplaces and plugins/)."""
     copy = tmp_path / "repo"
-    for rel in (".claude-plugin", ".agents", "plugins"):
+    for rel in (".claude-plugin", ".codex-plugin", ".agents", "plugins"):
         shutil.copytree(REPO / rel, copy / rel)
     shutil.copy(REPO / "README.md", copy / "README.md")
     subprocess.run(["git", "init", "-q", str(copy)], check=True, timeout=60)
@@ -145,9 +145,10 @@ def test_claude_loads_the_plugin_and_runs_its_session_start_hook(tmp_path):
 # --------------------------------------------------------------------------- Codex
 
 
-def test_codex_readme_install_commands(tmp_path):
+@pytest.mark.parametrize("release", RELEASES)
+def test_codex_readme_install_commands(tmp_path, release):
     """README's ``codex plugin marketplace add`` and ``codex plugin add``, with ``plugin list``."""
-    codex = real_cli("codex")
+    codex = real_cli("codex", release)
     env = client_env(tmp_path)
     repo = _repo_copy(tmp_path)
     add_marketplace, add_plugin = _readme_commands("Install in Codex", repo)
@@ -162,7 +163,7 @@ def test_codex_readme_install_commands(tmp_path):
     out = _run([codex, *add_plugin[1:], "--json"], env, tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
     installed_path = Path(json.loads(out.stdout)["installedPath"])
-    assert (installed_path / "skills" / "skillopt-sleep" / "SKILL.md").is_file()
+    assert (installed_path / "plugins" / "codex" / "skills" / "skillopt-sleep" / "SKILL.md").is_file()
     out = _run([codex, "plugin", "list", "--json"], env, tmp_path)
     (installed,) = [p for p in json.loads(out.stdout)["installed"]
                     if p["pluginId"] == f"skillopt-sleep@{MARKETPLACE}"]
@@ -236,10 +237,11 @@ def test_claude_expands_the_slash_command_and_the_model_sees_the_notice(tmp_path
     assert NOTICE in json.dumps(requests[0].body, ensure_ascii=False)
 
 
-def test_codex_offers_the_installed_skill_to_the_model(tmp_path):
+@pytest.mark.parametrize("release", RELEASES)
+def test_codex_offers_the_installed_skill_to_the_model(tmp_path, release):
     """After ``codex plugin add``, a ``codex exec`` turn lists our skill (name, description, and its
     installed SKILL.md) in what it sends the model — a fake Responses endpoint on 127.0.0.1."""
-    codex = real_cli("codex")
+    codex = real_cli("codex", release)
     repo = _repo_copy(tmp_path)
     project = tmp_path / "proj"
     project.mkdir()
@@ -260,4 +262,4 @@ def test_codex_offers_the_installed_skill_to_the_model(tmp_path):
     skill = (REPO / "plugins/codex/skills/skillopt-sleep/SKILL.md").read_text(encoding="utf-8")
     description = re.search(r"^description: (.*)$", skill, re.M).group(1)
     assert f"- skillopt-sleep:skillopt-sleep: {description}" in sent
-    assert f"skillopt-sleep/{__version__}/skills/skillopt-sleep/SKILL.md" in sent
+    assert f"skillopt-sleep/{__version__}/plugins/codex/skills/skillopt-sleep/SKILL.md" in sent
