@@ -31,6 +31,7 @@ from skillopt_sleep.documents import document_paths, is_read_only
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
 from skillopt_sleep.files import atomic_write_text, parse_json, read_bytes_or_none, read_jsonl, sha256_bytes
 from skillopt_sleep.locks import ProjectLock
+from skillopt_sleep.notices import refresh_project_notice
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.staging import ROLES, ensure_project_dir, now, staged_proposals
 
@@ -115,9 +116,12 @@ def hold_project(project: Path, purpose: str, targets: Targets, night_id: str | 
     Yields the one-line account of a recovery (None when there was nothing to recover).
     """
     with ProjectLock(project_dirs(project).lock, purpose, night_id):
-        ensure_project_dir(project)  # under the lock: its temp file must not look like debris
-        clean_debris(project, targets.all())
-        yield journal.recover(project, targets.allows)
+        try:
+            ensure_project_dir(project)  # under the lock: its temp file must not look like debris
+            clean_debris(project, targets.all())
+            yield journal.recover(project, targets.allows)
+        finally:
+            refresh_project_notice(project)  # whatever changed under the lock, the notice says
 
 
 # --------------------------------------------------------------------------- ledger views

@@ -6,6 +6,7 @@ under one directory (tests, the demo). Project-level state lives in ``<project>/
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,21 @@ class UserDirs:
         return self.state / "logs"
 
     @property
+    def notices(self) -> Path:
+        """The precomputed session-start notices (``notices.py``) the agents' hooks read."""
+        return self.state / "notices"
+
+    def project_notice(self, project: str | os.PathLike[str]) -> Path:
+        """One project's notice file, kept here rather than in the project, where a cloned
+        repository could plant one."""
+        return self.notices / f"project-{notice_key(project)}.json"
+
+    @property
+    def schedule_notice(self) -> Path:
+        """The scheduled nights' notice (a missed night), shown in every project."""
+        return self.notices / "schedule.json"
+
+    @property
     def schedule_file(self) -> Path:
         """The nightly schedule: registered projects and each one's recorded configuration."""
         return self.config / "schedule.json"
@@ -82,6 +98,13 @@ def user_dirs() -> UserDirs:
         Path(platformdirs.user_state_dir(APP)),
         Path(platformdirs.user_cache_dir(APP)),
     )
+
+
+def notice_key(project: str | os.PathLike[str]) -> str:
+    """The name a project's notice file goes by: a hash of its resolved path (case-folded where
+    the file system is). The plugins' hook script computes the same name without the engine."""
+    resolved = os.path.normcase(str(Path(project).expanduser().resolve()))
+    return hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def claude_home() -> Path:

@@ -201,6 +201,9 @@ def stage(
         shutil.rmtree(work, ignore_errors=True)
         report.staging_dir = None
         raise
+    from skillopt_sleep.notices import refresh_project_notice
+
+    refresh_project_notice(dirs.project)
     return final
 
 

@@ -27,6 +27,7 @@ from skillopt_sleep.redact import redact
 from skillopt_sleep.scheduler.envfile import read_env_file
 from skillopt_sleep.scheduler.schedule_file import ProjectEntry, Schedule, load_schedule
 from skillopt_sleep.files import atomic_write_text, parse_json
+from skillopt_sleep.notices import refresh_schedule_notice
 
 KEEP_LOGS = 30
 OUTPUT_LOG_LIMIT = 256 * 1024  # the OS-level stdout/stderr file is emptied past this size
@@ -102,6 +103,7 @@ def _trim_output_log(runs: Path) -> None:
 def _write_last_run(runs: Path, record: dict[str, Any]) -> None:
     runs.mkdir(parents=True, exist_ok=True)
     atomic_write_text(runs / "last-run.json", json.dumps(record, indent=2) + "\n")
+    refresh_schedule_notice()  # a night started: the missed-night notice moves to the next slot
 
 
 def read_last_run() -> dict[str, Any] | None:

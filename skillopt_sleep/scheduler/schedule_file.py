@@ -93,6 +93,7 @@ def save_schedule(schedule: Schedule, path: Path | None = None) -> Path:
     atomic_write_text(path, schedule.to_json())
     if os.name == "posix":
         os.chmod(path, 0o600)
+    _refresh_notice()
     return path
 
 
@@ -102,4 +103,11 @@ def remove_schedule(path: Path | None = None) -> bool:
         path.unlink()
     except FileNotFoundError:
         return False
+    _refresh_notice()
     return True
+
+
+def _refresh_notice() -> None:
+    from skillopt_sleep.notices import refresh_schedule_notice
+
+    refresh_schedule_notice()

@@ -69,7 +69,21 @@ def missed_night_notice(now: datetime | None = None) -> str | None:
         started = last_run_started(user_dirs().scheduled_runs)
         if started is not None and started >= slot - timedelta(minutes=1):
             return None
-        return (f"skillopt-sleep: the scheduled night of {slot:%a %d %b %H:%M} did not run (was the "
-                "machine asleep or off?); run it now with `skillopt-sleep nightly`")
+        return missed_night_text(slot)
     except Exception:
         return None
+
+
+def missed_night_text(slot: datetime) -> str:
+    return (f"skillopt-sleep: the scheduled night of {slot:%a %d %b %H:%M} did not run (was the "
+            "machine asleep or off?); run it now with `skillopt-sleep nightly`")
+
+
+def first_unserved_slot(at: str, updated: datetime | None, started: datetime | None,
+                        now: datetime | None = None) -> datetime:
+    """The first scheduled time no night has answered yet: after the schedule was last changed
+    and after the last scheduled night started (a start up to a minute early counts for its
+    slot). ``missed_night_notice`` reports a slot once it is ``GRACE`` late; a precomputed
+    notice shows from then on."""
+    anchors = [moment for moment in (updated, started and started + timedelta(minutes=1)) if moment]
+    return next_run(at, max(anchors) if anchors else now)

@@ -120,14 +120,15 @@ def _events_until_init(argv: list[str], env: dict[str, str], cwd: Path, timeout:
     return events
 
 
-def test_claude_loads_the_plugin_and_runs_its_session_start_hook(tmp_path):
+@pytest.mark.parametrize("release", RELEASES)
+def test_claude_loads_the_plugin_and_runs_its_session_start_hook(tmp_path, release):
     """``claude -p --plugin-dir``: the command and skill are listed, and the SessionStart hook
-    hands Claude Code the notice of a staged proposal."""
-    claude = real_cli("claude")
+    (hook.py, which reads the precomputed notice; no engine on the hook's PATH) hands Claude Code
+    the notice of a staged proposal."""
+    claude = real_cli("claude", release)
     project = _project_with_proposal(tmp_path)
     with FakeAnthropic(key="the-right-key") as server:  # a wrong key: no turn is ever answered
         env = client_env(tmp_path, ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="a-wrong-key",
-                         SKILLOPT_SLEEP_PYTHON=sys.executable, SKILLOPT_SLEEP_HOOK_BUDGET="30",
                          SKILLOPT_SLEEP_HOME=os.environ["SKILLOPT_SLEEP_HOME"])
         events = _events_until_init([claude, "-p", "hello", "--plugin-dir", str(CLAUDE_PLUGIN),
                                      "--output-format", "stream-json", "--verbose", "--max-turns", "1"],
@@ -139,7 +140,9 @@ def test_claude_loads_the_plugin_and_runs_its_session_start_hook(tmp_path):
     (hook,) = [e for e in events if e.get("subtype") == "hook_response"
                and e.get("hook_event") == "SessionStart"]
     assert hook["exit_code"] == 0
-    assert json.loads(hook["stdout"])["systemMessage"] == NOTICE
+    answer = json.loads(hook["stdout"])
+    assert answer["systemMessage"] == NOTICE
+    assert answer["hookSpecificOutput"]["additionalContext"].startswith(NOTICE + "\n")
 
 
 # --------------------------------------------------------------------------- Codex

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from skillopt_sleep.cli import main
+from skillopt_sleep.notices import refresh_schedule_notice
 from skillopt_sleep.errors import UserError
 from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.scheduler import missed_night_notice
@@ -40,6 +41,7 @@ def _schedule(at: str, updated: datetime) -> None:
     data = json.loads(path.read_text())
     data["updated"] = updated.isoformat()
     path.write_text(json.dumps(data))
+    refresh_schedule_notice()  # as every change the engine makes to the schedule does
 
 
 def _last_run(started: datetime) -> None:

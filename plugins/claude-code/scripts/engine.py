@@ -1,8 +1,6 @@
 #!/usr/bin/env python3
 """The Claude Code plugin's bridge to the skillopt-sleep engine. Standard library only.
 
-    engine.py session-start     SessionStart hook: the engine's notices, as hook JSON
-    engine.py session-end       SessionEnd hook: record that this project had a session
     engine.py check             where the engine is, and whether its version is the plugin's
     engine.py night [ARGS...]   start `skillopt-sleep run --agent claude ARGS` in the background
     engine.py engine ARGS...    run `skillopt-sleep ARGS...` in the foreground
@@ -12,11 +10,7 @@ then ``skillopt-sleep`` on PATH, then an interpreter on PATH that can import it.
 missing, or its version is not the plugin's, this prints the exact command that installs the
 matching version instead of a traceback.
 
-The two hooks never run a model and always exit 0 within ``HOOK_BUDGET`` seconds plus the
-interpreter's start-up: the engine is called under a hard timeout in its own process group (killed
-whole when late), its output goes to a temporary file (so a grandchild holding a pipe cannot block
-us), and only a well-formed answer is printed, re-sanitized — whatever the engine does (missing,
-raising, hanging, printing garbage).
+The session hooks are ``hook.py``: they read the engine's precomputed notices and never start it.
 """
 
 from __future__ import annotations
@@ -30,18 +24,14 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 PLUGIN_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "skillopt-sleep"
 MODULE = "skillopt_sleep"
-HOOK_BUDGET = 0.7  # seconds, for everything a hook does (SKILLOPT_SLEEP_HOOK_BUDGET overrides)
-STDIN_WAIT = 0.1  # seconds to wait for the hook's JSON on stdin
 MAX_ENGINE_OUTPUT = 64 * 1024
 MAX_LINE = 240
-MAX_LINES = 3
 EXIT_NO_ENGINE = 3
 
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.")
@@ -55,13 +45,6 @@ def plugin_version() -> str:
         return str(manifest["version"])
     except (OSError, ValueError, KeyError, TypeError):
         return "unknown"
-
-
-def hook_budget() -> float:
-    try:
-        return min(max(float(os.environ.get("SKILLOPT_SLEEP_HOOK_BUDGET", HOOK_BUDGET)), 0.1), 30.0)
-    except ValueError:
-        return HOOK_BUDGET
 
 
 def clean_line(text: object) -> str:
@@ -168,98 +151,6 @@ def call(argv: list[str], timeout: float) -> tuple[int, bytes] | None:
         return code, out.read(MAX_ENGINE_OUTPUT)
 
 
-def _read_hook_input() -> dict:
-    """The hook's JSON from stdin, waiting at most STDIN_WAIT (stdin may stay open). The reader
-    thread uses the raw descriptor: a daemon thread blocked inside ``sys.stdin.buffer`` would hold
-    its lock and abort the interpreter at exit."""
-    box: list[bytes] = []
-
-    def read() -> None:
-        chunks: list[bytes] = []
-        try:
-            fd = sys.stdin.fileno()
-            while sum(map(len, chunks)) < MAX_ENGINE_OUTPUT:
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-        except (OSError, ValueError, AttributeError):
-            return
-        box.append(b"".join(chunks))
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    reader.join(STDIN_WAIT)
-    try:
-        data = json.loads(box[0].decode("utf-8", "replace")) if box else {}
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def hook_project(hook_input: dict) -> str:
-    for candidate in (os.environ.get("CLAUDE_PROJECT_DIR"), hook_input.get("cwd")):
-        if isinstance(candidate, str) and candidate and Path(candidate).is_dir():
-            return candidate
-    return os.getcwd()
-
-
-def _engine_answer(engine: list[str], project: str, event: str, deadline: float) -> dict | None:
-    result = call(engine + ["notice", "--project", project, "--event", event, "--agent", "claude",
-                            "--json"], deadline - time.monotonic())
-    if result is None or result[0] != 0:
-        return None
-    try:
-        answer = json.loads(result[1].decode("utf-8", "strict"))
-    except (UnicodeDecodeError, ValueError):
-        return None
-    if not isinstance(answer, dict) or not isinstance(answer.get("notices"), list):
-        return None
-    return answer
-
-
-def hook_lines(event: str, project: str, deadline: float) -> list[str]:
-    """What a hook shows the user: the engine's notices, or one line on how to install the
-    engine; nothing when the engine failed in any other way."""
-    engine, why = find_engine(deadline)
-    version = plugin_version()
-    if engine is None:
-        return [clean_line(f"skillopt-sleep: engine not found ({why}); install it with: "
-                           f"{install_command(version)}")]
-    answer = _engine_answer(engine, project, event, deadline)
-    if answer is None:
-        return []
-    if str(answer.get("version")) != version:
-        return [clean_line(f"skillopt-sleep: the engine is {answer.get('version')} but the plugin is "
-                           f"{version}; install the matching engine with: {install_command(version)}")]
-    return [clean_line(line) for line in answer["notices"] if isinstance(line, str)][:MAX_LINES]
-
-
-def session_start() -> int:
-    deadline = time.monotonic() + hook_budget()
-    lines = hook_lines("session-start", hook_project(_read_hook_input()), deadline)
-    if lines:
-        text = "\n".join(lines)
-        print(json.dumps({
-            "systemMessage": text,
-            "hookSpecificOutput": {
-                "hookEventName": "SessionStart",
-                "additionalContext": text + "\n(The user reviews and adopts skillopt-sleep "
-                "proposals with the /skillopt-sleep:skillopt-sleep command; never edit CLAUDE.md or skills for it.)",
-            },
-        }))
-    return 0
-
-
-def session_end() -> int:
-    deadline = time.monotonic() + hook_budget()
-    project = hook_project(_read_hook_input())
-    engine, _ = find_engine(deadline)
-    if engine is not None:
-        _engine_answer(engine, project, "session-end", deadline)
-    return 0
-
-
 # --------------------------------------------------------------------------- the slash command
 
 
@@ -331,11 +222,6 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 0 if argv else 2
     action, rest = argv[0], argv[1:]
-    if action in ("session-start", "session-end"):
-        try:
-            return session_start() if action == "session-start" else session_end()
-        except Exception:  # noqa: BLE001 - a hook never fails the session
-            return 0
     if action == "check":
         return check()
     if action == "night":

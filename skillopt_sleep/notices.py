@@ -1,0 +1,259 @@
+"""The session-start notices, precomputed: what an agent's SessionStart hook shows, written
+whenever it changes, so the hook reads one small file and never imports the engine.
+
+Two notice files live in the user state dir (``paths.UserDirs.notices``):
+
+- ``project-<key>.json``, one per project (``paths.notice_key``): a proposal is waiting for
+  review. Rewritten whenever a night stages and whenever the project lock is released (adopt,
+  revert, a night, or finishing an interrupted adoption), from the proposals on disk.
+- ``schedule.json``: the scheduled night did not run. Rewritten when the schedule changes and
+  when a scheduled night starts or ends; the notice carries the time from which it applies.
+
+Both have one format (``FORMAT``)::
+
+    {"format": "skillopt_sleep.notice.v1", "project": "/abs/project" or null,
+     "written": "<ISO time>",
+     "notices": [{"text": {"claude": "...", "codex": "...", "cli": "..."},
+                  "from": "<ISO time with offset>" or null, "until": "<ISO time>" or null}]}
+
+A notice applies when ``from <= now < until`` (a missing bound is open); its text is one line
+per agent (only the review hint differs), already redacted and sanitized, at most
+``NOTICE_MAX_CHARS`` long. ``write_notice_file`` is the only writer; readers (``read_notices``
+here, ``plugins/claude-code/scripts/hook.py`` for the hooks) check the format, the bounds and
+the project, show at most ``MAX_SHOWN`` lines, and say nothing about a file they cannot trust.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from skillopt_sleep.files import atomic_write_text, parse_json
+from skillopt_sleep.paths import project_dirs, user_dirs
+from skillopt_sleep.redact import redact
+from skillopt_sleep.sanitize import sanitize
+from skillopt_sleep.types import parse_time
+
+FORMAT = "skillopt_sleep.notice.v1"
+AGENTS = ("claude", "codex", "cli")
+# How each agent's user reaches the review: the one place this wording lives.
+REVIEW_HINTS = {
+    "claude": "/skillopt-sleep:skillopt-sleep review",
+    "codex": "ask for the skillopt-sleep review",
+    "cli": "skillopt-sleep review",
+}
+NOTICE_MAX_CHARS = 240
+MAX_NOTICES = 6  # per file
+MAX_SHOWN = 3  # lines a session start shows, all files together
+MAX_FILE_BYTES = 16 * 1024
+# A proposal staged this recently is "last night's"; after that it is named by its date.
+RECENT = timedelta(hours=36)
+# report.json is read only to count the proposed rules; a bigger file is not worth the time.
+REPORT_READ_LIMIT = 2 * 1024 * 1024
+
+Notice = dict[str, Any]  # {"text": {agent: line}, "from": iso | None, "until": iso | None}
+
+
+def clean_line(text: str) -> str:
+    """One line, safe for a terminal and for a model's context: no control characters, no
+    secrets, bounded length."""
+    return sanitize(" ".join(redact(text).split()), NOTICE_MAX_CHARS)
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.astimezone(timezone.utc).isoformat(timespec="seconds")
+
+
+def make_notice(texts: dict[str, str] | str, start: datetime | None = None, end: datetime | None = None) -> Notice:
+    """A notice: one text for every agent, or one per agent (``AGENTS``)."""
+    by_agent = texts if isinstance(texts, dict) else dict.fromkeys(AGENTS, texts)
+    return {"text": {agent: clean_line(by_agent[agent]) for agent in AGENTS},
+            "from": _iso(start), "until": _iso(end)}
+
+
+# --------------------------------------------------------------------------- the only writer
+
+
+def write_notice_file(path: Path, notices: list[Notice], project: Path | None = None) -> None:
+    """Replace the notice file at ``path`` atomically; when there is nothing to say and no file,
+    write nothing."""
+    if not notices and not path.exists():
+        return
+    document = {"format": FORMAT, "project": None if project is None else str(project),
+                "written": _iso(datetime.now(timezone.utc)), "notices": notices[:MAX_NOTICES]}
+    text = json.dumps(document, ensure_ascii=False, indent=1) + "\n"
+    if len(text.encode("utf-8")) > MAX_FILE_BYTES:  # cannot happen with bounded lines; be sure
+        raise ValueError(f"notice file for {project} would be {len(text)} bytes")
+    atomic_write_text(path, text)
+
+
+def _write_or_remove(path: Path, notices: list[Notice], project: Path | None) -> None:
+    """Write; when that fails, remove the old file rather than leave a notice that is no longer
+    true. Never raises: a notice must not fail the night, adopt or revert that changed it."""
+    try:
+        write_notice_file(path, notices, project)
+    except (OSError, ValueError):
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+
+# --------------------------------------------------------------------------- project notices
+
+
+def _rules_proposed(staging_dir: Path) -> int | None:
+    """How many rules the staged night accepted, from its report; None when unknown."""
+    report = staging_dir / "report.json"
+    try:
+        if not report.is_file() or report.stat().st_size > REPORT_READ_LIMIT:
+            return None
+        data = parse_json(report.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    edits = data.get("accepted_edits") if isinstance(data, dict) else None
+    return len(edits) if isinstance(edits, list) else None
+
+
+def proposal_notices(project: Path) -> list[Notice]:
+    """The newest proposal, while it waits for review (not adopted, not reverted, and it changes
+    at least one document): "last night …" for ``RECENT`` hours, then "the night of <date> …"."""
+    from skillopt_sleep.adoption import list_proposals
+
+    proposals = list_proposals(project)
+    if not proposals:
+        return []
+    newest = proposals[0]
+    if newest["state"] != "staged" or not newest["files"]:
+        return []
+    count = _rules_proposed(Path(newest["staging_dir"]))
+    what = "1 rule" if count == 1 else f"{count} rules" if count else "changes"
+    simulated = " (simulated, from the offline simulator)" if newest.get("simulated") else ""
+
+    def line(when: str) -> dict[str, str]:
+        return {agent: f"skillopt-sleep: {when} proposed {what} for this project{simulated} — {hint}"
+                for agent, hint in REVIEW_HINTS.items()}
+
+    created = parse_time(newest.get("created"))
+    if created is None:
+        return [make_notice(line("a night"))]
+    fresh_until = created + RECENT
+    return [make_notice(line("last night"), end=fresh_until),
+            make_notice(line(f"the night of {created.date().isoformat()}"), start=fresh_until)]
+
+
+def refresh_project_notice(project: str | os.PathLike[str]) -> None:
+    """Recompute the project's notice file from its proposals. Never raises."""
+    root = project_dirs(project).project
+    try:
+        notices = proposal_notices(root)
+    except Exception:  # noqa: BLE001 - an unreadable proposal must not fail adopt or a night
+        notices = []
+    _write_or_remove(user_dirs().project_notice(root), notices, root)
+
+
+# --------------------------------------------------------------------------- the schedule
+
+
+def schedule_notices() -> list[Notice]:
+    """The missed-night notice of the schedule, shown from the moment the first slot no night
+    has answered is ``GRACE`` late (a night that starts rewrites it)."""
+    from skillopt_sleep.errors import UserError
+    from skillopt_sleep.scheduler.timing import GRACE, first_unserved_slot, last_run_started, missed_night_text
+    from skillopt_sleep.scheduler.schedule_file import load_schedule
+
+    try:
+        schedule = load_schedule()
+    except UserError:
+        return []
+    if schedule is None or not schedule.projects:
+        return []
+    slot = first_unserved_slot(schedule.at, parse_time(schedule.updated),
+                               last_run_started(user_dirs().scheduled_runs))
+    return [make_notice(missed_night_text(slot), start=slot + GRACE)]
+
+
+def refresh_schedule_notice() -> None:
+    """Recompute the schedule's notice file. Never raises."""
+    try:
+        notices = schedule_notices()
+    except Exception:  # noqa: BLE001 - a notice must not fail schedule or a night
+        notices = []
+    _write_or_remove(user_dirs().schedule_notice, notices, None)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _read_bounded(path: Path) -> bytes | None:
+    """The file's bytes when it is a regular file no bigger than ``MAX_FILE_BYTES``; opened
+    without blocking, so a FIFO planted in its place cannot hang the reader."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not (info.st_mode & 0o170000 == 0o100000) or info.st_size > MAX_FILE_BYTES:
+            return None
+        data = os.read(fd, MAX_FILE_BYTES + 1)
+        return data if len(data) <= MAX_FILE_BYTES else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _applies(entry: dict[str, Any], now: datetime) -> bool:
+    for key, before in (("from", True), ("until", False)):
+        value = entry.get(key)
+        if value is None:
+            continue
+        moment = parse_time(value) if isinstance(value, str) else None
+        if moment is None:
+            return False
+        if (now < moment) if before else (now >= moment):
+            return False
+    return True
+
+
+def read_notice_file(path: Path, agent: str, now: datetime, project: Path | None = None) -> list[str]:
+    """The lines that apply now for ``agent``; [] for a file that is missing, too big, not a
+    regular file, not valid, of another format, or of another project."""
+    data = _read_bounded(path)
+    if data is None:
+        return []
+    try:
+        document = parse_json(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return []
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        return []
+    if document.get("project") != (None if project is None else str(project)):
+        return []
+    entries = document.get("notices")
+    if not isinstance(entries, list):
+        return []
+    lines = []
+    for entry in entries[:MAX_NOTICES]:
+        if not isinstance(entry, dict) or not isinstance(entry.get("text"), dict):
+            continue
+        text = entry["text"].get(agent)
+        if isinstance(text, str) and _applies(entry, now):
+            lines.append(clean_line(text))
+    return [line for line in lines if line]
+
+
+def read_notices(project: str | os.PathLike[str], agent: str = "cli", now: datetime | None = None) -> list[str]:
+    """What a session start in ``project`` shows now: the project's notices, then the
+    schedule's, at most ``MAX_SHOWN`` lines."""
+    moment = now or datetime.now(timezone.utc)
+    root = project_dirs(project).project
+    dirs = user_dirs()
+    lines = read_notice_file(dirs.project_notice(root), agent, moment, root)
+    lines += read_notice_file(dirs.schedule_notice, agent, moment)
+    return lines[:MAX_SHOWN]
