@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.codex_session import CodexSession, events
+from tests.support.codex_session import CodexSession, events, plugin_hooks, trust_plugin_hooks
 from tests.support.openai_server import FakeOpenAI
 from tests.support.real_clients import RELEASES, real_cli
 from tests.support.scheduler_tools import FAKES
@@ -225,3 +225,35 @@ def test_schedule_and_unschedule_change_the_users_crontab(session, project, tmp_
     output = ran(model, out)
     assert exit_code(output) == 0, output
     assert "skillopt" not in (table.read_text(encoding="utf-8") if table.exists() else "")
+
+
+def developer_texts(body: dict) -> list[str]:
+    return [part.get("text", "") for item in body.get("input") or [] if item.get("role") == "developer"
+            for part in item.get("content") or []]
+
+
+def test_session_start_notice_reaches_the_model_once_the_hook_is_trusted(session, project, tmp_path):
+    """The plugin's SessionStart hook (plugins/codex/hooks/hooks.json) reads the precomputed notice
+    and codex puts it in the model's context — after the person trusted the hook in ``/hooks``;
+    until then codex lists it as untrusted and skips it. A project with nothing staged: no notice."""
+    session.env["SKILLOPT_SLEEP_HOME"] = os.environ["SKILLOPT_SLEEP_HOME"]  # where the test stages
+    stage_memory(project, AGENTS_NEW, rules=1, name="AGENTS.md")
+    notice = "skillopt-sleep: last night proposed 1 rule for this project — ask for the skillopt-sleep review"
+    quiet = tmp_path / "quiet"
+    quiet.mkdir()
+    subprocess.run(["git", "init", "-q", str(quiet)], check=True, timeout=60)
+
+    (hook,) = plugin_hooks(session, project)
+    assert hook["eventName"] == "sessionStart" and hook["trustStatus"] == "untrusted"
+    out = session.run_codex(["exec", "--json", "hello"], cwd=project)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert not any(notice in text for text in developer_texts(session.server.seen("/v1/responses")[-1].body))
+
+    (hook,) = trust_plugin_hooks(session, project)
+    assert hook["trustStatus"] == "trusted"
+    for cwd, expected in ((project, True), (quiet, False)):
+        before = len(session.server.seen("/v1/responses"))
+        out = session.run_codex(["exec", "--json", "hello"], cwd=cwd)
+        assert out.returncode == 0, out.stderr[-2000:]
+        first = session.server.seen("/v1/responses")[before].body
+        assert any(notice in text for text in developer_texts(first)) is expected, developer_texts(first)

@@ -239,3 +239,52 @@ def events(out: subprocess.CompletedProcess) -> list[dict[str, Any]]:
             except ValueError:
                 pass
     return rows
+
+
+def app_server_call(session: CodexSession, cwd: Path, requests: list[tuple[str, dict[str, Any]]],
+                    timeout: float = 60) -> list[dict[str, Any]]:
+    """Send ``requests`` (method, params) to ``codex app-server`` over stdio (JSON-RPC, one object
+    a line) after the initialize handshake; return their results in order."""
+    proc = subprocess.Popen([session.codex, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=session.env, cwd=str(cwd), text=True)
+    results: list[dict[str, Any]] = []
+    try:
+        def send(message: dict[str, Any]) -> None:
+            proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+            proc.stdin.flush()
+
+        def call(number: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+            send({"id": number, "method": method, "params": params})
+            for line in proc.stdout:
+                message = json.loads(line)
+                if message.get("id") == number:
+                    assert "error" not in message, message
+                    return message["result"]
+            raise AssertionError(f"codex app-server ended before answering {method}")
+
+        call(0, "initialize", {"clientInfo": {"name": "skillopt-sleep-tests", "version": "1"}})
+        send({"method": "initialized"})
+        for number, (method, params) in enumerate(requests, start=1):
+            results.append(call(number, method, params))
+    finally:
+        proc.kill()
+        proc.wait(timeout=timeout)
+    return results
+
+
+def plugin_hooks(session: CodexSession, project: Path) -> list[dict[str, Any]]:
+    """The plugin's hooks as codex lists them for ``project`` (``hooks/list``), with their trust."""
+    (listed,) = app_server_call(session, project, [("hooks/list", {"cwds": [str(project)]})])
+    return [hook for entry in listed["data"] for hook in entry["hooks"] if hook.get("pluginId") == PLUGIN_ID]
+
+
+def trust_plugin_hooks(session: CodexSession, project: Path) -> list[dict[str, Any]]:
+    """What a person does in codex's ``/hooks`` review: trust the plugin's hooks as they are now —
+    through the app-server calls the TUI makes (``hooks/list``, then ``config/batchWrite`` of
+    ``hooks.state`` with each hook's current hash). Returns the hooks as listed afterwards."""
+    hooks = plugin_hooks(session, project)
+    assert hooks, "codex lists no hook of the plugin"
+    trusted = {hook["key"]: {"trusted_hash": hook["currentHash"]} for hook in hooks}
+    app_server_call(session, project, [("config/batchWrite", {"edits": [
+        {"keyPath": "hooks.state", "mergeStrategy": "upsert", "value": trusted}]})])
+    return plugin_hooks(session, project)
