@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -19,11 +20,14 @@ NOT_WRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
 LAUNCHER_ENV = "SKILLOPT_SLEEP_LAUNCHER"  # the plugin's launcher names itself here
 
 
+def engine_program() -> str:
+    """How the skill calls the engine: the plugin's launcher by its path, else from PATH."""
+    return os.environ.get(LAUNCHER_ENV) or "skillopt-sleep"
+
+
 def codex_rule() -> str:
-    """The line of Codex rules that lets it run the engine, as the skill calls it, outside its
-    sandbox: the plugin's launcher by its path, else ``skillopt-sleep`` from PATH."""
-    program = os.environ.get(LAUNCHER_ENV) or "skillopt-sleep"
-    return f"prefix_rule(pattern = [{json.dumps(program)}], decision = \"allow\")"
+    """The line of Codex rules that lets it run the engine outside its sandbox."""
+    return f"prefix_rule(pattern = [{json.dumps(engine_program())}], decision = \"allow\")"
 
 
 def codex_rules_file() -> str:
@@ -48,6 +52,10 @@ def not_writable_message(exc: BaseException) -> str | None:
         return None
     where = exc.filename if exc.filename else "a file it must write"
     message = f"cannot write {where}: {exc.strerror or os.strerror(exc.errno)}"
+    if in_codex_sandbox() and shlex.quote(engine_program()) != engine_program():
+        # measured: Codex matches its rules only against a program word that is not quoted
+        return (message + f"; Codex's sandbox keeps it read-only, and its rules cannot allow a program whose "
+                f"path needs quoting ({engine_program()}): run the same command in a terminal")
     if in_codex_sandbox():
         return (message + "; Codex's sandbox keeps it read-only. Let Codex run the engine outside its sandbox: "
                 f"put the line {codex_rule()} in {codex_rules_file()} (or approve the command when Codex asks), "

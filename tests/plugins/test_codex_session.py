@@ -54,7 +54,7 @@ def session(request, tmp_path):
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    root = tmp_path / "proj"
+    root = tmp_path / "my project"  # a space in the project's path
     root.mkdir()
     subprocess.run(["git", "init", "-q", str(root)], check=True, timeout=60)
     (root / "AGENTS.md").write_bytes(AGENTS_OLD)
