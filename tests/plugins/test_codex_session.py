@@ -257,3 +257,32 @@ def test_session_start_notice_reaches_the_model_once_the_hook_is_trusted(session
         assert out.returncode == 0, out.stderr[-2000:]
         first = session.server.seen("/v1/responses")[before].body
         assert any(notice in text for text in developer_texts(first)) is expected, developer_texts(first)
+
+
+@pytest.fixture(params=RELEASES)
+def fresh_session(request, tmp_path):
+    """No engine anywhere: the plugin's launcher has to set it up from the plugin's own files."""
+    codex = real_cli("codex", request.param)
+    with FakeOpenAI(key="k") as server:
+        yield CodexSession(codex, tmp_path, server).install(config=REAL_HOME_SANDBOX, SKILLOPT_SLEEP_BACKEND="sim")
+
+
+def test_first_use_sets_the_engine_up_once_codex_may_run_it(fresh_session, project):
+    """The first ``status`` in the read-only sandbox cannot set the engine up and says which rules
+    line allows it; with that line, the launcher sets the engine up (its one line on stderr, the
+    model polling while pip works) and the engine's status comes back; the next call is quiet."""
+    model, out = fresh_session.ask(project, "status")
+    refusal = ran(model, out)
+    assert exit_code(refusal) != 0 and "could not set up its engine" in refusal, refusal
+    assert "Codex's sandbox keeps it read-only" in refusal
+    allow_engine(fresh_session, refusal)
+
+    model, out = fresh_session.ask(project, "status", timeout=1500)
+    output = ran(model, out)
+    assert exit_code(output) == 0, output
+    assert "setting up its engine (first use)" in output
+    assert f"skillopt-sleep status for {project}" in output
+
+    model, out = fresh_session.ask(project, "status")
+    output = ran(model, out)
+    assert exit_code(output) == 0 and "setting up its engine" not in output, output
