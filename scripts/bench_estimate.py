@@ -37,17 +37,22 @@ from bench_night import SUITE_SIM, suite_tasks  # noqa: E402
 from skillopt_sleep import estimate, night  # noqa: E402
 from skillopt_sleep.commands.demo import DEFAULT_SIM, build_demo_home  # noqa: E402
 from skillopt_sleep.config import Config  # noqa: E402
+from skillopt_sleep.estimate_answers import AnswerLog  # noqa: E402
 from skillopt_sleep.mining import tasks_document  # noqa: E402
 
 
 def one(options: night.NightOptions) -> dict[str, Any]:
-    """The estimate, then the night; what each said, and the estimate recorded for the next."""
+    """The estimate, then the night; what each said, and, as ``run`` does, the estimate and the
+    optimizer's answers kept for the next night's estimate."""
     est = estimate.estimate(options)
+    answers = AnswerLog()
+    options.stores = [answers]
     try:
         report = night.run_night(options)
     except night.NightStopped as stopped:
         report = stopped.report
     estimate.record(options.project, est.rehearsal, report)
+    answers.save(options.project)
     usage = report.usage
     act_calls = sum(report.calls.values())
     act_tokens = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens + usage.output_tokens
@@ -57,6 +62,7 @@ def one(options: night.NightOptions) -> dict[str, Any]:
             "estimated_tokens": est_tokens, "actual_tokens": act_tokens,
             "tokens_ratio": round(act_tokens / est_tokens, 3) if est_tokens else None,
             "corrected_by_nights": est.correction.nights, "status": report.status,
+            "estimated_by_phase": est.rehearsal.by_phase, "actual_by_phase": dict(sorted(report.calls.items())),
             "rehearsal_seconds": round(est.rehearsal.seconds, 2)}
 
 

@@ -8,7 +8,8 @@ formula beside the night; it *rehearses* the night: the night's own code runs on
 harvested and mined tasks, read-only like ``dry-run``, with every model call answered by the
 simulator at its default knobs (``backends/sim/knobs.py``) instead of the model. The calls the
 rehearsal makes are the calls the plan makes when the model behaves like the simulator; answers the
-score cache kept from earlier nights count as reused, as they will in the night itself.
+score cache kept from earlier nights count as reused, as they will in the night itself, and a
+question the optimizer was asked last night is answered as it answered then (``estimate_answers``).
 Nothing is staged and no call reaches a model (the stand-in never calls the backend it stands for).
 
 Then this project's own nights correct it: each ``run`` records what its rehearsal said and what
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from skillopt_sleep import estimate_answers
 from skillopt_sleep.backends.base import Completion, can_offer_tools
 from skillopt_sleep.backends.pricing import FREE
 from skillopt_sleep.files import append_jsonl, read_jsonl
@@ -48,8 +50,8 @@ class StandIn:
     """A backend as the night sees it (its id, price, tools), answered by the simulator. Its id is
     the real one, so the score cache and the val evidence kept for the real model apply."""
 
-    def __init__(self, real: Any, sim: Any):
-        self.real, self.sim = real, sim
+    def __init__(self, real: Any, sim: Any, known: dict[str, Completion] | None = None):
+        self.real, self.sim, self.known = real, sim, known or {}
         self.id = real.id
         self.offline = bool(getattr(real, "offline", False))
         self.price = FREE
@@ -58,6 +60,9 @@ class StandIn:
         return can_offer_tools(self.real, names)
 
     def complete(self, request: Any) -> Completion:
+        known = self.known.get(request.cache_key(self.id))
+        if known is not None:  # asked last night too: answered as the model did (estimate_answers)
+            return known
         if request.purpose == "mine" and (request.payload or {}).get("grouping"):
             # the simulator has no grouping behaviour: one call that merges nothing
             text = json.dumps({"same_kind": []})
@@ -66,10 +71,10 @@ class StandIn:
         return self.sim.complete(request)
 
 
-def _stand_in(real: Any, seed: int) -> StandIn:
+def _stand_in(real: Any, seed: int, known: dict[str, Completion]) -> StandIn:
     from skillopt_sleep.backends.sim import SimBackend, SimKnobs
 
-    return StandIn(real, SimBackend(SimKnobs(seed=seed)))
+    return StandIn(real, SimBackend(SimKnobs(seed=seed)), known)
 
 
 @dataclass
@@ -121,14 +126,15 @@ def _rehearse_once(opts: Any, seed: int) -> tuple[NightReport, list[Any]]:
 
     config = replace(opts.config, night_deadline=None, max_tokens=None, max_cost_usd=None, batch=False)
     real: list[Any] = []
+    known = estimate_answers.load(opts.project)
 
     def stand_in(backend: Any) -> StandIn:
         real.append(backend)
-        return _stand_in(backend, seed)
+        return _stand_in(backend, seed, known)
 
     dry = replace(opts, project=opts.project.expanduser().resolve(), config=config, mode="dry-run",
                   progress=lambda message: None, call_progress=None, auto_adopt=False, resume=False,
-                  wrap_backend=stand_in)
+                  wrap_backend=stand_in, stores=[])
     try:
         report = _night(dry, new_night_id(), False, History(), RejectedLedger(), staging)
     except NightStopped as stopped:  # the call cap's backstop: the night stops there too

@@ -58,6 +58,7 @@ class NightOptions:
     resume: bool = False  # continue the newest interrupted night of this project (call_journal.py)
     edit_whole_skill: bool = False  # --edit-whole-skill: this run may edit the skill's hand-written lines
     wrap_backend: Any = None  # put every backend behind another (the estimate's rehearsal: estimate.py)
+    stores: list[Any] = field(default_factory=list)  # more call stores (estimate_answers.AnswerLog)
 
 
 def new_night_id() -> str:
@@ -226,8 +227,8 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
         report.notes.append(f"resumed: {carried} call(s) the interrupted night had finished are not made again")
     models: Models | None = None
     try:
-        models = build_models(opts.config, evidence, stores=[s for s in (journal, earlier, scores) if s is not None],
-                              wrap=opts.wrap_backend)
+        models = build_models(opts.config, evidence, wrap=opts.wrap_backend,
+                              stores=[s for s in (journal, earlier, scores) if s is not None] + list(opts.stores))
         if gathered is not None and not gathered.reviewed and not models.offline:
             raise UserError(
                 f"{opts.tasks_file} is not reviewed; real backends only replay a reviewed tasks file "

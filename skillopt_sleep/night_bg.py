@@ -42,24 +42,46 @@ def print_estimate(opts: Any, as_json: bool) -> int:
 
 
 def night_with_estimate(opts: Any, args: argparse.Namespace, mode: str) -> int:
-    """The night, its estimate said first (dry-run: in full, it costs as much as run), its whole
-    progress on stderr and in the state file, and, for a run, its spending beside the estimate."""
+    """``run`` / ``dry-run`` in the foreground: the report on stdout (``followed_night`` does the
+    rest)."""
     from skillopt_sleep.commands.run import print_report
-    from skillopt_sleep.estimate import one_line, record, render
+    from skillopt_sleep.night import NightStopped
+
+    try:
+        report = followed_night(opts, mode, show=not args.quiet, log=getattr(args, "night_log", None))
+    except NightStopped as stopped:
+        print_report(stopped.report, args.json)
+        stopped.json_printed = True
+        raise
+    print_report(report, args.json)
+    if mode == "dry-run" and not args.json:
+        print("dry-run: nothing was staged or saved")
+    return EXIT_OK
+
+
+def followed_night(opts: Any, mode: str = "run", *, show: bool = True, log: str | None = None) -> Any:
+    """A night with its estimate said first (dry-run: in full, it costs as much as run), the
+    whole night's progress on stderr (``show``) and, for a run, in the state file; a run's
+    spending is then kept beside its estimate, with its optimizer's answers, for the next
+    estimate. Returns the report; raises what ``run_night`` raises."""
+    from skillopt_sleep.estimate import one_line, render
+    from skillopt_sleep.estimate_answers import AnswerLog
     from skillopt_sleep.night import NightStopped, run_night
     from skillopt_sleep.night_state import NightProgress
 
     est = None
-    if mode in ("run", "dry-run"):
-        try:
-            est = _estimate(opts)
-        except UserError:
-            est = None  # the night itself says what is wrong, in its own words
-        if est is not None and not args.quiet:
-            for line in (render(est).splitlines() if mode == "dry-run" else [one_line(est)]):
-                _say(line.strip())
+    try:
+        est = _estimate(opts)
+    except UserError:
+        est = None  # the night itself says what is wrong, in its own words
+    if est is not None and show:
+        for line in (render(est).splitlines() if mode == "dry-run" else [one_line(est)]):
+            _say(line.strip())
     progress = NightProgress(opts.project, planned=est.calls if est else None, payer=est.payer if est else None,
-                             mode=mode, log=getattr(args, "night_log", None), show=not args.quiet, write=mode == "run")
+                             mode=mode, log=log, show=show, write=mode == "run")
+    answers = AnswerLog() if mode == "run" else None
+    if answers is not None:
+        opts.stores = [*opts.stores, answers]
     shout = opts.progress
     opts.progress = lambda message: (shout(message), progress.on_phase(message))
     opts.call_progress = progress
@@ -67,10 +89,9 @@ def night_with_estimate(opts: Any, args: argparse.Namespace, mode: str) -> int:
     try:
         report = run_night(opts)
         code = EXIT_OK
+        return report
     except NightStopped as stopped:
         report, code = stopped.report, stopped.code
-        print_report(stopped.report, args.json)
-        stopped.json_printed = True
         raise
     except UserError as exc:
         code = exc.code
@@ -81,15 +102,22 @@ def night_with_estimate(opts: Any, args: argparse.Namespace, mode: str) -> int:
     finally:
         progress.end(code, report.status if report is not None else None,
                      report.night_id if report is not None else None)
-        if est is not None and report is not None and mode == "run":
-            try:
-                record(opts.project, est.rehearsal, report)
-            except OSError:
-                pass  # the next estimate is only less well corrected
-    print_report(report, args.json)
-    if mode == "dry-run" and not args.json:
-        print("dry-run: nothing was staged or saved")
-    return EXIT_OK
+        if report is not None and mode == "run":
+            _remember(opts.project, est, report, answers)
+
+
+def _remember(project: Path, est: Any, report: Any, answers: Any) -> None:
+    """What the next estimate learns from this night: its spending beside its estimate, and the
+    optimizer's answers. Neither written costs the next estimate accuracy, never a night."""
+    from skillopt_sleep.estimate import record
+
+    try:
+        if est is not None:
+            record(project, est.rehearsal, report)
+        if answers is not None:
+            answers.save(project)
+    except OSError:
+        pass
 
 
 def _estimate(opts: Any) -> Any:

@@ -136,12 +136,12 @@ def cmd_night(args: argparse.Namespace, mode: str) -> int:
     from skillopt_sleep.night import NightOptions
 
     project = Path(args.project).expanduser().resolve()
-    if getattr(args, "detach", False):
+    since = parse_since(args.since)
+    config = load_config(project, overrides_from(args))  # a broken config is said here, detached or not
+    if getattr(args, "detach", False) and not getattr(args, "estimate", False):
         from skillopt_sleep.night_bg import detach
 
         return detach(args, project)
-    since = parse_since(args.since)
-    config = load_config(project, overrides_from(args))
     if args.backend and not getattr(args, "optimizer_backend", None):
         config.target_backend = config.optimizer_backend = None
     opts = NightOptions(project=project, config=config, mode=mode, tasks_file=args.tasks_file,

@@ -51,13 +51,14 @@ def config_from_record(values: dict[str, Any]) -> Config:
 
 def run_project_night(entry: ProjectEntry, log: Callable[[str], None]) -> dict[str, Any]:
     """One project's night with its recorded config; raises what ``run`` would."""
-    from skillopt_sleep.night import NightOptions, run_night
+    from skillopt_sleep.night import NightOptions
+    from skillopt_sleep.night_bg import followed_night
     from skillopt_sleep.report import render_text
 
     # A night that a crash, a kill or a stop interrupted is continued, not paid for again.
     opts = NightOptions(project=Path(entry.project), config=config_from_record(entry.config), mode="run",
                         auto_adopt=entry.auto_adopt, progress=log, resume=True)
-    report = run_night(opts)
+    report = followed_night(opts, show=False)  # status follows it (night_state) like a run
     log(render_text(report))
     return {"night_id": report.night_id, "status": report.status}
 
