@@ -185,8 +185,13 @@ def test_run_shows_the_estimate_then_starts_the_night_in_the_background(session,
     try:
         assert alive(pid), "the night ended with the agent's turn"
         assert night_state(project)["state"] == "running"
-        model, out = session.ask(project, "status")
-        assert "night running now" in ran(model, out)
+        deadline = time.monotonic() + 120
+        while alive(pid) and not night_state(project).get("calls_done") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        model, out = session.ask(project, "status")  # what the skill runs to follow the night
+        following = ran(model, out)
+        assert f"night running now (pid {pid})" in following, following
+        assert re.search(r"\d+/\d+ model calls, .* elapsed", following), following
         deadline = time.monotonic() + 300
         while alive(pid) and time.monotonic() < deadline:
             time.sleep(0.5)
