@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.real_clients import RELEASES, client_env, real_cli
+from tests.support.repo_clone import clone_of_repo
 from tests.support.scheduler_tools import FAKES
 from tests.support.scripted_claude import Session, run_session
 from tests.support.staged_project import stage_memory
@@ -169,32 +170,13 @@ def test_run_shows_the_estimate_and_start_starts_the_night(tmp_path, engine_dir,
 # --------------------------------------------------------------------------- from a marketplace
 
 
-def _clone(tmp_path: Path) -> Path:
-    """What a person's clone of the repository holds (tracked files, symlinks kept as symlinks)."""
-    clone = tmp_path / "clone"
-    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
-                           capture_output=True, check=True, timeout=60).stdout.decode().split("\0")
-    for rel in filter(None, files):
-        source = REPO / rel
-        if not (source.exists() or source.is_symlink()):
-            continue
-        target = clone / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_symlink():
-            target.symlink_to(os.readlink(source))
-        else:
-            shutil.copy2(source, target)
-    subprocess.run(["git", "init", "-q", str(clone)], check=True, timeout=60)
-    return clone
-
-
 @pytest.mark.parametrize("release", RELEASES)
 def test_installed_from_a_marketplace_it_sets_up_its_engine_on_first_use(tmp_path, release):
     claude = real_cli("claude", release)
     env = client_env(tmp_path, SKILLOPT_SLEEP_BACKEND="sim", SKILLOPT_SLEEP_HOME=str(tmp_path / "state"))
     assert shutil.which("skillopt-sleep", path=env["PATH"]) is None
     assert not {"SKILLOPT_SLEEP_PYTHON", "SKILLOPT_SLEEP_ENGINE_DIR", "CLAUDE_PLUGIN_DATA"} & set(env)
-    clone = _clone(tmp_path)
+    clone = clone_of_repo(tmp_path / "clone")
     for command in (["marketplace", "add", str(clone)], ["install", "skillopt-sleep@skillopt-sleep"]):
         out = subprocess.run([claude, "plugin", *command], capture_output=True, text=True, env=env, cwd=str(tmp_path),
                              timeout=300, stdin=subprocess.DEVNULL)
@@ -204,9 +186,15 @@ def test_installed_from_a_marketplace_it_sets_up_its_engine_on_first_use(tmp_pat
     result = _one_allowed_call(session, "skillopt-sleep status")
     assert FIRST_USE in result
     assert f"skillopt-sleep status for {project}" in result and "latest proposal" in result
+    cache = Path(env["HOME"]) / ".claude" / "plugins" / "cache" / "skillopt-sleep" / "skillopt-sleep" / __version__
     data = Path(re.search(r"sets itself up \([^)]*\), in\s+(\S+)\.", session.skill).group(1))  # ${CLAUDE_PLUGIN_DATA}
     assert data == Path(env["HOME"]) / ".claude" / "plugins" / "data" / "skillopt-sleep-skillopt-sleep"
     marker = json.loads((data / "engine" / "skillopt-sleep-engine.json").read_text(encoding="utf-8"))
     assert marker["installer"] == "pip"
-    cache = Path(env["HOME"]) / ".claude" / "plugins" / "cache" / "skillopt-sleep" / "skillopt-sleep" / __version__
-    assert marker["source"] == str(cache / "engine")
+    # Claude Code runs a directory marketplace's plugin in place (its bin/ on PATH is the clone's),
+    # and keeps a copy, symlinks dereferenced, in its cache
+    assert marker["source"] in (str(clone / "plugins" / "claude-code" / "engine"), str(cache / "engine"))
+    assert sorted(p.name for p in (cache / "engine").iterdir()) == ["README.md", "pyproject.toml", "skillopt_sleep"]
+    assert not any(p.is_symlink() for p in (cache / "engine").iterdir())
+    again = run_session(claude, "/skillopt-sleep status", env, project)
+    assert FIRST_USE not in _one_allowed_call(again, "skillopt-sleep status")

@@ -247,6 +247,26 @@ def test_the_data_directory_of_an_installed_plugin(tmp_path, monkeypatch, where,
     assert launcher.data_dir(tmp_path / where) == tmp_path / "chosen"
 
 
+def test_the_data_directory_of_a_claude_plugin_run_where_it_is(tmp_path, monkeypatch):
+    """Claude Code runs a directory marketplace's plugin from that directory, and a ``--plugin-dir``
+    plugin from wherever it is; its data directory is then ``<plugin>-<marketplace>`` or
+    ``<plugin>-inline`` (the Bash tool's environment has no ``CLAUDE_PLUGIN_DATA``)."""
+    launcher = _load_launcher()
+    for variable in ("SKILLOPT_SLEEP_ENGINE_DIR", "CLAUDE_PLUGIN_DATA"):
+        monkeypatch.delenv(variable, raising=False)
+    config = tmp_path / "config"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    plugin = tmp_path / "clone" / "plugins" / "claude-code"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin" / "plugin.json").write_text('{"name": "skillopt-sleep"}', encoding="utf-8")
+    assert launcher.data_dir(plugin / "bin") == config / "plugins" / "data" / "skillopt-sleep-inline"
+    (config / "plugins").mkdir(parents=True)
+    (config / "plugins" / "known_marketplaces.json").write_text(json.dumps({
+        "other": {"installLocation": str(tmp_path / "elsewhere")},
+        "my.market": {"installLocation": str(tmp_path / "clone")}}), encoding="utf-8")
+    assert launcher.data_dir(plugin / "bin") == config / "plugins" / "data" / "skillopt-sleep-my-market"
+
+
 def test_the_repository_layouts_find_the_package_source():
     launcher = _load_launcher()
     assert launcher.package_source(REPO / "plugins" / "claude-code" / "bin") == REPO / "plugins" / "claude-code" / "engine"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import os
 import re
 from pathlib import Path
 
@@ -13,7 +15,9 @@ from skillopt_sleep import __version__
 REPO = Path(__file__).resolve().parents[2]
 CLAUDE_PLUGIN = REPO / "plugins" / "claude-code"
 CODEX_PLUGIN = REPO / "plugins" / "codex"
-SKILLS = [CLAUDE_PLUGIN / "skills" / "skillopt-sleep-guide", CODEX_PLUGIN / "skills" / "skillopt-sleep"]
+SKILLS = [CLAUDE_PLUGIN / "skills" / "skillopt-sleep", CLAUDE_PLUGIN / "skills" / "skillopt-sleep-guide",
+          CODEX_PLUGIN / "skills" / "skillopt-sleep"]
+ACTIONS = ("status", "run", "start", "review", "adopt", "revert", "schedule", "unschedule")
 
 
 def _json(path: Path) -> dict:
@@ -21,7 +25,7 @@ def _json(path: Path) -> dict:
 
 
 @pytest.mark.parametrize("manifest", [CLAUDE_PLUGIN / ".claude-plugin" / "plugin.json",
-                                      CODEX_PLUGIN / ".codex-plugin" / "plugin.json"])
+                                      REPO / ".codex-plugin" / "plugin.json"])
 def test_plugin_version_is_the_engine_version(manifest):
     data = _json(manifest)
     assert data["name"] == "skillopt-sleep"
@@ -36,7 +40,11 @@ def test_marketplaces_point_at_the_plugins():
     codex = _json(REPO / ".agents" / "plugins" / "marketplace.json")
     (entry,) = codex["plugins"]
     assert entry["name"] == "skillopt-sleep"
-    assert (REPO / entry["source"]["path"]).resolve() == CODEX_PLUGIN
+    # codex plugin add copies no symlinks, so the Codex plugin is the repository itself (it holds
+    # the package source); its skills are the ones in plugins/codex
+    assert (REPO / entry["source"]["path"]).resolve() == REPO
+    manifest = _json(REPO / ".codex-plugin" / "plugin.json")
+    assert (REPO / manifest["skills"]).resolve() == CODEX_PLUGIN / "skills"
 
 
 def _frontmatter(path: Path) -> dict[str, str]:
@@ -63,14 +71,71 @@ def test_codex_skill_evolves_codex_documents():
     assert "--agent codex" in text and "AGENTS.md" in text and ".agents/skills/" in text
 
 
-def test_hooks_and_command_use_the_runner():
+def test_hooks_use_the_runner():
     hooks = _json(CLAUDE_PLUGIN / "hooks" / "hooks.json")["hooks"]
     commands = [hook["command"] for event in ("SessionStart", "SessionEnd")
                 for group in hooks[event] for hook in group["hooks"]]
-    assert commands == ['python3 "${CLAUDE_PLUGIN_ROOT}/scripts/engine.py" session-start',
-                        'python3 "${CLAUDE_PLUGIN_ROOT}/scripts/engine.py" session-end']
-    command = (CLAUDE_PLUGIN / "commands" / "skillopt-sleep.md").read_text(encoding="utf-8")
-    for action in ("status", "run", "review", "adopt", "revert", "schedule", "unschedule"):
-        assert f"| `{action}`" in command or f"`{action}` |" in command
-    assert "engine.py\" night" in command and "engine review --project" in command
-    assert (CLAUDE_PLUGIN / "scripts" / "engine.py").is_file()
+    assert commands == ['python3 -I -S "${CLAUDE_PLUGIN_ROOT}/scripts/hook.py" session-start --agent claude',
+                        'python3 -I -S "${CLAUDE_PLUGIN_ROOT}/scripts/hook.py" session-end --agent claude']
+    assert (CLAUDE_PLUGIN / "scripts" / "hook.py").is_file()
+
+
+def test_the_codex_plugin_bundles_the_session_start_hook():
+    manifest = _json(REPO / ".codex-plugin" / "plugin.json")
+    hooks = _json(REPO / manifest["hooks"])["hooks"]
+    (command,) = [hook["command"] for group in hooks["SessionStart"] for hook in group["hooks"]]
+    assert command == 'python3 -I -S "${PLUGIN_ROOT}/plugins/claude-code/scripts/hook.py" session-start --agent codex'
+    assert (REPO / "plugins" / "claude-code" / "scripts" / "hook.py").is_file()
+
+
+def _rows(text: str) -> dict[str, list[str]]:
+    rows = {}
+    for line in text.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")] if line.startswith("| ") else []
+        if len(cells) == 2:
+            for name in re.findall(r"`([^`]*)`", cells[0]):
+                rows[name] = re.findall(r"`([^`]*)`", cells[1])
+    return rows
+
+
+def test_the_claude_skill_prescribes_only_commands_its_allowed_tools_permit():
+    """Claude Code permits a command without a prompt only when it matches ``allowed-tools`` and
+    holds no quoted text or expansion it cannot check: each action is one plain ``skillopt-sleep``
+    call (the real sessions are in test_claude_front_door.py)."""
+    path = CLAUDE_PLUGIN / "skills" / "skillopt-sleep" / "SKILL.md"
+    fields = _frontmatter(path)
+    assert fields["allowed-tools"] == "Bash(skillopt-sleep:*)"
+    assert fields["disable-model-invocation"] == "true"
+    rows = _rows(path.read_text(encoding="utf-8"))
+    assert set(ACTIONS) <= set(rows)
+    for action in ACTIONS:
+        commands = [c for c in rows[action] if not c.startswith("/")]
+        assert commands, action
+        for command in commands:
+            assert re.fullmatch(r"skillopt-sleep [a-z-]+( --[a-z-]+( [a-z]+)?)*( <remaining arguments>)?", command), command
+    assert not (CLAUDE_PLUGIN / "commands").exists()  # a command would be reachable only as /skillopt-sleep:skillopt-sleep
+
+
+def test_the_plugins_carry_the_package_source_and_the_launcher():
+    """No second copy of the package: the Claude plugin's engine/ links to the repository's files
+    (claude plugin install copies their targets), and its launcher links to the Codex plugin's."""
+    engine = CLAUDE_PLUGIN / "engine"
+    assert sorted(p.name for p in engine.iterdir()) == ["README.md", "pyproject.toml", "skillopt_sleep"]
+    for entry in engine.iterdir():
+        assert entry.is_symlink() and entry.resolve() == REPO / entry.name
+    launcher = CODEX_PLUGIN / "bin" / "skillopt-sleep"
+    assert launcher.is_file() and not launcher.is_symlink() and os.access(launcher, os.X_OK)
+    assert (CLAUDE_PLUGIN / "bin" / "skillopt-sleep").resolve() == launcher
+    tree = ast.parse(launcher.read_text(encoding="utf-8"))
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert imported <= {"__future__", "hashlib", "json", "os", "re", "shutil", "subprocess", "sys", "tempfile",
+                        "time", "pathlib", "fcntl", "msvcrt"}, imported  # standard library only
+
+
+def test_the_codex_skill_runs_the_launcher_next_to_it():
+    text = (CODEX_PLUGIN / "skills" / "skillopt-sleep" / "SKILL.md").read_text(encoding="utf-8")
+    assert "`skills/skillopt-sleep/SKILL.md` replaced by\n`bin/skillopt-sleep`" in text
+    assert (CODEX_PLUGIN / "skills" / "skillopt-sleep" / ".." / ".." / "bin" / "skillopt-sleep").resolve().is_file()
+    assert "pipx install <path of the clone>" in text and "pipx install skillopt-sleep" not in text

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -20,6 +19,7 @@ import pytest
 from tests.support.anthropic_server import FakeAnthropic
 from tests.support.openai_server import FakeOpenAI
 from tests.support.real_clients import RELEASES, client_env, real_cli
+from tests.support.repo_clone import clone_of_repo
 from skillopt_sleep import __version__
 from skillopt_sleep.staging import StagedFile, stage
 from skillopt_sleep.types import Edit, NightReport
@@ -36,13 +36,8 @@ def _run(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 120) 
 
 
 def _repo_copy(tmp_path: Path) -> Path:
-    """The files a user's clone would have for the plugins (the marketplaces and plugins/)."""
-    copy = tmp_path / "repo"
-    for rel in (".claude-plugin", ".codex-plugin", ".agents", "plugins"):
-        shutil.copytree(REPO / rel, copy / rel)
-    shutil.copy(REPO / "README.md", copy / "README.md")
-    subprocess.run(["git", "init", "-q", str(copy)], check=True, timeout=60)
-    return copy
+    """A user's clone: the marketplaces, the plugins and the package source they carry."""
+    return clone_of_repo(tmp_path / "repo")
 
 
 def _readme_commands(heading: str, repo: Path) -> list[list[str]]:
@@ -167,6 +162,11 @@ def test_codex_readme_install_commands(tmp_path, release):
     assert out.returncode == 0, out.stdout + out.stderr
     installed_path = Path(json.loads(out.stdout)["installedPath"])
     assert (installed_path / "plugins" / "codex" / "skills" / "skillopt-sleep" / "SKILL.md").is_file()
+    # codex copies no symlinks: the plugin root is the repository, so the package source and the
+    # launcher arrive as files
+    launcher = installed_path / "plugins" / "codex" / "bin" / "skillopt-sleep"
+    assert launcher.is_file() and not launcher.is_symlink() and os.access(launcher, os.X_OK)
+    assert (installed_path / "pyproject.toml").is_file() and (installed_path / "skillopt_sleep" / "cli.py").is_file()
     out = _run([codex, "plugin", "list", "--json"], env, tmp_path)
     (installed,) = [p for p in json.loads(out.stdout)["installed"]
                     if p["pluginId"] == f"skillopt-sleep@{MARKETPLACE}"]
@@ -180,6 +180,7 @@ def test_codex_install_sh_is_idempotent(tmp_path):
     first = _run(["sh", str(INSTALL_SH)], env, tmp_path)
     assert first.returncode == 0, first.stderr
     assert "installed the skillopt-sleep skill" in first.stdout
+    assert f"install it from this checkout with: pipx install '{REPO}'" in first.stdout  # not on this PATH
     assert skill.read_bytes() == (REPO / "plugins/codex/skills/skillopt-sleep/SKILL.md").read_bytes()
     second = _run(["sh", str(INSTALL_SH)], env, tmp_path)
     assert second.returncode == 0 and "already up to date" in second.stdout
@@ -219,24 +220,24 @@ def _user_texts(body: dict) -> list[str]:
 
 
 def test_claude_expands_the_slash_command_and_the_model_sees_the_notice(tmp_path):
-    """``/skillopt-sleep:skillopt-sleep status`` reaches the model as our instructions, with the
-    installed runner's absolute path and the user's arguments filled in; the SessionStart notice
-    is in the model's context too."""
+    """``/skillopt-sleep status`` reaches the model as the skill's instructions, with the user's
+    arguments and the plugin's data directory filled in; the SessionStart notice is in the model's
+    context too."""
     claude = real_cli("claude")
     project = _project_with_proposal(tmp_path)
     with FakeAnthropic(key="k") as server:
         env = client_env(tmp_path, ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="k",
                          SKILLOPT_SLEEP_PYTHON=sys.executable, SKILLOPT_SLEEP_HOOK_BUDGET="30",
                          SKILLOPT_SLEEP_HOME=os.environ["SKILLOPT_SLEEP_HOME"])
-        requests = _first_requests(server, "/v1/messages", [claude, "-p", "/skillopt-sleep:skillopt-sleep status",
+        requests = _first_requests(server, "/v1/messages", [claude, "-p", "/skillopt-sleep status",
                                                             "--plugin-dir", str(CLAUDE_PLUGIN), "--max-turns", "1"],
                                    env, project)
     assert requests, "claude never asked the model"
     text = "\n".join(_user_texts(requests[0].body))
-    assert "The user invoked `/skillopt-sleep:skillopt-sleep` with these arguments: `status`" in text
-    runner = CLAUDE_PLUGIN / "scripts" / "engine.py"
-    assert f'python3 "{runner}" engine status --project "$PWD"' in text
-    assert "${CLAUDE_PLUGIN_ROOT}" not in text
+    assert "The user typed `/skillopt-sleep` with these arguments: `status`" in text
+    assert "| (none) or `status` | `skillopt-sleep status`" in text
+    assert str(Path(env["HOME"]) / ".claude" / "plugins" / "data" / "skillopt-sleep-inline") in text
+    assert "${" not in text
     assert NOTICE in json.dumps(requests[0].body, ensure_ascii=False)
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 from tests.support.http_base import Reply, ToolCall
 from tests.support.openai_server import FakeOpenAI
 from tests.support.real_clients import client_env
+from tests.support.repo_clone import clone_of_repo
 
 REPO = Path(__file__).resolve().parents[2]
 MARKETPLACE = "skillopt-sleep"
@@ -168,18 +168,8 @@ class ScriptedModel:
 
 
 def repo_copy(root: Path) -> Path:
-    """A person's clone of the repository: its files (as in this checkout, tracked or new), in a
-    fresh git repository."""
-    copy = root / "repo"
-    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            capture_output=True, check=True, timeout=60).stdout
-    for rel in filter(None, listed.decode("utf-8").split("\0")):
-        source = REPO / rel
-        if source.is_file():
-            (copy / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, copy / rel, follow_symlinks=False)
-    subprocess.run(["git", "init", "-q", str(copy)], check=True, timeout=60)
-    return copy
+    """A person's clone of the repository (``tests/support/repo_clone.py``)."""
+    return clone_of_repo(root / "repo")
 
 
 @dataclass
