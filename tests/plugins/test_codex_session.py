@@ -69,9 +69,10 @@ def ran(model, out) -> str:
     output = model.output
     assert "approval policy" not in output and "rejected" not in output, output
     assert re.search(r"Process exited with code \d+", model.outputs[-1]), output
-    commands = [e["item"] for e in events(out) if e.get("type") == "item.completed"
-                and e["item"].get("type") == "command_execution"]
-    assert len(commands) == 1 and model.commands[0] in commands[0]["command"], commands
+    # codex's own record of it (started, and completed unless the model had to poll a long command)
+    commands = {e["item"]["id"]: e["item"]["command"] for e in events(out)
+                if e.get("type") in ("item.started", "item.completed") and e["item"].get("type") == "command_execution"}
+    assert len(commands) == 1 and model.commands[0] in next(iter(commands.values())), (commands, out.stdout[-3000:])
     return output
 
 
