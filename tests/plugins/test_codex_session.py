@@ -69,10 +69,11 @@ def ran(model, out) -> str:
     output = model.output
     assert "approval policy" not in output and "rejected" not in output, output
     assert re.search(r"Process exited with code \d+", model.outputs[-1]), output
-    # codex's own record of it (started, and completed unless the model had to poll a long command)
-    commands = {e["item"]["id"]: e["item"]["command"] for e in events(out)
+    # codex's --json record of the command, when it printed one (for a command that ends at once it
+    # sometimes prints none, seen with both releases under load): the same command
+    recorded = {e["item"]["command"] for e in events(out)
                 if e.get("type") in ("item.started", "item.completed") and e["item"].get("type") == "command_execution"}
-    assert len(commands) == 1 and model.commands[0] in next(iter(commands.values())), (commands, out.stdout[-3000:])
+    assert all(model.commands[0] in command for command in recorded), (recorded, model.commands)
     return output
 
 
