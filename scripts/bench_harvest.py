@@ -27,7 +27,7 @@ moves less with the load of a shared machine.
 The engine measured is the one ``skillopt_sleep`` imports; an older one (e.g. ``git archive <rev>
 skillopt_sleep | tar -x -C /tmp/old``) is measured with ``PYTHONPATH=/tmp/old``. The report names the
 command, the engine's commit and the load average (the machine's load moves wall times more than
-anything measured here). Results: docs/bench/harvest-s3-before.json, docs/bench/harvest-s4.json.
+anything measured here). Results: docs/bench/harvest.json (figures in docs/benchmarks.md).
 
 Usage: python scripts/bench_harvest.py [--mb 300] [--seed 7] [--shapes small,real] [--repeat 1]
                                        [--no-reference] [--keep DIR]

@@ -17,13 +17,13 @@ correctly scoped rule per check (superseding the hand-written line it conflicts 
 and never in the engine — and every rule of the final documents that lowers some kind (per-kind test
 score with the rule vs without it, lower by more than ``--harm-margin``).
 
-Stated knobs (printed in the JSON; see ``skillopt_sleep/backends/sim/__init__.py``): the issue's
-target setting follow 0.9 / base 0.3 / harmful 0.25 (correct 0.6), with leak 0.5, verbose 700
+Stated knobs (printed in the JSON; see ``skillopt_sleep/backends/sim/__init__.py``): the target
+setting follow 0.9 / base 0.3 / harmful 0.25 (correct 0.6), with leak 0.5, verbose 700
 chars, overload 0.03 beyond 8 free rules and conflict 0.3 ON.
 
     python scripts/bench_learning.py                      # 5 nights, 2 seeds, 2 workers
     python scripts/bench_learning.py --nights 3 --seeds 1 --skills git-writing
-    python scripts/bench_learning.py --out docs/bench/learning-after.json --svg docs/bench/learning-after.svg
+    python scripts/bench_learning.py --out docs/bench/learning.json --svg docs/bench/learning.svg
     python scripts/bench_learning.py --max-rules 2 --shift 3 --policies engine,engine_no_retire   # retiring rules
     python scripts/bench_learning.py --nights 3 --seeds 8 \
         --policies engine,engine_one_reading,engine_no_screen,engine_score_gain,engine_s4   # each lever off

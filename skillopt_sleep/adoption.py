@@ -33,6 +33,7 @@ from skillopt_sleep.files import atomic_write_text, parse_json, read_bytes_or_no
 from skillopt_sleep.locks import ProjectLock
 from skillopt_sleep.notices import refresh_project_notice
 from skillopt_sleep.paths import project_dirs
+from skillopt_sleep.score_trend import adoption_states
 from skillopt_sleep.staging import ROLES, ensure_project_dir, now, staged_proposals
 
 
@@ -131,20 +132,10 @@ def _ledger(project: Path) -> list[dict[str, Any]]:
     return read_jsonl(project_dirs(project).ledger)
 
 
-def _night_states(ledger: list[dict[str, Any]]) -> dict[str, str]:
-    """night id -> "adopted" | "reverted", from the last event recorded for it."""
-    states: dict[str, str] = {}
-    for entry in ledger:
-        night = entry.get("night_id")
-        if isinstance(night, str):
-            states[night] = "reverted" if entry.get("event") == "revert" else "adopted"
-    return states
-
-
 def list_proposals(project: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Staged proposals, newest first: the manifest plus ``staging_dir``, ``state``, ``adopted``."""
     dirs = project_dirs(project)
-    states = _night_states(_ledger(dirs.project))
+    states = adoption_states(dirs.project)
     proposals = []
     for proposal in staged_proposals(dirs.project):
         state = states.get(str(proposal.get("night_id")), "staged")
@@ -249,6 +240,7 @@ def adopt(project: str | os.PathLike[str], night_id: str | None = None, *,
     targets = allowed_targets(root, config, skill_path)
     with hold_project(root, "adopt", targets, night_id) as recovered:
         result = adopt_locked(root, night_id, targets, allow_simulated=allow_simulated)
+        _refresh_page(root, result.night_id)
     result.recovered = recovered
     return result
 
@@ -336,6 +328,14 @@ def adopt_locked(project: Path, night_id: str | None, targets: Targets, *,
                        backup_dir=backup_dir, files=entries)
 
 
+def _refresh_page(project: Path, night_id: str) -> None:
+    """report.html says what became of the night (best effort: the files are already written)."""
+    from skillopt_sleep.report_html import refresh_report_html
+
+    with contextlib.suppress(OSError, ValueError, UserError):
+        refresh_report_html(project, night_id)
+
+
 def _carry_out(project: Path, record: journal.Journal, contents: list[bytes | None], undone: str) -> None:
     """Journal, write every file, commit; on a write error put back what was written."""
     try:
@@ -383,6 +383,7 @@ def revert(project: str | os.PathLike[str], night_id: str | None = None, *,
     targets = allowed_targets(root, config, skill_path)
     with hold_project(root, "revert", targets, night_id) as recovered:
         result = _revert_locked(root, night_id, targets)
+        _refresh_page(root, result.night_id)
     result.recovered = recovered
     return result
 

@@ -132,4 +132,4 @@ def cap_note(cap: CallCap, undecided: int, val_tasks: int, max_samples: int) -> 
     return (f"call cap: {undecided} edit(s) left undecided by the cap of {cap.limit} calls; one rule's verdict on "
             f"{val_tasks} val task(s) can take up to {most} calls (each task to {max_samples} samples under both "
             "document sets; twice that for a kind with one val task), so a cap far below that mostly postpones "
-            "learning (README: A per-night call cap)")
+            "learning (docs/gate.md: A per-night call cap)")

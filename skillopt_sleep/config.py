@@ -8,6 +8,7 @@ Environment: ``SKILLOPT_SLEEP_<KEY>`` for any top-level key (e.g. ``SKILLOPT_SLE
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Mapping
 
-from skillopt_sleep.errors import EXIT_CONFIG, UserError
+from skillopt_sleep.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 from skillopt_sleep.paths import project_dirs, user_dirs
 
 
@@ -99,7 +100,7 @@ class Config:
 _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
 # Locations (read by paths.py) and the agent plugins' hook runner's own knobs, which it passes
 # down to the engine it starts: none of them is an engine setting.
-ENV_NOT_SETTINGS = frozenset({"SKILLOPT_SLEEP_HOME", "SKILLOPT_SLEEP_PYTHON", "SKILLOPT_SLEEP_HOOK_BUDGET",
+ENV_NOT_SETTINGS = frozenset({"SKILLOPT_SLEEP_HOME", "SKILLOPT_SLEEP_PYTHON",
                               # the plugin launcher's: where it sets the engine up, and its own path
                               "SKILLOPT_SLEEP_ENGINE_DIR", "SKILLOPT_SLEEP_LAUNCHER"})
 
@@ -146,12 +147,49 @@ def _coerce(key: str, value: Any, where: str) -> Any:
     return value
 
 
-def _apply(config: Config, values: Mapping[str, Any], where: str) -> None:
+def _apply(config: Config, values: Mapping[str, Any], where: str,
+           origins: dict[str, str] | None = None) -> None:
     for key, value in values.items():
         name = key.replace("-", "_")
         if name not in _FIELDS:
             raise UserError(f"{where}: unknown setting {key!r}", EXIT_CONFIG)
         setattr(config, name, _coerce(name, value, where))
+        if origins is not None:
+            origins[name] = where
+
+
+ENVIRONMENT, COMMAND_LINE = "environment", "command line"
+_FLAGS = {"backend": "--backend", "optimizer_backend": "--optimizer-backend"}
+
+
+def _setting(key: str, value: Any, where: str) -> str:
+    """How a person wrote a setting, where they wrote it: ``backend = "gpt5" in <file>``."""
+    if where == ENVIRONMENT:
+        return f"SKILLOPT_SLEEP_{key.upper()}={value} in the environment"
+    if where == COMMAND_LINE:
+        return f"{_FLAGS.get(key, '--' + key.replace('_', '-'))} {value}"
+    return f"{key} = {json.dumps(value)} {_place(where)}"
+
+
+def check_backends(config: Config, origins: Mapping[str, str]) -> None:
+    """Every backend setting names a backend (or ``auto``); else one line naming the setting and
+    where it was set: usage (2) on the command line, config (3) in a file or the environment."""
+    from skillopt_sleep.backends import BACKEND_NAMES, BackendSpecError, parse_spec
+    from skillopt_sleep.backends.auto import AUTO, is_auto
+
+    for key in ("backend", "target_backend", "optimizer_backend"):
+        value = getattr(config, key)
+        if value is None or is_auto(value):
+            continue
+        try:
+            parse_spec(value)
+        except BackendSpecError as exc:
+            name = value.partition(":")[0].strip().lower()
+            problem = (str(exc) if name in BACKEND_NAMES else f"{AUTO} takes no options" if name == AUTO
+                       else f"unknown backend (choose from {', '.join((AUTO, *BACKEND_NAMES))})")
+            where = origins.get(key, "defaults")
+            raise UserError(f"{_setting(key, value, where)}: {problem}",
+                            EXIT_USAGE if where == COMMAND_LINE else EXIT_CONFIG) from None
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
@@ -168,7 +206,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise UserError(f"config file {path} is broken: {exc}", EXIT_CONFIG) from None
 
 
-def validate(config: Config) -> Config:
+def validate(config: Config, origins: Mapping[str, str] | None = None) -> Config:
     checks = [
         (config.agent in ("claude", "codex", "auto"), "agent must be claude, codex or auto"),
         (config.source in ("claude", "codex", "auto", "all"), "source must be claude, codex, auto or all"),
@@ -209,18 +247,30 @@ def validate(config: Config) -> Config:
     ]
     for ok, message in checks:
         if not ok:
-            raise UserError(f"invalid setting: {message}", EXIT_CONFIG)
+            raise UserError(f"invalid setting{_where_set(message, origins or {})}: {message}", EXIT_CONFIG)
     return config
+
+
+def _place(where: str) -> str:
+    return {ENVIRONMENT: "in the environment", COMMAND_LINE: "on the command line"}.get(where, f"in {where}")
+
+
+def _where_set(message: str, origins: Mapping[str, str]) -> str:
+    """`` (k set in <file>)`` for each setting a check's message names that was set somewhere."""
+    words = dict.fromkeys(word.strip(",.()") for word in message.split())
+    places = [f"{key} set {_place(origins[key])}" for key in words if key in _FIELDS and key in origins]
+    return f" ({'; '.join(places)})" if places else ""
 
 
 def load_config(project: Path | None = None, overrides: Mapping[str, Any] | None = None,
                 env: Mapping[str, str] | None = None) -> Config:
     config = Config()
+    origins: dict[str, str] = {}
     user_file = user_dirs().config_file
-    _apply(config, read_config_file(user_file), str(user_file))
+    _apply(config, read_config_file(user_file), str(user_file), origins)
     if project is not None:
         project_file = project_dirs(project).config_file
-        _apply(config, read_config_file(project_file), str(project_file))
+        _apply(config, read_config_file(project_file), str(project_file), origins)
     env = os.environ if env is None else env
     env_values = {
         key[len("SKILLOPT_SLEEP_"):].lower(): value
@@ -231,6 +281,17 @@ def load_config(project: Path | None = None, overrides: Mapping[str, Any] | None
         if key not in _FIELDS:
             raise UserError(f"environment: SKILLOPT_SLEEP_{key.upper()} is not a setting "
                             f"(settings: {', '.join(sorted(_FIELDS))})", EXIT_CONFIG)
-    _apply(config, env_values, "environment")
-    _apply(config, {k: v for k, v in (overrides or {}).items() if v is not None}, "command line")
-    return validate(config)
+    _apply(config, env_values, ENVIRONMENT, origins)
+    _apply(config, {k: v for k, v in (overrides or {}).items() if v is not None}, COMMAND_LINE, origins)
+    check_backends(config, origins)
+    return validate(config, origins)
+
+
+def config_problem(project: Path | None = None) -> str | None:
+    """Why this project's settings do not load, in one line (None when they do): for ``status``
+    and the session notice, which report a broken config instead of failing."""
+    try:
+        load_config(project)
+    except UserError as exc:
+        return exc.message
+    return None

@@ -108,7 +108,7 @@ def rehearse(opts: Any, seeds: tuple[int, ...] = REHEARSAL_SEEDS) -> Rehearsal:
     return Rehearsal(calls=round(sum(sum(r.calls.values()) for r, _ in runs) / n),
                      input_tokens=round(sum(_input(r.usage) for r, _ in runs) / n),
                      output_tokens=round(sum(r.usage.output_tokens for r, _ in runs) / n),
-                     by_phase={k: round(sum(r.calls.get(k, 0) for r, _ in runs) / n) for k in phases},
+                     by_phase={k: v for k in phases if (v := round(sum(r.calls.get(k, 0) for r, _ in runs) / n))},
                      backends=dict(first.backends), splits=dict(first.splits), sessions=first.n_sessions,
                      status=first.status, seconds=time.monotonic() - started,
                      target_price=next((b.price for b in runs[0][1] if b.id == first.backends.get("target")), None))

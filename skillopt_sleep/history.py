@@ -39,14 +39,6 @@ def summarize_night(report: NightReport) -> dict[str, Any]:
     }
 
 
-def night_score(night: dict[str, Any]) -> float | None:
-    """The val score of the documents a night left staged (a history entry): candidate when an
-    edit was accepted, else the baseline."""
-    if night.get("n_accepted") and night.get("candidate") is not None:
-        return night["candidate"]
-    return night.get("baseline")
-
-
 class History:
     """One JSONL line per night, across projects, in the user state dir."""
 

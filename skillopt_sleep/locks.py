@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import socket
+import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -80,13 +81,22 @@ class ProjectLock:
     def acquire(self) -> None:
         if self._lock is not None:
             raise RuntimeError("ProjectLock is not reentrant")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(self.path), timeout=self.wait)
-        try:
-            lock.acquire()
-        except Timeout:
-            raise UserError(f"{describe_holder(_read_holder(self.path))} holds this project's lock "
-                            f"({self.path}); try again when it has finished", EXIT_LOCKED) from None
+        deadline = time.monotonic() + self.wait
+        while True:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            lock = FileLock(str(self.path), timeout=max(0.0, deadline - time.monotonic()))
+            try:
+                lock.acquire()
+                break
+            except Timeout:
+                raise UserError(f"{describe_holder(_read_holder(self.path))} holds this project's lock "
+                                f"({self.path}); try again when it has finished", EXIT_LOCKED) from None
+            except FileNotFoundError:
+                # A refused night removed the folder it had made (footprint.py) while we waited:
+                # make it again and go on waiting for what is left of the wait.
+                if time.monotonic() >= deadline:
+                    raise UserError(f"this project's lock ({self.path}) kept disappearing; try again",
+                                    EXIT_LOCKED) from None
         self._lock = lock
         try:
             atomic_write_text(holder_path(self.path), json.dumps({

@@ -28,7 +28,7 @@ class LoopSettings:
     # samples the val tasks outside an edit's own kind start with in its gate, more only when the
     # gate asks; 0 (the default): as many as the edit's own tasks reached. Fewer saves calls but
     # lets a trade-off pass more often (bench_gate at Nval 10: 7.3 % with 4 vs 3.7 % with 0,
-    # docs/bench/gate-s4.json): tasks grown one by one on their own drop leave the lucky ones at
+    # measured at c6a4426): tasks grown one by one on their own drop leave the lucky ones at
     # the first look and bias the all-task mean up
     others_samples: int = 0
     # an edit whose own tasks are fewer than this gets proportionally more samples per task

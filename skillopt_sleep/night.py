@@ -32,6 +32,7 @@ from skillopt_sleep.edit_evidence import EvidencePool
 from skillopt_sleep.edit_schedule import edit_budget
 from skillopt_sleep.dream import split_measurable
 from skillopt_sleep.errors import EXIT_BUDGET, EXIT_CONFIG, EXIT_PROVIDER, EXIT_USAGE, UserError
+from skillopt_sleep.footprint import Footprint
 from skillopt_sleep.gate import GateConfig
 from skillopt_sleep.paths import project_dirs, user_dirs
 from skillopt_sleep.proposal import task_summaries
@@ -164,6 +165,7 @@ def run_night(opts: NightOptions) -> NightReport:
     if opts.mode not in ("run", "demo"):
         return _night(opts, night_id, False, History(), RejectedLedger(), staging)
     targets = allowed_targets(project, opts.config, opts.target_skill_path)
+    footprint = Footprint(project)
     with hold_project(project, "night", targets, night_id) as recovered:
         if recovered:
             opts.progress(recovered)
@@ -179,7 +181,13 @@ def run_night(opts: NightOptions) -> NightReport:
                 opts.progress(f"resuming the interrupted night {resume_from}")
             else:
                 opts.progress("no interrupted night to resume: starting a new one")
-        return _night(opts, night_id, True, History(), RejectedLedger(), staging, resume_from)
+        try:
+            return _night(opts, night_id, True, History(), RejectedLedger(), staging, resume_from)
+        except NightStopped:
+            raise
+        except UserError:
+            footprint.undo(night_id)  # refused before any work: leave the project as it was
+            raise
 
 
 def _auto_agents(opts: NightOptions) -> tuple[list[str], bool]:

@@ -53,9 +53,7 @@ def night_with_estimate(opts: Any, args: argparse.Namespace, mode: str) -> int:
         print_report(stopped.report, args.json)
         stopped.json_printed = True
         raise
-    print_report(report, args.json)
-    if mode == "dry-run" and not args.json:
-        print("dry-run: nothing was staged or saved")
+    print_report(report, args.json)  # a dry-run's report ends by saying nothing was staged
     return EXIT_OK
 
 

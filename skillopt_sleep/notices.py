@@ -9,35 +9,39 @@ Two notice files live in the user state dir (``paths.UserDirs.notices``):
 - ``schedule.json``: the scheduled night did not run. Rewritten when the schedule changes and
   when a scheduled night starts or ends; the notice carries the time from which it applies.
 
-Both have one format (``FORMAT``)::
+Both have one format, UTF-8 text of at most ``MAX_FILE_BYTES``, fields separated by tabs, so
+that a hook parses it with ``str.split`` (importing ``json`` would cost a hook more CPU than
+everything else it does)::
 
-    {"format": "skillopt_sleep.notice.v1", "project": "/abs/project" or null,
-     "written": "<ISO time>",
-     "notices": [{"text": {"claude": "...", "codex": "...", "cli": "..."},
-                  "from": "<ISO time with offset>" or null, "until": "<ISO time>" or null}]}
+    skillopt-sleep notice v1
+    project <TAB> <sha-256 of the resolved project path (paths.project_fingerprint)> | -
+    written <TAB> <ISO time, for people>
+    <from> <TAB> <until> <TAB> <agent> <TAB> <one line of text>
+    ...
 
-A notice applies when ``from <= now < until`` (a missing bound is open); its text is one line
-per agent (only the review hint differs), already redacted and sanitized, at most
-``NOTICE_MAX_CHARS`` long. ``write_notice_file`` is the only writer; readers (``read_notices``
-here, ``plugins/claude-code/scripts/hook.py`` for the hooks) check the format, the bounds and
-the project, show at most ``MAX_SHOWN`` lines, and say nothing about a file they cannot trust.
+One line per notice and agent (``claude``, ``codex``, ``cli``: only the review hint differs);
+``from`` / ``until`` are Unix times in whole seconds, or ``-`` for an open bound, and the line
+applies when ``from <= now < until``. Every text is already redacted and sanitized, one line of
+at most ``NOTICE_MAX_CHARS``. ``write_notice_file`` is the only writer; readers (``read_notices``
+here, ``plugins/claude-code/scripts/hook.py`` for the hooks) check the header, the bounds and
+the project, re-sanitize, show at most ``MAX_SHOWN`` lines, and say nothing about a file they
+cannot trust.
 """
 
 from __future__ import annotations
 
-import json
 import os
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
 
 from skillopt_sleep.files import atomic_write_text, parse_json
-from skillopt_sleep.paths import project_dirs, user_dirs
+from skillopt_sleep.paths import project_dirs, project_fingerprint, user_dirs
 from skillopt_sleep.redact import redact
 from skillopt_sleep.sanitize import sanitize
 from skillopt_sleep.types import parse_time
 
-FORMAT = "skillopt_sleep.notice.v1"
+HEADER = "skillopt-sleep notice v1"
 AGENTS = ("claude", "codex", "cli")
 # How each agent's user reaches the review: the one place this wording lives.
 REVIEW_HINTS = {
@@ -54,7 +58,12 @@ RECENT = timedelta(hours=36)
 # report.json is read only to count the proposed rules; a bigger file is not worth the time.
 REPORT_READ_LIMIT = 2 * 1024 * 1024
 
-Notice = dict[str, Any]  # {"text": {agent: line}, "from": iso | None, "until": iso | None}
+
+@dataclass(frozen=True)
+class Notice:
+    texts: dict[str, str]  # agent -> one clean line
+    start: int | None = None  # Unix seconds; None: open
+    end: int | None = None
 
 
 def clean_line(text: str) -> str:
@@ -63,18 +72,35 @@ def clean_line(text: str) -> str:
     return sanitize(" ".join(redact(text).split()), NOTICE_MAX_CHARS)
 
 
-def _iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.astimezone(timezone.utc).isoformat(timespec="seconds")
+def _seconds(moment: datetime | None) -> int | None:
+    return None if moment is None else int(moment.timestamp())
 
 
 def make_notice(texts: dict[str, str] | str, start: datetime | None = None, end: datetime | None = None) -> Notice:
-    """A notice: one text for every agent, or one per agent (``AGENTS``)."""
+    """A notice: one text for every agent, or one per agent (``AGENTS``); shown from ``start``
+    until ``end`` (either may be open)."""
     by_agent = texts if isinstance(texts, dict) else dict.fromkeys(AGENTS, texts)
-    return {"text": {agent: clean_line(by_agent[agent]) for agent in AGENTS},
-            "from": _iso(start), "until": _iso(end)}
+    return Notice({agent: clean_line(by_agent[agent]) for agent in AGENTS}, _seconds(start), _seconds(end))
 
 
 # --------------------------------------------------------------------------- the only writer
+
+
+def _bound(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def render(notices: list[Notice], project: Path | None) -> str:
+    """The file's text (see the module docstring)."""
+    fingerprint = "-" if project is None else project_fingerprint(project)
+    written = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    lines = [HEADER, f"project\t{fingerprint}", f"written\t{written}"]
+    for notice in notices[:MAX_NOTICES]:
+        for agent in AGENTS:
+            text = clean_line(notice.texts[agent])  # one line: no tab, no newline
+            if text:
+                lines.append(f"{_bound(notice.start)}\t{_bound(notice.end)}\t{agent}\t{text}")
+    return "\n".join(lines) + "\n"
 
 
 def write_notice_file(path: Path, notices: list[Notice], project: Path | None = None) -> None:
@@ -82,11 +108,9 @@ def write_notice_file(path: Path, notices: list[Notice], project: Path | None = 
     write nothing."""
     if not notices and not path.exists():
         return
-    document = {"format": FORMAT, "project": None if project is None else str(project),
-                "written": _iso(datetime.now(timezone.utc)), "notices": notices[:MAX_NOTICES]}
-    text = json.dumps(document, ensure_ascii=False, indent=1) + "\n"
+    text = render(notices, project)
     if len(text.encode("utf-8")) > MAX_FILE_BYTES:  # cannot happen with bounded lines; be sure
-        raise ValueError(f"notice file for {project} would be {len(text)} bytes")
+        raise ValueError(f"the notice file {path} would be {len(text)} characters")
     atomic_write_text(path, text)
 
 
@@ -171,9 +195,19 @@ def schedule_notices() -> list[Notice]:
         return []
     if schedule is None or not schedule.projects:
         return []
-    slot = first_unserved_slot(schedule.at, parse_time(schedule.updated),
-                               last_run_started(user_dirs().scheduled_runs))
-    return [make_notice(missed_night_text(slot), start=slot + GRACE)]
+    runs = user_dirs().scheduled_runs
+    started = last_run_started(runs)
+    slot = first_unserved_slot(schedule.at, parse_time(schedule.updated), started)
+    notices = [make_notice(missed_night_text(slot), start=slot + GRACE)]
+    if started is not None:  # the last night that began, if it failed, is told until the next slot
+        from skillopt_sleep.scheduler.missed import what_happened
+        from skillopt_sleep.scheduler.timing import last_slot
+
+        failed = what_happened(schedule.via, last_slot(schedule.at, started + timedelta(minutes=1)),
+                               datetime.now(timezone.utc), runs)
+        if failed:
+            notices.insert(0, make_notice(failed, end=slot + GRACE))
+    return notices
 
 
 def refresh_schedule_notice() -> None:
@@ -208,17 +242,35 @@ def _read_bounded(path: Path) -> bytes | None:
         os.close(fd)
 
 
-def _applies(entry: dict[str, Any], now: datetime) -> bool:
-    for key, before in (("from", True), ("until", False)):
-        value = entry.get(key)
-        if value is None:
-            continue
-        moment = parse_time(value) if isinstance(value, str) else None
-        if moment is None:
-            return False
-        if (now < moment) if before else (now >= moment):
-            return False
-    return True
+def _bound_holds(field: str, now: int, is_start: bool) -> bool:
+    if field == "-":
+        return True
+    if not field.isdigit() or not field.isascii():
+        return False
+    return now >= int(field) if is_start else now < int(field)
+
+
+def parse_notice_file(data: bytes, agent: str, now: int, fingerprint: str) -> list[str]:
+    """The lines of a notice file's bytes that apply at ``now`` (Unix seconds) for ``agent``,
+    re-sanitized; [] unless it is a whole, valid file of this format for ``fingerprint``."""
+    try:
+        lines = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        return []
+    if len(lines) < 4 or lines[0] != HEADER or lines[1] != f"project\t{fingerprint}" \
+            or not lines[2].startswith("written\t") or lines[-1] != "":
+        return []
+    shown = []
+    for line in lines[3:-1][:MAX_NOTICES * len(AGENTS)]:
+        fields = line.split("\t", 3)
+        if len(fields) != 4:
+            return []
+        start, end, whose, text = fields
+        if whose == agent and _bound_holds(start, now, True) and _bound_holds(end, now, False):
+            text = clean_line(text)
+            if text:
+                shown.append(text)
+    return shown
 
 
 def read_notice_file(path: Path, agent: str, now: datetime, project: Path | None = None) -> list[str]:
@@ -227,25 +279,8 @@ def read_notice_file(path: Path, agent: str, now: datetime, project: Path | None
     data = _read_bounded(path)
     if data is None:
         return []
-    try:
-        document = parse_json(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return []
-    if not isinstance(document, dict) or document.get("format") != FORMAT:
-        return []
-    if document.get("project") != (None if project is None else str(project)):
-        return []
-    entries = document.get("notices")
-    if not isinstance(entries, list):
-        return []
-    lines = []
-    for entry in entries[:MAX_NOTICES]:
-        if not isinstance(entry, dict) or not isinstance(entry.get("text"), dict):
-            continue
-        text = entry["text"].get(agent)
-        if isinstance(text, str) and _applies(entry, now):
-            lines.append(clean_line(text))
-    return [line for line in lines if line]
+    fingerprint = "-" if project is None else project_fingerprint(project)
+    return parse_notice_file(data, agent, int(now.timestamp()), fingerprint)
 
 
 def read_notices(project: str | os.PathLike[str], agent: str = "cli", now: datetime | None = None) -> list[str]:

@@ -100,11 +100,16 @@ def user_dirs() -> UserDirs:
     )
 
 
-def notice_key(project: str | os.PathLike[str]) -> str:
-    """The name a project's notice file goes by: a hash of its resolved path (case-folded where
-    the file system is). The plugins' hook script computes the same name without the engine."""
+def project_fingerprint(project: str | os.PathLike[str]) -> str:
+    """The sha-256 (hex) of the project's resolved path, case-folded where the file system is.
+    The plugins' hook script computes the same without the engine."""
     resolved = os.path.normcase(str(Path(project).expanduser().resolve()))
-    return hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def notice_key(project: str | os.PathLike[str]) -> str:
+    """The name a project's notice file goes by: the start of its fingerprint."""
+    return project_fingerprint(project)[:16]
 
 
 def claude_home() -> Path:

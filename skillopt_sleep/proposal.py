@@ -64,6 +64,8 @@ class ProposalView:
     documents: list[DocumentDiff] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        from skillopt_sleep.report import nothing_learned, numbers  # report.py renders this view too
+
         report = self.report
         return {
             "night_id": report.night_id,
@@ -76,6 +78,11 @@ class ProposalView:
             "staging_dir": self.staging_dir,
             "report_html": str(Path(self.staging_dir) / "report.html"),
             "val": {"baseline": report.baseline, "candidate": report.candidate},
+            "numbers": [{"measure": k, "value": v} for k, v in numbers(report)],
+            "calls": dict(report.calls),
+            "usage": report.usage.to_dict(),
+            "nothing_learned": nothing_learned(report) or None,
+            "notes": list(report.notes),
             "rules": [{"edit": r.edit.to_dict(), "scope": r.scope,
                        "evidence": [asdict(e) for e in r.evidence],
                        "decisions": [d.to_dict() for d in r.decisions]} for r in self.rules],

@@ -100,6 +100,48 @@ def backend_lines(report: NightReport) -> list[str]:
     return lines
 
 
+def numbers(report: NightReport) -> list[tuple[str, str]]:
+    """What a night measured and spent, as (measure, value) rows: the one list report.md,
+    ``review`` and report.html all show."""
+    rows = [("sessions harvested", str(report.n_sessions)),
+            ("tasks", f"{report.n_tasks}{_splits(report)}")]
+    rows += [(f"skipped: {reason}", str(count)) for reason, count in report.skipped.items()]
+    if report.train_baseline is not None:
+        rows.append(("train score (current documents)", _score(report.train_baseline)))
+    rows.append(("val score, baseline → candidate", _change(report.baseline, report.candidate)))
+    if report.test_baseline is not None or report.test_candidate is not None:
+        rows.append(("test score, baseline → final (measured only, not used by the gate)",
+                     _change(report.test_baseline, report.test_candidate)))
+    rows.append(("model calls", _calls(report)))
+    rows.append(("tokens", _tokens(report)))
+    return rows
+
+
+def numbers_table(report: NightReport) -> list[str]:
+    """``numbers`` as a Markdown table."""
+    return ["| measure | value |", "|---|---|"] + [f"| {_cell(k, 200)} | {_cell(v, 400)} |"
+                                                     for k, v in numbers(report)]
+
+
+# notes that say on their own why a night had nothing to propose (consolidate.py, night.py)
+_WHY_NOTES = ("no edit to try", "no train tasks", "no val tasks", "no recurring", "stopped:")
+
+
+def nothing_learned(report: NightReport) -> str:
+    """Why a night proposes no rule, in one line ("" when it proposes one)."""
+    if report.accepted_edits:
+        return ""
+    said = [note for note in report.notes if note.startswith(_WHY_NOTES)]
+    if said:
+        return "; ".join(said)
+    if report.rejected_edits:
+        return (f"the gate refused every edit tried ({len(report.rejected_edits)}); "
+                "each one's reasons are under Refused edits")
+    if report.status in ("no-tasks", "budget", "failed"):
+        return f"the night ended {report.status} (see Notes)"
+    return "no edit was proposed (see Notes)"
+
+
 def _edit_block(index: int, edit: Edit) -> list[str]:
     lines = [f"### {index}. {sanitize(edit.target)} · {sanitize(edit.op)}", "",
              f"Scope: {sanitize(scope_label(edit), 200)}", ""]
@@ -127,20 +169,10 @@ def render_markdown(report: NightReport) -> str:
     out += [f"- {line}" for line in backend_lines(report)]
     for role, path in report.documents.items():
         out.append(f"- {sanitize(role)} document: `{sanitize(path)}`")
-    out += ["", "## Numbers", "", "| measure | value |", "|---|---|"]
-    out.append(f"| sessions harvested | {report.n_sessions} |")
-    out.append(f"| tasks | {report.n_tasks} {_cell(_splits(report).strip())} |")
-    for reason, count in report.skipped.items():
-        out.append(f"| skipped: {_cell(reason)} | {count} |")
-    if report.train_baseline is not None:
-        out.append(f"| train score (current documents) | {_score(report.train_baseline)} |")
-    val = _change(report.baseline, report.candidate)
-    out.append(f"| val score, baseline → candidate | {val} |")
-    if report.test_baseline is not None or report.test_candidate is not None:
-        out.append("| test score, baseline → final (measured only, not used by the gate) | "
-                   f"{_change(report.test_baseline, report.test_candidate)} |")
-    out.append(f"| model calls | {_cell(_calls(report))} |")
-    out.append(f"| tokens | {_tokens(report)} |")
+    out += ["", "## Numbers", ""] + numbers_table(report)
+    why = nothing_learned(report)
+    if why:
+        out += ["", f"Nothing learned: {sanitize(why, 600)}"]
 
     conflicts = conflict_notes(report.accepted_edits)
     if conflicts:
@@ -245,4 +277,15 @@ def render_text(report: NightReport) -> str:
         lines.append(f"  staged at {sanitize(report.staging_dir)}")
         if report.accepted_edits:
             lines.append(f"  adopt with: {adopt_command(report)}")
+    if report.mode == "dry-run":
+        lines.append("  " + dry_run_line(report))
     return "\n".join(lines)
+
+
+def dry_run_line(report: NightReport) -> str:
+    """How a dry-run ends: nothing staged, and where nothing was written."""
+    from skillopt_sleep.paths import project_dirs, user_dirs
+
+    return (f"dry-run: nothing was staged or saved — nothing written in "
+            f"{sanitize(str(project_dirs(report.project).root))} nor in {sanitize(str(user_dirs().state))} "
+            "(no proposal, harvest checkpoint or history); `skillopt-sleep run` stages a proposal")

@@ -9,11 +9,12 @@ browser too). Every piece of untrusted text is sanitized and HTML-escaped.
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 from typing import Any
 
 from skillopt_sleep.handwritten import conflict_notes
 from skillopt_sleep.proposal import EvidenceTask, ProposalView, gate_label, headline_statistic, why_accepted
-from skillopt_sleep.report import SIMULATED_WARNING, adopt_command, revert_command
+from skillopt_sleep.report import SIMULATED_WARNING, adopt_command, nothing_learned, numbers, revert_command
 from skillopt_sleep.sanitize import clean_text
 from skillopt_sleep.scope import scope_label
 from skillopt_sleep.trend_chart import TrendPoint, render_svg
@@ -117,17 +118,21 @@ def render_html(view: ProposalView, trend: list[TrendPoint]) -> str:
             ("Backends", ", ".join(f"{k}: {v}" for k, v in r.backends.items()) or "n/a")]
     if r.backend_choice:
         rows.append(("Backend choice", r.backend_choice))
-    rows += [("Sessions · tasks", f"{r.n_sessions} sessions, {r.n_tasks} tasks"),
-             ("Val score, baseline → candidate", f"{_score(r.baseline)} → {_score(r.candidate)}")]
-    if r.test_baseline is not None or r.test_candidate is not None:
-        rows.append(("Test score (measured only)", f"{_score(r.test_baseline)} → {_score(r.test_candidate)}"))
     out += [f"<tr><th>{escape(k)}</th><td>{_t(v, 300)}</td></tr>" for k, v in rows]
     out.append("</table>")
+    out.append("<h2>Numbers</h2><table>")
+    out += [f"<tr><th>{_t(k, 200)}</th><td>{_t(v, 400)}</td></tr>" for k, v in numbers(r)]
+    out.append("</table>")
+    why = nothing_learned(r)
+    if why:
+        out.append(f"<p><b>Nothing learned:</b> {_t(why, 600)}</p>")
 
     out.append("<h2>Score across nights</h2>")
     out.append('<div class="chart">' + render_svg(trend) + "</div>")
-    out.append("<p class=muted>Validation score of the documents each night left staged "
-               "(hollow points: simulated nights).</p>")
+    out.append("<p class=muted>Blue line: the validation score of the documents in effect after each "
+               "night — its baseline, or its candidate once adopted and not reverted. Grey squares: each "
+               "night's baseline. Diamonds: proposals, joined to their baseline — orange staged, green "
+               "adopted, red reverted; never part of the line. Hollow: simulated or not in effect.</p>")
 
     for note in conflict_notes([rule.edit for rule in view.rules]):
         out.append(f'<p class="warn"><strong>Changes what you wrote:</strong> {_t(note, 800)}</p>')
@@ -171,3 +176,22 @@ def render_html(view: ProposalView, trend: list[TrendPoint]) -> str:
                    f"<pre>{_t(revert_command(r))}</pre>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
+
+
+def refresh_report_html(project: Path, night_id: str) -> None:
+    """Re-render a staged night's report.html after it was adopted or reverted, so the page says
+    what became of it (its state and the trend). Best effort: the page is for reading only; the
+    manifest and the proposal files, which adoption checks, are not touched."""
+    from skillopt_sleep.adoption import list_proposals
+    from skillopt_sleep.files import atomic_write_text
+    from skillopt_sleep.history import History
+    from skillopt_sleep.proposal import load_view
+    from skillopt_sleep.score_trend import adoption_states
+    from skillopt_sleep.trend_chart import trend_points
+
+    for proposal in list_proposals(project):
+        if proposal.get("night_id") == night_id:
+            view = load_view(proposal)
+            trend = trend_points(History().nights(project), view.report, adoption_states(project))
+            atomic_write_text(Path(view.staging_dir) / "report.html", render_html(view, trend))
+            return

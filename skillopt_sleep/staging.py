@@ -35,6 +35,7 @@ from skillopt_sleep.proposal import build_view, managed_block_diff
 from skillopt_sleep.report import render_markdown
 from skillopt_sleep.files import atomic_write_bytes, atomic_write_text, parse_json, sha256_bytes
 from skillopt_sleep.report_html import render_html
+from skillopt_sleep.score_trend import adoption_states
 from skillopt_sleep.trend_chart import trend_points
 from skillopt_sleep.types import NightReport, format_time
 
@@ -193,7 +194,8 @@ def stage(
                           json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
         atomic_write_text(work / "report.md", render_markdown(report))
         view = build_view(report, manifest, "staged", str(final))
-        atomic_write_text(work / "report.html", render_html(view, trend_points(past_nights or [], report)))
+        atomic_write_text(work / "report.html", render_html(view, trend_points(past_nights or [], report,
+                                                                           adoption_states(dirs.project))))
         if evidence is not None and Path(evidence).is_file():
             shutil.copyfile(evidence, work / "evidence.jsonl")
         os.replace(work, final)

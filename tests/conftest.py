@@ -15,7 +15,9 @@ def home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
     PATH and which keys are set, and no test may silently depend on that."""
     path = tmp_path_factory.mktemp("skillopt-home")
     monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(path))
-    for key in ("SKILLOPT_SLEEP_MODEL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+    # CLAUDECODE / CODEX_THREAD_ID: set when the suite itself runs inside an agent's tool, where
+    # the engine would name the agent's commands instead of the terminal's
+    for key in ("SKILLOPT_SLEEP_MODEL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CLAUDECODE", "CODEX_THREAD_ID"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("SKILLOPT_SLEEP_BACKEND", "sim")
     return path

@@ -43,7 +43,7 @@ def test_bad_backend_is_one_clear_line(tmp_path: Path, home: Path) -> None:
     out = run_cli("dry-run", "--project", str(tmp_path), "--tasks-file", str(tasks), "--backend", "nope",
                   env_home=home)
     assert out.returncode == 2
-    assert "unknown backend 'nope'" in out.stderr and "Traceback" not in out.stderr
+    assert "--backend nope: unknown backend (choose from auto, sim," in out.stderr and "Traceback" not in out.stderr
 
 
 def test_broken_config_is_reported_with_its_file(tmp_path: Path, home: Path) -> None:

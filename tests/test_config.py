@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from skillopt_sleep.config import Config, load_config, read_config_file, validate
-from skillopt_sleep.errors import EXIT_CONFIG, UserError
+from skillopt_sleep.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 
 
 @pytest.fixture
@@ -224,3 +225,45 @@ def test_edit_whole_skill_is_a_list_of_skill_names(project: Path):
     assert load_config(project, env={}).edit_whole_skill == ["lookup"]  # one name is a list of one
     project_file(project).write_text("edit_whole_skill = [1]\n", encoding="utf-8")
     assert "must be a list of strings" in config_error(project=project, env={}).message
+
+
+def test_an_unknown_backend_in_a_file_names_the_file_and_the_key(project: Path, capsys: pytest.CaptureFixture[str],
+                                                                  monkeypatch: pytest.MonkeyPatch):
+    """``backend = "gpt5"`` in the project's config.toml: one line naming the file, the key and the
+    choices, exit 3 — from ``run`` as from load_config; ``status`` says so and still works."""
+    from skillopt_sleep.cli import main
+
+    monkeypatch.delenv("SKILLOPT_SLEEP_BACKEND")  # the tests' default would win over the file
+    project_file(project).write_text('backend = "gpt5"\n', encoding="utf-8")
+    err = config_error(project=project, env={})
+    assert err.message == (f'backend = "gpt5" in {project_file(project)}: unknown backend '
+                           "(choose from auto, sim, anthropic, openai, claude-cli, codex-cli)")
+    assert main(["run", "--project", str(project), "--quiet"]) == EXIT_CONFIG
+    assert capsys.readouterr().err.strip() == f"skillopt-sleep: {err.message}"
+    assert main(["status", "--project", str(project)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == f"  config is broken: {err.message} — every night stops at once until it is fixed"
+    assert main(["status", "--project", str(project), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["config_problem"] == err.message
+
+
+def test_backend_errors_say_where_the_backend_was_set(user_file: Path):
+    user_file.write_text('optimizer_backend = "sim:seed"\n', encoding="utf-8")
+    assert config_error(env={}).message == (f'optimizer_backend = "sim:seed" in {user_file}: '
+                                            "backend option 'seed' is not key=value")
+    user_file.write_text("", encoding="utf-8")
+    assert config_error(env={"SKILLOPT_SLEEP_BACKEND": "gpt5"}).message.startswith(
+        "SKILLOPT_SLEEP_BACKEND=gpt5 in the environment: unknown backend (choose from auto, ")
+    with pytest.raises(UserError) as info:
+        load_config(overrides={"backend": "gpt5"}, env={})
+    assert info.value.code == EXIT_USAGE and info.value.message.startswith("--backend gpt5: unknown backend")
+    assert load_config(overrides={"backend": "AUTO"}, env={}).backend == "AUTO"
+
+
+def test_an_invalid_value_names_where_it_was_set(project: Path):
+    project_file(project).write_text("k = 0\n", encoding="utf-8")
+    assert config_error(project=project, env={}).message == (
+        f"invalid setting (k set in {project_file(project)}): k must be at least 1")
+    project_file(project).write_text("val_samples = 20\n", encoding="utf-8")
+    assert config_error(project=project, env={}).message == (
+        f"invalid setting (val_samples set in {project_file(project)}): max_val_samples must be >= val_samples")

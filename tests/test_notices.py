@@ -17,7 +17,7 @@ from skillopt_sleep import notices
 from skillopt_sleep.adoption import adopt, revert
 from skillopt_sleep.errors import UserError
 from skillopt_sleep.files import append_jsonl
-from skillopt_sleep.paths import notice_key, project_dirs, user_dirs
+from skillopt_sleep.paths import notice_key, project_dirs, project_fingerprint, user_dirs
 from skillopt_sleep.scheduler.nightly import _write_last_run, run_scheduled
 from skillopt_sleep.scheduler.schedule_file import ProjectEntry, Schedule, remove_schedule, save_schedule
 from skillopt_sleep.scheduler.timing import GRACE
@@ -60,7 +60,7 @@ def test_staging_writes_it_adopt_clears_it_revert_keeps_it_cleared(project):
     assert notices.read_notices(project) == [WAITING]
     adopt(project)
     assert notices.read_notices(project) == []
-    assert json.loads(_file(project).read_text())["notices"] == []
+    assert _file(project).read_text().count("\n") == 3  # the header, and no notice
     revert(project)
     assert notices.read_notices(project) == []  # a reverted proposal is not news
 
@@ -123,11 +123,9 @@ def test_a_notice_that_cannot_be_written_is_removed_not_left_stale(project, monk
 def test_lines_are_redacted_and_sanitized_when_written_and_again_when_read(project):
     secret = "sk-ant-api03-" + "A" * 40
     notices.write_notice_file(_file(project), [notices.make_notice(f"a\x1b[31m b\n{secret}\x07 c")], project)
-    stored = json.loads(_file(project).read_text())["notices"][0]["text"]["cli"]
-    assert stored == "a b [REDACTED:anthropic_key] c"
-    document = json.loads(_file(project).read_text())
-    document["notices"][0]["text"]["cli"] = "x\x1b]0;title\x07y\u202ez" + "w" * 400
-    _file(project).write_text(json.dumps(document))
+    assert "\t-\tcli\ta b [REDACTED:anthropic_key] c\n" in _file(project).read_text()
+    _file(project).write_text(_file(project).read_text().replace(
+        "a b [REDACTED:anthropic_key] c", "x\x1b]0;title\x07y\u202ez" + "w" * 400))
     (line,) = notices.read_notices(project)
     assert line.startswith("xyzw") and len(line) <= notices.NOTICE_MAX_CHARS and "\x1b" not in line
 
@@ -135,25 +133,24 @@ def test_lines_are_redacted_and_sanitized_when_written_and_again_when_read(proje
 # --------------------------------------------------------------------------- what a reader refuses
 
 
-def _valid(project: Path) -> dict:
-    _stage(project)
-    return json.loads(_file(project).read_text())
-
-
-@pytest.mark.parametrize("damage", ["format", "project", "garbage", "huge", "fifo", "directory"])
+@pytest.mark.parametrize("damage", ["format", "project", "garbage", "torn", "bad bound", "huge", "fifo",
+                                    "directory"])
 def test_an_untrustworthy_file_says_nothing(project, tmp_path, damage):
-    document = _valid(project)
+    _stage(project)
     path = _file(project)
+    text = path.read_text()
     if damage == "format":
-        document["format"] = "skillopt_sleep.notice.v0"
-        path.write_text(json.dumps(document))
+        path.write_text(text.replace("notice v1", "notice v0"))
     elif damage == "project":  # another project's notice under this project's name
-        document["project"] = str(tmp_path / "elsewhere")
-        path.write_text(json.dumps(document))
+        path.write_text(text.replace(project_fingerprint(project), project_fingerprint(tmp_path)))
     elif damage == "garbage":
         path.write_bytes(b"\xff{[" * 10)
+    elif damage == "torn":  # cut short (never by our atomic writes; by a full disk elsewhere)
+        path.write_text(text[:-10])
+    elif damage == "bad bound":
+        path.write_text(text.replace("-\t", "0x10\t"))
     elif damage == "huge":  # valid, but past the bound
-        path.write_text(json.dumps(document) + " " * notices.MAX_FILE_BYTES)
+        path.write_text(text + "-\t-\tcodex\tpadding\n" * notices.MAX_FILE_BYTES)
     elif damage == "fifo":
         path.unlink()
         os.mkfifo(path)
@@ -184,8 +181,8 @@ def _schedule(projects: list[str] | None = None) -> None:
 
 
 def _due() -> datetime:
-    entry = json.loads(user_dirs().schedule_notice.read_text())["notices"][0]
-    return datetime.fromisoformat(entry["from"])
+    first = user_dirs().schedule_notice.read_text().splitlines()[3]
+    return datetime.fromtimestamp(int(first.split("\t")[0]), timezone.utc)
 
 
 def test_a_missed_night_is_said_from_its_slot_plus_grace_until_its_night_starts(project, monkeypatch):
@@ -195,7 +192,7 @@ def test_a_missed_night_is_said_from_its_slot_plus_grace_until_its_night_starts(
     assert notices.read_notices(project, now=due - timedelta(minutes=1)) == []
     (line,) = notices.read_notices(project, now=due + timedelta(minutes=1))
     slot = (due - GRACE).astimezone()
-    assert f"the scheduled night of {slot:%a %d %b %H:%M} did not run" in line
+    assert f"the scheduled night of {slot:%a %d %b %H:%M} has not run" in line
     assert notices.read_notices(project, "claude", now=due) == [line]  # the same in every project and agent
     monkeypatch.setattr("skillopt_sleep.scheduler.nightly.prepare_environment", lambda _schedule: None)
     assert run_scheduled(run_project=lambda entry, log: {}) == 0  # a night by hand, before the slot
@@ -214,7 +211,20 @@ def test_project_notices_come_first_and_at_most_three_lines_show(project):
     _stage(project)
     _schedule()
     lines = notices.read_notices(project, now=_due() + timedelta(minutes=1))
-    assert lines[0] == WAITING and "did not run" in lines[1] and len(lines) == 2
+    assert lines[0] == WAITING and "has not run" in lines[1] and len(lines) == 2
     many = [notices.make_notice(f"line {i}") for i in range(5)]
     notices.write_notice_file(_file(project), many, project)
     assert notices.read_notices(project) == ["line 0", "line 1", "line 2"]
+
+
+def test_a_scheduled_night_that_failed_is_said_at_once_and_blames_no_sleep(project):
+    """The last night began and a project failed: the hook says so (from the night's record)
+    until the next slot, without calling the machine asleep."""
+    _schedule()
+    started = datetime.now(timezone.utc) - timedelta(hours=1)
+    _write_last_run(user_dirs().scheduled_runs, {
+        "started": started.isoformat(), "finished": datetime.now(timezone.utc).isoformat(),
+        "projects": [{"project": "/p", "ok": False, "message": "provider failed (auth)"}]})
+    (line,) = notices.read_notices(project, now=datetime.now(timezone.utc))
+    assert "1 of 1 project(s) failed" in line and "provider failed (auth)" in line
+    assert "asleep" not in line

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from skillopt_sleep import adoption, staging
+from skillopt_sleep.agent_surface import ask_for, calling_agent
 from skillopt_sleep.handwritten import conflict_notes
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_OK, UserError
 from skillopt_sleep.proposal import (
@@ -23,11 +24,13 @@ from skillopt_sleep.report import (
     SIMULATED_WARNING,
     adopt_command,
     backend_lines,
+    nothing_learned,
+    numbers_table,
     revert_command,
 )
 from skillopt_sleep.sanitize import clean_text, sanitize
 from skillopt_sleep.scope import scope_label
-from skillopt_sleep.types import Edit, GateDecision
+from skillopt_sleep.types import Edit, GateDecision, NightReport
 
 
 def _cell(value: object, limit: int = 120) -> str:
@@ -89,13 +92,18 @@ def _decision(decision: GateDecision) -> list[str]:
 
 def render_review(view: ProposalView) -> str:
     r = view.report
-    out = [f"# skillopt-sleep proposal: night {sanitize(r.night_id)} ({sanitize(view.state)})", ""]
+    state = view.state if view.documents else f"{view.state}, nothing to adopt"
+    out = [f"# skillopt-sleep proposal: night {sanitize(r.night_id)} ({sanitize(state)})", ""]
     if r.simulated:
         out += [f"> **{SIMULATED_WARNING}**", ""]
     out += [f"- Project: `{_cell(r.project, 300)}`",
             f"- Val score, baseline → candidate: {_score(r.baseline)} → {_score(r.candidate)}"]
     out += [f"- {line}" for line in backend_lines(r) if not line.startswith("**")]
     out += [f"- Full report: `{_cell(str(Path(view.staging_dir) / 'report.html'), 300)}`", ""]
+    out += ["## Numbers", "", *numbers_table(r), ""]
+    why = nothing_learned(r)
+    if why:
+        out += [f"**Nothing learned:** {sanitize(why, 600)}", ""]
 
     conflicts = conflict_notes([rule.edit for rule in view.rules])
     if conflicts:
@@ -136,10 +144,22 @@ def render_review(view: ProposalView) -> str:
         fence = "`" * max(3, _longest_backtick_run(diff) + 1)
         out += [fence + "diff", diff, fence, ""] if diff else ["(no diff recorded)", ""]
 
+    if r.notes:
+        out += ["## Notes", ""] + [f"- {sanitize(n, 1000)}" for n in r.notes] + [""]
+
     if view.state == "staged" and view.documents:
-        out += ["## Next step", "", "```", adopt_command(r), "```", "",
-                f"Undo later with `{revert_command(r)}`.", ""]
+        out += _next_step(r)
     return "\n".join(out)
+
+
+def _next_step(r: NightReport) -> list[str]:
+    """Adopt and revert, as the person types them where this is read (agent_surface.py)."""
+    if calling_agent() is None:
+        return ["## Next step", "", "```", adopt_command(r), "```", "",
+                f"Undo later with `{revert_command(r)}`.", ""]
+    night = ["--night", sanitize(r.night_id)]
+    adopt = ask_for("adopt", *night, *(["--allow-simulated"] if r.simulated else []))
+    return ["## Next step", "", f"Adopt it with `{adopt}`; undo later with `{ask_for('revert', *night)}`.", ""]
 
 
 def _longest_backtick_run(text: str) -> int:

@@ -18,9 +18,11 @@ from skillopt_sleep.errors import EXIT_CONFIG, EXIT_OK, EXIT_USAGE, UserError
 from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.scheduler.base import NIGHTLY_VERB, Job, refuse_control_chars, refuse_secrets
 from skillopt_sleep.scheduler.envfile import read_env_file
-from skillopt_sleep.scheduler.preflight import check_backends, config_record
+from skillopt_sleep.redact import redact
+from skillopt_sleep.sanitize import sanitize
+from skillopt_sleep.scheduler.preflight import Needs, check_backends, config_record
 from skillopt_sleep.scheduler.schedule_file import (
-    LOCATION_VARS, ProjectEntry, Schedule, load_schedule, now_iso, remove_schedule, save_schedule, schedule_path)
+    LOCATION_VARS, OUTPUT_LOG, ProjectEntry, Schedule, load_schedule, now_iso, remove_schedule, save_schedule, schedule_path)
 from skillopt_sleep.scheduler.timing import DEFAULT_AT, parse_at
 
 
@@ -40,7 +42,7 @@ def build_job(schedule: Schedule, schedule_file: Path) -> Job:
     argv = (schedule.python, "-m", "skillopt_sleep", NIGHTLY_VERB, "--schedule-file", str(schedule_file))
     for value in argv:
         refuse_control_chars("a path in the scheduled command", value)
-    return Job(hour, minute, argv, user_dirs().scheduled_runs / "scheduler-output.log")
+    return Job(hour, minute, argv, user_dirs().scheduled_runs / OUTPUT_LOG)
 
 
 def _overrides(backend: str | None, model: str | None) -> dict[str, Any]:
@@ -48,12 +50,28 @@ def _overrides(backend: str | None, model: str | None) -> dict[str, Any]:
     return {k: v for k, v in out.items() if v is not None}
 
 
+Warn = Callable[[str], None]
+
+
+def _preflight(warn: Warn | None, fallback: Any, check: Callable[..., Any], *args: Any) -> Any:
+    """``check(*args)``; with ``warn`` (``--print``), a finding about the job's environment (a
+    missing CLI, key, env file or importable interpreter) is reported and ``fallback`` used instead."""
+    try:
+        return check(*args)
+    except UserError as exc:
+        if warn is None or exc.code != EXIT_CONFIG:
+            raise
+        warn(exc.message)
+        return fallback
+
+
 def plan_schedule(*, at: str | None = None, projects: Sequence[str] | None = None, backend: str | None = None,
                   model: str | None = None, via: str | None = None, env_file: str | None = None,
                   auto_adopt: bool = False, platform: str | None = None,
-                  which: Callable[[str], str | None] = shutil.which) -> tuple[Schedule, Schedule | None]:
+                  which: Callable[[str], str | None] = shutil.which,
+                  warn: Warn | None = None) -> tuple[Schedule, Schedule | None]:
     """The schedule ``schedule`` would save (and the one it replaces); checks everything, changes
-    nothing."""
+    nothing. With ``warn``, what the job would not find is passed to it instead of refused."""
     for label, value in (("--at", at), ("--backend", backend), ("--model", model), ("--env-file", env_file)):
         if value is not None:
             refuse_control_chars(label, value)
@@ -67,7 +85,7 @@ def plan_schedule(*, at: str | None = None, projects: Sequence[str] | None = Non
     env_vars: dict[str, str] = {}
     if env_file:
         env_file = str(Path(env_file).expanduser().resolve())
-        env_vars = read_env_file(env_file)
+        env_vars = _preflight(warn, {}, read_env_file, env_file)
     python = str(Path(sys.executable).absolute())
     schedule = Schedule(at=at, via=via, python=python, env_file=env_file,
                         locations={k: os.environ[k] for k in LOCATION_VARS if os.environ.get(k)})
@@ -82,15 +100,16 @@ def plan_schedule(*, at: str | None = None, projects: Sequence[str] | None = Non
         config = load_config(Path(project), _overrides(backend, model))
         if backend:
             config.target_backend = config.optimizer_backend = None
-        needs = check_backends(config, env_vars, which)
+        needs = _preflight(warn, Needs(), check_backends, config, env_vars, which)
         path += needs.path
         entries[project] = ProjectEntry(project, config_record(config, needs), auto_adopt, now_iso())
     for project, entry in entries.items():  # the others, re-checked against today's env file and PATH
         if project not in named:
-            path += check_backends(config_from_record(entry.config), env_vars, which).path
+            recorded = config_from_record(entry.config)
+            path += _preflight(warn, Needs(), check_backends, recorded, env_vars, which).path
     schedule.projects = list(entries.values())
     schedule.path = list(dict.fromkeys(path))
-    check_interpreter(python)
+    _preflight(warn, None, check_interpreter, python)
     return schedule, previous
 
 
@@ -113,7 +132,12 @@ def check_interpreter(python: str) -> None:
 
 def schedule(*, print_only: bool = False, as_json: bool = False, platform: str | None = None,
              **options: Any) -> int:
-    new, previous = plan_schedule(platform=platform, **options)
+    warnings: list[str] = []
+    new, previous = plan_schedule(platform=platform, warn=warnings.append if print_only else None, **options)
+    warnings = [sanitize(redact(w), 400) for w in warnings]
+    for warning in warnings:  # --print shows the entry anyway; installing it would be refused
+        print(f"skillopt-sleep: warning: {warning} (`schedule` without --print refuses "
+              "until this is fixed)", file=sys.stderr)
     target = schedule_path()
     job = build_job(new, target)
     mechanism = scheduler.make_mechanism(new.via, platform)
@@ -124,7 +148,8 @@ def schedule(*, print_only: bool = False, as_json: bool = False, platform: str |
             print(json.dumps({"plan": {"mechanism": plan.mechanism,
                                        "artifacts": [a.__dict__ for a in plan.artifacts],
                                        "commands": plan.commands, "notes": plan.notes},
-                              "schedule_file": str(target), "schedule": new.to_dict()}, indent=2))
+                              "schedule_file": str(target), "schedule": new.to_dict(),
+                              "warnings": warnings}, indent=2))
         else:
             print(plan.render())
             print(f"--- {target}")
@@ -133,6 +158,9 @@ def schedule(*, print_only: bool = False, as_json: bool = False, platform: str |
         return EXIT_OK
     save_schedule(new, target)
     try:
+        # The entry creates it too (base.entry_command); made here, the first night's log has a
+        # home even for an entry someone edits by hand.
+        job.output_log.parent.mkdir(parents=True, exist_ok=True)
         mechanism.install(job)
     except BaseException:
         if previous is not None:
@@ -200,7 +228,7 @@ def unschedule(*, projects: Sequence[str] | None = None, print_only: bool = Fals
 
 
 def nightly(schedule_file: str | None) -> int:
-    from skillopt_sleep.scheduler.nightly import read_last_run, run_scheduled
+    from skillopt_sleep.scheduler.nightly import read_last_run, run_scheduled, tally
 
     code = run_scheduled(Path(schedule_file) if schedule_file else None)
     last = read_last_run() or {}
@@ -208,9 +236,10 @@ def nightly(schedule_file: str | None) -> int:
         print(f"skillopt-sleep: the scheduled night could not start: {last['error']}", file=sys.stderr)
         return code
     results = last.get("projects") or []
-    failed = sum(1 for r in results if not r.get("ok"))
-    print(f"skillopt-sleep: scheduled night done: {len(results) - failed} ok, {failed} failed; "
-          f"log {last.get('log')}")
+    print(f"skillopt-sleep: scheduled night done: {tally(results)}; log {last.get('log')}")
+    for result in results:
+        if result.get("skipped"):
+            print(f"  skipped {result.get('project')}: {result['skipped']}")
     return code
 
 
@@ -232,7 +261,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--auto-adopt", action="store_true",
                    help="adopt these projects' proposals right away when the gate accepts edits")
     p.add_argument("--print", dest="print_only", action="store_true",
-                   help="show exactly what would be installed; change nothing")
+                   help="show exactly what would be installed, with a warning for anything the "
+                   "night would not find (a CLI, a key); change nothing")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=lambda a: schedule(at=a.at, projects=a.project, backend=a.backend, model=a.model,
                                            via=a.via, env_file=a.env_file, auto_adopt=a.auto_adopt,
@@ -248,7 +278,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     n = sub.add_parser(NIGHTLY_VERB, help="run the scheduled night now for every registered project",
                        description="What the scheduled OS entry runs: a night for every registered "
                        "project, one after another, each with its recorded configuration. A failing "
-                       "project is logged and the others still run. Run it by hand to catch up on a "
-                       "missed night.")
+                       "project is logged and the others still run; a project with no session "
+                       "written since its last night is skipped, with no model call. Run it by hand "
+                       "to catch up on a missed night.")
     n.add_argument("--schedule-file", metavar="FILE", help="(default: the user schedule file)")
     n.set_defaults(func=lambda a: nightly(a.schedule_file))

@@ -5,17 +5,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from skillopt_sleep import adoption, journal, scheduler, staging
+from skillopt_sleep.agent_surface import ask_for, calling_agent
+from skillopt_sleep.config import config_problem
 from skillopt_sleep.errors import EXIT_OK
 from skillopt_sleep.paths import project_dirs
-from skillopt_sleep.history import History, night_score, summarize_night
+from skillopt_sleep.history import History, summarize_night
 from skillopt_sleep.locks import describe_holder, lock_holder
 from skillopt_sleep.night_state import format_night, night_status
 from skillopt_sleep.sanitize import clean_obj, sanitize
+from skillopt_sleep.score_trend import NightScores, adoption_states, night_state, score_trend, trend_lines
 from skillopt_sleep.types import NightReport
 
 
@@ -49,6 +52,7 @@ def collect_status(project: Path, recent: int = 5) -> dict[str, Any]:
     if extra:
         nights = sorted(nights + extra, key=lambda n: str(n.get("started") or ""))
     adoptions = adoption.adoptions(project)
+    states = adoption_states(project)
     latest = None
     if proposals:
         p = proposals[0]
@@ -69,8 +73,8 @@ def collect_status(project: Path, recent: int = 5) -> dict[str, Any]:
     return {
         "project": str(project),
         "n_nights": len(nights),
-        "nights": nights[-recent:] if recent > 0 else [],
-        "trend": [{"night_id": n.get("night_id"), "score": night_score(n)} for n in nights],
+        "nights": [dict(n, state=night_state(n, states)) for n in nights[-recent:]] if recent > 0 else [],
+        "trend": [asdict(t) for t in score_trend(nights, states)],
         "n_proposals": len(proposals),
         "latest_proposal": latest,
         "last_adoption": last_adoption,
@@ -78,6 +82,7 @@ def collect_status(project: Path, recent: int = 5) -> dict[str, Any]:
         "night": night_status(project),
         "interrupted": journal.pending(project),
         "schedule": scheduler.schedule_summary(str(project)),
+        "config_problem": config_problem(project),
     }
 
 
@@ -88,6 +93,7 @@ def _fmt(value: Any) -> str:
 def format_status(data: dict[str, Any]) -> str:
     project = sanitize(data["project"])
     lines = [f"skillopt-sleep status for {project}"]
+    lines += _config_line(data.get("config_problem"))
     lines += _night_section(data)
     interrupted = data["interrupted"]
     if interrupted is not None:
@@ -95,19 +101,17 @@ def format_status(data: dict[str, Any]) -> str:
                      f"{sanitize(interrupted['night_id'])} (started {sanitize(interrupted['started'])}) "
                      "is pending: the next adopt, revert or run finishes or rolls it back first")
     if not data["n_nights"]:
-        lines.append("  no nights yet; run `skillopt-sleep run` (or `demo` to try it)")
+        lines.append(_no_nights_line())
     else:
         lines.append(f"  nights: {data['n_nights']} (last {len(data['nights'])}):")
         for n in reversed(data["nights"]):
             when = sanitize(n.get("finished") or n.get("started") or "?")
             lines.append(
-                f"    {when}  {sanitize(n.get('night_id'))}  {sanitize(n.get('status')):<9} "
+                f"    {when}  {sanitize(n.get('night_id'))}  {sanitize(n.get('state') or n.get('status')):<9} "
                 f"val {_fmt(n.get('baseline'))} → {_fmt(n.get('candidate'))}  "
                 f"edits +{n.get('n_accepted', 0)} / refused {n.get('n_rejected', 0)}"
                 + ("  (from its staged report; history kept elsewhere)" if n.get("recorded") == "staging" else ""))
-        scores = [t["score"] for t in data["trend"] if t["score"] is not None]
-        if scores:
-            lines.append("  score trend: " + " → ".join(_fmt(s) for s in scores[-10:]))
+        lines += ["  " + line for line in trend_lines([NightScores(**t) for t in data["trend"]])]
     latest = data["latest_proposal"]
     if latest is None:
         lines.append("  latest proposal: none")
@@ -118,10 +122,7 @@ def format_status(data: dict[str, Any]) -> str:
         for f in latest["files"]:
             lines.append(f"    {sanitize(f['role']):<6} {sanitize(f['live_path'])}")
         if latest["state"] != "adopted" and latest["files"]:
-            lines.append(f"    review with: skillopt-sleep review --project {shlex.quote(project)}")
-            lines.append(f"    adopt with: skillopt-sleep adopt --project "
-                         f"{shlex.quote(project)} --night {sanitize(latest['night_id'])}"
-                         + (" --allow-simulated" if latest.get("simulated") else ""))
+            lines += _next_steps(project, latest)
     last = data["last_adoption"]
     if last is None:
         lines.append("  last adoption: none")
@@ -129,8 +130,35 @@ def format_status(data: dict[str, Any]) -> str:
         state = f"reverted {last['reverted_at']}" if last["reverted"] else "in effect"
         lines.append(f"  last adoption: night {sanitize(last['night_id'])} at "
                      f"{sanitize(last['adopted_at'])} ({sanitize(state)})")
-    lines += scheduler.format_schedule(data.get("schedule"), data["project"])
+    lines += [_schedule_line(line, project) for line in scheduler.format_schedule(data.get("schedule"), data["project"])]
     return "\n".join(lines)
+
+
+def _no_nights_line() -> str:
+    if calling_agent() is None:
+        return "  no nights yet; run `skillopt-sleep run` (or `demo` to try it)"
+    return f"  no nights yet; start one with `{ask_for('run')}`"
+
+
+def _next_steps(project: str, latest: dict[str, Any]) -> list[str]:
+    """How to review and adopt the latest proposal, in the words of where status is read."""
+    adopt = ["--night", sanitize(latest["night_id"])] + (["--allow-simulated"] if latest.get("simulated") else [])
+    return [f"    review with: {ask_for('review', project=project)}",
+            f"    adopt with: {ask_for('adopt', *adopt, project=project)}"]
+
+
+def _schedule_line(line: str, project: str) -> str:
+    """The schedule's lines name the terminal command; inside an agent, the agent's."""
+    if calling_agent() is None:
+        return line
+    return (line.replace(f"skillopt-sleep schedule --project {project}", ask_for("schedule"))
+            .replace("`skillopt-sleep schedule`", f"`{ask_for('schedule')}`"))
+
+
+def _config_line(problem: str | None) -> list[str]:
+    if not problem:
+        return []
+    return [f"  config is broken: {sanitize(problem, 600)} — every night stops at once until it is fixed"]
 
 
 def _night_section(data: dict[str, Any]) -> list[str]:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["Schedule", "MECHANISMS", "default_via", "make_mechanism", "missed_night_notice",
            "next_run", "schedule_summary", "supported_vias"]
 
-# Imported on use: the missed-night notice runs in a session hook and must stay light.
+# Imported on use: the missed-night notice runs on every CLI use and must stay light.
 MECHANISMS: dict[str, str] = {
     "cron": "skillopt_sleep.scheduler.cron:Cron",
     "systemd": "skillopt_sleep.scheduler.systemd:Systemd",
@@ -90,6 +90,7 @@ def format_schedule(summary: dict[str, Any] | None, project: str) -> list[str]:
     """``status`` lines about the schedule (text is sanitized by the caller's rules: every value
     here comes from our own files)."""
     from skillopt_sleep.report import sanitize
+    from skillopt_sleep.scheduler.nightly import tally
 
     if summary is None:
         return ["  schedule: none (`skillopt-sleep schedule` runs a night every night)"]
@@ -104,8 +105,7 @@ def format_schedule(summary: dict[str, Any] | None, project: str) -> list[str]:
     else:
         results = last.get("projects") or []
         failed = [r for r in results if not r.get("ok")]
-        state = "running" if not last.get("finished") else \
-            f"{len(results) - len(failed)} ok, {len(failed)} failed"
+        state = "running" if not last.get("finished") else tally(results)
         if last.get("error"):
             state = f"could not start: {last['error']}"
         lines.append(f"  last scheduled night: {sanitize(last.get('started'))}, {sanitize(state)}; "

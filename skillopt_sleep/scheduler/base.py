@@ -9,6 +9,7 @@ changes nothing); ``uninstall`` removes only an entry that carries our marker.
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Protocol
 from skillopt_sleep.errors import EXIT_SCHEDULER, EXIT_USAGE, UserError
 from skillopt_sleep.redact import redact
 
+SHELL = "/bin/sh"
 MARKER = "skillopt-sleep:nightly"
 MARKER_NOTE = f"{MARKER} (managed by `skillopt-sleep schedule`; remove with `skillopt-sleep unschedule`)"
 NIGHTLY_VERB = "nightly"
@@ -36,6 +38,30 @@ class Job:
     @property
     def at(self) -> str:
         return f"{self.hour:02d}:{self.minute:02d}"
+
+
+def entry_command(job: Job) -> str:
+    """The one shell command every Unix entry runs (cron as its line, systemd and launchd through
+    ``/bin/sh -c``): create the output log's directory, then run the job with its stdout and
+    stderr appended there.
+
+    The shell opens the log, not the OS scheduler: cron, systemd's ``append:`` and launchd's
+    ``StandardOutPath`` all fail before the job starts when the directory is missing (a fresh
+    machine, a removed state directory), and leave no trace where ``status`` looks. Here the
+    directory always exists when the redirection happens, and even an interpreter that is gone
+    leaves its "not found" in the log, which the missed-night notice reads."""
+    log = job.output_log
+    run = " ".join(shlex.quote(arg) for arg in job.argv)
+    return (f"mkdir -p {shlex.quote(str(log.parent))} && "
+            f"exec {run} >>{shlex.quote(str(log))} 2>&1")
+
+
+def runs_our_job(argv: list[str] | tuple[str, ...]) -> bool:
+    """Whether an entry's argv is our nightly job: run directly (older entries) or through
+    ``entry_command``."""
+    if not isinstance(argv, (list, tuple)):
+        return False
+    return NIGHTLY_VERB in argv or any(f"skillopt_sleep {NIGHTLY_VERB}" in str(a) for a in argv)
 
 
 @dataclass

@@ -8,22 +8,16 @@ never; the next CLI use or the SessionStart hook notices it (``timing.missed_nig
 
 from __future__ import annotations
 
-import shlex
-
 from skillopt_sleep.scheduler.base import (
-    MARKER, MARKER_NOTE, NIGHTLY_VERB, Artifact, Job, Plan, run_tool, tool_failure)
+    MARKER, MARKER_NOTE, NIGHTLY_VERB, Artifact, Job, Plan, entry_command, run_tool, tool_failure)
 
 CRONTAB = "crontab"
 
 
-def _cron_quote(arg: str) -> str:
-    # cron turns an unescaped % into a newline before the shell sees the command
-    return shlex.quote(arg).replace("%", "\\%")
-
-
 def job_line(job: Job) -> str:
-    command = " ".join(_cron_quote(a) for a in job.argv)
-    return f"{job.minute} {job.hour} * * * {command} >>{_cron_quote(str(job.output_log))} 2>&1"
+    # cron turns an unescaped % into a newline before the shell sees the command
+    command = entry_command(job).replace("%", "\\%")
+    return f"{job.minute} {job.hour} * * * {command}"
 
 
 def _is_ours(marker_line: str, next_line: str | None) -> bool:

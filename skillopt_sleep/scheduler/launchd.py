@@ -14,7 +14,7 @@ import plistlib
 from pathlib import Path
 
 from skillopt_sleep.errors import EXIT_SCHEDULER, UserError
-from skillopt_sleep.scheduler.base import NIGHTLY_VERB, Artifact, Job, Plan, run_tool
+from skillopt_sleep.scheduler.base import SHELL, Artifact, Job, Plan, entry_command, run_tool, runs_our_job
 from skillopt_sleep.files import atomic_write_bytes
 
 LABEL = "com.skillopt-sleep.nightly"
@@ -22,12 +22,12 @@ LAUNCHCTL = "launchctl"
 
 
 def plist_bytes(job: Job) -> bytes:
+    # No StandardOutPath: launchd opens it before the job starts, and a missing directory
+    # stops the job there (exit 78). The shell appends to the log instead (base.entry_command).
     return plistlib.dumps({
         "Label": LABEL,
-        "ProgramArguments": list(job.argv),
+        "ProgramArguments": [SHELL, "-c", entry_command(job)],
         "StartCalendarInterval": {"Hour": job.hour, "Minute": job.minute},
-        "StandardOutPath": str(job.output_log),
-        "StandardErrorPath": str(job.output_log),
         "RunAtLoad": False,
         "ProcessType": "Background",
     })
@@ -55,7 +55,7 @@ class Launchd:
         except (OSError, ValueError, plistlib.InvalidFileException):
             return False
         return (isinstance(data, dict) and data.get("Label") == LABEL
-                and NIGHTLY_VERB in (data.get("ProgramArguments") or []))
+                and runs_our_job(data.get("ProgramArguments") or []))
 
     def plan(self, job: Job) -> Plan:
         return Plan(self.name, [Artifact(str(self.plist), plist_bytes(job).decode("utf-8"))],

@@ -25,8 +25,8 @@ from skillopt_sleep.errors import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, UserError
 from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.redact import redact
 from skillopt_sleep.scheduler.envfile import read_env_file
-from skillopt_sleep.scheduler.schedule_file import ProjectEntry, Schedule, load_schedule
-from skillopt_sleep.files import atomic_write_text, parse_json
+from skillopt_sleep.scheduler.schedule_file import OUTPUT_LOG, ProjectEntry, Schedule, load_schedule
+from skillopt_sleep.files import atomic_write_text
 from skillopt_sleep.notices import refresh_schedule_notice
 
 KEEP_LOGS = 30
@@ -50,13 +50,21 @@ def config_from_record(values: dict[str, Any]) -> Config:
 
 
 def run_project_night(entry: ProjectEntry, log: Callable[[str], None]) -> dict[str, Any]:
-    """One project's night with its recorded config; raises what ``run`` would."""
+    """One project's night with its recorded config; raises what ``run`` would. Skipped, with
+    no model call, when the project has nothing new to learn from (``news.nothing_new``)."""
     from skillopt_sleep.night import NightOptions
     from skillopt_sleep.night_bg import followed_night
     from skillopt_sleep.report import render_text
 
+    from skillopt_sleep.scheduler.news import nothing_new
+
+    config = config_from_record(entry.config)
+    skipped = nothing_new(Path(entry.project), config)
+    if skipped:
+        log(f"skipped: {skipped}")
+        return {"status": "skipped", "skipped": skipped}
     # A night that a crash, a kill or a stop interrupted is continued, not paid for again.
-    opts = NightOptions(project=Path(entry.project), config=config_from_record(entry.config), mode="run",
+    opts = NightOptions(project=Path(entry.project), config=config, mode="run",
                         auto_adopt=entry.auto_adopt, progress=log, resume=True)
     report = followed_night(opts, show=False)  # status follows it (night_state) like a run
     log(render_text(report))
@@ -93,7 +101,7 @@ def rotate_logs(runs: Path, keep: int = KEEP_LOGS) -> None:
 
 
 def _trim_output_log(runs: Path) -> None:
-    out = runs / "scheduler-output.log"
+    out = runs / OUTPUT_LOG
     try:
         if out.stat().st_size > OUTPUT_LOG_LIMIT:
             out.write_text("", encoding="utf-8")
@@ -107,12 +115,18 @@ def _write_last_run(runs: Path, record: dict[str, Any]) -> None:
     refresh_schedule_notice()  # a night started: the missed-night notice moves to the next slot
 
 
+def tally(results: list[dict[str, Any]]) -> str:
+    """``2 ok, 1 failed``, with ``, 1 skipped (nothing new)`` when projects were skipped."""
+    failed = sum(1 for r in results if not r.get("ok"))
+    skipped = sum(1 for r in results if r.get("ok") and r.get("status") == "skipped")
+    text = f"{len(results) - failed - skipped} ok, {failed} failed"
+    return text + (f", {skipped} skipped (nothing new)" if skipped else "")
+
+
 def read_last_run() -> dict[str, Any] | None:
-    try:
-        data = parse_json((user_dirs().scheduled_runs / "last-run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    from skillopt_sleep.scheduler.missed import read_last_run as read
+
+    return read(user_dirs().scheduled_runs)
 
 
 def run_scheduled(schedule_file: Path | None = None, run_project: RunProject = run_project_night) -> int:
@@ -161,8 +175,8 @@ def run_scheduled(schedule_file: Path | None = None, run_project: RunProject = r
                 result.update(code=EXIT_ERROR, message=clean(f"internal error: {exc!r}"))
                 log("failed with an internal error:\n" + traceback.format_exc())
             record["projects"].append(result)
+        log(f"done: {tally(record['projects'])}")
         failed = [r for r in record["projects"] if not r["ok"]]
-        log(f"done: {len(record['projects']) - len(failed)} ok, {len(failed)} failed")
         return failed[0]["code"] if failed else EXIT_OK
     finally:
         record["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")

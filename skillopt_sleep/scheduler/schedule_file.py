@@ -20,6 +20,9 @@ from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.files import atomic_write_text, parse_json
 
 FORMAT = "skillopt_sleep.schedule.v1"
+# In the state dir's ``scheduled/``: what the OS entry's own stdout/stderr appended (a shell that
+# could not start the interpreter, a traceback before the night's log opened).
+OUTPUT_LOG = "scheduler-output.log"
 # Environment variables that only locate things (our state, the agents' data); the job restores
 # them so it reads and writes the same places the user's shell does.
 LOCATION_VARS = ("SKILLOPT_SLEEP_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",

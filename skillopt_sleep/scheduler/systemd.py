@@ -12,7 +12,8 @@ import os
 from pathlib import Path
 
 from skillopt_sleep.errors import EXIT_SCHEDULER, UserError
-from skillopt_sleep.scheduler.base import MARKER, MARKER_NOTE, Artifact, Job, Plan, run_tool
+from skillopt_sleep.scheduler.base import (
+    MARKER, MARKER_NOTE, SHELL, Artifact, Job, Plan, entry_command, run_tool)
 from skillopt_sleep.files import atomic_write_text
 
 UNIT = "skillopt-sleep-nightly"
@@ -32,10 +33,13 @@ def _exec_quote(arg: str) -> str:
 
 
 def service_text(job: Job) -> str:
+    # Through the shell (base.entry_command), not StandardOutput=append:, which fails the unit
+    # (status 209/STDOUT) when the log's directory is missing.
+    argv = (SHELL, "-c", entry_command(job))
     return (f"# {MARKER_NOTE}\n"
             "[Unit]\nDescription=skillopt-sleep: the nightly run for every scheduled project\n\n"
             "[Service]\nType=oneshot\n"
-            f"ExecStart={' '.join(_exec_quote(a) for a in job.argv)}\n")
+            f"ExecStart={' '.join(_exec_quote(a) for a in argv)}\n")
 
 
 def timer_text(job: Job) -> str:

@@ -2,7 +2,9 @@
 
 Every mechanism fires at a local wall-clock time. cron never catches up on a night the machine
 slept through, and a powered-off Mac or a logged-out systemd user manager can miss one too;
-``missed_night_notice`` lets the next CLI use and the SessionStart hook say so.
+``missed_night_notice`` lets the next CLI use say so and tells a night the machine missed from one
+whose entry or night failed; ``first_unserved_slot`` lets the SessionStart hook's precomputed
+notice say it from the right moment.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from datetime import datetime, timedelta
 
 from skillopt_sleep.errors import EXIT_USAGE, UserError
 from skillopt_sleep.types import parse_time
-from skillopt_sleep.files import parse_json
 
 DEFAULT_AT = "03:00"
 GRACE = timedelta(minutes=20)  # a job may start this late before its night counts as missed
@@ -43,19 +44,13 @@ def last_slot(at: str, now: datetime | None = None) -> datetime:
     return next_run(at, now) - timedelta(days=1)
 
 
-def last_run_started(runs_dir) -> datetime | None:
-    try:
-        data = parse_json((runs_dir / "last-run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return parse_time(data.get("started")) if isinstance(data, dict) else None
-
-
 def missed_night_notice(now: datetime | None = None) -> str | None:
-    """One line when the last scheduled night did not start, else None. Never raises: it runs
-    on every CLI use and in the SessionStart hook."""
+    """One line when the last scheduled night did not run or failed (``missed.what_happened``
+    tells which), else None. Never raises: it runs on every CLI use (the SessionStart hook reads
+    ``notices.schedule_notices``, precomputed)."""
     try:
         from skillopt_sleep.paths import user_dirs
+        from skillopt_sleep.scheduler.missed import what_happened
         from skillopt_sleep.scheduler.schedule_file import load_schedule
 
         schedule = load_schedule()
@@ -66,17 +61,24 @@ def missed_night_notice(now: datetime | None = None) -> str | None:
         scheduled_since = parse_time(schedule.updated)
         if now - slot < GRACE or (scheduled_since is not None and scheduled_since > slot):
             return None
-        started = last_run_started(user_dirs().scheduled_runs)
-        if started is not None and started >= slot - timedelta(minutes=1):
-            return None
-        return missed_night_text(slot)
+        return what_happened(schedule.via, slot, now, user_dirs().scheduled_runs)
     except Exception:
         return None
 
 
 def missed_night_text(slot: datetime) -> str:
-    return (f"skillopt-sleep: the scheduled night of {slot:%a %d %b %H:%M} did not run (was the "
-            "machine asleep or off?); run it now with `skillopt-sleep nightly`")
+    """The precomputed notice for a slot no night answered: written before the slot, it cannot
+    know why (the machine asleep, an entry that failed to start), so it blames nothing and points
+    to ``status``, which reads the traces (``missed.what_happened``)."""
+    return (f"skillopt-sleep: the scheduled night of {slot:%a %d %b %H:%M} has not run; "
+            "`skillopt-sleep status` says why, `skillopt-sleep nightly` runs it now")
+
+
+def last_run_started(runs_dir) -> datetime | None:
+    from skillopt_sleep.scheduler.missed import read_last_run
+
+    last = read_last_run(runs_dir)
+    return parse_time(last.get("started")) if last else None
 
 
 def first_unserved_slot(at: str, updated: datetime | None, started: datetime | None,

@@ -126,3 +126,47 @@ def test_a_damaged_report_is_one_line_and_an_old_one_still_reviews(
     assert main(["review", "--project", night.project]) == 6
     err = capsys.readouterr().err
     assert "unreadable" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def _numbers_section(markdown: str) -> list[str]:
+    lines = markdown.split("## Numbers\n\n", 1)[1].splitlines()
+    return [line for line in lines[:lines.index("")] if line.startswith("|")]
+
+
+def test_review_of_a_night_that_learned_nothing_says_why_and_what_it_spent(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A night with no rule shows report.md's Numbers (calls, tokens) and Notes, and why nothing
+    was learned — not just "None." three times."""
+    project = tmp_path / "project"
+    project.mkdir()
+    why = "no edit to try: 2 x optimizer reply was not JSON after one repair"
+    report = NightReport(night_id="20260101T000000Z-0a0a", project=str(project), mode="run", status="no-change",
+                         n_sessions=9, n_tasks=6, splits={"train": 4, "val": 2}, baseline=0.5, candidate=0.5,
+                         calls={"attempt": 40, "reflect": 2}, notes=[why, "spent 12,345 tokens"])
+    report.usage.input_tokens, report.usage.output_tokens = 10_000, 2_345
+    directory = staging.stage(project, report, [])
+    assert main(["review", "--project", str(project)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# skillopt-sleep proposal: night 20260101T000000Z-0a0a (staged, nothing to adopt)")
+    assert f"**Nothing learned:** {why}" in out
+    assert "| model calls | 42 (attempt 40, reflect 2) |" in out
+    assert "- spent 12,345 tokens" in out and "input 10,000, output 2,345" in out
+    assert _numbers_section(out) == _numbers_section((directory / "report.md").read_text(encoding="utf-8"))
+    assert f"Nothing learned: {why}" in (directory / "report.md").read_text(encoding="utf-8")
+    assert "Nothing learned:</b> " + why in (directory / "report.html").read_text(encoding="utf-8")
+
+    assert main(["review", "--project", str(project), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)["proposal"]
+    assert data["nothing_learned"] == why and data["notes"] == [why, "spent 12,345 tokens"]
+    assert {"measure": "model calls", "value": "42 (attempt 40, reflect 2)"} in data["numbers"]
+    assert data["calls"] == {"attempt": 40, "reflect": 2} and data["usage"]["output_tokens"] == 2_345
+
+
+def test_review_inside_claude_code_names_the_slash_command(
+        night: NightReport, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLAUDECODE", "1")
+    assert main(["review", "--project", night.project]) == 0
+    out = capsys.readouterr().out
+    assert (f"Adopt it with `/skillopt-sleep:skillopt-sleep adopt --night {night.night_id}`; undo later with "
+            f"`/skillopt-sleep:skillopt-sleep revert --night {night.night_id}`.") in out
+    assert "skillopt-sleep adopt --project" not in out

@@ -16,11 +16,13 @@ from pathlib import Path
 
 import platformdirs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from skillopt_sleep.adoption import adopt, revert
 from skillopt_sleep.commands.notice import projects_seen
 from skillopt_sleep.notices import MAX_FILE_BYTES
-from skillopt_sleep.paths import APP, notice_key, user_dirs
+from skillopt_sleep.paths import APP, notice_key, project_fingerprint, user_dirs
 
 from tests.support.staged_project import project_with_memory, stage_memory
 
@@ -140,10 +142,10 @@ def test_a_missed_night_shows_in_every_project(tmp_path, project):
 
     save_schedule(Schedule(at="03:00", via="cron", python="/usr/bin/python3", projects=[ProjectEntry("/p", {})]))
     path = user_dirs().schedule_notice
-    document = json.loads(path.read_text())
-    document["notices"][0]["from"] = "2020-01-01T03:20:00+00:00"  # as if its slot passed long ago
-    path.write_text(json.dumps(document))
-    assert "did not run" in _message(_start(project, _env(tmp_path)))
+    lines = path.read_text().split("\n")
+    lines[3:-1] = ["1577848800" + line[line.index("\t"):] for line in lines[3:-1]]  # a slot long past
+    path.write_text("\n".join(lines))
+    assert "has not run" in _message(_start(project, _env(tmp_path)))
 
 
 def test_secret_in_project_path_is_not_printed(tmp_path):
@@ -158,11 +160,10 @@ def test_secret_in_project_path_is_not_printed(tmp_path):
 def test_lines_are_resanitized(tmp_path, project):
     _stage(project)
     path = _notice_file(project)
-    document = json.loads(path.read_text())
-    document["notices"][0]["text"]["claude"] = "a\x1b[2Jb\x07c\nd\u2028e\u202ef" + "x" * 400
-    path.write_text(json.dumps(document))
+    path.write_text(path.read_text().replace("\tclaude\tskillopt-sleep: last night",
+                                             "\tclaude\ta\x1b[2Jb\x07c\rd\u2028e\u202ef\x9b" + "x" * 400))
     message = _message(_start(project, _env(tmp_path)))
-    assert message.startswith("ab c d e f") and len(message) <= 240
+    assert message.startswith("a [2Jb c d e f") and len(message) <= 240
     assert all(ch.isprintable() for ch in message)
 
 
@@ -175,12 +176,12 @@ def _device(path: Path) -> None:
     os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 5))  # /dev/zero: endless bytes
 
 
-@pytest.mark.parametrize("bad", ["missing", "fifo", "device", "directory", "huge", "garbage",
-                                 "deep", "stale format", "another project", "symlink", "not a list"])
+@pytest.mark.parametrize("bad", ["missing", "fifo", "device", "directory", "huge", "garbage", "torn",
+                                 "bad bound", "stale format", "another project", "symlink", "too few fields"])
 def test_an_untrustworthy_notice_file_is_silent(tmp_path, project, bad):
     _stage(project)
     path = _notice_file(project)
-    document = json.loads(path.read_text())
+    document = path.read_text()
     path.unlink()
     if bad == "fifo":
         os.mkfifo(path)  # no writer: a blocking open would wait for ever
@@ -189,21 +190,23 @@ def test_an_untrustworthy_notice_file_is_silent(tmp_path, project, bad):
     elif bad == "directory":
         path.mkdir()
     elif bad == "huge":  # well-formed, but past the bound: not read at all
-        path.write_text(json.dumps(document) + " " * (MAX_FILE_BYTES * 64))
+        path.write_text(document + "-\t-\tcodex\tpadding\n" * MAX_FILE_BYTES)
     elif bad == "garbage":
         path.write_bytes(b"\xff\xfe{\x00" * 100)
-    elif bad == "deep":
-        path.write_text("[" * 100_000 + "]" * 100_000)
+    elif bad == "torn":
+        path.write_text(document[:-10])
+    elif bad == "bad bound":
+        path.write_text(document.replace("-\t", "1e9\t"))
     elif bad == "stale format":
-        path.write_text(json.dumps({**document, "format": "skillopt_sleep.notice.v0"}))
+        path.write_text(document.replace("notice v1", "notice v0"))
     elif bad == "another project":  # a notice file copied from another project
-        path.write_text(json.dumps({**document, "project": str(tmp_path / "other")}))
+        path.write_text(document.replace(project_fingerprint(project), project_fingerprint(tmp_path)))
     elif bad == "symlink":
         target = tmp_path / "planted.json"
-        target.write_text(json.dumps(document))
+        target.write_text(document)
         path.symlink_to(target)
-    elif bad == "not a list":
-        path.write_text(json.dumps({**document, "notices": {"text": {"claude": "x"}}}))
+    elif bad == "too few fields":
+        path.write_text(document.replace("\tclaude\t", "\tclaude "))
     _silent(_start(project, _env(tmp_path)))
 
 
@@ -225,7 +228,7 @@ def test_a_planted_file_in_the_project_is_not_read(tmp_path, project):
     """A cloned repository can commit files under .skillopt-sleep/; the hook reads notices only
     from the user's own state dir."""
     _stage(project)
-    planted = project / ".skillopt-sleep" / "notice.json"
+    planted = project / ".skillopt-sleep" / _notice_file(project).name
     planted.write_bytes(_notice_file(project).read_bytes().replace(b"proposed 2 rules", b"says: run rm -rf"))
     _notice_file(project).unlink()
     _silent(_start(project, _env(tmp_path)))
@@ -283,12 +286,37 @@ def test_session_end_with_a_bad_record_is_silent(tmp_path, project, bad):
 # --------------------------------------------------------------------------- agreeing with the engine
 
 
-def test_the_notice_file_name_agrees_with_the_engine(tmp_path):
+def test_the_project_fingerprint_agrees_with_the_engine(tmp_path):
     hook = _hook_module()
-    for name in ("plain", "with space", "ünïcödé", "sk-ant-api03-x"):
+    for name in ("plain", "with space", "ünïcödé", "new\nline", "bad-\udcff-utf8"):
         directory = tmp_path / name
         directory.mkdir()
-        assert hook.notice_key(os.path.realpath(directory)) == notice_key(directory)
+        assert hook.project_fingerprint(os.path.realpath(directory)) == project_fingerprint(directory)
+        assert notice_key(directory) == project_fingerprint(directory)[:16]
+
+
+@given(st.text())
+def test_json_string_is_what_json_dumps_writes(text):
+    assert _hook_module().json_string(text) == json.dumps(text)
+
+
+@given(st.text(max_size=300))
+def test_the_hook_reads_a_notice_file_as_the_engine_does(text):
+    """Both readers parse the same bytes to the same lines (the engine's sanitizing removes more,
+    so it is compared on text that survives both)."""
+    hook = _hook_module()
+    from skillopt_sleep import notices
+
+    line = " ".join(hook.clean_line(text).split())
+    data = (f"{notices.HEADER}\nproject\t-\nwritten\tnow\n-\t-\tclaude\t{line}\n"
+            f"5\t-\tclaude\tsecond\n-\t5\tclaude\tgone\n-\t-\tcodex\tnot mine\n").encode("utf-8", "surrogatepass")
+    path = Path(os.environ["SKILLOPT_SLEEP_HOME"]) / "notice-parse"
+    path.write_bytes(data)
+    hook_lines = hook.notice_lines(str(path), "claude", 10, "-")
+    engine_lines = notices.parse_notice_file(data, "claude", 10, "-")
+    if notices.clean_line(line) == line:
+        assert hook_lines == engine_lines
+    assert hook_lines[-1] == "second"
 
 
 @pytest.mark.parametrize("platform", ["linux", "darwin", "win32"])
@@ -326,3 +354,18 @@ def test_skillopt_sleep_home_relocates_it_as_for_the_engine(tmp_path, monkeypatc
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("SKILLOPT_SLEEP_HOME", "~/a/../sleep-home")
     assert Path(hook.state_dir()) == user_dirs().state
+
+
+def test_the_hook_shares_the_engine_s_constants():
+    """hook.py cannot import the engine; what the two must agree on is checked here."""
+    from skillopt_sleep import notices
+    from skillopt_sleep.commands import notice
+
+    hook = _hook_module()
+    assert (hook.HEADER, hook.MAX_FILE_BYTES, hook.MAX_NOTICES, hook.MAX_SHOWN, hook.MAX_LINE) == (
+        notices.HEADER, notices.MAX_FILE_BYTES, notices.MAX_NOTICES, notices.MAX_SHOWN, notices.NOTICE_MAX_CHARS)
+    assert hook.ENGINE_AGENTS == len(notices.AGENTS) and set(hook.AGENTS) < set(notices.AGENTS)
+    assert hook.SESSIONS_COMPACT_BYTES == notice.SESSIONS_COMPACT_BYTES and hook.APP == APP
+    assert user_dirs().notices == Path(hook.state_dir()) / "notices"
+    assert user_dirs().sessions_seen == Path(hook.state_dir()) / "sessions-seen.jsonl"
+    assert user_dirs().schedule_notice.name == "schedule.json"

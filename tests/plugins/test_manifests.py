@@ -71,7 +71,7 @@ def test_codex_skill_evolves_codex_documents():
     assert "--agent codex" in text and "AGENTS.md" in text and ".agents/skills/" in text
 
 
-def test_hooks_use_the_runner():
+def test_hooks_use_the_standalone_hook():
     hooks = _json(CLAUDE_PLUGIN / "hooks" / "hooks.json")["hooks"]
     commands = [hook["command"] for event in ("SessionStart", "SessionEnd")
                 for group in hooks[event] for hook in group["hooks"]]

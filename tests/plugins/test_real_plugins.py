@@ -18,6 +18,7 @@ import pytest
 
 from tests.support.anthropic_server import FakeAnthropic
 from tests.support.openai_server import FakeOpenAI
+from tests.support import readme
 from tests.support.real_clients import RELEASES, client_env, real_cli
 from tests.support.repo_clone import clone_of_repo
 from skillopt_sleep import __version__
@@ -36,17 +37,31 @@ def _run(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 120) 
 
 
 def _repo_copy(tmp_path: Path) -> Path:
-    """A user's clone: the marketplaces, the plugins and the package source they carry."""
-    return clone_of_repo(tmp_path / "repo")
+    """A git repository holding this repository's tracked files (symlinks kept), committed, as the
+    one a person clones."""
+    copy = clone_of_repo(tmp_path / "origin")
+    git = ["git", "-C", str(copy), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    for argv in (["add", "-A"], ["commit", "-q", "-m", "snapshot"]):
+        subprocess.run(git + argv, check=True, timeout=120, capture_output=True)
+    return copy
 
 
-def _readme_commands(heading: str, repo: Path) -> list[list[str]]:
-    """The commands of the first code block under ``heading`` in README.md, with ``<owner>/<repo>``
-    standing for the clone at ``repo`` — so the README shows exactly what these tests run."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text.split(f"\n## {heading}\n", 1)[1]
-    block = re.search(r"```[a-z]*\n(.*?)```", section, re.S).group(1)
-    return [shlex.split(line.replace("<owner>/<repo>", str(repo))) for line in block.splitlines() if line.strip()]
+def _readme_clone(tmp_path: Path, env: dict[str, str]) -> Path:
+    """Run the README's ``git clone`` line with the copy's path for the repository's URL, in
+    ``tmp_path/work``; returns that directory (where the README's later commands run)."""
+    origin = _repo_copy(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    argv = shlex.split(readme.clone_line().replace(readme.CLONE_URL, str(origin)))
+    assert argv[:2] == ["git", "clone"]
+    out = _run(argv, env, work)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return work
+
+
+def _readme_commands(heading: str) -> list[list[str]]:
+    """The commands of the code blocks under ``heading`` in README.md, split into words."""
+    return [shlex.split(line) for line in readme.commands(heading)]
 
 
 # --------------------------------------------------------------------------- Claude Code
@@ -62,16 +77,22 @@ def test_claude_validate_strict(tmp_path, target):
     assert report["manifest"]["errors"] == [] and report["manifest"]["warnings"] == []
 
 
-def test_claude_readme_install_commands(tmp_path):
-    """README's two slash commands, run as their ``claude plugin …`` shell equivalents."""
-    claude = real_cli("claude")
-    env = client_env(tmp_path)
-    repo = _repo_copy(tmp_path)
-    commands = _readme_commands("Install in Claude Code", repo)
-    assert [c[:2] for c in commands] == [["/plugin", "marketplace"], ["/plugin", "install"]]
-    for command in commands:
-        out = _run([claude, "plugin", *command[1:]], env, tmp_path)
+def _claude_install_from_readme(claude: str, env: dict[str, str], work: Path) -> None:
+    commands = _readme_commands("### Install in Claude Code")
+    assert [c[:3] for c in commands] == [["/plugin", "marketplace", "add"],
+                                         ["/plugin", "install", f"skillopt-sleep@{MARKETPLACE}"]]
+    for command in commands:  # a slash command, run as its ``claude plugin …`` shell equivalent
+        out = _run([claude, "plugin", *command[1:]], env, work)
         assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_claude_readme_install_commands(tmp_path, release):
+    """README's clone and its two slash commands (from the directory cloned into)."""
+    claude = real_cli("claude", release)
+    env = client_env(tmp_path)
+    work = _readme_clone(tmp_path, env)
+    _claude_install_from_readme(claude, env, work)
     out = _run([claude, "plugin", "list", "--json"], env, tmp_path)
     (installed,) = [p for p in json.loads(out.stdout) if p["id"] == f"skillopt-sleep@{MARKETPLACE}"]
     assert installed["enabled"] is True and installed["version"] == __version__
@@ -140,41 +161,97 @@ def test_claude_loads_the_plugin_and_runs_its_session_start_hook(tmp_path, relea
     assert answer["hookSpecificOutput"]["additionalContext"].startswith(NOTICE + "\n")
 
 
+@pytest.mark.parametrize("release", RELEASES)
+def test_claude_session_end_hook_records_the_session_where_the_engine_reads_it(tmp_path, release):
+    """A whole ``claude -p`` turn: at its end the SessionEnd hook (hook.py, no engine) appends the
+    project to the sessions record, which the engine then reads."""
+    from skillopt_sleep.commands.notice import projects_seen
+
+    claude = real_cli("claude", release)
+    project = tmp_path / "proj"
+    project.mkdir()
+    with FakeAnthropic(key="k") as server:
+        env = client_env(tmp_path, ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="k",
+                         SKILLOPT_SLEEP_HOME=os.environ["SKILLOPT_SLEEP_HOME"])
+        out = _run([claude, "-p", "hello", "--plugin-dir", str(CLAUDE_PLUGIN), "--max-turns", "1"], env, project)
+    assert out.returncode == 0, out.stderr
+    seen = projects_seen()
+    assert list(seen) == [str(project.resolve())] and seen[str(project.resolve())][1] == "claude"
+
+
 # --------------------------------------------------------------------------- Codex
 
 
-@pytest.mark.parametrize("release", RELEASES)
-def test_codex_readme_install_commands(tmp_path, release):
-    """README's ``codex plugin marketplace add`` and ``codex plugin add``, with ``plugin list``."""
-    codex = real_cli("codex", release)
-    env = client_env(tmp_path)
-    repo = _repo_copy(tmp_path)
-    add_marketplace, add_plugin = _readme_commands("Install in Codex", repo)
-    assert add_marketplace[:3] == ["codex", "plugin", "marketplace"] and add_plugin[:3] == ["codex", "plugin", "add"]
-    out = _run([codex, *add_marketplace[1:]], env, tmp_path)
+def _codex_install_from_readme(codex: str, env: dict[str, str], work: Path) -> dict:
+    add_marketplace, add_plugin = _readme_commands("### Install in Codex")
+    assert add_marketplace[:4] == ["codex", "plugin", "marketplace", "add"]
+    assert add_plugin == ["codex", "plugin", "add", f"skillopt-sleep@{MARKETPLACE}"]
+    out = _run([codex, *add_marketplace[1:]], env, work)
     assert out.returncode == 0, out.stdout + out.stderr
-    out = _run([codex, "plugin", "list", "--json", "--available"], env, tmp_path)
+    out = _run([codex, "plugin", "list", "--json", "--available"], env, work)
     assert out.returncode == 0, out.stderr
     (available,) = [p for p in json.loads(out.stdout)["available"]
                     if p["pluginId"] == f"skillopt-sleep@{MARKETPLACE}"]
     assert available["installed"] is False and available["version"] == __version__
-    out = _run([codex, *add_plugin[1:], "--json"], env, tmp_path)
+    out = _run([codex, *add_plugin[1:], "--json"], env, work)
     assert out.returncode == 0, out.stdout + out.stderr
-    installed_path = Path(json.loads(out.stdout)["installedPath"])
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_codex_readme_install_commands(tmp_path, release):
+    """README's clone, ``codex plugin marketplace add`` and ``codex plugin add``, with ``plugin list``."""
+    codex = real_cli("codex", release)
+    env = client_env(tmp_path)
+    work = _readme_clone(tmp_path, env)
+    installed_path = Path(_codex_install_from_readme(codex, env, work)["installedPath"])
     assert (installed_path / "plugins" / "codex" / "skills" / "skillopt-sleep" / "SKILL.md").is_file()
     # codex copies no symlinks: the plugin root is the repository, so the package source and the
     # launcher arrive as files
     launcher = installed_path / "plugins" / "codex" / "bin" / "skillopt-sleep"
     assert launcher.is_file() and not launcher.is_symlink() and os.access(launcher, os.X_OK)
     assert (installed_path / "pyproject.toml").is_file() and (installed_path / "skillopt_sleep" / "cli.py").is_file()
-    out = _run([codex, "plugin", "list", "--json"], env, tmp_path)
+    out = _run([codex, "plugin", "list", "--json"], env, work)
     (installed,) = [p for p in json.loads(out.stdout)["installed"]
                     if p["pluginId"] == f"skillopt-sleep@{MARKETPLACE}"]
     assert installed["enabled"] is True
 
 
+@pytest.mark.parametrize("release", RELEASES)
+def test_readme_uninstall_removes_the_plugins(tmp_path, release):
+    """Both plugins installed as the README says, then its Uninstall block's ``claude`` and
+    ``codex`` lines, as written: no plugin and no marketplace of ours is left."""
+    claude, codex = real_cli("claude", release), real_cli("codex", release)
+    env = client_env(tmp_path)
+    work = _readme_clone(tmp_path, env)
+    _claude_install_from_readme(claude, env, work)
+    _codex_install_from_readme(codex, env, work)
+    lines = [c for c in _readme_commands("## Uninstall") if c[0] in ("claude", "codex")]
+    assert [c[:3] for c in lines] == [["claude", "plugin", "uninstall"], ["claude", "plugin", "marketplace"],
+                                      ["codex", "plugin", "remove"], ["codex", "plugin", "marketplace"]]
+    before = [_run([claude, "plugin", "marketplace", "list", "--json"], env, work).stdout,
+              _run([codex, "plugin", "marketplace", "list"], env, work).stdout]
+    assert all(MARKETPLACE in listing for listing in before)  # what the checks below look for
+    # the plugin's data directory, where the plugin sets up its engine: the README says it goes too
+    data = Path(env["HOME"]) / ".claude" / "plugins" / "data" / f"skillopt-sleep-{MARKETPLACE}"
+    (data / "venv").mkdir(parents=True)
+    (data / "venv" / "marker").write_text("the engine's virtualenv\n")
+    for command in lines:
+        out = _run([claude if command[0] == "claude" else codex, *command[1:]], env, work)
+        assert out.returncode == 0, " ".join(command) + "\n" + out.stdout + out.stderr
+    listed = _run([claude, "plugin", "list", "--json"], env, work)
+    assert [p for p in json.loads(listed.stdout) if p["id"].startswith("skillopt-sleep@")] == []
+    markets = _run([claude, "plugin", "marketplace", "list", "--json"], env, work)
+    assert markets.returncode == 0 and MARKETPLACE not in markets.stdout
+    assert not data.exists()
+    listed = _run([codex, "plugin", "list", "--json", "--available"], env, work)
+    assert listed.returncode == 0 and "skillopt-sleep@" not in listed.stdout
+    markets = _run([codex, "plugin", "marketplace", "list"], env, work)
+    assert markets.returncode == 0 and MARKETPLACE not in markets.stdout
+
+
 def test_codex_install_sh_is_idempotent(tmp_path):
-    assert "`sh plugins/codex/install.sh`" in (REPO / "README.md").read_text(encoding="utf-8")
+    assert "`sh skillopt-sleep/plugins/codex/install.sh`" in readme.text()
     env = client_env(tmp_path)
     skill = Path(env["HOME"]) / ".agents" / "skills" / "skillopt-sleep" / "SKILL.md"
     first = _run(["sh", str(INSTALL_SH)], env, tmp_path)
@@ -227,7 +304,7 @@ def test_claude_expands_the_slash_command_and_the_model_sees_the_notice(tmp_path
     project = _project_with_proposal(tmp_path)
     with FakeAnthropic(key="k") as server:
         env = client_env(tmp_path, ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="k",
-                         SKILLOPT_SLEEP_PYTHON=sys.executable, SKILLOPT_SLEEP_HOOK_BUDGET="30",
+                         SKILLOPT_SLEEP_PYTHON=sys.executable,
                          SKILLOPT_SLEEP_HOME=os.environ["SKILLOPT_SLEEP_HOME"])
         requests = _first_requests(server, "/v1/messages", [claude, "-p", "/skillopt-sleep status",
                                                             "--plugin-dir", str(CLAUDE_PLUGIN), "--max-turns", "1"],
@@ -241,11 +318,10 @@ def test_claude_expands_the_slash_command_and_the_model_sees_the_notice(tmp_path
     assert NOTICE in json.dumps(requests[0].body, ensure_ascii=False)
 
 
-@pytest.mark.parametrize("release", RELEASES)
-def test_codex_offers_the_installed_skill_to_the_model(tmp_path, release):
+def test_codex_offers_the_installed_skill_to_the_model(tmp_path):
     """After ``codex plugin add``, a ``codex exec`` turn lists our skill (name, description, and its
     installed SKILL.md) in what it sends the model — a fake Responses endpoint on 127.0.0.1."""
-    codex = real_cli("codex", release)
+    codex = real_cli("codex")
     repo = _repo_copy(tmp_path)
     project = tmp_path / "proj"
     project.mkdir()

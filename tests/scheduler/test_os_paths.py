@@ -17,8 +17,9 @@ from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.scheduler import default_via
 from skillopt_sleep.scheduler.base import MARKER, Job
 from skillopt_sleep.scheduler.cron import job_line
-from skillopt_sleep.scheduler.launchd import LABEL
+from skillopt_sleep.scheduler.launchd import LABEL, plist_bytes
 from skillopt_sleep.scheduler.systemd import UNIT, service_text
+from tests.support.os_entries import cron_command, exec_start_argv, job_argv
 from tests.support.scheduler_tools import FakeTools
 
 TASK_NS = {"t": "http://schemas.microsoft.com/windows/2004/02/mit/task"}
@@ -43,7 +44,8 @@ def test_linux_with_a_user_manager_gets_a_persistent_systemd_timer(fake_tools: F
     timer = (fake_tools.unit_dir / f"{UNIT}.timer").read_text()
     service = (fake_tools.unit_dir / f"{UNIT}.service").read_text()
     assert "OnCalendar=*-*-* 04:20:00" in timer and "Persistent=true" in timer and MARKER in timer
-    assert f'ExecStart="{sys.executable}" "-m" "skillopt_sleep" "nightly"' in service and "Type=oneshot" in service
+    assert job_argv(exec_start_argv(service))[:4] == [sys.executable, "-m", "skillopt_sleep", "nightly"]
+    assert "Type=oneshot" in service
     calls = [c["argv"] for c in fake_tools.calls("systemctl")]
     assert ["--user", "daemon-reload"] in calls and ["--user", "enable", "--now", f"{UNIT}.timer"] in calls
     enable = next(c for c in fake_tools.calls("systemctl") if "enable" in c["argv"])
@@ -84,8 +86,9 @@ def test_macos_gets_a_launch_agent(fake_tools: FakeTools, project: Path) -> None
     plist = plistlib.loads(plist_path.read_bytes())
     assert plist["Label"] == LABEL
     assert plist["StartCalendarInterval"] == {"Hour": 2, "Minute": 5}
-    assert plist["ProgramArguments"][:4] == [sys.executable, "-m", "skillopt_sleep", "nightly"]
-    assert plist["ProgramArguments"][-1] == str(user_dirs().schedule_file)
+    argv = job_argv(plist["ProgramArguments"])
+    assert argv[:4] == [sys.executable, "-m", "skillopt_sleep", "nightly"]
+    assert argv[-1] == str(user_dirs().schedule_file)
     calls = [c["argv"] for c in fake_tools.calls("launchctl")]
     assert calls[-1][:2] == ["bootstrap", calls[-1][1]] and calls[-1][1].startswith("gui/")
     assert schedule(projects=[str(project)], at="03:00", platform="darwin") == 0  # reload, no error
@@ -140,8 +143,8 @@ def test_awkward_paths_are_quoted_for_each_mechanism(tmp_path: Path) -> None:
               tmp_path / "out.log")
     line = job_line(job)
     assert "\\%" in line and "50%" not in line.replace("\\%", "")
-    import shlex
-    command = line.split(" ", 5)[5].rsplit(" >>", 1)[0].replace("\\%", "%")
-    assert shlex.split(command)[-1] == str(odd)
+    assert job_argv(["/bin/sh", "-c", cron_command(line)]) == list(job.argv)
     exec_start = next(x for x in service_text(job).splitlines() if x.startswith("ExecStart="))
-    assert '"50%% it\'s $$HOME \\"quoted\\""' in exec_start.replace(str(tmp_path) + "/", "")
+    assert "50%%" in exec_start and "$$HOME" in exec_start and "50% " not in exec_start
+    assert job_argv(exec_start_argv(service_text(job))) == list(job.argv)
+    assert job_argv(plistlib.loads(plist_bytes(job))["ProgramArguments"]) == list(job.argv)

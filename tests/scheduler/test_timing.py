@@ -86,4 +86,4 @@ def test_the_session_start_notice_says_a_night_was_missed(tmp_path, capsys) -> N
     _schedule("03:00", datetime.now(UTC) - timedelta(days=5))
     assert main(["notice", "--project", str(tmp_path), "--event", "session-start", "--agent", "claude"]) == 0
     captured = capsys.readouterr()
-    assert captured.out.count("did not run") == 1 and captured.err == ""
+    assert captured.out.count("has not run") == 1 and captured.err == ""

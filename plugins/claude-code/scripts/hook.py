@@ -6,16 +6,20 @@
 
 session-start prints the notices that apply now for the project: a proposal waiting for review,
 a scheduled night that did not run. The engine precomputes them into two small files in its state
-directory (``notices/project-<key>.json`` and ``notices/schedule.json``, format
-``skillopt_sleep.notice.v1``, see ``skillopt_sleep/notices.py``); this only reads them. Output
-(``--format hook``, the default) is one JSON object, the SessionStart shape Claude Code and Codex
-both read: ``{"systemMessage": <lines>, "hookSpecificOutput": {"hookEventName": "SessionStart",
-"additionalContext": <lines + a note>}}``; ``--format text`` prints the bare lines. Nothing at
-all when there is nothing to say. ``--agent`` picks the wording of the review hint.
+directory (``notices/project-<key>.json`` and ``notices/schedule.json``, in the tab-separated
+format ``skillopt-sleep notice v1`` of ``skillopt_sleep/notices.py``); this only reads them.
+Output (``--format hook``, the default) is one JSON object, the SessionStart shape Claude Code and
+Codex both read: ``{"systemMessage": <lines>, "hookSpecificOutput": {"hookEventName":
+"SessionStart", "additionalContext": <lines + a note>}}``; ``--format text`` prints the bare
+lines. Nothing at all when there is nothing to say. ``--agent`` picks the wording of the review
+hint.
 
 session-end appends ``{"project", "at", "agent"}`` to the engine's sessions record
 (``sessions-seen.jsonl``), so a scheduled night knows which projects had sessions. It prints
 nothing.
+
+It imports no ``json``, ``re`` or ``datetime``: at a session start, on a busy machine, importing
+them would cost more than all the rest.
 
 The project is ``--project``, else ``$CLAUDE_PROJECT_DIR`` (with ``--agent claude``), else the
 ``cwd`` of the hook's JSON on stdin, else the working directory. The state directory is
@@ -29,16 +33,14 @@ printed.
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import stat
 import sys
-from datetime import datetime, timezone
+import time
 
 APP = "skillopt-sleep"
-FORMAT = "skillopt_sleep.notice.v1"
+HEADER = "skillopt-sleep notice v1"
 AGENTS = ("claude", "codex")
+ENGINE_AGENTS = 3  # agents a notice file has a line for (claude, codex, cli)
 MAX_FILE_BYTES = 16 * 1024
 MAX_NOTICES = 6
 MAX_SHOWN = 3
@@ -50,18 +52,44 @@ SESSIONS_READ_LIMIT = 4 * 1024 * 1024
 CONTEXT_NOTE = ("(From the skillopt-sleep plugin. The user reviews, adopts and reverts its proposals "
                 "with the command named above; never edit CLAUDE.md, AGENTS.md or skills for it.)")
 
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.")
-# C0/C1 controls, line/paragraph separators, and invisible or direction-changing characters.
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f"
-                       r"\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]")
+# C0/C1 controls (ESC with them, so no escape sequence survives), line/paragraph separators, and
+# invisible or direction-changing characters: each becomes a space.
+_CONTROLS = dict.fromkeys([*range(0x20), *range(0x7f, 0xa0), 0xad, 0x61c, *range(0x200b, 0x2010),
+                           *range(0x2028, 0x202f), *range(0x2060, 0x2070), 0xfeff, 0xfff9, 0xfffa,
+                           0xfffb, *range(0xe0000, 0xe0080)], " ")
+_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
 _OPEN_FLAGS = os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0) \
     if hasattr(os, "O_NONBLOCK") else getattr(os, "O_BINARY", 0)
 
 
 def clean_line(text: str) -> str:
-    """One printable line: no escape sequences or control characters, bounded length."""
-    line = " ".join(_CONTROLS.sub(" ", _ESCAPES.sub("", text)).split())
+    """One printable line: no control or invisible characters, bounded length."""
+    line = " ".join(text.translate(_CONTROLS).split())
     return line if len(line) <= MAX_LINE else line[: MAX_LINE - 1].rstrip() + "…"
+
+
+def json_string(text: str) -> str:
+    """``text`` as a JSON string, ASCII only: what ``json.dumps(text)`` writes."""
+    out = []
+    for ch in text:
+        if " " <= ch <= "~":
+            out.append(_SHORT_ESCAPES.get(ch, ch))
+        elif ch in _SHORT_ESCAPES:
+            out.append(_SHORT_ESCAPES[ch])
+        else:
+            code = ord(ch)
+            if code > 0xFFFF:
+                code -= 0x10000
+                out.append(f"\\u{0xD800 | code >> 10:04x}\\u{0xDC00 | code & 0x3FF:04x}")
+            else:
+                out.append(f"\\u{code:04x}")
+    return '"' + "".join(out) + '"'
+
+
+def json_object(pairs: dict) -> str:
+    """A JSON object of strings and nested such objects, as ``json.dumps`` writes it."""
+    return "{" + ", ".join(f"{json_string(key)}: {json_object(value) if isinstance(value, dict) else json_string(value)}"
+                           for key, value in pairs.items()) + "}"
 
 
 # --------------------------------------------------------------------------- where things are
@@ -98,7 +126,7 @@ def state_dir() -> str:
     return os.path.join(_home(), ".local", "state", APP)
 
 
-def _sha256_hex(data: bytes) -> str:
+def sha256_hex(data: bytes) -> str:
     try:  # the built-in module: importing hashlib loads OpenSSL, which costs more than the rest
         from _sha256 import sha256  # Python <= 3.11
     except ImportError:
@@ -109,9 +137,9 @@ def _sha256_hex(data: bytes) -> str:
     return sha256(data).hexdigest()
 
 
-def notice_key(project: str) -> str:
-    """The engine's ``paths.notice_key``: a hash of the resolved, case-folded project path."""
-    return _sha256_hex(os.path.normcase(project).encode("utf-8", "surrogateescape"))[:16]
+def project_fingerprint(project: str) -> str:
+    """The engine's ``paths.project_fingerprint`` of a resolved project path."""
+    return sha256_hex(os.path.normcase(project).encode("utf-8", "surrogateescape"))
 
 
 # --------------------------------------------------------------------------- the hook's input
@@ -127,9 +155,10 @@ def _stdin_json() -> dict:
     if os.name == "posix":
         import select
 
+        deadline = time.monotonic() + STDIN_WAIT
         try:
             while sum(map(len, chunks)) < MAX_STDIN:
-                if not select.select([fd], [], [], STDIN_WAIT)[0]:
+                if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
                     break
                 chunk = os.read(fd, 65536)
                 if not chunk:
@@ -149,9 +178,13 @@ def _stdin_json() -> dict:
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
         reader.join(STDIN_WAIT)
+    if not chunks:
+        return {}
+    import json  # only here: most hooks never need it
+
     try:
         data = json.loads(b"".join(chunks).decode("utf-8", "replace"))
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -173,6 +206,10 @@ def hook_project(given: str | None, agent: str) -> str:
 # --------------------------------------------------------------------------- reading a notice file
 
 
+def _regular(mode: int) -> bool:
+    return mode & 0o170000 == 0o100000  # stat.S_ISREG, without importing stat
+
+
 def read_bounded(path: str, limit: int) -> bytes | None:
     """The bytes of ``path`` when it is a regular file of at most ``limit`` bytes, else None.
     Opened without blocking (a FIFO has no writer to wait for) and without following a symlink."""
@@ -182,7 +219,7 @@ def read_bounded(path: str, limit: int) -> bytes | None:
         return None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        if not _regular(info.st_mode) or info.st_size > limit:
             return None
         chunks, size = [], 0
         while size <= limit:
@@ -198,64 +235,53 @@ def read_bounded(path: str, limit: int) -> bytes | None:
         os.close(fd)
 
 
-def _moment(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+def _bound_holds(field: str, now: int, is_start: bool) -> bool:
+    if field == "-":
+        return True
+    if not (field.isascii() and field.isdigit()):
+        return False
+    return now >= int(field) if is_start else now < int(field)
 
 
-def _applies(entry: dict, now: datetime) -> bool:
-    start, end = entry.get("from"), entry.get("until")
-    if start is not None:
-        moment = _moment(start)
-        if moment is None or now < moment:
-            return False
-    if end is not None:
-        moment = _moment(end)
-        if moment is None or now >= moment:
-            return False
-    return True
-
-
-def notice_lines(path: str, agent: str, now: datetime, project: str | None) -> list[str]:
-    """The lines of one notice file that apply now for ``agent``; [] for anything untrustworthy."""
+def notice_lines(path: str, agent: str, now: int, fingerprint: str) -> list[str]:
+    """The lines of one notice file that apply at ``now`` for ``agent``; [] for anything that is
+    not a whole, valid notice file of this project (the engine's ``notices.parse_notice_file``)."""
     data = read_bounded(path, MAX_FILE_BYTES)
     if data is None:
         return []
     try:
-        document = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        lines = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
         return []
-    if not isinstance(document, dict) or document.get("format") != FORMAT \
-            or document.get("project") != project or not isinstance(document.get("notices"), list):
+    if len(lines) < 4 or lines[0] != HEADER or lines[1] != "project\t" + fingerprint \
+            or not lines[2].startswith("written\t") or lines[-1] != "":
         return []
-    lines = []
-    for entry in document["notices"][:MAX_NOTICES]:
-        text = entry.get("text") if isinstance(entry, dict) else None
-        line = text.get(agent) if isinstance(text, dict) else None
-        if isinstance(line, str) and _applies(entry, now):
-            line = clean_line(line)
-            if line:
-                lines.append(line)
-    return lines
+    shown = []
+    for line in lines[3:-1][:MAX_NOTICES * ENGINE_AGENTS]:
+        fields = line.split("\t", 3)
+        if len(fields) != 4:
+            return []
+        start, end, whose, text = fields
+        if whose == agent and _bound_holds(start, now, True) and _bound_holds(end, now, False):
+            text = clean_line(text)
+            if text:
+                shown.append(text)
+    return shown
 
 
 def session_start(project: str, agent: str, output: str) -> None:
     notices = os.path.join(state_dir(), "notices")
-    now = datetime.now(timezone.utc)
-    lines = notice_lines(os.path.join(notices, f"project-{notice_key(project)}.json"), agent, now, project)
-    lines += notice_lines(os.path.join(notices, "schedule.json"), agent, now, None)
+    fingerprint = project_fingerprint(project)
+    now = int(time.time())
+    lines = notice_lines(os.path.join(notices, f"project-{fingerprint[:16]}.json"), agent, now, fingerprint)
+    lines += notice_lines(os.path.join(notices, "schedule.json"), agent, now, "-")
     if not lines:
         return
     text = "\n".join(lines[:MAX_SHOWN])
     if output == "text":
-        sys.stdout.write(text + "\n")
+        sys.stdout.buffer.write(text.encode("utf-8", "replace") + b"\n")
         return
-    sys.stdout.write(json.dumps({
+    sys.stdout.write(json_object({
         "systemMessage": text,
         "hookSpecificOutput": {"hookEventName": "SessionStart",
                                "additionalContext": text + "\n" + CONTEXT_NOTE},
@@ -267,6 +293,8 @@ def session_start(project: str, agent: str, output: str) -> None:
 
 def _compact(path: str) -> None:
     """Keep the last session of each project (what the engine's record_session does)."""
+    import json  # only here: a compaction is rare
+
     data = read_bounded(path, SESSIONS_READ_LIMIT)
     if data is None:
         return
@@ -299,12 +327,12 @@ def session_end(project: str, agent: str) -> None:
     directory = state_dir()
     os.makedirs(directory, mode=0o700, exist_ok=True)
     path = os.path.join(directory, "sessions-seen.jsonl")
-    at = datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-    line = (json.dumps({"project": project, "at": at, "agent": agent}) + "\n").encode("ascii")
+    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    line = (json_object({"project": project, "at": at, "agent": agent}) + "\n").encode("ascii")
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | _OPEN_FLAGS, 0o600)
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+        if not _regular(info.st_mode):
             return
         if info.st_size:
             os.lseek(fd, info.st_size - 1, os.SEEK_SET)
