@@ -114,7 +114,12 @@ def _dispatch(argv: Sequence[str] | None) -> int:
         return 130
     except BrokenPipeError:
         raise
-    except Exception:  # a bug: one clear line, the traceback in a log
+    except Exception as exc:  # a bug: one clear line, the traceback in a log
+        from skillopt_sleep.sandbox import report_not_writable
+
+        refused = report_not_writable(exc, as_json)
+        if refused is not None:  # not a bug: the place it runs in may not be written
+            return refused
         from skillopt_sleep.paths import user_dirs
 
         log_dir = user_dirs().logs

@@ -101,7 +101,8 @@ _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
 # Locations (read by paths.py) and the agent plugins' hook runner's own knobs, which it passes
 # down to the engine it starts: none of them is an engine setting.
 ENV_NOT_SETTINGS = frozenset({"SKILLOPT_SLEEP_HOME", "SKILLOPT_SLEEP_PYTHON",
-                              "SKILLOPT_SLEEP_ENGINE_DIR"})  # the plugin launcher's
+                              # the plugin launcher's: where it sets the engine up, and its own path
+                              "SKILLOPT_SLEEP_ENGINE_DIR", "SKILLOPT_SLEEP_LAUNCHER"})
 
 
 def _coerce(key: str, value: Any, where: str) -> Any:

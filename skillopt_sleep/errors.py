@@ -15,6 +15,7 @@ EXIT_BUDGET = 5  # a token/cost budget ended the night; partial report, nothing 
 EXIT_CONFLICT = 6  # adopt/revert refused: a live file changed, or nothing to adopt/revert
 EXIT_LOCKED = 7  # another night, adopt or revert holds this project's lock
 EXIT_SCHEDULER = 8  # the OS scheduler (crontab, systemctl, launchctl, schtasks) failed or is missing
+EXIT_NOT_WRITABLE = 9  # a path the command must write is read-only (e.g. an agent's sandbox)
 
 EXIT_CODES = {
     EXIT_OK: "success",
@@ -26,6 +27,7 @@ EXIT_CODES = {
     EXIT_CONFLICT: "adopt/revert refused (live file changed, or nothing to do)",
     EXIT_LOCKED: "another night, adopt or revert holds this project's lock",
     EXIT_SCHEDULER: "the OS scheduler failed or is missing (schedule / unschedule)",
+    EXIT_NOT_WRITABLE: "a path it must write is read-only (e.g. inside an agent's sandbox)",
 }
 
 

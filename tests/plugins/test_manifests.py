@@ -80,6 +80,14 @@ def test_hooks_use_the_standalone_hook():
     assert (CLAUDE_PLUGIN / "scripts" / "hook.py").is_file()
 
 
+def test_the_codex_plugin_bundles_the_session_start_hook():
+    manifest = _json(REPO / ".codex-plugin" / "plugin.json")
+    hooks = _json(REPO / manifest["hooks"])["hooks"]
+    (command,) = [hook["command"] for group in hooks["SessionStart"] for hook in group["hooks"]]
+    assert command == 'python3 -I -S "${PLUGIN_ROOT}/plugins/claude-code/scripts/hook.py" session-start --agent codex'
+    assert (REPO / "plugins" / "claude-code" / "scripts" / "hook.py").is_file()
+
+
 def _rows(text: str) -> dict[str, list[str]]:
     rows = {}
     for line in text.splitlines():
