@@ -114,46 +114,57 @@ OLD_ACCESS, OLD_REFRESH = "sk-ant-oat01-old-" + "a" * 40, "sk-ant-ort01-old-" + 
 NEW_ACCESS, NEW_REFRESH = "sk-ant-oat01-new-" + "c" * 40, "sk-ant-ort01-new-" + "d" * 40
 
 
-def subscription_home(tmp_path: Path, fake: FakeAnthropic) -> dict[str, str]:
-    """A person logged in to Claude Code with a subscription whose access token has expired."""
+def subscription_home(tmp_path: Path, fake: FakeAnthropic, custom_dir: bool) -> tuple[dict[str, str], Path]:
+    """A person logged in to Claude Code with a subscription whose access token has expired, with
+    the configuration in ``~/.claude`` (and ``~/.claude.json``) or in their own ``CLAUDE_CONFIG_DIR``;
+    returns the environment and that configuration directory."""
     env = provider_env.claude_env(tmp_path, fake)
     del env["ANTHROPIC_API_KEY"]
     home = Path(env["HOME"])
-    state = json.loads((home / ".claude.json").read_text(encoding="utf-8"))
+    config_dir, state_file = home / ".claude", home / ".claude.json"
+    if custom_dir:
+        config_dir = home / "claude-work"
+        env["CLAUDE_CONFIG_DIR"] = str(config_dir)
+        config_dir.mkdir()
+        state_file = state_file.rename(config_dir / ".claude.json")
+    state = json.loads(state_file.read_text(encoding="utf-8"))
     state.pop("customApiKeyResponses")
     state["oauthAccount"] = {"accountUuid": "0b6c7a52-0000-4000-8000-000000000001", "emailAddress": "a@example.com",
                              "organizationUuid": "0b6c7a52-0000-4000-8000-000000000002"}
-    (home / ".claude.json").write_text(json.dumps(state, indent=2), encoding="utf-8")
-    (home / ".claude").mkdir(exist_ok=True)
-    credentials = home / ".claude" / ".credentials.json"
+    state_file.write_text(json.dumps(state, indent=2), encoding="utf-8")
+    config_dir.mkdir(exist_ok=True)
+    credentials = config_dir / ".credentials.json"
     credentials.write_text(json.dumps({"claudeAiOauth": {
         "accessToken": OLD_ACCESS, "refreshToken": OLD_REFRESH, "expiresAt": int(time.time() - 3600) * 1000,
         "scopes": ["user:inference", "user:profile", "user:sessions:claude_code"], "subscriptionType": "max"}}),
         encoding="utf-8")
     credentials.chmod(0o600)
-    return env
+    return env, config_dir
 
 
+@pytest.mark.parametrize("custom_dir", [False, True], ids=["home-claude", "claude-config-dir"])
 @pytest.mark.parametrize("release", RELEASES)
-def test_claude_refreshes_the_persons_own_login_not_a_copy(release, tmp_path, monkeypatch):
+def test_claude_refreshes_the_persons_own_login_not_a_copy(release, custom_dir, tmp_path, monkeypatch):
     claude = real_cli("claude", release)
     with FakeAnthropic(key=NEW_ACCESS) as fake, TokenProxy(tmp_path, {
             "access_token": NEW_ACCESS, "refresh_token": NEW_REFRESH, "expires_in": 28800,
             "scope": "user:inference user:profile user:sessions:claude_code", "token_type": "Bearer"}) as proxy:
         fake.responder = answer_by_task
-        env = {**subscription_home(tmp_path, fake), **proxy.env()}
+        env, config_dir = subscription_home(tmp_path, fake, custom_dir)
+        env.update(proxy.env())
         home, codex_home = Path(env["HOME"]), Path(env["CODEX_HOME"])
         use(env, monkeypatch, tmp_path)
-        before = fingerprint(*person_trees(home, codex_home))
+        trees = (*person_trees(home, codex_home), config_dir)
+        before = fingerprint(*trees)
         replay_night(ClaudeCliBackend(command=claude, timeout=120))
-        after = fingerprint(*person_trees(home, codex_home))
+        after = fingerprint(*trees)
     (refresh,) = proxy.token_requests()  # one refresh for the whole night, then the new token
     assert refresh.body["grant_type"] == "refresh_token" and refresh.body["refresh_token"] == OLD_REFRESH
     auth = [r.headers.get("authorization") for r in fake.seen("/v1/messages")]
     assert auth and set(auth) == {f"Bearer {NEW_ACCESS}"}
-    stored = json.loads((home / ".claude" / ".credentials.json").read_text(encoding="utf-8"))["claudeAiOauth"]
+    credentials = config_dir / ".credentials.json"
+    stored = json.loads(credentials.read_text(encoding="utf-8"))["claudeAiOauth"]
     assert stored["accessToken"] == NEW_ACCESS and stored["refreshToken"] == NEW_REFRESH  # not stale
-    credentials = str(home / ".claude" / ".credentials.json")
     assert differences(before, after) == [f"changed {credentials}"]  # and nothing else
 
 
