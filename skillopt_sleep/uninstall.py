@@ -1,6 +1,7 @@
 """What ``skillopt-sleep uninstall`` finds and removes: the nightly OS entry and schedule file, the
 adoptions still in effect in every project the engine knows, each project's ``.skillopt-sleep/``,
-and the user-level config, state and cache directories.
+the user-level config, state and cache directories, and the engine's leftovers in the temp
+directory (night logs of the Claude Code plugin, sandboxes of calls whose process was killed).
 
 The projects it knows are those in the schedule file, the sessions record the agents' hooks write,
 the night history, and any named with ``--project``; only those holding a ``.skillopt-sleep/``
@@ -13,6 +14,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
+import tempfile
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +44,7 @@ class Plan:
     schedule_file: Path | None
     projects: list[ProjectPlan]
     user_dirs: list[Path]
+    leftovers: list[Path] = field(default_factory=list)  # in the temp directory
 
     @property
     def adoptions(self) -> int:
@@ -119,6 +124,38 @@ def _ours(path: Path) -> bool:
     return APP in path.parts and path != Path.home()
 
 
+# Temp entries the engine makes: a CLI call's sandbox (removed when the call ends; one outlives it
+# only when the process was killed) and the log of a night started from the Claude Code plugin.
+SANDBOX_PREFIX = "skillopt-sleep-cli-"
+NIGHT_LOG_PREFIX = "skillopt-sleep-night-"
+# A call ends within its timeout (600 s by default); a sandbox older than this belongs to no call.
+SANDBOX_MIN_AGE = 6 * 3600.0
+
+
+def temp_leftovers(directory: Path | None = None, now: float | None = None) -> list[Path]:
+    """This user's night logs and dead call sandboxes in the temp directory (never a link)."""
+    directory = directory or Path(tempfile.gettempdir())
+    now = time.time() if now is None else now
+    found = []
+    try:
+        entries = sorted(directory.iterdir())
+    except OSError:
+        return []
+    for path in entries:
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if hasattr(os, "getuid") and info.st_uid != os.getuid():
+            continue
+        if path.name.startswith(NIGHT_LOG_PREFIX) and stat.S_ISREG(info.st_mode):
+            found.append(path)
+        elif (path.name.startswith(SANDBOX_PREFIX) and stat.S_ISDIR(info.st_mode)
+              and now - info.st_mtime > SANDBOX_MIN_AGE):
+            found.append(path)
+    return found
+
+
 def make_plan(extra_projects: Iterable[str | os.PathLike[str]] = (), platform: str | None = None) -> Plan:
     from skillopt_sleep.scheduler.schedule_file import schedule_path
 
@@ -127,7 +164,8 @@ def make_plan(extra_projects: Iterable[str | os.PathLike[str]] = (), platform: s
         live = [g for g in adoption.adoptions(project) if not g["reverted"]]
         projects.append(ProjectPlan(project, list(reversed(live))))
     target = schedule_path()
-    return Plan(installed_vias(platform), target if target.exists() else None, projects, engine_dirs())
+    return Plan(installed_vias(platform), target if target.exists() else None, projects, engine_dirs(),
+                temp_leftovers())
 
 
 def describe(plan: Plan, revert_documents: bool) -> list[str]:
@@ -141,7 +179,7 @@ def describe(plan: Plan, revert_documents: bool) -> list[str]:
             verb = "revert" if revert_documents else "keep as they are (--keep-documents)"
             lines.append(f"{verb} night {group['night_id']} in {item.project}: {files}")
         lines.append(f"remove {item.state_dir}")
-    lines += [f"remove {path}" for path in plan.user_dirs]
+    lines += [f"remove {path}" for path in [*plan.user_dirs, *plan.leftovers]]
     return lines
 
 
@@ -197,7 +235,7 @@ def clear_project(item: ProjectPlan, revert_documents: bool, outcome: Outcome) -
 
 
 def remove_engine_dirs(plan: Plan, outcome: Outcome) -> None:
-    for path in plan.user_dirs:
+    for path in [*plan.user_dirs, *plan.leftovers]:
         _remove(path)
         if path.exists():
             outcome.kept.append(f"{path}: could not be removed")

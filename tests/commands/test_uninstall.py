@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,15 @@ FOREIGN = "# my backups\n15 1 * * * /usr/local/bin/backup --all\n"
 OLD = b"# Rules\r\n\r\nKeep it short.\r\n"
 NEW = b"# Rules\r\n\r\nKeep it short.\r\n- Use conventional commits.\r\n"
 NEWER = NEW + b"- Run the tests first.\r\n"
+
+
+@pytest.fixture(autouse=True)
+def private_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The temp directory uninstall cleans: never the machine's own."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(temp))
+    return temp
 
 
 def _project(tmp_path: Path, name: str) -> Path:
@@ -179,3 +189,24 @@ def test_a_named_project_and_nothing_else(tmp_path: Path, capsys):
     assert main(["uninstall", "--yes"]) == 0
     assert "nothing to uninstall" in capsys.readouterr().out
     assert os.listdir(project) == ["CLAUDE.md"]
+
+
+def test_temp_leftovers_go_but_a_live_sandbox_and_others_files_stay(tmp_path: Path, private_temp: Path, capsys):
+    temp = private_temp
+    log = temp / "skillopt-sleep-night-abc.log"
+    log.write_text("night output\n", encoding="utf-8")
+    dead, live = temp / "skillopt-sleep-cli-dead", temp / "skillopt-sleep-cli-live"
+    for sandbox in (dead, live):
+        (sandbox / "files").mkdir(parents=True)
+    day_ago = time.time() - 86400
+    os.utime(dead, (day_ago, day_ago))
+    other = temp / "skillopt-sleep-demo-x"  # a demo's output is the person's
+    other.mkdir()
+    link = temp / "skillopt-sleep-night-link.log"
+    link.symlink_to(tmp_path / "elsewhere.log")
+    assert main(["uninstall", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert f"remove {log}" in out and f"remove {dead}" in out
+    assert str(live) not in out and str(other) not in out and str(link) not in out
+    assert main(["uninstall", "--yes"]) == 0
+    assert sorted(p.name for p in temp.iterdir()) == sorted([live.name, other.name, link.name])
