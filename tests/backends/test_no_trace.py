@@ -19,7 +19,9 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -241,3 +243,38 @@ def test_codex_refreshed_login_reaches_the_persons_auth_json(release, tmp_path, 
     stored = json.loads(auth.read_text(encoding="utf-8"))["tokens"]
     assert stored["access_token"] == new_access and stored["refresh_token"] == "rt-new"  # not stale
     assert differences(before, after) == [f"changed {auth}"]  # and nothing else
+
+
+# -- a whole night through the engine ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_a_whole_claude_cli_night_leaves_the_persons_trees_byte_identical(release, tmp_path):
+    """``skillopt-sleep run`` on the person's own Claude Code sessions, every call through the
+    real ``claude``: harvest reads ``~/.claude/projects``, then the night's calls run up to its cap."""
+    from skillopt_sleep.commands.demo import build_demo_home
+
+    claude = real_cli("claude", release)
+    with FakeAnthropic(key="sk-ant-fake-" + "k" * 24) as fake:
+        env = provider_env.claude_env(tmp_path, fake)
+        home, codex_home = Path(env["HOME"]), Path(env["CODEX_HOME"])
+        own = subprocess.run([claude, "-p", "hello"], cwd=home, env=env, capture_output=True, text=True,
+                             timeout=120)
+        assert own.returncode == 0, own.stderr
+        engine_home, demo_claude, project = build_demo_home(tmp_path / "demo")
+        shutil.copytree(demo_claude / "projects", home / ".claude" / "projects", dirs_exist_ok=True)
+        before = fingerprint(*person_trees(home, codex_home))
+        night = subprocess.run(
+            [sys.executable, "-m", "skillopt_sleep", "run", "--project", str(project), "--backend",
+             f"claude-cli:command={claude}", "--miner", "heuristic", "--max-calls", "60", "--json",
+             "--quiet"],
+            env={**env, "SKILLOPT_SLEEP_HOME": str(engine_home), "TMPDIR": str(tmp_path)},
+            capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+        after = fingerprint(*person_trees(home, codex_home))
+        calls = len(fake.seen("/v1/messages"))
+    report = json.loads(night.stdout) if night.stdout.strip().startswith("{") else {}
+    # a night on the person's sessions that made its calls (the call cap may end it: exit 5)
+    assert night.returncode in (0, 5) and report.get("night_id"), (night.returncode, night.stderr[-2000:])
+    assert report.get("n_sessions") == 21 and report.get("n_tasks") and calls >= 4, (calls, report.get("notes"), report.get("calls"), night.stderr[-1500:])
+    assert differences(before, after) == []
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("skillopt-sleep-cli-")] == []
