@@ -12,6 +12,13 @@ from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_OK, EXIT_USAGE, UserError
 from skillopt_sleep.sanitize import sanitize
 
 
+# What removes the plugins themselves (each CLI also deletes the plugin's own data directory).
+PLUGIN_REMOVAL = (
+    "claude plugin uninstall skillopt-sleep@skillopt-sleep && claude plugin marketplace remove skillopt-sleep",
+    "codex plugin remove skillopt-sleep@skillopt-sleep && codex plugin marketplace remove skillopt-sleep",
+)
+
+
 def _confirm(question: str) -> bool:
     print(question, end="", flush=True)
     answer = sys.stdin.readline()
@@ -56,8 +63,10 @@ def uninstall(*, projects: Sequence[str] | None = None, yes: bool = False, keep_
             print(f"  {sanitize(line)}")
         for line in outcome.kept:
             print(f"  kept {sanitize(line)}")
-        print("skillopt-sleep: uninstalled" + ("; some state was kept (above)" if outcome.kept else "")
-              + ". To remove the plugins too, see the README's Uninstall section.")
+        print("skillopt-sleep: uninstalled" + ("; some state was kept (above)" if outcome.kept else "") + ".")
+        print("To remove the plugins too:")
+        for line in PLUGIN_REMOVAL:
+            print(f"  {line}")
     return EXIT_CONFLICT if outcome.kept else EXIT_OK
 
 
@@ -67,8 +76,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Remove the nightly OS entry and the schedule file; revert every adopted proposal "
         "still in effect in the projects skillopt-sleep knows (scheduled, seen by the session hooks, "
         "or in the night history), never a file edited after adoption; remove each project's "
-        ".skillopt-sleep/ directory and the user-level config, state and cache directories. On a "
-        "terminal it asks first; elsewhere it needs --yes.")
+        ".skillopt-sleep/ directory, the user-level config, state and cache directories and the "
+        "engine's leftovers in the temp directory. On a terminal it asks first; elsewhere it needs --yes.")
     p.add_argument("--project", action="append", metavar="DIR",
                    help="also clean this project (repeatable; the known projects are always included)")
     p.add_argument("--yes", action="store_true", help="do it without asking (reverting adopted proposals "

@@ -105,6 +105,8 @@ def test_yes_unschedules_reverts_and_removes_the_state(world, capsys):
     assert "removed the nightly cron entry" in out and "reverted night n2" in out and "reverted night n1" in out
     assert f"removed {world['seen'] / PROJECT_DIR}" in out and f"removed {user_dirs().state}" in out
     assert [c["argv"] for c in world["tools"].calls("crontab")][-1][:1] == ["-"]  # foreign line rewritten
+    assert "claude plugin uninstall skillopt-sleep@skillopt-sleep" in out  # and how to remove the plugins
+    assert "codex plugin remove skillopt-sleep@skillopt-sleep" in out
 
 
 def test_keep_documents_leaves_the_adopted_rules(world, capsys):

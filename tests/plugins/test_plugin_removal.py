@@ -11,18 +11,20 @@ skillopt-sleep``.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from skillopt_sleep.commands.uninstall import PLUGIN_REMOVAL
 from tests.support.real_clients import RELEASES, client_env, real_cli
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = "skillopt-sleep@skillopt-sleep"
-CLAUDE_REMOVAL = [["plugin", "uninstall", PLUGIN], ["plugin", "marketplace", "remove", "skillopt-sleep"]]
-CODEX_REMOVAL = [["plugin", "remove", PLUGIN], ["plugin", "marketplace", "remove", "skillopt-sleep"]]
+# the commands ``skillopt-sleep uninstall`` prints, each line two commands joined by ``&&``
+CLAUDE_REMOVAL, CODEX_REMOVAL = ([shlex.split(part)[1:] for part in line.split(" && ")] for line in PLUGIN_REMOVAL)
 
 
 def _run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
