@@ -14,9 +14,10 @@ inside the call's ``ReplaySandbox``, removed with it, holding only what login ne
 The login itself stays where the user's own CLI keeps it: ``CLAUDE_SECURESTORAGE_CONFIG_DIR``
 points Claude Code's credential store (``.credentials.json``, or the macOS keychain entry named
 after that directory) at the user's own configuration directory. A subscription token the CLI
-refreshes during a call is therefore written where the user's own CLI reads it, under the CLI's own
-locking, never into a copy that would leave theirs stale (an OAuth refresh replaces the refresh
-token, so a stale copy would be a lost login). The empty value means Claude Code's default
+refreshes during a call is therefore written where the user's own CLI reads it, never into a copy
+that would leave theirs stale (an OAuth refresh replaces the refresh token, so a stale copy would be
+a lost login). Claude Code takes its refresh lock in that same directory, so a night's parallel
+calls and the user's own sessions refresh once between them. The empty value means Claude Code's default
 location (``~/.claude`` and the unsuffixed keychain entry).
 """
 

@@ -278,3 +278,36 @@ def test_a_whole_claude_cli_night_leaves_the_persons_trees_byte_identical(releas
     assert report.get("n_sessions") == 21 and report.get("n_tasks") and calls >= 4, (calls, report.get("notes"), report.get("calls"), night.stderr[-1500:])
     assert differences(before, after) == []
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("skillopt-sleep-cli-")] == []
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_parallel_claude_calls_refresh_the_login_once(release, tmp_path, monkeypatch):
+    """A night runs calls concurrently. Claude Code takes its refresh lock in the credential
+    store's directory, the person's own, so parallel calls (and the person's own sessions) refresh
+    once and the others read the new token; with a lock per private copy each would refresh."""
+    claude = real_cli("claude", release)
+    with FakeAnthropic(key=NEW_ACCESS) as fake, TokenProxy(tmp_path, {
+            "access_token": NEW_ACCESS, "refresh_token": NEW_REFRESH, "expires_in": 28800,
+            "scope": "user:inference user:profile user:sessions:claude_code", "token_type": "Bearer"}) as proxy:
+        fake.responder = answer_by_task
+        env, config_dir = subscription_home(tmp_path, fake, custom_dir=False)
+        env.update(proxy.env())
+        home, codex_home = Path(env["HOME"]), Path(env["CODEX_HOME"])
+        use(env, monkeypatch, tmp_path)
+        before = fingerprint(*person_trees(home, codex_home))
+        backend = ClaudeCliBackend(command=claude, timeout=120)
+        results: list = [None] * CALLS
+
+        def call(index: int) -> None:
+            results[index] = backend.complete(Request(purpose="attempt", system=DOCUMENT, user=f"task {index}"))
+
+        threads = [threading.Thread(target=call, args=(i,)) for i in range(CALLS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=300)
+        after = fingerprint(*person_trees(home, codex_home))
+    assert all(r is not None and r.ok for r in results), [r and r.error_message for r in results]
+    assert len(proxy.token_requests()) == 1
+    assert {r.headers.get("authorization") for r in fake.seen("/v1/messages")} == {f"Bearer {NEW_ACCESS}"}
+    assert differences(before, after) == [f"changed {config_dir / '.credentials.json'}"]
