@@ -12,10 +12,12 @@ from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_OK, EXIT_USAGE, UserError
 from skillopt_sleep.sanitize import sanitize
 
 
-# What removes the plugins themselves (each CLI also deletes the plugin's own data directory).
+# What removes the plugins themselves, one shell line per agent. Claude Code deletes the plugin's
+# data directory (where the plugin set its engine up) on uninstall; Codex leaves it.
 PLUGIN_REMOVAL = (
     "claude plugin uninstall skillopt-sleep@skillopt-sleep && claude plugin marketplace remove skillopt-sleep",
-    "codex plugin remove skillopt-sleep@skillopt-sleep && codex plugin marketplace remove skillopt-sleep",
+    "codex plugin remove skillopt-sleep@skillopt-sleep && codex plugin marketplace remove skillopt-sleep"
+    ' && rm -rf "${CODEX_HOME:-$HOME/.codex}/plugins/data/skillopt-sleep-skillopt-sleep"',
 )
 
 

@@ -1,17 +1,16 @@
 """Removing the plugins, with the real CLIs of each release (throwaway HOME / CODEX_HOME): the
-commands the README gives, after an install from a clone of the marketplace, leave neither plugin
-listed, enabled, cached in use or holding data.
+shell lines ``skillopt-sleep uninstall`` prints (``PLUGIN_REMOVAL``), run with ``/bin/sh -c``
+after an install from a clone of the marketplace and a first use that set the plugin's engine up
+in its data directory, leave neither plugin listed, enabled, configured, cached or holding data.
 
-Claude Code: ``claude plugin uninstall skillopt-sleep@skillopt-sleep`` (also deletes the plugin's
-data directory, where its engine lives) then ``claude plugin marketplace remove skillopt-sleep``.
-Codex: ``codex plugin remove skillopt-sleep@skillopt-sleep`` then ``codex plugin marketplace remove
-skillopt-sleep``.
+Claude Code's ``plugin uninstall`` deletes the plugin's data directory itself; Codex's ``plugin
+remove`` leaves ``$CODEX_HOME/plugins/data/<plugin>-<marketplace>/``, so its line removes it.
 """
 
 from __future__ import annotations
 
 import json
-import shlex
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -23,8 +22,7 @@ from tests.support.real_clients import RELEASES, client_env, real_cli
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = "skillopt-sleep@skillopt-sleep"
-# the commands ``skillopt-sleep uninstall`` prints, each line two commands joined by ``&&``
-CLAUDE_REMOVAL, CODEX_REMOVAL = ([shlex.split(part)[1:] for part in line.split(" && ")] for line in PLUGIN_REMOVAL)
+DATA = Path("plugins") / "data" / "skillopt-sleep-skillopt-sleep"
 
 
 def _run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
@@ -42,19 +40,28 @@ def _clone(tmp_path: Path) -> Path:
     return copy
 
 
+def _with_cli_on_path(env: dict[str, str], cli: str) -> dict[str, str]:
+    return {**env, "PATH": os.pathsep.join([str(Path(cli).parent), env["PATH"]])}
+
+
+def _engine_set_up(data: Path) -> None:
+    """What the plugin's first use leaves in its data directory (the engine's virtualenv)."""
+    (data / "engine" / "bin").mkdir(parents=True, exist_ok=True)
+    (data / "engine" / "bin" / "python").write_text("", encoding="utf-8")
+
+
 @pytest.mark.parametrize("release", RELEASES)
 def test_claude_plugin_removal(release, tmp_path):
     claude = real_cli("claude", release)
-    env = client_env(tmp_path)
+    env = _with_cli_on_path(client_env(tmp_path), claude)
     repo = _clone(tmp_path)
     _run([claude, "plugin", "marketplace", "add", str(repo)], env, tmp_path)
     _run([claude, "plugin", "install", PLUGIN], env, tmp_path)
-    data = Path(env["HOME"]) / ".claude" / "plugins" / "data" / "skillopt-sleep-skillopt-sleep"
-    data.mkdir(parents=True, exist_ok=True)
-    (data / "engine-marker").write_text("the plugin's own engine lives here\n", encoding="utf-8")
+    data = Path(env["HOME"]) / ".claude" / DATA
+    _engine_set_up(data)
     assert any(p["id"] == PLUGIN for p in json.loads(_run([claude, "plugin", "list", "--json"], env, tmp_path).stdout))
-    for command in CLAUDE_REMOVAL:
-        _run([claude, *command], env, tmp_path)
+    line = next(line for line in PLUGIN_REMOVAL if line.startswith("claude "))
+    _run(["/bin/sh", "-c", line], env, tmp_path)
     assert not any(p["id"] == PLUGIN for p in json.loads(_run([claude, "plugin", "list", "--json"], env, tmp_path).stdout))
     settings = json.loads((Path(env["HOME"]) / ".claude" / "settings.json").read_text(encoding="utf-8"))
     assert PLUGIN not in settings.get("enabledPlugins", {})
@@ -65,15 +72,17 @@ def test_claude_plugin_removal(release, tmp_path):
 @pytest.mark.parametrize("release", RELEASES)
 def test_codex_plugin_removal(release, tmp_path):
     codex = real_cli("codex", release)
-    env = client_env(tmp_path)
+    env = _with_cli_on_path(client_env(tmp_path), codex)
     repo = _clone(tmp_path)
     _run([codex, "plugin", "marketplace", "add", str(repo)], env, tmp_path)
     installed = Path(json.loads(_run([codex, "plugin", "add", PLUGIN, "--json"], env, tmp_path).stdout)["installedPath"])
     assert installed.is_dir()
-    for command in CODEX_REMOVAL:
-        _run([codex, *command], env, tmp_path)
+    data = Path(env["CODEX_HOME"]) / DATA
+    _engine_set_up(data)
+    line = next(line for line in PLUGIN_REMOVAL if line.startswith("codex "))
+    _run(["/bin/sh", "-c", line], env, tmp_path)
     listing = json.loads(_run([codex, "plugin", "list", "--json"], env, tmp_path).stdout)
     assert not any(p["pluginId"] == PLUGIN for p in listing["installed"])
-    assert not installed.exists()
+    assert not installed.exists() and not data.exists()
     config = (Path(env["CODEX_HOME"]) / "config.toml").read_text(encoding="utf-8")
     assert "skillopt-sleep" not in config
