@@ -18,6 +18,7 @@ from skillopt_sleep import __version__
 from skillopt_sleep.errors import EXIT_CODES, EXIT_ERROR, EXIT_USAGE, UserError
 
 COMMAND_MODULES = ("run", "status", "review", "adopt", "revert", "harvest", "schedule", "demo", "notice")
+COMMAND_MODULES += ("uninstall",)
 
 
 def _exit_code_help() -> str:

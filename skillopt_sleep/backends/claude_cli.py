@@ -3,7 +3,9 @@
 A replay must carry none of the user's own context and have no side effects, so each call runs
 with ``--safe-mode`` (no user CLAUDE.md, skills, hooks, plugins or MCP servers; login still works),
 ``--strict-mcp-config``, every built-in tool off (``--tools ""``), no session persistence, in a
-``ReplaySandbox`` (empty cwd, private TMPDIR). The documents go in ``--system-prompt-file`` (argv
+``ReplaySandbox`` (empty cwd, private TMPDIR) with a private ``CLAUDE_CONFIG_DIR`` that keeps the
+user's login where it is and everything else the CLI writes out of their ``~/.claude`` (see
+``claude_home``). The documents go in ``--system-prompt-file`` (argv
 cannot hold a long document), the task on stdin. ``CLAUDE_CODE_MAX_RETRIES=0`` turns off the CLI's
 own retries (about three minutes of them on a 401 or 429): the engine's retry layer decides.
 
@@ -20,10 +22,8 @@ CLIs too old to know it), ``price_*``.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
-from pathlib import Path
 from typing import Any
 
 from skillopt_sleep.backends.base import Completion, Request
@@ -36,6 +36,7 @@ from skillopt_sleep.backends.cli_common import (
     parse_usage,
     run_cli,
 )
+from skillopt_sleep.backends.claude_home import PrivateClaudeConfig
 from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message
 
@@ -87,10 +88,9 @@ class ClaudeCliBackend:
                 str(system_file), command=self.command, model=self.model,
                 session_persistence=self.session_persistence,
             )
-            env = sandbox.env(REPLAY_ENV)
+            config = PrivateClaudeConfig(sandbox)
+            env = sandbox.env({**REPLAY_ENV, **config.env()})
             run = run_cli(argv, request.user, self.timeout, sandbox, env=env)
-        if run.pid is not None:
-            forget_live_session(env, run.pid)
         if run.error:
             return Completion(text="", error=run.error, error_message=run.error_message, latency=run.latency)
         completion = self._parse(run.stdout, run.stderr, run.returncode)
@@ -124,23 +124,6 @@ class ClaudeCliBackend:
         if looks_like_auth_failure(answer):
             return _failure(answer, returncode)
         return Completion(text=answer, usage=usage, model=_model(result, self.model), cost_usd=cost)
-
-
-def forget_live_session(env: dict[str, str], pid: int) -> None:
-    """Remove the running-session entry Claude Code keeps for process ``pid``.
-
-    While it runs, the CLI registers itself as ``<config>/sessions/<pid>.json`` (beside a
-    ``<pid>.<hash>.key``) and removes both on a normal exit; a CLI stopped at the timeout, or one that
-    lost the race with its own exit under load, leaves them in the user's ``~/.claude``. The process
-    has ended, so the entry names a session that no longer exists.
-    """
-    config = env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
-    sessions = Path(config) / "sessions"
-    for path in (sessions / f"{pid}.json", *sessions.glob(f"{pid}.*.key")):
-        try:
-            path.unlink()
-        except OSError:
-            pass
 
 
 def _result_object(stdout: str) -> dict[str, Any] | None:

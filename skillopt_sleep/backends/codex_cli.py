@@ -150,7 +150,9 @@ class PrivateCodexHome:
         self.user_home = user_home
         self.path = sandbox.root / "codex-home"
         self.path.mkdir(mode=0o700)
-        (self.path / "config.toml").write_text(to_toml(login_config(user_home)), encoding="utf-8")
+        login = login_config(user_home)
+        (self.path / "config.toml").write_text(to_toml(login), encoding="utf-8")
+        self.store = str(login.get("cli_auth_credentials_store") or "file")
         self.auth_copied: bytes | None = None
         try:
             self.auth_copied = (user_home / AUTH_FILE).read_bytes()
@@ -159,6 +161,14 @@ class PrivateCodexHome:
         fd = os.open(self.path / AUTH_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as handle:
             handle.write(self.auth_copied)
+
+    def unreachable_login(self) -> str:
+        """Why a login failure may be this private home's doing: Codex keys a login it keeps in the
+        system keyring by the CODEX_HOME path, so a private home cannot find it."""
+        if self.store in ("keyring", "auto") and self.auth_copied is None:
+            return (f"your Codex login is in the system keyring (cli_auth_credentials_store = \"{self.store}\"), "
+                    "which codex-cli replays cannot reach: set it to \"file\" and run `codex login` again")
+        return ""
 
     def sync_refreshed_login(self) -> None:
         """Codex may refresh the login during a call; keep the refreshed one, unless the user's
@@ -257,12 +267,16 @@ class CodexCliBackend:
             env = sandbox.env({"CODEX_HOME": str(home.path)})
             run = run_cli(argv, request.user, self.timeout, sandbox, env=env, watch=stop_on_fatal_error)
             home.sync_refreshed_login()
+            keyring_note = home.unreachable_login()
             try:
                 answer = output_file.read_text(encoding="utf-8", errors="replace").strip()
             except OSError:
                 answer = ""
         if run.error:
-            return Completion(text="", error=run.error, error_message=run.error_message, latency=run.latency)
+            message = run.error_message
+            if run.error == "auth" and keyring_note:
+                message = clean_message(f"codex: {keyring_note} ({message})")
+            return Completion(text="", error=run.error, error_message=message, latency=run.latency)
         events = read_events(run.stdout)
         failure = turn_failure(events)
         if failure and _CUT_OFF.search(failure):
@@ -270,8 +284,11 @@ class CodexCliBackend:
                               truncated=True)
         if run.returncode != 0 or failure or looks_like_auth_failure(answer):
             detail = failure or answer or run.stderr.strip() or run.stdout.strip() or "no output"
+            kind = classify_failure(detail)
+            if kind == "auth" and keyring_note:  # the explanation first: the detail may be cut
+                detail = f"{keyring_note} ({detail})"
             return Completion(
-                text="", error=classify_failure(detail), latency=run.latency,
+                text="", error=kind, latency=run.latency,
                 error_message=clean_message(f"codex exited {run.returncode}: {detail}"),
             )
         return Completion(text=answer, usage=_usage(events), model=self.model or "codex", latency=run.latency)

@@ -292,3 +292,19 @@ def test_an_interrupted_night_does_not_leave_the_cli_running(fake_clis, monkeypa
         CodexCliBackend(timeout=45).complete(REQ)
     (proc,) = seen
     assert real_wait(proc, timeout=10) == -9  # killed, not left sleeping
+
+
+@pytest.mark.parametrize("store,auth_file,explained", [
+    ("keyring", False, True), ("auto", False, True), ("auto", True, False), ("file", False, False)])
+@pytest.mark.parametrize("mode", ["not_logged_in", "auth_retrying"])
+def test_codex_login_in_the_keyring_is_explained(fake_clis, monkeypatch, mode, store, auth_file, explained):
+    """Codex keys a keyring login by the CODEX_HOME path, which a replay's private home changes."""
+    monkeypatch.setenv("FAKE_CLI_MODE", mode)
+    user_home = Path(os.environ["CODEX_HOME"])
+    (user_home / "config.toml").write_text(f'cli_auth_credentials_store = "{store}"\n', encoding="utf-8")
+    if auth_file:
+        (user_home / "auth.json").write_text('{"OPENAI_API_KEY": null}', encoding="utf-8")
+    completion = CodexCliBackend(timeout=45).complete(REQ)
+    assert completion.error == "auth"
+    assert ("system keyring" in completion.error_message) is explained, completion.error_message
+    assert "401" in completion.error_message and len(completion.error_message) <= 300

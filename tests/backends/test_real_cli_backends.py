@@ -79,18 +79,11 @@ def with_user_settings(config: str, mcp: Path) -> str:
             f'[mcp_servers.marker]\ncommand = "{mcp}"\n')
 
 
-# Claude Code rewrites its built-in plugin store on every start, --safe-mode or not; its atomic
-# write sometimes leaves a ``*.json.tmp.<random>`` beside the file. Internal state, never a session.
-CLAUDE_PLUGIN_STORE = Path(".claude") / "plugins" / "store"
-
-
 def listing(*roots: Path) -> dict[str, int]:
-    """Every path under ``roots`` with its size (directories 0), except Claude Code's plugin store."""
+    """Every path under ``roots`` with its size (directories 0)."""
     found = {}
     for root in roots:
         for dirpath, dirnames, filenames in os.walk(root):
-            if Path(dirpath) == root / CLAUDE_PLUGIN_STORE:
-                continue
             for name in dirnames + filenames:
                 path = Path(dirpath) / name
                 if path.exists():
@@ -134,11 +127,11 @@ def claude_setup(tmp_path, monkeypatch, private_tmp):
 def test_claude_replay_carries_none_of_the_users_context_and_leaves_nothing(claude_setup):
     backend, fake, home, evidence, private_tmp = claude_setup
     fake.responder = lambda body: "short summary"
+    before = listing(home, private_tmp)
     first = backend.complete(REQUEST)
     assert first.ok, first.error_message
     assert first.text == "short summary" and first.cost_usd is not None
-    before = listing(home, private_tmp)
-    second = backend.complete(REQUEST)  # the first call in a fresh HOME sets up Claude Code itself
+    second = backend.complete(REQUEST)
     assert second.ok, second.error_message
     after = listing(home, private_tmp)
     assert after.keys() == before.keys(), sorted(after.keys() ^ before.keys())
