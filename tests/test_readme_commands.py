@@ -1,8 +1,7 @@
 """Every command in the README's code blocks is exercised by a test.
 
 Each engine command (``skillopt-sleep …``, ``python -m skillopt_sleep …``) is parsed by the real
-argument parser: its verb and every flag must exist (the few that other parts of the product are
-adding are listed in ``NOT_YET_IN_CLI``). Every other command must stand in a section whose lines a
+argument parser: its verb and every flag must exist. Every other command must stand in a section whose lines a
 named test runs as written (``RUN_AS_WRITTEN``), or be a ``pipx`` command checked against this
 repository's package. The commands that change nothing outside a temporary directory run here too:
 the demo night, the terminal install into a virtualenv, and review → adopt → revert.
@@ -34,11 +33,6 @@ REPO = readme.REPO
 # Verbs and flags that other parts of the product are adding: the README documents them already.
 # (verb, flag) allows one flag; (verb, None) allows the verb itself. Remove each entry once the
 # CLI has it — the test then checks it like any other.
-NOT_YET_IN_CLI = {
-    ("run", "--estimate"),
-    ("run", "--detach"),
-    ("uninstall", None),
-}
 
 # Sections whose commands a test runs as written: heading -> (the test, the programs it runs there).
 RUN_AS_WRITTEN = {
@@ -53,7 +47,7 @@ RUN_AS_WRITTEN = {
                                    "~/.local/share/skillopt-sleep/venv/bin/skillopt-sleep"}),
     "## Scheduling": ("tests/commands/test_schedule_readme.py::test_readme_scheduling_commands", {"umask", "echo"}),
     "## Uninstall": ("tests/plugins/test_real_plugins.py::test_readme_uninstall_removes_the_plugins",
-                     {"claude", "codex"}),
+                     {"claude", "codex", "rm"}),
 }
 
 # The one name a person types in Claude Code (kept in one place in the README).
@@ -89,8 +83,6 @@ def engine_problems(argv: list[str]) -> list[str]:
     if argv in (["--version"], ["--help"], ["-h"]):
         return []
     verb = argv[0] if argv else ""
-    if (verb, None) in NOT_YET_IN_CLI:
-        return []
     if verb not in verbs:
         return [f"no verb {verb!r}"]
     known = {s for a in verbs[verb]._actions for s in a.option_strings}
@@ -98,8 +90,7 @@ def engine_problems(argv: list[str]) -> list[str]:
     for word in argv[1:]:
         flag = word.split("=", 1)[0]
         if flag.startswith("--") and flag not in known:
-            if (verb, flag) not in NOT_YET_IN_CLI:
-                problems.append(f"{verb} has no flag {flag}")
+            problems.append(f"{verb} has no flag {flag}")
             continue
         kept.append(word)
     if not problems:

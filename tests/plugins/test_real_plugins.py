@@ -236,9 +236,15 @@ def test_readme_uninstall_removes_the_plugins(tmp_path, release):
     data = Path(env["HOME"]) / ".claude" / "plugins" / "data" / f"skillopt-sleep-{MARKETPLACE}"
     (data / "venv").mkdir(parents=True)
     (data / "venv" / "marker").write_text("the engine's virtualenv\n")
+    codex_data = Path(env["CODEX_HOME"]) / "plugins" / "data" / f"skillopt-sleep-{MARKETPLACE}"
+    (codex_data / "engine").mkdir(parents=True)
     for command in lines:
         out = _run([claude if command[0] == "claude" else codex, *command[1:]], env, work)
         assert out.returncode == 0, " ".join(command) + "\n" + out.stdout + out.stderr
+    assert codex_data.is_dir()  # codex keeps a removed plugin's data: the README's rm line removes it
+    (rm_line,) = [line for line in readme.commands("## Uninstall") if line.startswith("rm ")]
+    out = _run(["/bin/sh", "-c", rm_line], env, work)
+    assert out.returncode == 0 and not codex_data.exists(), out.stderr
     listed = _run([claude, "plugin", "list", "--json"], env, work)
     assert [p for p in json.loads(listed.stdout) if p["id"].startswith("skillopt-sleep@")] == []
     markets = _run([claude, "plugin", "marketplace", "list", "--json"], env, work)
