@@ -175,11 +175,11 @@ def check_backends(config: Config, origins: Mapping[str, str]) -> None:
     """Every backend setting names a backend (or ``auto``); else one line naming the setting and
     where it was set: usage (2) on the command line, config (3) in a file or the environment."""
     from skillopt_sleep.backends import BACKEND_NAMES, BackendSpecError, parse_spec
-    from skillopt_sleep.backends.auto import AUTO, is_auto
+    AUTO = "auto"  # the backend setting that picks one (backends/auto.py)
 
     for key in ("backend", "target_backend", "optimizer_backend"):
         value = getattr(config, key)
-        if value is None or is_auto(value):
+        if value is None or value.strip().lower() == AUTO:
             continue
         try:
             parse_spec(value)

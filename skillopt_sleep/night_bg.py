@@ -44,7 +44,6 @@ def print_estimate(opts: Any, as_json: bool) -> int:
 def night_with_estimate(opts: Any, args: argparse.Namespace, mode: str) -> int:
     """``run`` / ``dry-run`` in the foreground: the report on stdout (``followed_night`` does the
     rest)."""
-    from skillopt_sleep.commands.run import print_report
     from skillopt_sleep.night import NightStopped
 
     try:
@@ -180,3 +179,13 @@ def _rebuild(args: argparse.Namespace, project: Path) -> list[str]:
         else:
             out += [flag, str(value)]
     return out
+
+
+def print_report(report: Any, as_json: bool) -> None:
+    """The night's report on stdout: one JSON object, or the text a person reads."""
+    if as_json:
+        print(json.dumps(report.to_dict(), indent=2))
+        return
+    from skillopt_sleep.report import render_text
+
+    print(render_text(report))

@@ -16,6 +16,7 @@ from typing import Any
 from skillopt_sleep.documents import END, START
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
 from skillopt_sleep.judges import JudgeError, check_from_id, describe_check
+from skillopt_sleep.night_numbers import nothing_learned, numbers
 from skillopt_sleep.redact import redact
 from skillopt_sleep.types import Edit, GateDecision, NightReport, TaskRecord
 from skillopt_sleep.files import parse_json
@@ -64,8 +65,6 @@ class ProposalView:
     documents: list[DocumentDiff] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        from skillopt_sleep.report import nothing_learned, numbers  # report.py renders this view too
-
         report = self.report
         return {
             "night_id": report.night_id,

@@ -11,6 +11,7 @@ import shlex
 from typing import Any
 
 from skillopt_sleep.handwritten import conflict_notes
+from skillopt_sleep.night_numbers import _calls, _change, _score, _splits, _tokens, nothing_learned, numbers
 from skillopt_sleep.proposal import why_accepted
 from skillopt_sleep.sanitize import sanitize
 from skillopt_sleep.scope import scope_label
@@ -20,17 +21,6 @@ def _cell(value: Any, limit: int = 120) -> str:
     """One Markdown table cell: sanitized, on one line, with ``|`` escaped."""
     text = " ".join(sanitize(value, limit).split())
     return text.replace("\\", "\\\\").replace("|", "\\|") or " "
-
-
-def _score(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-def _change(before: float | None, after: float | None) -> str:
-    text = f"{_score(before)} → {_score(after)}"
-    if before is not None and after is not None:
-        text += f" ({after - before:+.3f})"
-    return text
 
 
 def _as_edit(value: Any) -> Edit | None:
@@ -46,25 +36,6 @@ def _as_edit(value: Any) -> Edit | None:
 
 def _quote(text: str) -> list[str]:
     return ["> " + line if line else ">" for line in sanitize(text, 2000).split("\n")]
-
-
-def _splits(report: NightReport) -> str:
-    parts = [f"{name} {count}" for name, count in report.splits.items()]
-    return f" ({', '.join(parts)})" if parts else ""
-
-
-def _calls(report: NightReport) -> str:
-    if not report.calls:
-        return "none"
-    total = sum(report.calls.values())
-    parts = ", ".join(f"{sanitize(k)} {v}" for k, v in sorted(report.calls.items()))
-    return f"{total} ({parts})"
-
-
-def _tokens(report: NightReport) -> str:
-    u = report.usage
-    return (f"input {u.input_tokens:,}, output {u.output_tokens:,}, "
-            f"cache read {u.cache_read_tokens:,}, cache write {u.cache_write_tokens:,}")
 
 
 def adopt_command(report: NightReport) -> str:
@@ -100,46 +71,10 @@ def backend_lines(report: NightReport) -> list[str]:
     return lines
 
 
-def numbers(report: NightReport) -> list[tuple[str, str]]:
-    """What a night measured and spent, as (measure, value) rows: the one list report.md,
-    ``review`` and report.html all show."""
-    rows = [("sessions harvested", str(report.n_sessions)),
-            ("tasks", f"{report.n_tasks}{_splits(report)}")]
-    rows += [(f"skipped: {reason}", str(count)) for reason, count in report.skipped.items()]
-    if report.train_baseline is not None:
-        rows.append(("train score (current documents)", _score(report.train_baseline)))
-    rows.append(("val score, baseline → candidate", _change(report.baseline, report.candidate)))
-    if report.test_baseline is not None or report.test_candidate is not None:
-        rows.append(("test score, baseline → final (measured only, not used by the gate)",
-                     _change(report.test_baseline, report.test_candidate)))
-    rows.append(("model calls", _calls(report)))
-    rows.append(("tokens", _tokens(report)))
-    return rows
-
-
 def numbers_table(report: NightReport) -> list[str]:
     """``numbers`` as a Markdown table."""
     return ["| measure | value |", "|---|---|"] + [f"| {_cell(k, 200)} | {_cell(v, 400)} |"
                                                      for k, v in numbers(report)]
-
-
-# notes that say on their own why a night had nothing to propose (consolidate.py, night.py)
-_WHY_NOTES = ("no edit to try", "no train tasks", "no val tasks", "no recurring", "stopped:")
-
-
-def nothing_learned(report: NightReport) -> str:
-    """Why a night proposes no rule, in one line ("" when it proposes one)."""
-    if report.accepted_edits:
-        return ""
-    said = [note for note in report.notes if note.startswith(_WHY_NOTES)]
-    if said:
-        return "; ".join(said)
-    if report.rejected_edits:
-        return (f"the gate refused every edit tried ({len(report.rejected_edits)}); "
-                "each one's reasons are under Refused edits")
-    if report.status in ("no-tasks", "budget", "failed"):
-        return f"the night ended {report.status} (see Notes)"
-    return "no edit was proposed (see Notes)"
 
 
 def _edit_block(index: int, edit: Edit) -> list[str]:

@@ -4,7 +4,6 @@ nothing staged or saved)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 
 from skillopt_sleep.config import load_config
 from skillopt_sleep.errors import EXIT_USAGE, UserError
-from skillopt_sleep.types import NightReport, parse_time
+from skillopt_sleep.types import parse_time
 
 
 def progress_printer(enabled: bool = True):
@@ -157,14 +156,3 @@ def cmd_night(args: argparse.Namespace, mode: str) -> int:
     return night_with_estimate(opts, args, mode)
 
 
-def report_json(report: NightReport) -> dict[str, Any]:
-    return report.to_dict()
-
-
-def print_report(report: NightReport, as_json: bool) -> None:
-    if as_json:
-        print(json.dumps(report_json(report), indent=2))
-        return
-    from skillopt_sleep.report import render_text
-
-    print(render_text(report))

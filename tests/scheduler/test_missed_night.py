@@ -24,14 +24,6 @@ from tests.support.scheduler_tools import FakeTools
 pytestmark = pytest.mark.skipif(os.name != "posix" or not Path("/bin/sh").exists(), reason="needs /bin/sh")
 
 
-@pytest.fixture(autouse=True)
-def restore_environ():
-    saved = dict(os.environ)
-    yield
-    os.environ.clear()
-    os.environ.update(saved)
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     p = tmp_path / "proj"

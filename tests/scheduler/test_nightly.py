@@ -20,21 +20,6 @@ from tests.support.scheduler_tools import FakeTools
 KEY = "sk-ant-api03-" + "Qw7" * 30 + "BB"
 
 
-@pytest.fixture(autouse=True)
-def restore_environ():
-    """The job rewrites os.environ (locations, env file, PATH): give each test its own."""
-    saved = dict(os.environ)
-    yield
-    os.environ.clear()
-    os.environ.update(saved)
-
-
-@pytest.fixture
-def cron(fake_tools: FakeTools, monkeypatch: pytest.MonkeyPatch) -> FakeTools:
-    monkeypatch.setenv("SKILLOPT_FAKE_NO_USER_MANAGER", "1")
-    return fake_tools
-
-
 def _logs() -> list[Path]:
     return sorted((user_dirs().scheduled_runs / "logs").glob("night-*.log"))
 

@@ -4,7 +4,6 @@ written since its last night) makes no model call — not even the preflight —
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -17,21 +16,6 @@ from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.scheduler.nightly import read_last_run
 from tests.support.fake_backend import FakeBackend, forward
 from tests.support.scheduler_tools import FakeTools
-
-
-@pytest.fixture(autouse=True)
-def restore_environ():
-    """The job rewrites os.environ (locations, env file, PATH): give each test its own."""
-    saved = dict(os.environ)
-    yield
-    os.environ.clear()
-    os.environ.update(saved)
-
-
-@pytest.fixture
-def cron(fake_tools: FakeTools, monkeypatch: pytest.MonkeyPatch) -> FakeTools:
-    monkeypatch.setenv("SKILLOPT_FAKE_NO_USER_MANAGER", "1")
-    return fake_tools
 
 
 @pytest.fixture
