@@ -5,9 +5,6 @@ the simulator on real transcripts. A simulator's proposal for them is marked and
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,16 +15,8 @@ from skillopt_sleep.documents import START
 from skillopt_sleep.night import NightOptions, run_night
 from skillopt_sleep.paths import project_dirs
 from tests.support import fake_cli
+from tests.support.engine_cli import run_cli
 from tests.support.tasks import make_tasks, write_tasks_file
-
-
-def run_cli(*args: str, home: Path, path: str, extra: dict[str, str] | None = None
-            ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("SKILLOPT_SLEEP_BACKEND", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
-    env.update({"SKILLOPT_SLEEP_HOME": str(home), "PATH": path, **(extra or {})})
-    return subprocess.run([sys.executable, "-m", "skillopt_sleep", *args], capture_output=True, text=True,
-                          env=env, timeout=300)
 
 
 @pytest.fixture

@@ -16,15 +16,7 @@ from skillopt_sleep.commands.demo import build_demo_home
 from skillopt_sleep.footprint import Footprint
 from skillopt_sleep.paths import project_dirs
 from tests.support import fake_cli
-
-
-def run_cli(*args: str, home: Path, path: str, extra: dict[str, str] | None = None
-            ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("SKILLOPT_SLEEP_BACKEND", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
-    env.update({"SKILLOPT_SLEEP_HOME": str(home), "PATH": path, **(extra or {})})
-    return subprocess.run([sys.executable, "-m", "skillopt_sleep", *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+from tests.support.engine_cli import run_cli
 
 
 def tree(*roots: Path) -> dict[str, str]:
