@@ -241,7 +241,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "netrc_password",
-        re.compile(r"(?<![A-Za-z0-9])machine\s{1,5}\S{1,256}\s{1,5}login\s{1,5}\S{1,256}\s{1,5}password\s{1,5}(?P<secret>\S{1,256})"),
+        re.compile(r'(?<![A-Za-z0-9])machine\s{1,5}\S{1,256}\s{1,5}login\s{1,5}\S{1,256}\s{1,5}password\s{1,5}(?P<secret>[^\s"]{1,256})'),
         ("machine",),
         replace=_keep_prefix_group("netrc_password", check_value=True),
         anchored=True,
