@@ -58,6 +58,16 @@ def redact_request(request: Request) -> Request:
     return replace(request, system=system, user=user, payload=payload)
 
 
+def redact_completion(completion: Completion) -> Completion:
+    """What a model answers enters the engine redacted: a secret in a reply (echoed, made up, or
+    fed back from a journal) never becomes a rule, a rationale, a task or a report line."""
+    text = redact(completion.text) if completion.text else completion.text
+    message = redact(completion.error_message) if completion.error_message else completion.error_message
+    if text == completion.text and message == completion.error_message:
+        return completion
+    return replace(completion, text=text, error_message=message)
+
+
 @dataclass
 class Stats:
     calls: Counter = field(default_factory=Counter)  # purpose -> provider calls made
@@ -223,6 +233,7 @@ class Client:
         for store in self.stores:
             hit = store.get(key, request)
             if hit is not None:
+                hit = redact_completion(hit)  # a stored answer is read back like a fresh one
                 with self._cache_lock:
                     if self._cache is not None:
                         self._cache[key] = hit
@@ -313,6 +324,7 @@ class Client:
                 completion = results.get(cid)
                 if completion is None:
                     continue
+                completion = redact_completion(completion)
                 self._settle(reservations.pop(i), completion, discount=BATCH_DISCOUNT)
                 if completion.ok and completion.text.strip():
                     self._record(requests[i], completion, batched=True)
@@ -347,6 +359,7 @@ class Client:
             completion.error, completion.error_message = "empty", "empty completion"
         if not completion.ok:
             completion.text = ""  # whatever came with an error is not an answer
+        completion = redact_completion(completion)
         self._record(request, completion)
         return completion
 

@@ -1,0 +1,106 @@
+"""A secret in a model's reply never reaches what the engine writes or prints: a night whose
+optimizer replies carry credentials of known shapes in every rule's text and rationale (accepted
+and refused rules alike), checked in report.json / .md / .html, evidence.jsonl, ``run --json``,
+``review``, ``review --json`` and the document ``adopt`` writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skillopt_sleep.backends import assembly
+from skillopt_sleep.backends.base import Completion, Request
+from skillopt_sleep.commands.demo import build_demo_home
+from skillopt_sleep.config import Config
+from skillopt_sleep.jsonx import extract_json
+from skillopt_sleep.night import NightOptions, run_night
+from skillopt_sleep.night_bg import print_report
+
+from tests.redact.test_redact import SECRETS
+from tests.support.fake_backend import FakeBackend
+
+# shapes the redactor knows, one line of prose around each
+KINDS = ("anthropic_key", "openai_key", "github_token", "aws_access_key_id", "slack_token", "stripe_key",
+         "secret", "url_credentials", "auth_header")
+PLANTED = [(template.format(s=secret), secret) for kind, template, secret in SECRETS if kind in KINDS]
+OPTIMIZER = ("reflect", "vary")
+
+
+def _with_secrets(text: str, used: set[str]) -> str:
+    """The optimizer's reply with a planted secret in every rule's content and rationale."""
+    try:
+        data = extract_json(text)
+    except ValueError:
+        return text
+    items = data.get("edits") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        return text
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            continue
+        n = (len(used) + i) % len(PLANTED)
+        content, secret = PLANTED[n]
+        why, other = PLANTED[(n + 1) % len(PLANTED)]
+        if item.get("content"):
+            item["content"] = f"{item['content']} (for example: {content})"
+            used.add(secret)
+        item["rationale"] = f"{item.get('rationale') or ''} seen with {why}"
+        used.add(other)
+    return json.dumps(data)
+
+
+def _visible(value: str) -> list[str]:
+    return [secret for _line, secret in PLANTED if secret in value]
+
+
+def test_no_secret_from_a_model_reply_is_written_or_printed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    home, claude, project = build_demo_home(tmp_path)
+    monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(home))
+    used: set[str] = set()
+    real = assembly.make_backend
+
+    def planting_backend(*args, **kwargs):
+        inner = real(*args, **kwargs)
+
+        def handler(request: Request) -> Completion:
+            completion = inner.complete(request)
+            if request.purpose in OPTIMIZER and completion.ok:
+                completion.text = _with_secrets(completion.text, used)
+            return completion
+
+        return FakeBackend(handler, id=inner.id, price=inner.price, offline=inner.offline)
+
+    monkeypatch.setattr(assembly, "make_backend", planting_backend)
+    config = Config(backend="sim:correct=1,harmful=0.3,seed=2", agent="claude", source="claude",
+                    claude_home=str(claude))
+    report = run_night(NightOptions(project=project, config=config, mode="run"))
+    assert report.status == "staged" and report.accepted_edits and report.rejected_edits
+    assert len(used) >= 5, used  # several shapes went through the optimizer's replies
+
+    staged = Path(report.staging_dir or "")
+    for name in ("report.json", "report.md", "report.html", "evidence.jsonl"):
+        assert not _visible((staged / name).read_text(encoding="utf-8")), f"secret in {name}"
+
+    from skillopt_sleep.commands.review import review
+
+    capsys.readouterr()
+    print_report(report, True)
+    print_report(report, False)
+    assert review(project) == 0
+    assert review(project, as_json=True) == 0
+    printed = capsys.readouterr().out
+    assert "[REDACTED:" in printed  # the rules are shown, their secrets are not
+    assert not _visible(printed), "secret printed by run / review"
+
+    from skillopt_sleep.adoption import adopt
+
+    result = adopt(project, allow_simulated=True)
+    adopted = "".join(Path(f["path"]).read_text(encoding="utf-8") for f in result.files)
+    assert "[REDACTED:" in adopted  # the accepted rules are written, their secrets are not
+    assert not _visible(adopted), "secret written into the adopted document"
+    written = [p for root in (home, project / ".skillopt-sleep") for p in root.rglob("*") if p.is_file()]
+    for path in written:
+        assert not _visible(path.read_bytes().decode("utf-8", "replace")), f"secret written to {path}"
