@@ -188,4 +188,4 @@ def print_report(report: Any, as_json: bool) -> None:
         return
     from skillopt_sleep.report import render_text
 
-    print(render_text(report))
+    print(render_text(report.redacted()))

@@ -17,7 +17,7 @@ from skillopt_sleep.documents import END, START
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
 from skillopt_sleep.judges import JudgeError, check_from_id, describe_check
 from skillopt_sleep.night_numbers import nothing_learned, numbers
-from skillopt_sleep.redact import redact
+from skillopt_sleep.redact import redact, redact_obj
 from skillopt_sleep.types import Edit, GateDecision, NightReport, TaskRecord
 from skillopt_sleep.files import parse_json
 
@@ -240,7 +240,7 @@ def load_view(proposal: dict[str, Any]) -> ProposalView:
     staging_dir = Path(proposal["staging_dir"])
     try:
         data = parse_json((staging_dir / "report.json").read_text(encoding="utf-8"))
-        report = NightReport.from_dict(data)
+        report = NightReport.from_dict(redact_obj(data))  # read back like anything else shown
     except (OSError, ValueError) as exc:
         raise UserError(f"the report of night {proposal.get('night_id')} in {staging_dir} is "
                         f"unreadable ({exc.__class__.__name__}); nothing to review", EXIT_CONFLICT

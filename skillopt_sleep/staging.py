@@ -192,8 +192,9 @@ def stage(
         atomic_write_text(work / "manifest.json", json.dumps(manifest, indent=2) + "\n")
         atomic_write_text(work / "report.json",
                           json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
-        atomic_write_text(work / "report.md", render_markdown(report))
-        view = build_view(report, manifest, "staged", str(final))
+        shown = report.redacted()  # whatever the night's parts put in it, written without secrets
+        atomic_write_text(work / "report.md", render_markdown(shown))
+        view = build_view(shown, manifest, "staged", str(final))
         atomic_write_text(work / "report.html", render_html(view, trend_points(past_nights or [], report,
                                                                            adoption_states(dirs.project))))
         if evidence is not None and Path(evidence).is_file():

@@ -296,12 +296,17 @@ class NightReport(Record):
 
     def to_dict(self) -> dict[str, Any]:
         """The report as stored (report.json, history) and printed by ``--json``: model and
-        transcript text in it never carries escape sequences or invisible characters."""
+        transcript text in it never carries escape sequences, invisible characters or secrets."""
+        from skillopt_sleep.redact import redact_obj
         from skillopt_sleep.sanitize import clean_obj
 
         data = super().to_dict()
         data["accepted"] = self.accepted
-        return clean_obj(data)
+        return redact_obj(clean_obj(data))
+
+    def redacted(self) -> NightReport:
+        """A copy fit to show or write (report.md, report.html, the text ``run`` prints)."""
+        return NightReport.from_dict(self.to_dict())
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> NightReport:

@@ -104,3 +104,43 @@ def test_no_secret_from_a_model_reply_is_written_or_printed(
     written = [p for root in (home, project / ".skillopt-sleep") for p in root.rglob("*") if p.is_file()]
     for path in written:
         assert not _visible(path.read_bytes().decode("utf-8", "replace")), f"secret written to {path}"
+
+
+def test_a_report_is_written_and_printed_without_secrets_whatever_put_them_in_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The last boundary: a report whose rules carry raw secrets (a part of the engine that did
+    not go through the client, an old or edited report.json) is still written and shown redacted."""
+    from skillopt_sleep.commands.review import review
+    from skillopt_sleep.staging import StagedFile, stage
+    from skillopt_sleep.types import Edit, GateDecision, NightReport
+
+    from tests.support.staged_project import MEMORY_NEW, MEMORY_OLD, make_project
+
+    project = make_project(tmp_path)
+    lines = [line for line, _secret in PLANTED]
+    accepted = Edit("memory", "add", f"Deploy with {lines[0]}.", rationale=f"seen: {lines[1]}")
+    refused = Edit("memory", "add", f"Push with {lines[2]}.", rationale=f"seen: {lines[3]}")
+    report = NightReport(night_id="night-1", project=str(project), mode="run", status="staged",
+                         accepted_edits=[accepted],
+                         rejected_edits=[{"edit": refused, "reasons": [f"regressed on {lines[4]}"]}],
+                         decisions=[GateDecision(True, "accept", 0.5, 0.7, edits=[accepted]),
+                                    GateDecision(False, "reject", 0.5, 0.4, edits=[refused])],
+                         notes=[f"note {lines[5]}"])
+    staged = stage(project, report, [StagedFile("memory", project / "CLAUDE.md", MEMORY_OLD, MEMORY_NEW)])
+    for name in ("report.json", "report.md", "report.html"):
+        assert not _visible((staged / name).read_text(encoding="utf-8")), f"secret in {name}"
+    capsys.readouterr()
+    print_report(report, True)
+    print_report(report, False)
+    assert review(project) == 0
+    assert review(project, as_json=True) == 0
+    printed = capsys.readouterr().out
+    assert "[REDACTED:" in printed and "Deploy with" in printed
+    assert not _visible(printed), "secret printed by run / review"
+
+    # a report.json written by anything else is read back redacted too
+    raw = json.loads((staged / "report.json").read_text(encoding="utf-8"))
+    raw["accepted_edits"][0]["content"] = f"Deploy with {lines[6]}."
+    (staged / "report.json").write_text(json.dumps(raw), encoding="utf-8")
+    assert review(project, as_json=True) == 0
+    assert not _visible(capsys.readouterr().out), "secret in a stored report printed by review"
