@@ -144,3 +144,30 @@ def test_a_report_is_written_and_printed_without_secrets_whatever_put_them_in_it
     (staged / "report.json").write_text(json.dumps(raw), encoding="utf-8")
     assert review(project, as_json=True) == 0
     assert not _visible(capsys.readouterr().out), "secret in a stored report printed by review"
+
+
+class _Store:
+    """A call store holding a reply with a secret, as an edited journal would."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def get(self, key: str, request: Request) -> Completion | None:
+        return Completion(text=self.text)
+
+    def put(self, key: str, request: Request, completion: Completion) -> None:
+        pass
+
+
+def test_every_way_a_reply_reaches_the_client_is_redacted() -> None:
+    """A direct call's reply and its error message, and a reply a store replays."""
+    from skillopt_sleep.backends.client import Client
+    from tests.support.fake_backend import script
+
+    line, secret = PLANTED[0]
+    request = Request(purpose="reflect", system="", user="rules?")
+    direct = Client(FakeBackend(script(Completion(text=f"use {line}"))), cache=False)
+    assert secret not in direct.complete(request).text
+    replayed = Client(FakeBackend(script()), stores=[_Store(f"use {line}")])
+    answer = replayed.complete(request)
+    assert "[REDACTED:" in answer.text and secret not in answer.text
