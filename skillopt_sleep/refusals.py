@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_sleep.files import append_jsonl, read_jsonl, sha256_bytes
+from skillopt_sleep.redact import redact_obj
 from skillopt_sleep.history import project_key
 from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.types import Edit, format_time
@@ -98,8 +99,8 @@ class RejectedLedger:
             "key": edit_key(edit),
             "night_id": night_id,
             "at": format_time(datetime.now(timezone.utc)),
-            "edit": edit.to_dict(),
-            "reasons": list(reasons),
+            "edit": redact_obj(edit.to_dict()),  # written like every record: without secrets
+            "reasons": redact_obj(list(reasons)),
         }
         append_jsonl(self.path, entry)
         self._load().add((entry["project"], entry["key"]))

@@ -171,3 +171,14 @@ def test_every_way_a_reply_reaches_the_client_is_redacted() -> None:
     replayed = Client(FakeBackend(script()), stores=[_Store(f"use {line}")])
     answer = replayed.complete(request)
     assert "[REDACTED:" in answer.text and secret not in answer.text
+
+
+def test_the_refused_rule_ledger_keeps_no_secret(tmp_path: Path) -> None:
+    from skillopt_sleep.refusals import RejectedLedger
+    from skillopt_sleep.types import Edit
+
+    ledger = RejectedLedger(tmp_path / "rejected.jsonl")
+    ledger.add(tmp_path, Edit("memory", "add", f"Push with {PLANTED[0][0]}.", rationale=PLANTED[1][0]),
+               [f"regressed on {PLANTED[2][0]}"], "night-1")
+    written = (tmp_path / "rejected.jsonl").read_text(encoding="utf-8")
+    assert "Push with" in written and "[REDACTED:" in written and not _visible(written)
