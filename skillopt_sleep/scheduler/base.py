@@ -13,7 +13,7 @@ import shlex
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from skillopt_sleep.errors import EXIT_SCHEDULER, EXIT_USAGE, UserError
 from skillopt_sleep.redact import redact
@@ -134,9 +134,25 @@ def refuse_secrets(plan: Plan) -> None:
 def run_tool(argv: list[str], stdin: str | None = None,
              check: bool = True) -> subprocess.CompletedProcess[str]:
     """Run an OS scheduler tool with a timeout; a missing tool or a failure is one clear line."""
+    proc = _spawn(argv, input=stdin, text=True, encoding="utf-8", errors="replace")
+    if check and proc.returncode != 0:
+        raise tool_failure(argv, proc)
+    return proc
+
+
+def run_tool_bytes(argv: list[str], stdin: bytes | None = None,
+                   check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    """``run_tool`` for a tool whose input and output must pass through as exact bytes (a user's
+    crontab: its line ends, encodings and control characters are the user's, not ours)."""
+    proc = _spawn(argv, input=stdin)
+    if check and proc.returncode != 0:
+        raise tool_failure(argv, proc)
+    return proc
+
+
+def _spawn(argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess[Any]:
     try:
-        proc = subprocess.run(argv, input=stdin, capture_output=True, text=True, encoding="utf-8",
-                              errors="replace", timeout=TOOL_TIMEOUT)
+        return subprocess.run(argv, capture_output=True, timeout=TOOL_TIMEOUT, **kwargs)
     except FileNotFoundError:
         raise UserError(f"{argv[0]} not found on PATH; choose another --via", EXIT_SCHEDULER) from None
     except subprocess.TimeoutExpired:
@@ -144,14 +160,17 @@ def run_tool(argv: list[str], stdin: str | None = None,
                         EXIT_SCHEDULER) from None
     except OSError as exc:
         raise UserError(f"cannot run {argv[0]}: {exc}", EXIT_SCHEDULER) from None
-    if check and proc.returncode != 0:
-        raise tool_failure(argv, proc)
-    return proc
 
 
-def tool_failure(argv: list[str], proc: subprocess.CompletedProcess[str]) -> UserError:
+def tool_output(proc: subprocess.CompletedProcess[Any]) -> str:
+    """What a tool printed (stderr, else stdout) as text, whether it was run for text or bytes."""
+    out = proc.stderr or proc.stdout or ""
+    return out.decode("utf-8", "replace") if isinstance(out, bytes) else out
+
+
+def tool_failure(argv: list[str], proc: subprocess.CompletedProcess[Any]) -> UserError:
     """One line: the command, its exit code and the last line it printed."""
-    lines = [line for line in (proc.stderr or proc.stdout or "").splitlines() if line.strip()]
+    lines = [line for line in tool_output(proc).splitlines() if line.strip()]
     detail = "".join(c for c in lines[-1] if not has_control_chars(c))[:200].strip() if lines else ""
     return UserError(f"{' '.join(argv)} failed (exit {proc.returncode})" + (f": {detail}" if detail else ""),
                      EXIT_SCHEDULER)

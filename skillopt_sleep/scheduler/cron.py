@@ -1,17 +1,27 @@
 """A user crontab line (Linux, and any Unix with cron).
 
 Our entry is two lines: a marker comment, then the job line. ``crontab -l`` / ``crontab -`` read
-and replace the whole table, so every foreign line is carried over untouched; ``unschedule``
-drops only a marker line together with the job line that follows it. cron runs a missed night
-never; the next CLI use or the SessionStart hook notices it (``timing.missed_night_notice``).
+and replace the whole table as bytes, split only at ``\n``: every foreign line passes through
+exactly as it was (its CRLF, encoding, form feeds and other separators, a missing final newline).
+Our entry is found by a marker line equal, byte for byte, to one we write, followed by a line
+that runs our nightly job; a foreign line that merely mentions the marker is foreign. cron runs a
+missed night never; the next CLI use or the SessionStart hook notices it
+(``timing.missed_night_notice``).
 """
 
 from __future__ import annotations
 
 from skillopt_sleep.scheduler.base import (
-    MARKER, MARKER_NOTE, NIGHTLY_VERB, Artifact, Job, Plan, entry_command, run_tool, tool_failure)
+    MARKER, MARKER_NOTE, NIGHTLY_VERB, Artifact, Job, Plan, entry_command, run_tool_bytes, tool_failure,
+    tool_output)
 
 CRONTAB = "crontab"
+MARKER_LINE = f"# {MARKER_NOTE}".encode()
+# Written instead of MARKER_LINE when the table it is appended to lacked a final newline: removing
+# the entry then takes that newline back out, so the table is left as it was found.
+MARKER_LINE_JOINED = (f"# {MARKER} (managed by `skillopt-sleep schedule`, which ended the line above "
+                      "with a newline; remove with `skillopt-sleep unschedule`)").encode()
+_JOB = f"skillopt_sleep {NIGHTLY_VERB}".encode()
 
 
 def job_line(job: Job) -> str:
@@ -20,25 +30,51 @@ def job_line(job: Job) -> str:
     return f"{job.minute} {job.hour} * * * {command}"
 
 
-def _is_ours(marker_line: str, next_line: str | None) -> bool:
-    return (marker_line.strip().startswith("#") and MARKER in marker_line and next_line is not None
-            and f"skillopt_sleep {NIGHTLY_VERB}" in next_line)
+def table_lines(table: bytes) -> list[bytes]:
+    """The table's lines, each with its ``\n`` (the last one may have none); nothing else ends a
+    line, so ``b"".join(table_lines(t)) == t``."""
+    parts = table.split(b"\n")
+    return [part + b"\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
-def without_ours(lines: list[str]) -> tuple[list[str], bool]:
-    """The table's lines minus our marker + job pairs; whether any pair was found."""
-    kept: list[str] = []
-    found = False
+def _marker_at(lines: list[bytes], i: int) -> bytes | None:
+    """The marker line at ``i`` when it starts one of our entries (it is exactly a marker we write
+    and the next line runs our job; the job line's format changed over versions, the marker not)."""
+    text = lines[i].removesuffix(b"\n")
+    if text not in (MARKER_LINE, MARKER_LINE_JOINED) or i + 1 >= len(lines):
+        return None
+    job = lines[i + 1].strip()
+    return text if job and not job.startswith(b"#") and _JOB in job else None
+
+
+def without_ours(table: bytes) -> tuple[bytes, bool]:
+    """The table minus every entry of ours, every other byte kept; whether any entry was found."""
+    lines = table_lines(table)
+    kept: list[bytes] = []
+    found = take_back_newline = False
     i = 0
     while i < len(lines):
-        nxt = lines[i + 1] if i + 1 < len(lines) else None
-        if _is_ours(lines[i], nxt):
-            found = True
-            i += 2
+        marker = _marker_at(lines, i)
+        if marker is None:
+            kept.append(lines[i])
+            take_back_newline = False
+            i += 1
             continue
-        kept.append(lines[i])
-        i += 1
-    return kept, found
+        found = True
+        take_back_newline = marker == MARKER_LINE_JOINED and bool(kept)
+        i += 2
+    if take_back_newline and kept[-1].endswith(b"\n"):
+        kept[-1] = kept[-1][:-1]
+    return b"".join(kept), found
+
+
+def with_entry(table: bytes, job: Job) -> bytes:
+    """The table with our entry (replacing any earlier one) appended after every foreign line."""
+    kept, _ = without_ours(table)
+    marker = MARKER_LINE
+    if kept and not kept.endswith(b"\n"):
+        kept, marker = kept + b"\n", MARKER_LINE_JOINED
+    return kept + marker + b"\n" + job_line(job).encode("utf-8", "surrogateescape") + b"\n"
 
 
 class Cron:
@@ -47,16 +83,16 @@ class Cron:
     def __init__(self, crontab: str = CRONTAB):
         self.crontab = crontab
 
-    def read_table(self) -> list[str]:
-        proc = run_tool([self.crontab, "-l"], check=False)
+    def read_table(self) -> bytes:
+        proc = run_tool_bytes([self.crontab, "-l"], check=False)
         if proc.returncode != 0:
-            if "no crontab" in (proc.stderr + proc.stdout).lower():
-                return []
+            if "no crontab" in tool_output(proc).lower():
+                return b""
             raise tool_failure([self.crontab, "-l"], proc)
-        return proc.stdout.splitlines()
+        return proc.stdout
 
     def plan(self, job: Job) -> Plan:
-        return Plan(self.name, [Artifact("user crontab (two lines added; every other line kept)",
+        return Plan(self.name, [Artifact("user crontab (two lines added; every other line kept as it is)",
                                          f"# {MARKER_NOTE}\n{job_line(job)}\n")],
                     [[self.crontab, "-"]],
                     ["cron never runs a night the machine slept through; the next skillopt-sleep "
@@ -64,19 +100,17 @@ class Cron:
 
     def install(self, job: Job) -> Plan:
         plan = self.plan(job)
-        kept, _ = without_ours(self.read_table())
-        table = "\n".join(kept + [f"# {MARKER_NOTE}", job_line(job)]) + "\n"
-        run_tool([self.crontab, "-"], stdin=table)
+        run_tool_bytes([self.crontab, "-"], stdin=with_entry(self.read_table(), job))
         return plan
 
     def uninstall(self) -> bool:
         kept, found = without_ours(self.read_table())
         if not found:
             return False
-        if any(line.strip() for line in kept):
-            run_tool([self.crontab, "-"], stdin="\n".join(kept) + "\n")
+        if kept:
+            run_tool_bytes([self.crontab, "-"], stdin=kept)
         else:
-            run_tool([self.crontab, "-r"])
+            run_tool_bytes([self.crontab, "-r"])
         return True
 
     def installed(self) -> bool:

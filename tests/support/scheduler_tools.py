@@ -46,7 +46,8 @@ class FakeTools:
         return [r for r in rows if tool is None or r["tool"] == tool]
 
     def table(self) -> str:
-        return self.crontab.read_text(encoding="utf-8") if self.crontab.exists() else ""
+        """The stored table as text, line ends untranslated (``crontab.read_bytes()`` for bytes)."""
+        return self.crontab.read_bytes().decode("utf-8", "surrogateescape") if self.crontab.exists() else ""
 
     def written_files(self) -> list[Path]:
         """Every file the tools or the mechanisms may have written."""
