@@ -1,0 +1,216 @@
+"""Special files where the engine expects a document, a journal or a state file: a FIFO (its
+``open`` blocks until a writer comes) and ``/dev/zero`` (endless bytes). Every reader must come
+back at once with a clear refusal, or skip the file where it is best-effort.
+
+Each case runs in its own Python process with a time limit and a memory cap, so a reader that
+still hangs or reads without a bound fails the test instead of stalling or swapping the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+
+KINDS = ("fifo", "zero")
+SECONDS = 20  # a bounded read takes milliseconds; a hang is a hang
+
+
+def _plant(path: Path, kind: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    return path
+
+
+def _cap_memory() -> None:
+    limit = 1024 * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _run(code: str, tmp_path: Path) -> str:
+    """Run ``code`` (with ``tmp`` bound to ``tmp_path``) in a child; its stdout."""
+    env = {**os.environ, "SKILLOPT_SLEEP_HOME": str(tmp_path / "home"), "HOME": str(tmp_path / "userhome")}
+    program = f"from pathlib import Path\ntmp = Path({str(tmp_path)!r})\n" + textwrap.dedent(code)
+    try:
+        proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env,
+                              timeout=SECONDS, preexec_fn=_cap_memory)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"still reading after {SECONDS} s")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout.strip()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_read_regular_refuses_at_once(tmp_path, kind):
+    from skillopt_sleep.files import UnreadableFile, read_regular
+
+    path = _plant(tmp_path / "x.json", kind)
+    with pytest.raises(UnreadableFile) as caught:
+        read_regular(path, 1024)
+    assert "not a regular file" in caught.value.message
+    assert str(path) in caught.value.message
+
+
+def test_read_regular_bounds_a_large_file(tmp_path):
+    from skillopt_sleep.files import UnreadableFile, read_regular
+
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(b"x" * 2048)
+    with pytest.raises(UnreadableFile, match="larger than 1024 bytes"):
+        read_regular(path, 1024)
+    assert read_regular(path, 2048) == b"x" * 2048
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_skill_md_is_refused_with_one_line(tmp_path, kind):
+    _plant(tmp_path / "p" / ".claude" / "skills" / "skillopt-sleep-learned" / "SKILL.md", kind)
+    out = _run("""
+        from skillopt_sleep.documents import load_documents
+        from skillopt_sleep.errors import UserError
+        try:
+            load_documents(tmp / "p")
+        except UserError as exc:
+            print(exc.message)
+    """, tmp_path)
+    assert "SKILL.md" in out and "not a regular file" in out
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_journal_reader_refuses(tmp_path, kind):
+    """read_jsonl (calls.jsonl, adoptions.jsonl, history, archive, refusals, score cache)."""
+    _plant(tmp_path / "calls.jsonl", kind)
+    out = _run("""
+        from skillopt_sleep.files import read_jsonl
+        try:
+            read_jsonl(tmp / "calls.jsonl")
+        except OSError as exc:
+            print(exc)
+    """, tmp_path)
+    assert "not a regular file" in out
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_call_journal_resume_starts_over(tmp_path, kind):
+    _plant(tmp_path / "night" / "calls.jsonl", kind)
+    out = _run("""
+        from skillopt_sleep.call_journal import CallJournal
+        print("loaded", CallJournal(tmp / "night", read_only=True).loaded)
+    """, tmp_path)
+    assert out == "loaded 0"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_live_document_swapped_before_adopt(tmp_path, kind):
+    """adopt reads the live file with read_bytes_or_none: a swapped-in FIFO is refused."""
+    _plant(tmp_path / "SKILL.md", kind)
+    out = _run("""
+        from skillopt_sleep.files import read_bytes_or_none
+        try:
+            read_bytes_or_none(tmp / "SKILL.md")
+        except OSError as exc:
+            print(exc)
+    """, tmp_path)
+    assert "not a regular file" in out
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_manifest_and_reports_are_skipped(tmp_path, kind):
+    night = tmp_path / "staging" / "20260101T000000Z-abc"
+    _plant(night / "manifest.json", kind)
+    _plant(night / "report.json", kind)
+    out = _run("""
+        from skillopt_sleep.staging import read_manifest
+        from skillopt_sleep.notices import _rules_proposed
+        from skillopt_sleep.commands.status import _staged_nights
+        night = tmp / "staging" / "20260101T000000Z-abc"
+        print(read_manifest(night), _rules_proposed(night),
+              _staged_nights([{"night_id": "n", "staging_dir": str(night)}], set()))
+    """, tmp_path)
+    assert out == "None None []"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_review_of_a_special_report_is_one_line(tmp_path, kind):
+    night = tmp_path / "night"
+    _plant(night / "report.json", kind)
+    out = _run("""
+        from skillopt_sleep.proposal import load_view
+        from skillopt_sleep.errors import UserError
+        try:
+            load_view({"night_id": "n", "staging_dir": str(tmp / "night")})
+        except UserError as exc:
+            print(exc.message)
+    """, tmp_path)
+    assert "unreadable (UnreadableFile)" in out
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_schedule_file_is_broken_not_hanging(tmp_path, kind):
+    _plant(tmp_path / "schedule.json", kind)
+    out = _run("""
+        from skillopt_sleep.scheduler.schedule_file import load_schedule
+        from skillopt_sleep.errors import UserError
+        try:
+            load_schedule(tmp / "schedule.json")
+        except UserError as exc:
+            print(exc.message)
+    """, tmp_path)
+    assert "is broken" in out and "not a regular file" in out
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_config_file_is_refused(tmp_path, kind):
+    _plant(tmp_path / "config.toml", kind)
+    out = _run("""
+        from skillopt_sleep.config import read_config_file
+        from skillopt_sleep.errors import UserError
+        try:
+            read_config_file(tmp / "config.toml")
+        except UserError as exc:
+            print(exc.message)
+    """, tmp_path)
+    assert "is broken" in out and "not a regular file" in out
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_tasks_file_is_refused(tmp_path, kind):
+    _plant(tmp_path / "tasks.json", kind)
+    out = _run("""
+        from skillopt_sleep.mining.taskfile import load_tasks
+        from skillopt_sleep.errors import UserError
+        try:
+            load_tasks(tmp / "tasks.json")
+        except UserError as exc:
+            print(exc.message)
+    """, tmp_path)
+    assert "not a regular file" in out
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_state_files_are_skipped(tmp_path, kind):
+    """The lock holder, the night-state file and the harvest store: best-effort, so skipped."""
+    _plant(tmp_path / "night.lock.holder.json", kind)
+    _plant(tmp_path / "harvest" / "index.json", kind)
+    _plant(tmp_path / "harvest" / "digests" / "shard.jsonl", kind)
+    out = _run("""
+        from skillopt_sleep import night_state
+        from skillopt_sleep.locks import _read_holder
+        from skillopt_sleep.sources.store import HarvestStore, _read_json
+        night_state.state_path = lambda project: tmp / "night-state.fifo"
+        import os
+        os.mkfifo(tmp / "night-state.fifo")
+        store = HarvestStore(tmp / "harvest")
+        print(_read_holder(tmp / "night.lock"), _read_json(tmp / "harvest" / "index.json"),
+              store._read_shard("shard"), night_state.read_state(tmp))
+    """, tmp_path)
+    assert out == "{} {} {} None"
