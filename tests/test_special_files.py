@@ -214,3 +214,50 @@ def test_state_files_are_skipped(tmp_path, kind):
               store._read_shard("shard"), night_state.read_state(tmp))
     """, tmp_path)
     assert out == "{} {} {} None"
+
+
+# --------------------------------------------------------------------------- the verbs, as a person runs them
+
+
+def _cli(tmp_path: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SKILLOPT_SLEEP_BACKEND", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    env.update({"SKILLOPT_SLEEP_HOME": str(tmp_path / "home"), "HOME": str(tmp_path / "userhome")})
+    try:
+        return subprocess.run([sys.executable, "-m", "skillopt_sleep", *args], capture_output=True, text=True,
+                              env=env, cwd=cwd, timeout=60, preexec_fn=_cap_memory)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"skillopt-sleep {' '.join(args)} still running after 60 s")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_notice_and_status_with_a_special_schedule_and_ledger(tmp_path, kind, monkeypatch):
+    monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(tmp_path / "home"))
+    from skillopt_sleep.paths import project_dirs, user_dirs
+    from skillopt_sleep.scheduler.schedule_file import schedule_path
+
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "CLAUDE.md").write_text("# p\n", encoding="utf-8")
+    _plant(schedule_path(), kind)
+    _plant(user_dirs().sessions_seen, kind)
+    _plant(project_dirs(project).ledger, kind)
+    end = _cli(tmp_path, "notice", "--event", "session-end", cwd=project)
+    assert end.returncode == 0, end.stderr
+    start = _cli(tmp_path, "notice", cwd=project)
+    assert start.returncode == 0, start.stderr
+    status = _cli(tmp_path, "status", cwd=project)
+    assert status.returncode != 0 and "Traceback" not in status.stderr
+    assert "not a regular file" in status.stderr and len(status.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_run_with_a_special_skill_md_stops_at_once(tmp_path, kind):
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "CLAUDE.md").write_text("# p\n", encoding="utf-8")
+    _plant(project / ".claude" / "skills" / "skillopt-sleep-learned" / "SKILL.md", kind)
+    done = _cli(tmp_path, "run", "--backend", "sim:seed=1", "--agent", "claude", cwd=project)
+    assert done.returncode == 3, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert "SKILL.md" in last and "not a regular file" in last and "Traceback" not in done.stderr
