@@ -261,3 +261,14 @@ def test_run_with_a_special_skill_md_stops_at_once(tmp_path, kind):
     assert done.returncode == 3, done.stderr
     last = done.stderr.strip().splitlines()[-1]
     assert "SKILL.md" in last and "not a regular file" in last and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_codex_login_config_and_auth_are_skipped(tmp_path, kind):
+    """The user's ~/.codex/config.toml and auth.json, read when a night starts Codex."""
+    _plant(tmp_path / "codex" / "config.toml", kind)
+    out = _run("""
+        from skillopt_sleep.backends.codex_cli import login_config
+        print(login_config(tmp / "codex"))
+    """, tmp_path)
+    assert out == "{}"
