@@ -272,3 +272,24 @@ def test_codex_login_config_and_auth_are_skipped(tmp_path, kind):
         print(login_config(tmp / "codex"))
     """, tmp_path)
     assert out == "{}"
+
+
+def test_adopt_after_the_live_file_became_special(tmp_path):
+    """Staged against a regular CLAUDE.md, which is then swapped for a FIFO. (A symlink to
+    /dev/zero is refused before any read, as every symlinked target is.)"""
+    kind = "fifo"
+    from tests.support.staged_project import project_with_memory, stage_memory
+
+    project = project_with_memory(tmp_path, b"# rules\n")
+    stage_memory(project, b"# rules\n- Use conventional commits.\n")
+    (project / "CLAUDE.md").unlink()
+    _plant(project / "CLAUDE.md", kind)
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    try:
+        done = subprocess.run([sys.executable, "-m", "skillopt_sleep", "adopt", "--project", str(project)],
+                              capture_output=True, text=True, env=env, timeout=60, preexec_fn=_cap_memory)
+    except subprocess.TimeoutExpired:
+        pytest.fail("adopt still running after 60 s")
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "CLAUDE.md" in done.stderr and "not a regular file" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
