@@ -196,7 +196,12 @@ def append_jsonl(path: str | os.PathLike[str], *objs: Any) -> None:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     data = b"".join(utf8(json.dumps(o, ensure_ascii=False, default=str)) + b"\n" for o in objs)
-    with open(target, "ab+") as fh:
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(target, flags, 0o666)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO, a device: no journal to append to
+        os.close(fd)
+        raise UnreadableFile(target, "not a regular file")
+    with os.fdopen(fd, "ab+") as fh:
         fh.seek(0, os.SEEK_END)
         if fh.tell() > 0:
             fh.seek(-1, os.SEEK_END)

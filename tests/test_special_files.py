@@ -293,3 +293,15 @@ def test_adopt_after_the_live_file_became_special(tmp_path):
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "CLAUDE.md" in done.stderr and "not a regular file" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_appending_to_a_fifo_journal_is_refused(tmp_path):
+    _plant(tmp_path / "calls.jsonl", "fifo")
+    out = _run("""
+        from skillopt_sleep.files import append_jsonl
+        try:
+            append_jsonl(tmp / "calls.jsonl", {"k": "v"})
+        except OSError as exc:
+            print(exc)
+    """, tmp_path)
+    assert "not a regular file" in out
