@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from skillopt_sleep import __version__
 from skillopt_sleep.errors import EXIT_CODES, EXIT_ERROR, EXIT_USAGE, UserError
+from skillopt_sleep.files import UnreadableFile
 
 COMMAND_MODULES = ("run", "status", "review", "adopt", "revert", "harvest", "schedule", "demo", "notice")
 COMMAND_MODULES += ("uninstall",)
@@ -98,7 +99,7 @@ def _dispatch(argv: Sequence[str] | None) -> int:
         _say_missed_night()
     try:
         return int(args.func(args) or 0)
-    except UserError as exc:
+    except (UserError, UnreadableFile) as exc:
         # a message can quote a provider's error body or a path: untrusted, possibly a secret
         from skillopt_sleep.redact import redact
         from skillopt_sleep.sanitize import sanitize

@@ -17,6 +17,7 @@ from typing import Any
 from collections.abc import Mapping
 
 from skillopt_sleep.errors import EXIT_CONFIG, EXIT_USAGE, UserError
+from skillopt_sleep.files import read_regular
 from skillopt_sleep.paths import project_dirs, user_dirs
 
 
@@ -96,6 +97,9 @@ class Config:
             return self.optimizer_model
         return self.model
 
+
+# the most of a config file it reads: a real one is a few hundred bytes
+CONFIG_READ_LIMIT = 1024 * 1024
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
 # Locations (read by paths.py) and the agent plugins' hook runner's own knobs, which it passes
@@ -200,8 +204,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
     else:  # the same parser, published as tomli for older Pythons
         import tomli as tomllib
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
+        return tomllib.loads(read_regular(path, CONFIG_READ_LIMIT).decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise UserError(f"config file {path} is broken: {exc}", EXIT_CONFIG) from None
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from skillopt_sleep import handwritten
 from skillopt_sleep.errors import EXIT_CONFIG, UserError
+from skillopt_sleep.files import read_regular
 from skillopt_sleep.redact import redact
 from skillopt_sleep.sanitize import clean_text, rule_problem, utf8
 from skillopt_sleep.types import Edit
@@ -27,6 +28,8 @@ END = "<!-- skillopt-sleep:learned:end -->"
 BLOCK_TITLE = "Learned rules (managed by skillopt-sleep; edit outside this block)"
 DEFAULT_SKILL_NAME = "skillopt-sleep-learned"
 AGENTS_MD_LIMIT = 32 * 1024
+# the most of a document it reads at all: any real CLAUDE.md / AGENTS.md / SKILL.md is far smaller
+DOCUMENT_READ_LIMIT = 16 * 1024 * 1024
 SKILL_NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 OPTIMIZER_VIEW_CHARS = 8000  # of each document, in the optimizer's prompt; the rest is marked as left out
 LINE_OPS = ("replace_line", "delete_line")
@@ -142,7 +145,7 @@ def document_paths(project: Path, agent: str, skill_name: str = DEFAULT_SKILL_NA
 
 def _read(role: str, path: Path, limits: Limits) -> Document:
     try:
-        data = path.read_bytes()
+        data = read_regular(path, DOCUMENT_READ_LIMIT)
     except FileNotFoundError:
         return Document(role, path, None, "", limits)
     except OSError as exc:

@@ -8,14 +8,17 @@ so the next run can remove exactly those and nothing else (``remove_temp_files``
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import re
 import secrets
+import stat
 from pathlib import Path
 from typing import Any
 
+from skillopt_sleep.errors import EXIT_CONFIG
 from skillopt_sleep.sanitize import utf8
 
 TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.[0-9a-f]{12}\.tmp$")
@@ -111,9 +114,74 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read_bytes_or_none(path: str | os.PathLike[str]) -> bytes | None:
+# the most any reader takes from one file unless it asks for less: far above any document, report
+# or journal a night writes, far below what exhausts memory
+READ_LIMIT = 64 * 1024 * 1024
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+class UnreadableFile(OSError):
+    """A path that is there but is no regular file of a sane size (a FIFO, a device, a socket, a
+    directory, or something larger than the reader's bound). An ``OSError``, so readers that skip
+    damaged files skip this too; ``message`` and ``code`` make it one clear line like ``UserError``."""
+
+    def __init__(self, path: str | os.PathLike[str], reason: str):
+        super().__init__(errno.EINVAL, reason, str(path))
+        self.message = f"cannot read {path}: {reason}"
+        self.code = EXIT_CONFIG
+        self.json_printed = False
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def read_regular(path: str | os.PathLike[str], limit: int = READ_LIMIT) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes, opened without blocking (a FIFO's
+    ``open`` never waits for a writer) and checked after opening (no swap between check and read).
+
+    Missing files raise ``FileNotFoundError`` as usual; anything that is not a regular file, or is
+    larger than ``limit``, raises ``UnreadableFile``.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
     try:
-        return Path(path).read_bytes()
+        fd = os.open(path, flags)
+    except IsADirectoryError:
+        raise UnreadableFile(path, "not a regular file (a directory)") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+            raise UnreadableFile(path, f"not a regular file ({kind})")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(limit + 1 - size, 1024 * 1024))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise UnreadableFile(path, f"larger than {limit} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_regular_text(path: str | os.PathLike[str], limit: int = READ_LIMIT, errors: str = "strict") -> str:
+    """``read_regular`` decoded as UTF-8 (a decoding failure is a ``ValueError``)."""
+    return read_regular(path, limit).decode("utf-8", errors=errors)
+
+
+def read_json(path: str | os.PathLike[str], limit: int = READ_LIMIT) -> Any:
+    """``parse_json`` of a bounded regular file: ``OSError`` (incl. ``UnreadableFile``) or ``ValueError``."""
+    return parse_json(read_regular_text(path, limit))
+
+
+def read_bytes_or_none(path: str | os.PathLike[str], limit: int = READ_LIMIT) -> bytes | None:
+    try:
+        return read_regular(path, limit)
     except FileNotFoundError:
         return None
 
@@ -128,7 +196,12 @@ def append_jsonl(path: str | os.PathLike[str], *objs: Any) -> None:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     data = b"".join(utf8(json.dumps(o, ensure_ascii=False, default=str)) + b"\n" for o in objs)
-    with open(target, "ab+") as fh:
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(target, flags, 0o666)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO, a device: no journal to append to
+        os.close(fd)
+        raise UnreadableFile(target, "not a regular file")
+    with os.fdopen(fd, "ab+") as fh:
         fh.seek(0, os.SEEK_END)
         if fh.tell() > 0:
             fh.seek(-1, os.SEEK_END)
@@ -142,8 +215,8 @@ def append_jsonl(path: str | os.PathLike[str], *objs: Any) -> None:
 def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Every JSON object in the file, skipping malformed, truncated or non-object lines."""
     try:
-        raw = Path(path).read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        raw = read_regular(path)
+    except (FileNotFoundError, NotADirectoryError):
         return []
     records: list[dict[str, Any]] = []
     for line in raw.decode("utf-8", errors="replace").splitlines():

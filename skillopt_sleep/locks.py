@@ -25,7 +25,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from skillopt_sleep.errors import EXIT_LOCKED, UserError
-from skillopt_sleep.files import atomic_write_text, parse_json
+from skillopt_sleep.files import atomic_write_text, read_json
 from skillopt_sleep.types import format_time
 
 # A second process waits this long before giving up: long enough that a momentary holder (status
@@ -39,7 +39,7 @@ def holder_path(lock_path: Path) -> Path:
 
 def _read_holder(lock_path: Path) -> dict[str, Any]:
     try:
-        value = parse_json(holder_path(lock_path).read_text(encoding="utf-8"))
+        value = read_json(holder_path(lock_path), 1024 * 1024)
     except (OSError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from skillopt_sleep.files import atomic_write_text
+from skillopt_sleep.files import atomic_write_text, read_json
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.progress import CallProgress, _duration
 from skillopt_sleep.sanitize import clean_obj, sanitize
@@ -164,10 +164,7 @@ def read_state(project: Path) -> dict[str, Any] | None:
     """The state file, or None (none, unreadable, not a regular file, too big)."""
     path = state_path(project)
     try:
-        if not path.is_file() or path.stat().st_size > READ_LIMIT:
-            return None
-        with open(path, encoding="utf-8") as fh:
-            data = json.loads(fh.read(READ_LIMIT))
+        data = read_json(path, READ_LIMIT)
     except (OSError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from skillopt_sleep.files import atomic_write_text, parse_json
+from skillopt_sleep.files import atomic_write_text, read_json
 from skillopt_sleep.paths import project_dirs, project_fingerprint, user_dirs
 from skillopt_sleep.agent_surface import CLAUDE_COMMAND
 from skillopt_sleep.redact import redact
@@ -134,9 +134,7 @@ def _rules_proposed(staging_dir: Path) -> int | None:
     """How many rules the staged night accepted, from its report; None when unknown."""
     report = staging_dir / "report.json"
     try:
-        if not report.is_file() or report.stat().st_size > REPORT_READ_LIMIT:
-            return None
-        data = parse_json(report.read_text(encoding="utf-8"))
+        data = read_json(report, REPORT_READ_LIMIT)
     except (OSError, ValueError):
         return None
     edits = data.get("accepted_edits") if isinstance(data, dict) else None

@@ -19,7 +19,7 @@ from skillopt_sleep.judges import JudgeError, check_from_id, describe_check
 from skillopt_sleep.night_numbers import nothing_learned, numbers
 from skillopt_sleep.redact import redact, redact_obj
 from skillopt_sleep.types import Edit, GateDecision, NightReport, TaskRecord
-from skillopt_sleep.files import parse_json
+from skillopt_sleep.files import read_json
 
 EXCERPT_CHARS = 160
 
@@ -239,7 +239,7 @@ def load_view(proposal: dict[str, Any]) -> ProposalView:
     """The view of one proposal as ``adoption.list_proposals`` lists it (manifest + state)."""
     staging_dir = Path(proposal["staging_dir"])
     try:
-        data = parse_json((staging_dir / "report.json").read_text(encoding="utf-8"))
+        data = read_json(staging_dir / "report.json")
         report = NightReport.from_dict(redact_obj(data))  # read back like anything else shown
     except (OSError, ValueError) as exc:
         raise UserError(f"the report of night {proposal.get('night_id')} in {staging_dir} is "

@@ -33,7 +33,7 @@ from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.redact import redact
 from skillopt_sleep.proposal import build_view, managed_block_diff
 from skillopt_sleep.report import render_markdown
-from skillopt_sleep.files import atomic_write_bytes, atomic_write_text, parse_json, sha256_bytes
+from skillopt_sleep.files import atomic_write_bytes, atomic_write_text, read_json, sha256_bytes
 from skillopt_sleep.report_html import render_html
 from skillopt_sleep.score_trend import adoption_states
 from skillopt_sleep.trend_chart import trend_points
@@ -217,7 +217,7 @@ def read_manifest(directory: Path) -> dict[str, Any] | None:
     """A proposal's manifest, or None when it is missing, damaged, or not this directory's own
     (its night id must be the directory's name)."""
     try:
-        manifest = parse_json((directory / "manifest.json").read_text(encoding="utf-8"))
+        manifest = read_json(directory / "manifest.json")
     except (OSError, ValueError):
         return None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:

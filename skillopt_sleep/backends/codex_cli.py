@@ -45,6 +45,7 @@ from skillopt_sleep.backends.cli_common import (
 )
 from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message
+from skillopt_sleep.files import read_regular, read_regular_text
 from skillopt_sleep.types import Usage
 
 COMMAND = "codex"  # the binary run unless backend_options.codex-cli.command names another
@@ -101,7 +102,7 @@ def user_codex_home() -> Path:
 def login_config(user_home: Path) -> dict[str, Any]:
     """The ``LOGIN_KEYS`` of the user's config.toml (nothing when it is missing or unreadable)."""
     try:
-        config = tomllib.loads((user_home / "config.toml").read_text(encoding="utf-8"))
+        config = tomllib.loads(read_regular_text(user_home / "config.toml", 1024 * 1024))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return {}
     return {key: config[key] for key in LOGIN_KEYS if key in config}
@@ -155,7 +156,7 @@ class PrivateCodexHome:
         self.store = str(login.get("cli_auth_credentials_store") or "file")
         self.auth_copied: bytes | None = None
         try:
-            self.auth_copied = (user_home / AUTH_FILE).read_bytes()
+            self.auth_copied = read_regular(user_home / AUTH_FILE, 1024 * 1024)
         except OSError:
             return
         fd = os.open(self.path / AUTH_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -176,8 +177,8 @@ class PrivateCodexHome:
         if self.auth_copied is None:
             return
         try:
-            refreshed = (self.path / AUTH_FILE).read_bytes()
-            if refreshed == self.auth_copied or (self.user_home / AUTH_FILE).read_bytes() != self.auth_copied:
+            refreshed = read_regular(self.path / AUTH_FILE, 1024 * 1024)
+            if refreshed == self.auth_copied or read_regular(self.user_home / AUTH_FILE, 1024 * 1024) != self.auth_copied:
                 return
             staging = self.user_home / f".{AUTH_FILE}.skillopt-sleep.tmp"
             fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -269,7 +270,7 @@ class CodexCliBackend:
             home.sync_refreshed_login()
             keyring_note = home.unreachable_login()
             try:
-                answer = output_file.read_text(encoding="utf-8", errors="replace").strip()
+                answer = read_regular_text(output_file, errors="replace").strip()
             except OSError:
                 answer = ""
         if run.error:

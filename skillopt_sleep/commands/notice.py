@@ -65,7 +65,10 @@ def notice(project: str | os.PathLike[str] | None, event: str = "session-start",
            agent: str = "cli", as_json: bool = False) -> int:
     root = staging.resolve_project(project)
     if event == "session-end":
-        record_session(root, agent)
+        try:
+            record_session(root, agent)
+        except OSError:  # best-effort, like every notice: a broken state dir never fails the session
+            pass
         lines: list[str] = []
     else:
         lines = read_notices(root, agent)

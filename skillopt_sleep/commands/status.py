@@ -13,6 +13,7 @@ from skillopt_sleep import adoption, journal, scheduler, staging
 from skillopt_sleep.agent_surface import ask_for, calling_agent
 from skillopt_sleep.config import config_problem
 from skillopt_sleep.errors import EXIT_OK
+from skillopt_sleep.files import read_json
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.history import History, summarize_night
 from skillopt_sleep.locks import describe_holder, lock_holder
@@ -35,9 +36,7 @@ def _staged_nights(proposals: list[dict[str, Any]], recorded: set[str]) -> list[
             continue
         path = Path(proposal["staging_dir"]) / "report.json"
         try:
-            if path.stat().st_size > REPORT_READ_LIMIT:
-                continue
-            report = NightReport.from_dict(json.loads(path.read_text(encoding="utf-8")))
+            report = NightReport.from_dict(read_json(path, REPORT_READ_LIMIT))
         except (OSError, ValueError, TypeError, RecursionError):
             continue
         out.append({**summarize_night(report), "recorded": "staging"})

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_sleep.errors import EXIT_CONFIG, UserError
-from skillopt_sleep.files import parse_json
+from skillopt_sleep.files import parse_json, read_regular_text
 from skillopt_sleep.judges import JudgeError, validate_judge
 from skillopt_sleep.types import SPLITS, TASKS_FORMAT, TaskRecord
 
@@ -29,7 +29,7 @@ def load_tasks(path: Path) -> tuple[list[TaskRecord], bool]:
     """Read a ``skillopt_sleep.tasks.v1`` file -> (tasks, reviewed). Invalid input raises
     UserError naming the file, the task and the problem."""
     try:
-        raw = Path(path).read_text(encoding="utf-8")
+        raw = read_regular_text(path)
     except FileNotFoundError:
         raise UserError(f"tasks file {path} does not exist", EXIT_CONFIG) from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -15,8 +15,10 @@ import stat
 from pathlib import Path
 
 from skillopt_sleep.errors import EXIT_CONFIG, UserError
+from skillopt_sleep.files import read_regular_text
 from skillopt_sleep.scheduler.base import has_control_chars
 
+ENV_READ_LIMIT = 1024 * 1024  # an env file of a few keys is a few hundred bytes
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -49,7 +51,7 @@ def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
     """``KEY=VALUE`` pairs of a checked env file."""
     resolved = check_env_file(path)
     try:
-        text = resolved.read_text(encoding="utf-8")
+        text = read_regular_text(resolved, ENV_READ_LIMIT)
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"env file {resolved} cannot be read: {type(exc).__name__}", EXIT_CONFIG) from None
     values: dict[str, str] = {}

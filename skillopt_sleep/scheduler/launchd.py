@@ -15,7 +15,7 @@ from pathlib import Path
 
 from skillopt_sleep.errors import EXIT_SCHEDULER, UserError
 from skillopt_sleep.scheduler.base import SHELL, Artifact, Job, Plan, entry_command, run_tool, runs_our_job
-from skillopt_sleep.files import atomic_write_bytes
+from skillopt_sleep.files import atomic_write_bytes, read_regular
 
 LABEL = "com.skillopt-sleep.nightly"
 LAUNCHCTL = "launchctl"
@@ -51,7 +51,7 @@ class Launchd:
 
     def _ours(self) -> bool:
         try:
-            data = plistlib.loads(self.plist.read_bytes())
+            data = plistlib.loads(read_regular(self.plist, 1024 * 1024))
         except (OSError, ValueError, plistlib.InvalidFileException):
             return False
         return (isinstance(data, dict) and data.get("Label") == LABEL

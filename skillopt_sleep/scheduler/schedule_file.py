@@ -17,7 +17,7 @@ from typing import Any
 
 from skillopt_sleep.errors import EXIT_CONFIG, UserError
 from skillopt_sleep.paths import user_dirs
-from skillopt_sleep.files import atomic_write_text, parse_json
+from skillopt_sleep.files import atomic_write_text, read_json
 
 FORMAT = "skillopt_sleep.schedule.v1"
 # In the state dir's ``scheduled/``: what the OS entry's own stdout/stderr appended (a shell that
@@ -75,7 +75,7 @@ def load_schedule(path: Path | None = None) -> Schedule | None:
     """The schedule, or None when nothing is scheduled; a broken file is a clear error."""
     path = path or schedule_path()
     try:
-        raw = parse_json(path.read_text(encoding="utf-8"))
+        raw = read_json(path)
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:

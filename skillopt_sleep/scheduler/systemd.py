@@ -14,7 +14,7 @@ from pathlib import Path
 from skillopt_sleep.errors import EXIT_SCHEDULER, UserError
 from skillopt_sleep.scheduler.base import (
     MARKER, MARKER_NOTE, SHELL, Artifact, Job, Plan, entry_command, run_tool)
-from skillopt_sleep.files import atomic_write_text
+from skillopt_sleep.files import atomic_write_text, read_regular_text
 
 UNIT = "skillopt-sleep-nightly"
 SYSTEMCTL = "systemctl"
@@ -66,7 +66,7 @@ class Systemd:
 
     def _ours(self, path: Path) -> bool:
         try:
-            return MARKER in path.read_text(encoding="utf-8", errors="replace")
+            return MARKER in read_regular_text(path, 1024 * 1024, "replace")
         except OSError:
             return False
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Iterator
 
-from ..files import atomic_write_text, parse_json, remove_temp_files
+from ..files import atomic_write_text, parse_json, read_json, read_regular_text, remove_temp_files
 from ..locks import exclusive
 from ..types import SessionDigest
 
@@ -35,13 +35,13 @@ DIGESTS_DIR = "digests"
 INDEX_FILE = "index.json"
 LOCK_FILE = "harvest.lock"
 VERSION = 1
+SHARD_READ_LIMIT = 256 * 1024 * 1024  # a shard larger than this is re-harvested
 
 
 def _read_json(path: Path) -> dict[str, Any]:
     """A state file, or {} when it is missing or damaged (the next harvest then re-reads)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = parse_json(handle.read())
+        data = read_json(path)
     except (OSError, ValueError, UnicodeDecodeError):
         return {}
     return data if isinstance(data, dict) and data.get("version") == VERSION else {}
@@ -91,16 +91,15 @@ class HarvestStore:
         if self.state_dir is None:
             return digests
         try:
-            handle = open(self.state_dir / DIGESTS_DIR / f"{name}.jsonl", encoding="utf-8")
+            text = read_regular_text(self.state_dir / DIGESTS_DIR / f"{name}.jsonl", SHARD_READ_LIMIT, "replace")
         except OSError:
             return digests
-        with handle:
-            for line in handle:
-                try:
-                    digest = SessionDigest.from_dict(parse_json(line))
-                except (ValueError, TypeError, AttributeError):
-                    continue  # a damaged cache line costs one session, not the cache
-                digests[session_key(digest.source, digest.session_id)] = digest
+        for line in text.split("\n"):
+            try:
+                digest = SessionDigest.from_dict(parse_json(line))
+            except (ValueError, TypeError, AttributeError):
+                continue  # a damaged cache line costs one session, not the cache
+            digests[session_key(digest.source, digest.session_id)] = digest
         return digests
 
     def get(self, source: str, session_id: str) -> SessionDigest | None:
