@@ -92,7 +92,7 @@ def test_config_reads_with_tomli_where_tomllib_is_missing(tmp_path: Path, monkey
     path.write_text('backend = "sim"\nk = 3\n', encoding="utf-8")
     monkeypatch.setattr(sys, "version_info", (3, 10, 14, "final", 0))
     monkeypatch.setitem(sys.modules, "tomllib", None)  # `import tomllib` fails, as on 3.10
-    monkeypatch.setitem(sys.modules, "tomli", types.SimpleNamespace(load=tomllib.load))
+    monkeypatch.setitem(sys.modules, "tomli", types.SimpleNamespace(load=tomllib.load, loads=tomllib.loads))
     assert read_config_file(path) == {"backend": "sim", "k": 3}
 
 
