@@ -16,7 +16,7 @@ import re
 import secrets
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from skillopt_sleep.errors import EXIT_CONFIG
 from skillopt_sleep.sanitize import utf8
@@ -137,14 +137,17 @@ class UnreadableFile(OSError):
         return self.message
 
 
-def read_regular(path: str | os.PathLike[str], limit: int = READ_LIMIT) -> bytes:
-    """The bytes of a regular file of at most ``limit`` bytes, opened without blocking (a FIFO's
-    ``open`` never waits for a writer) and checked after opening (no swap between check and read).
+def open_regular(path: str | os.PathLike[str], *, nofollow: bool = False) -> BinaryIO:
+    """Open ``path`` for binary reading only if it is a regular file, without ever blocking.
 
-    Missing files raise ``FileNotFoundError`` as usual; anything that is not a regular file, or is
-    larger than ``limit``, raises ``UnreadableFile``.
+    ``O_NONBLOCK`` makes opening a FIFO return at once (it has no effect on a regular file's
+    reads); the type is checked on the open descriptor, so a path swapped after it was found is
+    caught too. ``nofollow`` refuses a symlink (``OSError``). Missing files raise
+    ``FileNotFoundError`` as usual; anything that is not a regular file raises ``UnreadableFile``.
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    if nofollow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)
     except IsADirectoryError:
@@ -154,19 +157,20 @@ def read_regular(path: str | os.PathLike[str], limit: int = READ_LIMIT) -> bytes
         if not stat.S_ISREG(mode):
             kind = next((name for test, name in _KINDS if test(mode)), "a special file")
             raise UnreadableFile(path, f"not a regular file ({kind})")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, min(limit + 1 - size, 1024 * 1024))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            raise UnreadableFile(path, f"larger than {limit} bytes")
-        return b"".join(chunks)
-    finally:
+        return os.fdopen(fd, "rb")
+    except BaseException:
         os.close(fd)
+        raise
+
+
+def read_regular(path: str | os.PathLike[str], limit: int = READ_LIMIT, *, nofollow: bool = False) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes (``open_regular``); a larger file
+    raises ``UnreadableFile``."""
+    with open_regular(path, nofollow=nofollow) as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise UnreadableFile(path, f"larger than {limit} bytes")
+    return data
 
 
 def read_regular_text(path: str | os.PathLike[str], limit: int = READ_LIMIT, errors: str = "strict") -> str:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from skillopt_sleep.files import atomic_write_text, read_json
+from skillopt_sleep.files import atomic_write_text, read_json, read_regular
 from skillopt_sleep.paths import project_dirs, project_fingerprint, user_dirs
 from skillopt_sleep.agent_surface import CLAUDE_COMMAND
 from skillopt_sleep.redact import redact
@@ -222,23 +222,12 @@ def refresh_schedule_notice() -> None:
 
 
 def _read_bounded(path: Path) -> bytes | None:
-    """The file's bytes when it is a regular file no bigger than ``MAX_FILE_BYTES``; opened
-    without blocking, so a FIFO planted in its place cannot hang the reader."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    """The file's bytes when it is a regular file (not a link) no bigger than ``MAX_FILE_BYTES``;
+    opened without blocking, so a FIFO planted in its place cannot hang the reader."""
     try:
-        fd = os.open(path, flags)
+        return read_regular(path, MAX_FILE_BYTES, nofollow=True)
     except OSError:
         return None
-    try:
-        info = os.fstat(fd)
-        if not (info.st_mode & 0o170000 == 0o100000) or info.st_size > MAX_FILE_BYTES:
-            return None
-        data = os.read(fd, MAX_FILE_BYTES + 1)
-        return data if len(data) <= MAX_FILE_BYTES else None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _bound_holds(field: str, now: int, is_start: bool) -> bool:

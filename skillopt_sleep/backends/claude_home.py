@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_sleep.backends.cli_common import ReplaySandbox
-from skillopt_sleep.sources.base import open_regular
+from skillopt_sleep.files import open_regular
 
 STATE_FILE = ".claude.json"
 SETTINGS_FILE = "settings.json"

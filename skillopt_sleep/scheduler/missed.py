@@ -19,12 +19,11 @@ Everything here reads small files with a size bound and never raises to its call
 from __future__ import annotations
 
 import os
-import stat
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from skillopt_sleep.files import parse_json
+from skillopt_sleep.files import open_regular, parse_json
 from skillopt_sleep.types import parse_time
 
 STALE = timedelta(hours=12)  # a night still unfinished this long after it began was stopped
@@ -45,19 +44,11 @@ TRACE_MAX = 160  # the session-start notice is one line of at most 240 character
 def _read_tail(path: Path, limit: int) -> bytes | None:
     """Up to the last ``limit`` bytes of a regular file; None when it is not one."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with open_regular(path) as handle:
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - limit))
+            return handle.read(limit)
     except OSError:
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None
-        os.lseek(fd, max(0, info.st_size - limit), os.SEEK_SET)
-        return os.read(fd, limit)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _clean(text: Any, limit: int = LINE_MAX) -> str:

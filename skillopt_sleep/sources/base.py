@@ -15,11 +15,12 @@ from functools import lru_cache
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, BinaryIO, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 from collections.abc import Iterator
 
 import msgspec
 
+from ..files import open_regular
 from ..paths import REPLAY_DIR_PREFIX
 from ..redact import redact
 from ..types import Feedback, SessionDigest, parse_time
@@ -89,38 +90,12 @@ def is_replay_dir(cwd: str) -> bool:
     return name.startswith(REPLAY_DIR_PREFIX)
 
 
-class NotARegularFile(OSError):
-    """A FIFO, socket or device named like a transcript: opening or reading it could block forever
-    (a FIFO with no writer) or never end (a symlink to ``/dev/zero``)."""
-
-    def __init__(self, path: str) -> None:
-        super().__init__(f"{path} is not a regular file")
-        self.strerror = "not a regular file"
-
-
 def is_regular_file(path: str | os.PathLike[str]) -> bool:
     """Follows symlinks: a link to a regular file counts, a link to ``/dev/zero`` does not."""
     try:
         return stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
         return False
-
-
-def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
-    """Open ``path`` for binary reading only if it is a regular file, without ever blocking.
-
-    ``O_NONBLOCK`` makes opening a FIFO return at once (it has no effect on a regular file's
-    reads); the type is checked on the open descriptor, so a path swapped after discovery is
-    caught too. Raises ``NotARegularFile`` (an ``OSError``).
-    """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotARegularFile(os.fspath(path))
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 class LineReader:
