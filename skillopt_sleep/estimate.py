@@ -91,6 +91,7 @@ class Rehearsal:
     status: str
     seconds: float  # the rehearsal's own wall time
     target_price: Any = None  # the real target backend's price (``pricing.Price``; None: unknown or a login)
+    harvested: Any = None  # the transcripts the rehearsals read, for the night that follows them
 
     def to_dict(self) -> dict[str, Any]:
         return {"calls": self.calls, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
@@ -102,6 +103,10 @@ def rehearse(opts: Any, seeds: tuple[int, ...] = REHEARSAL_SEEDS) -> Rehearsal:
     model call. A problem the night would stop on (a tasks file not reviewed, a bad backend spec)
     is raised the same way."""
     started = time.monotonic()
+    if opts.tasks_file is None and opts.harvested is None:  # read once, for every rehearsal
+        from skillopt_sleep.night import read_transcripts
+
+        opts = replace(opts, harvested=read_transcripts(replace(opts, progress=lambda message: None)))
     runs = [_rehearse_once(opts, seed) for seed in seeds]
     first, n = runs[0][0], len(runs)
     phases = sorted({k for report, _ in runs for k, v in report.calls.items() if v})
@@ -110,7 +115,7 @@ def rehearse(opts: Any, seeds: tuple[int, ...] = REHEARSAL_SEEDS) -> Rehearsal:
                      output_tokens=round(sum(r.usage.output_tokens for r, _ in runs) / n),
                      by_phase={k: v for k in phases if (v := round(sum(r.calls.get(k, 0) for r, _ in runs) / n))},
                      backends=dict(first.backends), splits=dict(first.splits), sessions=first.n_sessions,
-                     status=first.status, seconds=time.monotonic() - started,
+                     status=first.status, seconds=time.monotonic() - started, harvested=opts.harvested,
                      target_price=next((b.price for b in runs[0][1] if b.id == first.backends.get("target")), None))
 
 

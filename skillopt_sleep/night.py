@@ -60,6 +60,9 @@ class NightOptions:
     edit_whole_skill: bool = False  # --edit-whole-skill: this run may edit the skill's hand-written lines
     wrap_backend: Any = None  # put every backend behind another (the estimate's rehearsal: estimate.py)
     stores: list[Any] = field(default_factory=list)  # more call stores (estimate_answers.AnswerLog)
+    # transcripts already read for this night (a sources.HarvestResult): the estimate's rehearsals
+    # and the night after them share one read instead of one each (estimate.py)
+    harvested: Any = None
 
 
 def new_night_id() -> str:
@@ -100,6 +103,20 @@ class Gathered:
     reviewed: bool = False  # tasks from a tasks file a person marked reviewed
 
 
+def read_transcripts(opts: NightOptions) -> Any:
+    """This project's sessions, read through the checkpoints and digest cache in every mode
+    (dry-run sees what run would); only a successful stateful night commits them (``_finish``)."""
+    from skillopt_sleep.sources import harvest
+
+    config = opts.config
+    return harvest(
+        opts.project, source=config.source,
+        claude_home=Path(config.claude_home).expanduser() if config.claude_home else None,
+        codex_home=Path(config.codex_home).expanduser() if config.codex_home else None,
+        since=opts.since, state_dir=user_dirs().state, progress=opts.progress,
+    )
+
+
 def gather_tasks(opts: NightOptions, judge_maker: Any = None, grouper: Any = None) -> Gathered:
     """Tasks from a tasks file, or harvested and mined from transcripts."""
     config = opts.config
@@ -107,17 +124,8 @@ def gather_tasks(opts: NightOptions, judge_maker: Any = None, grouper: Any = Non
         tasks, reviewed = mining.load_tasks(opts.tasks_file)
         tasks = [TaskRecord.from_dict(redact_obj(t.to_dict())) for t in tasks]
         return Gathered(tasks=tasks, notes=[f"tasks replayed from {opts.tasks_file}"], reviewed=reviewed)
-    from skillopt_sleep.sources import harvest
-
     opts.progress("harvesting transcripts")
-    # Read through the checkpoints and digest cache in every mode (dry-run sees what run would);
-    # only a successful stateful night commits them (``_finish``).
-    result = harvest(
-        opts.project, source=config.source,
-        claude_home=Path(config.claude_home).expanduser() if config.claude_home else None,
-        codex_home=Path(config.codex_home).expanduser() if config.codex_home else None,
-        since=opts.since, state_dir=user_dirs().state, progress=opts.progress,
-    )
+    result = opts.harvested if opts.harvested is not None else read_transcripts(opts)
     from skillopt_sleep.sources import describe_read, home_warnings
 
     notes = [f"warning: {line}" for line in home_warnings(

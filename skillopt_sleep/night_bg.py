@@ -71,6 +71,8 @@ def followed_night(opts: Any, mode: str = "run", *, show: bool = True, log: str 
         est = _estimate(opts)
     except UserError:
         est = None  # the night itself says what is wrong, in its own words
+    if est is not None and opts.harvested is None:
+        opts.harvested = est.rehearsal.harvested  # the night reads what its rehearsals read
     if est is not None and show:
         for line in (render(est).splitlines() if mode == "dry-run" else [one_line(est)]):
             _say(line.strip())
