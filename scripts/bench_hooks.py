@@ -92,7 +92,7 @@ AUTOGROUP = Path("/proc/self/autogroup")
 
 
 def autogroup_nice(value: int | None) -> int | None:
-    """Set this session's autogroup niceness (Linux); returns the previous one."""
+    """Set the autogroup niceness of this process's session (Linux); returns the previous one."""
     try:
         previous = int(AUTOGROUP.read_text(encoding="ascii").split()[-1])
         if value is not None:

@@ -26,7 +26,7 @@ chars, overload 0.03 beyond 8 free rules and conflict 0.3 ON.
     python scripts/bench_learning.py --out docs/bench/learning.json --svg docs/bench/learning.svg
     python scripts/bench_learning.py --max-rules 2 --shift 3 --policies engine,engine_no_retire   # retiring rules
     python scripts/bench_learning.py --nights 3 --seeds 8 \
-        --policies engine,engine_one_reading,engine_no_screen,engine_score_gain,engine_s4   # each lever off
+        --policies engine,engine_one_reading,engine_no_screen,engine_score_gain,engine_levers_off   # each lever off
 
 The engine policies other than ``engine`` each turn one setting off (``ENGINE_POLICIES``);
 ``engine_capped`` runs the defaults under a per-night call cap, once per cap of ``--max-calls``:
@@ -96,7 +96,7 @@ ENGINE_POLICIES: dict[str, dict[str, Any]] = {
     "engine_one_reading": {"reflect_samples": 1},  # each reflect request read once
     "engine_no_screen": {"screen_pool": 1},  # no candidate dropped for fixing nothing on train
     "engine_score_gain": {"targeted_gain": False},  # the gain tested on the whole score, not the fixed checks
-    "engine_s4": {"reflect_samples": 1, "screen_pool": 1, "targeted_gain": False},  # as at the end of session 4
+    "engine_levers_off": {"reflect_samples": 1, "screen_pool": 1, "targeted_gain": False},  # the three levers off: one reflect reading, no lookahead screen, gain on the score
     "engine_capped": {},  # the defaults under --max-calls (Config.max_calls): a per-night call cap
 }
 POLICIES = (*ENGINE_POLICIES, "strict_mean")

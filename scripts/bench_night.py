@@ -13,7 +13,7 @@ averaged over seeds. The sim knobs are the issue's noise model (follow 0.9, base
     python scripts/bench_night.py calls --dream-kind-tasks 0   # dream every train task
     python scripts/bench_night.py calls --val-others-samples 4 # other val tasks start at a first look
     python scripts/bench_night.py calls --variants             # the lever sets of VARIANTS side by side
-    python scripts/bench_night.py calls --reflect-samples 1 --screen-pool 1 --score-gain   # as in session 4
+    python scripts/bench_night.py calls --reflect-samples 1 --screen-pool 1 --score-gain   # the three levers off
 
 Calls of recalled tasks and dream variants are counted under ``attempt`` (their ids are not the
 suite's), the variants' writing under ``vary``.
@@ -138,7 +138,7 @@ def run(latency: float, concurrency: int, per_kind: int, k: int, seed: int) -> d
     }
 
 
-SUITE_VAL = {"commit": 3, "pr": 3, "notes": 2}  # 8 val / 22 train, as in issue 10
+SUITE_VAL = {"commit": 3, "pr": 3, "notes": 2}  # 8 val / 22 train
 SUITE_SIM = "sim:follow=0.9,base=0.3,correct=0.6,harmful=0.2"
 
 
@@ -279,7 +279,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "dream by kind, max_edits 1": {"dream_kind_tasks": 3, "val_others_samples": 0, "max_edits": 1},
     "dream by kind + others at a first look, max_edits 1": {"dream_kind_tasks": 3, "val_others_samples": 4,
                                                             "max_edits": 1},
-    "as at the end of session 4 (one reading, no screen, gain on the score)":
+    "the three levers off (one reading, no screen, gain on the score)":
         {"reflect_samples": 1, "screen_pool": 1, "targeted_gain": False},
     "one reading of each reflect request": {"reflect_samples": 1},
     "no screen on train": {"screen_pool": 1},
@@ -324,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
                             help="test a rule's gain on its tasks' score, not on the checks it fixes")
         parser.add_argument("--max-calls", default="",
                             help="per-night call cap (Config.max_calls): one number, or one per --ks entry "
-                            "(e.g. 39,72,94, part 1's targets); empty: uncapped")
+                            "(e.g. 39,72,94); empty: uncapped")
         parser.add_argument("--fresh-second", action="store_true",
                             help="the second night gets new instances of the same kinds (recall has something to draw)")
         parser.add_argument("--variants", action="store_true",
