@@ -129,7 +129,7 @@ def format_status(data: dict[str, Any]) -> str:
         state = f"reverted {last['reverted_at']}" if last["reverted"] else "in effect"
         lines.append(f"  last adoption: night {sanitize(last['night_id'])} at "
                      f"{sanitize(last['adopted_at'])} ({sanitize(state)})")
-    lines += [_schedule_line(line, project) for line in scheduler.format_schedule(data.get("schedule"), data["project"])]
+    lines += scheduler.format_schedule(data.get("schedule"), data["project"])
     return "\n".join(lines)
 
 
@@ -144,14 +144,6 @@ def _next_steps(project: str, latest: dict[str, Any]) -> list[str]:
     adopt = ["--night", sanitize(latest["night_id"])] + (["--allow-simulated"] if latest.get("simulated") else [])
     return [f"    review with: {ask_for('review', project=project)}",
             f"    adopt with: {ask_for('adopt', *adopt, project=project)}"]
-
-
-def _schedule_line(line: str, project: str) -> str:
-    """The schedule's lines name the terminal command; inside an agent, the agent's."""
-    if calling_agent() is None:
-        return line
-    return (line.replace(f"skillopt-sleep schedule --project {project}", ask_for("schedule"))
-            .replace("`skillopt-sleep schedule`", f"`{ask_for('schedule')}`"))
 
 
 def _config_line(problem: str | None) -> list[str]:

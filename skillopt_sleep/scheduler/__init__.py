@@ -89,14 +89,17 @@ def schedule_summary(project: str | None = None, now: datetime | None = None) ->
 def format_schedule(summary: dict[str, Any] | None, project: str) -> list[str]:
     """``status`` lines about the schedule (text is sanitized by the caller's rules: every value
     here comes from our own files)."""
+    from skillopt_sleep.agent_surface import ask_for, calling_agent
     from skillopt_sleep.report import sanitize
     from skillopt_sleep.scheduler.nightly import tally
 
     if summary is None:
-        return ["  schedule: none (`skillopt-sleep schedule` runs a night every night)"]
+        return [f"  schedule: none (`{ask_for('schedule')}` runs a night every night)"]
     when = datetime.fromisoformat(summary["next_run"])
+    # inside an agent its command works on the agent's project; in a terminal, name the project
+    schedule = ask_for("schedule") if calling_agent() else f"skillopt-sleep schedule --project {sanitize(project)}"
     registered = "this project is registered" if summary["this_project"] else \
-        f"this project is not registered: skillopt-sleep schedule --project {sanitize(project)}"
+        f"this project is not registered: {schedule}"
     lines = [f"  schedule: nightly at {summary['at']} via {summary['via']}, next run "
              f"{when:%a %d %b %H:%M} ({len(summary['projects'])} project(s); {registered})"]
     last = summary["last_run"]
@@ -112,6 +115,6 @@ def format_schedule(summary: dict[str, Any] | None, project: str) -> list[str]:
                      f"log {sanitize(last.get('log'))}")
         for r in failed:
             lines.append(f"    failed {sanitize(r.get('project'))}: {sanitize(r.get('message'), 160)}")
-    if summary["missed"]:
-        lines.append("  " + sanitize(summary["missed"]))
+    if summary["missed"]:  # missed.py names the terminal's `schedule`; inside an agent, the agent's
+        lines.append("  " + sanitize(summary["missed"]).replace("`skillopt-sleep schedule`", f"`{ask_for('schedule')}`"))
     return lines
