@@ -245,6 +245,9 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
     try:
         models = build_models(opts.config, evidence, wrap=opts.wrap_backend,
                               stores=[s for s in (journal, earlier, scores) if s is not None] + list(opts.stores))
+        for note in models.notes:  # a local stall, named as such before any call
+            opts.progress(note)
+            report.notes.append(note)
         if gathered is not None and not gathered.reviewed and not models.offline:
             raise UserError(
                 f"{opts.tasks_file} is not reviewed; real backends only replay a reviewed tasks file "

@@ -36,20 +36,33 @@ def build_models(config: Config, evidence: EvidenceSink | None = None, *,
     limiter = Limiter(config.concurrency)
     stats = Stats()
     budget = budget or Budget(max_tokens=config.max_tokens, max_cost=config.max_cost_usd, max_calls=config.max_calls)
-    deadline = Deadline(config.night_deadline)  # both roles: one clock, one cancel switch
     retry = RetryPolicy(attempts=config.retries, base_delay=config.retry_base_delay)
-    built: dict[tuple[str, str | None], Backend] = {}
+    built, notes = _backends(config, wrap)  # before the clock: building one can import an SDK
+    deadline = Deadline(config.night_deadline)  # both roles: one clock, one cancel switch
     clients = {}
     for role in ROLES:
         key = (config.backend_for(role), config.model_for(role))
-        if key not in built:
-            try:
-                built[key] = make_backend(key[0], model=key[1], backend_options=config.backend_options)
-            except BackendSpecError as exc:
-                raise UserError(f"--backend: {exc}", EXIT_USAGE) from None
-            if wrap is not None:
-                built[key] = wrap(built[key])
         clients[role] = Client(built[key], limiter=limiter, evidence=evidence, role=role, stats=stats,
                                budget=budget, batch=config.batch, retry=retry, deadline=deadline,
                                call_timeout=config.call_timeout, stores=stores)
-    return Models(target=clients["target"], optimizer=clients["optimizer"])
+    return Models(target=clients["target"], optimizer=clients["optimizer"], notes=notes)
+
+
+def _backends(config: Config, wrap: Callable[[Backend], Backend] | None
+              ) -> tuple[dict[tuple[str, str | None], Backend], list[str]]:
+    """Each distinct (spec, model) of the roles built once, and what building them cost worth
+    telling (``startup_notes``: a slow SDK import is the machine's stall, not the provider's)."""
+    built: dict[tuple[str, str | None], Backend] = {}
+    notes: list[str] = []
+    for role in ROLES:
+        key = (config.backend_for(role), config.model_for(role))
+        if key in built:
+            continue
+        try:
+            backend = make_backend(key[0], model=key[1], backend_options=config.backend_options)
+        except BackendSpecError as exc:
+            raise UserError(f"--backend: {exc}", EXIT_USAGE) from None
+        startup = getattr(backend, "startup_notes", None)
+        notes.extend(startup() if callable(startup) else [])
+        built[key] = wrap(backend) if wrap is not None else backend
+    return built, notes

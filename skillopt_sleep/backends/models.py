@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from collections.abc import Callable
 
 from skillopt_sleep.backends.client import Client, Stats
@@ -18,6 +18,7 @@ class Models:
 
     target: Client
     optimizer: Client
+    notes: list[str] = field(default_factory=list)  # what building the backends cost (a slow SDK import)
 
     @property
     def stats(self) -> list[Stats]:

@@ -1,6 +1,11 @@
-"""What the two SDK backends share: key and base URL from options or the environment, a lazily
-built SDK client with the SDK's own retries off, one direct call with the error mapping, and the
-wrapper that turns any failure of a batch request into ``BatchError``.
+"""What the two SDK backends share: key and base URL from options or the environment, the SDK
+imported when the backend is built, an SDK client with the SDK's own retries off, one direct call
+with the error mapping, and the wrapper that turns any failure of a batch request into
+``BatchError``.
+
+Importing an SDK takes the machine's time, not the provider's (over a minute on a heavily loaded
+machine), so it happens before any call's clock starts; an import slower than ``SLOW_IMPORT``
+seconds is named in the night's report as a local stall (``startup_notes``).
 
 Subclasses name their SDK (``provider``: the module, ``client_class``, the env variables) and
 supply the wire format: the request body and the parser of a response.
@@ -24,6 +29,18 @@ T = TypeVar("T")
 
 
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what both Messages and Chat Completions accept
+SLOW_IMPORT = 10.0  # seconds: an SDK import this slow is reported as a local stall
+
+
+def import_sdk(name: str, clock: Callable[[], float] = time.monotonic) -> tuple[ModuleType, float]:
+    """The SDK module ``name`` and the seconds its import took (0 when it was already loaded).
+    An SDK that cannot be imported is a ``ValueError`` naming it."""
+    started = clock()
+    try:
+        module = importlib.import_module(name)
+    except ImportError as exc:
+        raise ValueError(f"the {name} SDK cannot be imported ({exc}); reinstall skillopt-sleep") from None
+    return module, max(0.0, clock() - started)
 
 
 class SdkBackend:
@@ -44,6 +61,9 @@ class SdkBackend:
         self._base_url = base_url or os.environ.get(self.base_url_env) or None
         self._timeout = float(timeout)
         self._sdk_client: Any = None
+        self._module, self.import_seconds = import_sdk(self.provider)
+        if self._api_key:  # set up the SDK's client now too: no call's clock pays for it
+            self._client()
 
     def __repr__(self) -> str:  # never show the key
         return f"{type(self).__name__}(model={self.model!r}, base_url={self._base_url!r})"
@@ -56,7 +76,14 @@ class SdkBackend:
         return min(int(max_tokens), self.max_output or int(max_tokens))
 
     def _sdk(self) -> ModuleType:
-        return importlib.import_module(self.provider)
+        return self._module
+
+    def startup_notes(self) -> list[str]:
+        """What building this backend cost the machine worth telling (a slow SDK import)."""
+        if self.import_seconds < SLOW_IMPORT:
+            return []
+        return [f"importing the {self.provider} SDK took {self.import_seconds:.0f} s (a local stall: the "
+                "machine is busy; no call's time was spent on it)"]
 
     def _client(self) -> Any:
         if self._sdk_client is None:
