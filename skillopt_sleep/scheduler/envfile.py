@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 
 from skillopt_sleep.errors import EXIT_CONFIG, UserError
-from skillopt_sleep.files import read_regular_text
+from skillopt_sleep.files import UnreadableFile, read_regular_text
 from skillopt_sleep.scheduler.base import has_control_chars
 
 ENV_READ_LIMIT = 1024 * 1024  # an env file of a few keys is a few hundred bytes
@@ -52,6 +52,9 @@ def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
     resolved = check_env_file(path)
     try:
         text = read_regular_text(resolved, ENV_READ_LIMIT)
+    except UnreadableFile as exc:  # larger than the bound (read no further), or no regular file
+        raise UserError(f"env file {resolved} cannot be read: {exc.strerror}; an env file holds a few "
+                        "NAME=VALUE lines", EXIT_CONFIG) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"env file {resolved} cannot be read: {type(exc).__name__}", EXIT_CONFIG) from None
     values: dict[str, str] = {}
