@@ -56,6 +56,18 @@ def _slug(path: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "-", path)
 
 
+def _moved(value: Any, project: str) -> Any:
+    """A transcript record with the sample project's path replaced by ``project`` in every string
+    (the cwd, file paths, commands), so the record is serialised again whatever the path holds."""
+    if isinstance(value, str):
+        return value.replace(PLACEHOLDER_CWD, project)
+    if isinstance(value, list):
+        return [_moved(v, project) for v in value]
+    if isinstance(value, dict):
+        return {k: _moved(v, project) for k, v in value.items()}
+    return value
+
+
 def build_demo_home(root: Path) -> tuple[Path, Path, Path]:
     """Create (skillopt home, claude home, project) under ``root`` with the bundled transcripts,
     their cwd rewritten to the new project."""
@@ -74,10 +86,7 @@ def build_demo_home(root: Path) -> tuple[Path, Path, Path]:
             continue
         lines = []
         for line in entry.read_text(encoding="utf-8").splitlines():
-            record = json.loads(line)
-            if record.get("cwd") == PLACEHOLDER_CWD:
-                record["cwd"] = str(project)
-            lines.append(json.dumps(record).replace(PLACEHOLDER_CWD, str(project)))
+            lines.append(json.dumps(_moved(json.loads(line), str(project))))
         (target_dir / entry.name).write_text("\n".join(lines) + "\n", encoding="utf-8")
     home.mkdir(parents=True, exist_ok=True)
     return home, claude, project
