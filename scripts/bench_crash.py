@@ -2,10 +2,16 @@
 
 Kill trials (``--trials`` each):
 - ``adopt``: a staged two-file proposal (CLAUDE.md edited, a new SKILL.md) is adopted by
-  ``skillopt-sleep adopt`` and the process is killed with SIGKILL at a uniformly random time within
-  the duration of an unkilled run. A third of the trials run plainly, a third with the test hook
-  that pauses between the two live writes (``SKILLOPT_TEST_ADOPT_PAUSE``, random 0.05–0.5 s), a
-  third under ``strace -e inject=fsync:delay_exit=200000`` (every fsync takes 200 ms longer).
+  ``skillopt-sleep adopt`` and the process is killed with SIGKILL. A third of the trials run
+  plainly, killed at a uniformly random time within the duration of an unkilled run (so these land
+  mostly in start-up). A third run with the test hook that pauses between the two live writes
+  (``SKILLOPT_TEST_ADOPT_PAUSE``, random 0.05–0.5 s) and a third under ``strace -e
+  inject=fsync:delay_exit=200000`` (every fsync takes 200 ms longer); these are aimed at adopt's
+  writes: the bench waits until adopt has begun writing (its undo backups appear), then kills at a
+  uniformly random time within the write window of unkilled runs in that mode (``--aim uniform``:
+  over the whole run instead, as the plain trials). Where each kill landed is read from the files
+  right after it (``crash_landing.py``: before-write, inside-write, after-write, finished) and
+  counted (``landed``, ``landed_inside_adopt``).
 - ``run``: ``skillopt-sleep run --auto-adopt`` (sim backend, a reviewed tasks file, a temp project
   and home), killed the same way: plainly, under the slow fsync, or ("late", slow fsync too) at a
   random time within 2 s of the night starting to stage, so kills also land in staging, the
@@ -54,6 +60,9 @@ from skillopt_sleep.paths import project_dirs  # noqa: E402
 from skillopt_sleep.staging import StagedFile, stage  # noqa: E402
 from skillopt_sleep.types import NightReport  # noqa: E402
 from tests.support.tasks import make_tasks, write_tasks_file  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from crash_landing import LANDINGS, began_writing, landing, write_window  # noqa: E402
 
 MEMORY_OLD = b"# Project rules\n\nKeep it short.\n"
 MEMORY_NEW = MEMORY_OLD + (b"\n<!-- skillopt-sleep:learned:start -->\n- Use conventional commits.\n"
@@ -159,6 +168,22 @@ def run_killed(trial: Trial, args: list[str], mode: str, pause: float | None, af
     return False
 
 
+def calibrate_writes(mode: str, runs: int = 3) -> float:
+    """Median seconds of adopt's writes in unkilled runs of ``mode`` (the window aimed kills are
+    drawn from; ``crash_landing.write_window``)."""
+    windows = []
+    for _ in range(runs):
+        trial = Trial.make()
+        try:
+            trial.stage_two_files("night-1")
+            proc, _pid = launch(trial, ["adopt"], mode, 0.25 if mode == "pause" else None)
+            windows.append(write_window(proc, trial.project, COMMAND_TIMEOUT))
+            proc.wait(timeout=COMMAND_TIMEOUT)
+        finally:
+            trial.cleanup()
+    return sorted(windows)[len(windows) // 2]
+
+
 def calibrate(make_trial: Any, args_for: Any, mode: str, runs: int = 3) -> float:
     """Median wall time of an unkilled command in this mode (sets the kill-time range)."""
     times = []
@@ -218,6 +243,7 @@ class Outcome:
     consistent: bool
     recoverable: bool
     problems: list[str] = field(default_factory=list)
+    landed: str = ""  # adopt trials: crash_landing.landing
 
 
 def consistency_problems(trial: Trial, files: dict[str, tuple[str | None, str | None]]) -> list[str]:
@@ -300,18 +326,25 @@ def night_files(trial: Trial, old: dict[str, str | None]) -> dict[str, tuple[str
     return {f["live_path"]: (old.get(f["live_path"]), f["proposed_sha256"]) for f in proposals[0]["files"]}
 
 
-def adopt_trial(index: int, mode: str, duration: float, seed: int) -> Outcome:
+def adopt_trial(index: int, mode: str, duration: float, seed: int, window: float | None = None) -> Outcome:
+    """``window``: seconds of adopt's writes in this mode; kill within them, counted from the
+    moment adopt begins writing (None: within ``duration`` from the start)."""
     rng = random.Random(seed * 1_000_003 + index)
     trial = Trial.make()
     try:
         trial.stage_two_files("night-1")
         pause = rng.uniform(0.05, 0.5) if mode == "pause" else None
-        span = duration + (pause or 0.0) - (0.25 if mode == "pause" else 0.0)
-        finished = run_killed(trial, ["adopt"], mode, pause, rng.uniform(0, span))
+        stretch = (pause or 0.0) - (0.25 if mode == "pause" else 0.0)  # calibrated with a 0.25 s pause
+        if window is None:
+            finished = run_killed(trial, ["adopt"], mode, pause, rng.uniform(0, duration + stretch))
+        else:
+            finished = run_killed(trial, ["adopt"], mode, pause, rng.uniform(0, window + stretch),
+                                  once=lambda: began_writing(trial.project))
+        landed = landing(trial.project, finished)
         after = after_kill_state(trial, adopt_files(trial), finished)
         command, consistent, recoverable, problems = next_and_check(
             trial, lambda: adopt_files(trial), rng, None)
-        return Outcome(mode, after, command, consistent, recoverable, problems)
+        return Outcome(mode, after, command, consistent, recoverable, problems, landed)
     finally:
         trial.cleanup()
 
@@ -347,11 +380,22 @@ def summarize(outcomes: list[Outcome], wall: float, durations: dict[str, float])
         "recoverable_pct": round(100.0 * sum(o.recoverable for o in outcomes) / max(1, len(outcomes)), 2),
         "by_mode": dict(Counter(o.mode for o in outcomes)),
         "after_kill": dict(Counter(o.after_kill for o in outcomes)),
+        **(_landings(outcomes) if any(o.landed for o in outcomes) else {}),
         "next_command": dict(Counter(o.next_command for o in outcomes)),
         "unkilled_seconds_by_mode": {k: round(v, 3) for k, v in durations.items()},
         "failures": [o.__dict__ for o in outcomes if o.problems][:5],
         "wall_seconds": round(wall, 1),
     }
+
+
+def _landings(outcomes: list[Outcome]) -> dict[str, Any]:
+    """Where the kills of adopt trials landed, overall and by mode (``crash_landing``)."""
+    by_mode: dict[str, dict[str, int]] = {}
+    for o in outcomes:
+        by_mode.setdefault(o.mode, dict.fromkeys(LANDINGS, 0))[o.landed] += 1
+    return {"landed_inside_adopt": sum(o.landed == "inside-write" for o in outcomes),
+            "landed": {name: sum(o.landed == name for o in outcomes) for name in LANDINGS},
+            "landed_by_mode": by_mode}
 
 
 # --------------------------------------------------------------------------- races
@@ -398,6 +442,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", choices=("adopt", "run", "race"), help="one scenario only")
+    parser.add_argument("--aim", choices=("writes", "uniform"), default="writes",
+                        help="adopt trials in pause and strace mode: kill within adopt's writes "
+                        "(default) or anywhere in the run")
     args = parser.parse_args(argv)
     if shutil.which("strace") is None:
         print("bench_crash: strace is not installed (apt-get install strace)", file=sys.stderr)
@@ -414,10 +461,16 @@ def main(argv: list[str] | None = None) -> int:
 
         modes = ["plain", "pause", "strace"]
         durations = {m: calibrate(staged, lambda _t, _i: ["adopt"], m) for m in modes}
+        aimed = ("pause", "strace") if args.aim == "writes" else ()
+        windows = {m: calibrate_writes(m) for m in aimed}
         started = time.monotonic()
-        outcomes = list(pool.map(lambda i: adopt_trial(i, modes[i % 3], durations[modes[i % 3]], args.seed),
+        outcomes = list(pool.map(lambda i: adopt_trial(i, modes[i % 3], durations[modes[i % 3]], args.seed,
+                                                       windows.get(modes[i % 3])),
                                  range(args.trials)))
         results["adopt"] = summarize(outcomes, time.monotonic() - started, durations)
+        results["adopt"]["aim"] = {m: "within adopt's writes" if m in windows else "uniform over the run"
+                                   for m in modes}
+        results["adopt"]["write_window_seconds_by_mode"] = {k: round(v, 3) for k, v in windows.items()}
 
     if args.only in (None, "run"):
         with tempfile.TemporaryDirectory(prefix="bench-crash-tasks-") as tasks_dir:
