@@ -117,7 +117,7 @@ class Generator:
         if op is C.NOT_LITERAL:
             return _pick(rng, [c for c in PRINTABLE if c != chr(av)])
         if op is C.ANY:
-            return rng.choice(ALNUM)
+            return "."  # an unescaped dot in a rule mostly stands for a literal one (a host name)
         if op is C.IN:
             chars = _class_chars(av, ic)
             return _pick(rng, chars) if chars else ""
@@ -237,7 +237,8 @@ def example_lines(rng: random.Random, rule: dict, count: int) -> list[dict]:
             return out
         if len(secret) < 8 or entropy(secret) < max(rule.get("entropy", 0), 2.5) or "\n" in secret:
             continue
-        template = rng.choice([t for t in templates if t not in seen_templates] or templates)
+        usable = [t for t in templates if not (secret[0] in "'\"" and re.search(r"['\"]\{s\}", t))]
+        template = rng.choice([t for t in usable if t not in seen_templates] or usable)
         line = template.format(s=secret, **_names(rng.choice(keywords)))
         for m in full.finditer(line):
             got = m.group(group) if group else m.group(0)
