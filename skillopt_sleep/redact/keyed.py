@@ -16,6 +16,7 @@ from collections import Counter
 from .values import mark
 
 _SEPARATORS = re.compile(r"[_\-.:/+~|=]+")
+_DIGEST = re.compile(r"(?i)(?:sha(?:1|224|256|384|512)|md5|blake2[bs]?)[:\-]")  # a hash, not a credential
 
 
 def _wordy(segment: str) -> bool:
@@ -34,7 +35,7 @@ def _entropy(s: str) -> float:
 
 def looks_generated(value: str) -> bool:
     """Is ``value`` a random-looking string (an issued key or token), not a name, number or word?"""
-    if len(value) < 14:
+    if len(value) < 14 or _DIGEST.match(value):
         return False
     digits = sum(c.isdigit() for c in value)
     letters = sum(c.isalpha() for c in value)
