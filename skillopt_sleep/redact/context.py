@@ -213,9 +213,10 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "facebook_token",  # an app access token: <app id>|<app secret>
-        re.compile(r"(?<![0-9])[0-9]{15,16}(?:\||%7C)(?P<secret>[0-9A-Za-z_\-]{27,40})(?![A-Za-z0-9])"),
+        re.compile(r"(?<=[0-9]{15})(?<![0-9]{17})(?:\||%7C)(?P<secret>[0-9A-Za-z_\-]{27,40})(?![A-Za-z0-9])"),
         ("|", "%7C"),
         replace=_keep_prefix_group("facebook_token", require_digit=True),
+        anchored=True,
     ),
     _Rule(
         "telegram_bot_token",

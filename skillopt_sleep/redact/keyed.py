@@ -48,67 +48,53 @@ def looks_generated(value: str) -> bool:
     return _entropy(value) >= 3.0
 
 
-# A value: token characters, up to where quoting, punctuation or whitespace ends it.
-_VALUE = r"(?P<value>[A-Za-z0-9_\-.+/=~:|]{14,512})(?![A-Za-z0-9_\-.+/=~:|])"
+# A value is a run of these characters (``=`` and ``:`` split it: ``KEY=value``, ``id:secret``).
+_VALUE_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+/~|=:"
+_AS_A = str.maketrans(dict.fromkeys(_VALUE_CHARS, "a"))
+_MIN_VALUE = 14
+_RUN = re.compile("a" * _MIN_VALUE + "a{0,498}")
+_WINDOW = 90  # how far before a value its label may start
 
-# ``<name ending in a label>`` ``=`` / ``:`` / ``=>`` ``<value>``; the label is matched at its hit.
-_ASSIGNED = re.compile(
-    r"(?i)(?:key|pat|auth|authtoken|session|sid)s?(?![A-Za-z0-9])"
-    r"\\?[\"'`]?\s{0,5}(?:=|:=|:|=>)\s{0,5}(?:\\?[\"'`]|b'|b\")?" + _VALUE
+# What comes right before a value that a label makes a secret (each alternative ends at the value):
+_LABELLED = re.compile(
+    r"(?i)(?:"
+    # a name ending in a label, then = / : / := / =>: ADAFRUIT_KEY=, "fastlyKey": ", X-Okta-Key:
+    r"(?:key|auth|authtoken|session|(?<![A-Za-z])(?:pat|sid))s?\\?[\"'`]?\s{0,5}(?:=|:=|:|=>)\s{0,5}"
+    r"(?:\\?[\"'`]|b'|b\")?"
+    # ``wandb login <value>``, ``ngrok config add-authtoken <value>`` (flags may come between)
+    r"|(?:login|authtoken)[ \t]{1,5}(?:--?[A-Za-z][\w-]{0,30}[ \t]{1,5}){0,3}[\"']?"
+    # ``cohere.Client('<value>')``, ``OpsClient("<value>")``: a key passed to a client
+    r"|(?:client|api|auth|session|connect|login|token|key)(?:v\d)?\(\s{0,5}\\?[\"'`]"
+    r")\Z"
 )
-# ``<command> login <value>``, ``ngrok authtoken <value>``: the value follows the word and flags.
-_POSITIONAL = re.compile(
-    r"(?i)(?:login|authtoken)[ \t]{1,5}(?:--?[A-Za-z][\w-]{0,30}[ \t]{1,5}){0,3}[\"']?" + _VALUE
-)
-# ``cohere.Client('…')``, ``OpsClient("…")``, ``new Api('…')``: a key passed to a client.
-_CALL = re.compile(
-    r"(?i)(?:client|api|auth|session|connect|login|token|key)(?:v\d)?\(\s{0,5}(?:\\?[\"'`])" + _VALUE
-)
-
-_ASSIGNED_NEEDLES = ("key", "pat", "auth", "session", "sid")
-_LETTER_BEFORE_FORBIDDEN = ("pat", "sid")  # "spat", "inside": the label must start a word part
-_POSITIONAL_NEEDLES = ("login", "authtoken")
-_CALL_NEEDLES = ("client(", "clientv", "api(", "auth(", "session(", "connect(", "login(", "token(", "key(")
 
 
-def _hits(lowered: str, needles: tuple[str, ...]) -> list[tuple[int, str]]:
-    hits = []
-    for needle in needles:
-        pos = lowered.find(needle)
-        while pos != -1:
-            hits.append((pos, needle))
-            pos = lowered.find(needle, pos + len(needle))
-    return hits
-
-
-def _spans(text: str, lowered: str) -> list[tuple[int, int]]:
-    spans = []
-    for pos, needle in _hits(lowered, _ASSIGNED_NEEDLES):
-        if needle in _LETTER_BEFORE_FORBIDDEN and pos > 0 and lowered[pos - 1].isalpha() \
-                and not (text[pos].isupper() and text[pos - 1].islower()):
-            continue
-        m = _ASSIGNED.match(text, pos)
-        if m is not None:
-            spans.append(m.span("value"))
-    for pattern, needles in ((_POSITIONAL, _POSITIONAL_NEEDLES), (_CALL, _CALL_NEEDLES)):
-        for pos, _needle in _hits(lowered, needles):
-            m = pattern.match(text, pos)
-            if m is not None:
-                spans.append(m.span("value"))
-    return spans
+def _candidates(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The run itself, and each piece of it after a ``=`` or ``:`` (``KEY=value``)."""
+    out = [(start, end)]
+    for i in range(start, end):
+        if text[i] in "=:" and end - (i + 1) >= _MIN_VALUE and text[i + 1] not in "=:":
+            out.append((i + 1, end))
+    return out
 
 
 def redact_keyed(text: str) -> str:
-    lowered = text.lower()
-    if len(lowered) != len(text):  # a character whose lower case is longer (İ): keep offsets
-        lowered = "".join(c.lower() if c.isascii() else "\0" for c in text)
-    spans = sorted({s for s in _spans(text, lowered) if looks_generated(text[s[0]:s[1]])})
+    if len(text) < _MIN_VALUE:
+        return text
+    mapped = text.translate(_AS_A)
+    if "a" * _MIN_VALUE not in mapped:
+        return text
+    spans = []
+    for run in _RUN.finditer(mapped):
+        for start, end in _candidates(text, *run.span()):
+            value = text[start:end]
+            if looks_generated(value) and _LABELLED.search(text, max(start - _WINDOW, 0), start):
+                spans.append((start, end))
+                break
     if not spans:
         return text
     pieces, done = [], 0
     for start, end in spans:
-        if start < done:
-            continue
         pieces += [text[done:start], mark("secret")]
         done = end
     pieces.append(text[done:])
