@@ -21,10 +21,10 @@ _DIGEST = re.compile(r"(?i)(?:sha(?:1|224|256|384|512)|md5|blake2[bs]?)[:\-]")  
 
 def _wordy(segment: str) -> bool:
     """A piece of a name or version (``user``, ``v2``, ``2024``, ``x86``), not of a random string."""
-    if len(segment) <= 6:
+    if len(segment) <= 6 or segment.isdigit():  # a short part, a number (a date, a build)
         return True
-    if segment.isalpha():
-        return len(segment) < 20 or segment.islower() or segment.isupper()
+    if segment.isalpha():  # words, CamelCase words (few capitals), not random mixed case
+        return len(segment) < 20 or 4 * sum(c.isupper() for c in segment) <= len(segment) + 4
     return False
 
 
