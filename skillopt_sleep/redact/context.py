@@ -219,6 +219,18 @@ _RULES: tuple[_Rule, ...] = (
         anchored=True,
     ),
     _Rule(
+        "azure_registry_password",  # 42 base64 characters, "+ACR", 6 more
+        re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{42}\+ACR[A-Za-z0-9]{6}(?![A-Za-z0-9])"),
+        ("+ACR",),
+    ),
+    _Rule("endorlabs_key", re.compile(r"(?<![A-Za-z0-9])endr\+[A-Za-z0-9\-]{16}(?![A-Za-z0-9])"), ("endr+",)),
+    _Rule(
+        "salesforce_token",  # <org id>!<session>: the part after "!"
+        re.compile(r"(?<=00[A-Za-z0-9]{13})![A-Za-z0-9_.]{90,120}"),
+        ("!",),
+        anchored=True,
+    ),
+    _Rule(
         "telegram_bot_token",
         re.compile(r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9])"),
         (":AA",),

@@ -35,12 +35,13 @@ def _entropy(s: str) -> float:
 
 def looks_generated(value: str) -> bool:
     """Is ``value`` a random-looking string (an issued key or token), not a name, number or word?"""
-    if len(value) < 14 or _DIGEST.match(value):
+    if len(value) < _MIN_VALUE or _DIGEST.match(value):
         return False
+    value = value[:4096]  # a long run is judged by its start (bounded work on any input)
     digits = sum(c.isdigit() for c in value)
     letters = sum(c.isalpha() for c in value)
     if digits == len(value):  # a long number under a key's name: an id or key (not a count, a time)
-        return len(value) >= 16 and _entropy(value) >= 2.8
+        return len(value) >= 15 and _entropy(value) >= 2.5
     if letters == 0 or (digits == 0 and (value.islower() or value.isupper() or len(value) < 20)):
         return False
     if all(_wordy(s) for s in _SEPARATORS.split(value)):
@@ -51,15 +52,15 @@ def looks_generated(value: str) -> bool:
 # A value is a run of these characters (``=`` and ``:`` split it: ``KEY=value``, ``id:secret``).
 _VALUE_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+/~|=:"
 _AS_A = str.maketrans(dict.fromkeys(_VALUE_CHARS, "a"))
-_MIN_VALUE = 14
-_RUN = re.compile("a" * _MIN_VALUE + "a{0,498}")
+_MIN_VALUE = 12
+_RUN = re.compile("a" * _MIN_VALUE + "a*")
 _WINDOW = 90  # how far before a value its label may start
 
 # What comes right before a value that a label makes a secret (each alternative ends at the value):
 _LABELLED = re.compile(
     r"(?i)(?:"
     # a name ending in a label, then = / : / := / =>: ADAFRUIT_KEY=, "fastlyKey": ", X-Okta-Key:
-    r"(?:key|auth|authtoken|session|(?<![A-Za-z])(?:pat|sid))s?\\?[\"'`]?\s{0,5}(?:=|:=|:|=>)\s{0,5}"
+    r"(?:key|token|secret|passwd|password|credentials?|auth|authtoken|session|(?<![A-Za-z])(?:pat|sid))s?\\?[\"'`]?\s{0,5}(?:=|:=|:|=>)\s{0,5}"
     r"(?:\\?[\"'`]|b'|b\")?"
     # ``wandb login <value>``, ``ngrok config add-authtoken <value>`` (flags may come between)
     r"|(?:login|authtoken)[ \t]{1,5}(?:--?[A-Za-z][\w-]{0,30}[ \t]{1,5}){0,3}[\"']?"
@@ -70,12 +71,25 @@ _LABELLED = re.compile(
 
 
 def _candidates(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """The run itself, and each piece of it after a ``=`` or ``:`` (``KEY=value``)."""
+    """The run itself, and what follows its first and its last ``=`` or ``:`` (``KEY=value``)."""
     out = [(start, end)]
-    for i in range(start, end):
-        if text[i] in "=:" and end - (i + 1) >= _MIN_VALUE and text[i + 1] not in "=:":
+    seps = [i for i in (_first_sep(text, start, end), _last_sep(text, start, end)) if i != -1]
+    for i in dict.fromkeys(seps):
+        if end - (i + 1) >= _MIN_VALUE and text[i + 1] not in "=:":
             out.append((i + 1, end))
     return out
+
+
+def _first_sep(text: str, start: int, end: int) -> int:
+    found = [i for i in (text.find("=", start, end), text.find(":", start, end)) if i != -1]
+    return min(found) if found else -1
+
+
+def _last_sep(text: str, start: int, end: int) -> int:
+    body_end = end
+    while body_end > start and text[body_end - 1] == "=":  # base64 padding is not a separator
+        body_end -= 1
+    return max(text.rfind("=", start, body_end), text.rfind(":", start, body_end))
 
 
 def redact_keyed(text: str) -> str:

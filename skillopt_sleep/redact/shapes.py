@@ -81,7 +81,7 @@ SHAPES: tuple[TokenShape, ...] = (
     _shape("npm_token", "npm_", r"npm_[A-Za-z0-9]{36}"),
     _shape("pypi_token", "pypi-", rf"pypi-AgE[A-Za-z0-9]{{5,}}{_B64URL}{{40,}}"),
     _shape("docker_token", "dckr_pat_", rf"dckr_pat_{_B64URL}{{27,}}"),
-    _shape("postman_key", "PMAK-", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}"),
+    _shape("postman_key", "PMAK-", r"PMAK-[A-Za-z0-9\-]{59}"),
     # clouds and platforms
     _shape("aws_access_key_id", ("AKIA", "ASIA", "ABIA", "ACCA"), r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"),
     _shape("google_api_key", "AIza", rf"AIza{_B64URL}{{35}}"),
@@ -95,7 +95,7 @@ SHAPES: tuple[TokenShape, ...] = (
     _shape("pulumi_token", "pul-", r"pul-[a-f0-9]{40}"),
     _shape("flyio_token", "fo1_", rf"fo1_{_B64URL}{{43}}"),
     _shape("netlify_token", "nfp_", r"nfp_[A-Za-z0-9]{36}"),
-    _shape("supabase_token", "sbp_", r"sbp_[a-f0-9]{40}"),
+    _shape("supabase_token", "sbp_", r"sbp_[a-z0-9]{40}"),
     _shape("supabase_token", "sb_secret_", rf"sb_secret_{_B64URL}{{31,}}"),
     _shape("planetscale_token", "pscale_", rf"pscale_(?:tkn|pw|oauth)_{_B64URL}{{32,64}}"),
     _shape("heroku_token", "HRKU-", rf"HRKU-{_B64URL}{{58,60}}"),
@@ -111,7 +111,7 @@ SHAPES: tuple[TokenShape, ...] = (
     _shape("stripe_key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_"), r"[sr]k_(?:live|test)_[0-9A-Za-z]{16,}"),
     _shape("stripe_key", "whsec_", r"whsec_[0-9A-Za-z]{24,}"),
     _shape("sendgrid_key", "SG.", rf"SG\.{_B64URL}{{22}}\.{_B64URL}{{43}}"),
-    _shape("twilio_key", "SK", rf"SK{_HEX}{{32}}"),
+    _shape("twilio_key", "SK", r"SK[0-9A-Za-z]{32}", lambda t: _has_digit(t) and not t.isupper()),
     _shape("shopify_token", ("shpat_", "shpss_", "shpca_", "shppa_"), r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"),
     _shape("square_token", "EAAA", rf"EAAA{_B64URL}{{60}}"),
     _shape("square_token", ("sq0csp-", "sq0atp-"), rf"sq0(?:csp|atp)-{_B64URL}{{22,43}}"),
@@ -147,12 +147,17 @@ SHAPES: tuple[TokenShape, ...] = (
     _shape("shippo_token", ("shippo_live_", "shippo_test_"), r"shippo_(?:live|test)_[a-fA-F0-9]{40}"),
     _shape("sourcegraph_token", "sgp_", r"sgp_(?:(?:[a-fA-F0-9]{16}|local)_)?[a-fA-F0-9]{40}"),
     _shape("rubygems_key", "rubygems_", r"rubygems_[a-f0-9]{48}"),
+    _shape("dfuse_key", "web_", r"web_[0-9a-z]{32}", _has_digit),
+    _shape("gocardless_token", "live_", rf"live_{_B64URL}{{40}}", _random_looking),
+    _shape("klaviyo_key", "pk_", r"pk_[A-Za-z0-9]{34}", _has_digit),
+    _shape("mapbox_token", "sk.", r"sk\.[A-Za-z0-9.\-]{80,240}", _random_looking),
+    _shape("pubnub_key", ("pub-c-", "sub-c-"), r"(?:pub|sub)-c-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}"),
     _shape("tencent_secret_id", "AKID", r"AKID[A-Za-z0-9]{32}"),
     _shape("vault_token", "s.", r"s\.[A-Za-z0-9]{24}", lambda t: _has_digit(t) and _mixed_case(t[2:])),
     # standard formats
     _shape("age_secret_key", "AGE-SECRET-KEY-1", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
     _shape("jwt", "eyJ", rf"eyJ{_B64URL}{{6,}}\.eyJ{_B64URL}{{6,}}\.{_B64URL}*"),
-    _shape("jwt", "ey", r"ey[A-Za-z0-9]{17,}\.ey[A-Za-z0-9/_\-]{17,}\.(?:[A-Za-z0-9/_\-]{10,}={0,2})?"),
+    _shape("jwt", "ey", r"ey[A-Za-z0-9_\-.]{17,}\.ey[A-Za-z0-9/_\-.]{17,}={0,2}", _has_digit),
 )
 
 PREFIXES: tuple[str, ...] = tuple(sorted({p for s in SHAPES for p in s.prefixes}))
