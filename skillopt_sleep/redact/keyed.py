@@ -33,18 +33,22 @@ def _entropy(s: str) -> float:
     return -sum(n / len(s) * math.log2(n / len(s)) for n in counts.values())
 
 
+_NOT_DIGIT = str.maketrans(dict.fromkeys("0123456789"))
+_NOT_LETTER = str.maketrans(dict.fromkeys("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"))
+
+
 def looks_generated(value: str) -> bool:
     """Is ``value`` a random-looking string (an issued key or token), not a name, number or word?"""
     if len(value) < _MIN_VALUE or _DIGEST.match(value):
         return False
     value = value[:4096]  # a long run is judged by its start (bounded work on any input)
-    digits = sum(c.isdigit() for c in value)
-    letters = sum(c.isalpha() for c in value)
+    digits = len(value) - len(value.translate(_NOT_DIGIT))
     if digits == len(value):  # a long number under a key's name: an id or key (not a count, a time)
         return len(value) >= 15 and _entropy(value) >= 2.5
-    if letters == 0 or (digits == 0 and (value.islower() or value.isupper() or len(value) < 20)):
-        return False
     if all(_wordy(s) for s in _SEPARATORS.split(value)):
+        return False
+    letters = len(value) - len(value.translate(_NOT_LETTER))
+    if letters == 0 or (digits == 0 and (value.islower() or value.isupper() or len(value) < 20)):
         return False
     return _entropy(value) >= 3.0
 
@@ -73,8 +77,11 @@ _LABELLED = re.compile(
 def _candidates(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """The run itself, and what follows its first and its last ``=`` or ``:`` (``KEY=value``)."""
     out = [(start, end)]
-    seps = [i for i in (_first_sep(text, start, end), _last_sep(text, start, end)) if i != -1]
-    for i in dict.fromkeys(seps):
+    first = _first_sep(text, start, end)
+    if first == -1:
+        return out
+    last = _last_sep(text, start, end)
+    for i in (first,) if last in (first, -1) else (first, last):
         if end - (i + 1) >= _MIN_VALUE and text[i + 1] not in "=:":
             out.append((i + 1, end))
     return out
