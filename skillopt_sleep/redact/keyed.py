@@ -19,9 +19,13 @@ _SEPARATORS = re.compile(r"[_\-.:/+~|=]+")
 _DIGEST = re.compile(r"(?i)(?:sha(?:1|224|256|384|512)|md5|blake2[bs]?)[:\-]")  # a hash, not a credential
 
 
+# CamelCase or lower-case words, a few digits after them (``ArrowUpShift2024``, ``profile12``)
+_WORDS = re.compile(r"[A-Za-z][a-z]+(?:[A-Z][a-z]+)*[0-9]{0,4}")
+
+
 def _wordy(segment: str) -> bool:
     """A piece of a name or version (``user``, ``v2``, ``2024``, ``x86``), not of a random string."""
-    if len(segment) <= 6 or segment.isdigit():  # a short part, a number (a date, a build)
+    if len(segment) <= 6 or segment.isdigit() or _WORDS.fullmatch(segment):  # a number: a date, a build
         return True
     if segment.isalpha():  # words, CamelCase words (few capitals), not random mixed case
         return len(segment) < 20 or 4 * sum(c.isupper() for c in segment) <= len(segment) + 4

@@ -103,6 +103,7 @@ def test_a_structured_value_under_a_key_name_is_redacted_when_generated():
     ("user_profile_cache_v2", False),
     ("v2.14.0-rc.3+build.20240514", False),
     ("AbstractSingletonProxyFactory", False),
+    ("ArrowUpShiftCtrl2024", False),
     ("sha256:6a92cd1fcdc8d8cdec60f33dda4db2cb1fcdcacf3410a8e05b3741f44a9b5998", False),
     ("1700000000000", False),
     ("secret_configuration_loader", False),
