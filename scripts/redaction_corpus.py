@@ -15,7 +15,9 @@ Sources (read from a local checkout; facts about formats, no code is copied):
   with the ``PrefixRegex`` keywords that must precede it).
 
 The output is JSON lines: a first ``{"meta": ...}`` record (source, its commit, rule counts), then
-one record per example: ``{"rule", "line", "secret"}``.
+one record per example: ``{"rule", "enil", "terces"}``, the line and the secret stored reversed
+(``text[::-1]``) so that no credential-shaped string, fake as it is, sits in the repository for a
+secret scanner to flag.
 
 Usage: python scripts/redaction_corpus.py --gitleaks gitleaks.toml --commit SHA --out FILE [--seed 1]
        python scripts/redaction_corpus.py --trufflehog pkg/detectors --commit SHA --out FILE
@@ -332,11 +334,13 @@ def main() -> int:
         (records.extend(lines) if lines else skipped.append(rule["id"]))
     meta = {"source": name, "commit": args.commit, "rules_read": len(rules),
             "rules_with_examples": len({r["rule"] for r in records}), "examples": len(records),
-            "seed": args.seed, "per_rule": args.per_rule, "rules_without_examples": skipped}
+            "seed": args.seed, "per_rule": args.per_rule, "stored": "enil = line[::-1], terces = secret[::-1]",
+            "rules_without_examples": skipped}
     with args.out.open("w", encoding="utf-8") as fh:
         fh.write(json.dumps({"meta": meta}) + "\n")
         for record in records:
-            fh.write(json.dumps(record) + "\n")
+            stored = {"rule": record["rule"], "enil": record["line"][::-1], "terces": record["secret"][::-1]}
+            fh.write(json.dumps(stored) + "\n")
     print(json.dumps({k: v for k, v in meta.items() if k != "rules_without_examples"}
                      | {"rules_without_examples": len(skipped)}))
     return 0
