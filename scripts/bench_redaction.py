@@ -5,9 +5,12 @@
    context, ``--per-shape`` samples each. A sample is caught when no fragment of its secret
    survives ``redact``. Reported per shape, overall, and for the shapes with a documented prefix
    (target 100 %) and those that need context.
-2. Precision: the ordinary secret-ish lines; a line that ``redact`` changes at all is mangled
-   (target <= 2 %).
-3. Throughput in MB/s of ``redact`` over transcript-like strings (clean, and with ~2 % of the
+2. Recall on corpora generated from maintained detectors' rule sets (``scripts/redaction_corpus.py``):
+   gitleaks' (redaction was tuned on it) and trufflehog's (held out). Per corpus: rules, example
+   lines, and the leaks (rule ids) — a line leaks when any fragment of its secret survives.
+3. Precision: the ordinary secret-ish lines, per set; a line that ``redact`` changes at all is
+   mangled (target <= 2 %).
+4. Throughput in MB/s of ``redact`` over transcript-like strings (clean, and with ~2 % of the
    strings carrying a secret), since it runs on every string the harvest keeps; and seconds per
    MB on adversarial inputs (every rule's trigger repeated).
 
@@ -27,7 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from skillopt_sleep.redact import redact  # noqa: E402
 from tests.fixtures.redaction.corpus import SHAPES, secret_fragments, secret_samples  # noqa: E402
+from tests.fixtures.redaction.detectors import HELD_OUT, TUNED, load  # noqa: E402
 from tests.fixtures.redaction.ordinary import ORDINARY  # noqa: E402
+from tests.fixtures.redaction.ordinary_more import ORDINARY_MORE  # noqa: E402
 
 WORDS = (
     "the a to of and in for with on is that this it be as test file function return value error "
@@ -72,12 +77,27 @@ def recall(seed: int, per_shape: int) -> dict:
     }
 
 
-def precision(show: bool) -> dict:
-    mangled = [(line, redact(line)) for line in ORDINARY if redact(line) != line]
-    out = {"ordinary_lines": len(ORDINARY), "mangled": len(mangled),
-           "mangled_rate": round(len(mangled) / len(ORDINARY), 4)}
+def precision(show: bool, lines: tuple[str, ...] = ORDINARY) -> dict:
+    mangled = [(line, redact(line)) for line in lines if redact(line) != line]
+    out = {"ordinary_lines": len(lines), "mangled": len(mangled),
+           "mangled_rate": round(len(mangled) / len(lines), 4)}
     if show:
         out["mangled_lines"] = [{"line": a, "redacted": b} for a, b in mangled]
+    return out
+
+
+def detector_corpus(name: str, show: bool) -> dict:
+    """Leaks on a corpus generated from a detector's rule set (one rule = one shape)."""
+    meta, examples = load(name)
+    leaked = [e for e in examples if not caught(e.line, e.secret)]
+    rules = {e.rule for e in examples}
+    leaky = sorted({e.rule for e in leaked})
+    out = {"source": meta["source"], "commit": meta["commit"], "role": "tuned" if name in TUNED else "held_out",
+           "shapes": len(rules), "lines": len(examples), "leaked_lines": len(leaked),
+           "leaking_shapes": len(leaky), "shape_recall": round(1 - len(leaky) / len(rules), 4),
+           "line_recall": round(1 - len(leaked) / len(examples), 4), "leaks": leaky}
+    if show:
+        out["leaked"] = [{"rule": e.rule, "line": e.line, "redacted": redact(e.line)} for e in leaked]
     return out
 
 
@@ -122,6 +142,8 @@ ADVERSARIAL = {  # ~1 MB each: every trigger of a rule, over and over
     "long_token_run": "a" * 1_000_000,
     "dense_secrets": "mysql -pA1b2c3d4 password=abc123def " * 28_000,
     "pem_without_end": "-----BEGIN PRIVATE KEY-----\n" + "A" * 1_000_000,
+    "keyed_spam": "X_KEY: 'a1B2c3D4e5F6g7H8i9J0' login --x authtoken Client('k" * 18_000,
+    "pipe_spam": "1234567890123456|" * 60_000,
 }
 
 
@@ -140,12 +162,14 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--per-shape", type=int, default=20, help="generated samples per shape")
     parser.add_argument("--mb", type=float, default=20.0, help="MB of transcript text for throughput")
-    parser.add_argument("--show", action="store_true", help="list missed shapes and mangled lines")
+    parser.add_argument("--show", action="store_true", help="list missed shapes, leaked and mangled lines")
     args = parser.parse_args()
     result = {"seed": args.seed, "shape_count": len(SHAPES)}
     result["recall"] = recall(args.seed, args.per_shape)
     result["missed_shapes"] = sorted(n for n, r in result["recall"]["per_shape_recall"].items() if r < 1)
     result["precision"] = precision(args.show)
+    result["precision_more"] = precision(args.show, ORDINARY_MORE)
+    result["detector_corpora"] = {name: detector_corpus(name, args.show) for name in TUNED + HELD_OUT}
     result["throughput"] = throughput(args.mb, args.seed)
     result["adversarial_seconds_per_mb"] = adversarial()
     print(json.dumps(result, indent=2))

@@ -9,6 +9,8 @@ item 3).
    credentials, ``Authorization:`` headers, ``--password`` flags, …).
 3. ``assignments``: a value assigned to a secret-named key (``password=...``), unless it is code,
    a placeholder or prose (``values``).
+4. ``keyed``: a generated-looking value after any credential-ish label (``ADAFRUIT_KEY=…``,
+   ``X-Okta-Key: …``, ``cohere.Client('…')``, ``wandb login …``).
 
 Every regex is written so that it cannot backtrack catastrophically: bounded repeats, no nested
 quantifiers over overlapping classes.
@@ -16,12 +18,17 @@ quantifiers over overlapping classes.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .assignments import ASSIGNMENT_NEEDLES, SECRET_KEY_NAME, redact_assignments
 from .context import apply_rules, redact_private_keys
+from .keyed import looks_generated, redact_keyed
 from .tokens import redact_tokens
 from .values import MARK, is_secret_value, mark
+
+# a structured key whose value is a secret when it looks generated (``{"fastlyKey": "…"}``)
+_KEYED_NAME = re.compile(r"(?i)(?:key|pat|auth|authtoken|session|sid)s?$")
 
 __all__ = ["MARK", "SECRET_KEY_NAME", "is_secret_value", "redact", "redact_obj"]
 
@@ -33,13 +40,13 @@ def redact(text: str) -> str:
     text = redact_private_keys(text)
     text = redact_tokens(text)
     text = apply_rules(text)
-    if "=" not in text and ":" not in text:
-        return text  # no assignment without its operator (=, :=, :, =>): most prose has none
-    lowered = text.lower()
-    for needle in ASSIGNMENT_NEEDLES:
-        if needle in lowered:
-            return redact_assignments(text)
-    return text
+    if "=" in text or ":" in text:  # no assignment without its operator (=, :=, :, =>)
+        lowered = text.lower()
+        for needle in ASSIGNMENT_NEEDLES:
+            if needle in lowered:
+                text = redact_assignments(text)
+                break
+    return redact_keyed(text)
 
 
 def redact_obj(obj: Any) -> Any:
@@ -57,8 +64,10 @@ def redact_obj(obj: Any) -> Any:
             if (
                 isinstance(key, str)
                 and isinstance(value, str)
-                and SECRET_KEY_NAME.match(key)
-                and is_secret_value(value, quoted=True)
+                and (
+                    (SECRET_KEY_NAME.match(key) and is_secret_value(value, quoted=True))
+                    or (_KEYED_NAME.search(key) is not None and looks_generated(value))
+                )
             ):
                 out[new_key] = mark("secret")
             else:

@@ -117,10 +117,11 @@ def _basic(m: re.Match[str]) -> str:
 
 
 _PEM = (
-    r"-----BEGIN (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)?-----"
+    r"-----BEGIN[ A-Za-z0-9_\-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
     # to its END line; a truncated block ends where its base64 body does (not at the end of the
     # text, which would swallow whatever follows it in a prompt)
-    r"(?:[\s\S]*?-----END (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)?-----"
+    r"(?:[\s\S]*?-----END[ A-Za-z0-9_\-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
+    r"|[\s\S]{64,4096}?KEY(?: BLOCK)?-----"
     r"|(?:[ \t]*\r?\n[ \t]*(?:[A-Za-z0-9+/=]+|[A-Za-z-]+: [^\n]*))*)"
 )
 _VALUE = r"[^\s\"'`]"  # one character of an unquoted command-line value
@@ -129,7 +130,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("private_key", re.compile(_PEM), ("PRIVATE KEY",)),
     _Rule(
         "slack_webhook",
-        re.compile(r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]{8,}"),
+        re.compile(r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-+]{8,}"),
         ("hooks.slack.com",),
     ),
     _Rule(
@@ -152,7 +153,9 @@ _RULES: tuple[_Rule, ...] = (
         "auth_header",
         re.compile(
             r"(?i)(?<![A-Za-z0-9])authorization[\"'`]?\s{0,5}[:=]\s{0,5}[\"'`]?"
-            r"(?:(?:bearer|basic|token|digest|bot|apikey|sso-key)\s{1,5})?(?P<secret>[^\s\"'`\\,;]{4,})"
+            # a scheme (Bearer, SSWS, …) is a word followed by the credential
+            r"(?:(?:bearer|basic|token|digest|bot|apikey|sso-key|ssws|[A-Za-z][A-Za-z0-9_\-]{1,24}(?=\s{1,5}[^\s\"'`\\,;]{8}))"
+            r"\s{1,5})?(?P<secret>[^\s\"'`\\,;]{4,})"
         ),
         ("authorization",),
         lower=True,
@@ -203,6 +206,31 @@ _RULES: tuple[_Rule, ...] = (
         replace=_keep_prefix_group("azure_sas_signature"),
     ),
     _Rule(
+        "slack_token",  # short legacy tokens, below the token pass's shortest candidate
+        re.compile(r"xox[abprse]-(?:\d-)?[A-Za-z0-9\-]{8,}(?![A-Za-z0-9])"),
+        ("xox",),
+        anchored=True,
+    ),
+    _Rule(
+        "facebook_token",  # an app access token: <app id>|<app secret>
+        re.compile(r"(?<=[0-9]{15})(?<![0-9]{17})(?:\||%7C)(?P<secret>[0-9A-Za-z_\-]{27,40})(?![A-Za-z0-9])"),
+        ("|", "%7C"),
+        replace=_keep_prefix_group("facebook_token", require_digit=True),
+        anchored=True,
+    ),
+    _Rule(
+        "azure_registry_password",  # 42 base64 characters, "+ACR", 6 more
+        re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{42}\+ACR[A-Za-z0-9]{6}(?![A-Za-z0-9])"),
+        ("+ACR",),
+    ),
+    _Rule("endorlabs_key", re.compile(r"(?<![A-Za-z0-9])endr\+[A-Za-z0-9\-]{16}(?![A-Za-z0-9])"), ("endr+",)),
+    _Rule(
+        "salesforce_token",  # <org id>!<session>: the part after "!"
+        re.compile(r"(?<=00[A-Za-z0-9]{13})![A-Za-z0-9_.]{90,120}"),
+        ("!",),
+        anchored=True,
+    ),
+    _Rule(
         "telegram_bot_token",
         re.compile(r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9])"),
         (":AA",),
@@ -238,6 +266,20 @@ _RULES: tuple[_Rule, ...] = (
         ),
         ("--",),
         replace=_keep_prefix_group("cli_password", check_value=True),
+    ),
+    _Rule(
+        "cli_password",  # sshpass -p PASSWORD, sshpass -p 'PASSWORD'
+        re.compile(r"sshpass\s{1,5}-p\s{0,5}(?P<quote>[\"']?)(?P<secret>[^\s\"']{1,256})(?P=quote)"),
+        ("sshpass",),
+        replace=_keep_prefix_group("cli_password", check_value=True),
+        anchored=True,
+    ),
+    _Rule(
+        "private_key",  # a PuTTY .ppk file: the base64 lines after "Private-Lines: <n>"
+        re.compile(r"Private-Lines:[ \t]{0,5}\d{1,4}[ \t]*\r?\n(?P<secret>[A-Za-z0-9+/=]{1,128}(?:\r?\n[A-Za-z0-9+/=]{1,128}){0,400})"),
+        ("Private-Lines",),
+        replace=_keep_prefix_group("private_key"),
+        anchored=True,
     ),
     _Rule(
         "netrc_password",

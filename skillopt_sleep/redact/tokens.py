@@ -59,7 +59,7 @@ def _find_token(text: str, start: int, end: int, done: int) -> tuple[str, int, i
     for infix, shape in INFIX_SHAPES:
         if infix in token:
             m = shape.pattern.search(text, max(start - 3, done), end)
-            if m is not None:
+            if m is not None and (shape.check is None or shape.check(m.group())):
                 return shape.kind, m.start(), m.end()
     return None
 
