@@ -241,6 +241,7 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
     carried = sum(j.loaded for j in (journal, earlier) if j is not None)
     if carried:
         report.notes.append(f"resumed: {carried} call(s) the interrupted night had finished are not made again")
+    report.notes.extend(_journal_trust_notes(opts, [j for j in (journal, earlier) if j is not None]))
     models: Models | None = None
     try:
         models = build_models(opts.config, evidence, wrap=opts.wrap_backend,
@@ -283,6 +284,20 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
             evidence.close()
             with contextlib.suppress(OSError):
                 evidence.path.unlink()
+
+
+def _journal_trust_notes(opts: NightOptions, journals: list[Any]) -> list[str]:
+    """One line each: journal records that did not verify, and a missing key (``state_key``)."""
+    notes = []
+    untrusted = sum(j.untrusted for j in journals)
+    if untrusted:
+        notes.append(f"{untrusted} journal records did not verify and were made again")
+    problem = next((j.key_problem for j in journals if j.key_problem), None)
+    if problem:
+        notes.append(f"no trusted key for the call journal ({problem}): nothing is kept for a resume")
+    for note in notes:
+        opts.progress(note)
+    return notes
 
 
 def _score_cache(opts: NightOptions) -> ScoreCache | None:
