@@ -51,6 +51,8 @@ def _sealed(night_id: str, project: str, key: str, record: Any) -> list[Any]:
 class CallJournal:
     """The finished calls of one night (see the module docstring)."""
 
+    REDONE = "journal records did not verify and were made again"
+
     def __init__(self, directory: Path, *, read_only: bool = False):
         self.directory = directory
         self.read_only = read_only  # answers only (an earlier night's journal read by a new night)

@@ -39,6 +39,7 @@ from skillopt_sleep.proposal import task_summaries
 from skillopt_sleep.redact import redact_obj
 from skillopt_sleep.scoring import left_out_notes
 from skillopt_sleep.score_cache import ScoreCache
+from skillopt_sleep.state_key import trust_notes
 from skillopt_sleep.types import Edit, NightReport, TaskRecord
 from skillopt_sleep.widen import archive_tasks, widen_train
 
@@ -241,7 +242,9 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
     carried = sum(j.loaded for j in (journal, earlier) if j is not None)
     if carried:
         report.notes.append(f"resumed: {carried} call(s) the interrupted night had finished are not made again")
-    report.notes.extend(_journal_trust_notes(opts, [j for j in (journal, earlier) if j is not None]))
+    for note in trust_notes([s for s in (journal, earlier, scores) if s is not None]):
+        report.notes.append(note)
+        opts.progress(note)
     models: Models | None = None
     try:
         models = build_models(opts.config, evidence, wrap=opts.wrap_backend,
@@ -284,20 +287,6 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
             evidence.close()
             with contextlib.suppress(OSError):
                 evidence.path.unlink()
-
-
-def _journal_trust_notes(opts: NightOptions, journals: list[Any]) -> list[str]:
-    """One line each: journal records that did not verify, and a missing key (``state_key``)."""
-    notes = []
-    untrusted = sum(j.untrusted for j in journals)
-    if untrusted:
-        notes.append(f"{untrusted} journal records did not verify and were made again")
-    problem = next((j.key_problem for j in journals if j.key_problem), None)
-    if problem:
-        notes.append(f"no trusted key for the call journal ({problem}): nothing is kept for a resume")
-    for note in notes:
-        opts.progress(note)
-    return notes
 
 
 def _score_cache(opts: NightOptions) -> ScoreCache | None:

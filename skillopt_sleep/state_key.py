@@ -141,3 +141,17 @@ def verifies(key: bytes | None, fields: list[Any], mac: Any) -> bool:
     if key is None or not isinstance(mac, str):
         return False
     return hmac.compare_digest(seal(key, fields), mac)
+
+
+def trust_notes(stores: list[Any]) -> list[str]:
+    """One line per kind of store whose records did not verify (``untrusted``, told with the
+    store's ``REDONE``), and one if there is no trusted key (``key_problem``)."""
+    counts: dict[str, int] = {}
+    for store in stores:
+        if getattr(store, "untrusted", 0):
+            counts[store.REDONE] = counts.get(store.REDONE, 0) + store.untrusted
+    notes = [f"{n} {what}" for what, n in counts.items()]
+    problem = next((store.key_problem for store in stores if getattr(store, "key_problem", None)), None)
+    if problem:
+        notes.append(f"no trusted key for the call journal and score cache ({problem}): nothing is kept")
+    return notes

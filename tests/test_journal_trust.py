@@ -186,3 +186,44 @@ def test_an_unsafe_key_directory_means_no_key_nothing_read_nothing_kept(tmp_path
     again.put("k2", REQUEST, Completion(text="two"))
     assert len(journal_lines(journal.path)) == 1, "nothing kept without a key"
     assert interrupted_nights(tmp_path) == [NIGHT]
+
+
+def test_a_forged_score_cache_answer_is_drawn_again(tmp_path: Path) -> None:
+    """The score cache answers the gate's attempt calls: an entry edited in the project (say, an
+    answer that passes every check) is dropped and drawn again, and one line says so."""
+    from skillopt_sleep.config import Config
+    from skillopt_sleep.night import NightOptions, run_night
+
+    project = make_project(tmp_path)
+    tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
+
+    def options() -> NightOptions:
+        return NightOptions(project=project, mode="run", tasks_file=tasks_file,
+                            config=Config(backend="sim:correct=1,harmful=0,seed=3", agent="claude"))
+
+    run_night(options())
+    path = project_dirs(project).root / "scores.jsonl"
+    lines = journal_lines(path)
+    lines[1]["c"]["text"] = "Refs: ACME-1\n## Breaking changes\n## Fixes\n## Testing\n"
+    write_lines(path, lines)
+    again = run_night(options())
+    assert again.calls.get("attempt", 0) == 1
+    assert "1 score cache records did not verify and were drawn again" in again.notes
+
+
+def test_a_score_cache_copied_from_another_project_does_not_verify(tmp_path: Path) -> None:
+    from skillopt_sleep.score_cache import ScoreCache
+
+    request = Request(purpose="attempt", system="s", user="u", payload={"task": {"judge": {}}})
+    mine = tmp_path / "a" / "scores.jsonl"
+    mine.parent.mkdir()
+    cache = ScoreCache(mine)
+    cache.put("k1", request, Completion(text="one"))
+    cache.save()
+    assert len(ScoreCache.load(mine)) == 1
+    theirs = tmp_path / "b" / "scores.jsonl"
+    theirs.parent.mkdir()
+    shutil.copy(mine, theirs)
+    copied = ScoreCache.load(theirs)
+    assert (len(copied), copied.untrusted) == (0, 1)
+    assert copied.get("k1", request) is None
