@@ -258,10 +258,10 @@ def test_an_adoption_killed_after_its_commit_is_finished_by_the_next_command(pro
     def killed(*args):  # the process dies right after the ledger append, before dropping the journal
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(journal, "_drop", killed)
-    with pytest.raises(KeyboardInterrupt):
-        adopt(project)
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:
+        patch.setattr(journal, "_drop", killed)
+        with pytest.raises(KeyboardInterrupt):
+            adopt(project)
     (project / "CLAUDE.md").write_bytes(MEMORY_OLD)  # as if the first write had not reached the disk
     result = revert(project)
     assert result.recovered == "finished the interrupted adopt of night night-1"
@@ -272,11 +272,11 @@ def test_an_adoption_killed_after_its_commit_is_finished_by_the_next_command(pro
 def test_a_file_changed_during_an_interrupted_adoption_is_not_overwritten(project, monkeypatch):
     stage_proposal(project)
     real = journal.write_side
-    monkeypatch.setattr(journal, "write_side",
-                        lambda step, data: real(step, data) if step.role == "memory" else exit(1))
-    with pytest.raises(SystemExit):
-        adopt(project)
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:
+        patch.setattr(journal, "write_side",
+                      lambda step, data: real(step, data) if step.role == "memory" else exit(1))
+        with pytest.raises(SystemExit):
+            adopt(project)
     (project / "CLAUDE.md").write_bytes(b"edited by hand meanwhile\n")
     with pytest.raises(UserError, match="was changed by something else meanwhile") as info:
         adopt(project)

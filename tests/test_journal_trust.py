@@ -227,3 +227,38 @@ def test_a_score_cache_copied_from_another_project_does_not_verify(tmp_path: Pat
     copied = ScoreCache.load(theirs)
     assert (len(copied), copied.untrusted) == (0, 1)
     assert copied.get("k1", request) is None
+
+
+@pytest.mark.parametrize("forgery", ["unsealed", "edited"])
+def test_a_planted_adoption_journal_is_refused_touching_nothing(tmp_path: Path, monkeypatch, forgery: str) -> None:
+    """``journal.json`` tells the next command to roll an adoption forward: one carried in by a
+    repository (no seal of this user's key) or edited after it was written is refused."""
+    from skillopt_sleep import journal
+    from skillopt_sleep.adoption import adopt
+    from skillopt_sleep.errors import EXIT_CONFLICT, UserError
+    from tests.support.staged_project import MEMORY_NEW, MEMORY_OLD, stage_proposal
+
+    project = make_project(tmp_path)
+    (project / "CLAUDE.md").write_bytes(MEMORY_OLD)
+    stage_proposal(project)
+
+    def killed(*args):  # dies right after the ledger append, before dropping the journal
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(journal, "_drop", killed)
+        with pytest.raises(KeyboardInterrupt):
+            adopt(project)
+    path = journal.journal_path(project)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if forgery == "unsealed":
+        del data["mac"]
+    else:
+        data["started"] = "2020-01-01T00:00:00Z"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    (project / "CLAUDE.md").write_bytes(MEMORY_OLD)  # the roll-forward would write MEMORY_NEW here
+    with pytest.raises(UserError, match="seal does not verify") as info:
+        adopt(project)
+    assert info.value.code == EXIT_CONFLICT
+    assert (project / "CLAUDE.md").read_bytes() == MEMORY_OLD != MEMORY_NEW
+    assert path.exists()
