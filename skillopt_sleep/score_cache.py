@@ -64,7 +64,9 @@ class ScoreCache:
         self.hits = 0
         self.added = 0
         self.untrusted = 0  # entries whose MAC was missing or wrong: dropped, drawn again
-        self._secret, self.key_problem = state_key()
+        self.key_problem: str | None = None
+        self._secret: bytes | None = None
+        self._secret_read = False  # the key is looked up when first needed: a dry run makes none
         self._entries: dict[str, dict[str, Any]] = {}  # key -> {"at": draw time, "c": record}
         self._lock = threading.Lock()
 
@@ -80,15 +82,22 @@ class ScoreCache:
         if not records or records[0].get("format") != FORMAT:
             return cache  # empty or foreign: start empty, rewrite on save
         oldest = cache.now() - cache.max_age
+        secret, _ = state_key(create=False)  # reading makes no key: a dry run writes nothing
         for record in records[1:]:
             key, at = record.get("k"), record.get("at")
             if (isinstance(key, str) and isinstance(at, (int, float)) and not isinstance(at, bool)
                     and oldest <= at and completion_from(record.get("c")) is not None):
-                if not verifies(cache._secret, _sealed(path, key, at, record["c"]), record.get("m")):
+                if not verifies(secret, _sealed(path, key, at, record["c"]), record.get("m")):
                     cache.untrusted += 1
                     continue
                 cache._entries[key] = {"at": float(at), "c": record["c"]}
         return cache
+
+    def _seal_key(self) -> bytes | None:
+        if not self._secret_read:
+            self._secret, self.key_problem = state_key()
+            self._secret_read = True
+        return self._secret
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -122,7 +131,8 @@ class ScoreCache:
 
     def save(self) -> None:
         """Write what has not expired, newest first up to ``max_bytes`` (nothing without a key)."""
-        if self._secret is None:
+        secret = self._seal_key()
+        if secret is None:
             return
         oldest = self.now() - self.max_age
         with self._lock:
@@ -131,7 +141,7 @@ class ScoreCache:
         lines = [json.dumps({"format": FORMAT})]
         size = len(lines[0]) + 1
         for at, key, entry in fresh:
-            mac = seal(self._secret, _sealed(self.path, key, at, entry["c"]))
+            mac = seal(secret, _sealed(self.path, key, at, entry["c"]))
             line = json.dumps({"k": key, "at": at, "c": entry["c"], "m": mac})
             size += len(line.encode("utf-8")) + 1
             if size > self.max_bytes:

@@ -103,9 +103,16 @@ def _write_key(path: Path, *, replace: bool) -> bytes:
     return key
 
 
-def state_key() -> tuple[bytes | None, str | None]:
-    """(the user's key, None), or (None, why there is none to trust)."""
+def state_key(*, create: bool = True) -> tuple[bytes | None, str | None]:
+    """(the user's key, None), or (None, why there is none to trust). ``create=False`` only reads:
+    no key is made or replaced (for a reader that writes nothing, such as a dry run)."""
     path = key_path()
+    if not create:
+        try:
+            found = _read_key(path) if os.path.isdir(path.parent) and not _trusted_dir(path.parent) else None
+        except OSError:
+            found = None
+        return (found, None) if isinstance(found, bytes) else (None, f"no trusted key at {path}")
     try:
         problem = _trusted_dir(path.parent)
         if problem:
