@@ -11,7 +11,8 @@ file is only ever written when it is exactly one of its two known states.
 The journal lives in the project, where a cloned repository could plant one naming the project's
 own documents, so it is sealed like the call journal: an HMAC (``state_key``, a per-user key kept
 outside the project) over the project's resolved path and the journal's content. One that does
-not verify is refused, touching nothing.
+not verify is refused, touching nothing. The ledger's adopt entries are sealed the same way
+(``seal_entry``), since ``revert`` restores what they name.
 """
 
 from __future__ import annotations
@@ -177,6 +178,22 @@ def _sealed(project: str | os.PathLike[str], data: dict[str, Any]) -> list[Any]:
     """What the journal's MAC covers: the project and every field but the MAC itself."""
     return ["skillopt-sleep adoption journal v1", str(project_dirs(project).project),
             {k: v for k, v in data.items() if k != "mac"}]
+
+
+def _ledger_sealed(project: str | os.PathLike[str], entry: dict[str, Any]) -> list[Any]:
+    return ["skillopt-sleep adoption ledger v1", str(project_dirs(project).project),
+            {k: v for k, v in entry.items() if k != "mac"}]
+
+
+def seal_entry(project: str | os.PathLike[str], entry: dict[str, Any]) -> dict[str, Any]:
+    """A ledger entry with its MAC (as is, without a trusted key): ``revert`` acts only on
+    entries that verify, so a ledger planted in the project cannot say what to restore."""
+    key, _ = state_key()
+    return entry if key is None else {**entry, "mac": seal(key, _ledger_sealed(project, entry))}
+
+
+def entry_verifies(project: str | os.PathLike[str], entry: dict[str, Any]) -> bool:
+    return verifies(state_key(create=False)[0], _ledger_sealed(project, entry), entry.get("mac"))
 
 
 def begin(project: str | os.PathLike[str], journal: Journal) -> None:
