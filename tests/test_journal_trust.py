@@ -290,3 +290,28 @@ def test_a_planted_ledger_entry_cannot_make_revert_rewrite_a_document(tmp_path: 
         revert(project)
     assert info.value.code == EXIT_CONFLICT
     assert live.read_bytes() == b"# proj\n"
+
+
+@pytest.mark.parametrize("how", ["unsealed", "from another project"])
+def test_a_planted_proposal_is_no_proposal(tmp_path: Path, how: str) -> None:
+    """A staged proposal carried in by a repository names the project's own documents: without a
+    seal of this user's key for this project, ``adopt`` does not see it and writes nothing."""
+    from skillopt_sleep.adoption import adopt, list_proposals
+    from skillopt_sleep.errors import UserError
+    from tests.support.staged_project import MEMORY_OLD, stage_proposal
+
+    project = make_project(tmp_path / "a")
+    (project / "CLAUDE.md").write_bytes(MEMORY_OLD)
+    if how == "unsealed":
+        directory = stage_proposal(project)
+        path = directory / "manifest.json"
+        path.write_text(json.dumps({k: v for k, v in json.loads(path.read_text()).items() if k != "mac"}))
+    else:
+        other = make_project(tmp_path / "b")
+        (other / "CLAUDE.md").write_bytes(MEMORY_OLD)
+        made = stage_proposal(other)
+        shutil.copytree(made.parent, project_dirs(project).staging)
+    assert list_proposals(project) == []
+    with pytest.raises(UserError):
+        adopt(project)
+    assert (project / "CLAUDE.md").read_bytes() == MEMORY_OLD
