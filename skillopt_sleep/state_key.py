@@ -1,10 +1,11 @@
 """A per-user secret that binds what the engine keeps in a project to where and why it was kept.
 
-The call journal (``call_journal``) and the score cache (``score_cache``) live inside the project,
+The call journal (``call_journal``), the score cache (``score_cache``), the adoption journal and
+the ledger's adopt entries (``journal``) and staged manifests (``staging``) live inside the project,
 where anything that can write the project (a cloned repository, another tool, a person) can edit
-them, and both answer model calls that decide which rule a night proposes. So every record they
-keep carries an HMAC-SHA256 (``seal``) over its place (the night id, the project's resolved path)
-and its content, made with a key the project cannot see: ``<user state dir>/keys/state.key``, 32
+them, and each decides which rule a night proposes or what ``adopt``/``revert`` write. So every
+record they keep carries an HMAC-SHA256 (``seal``) over its place (the night id, the project's
+resolved path) and its content, made with a key the project cannot see: ``<user state dir>/keys/state.key``, 32
 random bytes written as hex, created on first use with mode 0600 in a 0700 directory. A record whose
 MAC is missing or wrong is not used (the call is made again); a record moved to another night or
 another project no longer verifies.
@@ -13,8 +14,8 @@ The key is trusted only if it is a regular file (not a link, FIFO or device), ow
 running the engine and readable by nobody else, inside a directory that is likewise the user's own
 and closed to others. A key file that fails those checks is replaced by a fresh one (every record
 sealed with the old key is then made again: safe, at the cost of calls); a key directory that fails
-them is not touched, and the engine works without a key: nothing read back is trusted and nothing is
-kept for later (``state_key`` returns ``None`` and says why).
+them is not touched, and the engine works without a key: nothing read back is trusted, nothing is
+kept for later and a staged proposal is not adoptable (``state_key`` returns ``None`` and says why).
 """
 
 from __future__ import annotations
@@ -160,5 +161,6 @@ def trust_notes(stores: list[Any]) -> list[str]:
     notes = [f"{n} {what}" for what, n in counts.items()]
     problem = next((store.key_problem for store in stores if getattr(store, "key_problem", None)), None)
     if problem:
-        notes.append(f"no trusted key for the call journal and score cache ({problem}): nothing is kept")
+        notes.append(f"no trusted key for the project's sealed files ({problem}): nothing is kept for "
+                     "a resume, and the proposal cannot be adopted")
     return notes
