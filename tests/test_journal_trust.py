@@ -315,3 +315,24 @@ def test_a_planted_proposal_is_no_proposal(tmp_path: Path, how: str) -> None:
     with pytest.raises(UserError):
         adopt(project)
     assert (project / "CLAUDE.md").read_bytes() == MEMORY_OLD
+
+
+def test_a_night_without_a_trusted_key_says_so_and_keeps_nothing(tmp_path: Path, monkeypatch) -> None:
+    from skillopt_sleep import night
+    from skillopt_sleep.adoption import list_proposals
+    from skillopt_sleep.config import Config
+
+    project = make_project(tmp_path)
+    tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
+    key_path().parent.mkdir(parents=True)
+    key_path().parent.chmod(0o777)
+    config = Config(backend="sim:correct=1,harmful=0,seed=3", agent="claude", score_cache_days=0)
+    with monkeypatch.context() as patch:
+        patch.setattr(night, "close_nights", lambda project: None)  # keep the journal to look at
+        done = night.run_night(night.NightOptions(project=project, config=config, mode="run",
+                                                  tasks_file=tasks_file))
+    assert done.status == "staged"
+    assert any(n.startswith("no trusted key for the project's sealed files") and "open to other users" in n
+               for n in done.notes)
+    assert not (nights_dir(project) / done.night_id / "calls.jsonl").exists()
+    assert list_proposals(project) == [], "an unsealed proposal is not adoptable"
