@@ -314,13 +314,13 @@ def adopt_locked(project: Path, night_id: str | None, targets: Targets, *,
                                 "nothing was adopted", EXIT_CONFLICT) from None
         step = journal.FileStep.between(item["role"], live, current, data, _missing_parents(live))
         steps.append(step)
-        entries.append({
+        entries.append(journal.seal_entry(project, {
             "event": "adopt", "op_id": adoption_id, "adoption_id": adoption_id, "night_id": night,
             "role": item["role"], "path": str(live), "previous_existed": current is not None,
             "previous_sha256": step.before_sha256, "backup": None if backup is None else str(backup),
             "new_sha256": step.after_sha256, "created_dirs": step.created_dirs,
             "adopted_at": adopted_at,
-        })
+        }))
     record = journal.Journal("adopt", adoption_id, night, adopted_at, steps, entries)
     _carry_out(project, record, [data for _item, _live, _current, data in plan],
                "the files already written were restored, nothing was adopted")
@@ -411,6 +411,9 @@ def _revert_locked(project: Path, night_id: str | None, targets: Targets) -> Rev
     conflicts = []
     for entry in group["files"]:
         live = _target(targets, entry.get("role"), entry.get("path"), night, "adoption ledger")
+        if not journal.entry_verifies(project, entry):
+            raise UserError(f"the adoption ledger's entry for {live} was not written by this user's "
+                            "skillopt-sleep (its seal does not verify); nothing was reverted", EXIT_CONFLICT)
         current = read_bytes_or_none(live)
         if current is None or sha256_bytes(current) != entry.get("new_sha256"):
             state = "was deleted" if current is None else "was edited"

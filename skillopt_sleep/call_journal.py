@@ -11,6 +11,14 @@ answered from the journal, so only calls that had not finished are made again. A
 
 Keys are the requests' content hashes, so a journal cannot answer a request it did not see: if the
 tasks or documents changed in between, the changed calls are simply made.
+
+The journal lives in the project, so it is never taken on faith: each line carries an HMAC
+(``state_key.seal``, a per-user key kept outside the project) over the night id, the project's
+resolved path, the request key and the completion record. A line whose MAC is missing or wrong is
+not used — that call is made again — and counted (``untrusted``; the night says how many); a
+journal copied from another project or another night does not verify. Without a trusted key
+nothing is read back and nothing is kept. What is read back, verified or not, enters the engine
+through the client's one boundary for model replies (``backends.client.redact_completion``).
 """
 
 from __future__ import annotations
@@ -19,11 +27,13 @@ import re
 import shutil
 import threading
 from pathlib import Path
+from typing import Any
 
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.stores import completion_from, completion_record, keepable
 from skillopt_sleep.files import append_jsonl, read_jsonl
 from skillopt_sleep.paths import project_dirs
+from skillopt_sleep.state_key import seal, state_key, verifies
 
 JOURNAL = "calls.jsonl"
 NIGHT_ID = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{4}$")
@@ -33,14 +43,25 @@ def nights_dir(project: Path) -> Path:
     return project_dirs(project).root / "nights"
 
 
+def _sealed(night_id: str, project: str, key: str, record: Any) -> list[Any]:
+    """What a journal line's MAC covers."""
+    return ["skillopt-sleep call journal v1", night_id, project, key, record]
+
+
 class CallJournal:
     """The finished calls of one night (see the module docstring)."""
+
+    REDONE = "journal records did not verify and were made again"
 
     def __init__(self, directory: Path, *, read_only: bool = False):
         self.directory = directory
         self.read_only = read_only  # answers only (an earlier night's journal read by a new night)
         self.path = directory / JOURNAL
+        self.night_id = directory.name
+        self.project = str(directory.parent.parent.parent)  # <project>/.skillopt-sleep/nights/<id>
         self.reused = 0
+        self.untrusted = 0  # lines whose MAC was missing or wrong: not used, made again
+        self._key, self.key_problem = state_key()
         self._kept: dict[str, dict] = {}
         self._lock = threading.Lock()
         try:
@@ -48,8 +69,13 @@ class CallJournal:
         except OSError:
             records = []  # unreadable: those calls are made again
         for record in records:
-            if isinstance(record.get("k"), str) and completion_from(record.get("c")) is not None:
-                self._kept[record["k"]] = record["c"]
+            if not isinstance(record.get("k"), str) or completion_from(record.get("c")) is None:
+                continue
+            if not verifies(self._key, _sealed(self.night_id, self.project, record["k"], record["c"]),
+                            record.get("m")):
+                self.untrusted += 1
+                continue
+            self._kept[record["k"]] = record["c"]
         self.loaded = len(self._kept)
 
     def get(self, key: str, request: Request) -> Completion | None:
@@ -61,14 +87,15 @@ class CallJournal:
         return completion_from(record)
 
     def put(self, key: str, request: Request, completion: Completion) -> None:
-        if self.read_only or not keepable(completion):
+        if self.read_only or self._key is None or not keepable(completion):
             return
         record = completion_record(completion)
+        mac = seal(self._key, _sealed(self.night_id, self.project, key, record))
         with self._lock:
             if key in self._kept:
                 return
             self._kept[key] = record
-            append_jsonl(self.path, {"k": key, "purpose": request.purpose, "c": record})
+            append_jsonl(self.path, {"k": key, "purpose": request.purpose, "c": record, "m": mac})
 
 
 def interrupted_nights(project: Path) -> list[str]:

@@ -7,6 +7,12 @@ no file is copied whole) and the ledger records that make the operation official
 append is the commit point. Whoever next takes the project lock (``adopt``, ``revert``, a night)
 finishes the job: a committed operation is rolled forward, anything else is rolled back, and each
 file is only ever written when it is exactly one of its two known states.
+
+The journal lives in the project, where a cloned repository could plant one naming the project's
+own documents, so it is sealed like the call journal: an HMAC (``state_key``, a per-user key kept
+outside the project) over the project's resolved path and the journal's content. One that does
+not verify is refused, touching nothing. The ledger's adopt entries are sealed the same way
+(``seal_entry``), since ``revert`` restores what they name.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import Any
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
 from skillopt_sleep.files import append_jsonl, atomic_write_bytes, atomic_write_text, parse_json, read_bytes_or_none, read_jsonl, sha256_bytes
 from skillopt_sleep.paths import project_dirs
+from skillopt_sleep.state_key import seal, state_key, verifies
 
 JOURNAL_FORMAT = "skillopt_sleep.journal.v1"
 # A test hook that widens the window between two live writes, so crash tests can kill a process
@@ -167,9 +174,35 @@ def write_side(step: FileStep, data: bytes | None) -> None:
         atomic_write_bytes(step.path, data)
 
 
+def _sealed(project: str | os.PathLike[str], data: dict[str, Any]) -> list[Any]:
+    """What the journal's MAC covers: the project and every field but the MAC itself."""
+    return ["skillopt-sleep adoption journal v1", str(project_dirs(project).project),
+            {k: v for k, v in data.items() if k != "mac"}]
+
+
+def _ledger_sealed(project: str | os.PathLike[str], entry: dict[str, Any]) -> list[Any]:
+    return ["skillopt-sleep adoption ledger v1", str(project_dirs(project).project),
+            {k: v for k, v in entry.items() if k != "mac"}]
+
+
+def seal_entry(project: str | os.PathLike[str], entry: dict[str, Any]) -> dict[str, Any]:
+    """A ledger entry with its MAC (as is, without a trusted key): ``revert`` acts only on
+    entries that verify, so a ledger planted in the project cannot say what to restore."""
+    key, _ = state_key()
+    return entry if key is None else {**entry, "mac": seal(key, _ledger_sealed(project, entry))}
+
+
+def entry_verifies(project: str | os.PathLike[str], entry: dict[str, Any]) -> bool:
+    return verifies(state_key(create=False)[0], _ledger_sealed(project, entry), entry.get("mac"))
+
+
 def begin(project: str | os.PathLike[str], journal: Journal) -> None:
-    """Record the intent (durably) before the first live write."""
-    atomic_write_text(journal_path(project), json.dumps(journal.to_dict(), indent=1) + "\n")
+    """Record the intent (durably, sealed) before the first live write."""
+    data = journal.to_dict()
+    key, _ = state_key()
+    if key is not None:
+        data["mac"] = seal(key, _sealed(project, data))
+    atomic_write_text(journal_path(project), json.dumps(data, indent=1) + "\n")
 
 
 def pause_between_writes() -> None:
@@ -216,10 +249,15 @@ def recover(project: str | os.PathLike[str], allows: Callable[[str, Path], bool]
     if raw is None:
         return None
     try:
-        journal = Journal.from_dict(parse_json(raw.decode("utf-8")))
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        data = parse_json(raw.decode("utf-8"))
+        journal = Journal.from_dict(data)
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError, AttributeError):
         raise UserError(f"the adoption journal {path} is damaged; check the live documents against "
                         "the adoption ledger, then delete it", EXIT_CONFLICT) from None
+    if not verifies(state_key()[0], _sealed(project, data), data.get("mac")):
+        raise UserError(f"the adoption journal {path} was not written by this user's skillopt-sleep "
+                        "(its seal does not verify); nothing was written (check the live documents "
+                        "against the adoption ledger, then delete it)", EXIT_CONFLICT)
     strangers = [s.path for s in journal.files if not allows(s.role, Path(s.path))]
     if strangers:
         raise UserError(f"the adoption journal {path} names {strangers[0]!r}, not a document a night "

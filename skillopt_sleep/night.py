@@ -39,6 +39,7 @@ from skillopt_sleep.proposal import task_summaries
 from skillopt_sleep.redact import redact_obj
 from skillopt_sleep.scoring import left_out_notes
 from skillopt_sleep.score_cache import ScoreCache
+from skillopt_sleep.state_key import trust_notes
 from skillopt_sleep.types import Edit, NightReport, TaskRecord
 from skillopt_sleep.widen import archive_tasks, widen_train
 
@@ -241,6 +242,9 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
     carried = sum(j.loaded for j in (journal, earlier) if j is not None)
     if carried:
         report.notes.append(f"resumed: {carried} call(s) the interrupted night had finished are not made again")
+    for note in trust_notes([s for s in (journal, earlier, scores) if s is not None]):
+        report.notes.append(note)
+        opts.progress(note)
     models: Models | None = None
     try:
         models = build_models(opts.config, evidence, wrap=opts.wrap_backend,

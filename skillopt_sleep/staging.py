@@ -11,6 +11,11 @@ and suffix of the baseline and the proposal (the managed block, written by the e
 redacted inputs) — spliced into the live file, whose sha-256 must still be the baseline's. The
 backup is the reverse change, so ``revert`` restores the exact previous bytes (checked against
 their sha-256) without a full copy of them.
+
+The manifest names what ``adopt`` writes, and it lives in the project, where a cloned repository
+could plant one; so it is sealed (``seal_manifest``: an HMAC under the per-user key of
+``state_key`` over the project's resolved path and the manifest), and a manifest that does not
+verify is no proposal: not listed, not reviewed, not adopted.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_sleep.documents import END, START
+from skillopt_sleep.state_key import seal, state_key, verifies
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_USAGE, UserError
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.redact import redact
@@ -189,6 +195,7 @@ def stage(
             "simulated": report.simulated,
             "files": entries,
         }
+        manifest = seal_manifest(dirs.project, manifest)
         atomic_write_text(work / "manifest.json", json.dumps(manifest, indent=2) + "\n")
         atomic_write_text(work / "report.json",
                           json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
@@ -213,6 +220,16 @@ def stage(
 # --------------------------------------------------------------------------- read back
 
 
+def _manifest_sealed(project: Path, manifest: dict[str, Any]) -> list[Any]:
+    return ["skillopt-sleep manifest v1", str(project), {k: v for k, v in manifest.items() if k != "mac"}]
+
+
+def seal_manifest(project: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """The manifest with its MAC (as is, without a trusted key: then it will not verify)."""
+    key, _ = state_key()
+    return manifest if key is None else {**manifest, "mac": seal(key, _manifest_sealed(project, manifest))}
+
+
 def read_manifest(directory: Path) -> dict[str, Any] | None:
     """A proposal's manifest, or None when it is missing, damaged, or not this directory's own
     (its night id must be the directory's name)."""
@@ -226,6 +243,9 @@ def read_manifest(directory: Path) -> dict[str, Any] | None:
         return None
     if manifest.get("night_id") != directory.name or not _SAFE_ID.match(directory.name):
         return None
+    project = directory.resolve().parent.parent.parent  # <project>/.skillopt-sleep/staging/<id>
+    if not verifies(state_key(create=False)[0], _manifest_sealed(project, manifest), manifest.get("mac")):
+        return None  # not written with this user's key: planted or edited
     return manifest
 
 

@@ -17,7 +17,7 @@ from skillopt_sleep.paths import project_dirs
 from skillopt_sleep import adoption, journal
 from skillopt_sleep.adoption import adopt, list_proposals, revert
 from skillopt_sleep.files import append_jsonl, read_jsonl
-from skillopt_sleep.staging import StagedFile
+from skillopt_sleep.staging import StagedFile, seal_manifest
 
 from tests.support.staged_project import MEMORY_NEW, MEMORY_OLD, SKILL_NEW, sha256, skill_path, stage_proposal
 from tests.support.staged_project import project_fixture  # noqa: F401  (the ``project`` fixture)
@@ -83,7 +83,7 @@ def test_manifest_pointing_outside_the_proposal_is_refused(project):
     directory = stage_proposal(project)
     manifest = json.loads((directory / "manifest.json").read_text())
     manifest["files"][0]["proposal"] = "../../../CLAUDE.md"
-    (directory / "manifest.json").write_text(json.dumps(manifest))
+    (directory / "manifest.json").write_text(json.dumps(seal_manifest(project, manifest)))  # with our key
     with pytest.raises(UserError, match="outside the proposal"):
         adopt(project)
 
@@ -258,10 +258,10 @@ def test_an_adoption_killed_after_its_commit_is_finished_by_the_next_command(pro
     def killed(*args):  # the process dies right after the ledger append, before dropping the journal
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(journal, "_drop", killed)
-    with pytest.raises(KeyboardInterrupt):
-        adopt(project)
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:
+        patch.setattr(journal, "_drop", killed)
+        with pytest.raises(KeyboardInterrupt):
+            adopt(project)
     (project / "CLAUDE.md").write_bytes(MEMORY_OLD)  # as if the first write had not reached the disk
     result = revert(project)
     assert result.recovered == "finished the interrupted adopt of night night-1"
@@ -272,11 +272,11 @@ def test_an_adoption_killed_after_its_commit_is_finished_by_the_next_command(pro
 def test_a_file_changed_during_an_interrupted_adoption_is_not_overwritten(project, monkeypatch):
     stage_proposal(project)
     real = journal.write_side
-    monkeypatch.setattr(journal, "write_side",
-                        lambda step, data: real(step, data) if step.role == "memory" else exit(1))
-    with pytest.raises(SystemExit):
-        adopt(project)
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:
+        patch.setattr(journal, "write_side",
+                      lambda step, data: real(step, data) if step.role == "memory" else exit(1))
+        with pytest.raises(SystemExit):
+            adopt(project)
     (project / "CLAUDE.md").write_bytes(b"edited by hand meanwhile\n")
     with pytest.raises(UserError, match="was changed by something else meanwhile") as info:
         adopt(project)
@@ -334,11 +334,11 @@ def test_a_planted_manifest_cannot_rename_a_document_or_its_night(project):
     directory = stage_proposal(project)
     manifest = json.loads((directory / "manifest.json").read_text())
     manifest["files"][1]["live_path"] = str(project / "setup.py")
-    (directory / "manifest.json").write_text(json.dumps(manifest))
+    (directory / "manifest.json").write_text(json.dumps(seal_manifest(project, manifest)))  # with our key
     with pytest.raises(UserError, match="not a document a night"):
         adopt(project)
     manifest["night_id"] = "../../elsewhere"
-    (directory / "manifest.json").write_text(json.dumps(manifest))
+    (directory / "manifest.json").write_text(json.dumps(seal_manifest(project, manifest)))
     assert list_proposals(project) == []  # a manifest must be its own directory's
     assert not (project / "setup.py").exists()
 
