@@ -26,6 +26,7 @@ from typing import Any
 
 from skillopt_sleep import journal
 from skillopt_sleep.config import Config, load_config
+from skillopt_sleep.containment import checked_document
 from skillopt_sleep.debris import clean_debris
 from skillopt_sleep.documents import document_paths, is_read_only
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
@@ -91,8 +92,8 @@ def allowed_targets(project: Path, config: Config | None = None,
         skill, memory = document_paths(project, agent, config.skill_name,
                                        Path(skill_path).expanduser() if skill_path else None,
                                        config.user_level_skill)
-        skills.add(skill.expanduser().resolve())
-        memories.add(memory.expanduser().resolve())
+        skills.add(checked_document(project, skill))  # refused when it resolves outside
+        memories.add(checked_document(project, memory))
     return Targets(frozenset(skills), frozenset(memories))
 
 

@@ -20,8 +20,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillopt_sleep.containment import remove_file, replace_file
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
-from skillopt_sleep.files import append_jsonl, atomic_write_bytes, atomic_write_text, parse_json, read_bytes_or_none, read_jsonl, sha256_bytes
+from skillopt_sleep.files import append_jsonl, atomic_write_text, parse_json, read_bytes_or_none, read_jsonl, sha256_bytes
 from skillopt_sleep.paths import project_dirs
 
 JOURNAL_FORMAT = "skillopt_sleep.journal.v1"
@@ -158,13 +159,10 @@ def _move(project: str | os.PathLike[str], journal: Journal, to: str) -> None:
 def write_side(step: FileStep, data: bytes | None) -> None:
     """Write one file's bytes (None: remove it, and the empty dirs that were made for it)."""
     if data is None:
-        try:
-            os.unlink(step.path)
-        except FileNotFoundError:
-            pass
+        remove_file(step.path)
         _remove_empty_dirs(step.created_dirs, step.path)
     else:
-        atomic_write_bytes(step.path, data)
+        replace_file(step.path, data)  # never through a link planted on the way
 
 
 def begin(project: str | os.PathLike[str], journal: Journal) -> None:
