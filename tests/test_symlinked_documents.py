@@ -180,3 +180,29 @@ def test_a_user_level_skill_must_stay_in_the_agent_directory(tmp_path: Path) -> 
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 3 and len(lines) == 1, done.stderr[-3000:]
     assert "skillopt-sleep-learned" in lines[0] and "outside ~/.claude" in lines[0], lines[0]
+
+
+def test_a_write_never_follows_a_folder_link_planted_after_the_check(tmp_path: Path) -> None:
+    """What adopt and revert write with: a folder on the checked path that became a link since is
+    an error, not a write through it; a link in the file's own place is replaced, not followed."""
+    from skillopt_sleep.containment import remove_file, replace_file
+
+    project, outside = (tmp_path / "proj").resolve(), (tmp_path / "outside").resolve()
+    (project / ".claude" / "skills" / "s").mkdir(parents=True)
+    (outside / "skills" / "s").mkdir(parents=True)
+    (outside / "skills" / "s" / "SKILL.md").write_text(MARKER, encoding="utf-8")
+    live = project / ".claude" / "skills" / "s" / "SKILL.md"
+    (project / ".claude").rename(project / "was-claude")
+    (project / ".claude").symlink_to(outside, target_is_directory=True)  # planted after the check
+    with pytest.raises(OSError):
+        replace_file(live, b"rules\n")
+    with pytest.raises(OSError):
+        remove_file(live)
+    assert (outside / "skills" / "s" / "SKILL.md").read_text(encoding="utf-8") == MARKER
+    assert [p.name for p in (outside / "skills" / "s").iterdir()] == ["SKILL.md"]  # no temp file left
+
+    memory = project / "CLAUDE.md"
+    memory.symlink_to(outside / "skills" / "s" / "SKILL.md")
+    replace_file(memory, b"# proj\n")
+    assert not memory.is_symlink() and memory.read_bytes() == b"# proj\n"
+    assert (outside / "skills" / "s" / "SKILL.md").read_text(encoding="utf-8") == MARKER
