@@ -26,7 +26,7 @@ from typing import Any
 
 from skillopt_sleep import journal
 from skillopt_sleep.config import Config, load_config
-from skillopt_sleep.containment import checked_document
+from skillopt_sleep.containment import checked_document, read_live
 from skillopt_sleep.debris import clean_debris
 from skillopt_sleep.documents import document_paths, is_read_only
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
@@ -262,7 +262,7 @@ def _plan_adoption(proposal: dict[str, Any], targets: Targets, night: str
             raise UserError(
                 f"proposal file {source} does not match its manifest: it was modified or removed "
                 f"after night {night} staged it; refusing to adopt", EXIT_CONFLICT)
-        current = read_bytes_or_none(live)
+        current = read_live(live)
         if item.get("baseline_existed"):
             if current is None:
                 conflicts.append(f"{live} was deleted")
@@ -412,7 +412,7 @@ def _revert_locked(project: Path, night_id: str | None, targets: Targets) -> Rev
     conflicts = []
     for entry in group["files"]:
         live = _target(targets, entry.get("role"), entry.get("path"), night, "adoption ledger")
-        current = read_bytes_or_none(live)
+        current = read_live(live)
         if current is None or sha256_bytes(current) != entry.get("new_sha256"):
             state = "was deleted" if current is None else "was edited"
             conflicts.append(f"{live} {state} after adoption")

@@ -181,3 +181,18 @@ def _refuse_linked_folders(target: Path) -> None:
     for folder in [target.parent, *target.parent.parents]:
         if folder.is_symlink():
             raise OSError(f"{folder} became a link")
+
+
+def read_live(path: str | os.PathLike[str]) -> bytes | None:
+    """A live document's bytes before adopt or revert writes it (None: it does not exist); a path
+    that cannot be read (a folder on it is now a file or a FIFO, a special file in its place) is one
+    line, exit 6, and nothing is written."""
+    from skillopt_sleep.errors import EXIT_CONFLICT
+    from skillopt_sleep.files import UnreadableFile, read_bytes_or_none
+
+    try:
+        return read_bytes_or_none(path)
+    except UnreadableFile as exc:
+        raise UserError(f"{exc.message}; nothing was written", EXIT_CONFLICT) from None
+    except OSError as exc:
+        raise UserError(f"cannot read {path} ({exc.strerror or exc}); nothing was written", EXIT_CONFLICT) from None

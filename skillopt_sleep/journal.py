@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillopt_sleep.containment import remove_file, replace_file
+from skillopt_sleep.containment import read_live, remove_file, replace_file
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
 from skillopt_sleep.files import append_jsonl, atomic_write_text, parse_json, read_bytes_or_none, read_jsonl, sha256_bytes
 from skillopt_sleep.paths import project_dirs
@@ -142,7 +142,7 @@ def _move(project: str | os.PathLike[str], journal: Journal, to: str) -> None:
     frm = "before" if to == "after" else "after"
     plan = []
     for step in journal.files:
-        current = read_bytes_or_none(step.path)
+        current = read_live(step.path)
         if step.is_state(current, to):
             continue
         if not step.is_state(current, frm):
