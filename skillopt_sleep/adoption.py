@@ -26,7 +26,7 @@ from typing import Any
 
 from skillopt_sleep import journal
 from skillopt_sleep.config import Config, load_config
-from skillopt_sleep.containment import checked_document, read_live
+from skillopt_sleep.containment import check_state_dir, checked_document, read_live
 from skillopt_sleep.debris import clean_debris
 from skillopt_sleep.documents import document_paths, is_read_only
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
@@ -117,6 +117,7 @@ def hold_project(project: Path, purpose: str, targets: Targets, night_id: str | 
 
     Yields the one-line account of a recovery (None when there was nothing to recover).
     """
+    check_state_dir(project)  # before the lock file is made in it
     with ProjectLock(project_dirs(project).lock, purpose, night_id):
         try:
             ensure_project_dir(project)  # under the lock: its temp file must not look like debris

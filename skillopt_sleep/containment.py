@@ -196,3 +196,19 @@ def read_live(path: str | os.PathLike[str]) -> bytes | None:
         raise UserError(f"{exc.message}; nothing was written", EXIT_CONFLICT) from None
     except OSError as exc:
         raise UserError(f"cannot read {path} ({exc.strerror or exc}); nothing was written", EXIT_CONFLICT) from None
+
+
+def check_state_dir(project: Path) -> None:
+    """The project's ``.skillopt-sleep/`` and the folders the engine writes in it must be folders
+    that resolve inside the project (a cloned repository can ship any of them as a link, a file or
+    a FIFO); refused in one line (exit 3) before anything is read or written there."""
+    from skillopt_sleep.paths import project_dirs
+
+    dirs = project_dirs(project)
+    root = dirs.project
+    for folder in (dirs.root, dirs.staging, dirs.backups, dirs.tmp, dirs.root / "nights"):
+        if folder.exists() or folder.is_symlink():
+            contained(folder, root, "the project")
+            if not folder.is_dir():
+                raise OutsideDocument(f"{folder} is not a folder; refusing to use it (remove it, and "
+                                      "skillopt-sleep makes it again)", EXIT_CONFIG)

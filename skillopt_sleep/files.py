@@ -186,7 +186,7 @@ def read_json(path: str | os.PathLike[str], limit: int = READ_LIMIT) -> Any:
 def read_bytes_or_none(path: str | os.PathLike[str], limit: int = READ_LIMIT) -> bytes | None:
     try:
         return read_regular(path, limit)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a folder on the way is not one: no such file
         return None
 
 

@@ -52,6 +52,8 @@ def _places(w: dict[str, Path], night: str) -> dict[str, Path]:
         "skill folder": p / ".claude" / "skills" / "skillopt-sleep-learned",
         "SKILL.md": p / ".claude" / "skills" / "skillopt-sleep-learned" / "SKILL.md",
         "project config": pstate / "config.toml",
+        ".skillopt-sleep": pstate,
+        "staging folder": pstate / "staging",
         "tasks file": w["root"] / "tasks.json",
         "calls.jsonl": pstate / "nights" / INTERRUPTED / "calls.jsonl",
         "report.json": staged / "report.json",
@@ -108,7 +110,10 @@ def _world(tmp_path: Path) -> tuple[dict[str, Path], str]:
     return w, night
 
 
-def _plant(path: Path, kind: str, outside: Path) -> None:
+FOLDERS = {".claude", ".agents", "skill folder", ".skillopt-sleep", "staging folder"}
+
+
+def _plant(path: Path, kind: str, outside: Path, folder: bool = False) -> None:
     if path.is_dir() and not path.is_symlink():
         import shutil
 
@@ -120,6 +125,12 @@ def _plant(path: Path, kind: str, outside: Path) -> None:
         os.mkfifo(path)
     elif kind == "zero":
         path.symlink_to("/dev/zero")
+    elif folder:  # a folder elsewhere, holding the marker where a document would be
+        tree = outside / "tree"
+        (tree / "skills" / "skillopt-sleep-learned").mkdir(parents=True, exist_ok=True)
+        for name in ("SKILL.md", "skills/skillopt-sleep-learned/SKILL.md", "config.toml"):
+            (tree / name).write_text(f"# {MARKER}\n", encoding="utf-8")
+        path.symlink_to(tree, target_is_directory=True)
     else:
         path.symlink_to(outside / "secret.md")
 
@@ -142,6 +153,8 @@ def _written(w: dict[str, Path]) -> list[Path]:
     """The regular files the engine writes: project state and user state."""
     out = []
     for root in (w["project"] / ".skillopt-sleep", w["home"]):
+        if root.is_symlink():  # planted: what it points to is the test's, not the engine's
+            continue
         for path in root.rglob("*"):
             if path.is_file() and not path.is_symlink():
                 out.append(path)
@@ -149,6 +162,7 @@ def _written(w: dict[str, Path]) -> list[Path]:
 
 
 PLACE_NAMES = ["CLAUDE.md", "AGENTS.md", ".claude", ".agents", "skill folder", "SKILL.md", "project config",
+               ".skillopt-sleep", "staging folder",
                "tasks file", "calls.jsonl", "report.json", "manifest.json", "adoptions ledger", "adoption journal",
                "score cache", "user config", "schedule file", "history", "rejected ledger", "edit evidence",
                "sessions seen", "tasks archive", "transcript", "codex config"]
@@ -159,7 +173,7 @@ PLACE_NAMES = ["CLAUDE.md", "AGENTS.md", ".claude", ".agents", "skill folder", "
 def test_a_hostile_place_ends_cleanly_and_writes_nothing_outside(tmp_path: Path, place: str, kind: str) -> None:
     w, night = _world(tmp_path)
     target = _places(w, night)[place]
-    _plant(target, kind, w["outside"])
+    _plant(target, kind, w["outside"], folder=place in FOLDERS)
     watched = (w["outside"], w["userhome"], w["claude"])
     before = _snapshot(*watched)
     verbs = [
