@@ -212,3 +212,6 @@ def check_state_dir(project: Path) -> None:
             if not folder.is_dir():
                 raise OutsideDocument(f"{folder} is not a folder; refusing to use it (remove it, and "
                                       "skillopt-sleep makes it again)", EXIT_CONFIG)
+    for name in ("adoptions.jsonl", "journal.json", "scores.jsonl", "night.lock"):
+        if (dirs.root / name).is_symlink():  # appended to or locked in place: never through a link
+            raise OutsideDocument(f"{dirs.root / name} is a link; refusing to use it (remove it)", EXIT_CONFIG)
