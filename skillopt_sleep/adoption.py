@@ -26,6 +26,7 @@ from typing import Any
 
 from skillopt_sleep import journal
 from skillopt_sleep.config import Config, load_config
+from skillopt_sleep.containment import check_state_dir, checked_document, read_live
 from skillopt_sleep.debris import clean_debris
 from skillopt_sleep.documents import document_paths, is_read_only
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
@@ -91,8 +92,8 @@ def allowed_targets(project: Path, config: Config | None = None,
         skill, memory = document_paths(project, agent, config.skill_name,
                                        Path(skill_path).expanduser() if skill_path else None,
                                        config.user_level_skill)
-        skills.add(skill.expanduser().resolve())
-        memories.add(memory.expanduser().resolve())
+        skills.add(checked_document(project, skill))  # refused when it resolves outside
+        memories.add(checked_document(project, memory))
     return Targets(frozenset(skills), frozenset(memories))
 
 
@@ -116,6 +117,7 @@ def hold_project(project: Path, purpose: str, targets: Targets, night_id: str | 
 
     Yields the one-line account of a recovery (None when there was nothing to recover).
     """
+    check_state_dir(project)  # before the lock file is made in it
     with ProjectLock(project_dirs(project).lock, purpose, night_id):
         try:
             ensure_project_dir(project)  # under the lock: its temp file must not look like debris
@@ -261,7 +263,7 @@ def _plan_adoption(proposal: dict[str, Any], targets: Targets, night: str
             raise UserError(
                 f"proposal file {source} does not match its manifest: it was modified or removed "
                 f"after night {night} staged it; refusing to adopt", EXIT_CONFLICT)
-        current = read_bytes_or_none(live)
+        current = read_live(live)
         if item.get("baseline_existed"):
             if current is None:
                 conflicts.append(f"{live} was deleted")
@@ -414,7 +416,7 @@ def _revert_locked(project: Path, night_id: str | None, targets: Targets) -> Rev
         if not journal.entry_verifies(project, entry):
             raise UserError(f"the adoption ledger's entry for {live} was not written by this user's "
                             "skillopt-sleep (its seal does not verify); nothing was reverted", EXIT_CONFLICT)
-        current = read_bytes_or_none(live)
+        current = read_live(live)
         if current is None or sha256_bytes(current) != entry.get("new_sha256"):
             state = "was deleted" if current is None else "was edited"
             conflicts.append(f"{live} {state} after adoption")

@@ -176,6 +176,10 @@ def load_documents(project: Path, agent: str = "claude", skill_name: str = DEFAU
     """The skill and memory documents of a project; ``whole_skill``: the owner opted this skill in
     to edits of its hand-written lines (never the memory file)."""
     skill_file, memory_file = document_paths(project, agent, skill_name, skill_path, user_level_skill)
+    from skillopt_sleep.containment import checked_document
+
+    for path in (skill_file, memory_file):
+        checked_document(project, path)  # a link out of the project is refused before any read
     base = Limits(max_rules=max_rules)
     memory_limits = replace(base, max_bytes=AGENTS_MD_LIMIT) if agent == "codex" else base
     skill = _read("skill", skill_file, base)

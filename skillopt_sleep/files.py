@@ -186,7 +186,7 @@ def read_json(path: str | os.PathLike[str], limit: int = READ_LIMIT) -> Any:
 def read_bytes_or_none(path: str | os.PathLike[str], limit: int = READ_LIMIT) -> bytes | None:
     try:
         return read_regular(path, limit)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a folder on the way is not one: no such file
         return None
 
 
@@ -200,8 +200,14 @@ def append_jsonl(path: str | os.PathLike[str], *objs: Any) -> None:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     data = b"".join(utf8(json.dumps(o, ensure_ascii=False, default=str)) + b"\n" for o in objs)
-    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(target, flags, 0o666)
+    flags = (os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+             | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        fd = os.open(target, flags, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or target.is_symlink():  # a journal never appends through a link
+            raise UnreadableFile(target, "a link; refusing to append through it") from None
+        raise
     if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO, a device: no journal to append to
         os.close(fd)
         raise UnreadableFile(target, "not a regular file")

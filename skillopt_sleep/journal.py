@@ -26,8 +26,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillopt_sleep.containment import read_live, remove_file, replace_file
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
-from skillopt_sleep.files import append_jsonl, atomic_write_bytes, atomic_write_text, parse_json, read_bytes_or_none, read_jsonl, sha256_bytes
+from skillopt_sleep.files import append_jsonl, atomic_write_text, parse_json, read_bytes_or_none, read_jsonl, sha256_bytes
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.state_key import seal, state_key, verifies
 
@@ -148,7 +149,7 @@ def _move(project: str | os.PathLike[str], journal: Journal, to: str) -> None:
     frm = "before" if to == "after" else "after"
     plan = []
     for step in journal.files:
-        current = read_bytes_or_none(step.path)
+        current = read_live(step.path)
         if step.is_state(current, to):
             continue
         if not step.is_state(current, frm):
@@ -165,13 +166,10 @@ def _move(project: str | os.PathLike[str], journal: Journal, to: str) -> None:
 def write_side(step: FileStep, data: bytes | None) -> None:
     """Write one file's bytes (None: remove it, and the empty dirs that were made for it)."""
     if data is None:
-        try:
-            os.unlink(step.path)
-        except FileNotFoundError:
-            pass
+        remove_file(step.path)
         _remove_empty_dirs(step.created_dirs, step.path)
     else:
-        atomic_write_bytes(step.path, data)
+        replace_file(step.path, data)  # never through a link planted on the way
 
 
 def _sealed(project: str | os.PathLike[str], data: dict[str, Any]) -> list[Any]:

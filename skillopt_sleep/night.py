@@ -27,6 +27,7 @@ from skillopt_sleep.backends.models import Models
 from skillopt_sleep.call_journal import close_nights, interrupted_nights, open_journal
 from skillopt_sleep.config import Config
 from skillopt_sleep.consolidate import LoopSettings, Outcome, consolidate
+from skillopt_sleep.containment import check_state_dir, described
 from skillopt_sleep.documents import DocumentSet, load_documents, whole_skill_opted_in
 from skillopt_sleep.edit_evidence import EvidencePool
 from skillopt_sleep.edit_schedule import edit_budget
@@ -171,9 +172,12 @@ def run_night(opts: NightOptions) -> NightReport:
         raise UserError(f"project {project} is not a directory", EXIT_USAGE)
     opts.project = project
     night_id = new_night_id()
+    # its state folder and every document a night may read or write resolve where they must,
+    # before any model call
+    check_state_dir(project)
+    targets = allowed_targets(project, opts.config, opts.target_skill_path)
     if opts.mode not in ("run", "demo"):
         return _night(opts, night_id, False, History(), RejectedLedger(), staging)
-    targets = allowed_targets(project, opts.config, opts.target_skill_path)
     footprint = Footprint(project)
     with hold_project(project, "night", targets, night_id) as recovered:
         if recovered:
@@ -416,7 +420,7 @@ def _documents(opts: NightOptions, report: NightReport, gathered: Gathered) -> D
                           user_level_skill=config.user_level_skill,
                           whole_skill=whole_skill_opted_in(config.skill_name, config.edit_whole_skill,
                                                            opts.edit_whole_skill))
-    report.documents = {d.role: str(d.path) for d in docs.all()}
+    report.documents = {d.role: described(d.path) for d in docs.all()}
     return docs
 
 

@@ -106,20 +106,20 @@ def test_unknown_night_refused(project):
 
 def test_failed_write_midway_restores_what_was_written(project, monkeypatch):
     stage_proposal(project)
-    real_write = journal.atomic_write_bytes
+    real_write = journal.replace_file
 
     def flaky(path, data):
         if Path(path).name == "SKILL.md" and ".skillopt-sleep" not in str(path):
             raise PermissionError(13, "Permission denied")
         real_write(path, data)
 
-    monkeypatch.setattr(journal, "atomic_write_bytes", flaky)
+    monkeypatch.setattr(journal, "replace_file", flaky)
     with pytest.raises(UserError, match="nothing was adopted"):
         adopt(project)
     assert (project / "CLAUDE.md").read_bytes() == MEMORY_OLD
     assert not (project / ".claude").exists()
     assert read_jsonl(project_dirs(project).ledger) == []
-    monkeypatch.setattr(journal, "atomic_write_bytes", real_write)
+    monkeypatch.setattr(journal, "replace_file", real_write)
     adopt(project)  # nothing was recorded, so it can be adopted once the problem is fixed
     assert skill_path(project).read_bytes() == SKILL_NEW
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 from skillopt_sleep import __version__, staging
+from skillopt_sleep.containment import OutsideDocument
 from skillopt_sleep.errors import EXIT_OK
 from skillopt_sleep.files import append_jsonl, atomic_write_text, read_jsonl
 from skillopt_sleep.notices import AGENTS, clean_line, read_notices
@@ -63,7 +65,11 @@ def projects_seen() -> dict[str, tuple[str, str]]:
 
 def notice(project: str | os.PathLike[str] | None, event: str = "session-start",
            agent: str = "cli", as_json: bool = False) -> int:
-    root = staging.resolve_project(project)
+    try:
+        root = staging.resolve_project(project)
+    except OutsideDocument as exc:  # a state folder that is a link elsewhere or not a folder:
+        print(f"skillopt-sleep: {exc.message}", file=sys.stderr)  # said, but never a failed session
+        return EXIT_OK
     if event == "session-end":
         try:
             record_session(root, agent)
