@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -115,8 +116,6 @@ FOLDERS = {".claude", ".agents", "skill folder", ".skillopt-sleep", "staging fol
 
 def _plant(path: Path, kind: str, outside: Path, folder: bool = False) -> None:
     if path.is_dir() and not path.is_symlink():
-        import shutil
-
         shutil.rmtree(path)
     elif path.exists() or path.is_symlink():
         path.unlink()
@@ -168,10 +167,29 @@ PLACE_NAMES = ["CLAUDE.md", "AGENTS.md", ".claude", ".agents", "skill folder", "
                "sessions seen", "tasks archive", "transcript", "codex config"]
 
 
+@pytest.fixture(scope="module")
+def world_copy(tmp_path_factory: pytest.TempPathFactory):
+    """The world is built once (its first night is the slow part) and copied afresh for each case.
+
+    It holds absolute paths (the staged manifest, the transcripts), so each copy is made at the path
+    the world was built at, after the previous case's copy is removed."""
+    base = tmp_path_factory.mktemp("hostile")
+    w, night = _world(base)
+    template = base / "template"
+    shutil.copytree(w["root"], template, symlinks=True)
+
+    def fresh() -> tuple[dict[str, Path], str]:
+        shutil.rmtree(w["root"])
+        shutil.copytree(template, w["root"], symlinks=True)
+        return w, night
+
+    return fresh
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("place", PLACE_NAMES)
-def test_a_hostile_place_ends_cleanly_and_writes_nothing_outside(tmp_path: Path, place: str, kind: str) -> None:
-    w, night = _world(tmp_path)
+def test_a_hostile_place_ends_cleanly_and_writes_nothing_outside(world_copy, place: str, kind: str) -> None:
+    w, night = world_copy()
     target = _places(w, night)[place]
     _plant(target, kind, w["outside"], folder=place in FOLDERS)
     watched = (w["outside"], w["userhome"], w["claude"])
