@@ -83,8 +83,8 @@ def _read_key(path: Path) -> bytes | str:
     return key if len(key) == KEY_BYTES else f"{path} is not a key"
 
 
-def _write_key(path: Path, *, replace: bool) -> bytes:
-    key = secrets.token_bytes(KEY_BYTES)
+def _write_key(path: Path, *, replace: bool, key: bytes | None = None) -> bytes:
+    key = key if key is not None else secrets.token_bytes(KEY_BYTES)
     temp = path.with_name(f".{KEY_FILE}.{secrets.token_hex(6)}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     fd = os.open(temp, flags, 0o600)
@@ -132,6 +132,16 @@ def state_key(*, create: bool = True) -> tuple[bytes | None, str | None]:
     except OSError as exc:
         return None, f"no key at {path}: {exc.strerror or exc}"
     return None, f"no key at {path}"
+
+
+def share_key(key: bytes) -> None:
+    """Keep ``key`` as the current state directory's key. A demo's throwaway home shares the
+    user's key, so what the demo stages verifies both under the demo's home (its printed commands)
+    and under the person's own (``status`` from their usual state). A key directory that cannot
+    be trusted is left alone: the night then makes its own key there."""
+    path = key_path()
+    if not _trusted_dir(path.parent):
+        _write_key(path, replace=True, key=key)
 
 
 def canonical(fields: list[Any]) -> bytes:

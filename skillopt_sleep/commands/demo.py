@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Iterator
 
+from skillopt_sleep import state_key
 from skillopt_sleep.commands.run import add_whole_skill_flag
 from skillopt_sleep.errors import EXIT_OK, EXIT_USAGE, UserError
 
@@ -117,7 +118,10 @@ def run_demo(root: Path, seed: int = 1, sim: str = DEFAULT_SIM, quiet: bool = Fa
     home, claude, project = build_demo_home(root)
     config = Config(backend=f"sim:{sim},seed={seed}", agent="claude", source="claude",
                     claude_home=str(claude), max_calls=max_calls)
+    key, _ = state_key.state_key()  # the person's own; without one, the demo keeps its own
     with _environ(SKILLOPT_SLEEP_HOME=str(home)):
+        if key is not None:
+            state_key.share_key(key)
         report = run_night(NightOptions(project=project, config=config, mode="demo",
                                         progress=progress_printer(not quiet),
                                         edit_whole_skill=edit_whole_skill))
