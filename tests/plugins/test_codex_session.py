@@ -106,6 +106,7 @@ def test_status_runs_in_the_default_sandbox(session, project):
 
 
 def test_review_shows_the_staged_proposal(session, project):
+    session.env["SKILLOPT_SLEEP_HOME"] = os.environ["SKILLOPT_SLEEP_HOME"]  # whose key sealed the proposal
     stage_memory(project, AGENTS_NEW, rules=1, name="AGENTS.md")
     model, out = session.ask(project, "review")
     output = ran(model, out)
@@ -118,6 +119,7 @@ def test_adopt_says_how_to_allow_the_engine_then_adopt_and_revert_run(session, p
     """In the read-only sandbox adopt changes nothing and says, in one line, which rules line lets
     Codex run the engine outside it; with that line in the user's rules, adopt writes AGENTS.md
     and revert restores its exact bytes."""
+    session.env["SKILLOPT_SLEEP_HOME"] = os.environ["SKILLOPT_SLEEP_HOME"]  # whose key sealed the proposal
     stage_memory(project, AGENTS_NEW, rules=1, name="AGENTS.md")
     model, out = session.ask(project, "adopt")
     refusal = ran(model, out)
