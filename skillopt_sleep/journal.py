@@ -30,7 +30,7 @@ from skillopt_sleep.containment import read_live, remove_file, replace_file
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
 from skillopt_sleep.files import append_jsonl, atomic_write_text, parse_json, read_bytes_or_none, read_jsonl, sha256_bytes
 from skillopt_sleep.paths import project_dirs
-from skillopt_sleep.state_key import seal, state_key, verifies
+from skillopt_sleep.state_key import mac_verifies, with_mac
 
 JOURNAL_FORMAT = "skillopt_sleep.journal.v1"
 # A test hook that widens the window between two live writes, so crash tests can kill a process
@@ -172,34 +172,27 @@ def write_side(step: FileStep, data: bytes | None) -> None:
         replace_file(step.path, data)  # never through a link planted on the way
 
 
-def _sealed(project: str | os.PathLike[str], data: dict[str, Any]) -> list[Any]:
-    """What the journal's MAC covers: the project and every field but the MAC itself."""
-    return ["skillopt-sleep adoption journal v1", str(project_dirs(project).project),
-            {k: v for k, v in data.items() if k != "mac"}]
+JOURNAL_SEAL = "skillopt-sleep adoption journal v1"
+LEDGER_SEAL = "skillopt-sleep adoption ledger v1"
 
 
-def _ledger_sealed(project: str | os.PathLike[str], entry: dict[str, Any]) -> list[Any]:
-    return ["skillopt-sleep adoption ledger v1", str(project_dirs(project).project),
-            {k: v for k, v in entry.items() if k != "mac"}]
+def _place(project: str | os.PathLike[str]) -> str:
+    return str(project_dirs(project).project)
 
 
 def seal_entry(project: str | os.PathLike[str], entry: dict[str, Any]) -> dict[str, Any]:
     """A ledger entry with its MAC (as is, without a trusted key): ``revert`` acts only on
     entries that verify, so a ledger planted in the project cannot say what to restore."""
-    key, _ = state_key()
-    return entry if key is None else {**entry, "mac": seal(key, _ledger_sealed(project, entry))}
+    return with_mac(LEDGER_SEAL, _place(project), entry)
 
 
 def entry_verifies(project: str | os.PathLike[str], entry: dict[str, Any]) -> bool:
-    return verifies(state_key(create=False)[0], _ledger_sealed(project, entry), entry.get("mac"))
+    return mac_verifies(LEDGER_SEAL, _place(project), entry)
 
 
 def begin(project: str | os.PathLike[str], journal: Journal) -> None:
     """Record the intent (durably, sealed) before the first live write."""
-    data = journal.to_dict()
-    key, _ = state_key()
-    if key is not None:
-        data["mac"] = seal(key, _sealed(project, data))
+    data = with_mac(JOURNAL_SEAL, _place(project), journal.to_dict())
     atomic_write_text(journal_path(project), json.dumps(data, indent=1) + "\n")
 
 
@@ -252,7 +245,7 @@ def recover(project: str | os.PathLike[str], allows: Callable[[str, Path], bool]
     except (ValueError, KeyError, TypeError, UnicodeDecodeError, AttributeError):
         raise UserError(f"the adoption journal {path} is damaged; check the live documents against "
                         "the adoption ledger, then delete it", EXIT_CONFLICT) from None
-    if not verifies(state_key()[0], _sealed(project, data), data.get("mac")):
+    if not mac_verifies(JOURNAL_SEAL, _place(project), data, create=True):
         raise UserError(f"the adoption journal {path} was not written by this user's skillopt-sleep "
                         "(its seal does not verify); nothing was written (check the live documents "
                         "against the adoption ledger, then delete it)", EXIT_CONFLICT)

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_sleep.documents import END, START
-from skillopt_sleep.state_key import seal, state_key, verifies
+from skillopt_sleep.state_key import mac_verifies, with_mac
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_USAGE, UserError
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.redact import redact
@@ -223,14 +223,12 @@ def stage(
 # --------------------------------------------------------------------------- read back
 
 
-def _manifest_sealed(project: Path, manifest: dict[str, Any]) -> list[Any]:
-    return ["skillopt-sleep manifest v1", str(project), {k: v for k, v in manifest.items() if k != "mac"}]
+MANIFEST_SEAL = "skillopt-sleep manifest v1"
 
 
 def seal_manifest(project: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     """The manifest with its MAC (as is, without a trusted key: then it will not verify)."""
-    key, _ = state_key()
-    return manifest if key is None else {**manifest, "mac": seal(key, _manifest_sealed(project, manifest))}
+    return with_mac(MANIFEST_SEAL, str(project), manifest)
 
 
 def read_manifest(directory: Path) -> dict[str, Any] | None:
@@ -247,7 +245,7 @@ def read_manifest(directory: Path) -> dict[str, Any] | None:
     if manifest.get("night_id") != directory.name or not _SAFE_ID.match(directory.name):
         return None
     project = directory.resolve().parent.parent.parent  # <project>/.skillopt-sleep/staging/<id>
-    if not verifies(state_key(create=False)[0], _manifest_sealed(project, manifest), manifest.get("mac")):
+    if not mac_verifies(MANIFEST_SEAL, str(project), manifest):
         return None  # not written with this user's key: planted or edited
     return manifest
 

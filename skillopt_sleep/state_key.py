@@ -161,6 +161,23 @@ def verifies(key: bytes | None, fields: list[Any], mac: Any) -> bool:
     return hmac.compare_digest(seal(key, fields), mac)
 
 
+def _record_fields(what: str, place: str, record: dict[str, Any]) -> list[Any]:
+    """What a record's ``mac`` field covers: the kind of record, where it lives, every other field."""
+    return [what, place, {k: v for k, v in record.items() if k != "mac"}]
+
+
+def with_mac(what: str, place: str, record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with a ``mac`` field sealing it as a ``what`` kept at ``place`` (as is without a
+    trusted key: it then does not verify)."""
+    key, _ = state_key()
+    return record if key is None else {**record, "mac": seal(key, _record_fields(what, place, record))}
+
+
+def mac_verifies(what: str, place: str, record: dict[str, Any], *, create: bool = False) -> bool:
+    """Whether ``record``'s ``mac`` field seals it as a ``what`` kept at ``place`` with this user's key."""
+    return verifies(state_key(create=create)[0], _record_fields(what, place, record), record.get("mac"))
+
+
 def trust_notes(stores: list[Any]) -> list[str]:
     """One line per kind of store whose records did not verify (``untrusted``, told with the
     store's ``REDONE``), and one if there is no trusted key (``key_problem``)."""
