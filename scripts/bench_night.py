@@ -143,7 +143,7 @@ SUITE_SIM = "sim:follow=0.9,base=0.3,correct=0.6,harmful=0.2"
 
 
 def suite_tasks(per_kind: int = 10) -> list[TaskRecord]:
-    """The issue-10 suite: 3 kinds x ``per_kind`` rule-judged tasks, the first few of each kind val."""
+    """The calls suite: 3 kinds x ``per_kind`` rule-judged tasks, the first few of each kind val."""
     tasks = make_tasks(per_kind, 0)
     for task in tasks:
         kind, index = task.id.rsplit("-", 1)

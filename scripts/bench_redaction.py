@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark redaction (issue 9 item 3). Prints one JSON object.
+"""Benchmark redaction: recall, precision and speed. Prints one JSON object.
 
 1. Recall: every secret shape of the generated, labelled corpus (tests/fixtures/redaction), in
    context, ``--per-shape`` samples each. A sample is caught when no fragment of its secret

@@ -25,8 +25,9 @@ import os
 import stat
 from pathlib import Path
 
-from skillopt_sleep.errors import EXIT_CONFIG, UserError
-from skillopt_sleep.files import temp_name
+from skillopt_sleep.errors import EXIT_CONFIG, EXIT_CONFLICT, UserError
+from skillopt_sleep.files import UnreadableFile, atomic_write_bytes, read_bytes_or_none, temp_name
+from skillopt_sleep.paths import project_dirs
 
 
 class OutsideDocument(UserError):
@@ -121,8 +122,6 @@ def replace_file(path: str | os.PathLike[str], data: bytes) -> None:
     a link anywhere on the way: a folder on the path that became a link raises ``OSError`` (ELOOP or
     ENOTDIR), and a link in the file's place is replaced, not followed. Elsewhere (no ``dir_fd``
     support) the same temp-file-and-rename, after checking no folder on the path is a link."""
-    from skillopt_sleep.files import atomic_write_bytes
-
     target = Path(path)
     if not _can_walk():
         _refuse_linked_folders(target)
@@ -187,9 +186,6 @@ def read_live(path: str | os.PathLike[str]) -> bytes | None:
     """A live document's bytes before adopt or revert writes it (None: it does not exist); a path
     that cannot be read (a folder on it is now a file or a FIFO, a special file in its place) is one
     line, exit 6, and nothing is written."""
-    from skillopt_sleep.errors import EXIT_CONFLICT
-    from skillopt_sleep.files import UnreadableFile, read_bytes_or_none
-
     try:
         return read_bytes_or_none(path)
     except UnreadableFile as exc:
@@ -202,8 +198,6 @@ def check_state_dir(project: Path) -> None:
     """The project's ``.skillopt-sleep/`` and the folders the engine writes in it must be folders
     that resolve inside the project (a cloned repository can ship any of them as a link, a file or
     a FIFO); refused in one line (exit 3) before anything is read or written there."""
-    from skillopt_sleep.paths import project_dirs
-
     dirs = project_dirs(project)
     root = dirs.project
     for folder in (dirs.root, dirs.staging, dirs.backups, dirs.tmp, dirs.root / "nights"):

@@ -32,6 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from skillopt_sleep.containment import check_state_dir
 from skillopt_sleep.documents import END, START
 from skillopt_sleep.state_key import mac_verifies, with_mac
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_USAGE, UserError
@@ -110,8 +111,6 @@ def now() -> str:
 
 def ensure_project_dir(project: str | os.PathLike[str]) -> Path:
     """Create ``<project>/.skillopt-sleep/`` with a ``.gitignore`` that keeps it out of git."""
-    from skillopt_sleep.containment import check_state_dir
-
     check_state_dir(Path(project))  # a link out of the project is refused, never written through
     root = project_dirs(project).root
     root.mkdir(parents=True, exist_ok=True)
@@ -271,7 +270,5 @@ def resolve_project(path: str | os.PathLike[str] | None) -> Path:
     project = Path(path if path is not None else os.getcwd()).expanduser().resolve()
     if not project.is_dir():
         raise UserError(f"project {project} is not a directory", EXIT_USAGE)
-    from skillopt_sleep.containment import check_state_dir
-
     check_state_dir(project)  # every verb: its state is this project's own, not a link elsewhere
     return project

@@ -1,7 +1,6 @@
-"""Secret redaction, applied before anything is stored or sent (DESIGN §3, issue 3 item 5, issue 9
-item 3).
+"""Secret redaction, applied before anything is stored or sent (DESIGN §3).
 
-``redact(text)`` replaces every recognised credential with ``[REDACTED:<kind>]``. Three passes:
+``redact(text)`` replaces every recognised credential with ``[REDACTED:<kind>]``. Four passes:
 
 1. ``tokens``: tokens with a documented prefix or fixed structure (``shapes``), wherever they
    appear.
