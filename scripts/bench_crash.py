@@ -58,7 +58,7 @@ from skillopt_sleep.adoption import adoptions, list_proposals  # noqa: E402
 from skillopt_sleep.files import TEMP_NAME, sha256_bytes  # noqa: E402
 from skillopt_sleep.paths import project_dirs  # noqa: E402
 from skillopt_sleep.staging import StagedFile, stage  # noqa: E402
-from skillopt_sleep.state_key import key_path, state_key  # noqa: E402
+from skillopt_sleep.state_key import KEY_FILE, share_key, state_key  # noqa: E402
 from skillopt_sleep.types import NightReport  # noqa: E402
 from tests.support.tasks import make_tasks, write_tasks_file  # noqa: E402
 
@@ -75,17 +75,13 @@ LATE_WINDOW = 2.0  # "late" run trials: kill within this many seconds of staging
 COMMAND_TIMEOUT = 120
 
 
-def share_key(home: Path) -> None:
+def give_key(home: Path) -> None:
     """The bench's own key in a trial's home, so what the bench stages in-process (sealed with it)
     is a proposal to the trial's commands."""
     key, problem = state_key()
     if key is None:
         raise SystemExit(f"bench_crash: no key to seal proposals with ({problem})")
-    keys = home / "state" / "keys"
-    keys.mkdir(parents=True, mode=0o700)
-    keys.chmod(0o700)
-    shutil.copyfile(key_path(), keys / key_path().name)
-    (keys / key_path().name).chmod(0o600)
+    share_key(key, home / "state" / "keys" / KEY_FILE)
 
 
 @dataclass
@@ -102,7 +98,7 @@ class Trial:
         for path in (trial.home, trial.project, trial.tmp):
             path.mkdir()
         (trial.project / "CLAUDE.md").write_bytes(MEMORY_OLD)
-        share_key(trial.home)
+        give_key(trial.home)
         return trial
 
     @property

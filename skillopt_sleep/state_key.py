@@ -134,12 +134,12 @@ def state_key(*, create: bool = True) -> tuple[bytes | None, str | None]:
     return None, f"no key at {path}"
 
 
-def share_key(key: bytes) -> None:
-    """Keep ``key`` as the current state directory's key. A demo's throwaway home shares the
-    user's key, so what the demo stages verifies both under the demo's home (its printed commands)
-    and under the person's own (``status`` from their usual state). A key directory that cannot
-    be trusted is left alone: the night then makes its own key there."""
-    path = key_path()
+def share_key(key: bytes, path: Path | None = None) -> None:
+    """Keep ``key`` as the key at ``path`` (default: the current state directory's). A demo's
+    throwaway home shares the user's key, so what the demo stages verifies both under the demo's
+    home (its printed commands) and under the person's own (``status`` from their usual state). A
+    key directory that cannot be trusted is left alone: a night then makes its own key there."""
+    path = path or key_path()
     if not _trusted_dir(path.parent):
         _write_key(path, replace=True, key=key)
 
