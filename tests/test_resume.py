@@ -17,6 +17,7 @@ from skillopt_sleep.call_journal import CallJournal, close_nights, interrupted_n
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.paths import project_dirs
 
+from tests.support.interrupted_night import killed_after_staging, make_project
 from tests.support.tasks import make_tasks, write_tasks_file
 
 # Runs the real CLI with every backend wrapped: each provider call is logged to CALLS_LOG as it
@@ -81,13 +82,6 @@ def provider_calls(log: Path) -> list[str]:
 def proposal(project: Path, report: dict) -> list[tuple[str, str]]:
     manifest = json.loads((Path(report["staging_dir"]) / "manifest.json").read_text())
     return sorted((f["role"], f["proposal_sha256"]) for f in manifest["files"])
-
-
-def make_project(root: Path) -> Path:
-    project = root / "proj"
-    project.mkdir(parents=True)
-    (project / "CLAUDE.md").write_text("# proj\n", encoding="utf-8")
-    return project
 
 
 def test_resume_after_kill_pays_only_for_unfinished_calls(tmp_path: Path) -> None:
@@ -175,19 +169,8 @@ def test_a_night_killed_after_staging_is_taken_up_by_a_new_night(tmp_path: Path,
     """Killed between staging its proposal and closing its journal: its id is taken, so a new night
     starts, answered from that journal (and the score cache is off, so only the journal can)."""
     from skillopt_sleep import night
-    from skillopt_sleep.config import Config
 
-    project = make_project(tmp_path)
-    tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
-
-    def options(resume: bool) -> night.NightOptions:
-        config = Config(backend="sim:correct=1,harmful=0,seed=3", agent="claude", score_cache_days=0)
-        return night.NightOptions(project=project, config=config, mode="run", tasks_file=tasks_file,
-                                  resume=resume)
-
-    with monkeypatch.context() as patch:
-        patch.setattr(night, "close_nights", lambda project: None)  # "killed" right after staging
-        first = night.run_night(options(False))
+    project, first, options = killed_after_staging(tmp_path, monkeypatch)
     assert interrupted_nights(project) == [first.night_id]
     again = night.run_night(options(True))
     assert again.night_id != first.night_id and again.status == "staged"
