@@ -6,15 +6,18 @@
    survives ``redact``. Reported per shape, overall, and for the shapes with a documented prefix
    (target 100 %) and those that need context.
 2. Recall on corpora generated from maintained detectors' rule sets (``scripts/redaction_corpus.py``):
-   gitleaks' (redaction was tuned on it) and trufflehog's (held out). Per corpus: rules, example
+   gitleaks', trufflehog's, noseyparker's and kingfisher's (redaction was tuned on them) and titus'
+   rules that none of the others has (held out: never used to tune). Per corpus: rules, example
    lines, and the leaks (rule ids) — a line leaks when any fragment of its secret survives.
 3. Precision: the ordinary secret-ish lines, per set; a line that ``redact`` changes at all is
-   mangled (target <= 2 %).
+   mangled (target <= 2 %). ``--real-files N``: also N distinct lines holding a 20-character token
+   run, sampled (seeded) from the source and text files of the installed packages — text nobody
+   picked for the bench.
 4. Throughput in MB/s of ``redact`` over transcript-like strings (clean, and with ~2 % of the
    strings carrying a secret), since it runs on every string the harvest keeps; and seconds per
    MB on adversarial inputs (every rule's trigger repeated).
 
-Usage: python scripts/bench_redaction.py [--seed 1] [--per-shape 20] [--mb 20] [--show]
+Usage: python scripts/bench_redaction.py [--seed 1] [--per-shape 20] [--mb 20] [--real-files 30000] [--show]
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -101,6 +105,28 @@ def detector_corpus(name: str, show: bool) -> dict:
     return out
 
 
+def real_file_lines(count: int, seed: int) -> list[str]:
+    """``count`` distinct lines with a 20-character token run from the installed packages' files."""
+    import sysconfig
+
+    root = Path(sysconfig.get_paths()["purelib"])
+    run = re.compile(r"[A-Za-z0-9_\-.]{20,}")
+    found: set[str] = set()
+    for path in sorted(root.rglob("*")):
+        if path.suffix not in (".py", ".pyi", ".md", ".rst", ".txt", ".toml", ".cfg", ".json") and path.name != "RECORD":
+            continue
+        try:
+            if not path.is_file() or path.stat().st_size > 2_000_000:
+                continue
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        found.update(line for line in text.splitlines() if len(line) < 400 and run.search(line))
+    lines = sorted(found)
+    random.Random(seed).shuffle(lines)
+    return lines[:count]
+
+
 def transcript_strings(rng: random.Random, mb: float, secret_rate: float, seed: int) -> list[str]:
     """Strings shaped like what the harvest keeps: prompts, replies, tool output, code."""
     secrets = [s.text for s in secret_samples(seed + 1, 2)]
@@ -144,6 +170,12 @@ ADVERSARIAL = {  # ~1 MB each: every trigger of a rule, over and over
     "pem_without_end": "-----BEGIN PRIVATE KEY-----\n" + "A" * 1_000_000,
     "keyed_spam": "X_KEY: 'a1B2c3D4e5F6g7H8i9J0' login --x authtoken Client('k" * 18_000,
     "pipe_spam": "1234567890123456|" * 60_000,
+    "xml_value_spam": '<add key="SmtpPassword" value="abc' * 30_000,
+    "crypt_spam": "$1$ab$" * 150_000,
+    "credential_call_spam": 'NetworkCredential("a", ' * 40_000,
+    "flag_spam": "-Password x -p psexec -u a -p " * 35_000,
+    "prose_spam": "password is 'x' token == \"abc\" != " * 25_000,
+    "random_run_spam": ("Zx9" * 12 + " ") * 28_000,
 }
 
 
@@ -162,6 +194,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--per-shape", type=int, default=20, help="generated samples per shape")
     parser.add_argument("--mb", type=float, default=20.0, help="MB of transcript text for throughput")
+    parser.add_argument("--real-files", type=int, default=0, metavar="N",
+                        help="also measure precision on N lines of the installed packages' files")
     parser.add_argument("--show", action="store_true", help="list missed shapes, leaked and mangled lines")
     args = parser.parse_args()
     result = {"seed": args.seed, "shape_count": len(SHAPES)}
@@ -169,6 +203,8 @@ def main() -> int:
     result["missed_shapes"] = sorted(n for n, r in result["recall"]["per_shape_recall"].items() if r < 1)
     result["precision"] = precision(args.show)
     result["precision_more"] = precision(args.show, ORDINARY_MORE)
+    if args.real_files:
+        result["precision_real_files"] = precision(args.show, tuple(real_file_lines(args.real_files, args.seed)))
     result["detector_corpora"] = {name: detector_corpus(name, args.show) for name in TUNED + HELD_OUT}
     result["throughput"] = throughput(args.mb, args.seed)
     result["adversarial_seconds_per_mb"] = adversarial()

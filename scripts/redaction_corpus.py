@@ -13,6 +13,24 @@ Sources (read from a local checkout; facts about formats, no code is copied):
   ``secretGroup``, ``keywords``).
 - ``--trufflehog DIR``: trufflehog's ``pkg/detectors`` (each detector's key/token/secret pattern,
   with the ``PrefixRegex`` keywords that must precede it).
+- ``--noseyparker DIR`` / ``--kingfisher DIR`` / ``--titus DIR``: a folder of YAML rule files in the
+  format the three share
+  (``rules:`` entries with ``id``, ``pattern`` in Rust regex syntax, ``examples``, ``min_entropy``,
+  ``visible``). Besides generated lines, each rule's own documented ``examples`` become lines: the
+  part of an example the pattern matches, with the lines around it — unless the example's secret is
+  a made-up value rather than one anyone was issued (``sequence_placeholder``: a variable, words
+  naming what belongs there (``SOME_PASSWORD``), a run of five
+  or more consecutive letters or digits such as ``abcde`` / ``12345``, in the value or in its letters
+  or digits taken apart (``a1b2c3d4e5``), a character or pair repeated four times, or less
+  randomness than the rule itself demands). Rules that find an identifier
+  rather than a secret (``visible: false``: an account id or host another rule needs; or
+  categorised ``identifier`` without ``secret``) are left out. Where a pattern captures several
+  groups (a user and a password, an account and its key, a URL's user, password and host), the
+  secret is the last group whose pattern text just before it names a secret (password, token,
+  API key, …); failing that, in a URL pattern, the last group before its ``@``; else the last.
+  ``--exclude-from DIR …`` leaves out every rule whose id, name or pattern is also in those folders
+  (the rule sets copy from each other: what is left is what only this one has).
+  Reading YAML needs PyYAML (``pip install pyyaml``); the engine does not.
 
 The output is JSON lines: a first ``{"meta": ...}`` record (source, its commit, rule counts), then
 one record per example: ``{"rule", "enil", "terces"}``, the line and the secret stored reversed
@@ -21,6 +39,8 @@ secret scanner to flag.
 
 Usage: python scripts/redaction_corpus.py --gitleaks gitleaks.toml --commit SHA --out FILE [--seed 1]
        python scripts/redaction_corpus.py --trufflehog pkg/detectors --commit SHA --out FILE
+       python scripts/redaction_corpus.py --kingfisher data/rules --commit SHA --out FILE
+       python scripts/redaction_corpus.py --titus pkg/rule/rules --exclude-from NP_RULES KF_RULES ...
 """
 
 from __future__ import annotations
@@ -59,12 +79,18 @@ _POSIX = {"alnum": "A-Za-z0-9", "alpha": "A-Za-z", "digit": "0-9", "lower": "a-z
 
 
 def go_to_python(pattern: str) -> str:
+    """A Go or Rust regex in Python's syntax (the features the rule sets use)."""
     pattern = re.sub(r"\[:(\w+):\]", lambda m: _POSIX.get(m.group(1), m.group(0)), pattern)
     pattern = pattern.replace(r"\z", r"\Z").replace("(?s:.)", r"[\s\S]")
-    # Go allows flags anywhere; Python only at the start: scope a leading (?i) / (?s) group-wide
-    m = re.match(r"\(\?([ims]+)\)", pattern)
-    if m:
-        pattern = f"(?{m.group(1)}:{pattern[m.end():]})"
+    pattern = re.sub(r"\(\?<(?![=!])", "(?P<", pattern)  # Rust's (?<name>...) is Python's (?P<name>...)
+    # Go and Rust allow flags anywhere; Python only at the start: scope the leading ones group-wide
+    flags = ""
+    while m := re.match(r"\s*\(\?([imsx]+)\)" if "x" in flags or not flags else r"\(\?([imsx]+)\)", pattern):
+        flags += m.group(1)
+        pattern = pattern[m.end():]
+    if flags:
+        end = "\n)" if "x" in flags else ")"  # in verbose mode a newline ends a trailing comment
+        pattern = f"(?{''.join(sorted(set(flags)))}:{pattern}{end}"
     return pattern
 
 
@@ -246,7 +272,7 @@ def example_lines(rng: random.Random, rule: dict, count: int) -> list[dict]:
             got = m.group(group) if group else m.group(0)
             if got == secret:
                 seen_templates.add(template)
-                out.append({"rule": rule["id"], "line": line, "secret": secret})
+                out.append({"rule": rule["id"], "name": rule.get("name", ""), "line": line, "secret": secret})
                 break
     return out
 
@@ -315,31 +341,178 @@ def trufflehog_rules(directory: Path) -> list[dict]:
     return rules
 
 
+def _rule_word(rule_id: str) -> str:
+    """The service a rule id names: ``np.artifactory.1`` and ``kingfisher.artifactory.1`` -> artifactory."""
+    parts = [p for p in rule_id.split(".") if p and not p.isdigit()]
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+_ALPHABETS = ("abcdefghijklmnopqrstuvwxyz", "0123456789", "qwertyuiop", "asdfghjkl", "zxcvbnm")
+
+
+_NAMES_ITSELF = re.compile(r"(?i)pass|pwd|secret|token|user|example|sample")
+
+
+def sequence_placeholder(secret: str, min_entropy: float = 0.0) -> bool:
+    """A documented example's secret that no service issued: ``abcdef1234…``, ``XxXx…``, ``aaaa…``,
+    a variable (``$password``, ``%PASS%``, ``{{ token }}``), or words naming what should be there
+    (``SOME_PASSWORD``, ``mypassword``)."""
+    if secret.lstrip("\"'").startswith(("$", "%", "{{", "<")):
+        return True
+    if re.fullmatch(r"[A-Za-z_\-]+", secret) and _NAMES_ITSELF.search(secret):
+        return True
+    low = secret.lower()
+    # the letters and the digits each on their own: "a1b2c3d4e5" is "abcde" and "12345"
+    for text in (low, "".join(c for c in low if c.isalpha()), "".join(c for c in low if c.isdigit())):
+        for alphabet in _ALPHABETS:
+            for seq in (alphabet, alphabet[::-1]):
+                if any(seq[i:i + 5] in text for i in range(len(seq) - 4)):
+                    return True
+    if re.search(r"(.)\1{3}", low) or re.search(r"(..)\1{3}", low):
+        return True
+    return entropy(secret) < max(min_entropy, 3.0)
+
+
+def documented_lines(rule: dict) -> list[dict]:
+    """The rule's own examples, cut to the lines its pattern matches, each with its secret."""
+    full = re.compile(rule["regex"])
+    out = []
+    for example in rule["examples"]:
+        for m in full.finditer(example):
+            secret = m.group(rule["group"]) if rule["group"] else m.group(0)
+            if not secret or len(secret) < 8 or "\n" in secret or sequence_placeholder(secret, rule["entropy"]):
+                continue
+            start = example.rfind("\n", 0, m.start()) + 1
+            end = example.find("\n", m.end())
+            line = example[start:end if end >= 0 else len(example)].strip("\n")
+            if secret in line:
+                out.append({"rule": rule["id"], "name": rule.get("name", ""), "line": line, "secret": secret,
+                            "from": "documented"})
+    return out
+
+
+_SECRET_WORD = re.compile(r"(?i)(?:pass|pwd|secret|token|cred|auth|sig|private|(?:api|access|account)[\W_]{0,3}key)")
+
+
+def _group_starts(regex: str) -> list[int]:
+    """Where each capturing group opens in the pattern text, in group-number order."""
+    starts, i = [], 0
+    in_class = False
+    while i < len(regex):
+        c = regex[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "(" and (not regex.startswith("(?", i) or regex.startswith("(?P<", i)):
+            starts.append(i)
+        i += 1
+    return starts
+
+
+def secret_group(regex: str, groups: int) -> int:
+    """The group that holds the secret when a pattern captures several (see the module docstring)."""
+    if groups <= 1:
+        return groups
+    regex = re.sub(r"\(\?#[^)]*\)", "", regex)  # comments name the group before them; drop them
+    if regex.startswith("(?") and "x" in regex[2:regex.find(":")]:
+        regex = re.sub(r"(?m)(?<!\\)#.*$", "", regex)
+    starts = _group_starts(regex)
+    if len(starts) != groups:
+        return groups
+    # the pattern text between the previous group's start and this group's
+    named = [g for g, at in enumerate(starts, 1)
+             if _SECRET_WORD.search(regex[starts[g - 2] if g > 1 else 0:at])]
+    if named:
+        return named[-1]
+    at_sign = regex.find("@") if "://" in regex else -1
+    before = [g for g, at in enumerate(starts, 1) if at_sign != -1 and at < at_sign]
+    return before[-1] if before else groups
+
+
+def _yaml_entries(directory: Path) -> list[dict]:
+    try:
+        import yaml
+    except ModuleNotFoundError:
+        raise SystemExit("reading YAML rule files needs PyYAML: pip install pyyaml") from None
+    entries: list[dict] = []
+    for source in sorted(directory.glob("*.yml")):
+        entries += (yaml.safe_load(source.read_text(encoding="utf-8")) or {}).get("rules") or []
+    return entries
+
+
+def yaml_rules(directory: Path, exclude_from: list[Path] | None = None) -> list[dict]:
+    others = [rule for other in exclude_from or [] for rule in _yaml_entries(other)]
+    taken_names = {str(r.get("name", "")) for r in others}
+    taken_patterns = {str(r.get("pattern", "")).strip() for r in others}
+    taken_ids = {str(r.get("id", "")) for r in others}
+    rules = []
+    for rule in _yaml_entries(directory):
+        if (str(rule.get("name", "")) in taken_names or str(rule.get("pattern", "")).strip() in taken_patterns
+                or str(rule.get("id", "")) in taken_ids):
+            continue
+        categories = set(rule.get("categories") or [])
+        if rule.get("visible") is False or "pattern" not in rule or (
+                "identifier" in categories and "secret" not in categories):
+            continue
+        regex = go_to_python(rule["pattern"])
+        try:
+            compiled = re.compile(regex)
+        except re.error:
+            continue
+        word = _rule_word(rule["id"])
+        rules.append({"id": rule["id"], "regex": regex, "group": secret_group(regex, compiled.groups),
+                      "name": str(rule.get("name", "")), "keywords": [word],
+                      "keyed": not compiled.search("A1b2C3d4E5f6G7h8"),
+                      "entropy": float(rule.get("min_entropy") or 0),
+                      "examples": [str(e) for e in rule.get("examples") or []]})
+    return rules
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--gitleaks", type=Path, help="gitleaks' config/gitleaks.toml")
     source.add_argument("--trufflehog", type=Path, help="trufflehog's pkg/detectors directory")
+    source.add_argument("--noseyparker", type=Path, help="noseyparker's builtin rules directory")
+    source.add_argument("--kingfisher", type=Path, help="kingfisher's data/rules directory")
+    source.add_argument("--titus", type=Path, help="titus' pkg/rule/rules directory")
+    parser.add_argument("--exclude-from", type=Path, nargs="*", default=[],
+                        help="YAML rule folders whose rules (by name or pattern) are left out")
     parser.add_argument("--commit", required=True, help="the rule set's commit, recorded in the output")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--per-rule", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    name = "gitleaks" if args.gitleaks else "trufflehog"
-    rules = gitleaks_rules(args.gitleaks) if args.gitleaks else trufflehog_rules(args.trufflehog)
+    if args.gitleaks:
+        name, rules = "gitleaks", gitleaks_rules(args.gitleaks)
+    elif args.trufflehog:
+        name, rules = "trufflehog", trufflehog_rules(args.trufflehog)
+    else:
+        name = "noseyparker" if args.noseyparker else "kingfisher" if args.kingfisher else "titus"
+        rules = yaml_rules(args.noseyparker or args.kingfisher or args.titus, args.exclude_from)
     records, skipped = [], []
     for rule in rules:
-        lines = example_lines(rng, rule, args.per_rule)
+        lines = documented_lines(rule) if rule.get("examples") else []
+        lines += example_lines(rng, rule, args.per_rule)
         (records.extend(lines) if lines else skipped.append(rule["id"]))
     meta = {"source": name, "commit": args.commit, "rules_read": len(rules),
             "rules_with_examples": len({r["rule"] for r in records}), "examples": len(records),
             "seed": args.seed, "per_rule": args.per_rule, "stored": "enil = line[::-1], terces = secret[::-1]",
+            "excluded_rule_sets": [str(p.name) for p in args.exclude_from],
             "rules_without_examples": skipped}
     with args.out.open("w", encoding="utf-8") as fh:
         fh.write(json.dumps({"meta": meta}) + "\n")
         for record in records:
             stored = {"rule": record["rule"], "enil": record["line"][::-1], "terces": record["secret"][::-1]}
+            if "from" in record:
+                stored["from"] = record["from"]
+            if record.get("name"):
+                stored["name"] = record["name"]
             fh.write(json.dumps(stored) + "\n")
     print(json.dumps({k: v for k, v in meta.items() if k != "rules_without_examples"}
                      | {"rules_without_examples": len(skipped)}))

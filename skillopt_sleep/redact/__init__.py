@@ -1,6 +1,6 @@
 """Secret redaction, applied before anything is stored or sent (DESIGN §3).
 
-``redact(text)`` replaces every recognised credential with ``[REDACTED:<kind>]``. Four passes:
+``redact(text)`` replaces every recognised credential with ``[REDACTED:<kind>]``. Five passes:
 
 1. ``tokens``: tokens with a documented prefix or fixed structure (``shapes``), wherever they
    appear.
@@ -10,6 +10,8 @@
    a placeholder or prose (``values``).
 4. ``keyed``: a generated-looking value after any credential-ish label (``ADAFRUIT_KEY=…``,
    ``X-Okta-Key: …``, ``cohere.Client('…')``, ``wandb login …``).
+5. ``prefixed``: a generated-looking token behind a short service prefix (``glsa_…``, ``tvly-…``),
+   with no label and no listed prefix.
 
 Every regex is written so that it cannot backtrack catastrophically: bounded repeats, no nested
 quantifiers over overlapping classes.
@@ -23,6 +25,7 @@ from typing import Any
 from .assignments import ASSIGNMENT_NEEDLES, SECRET_KEY_NAME, redact_assignments
 from .context import apply_rules, redact_private_keys
 from .keyed import looks_generated, redact_keyed
+from .prefixed import redact_prefixed
 from .tokens import redact_tokens
 from .values import MARK, is_secret_value, mark
 
@@ -45,7 +48,7 @@ def redact(text: str) -> str:
             if needle in lowered:
                 text = redact_assignments(text)
                 break
-    return redact_keyed(text)
+    return redact_prefixed(redact_keyed(text))
 
 
 def redact_obj(obj: Any) -> Any:

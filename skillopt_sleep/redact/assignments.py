@@ -21,7 +21,7 @@ SECRET_KEY_NAME = re.compile(r"(?i)^[A-Za-z0-9_.\-]{0,60}?" + _SECRET_KEY_WORDS 
 # lower-cased text and the regex is only *matched* (anchored) at those hits.
 _ASSIGNMENT = re.compile(
     r"(?i)(" + _SECRET_KEY_WORDS + r")(?![A-Za-z0-9])"
-    r"(\\?[\"']?\s{0,5}(?:=|:=|:|=>)\s{0,5})"
+    r"(\\?[\"']?(?:\s{0,5}|[ \t]{6,24})(?:=>|:=|=|:)(?:\s{0,5}|[ \t]{6,24}))"
     r"(\\\"[^\"\\\n]{1,512}\\\"|\"(?:[^\"\\\n]|\\.){1,512}\"|'[^'\n]{1,512}'"
     r"|[^\s\"'`,;&|)}\]\\]{1,512})"
 )

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .values import PLACEHOLDER, has_digit, mark
+from .values import PLACEHOLDER, has_digit, is_secret_value, mark
 
 @dataclass(frozen=True)
 class _Rule:
@@ -68,6 +68,30 @@ def _keep_prefix_group(kind: str, *, require_digit: bool = False,
         return m.string[m.start():m.start("secret")] + mark(kind) + m.string[m.end("secret"):m.end()]
 
     return repl
+
+
+def _keep_if_secret(kind: str) -> Callable[[re.Match[str]], str]:
+    """Replace the ``secret`` group when it is a secret value (not code, a placeholder or prose;
+    ``values.is_secret_value``), quoted when the match has a non-empty ``quote`` group."""
+
+    def repl(m: re.Match[str]) -> str:
+        secret = m.group("secret")
+        if not is_secret_value(secret, quoted=bool(m.groupdict().get("quote"))):
+            return m.group(0)
+        return m.string[m.start():m.start("secret")] + mark(kind) + m.string[m.end("secret"):m.end()]
+
+    return repl
+
+
+_PASSWORD_IF_SECRET = _keep_if_secret("password")
+_COMPARED = re.compile(r"(?i)(?:passwd|password|pwd|passphrase|secret|token)[\"'\]]?[ \t]{0,5}\Z")
+
+
+def _compared_with_secret(m: re.Match[str]) -> str:
+    """A literal compared with something named for a secret (the name ends just before ``==``)."""
+    if not _COMPARED.search(m.string, max(m.start() - 16, 0), m.start()):
+        return m.group(0)
+    return _PASSWORD_IF_SECRET(m)
 
 
 def _after_command(kind: str, command: re.Pattern[str]) -> Callable[[re.Match[str]], str]:
@@ -141,7 +165,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "aws_secret_key",
         re.compile(
-            r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s{0,5}(?:=|:=|:|=>)\s{0,5}[\"']?"
+            r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s{0,5}(?:=>|:=|=|:)\s{0,5}[\"']?"
             r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
         ),
         ("aws_secret", "awssecret"),
@@ -152,7 +176,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "auth_header",
         re.compile(
-            r"(?i)(?<![A-Za-z0-9])authorization[\"'`]?\s{0,5}[:=]\s{0,5}[\"'`]?"
+            # not a variable named for it (``expected_authorization = …``); HTTP_AUTHORIZATION is a header
+            r"(?i)(?<![A-Za-z0-9])(?<![a-z0-9]_)authorization[\"'`]?\s{0,5}[:=]\s{0,5}[\"'`]?"
             # a scheme (Bearer, SSWS, …) is a word followed by the credential
             r"(?:(?:bearer|basic|token|digest|bot|apikey|sso-key|ssws|[A-Za-z][A-Za-z0-9_\-]{1,24}(?=\s{1,5}[^\s\"'`\\,;]{8}))"
             r"\s{1,5})?(?P<secret>[^\s\"'`\\,;]{4,})"
@@ -232,8 +257,95 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "telegram_bot_token",
-        re.compile(r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9])"),
+        re.compile(r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{32,33}(?![A-Za-z0-9])"),
         (":AA",),
+    ),
+    _Rule(
+        "password_hash",  # crypt(3) and hashcat formats: $1$, $2b$, $5$, $6$, $y$, $argon2id$, $krb5asrep$
+        re.compile(r"(?<![A-Za-z0-9$])\$(?:1|2[abxy]?|5|6|7|8|9|y|gy|sha1|md5|argon2(?:id|i|d)|scrypt"
+                   r"|pbkdf2(?:-sha\d{1,3})?|krb5(?:asrep|tgs|pa)|bcrypt-sha256)\$[A-Za-z0-9./=,:@$+*_-]{16,1024}"),
+        ("$",),
+        anchored=True,
+        replace=lambda m: mark("password_hash") if m.group().count("$") >= 3 else m.group(),
+    ),
+    _Rule(
+        "password",  # prose: the password is 'Secret123'
+        re.compile(r"(?i)(?<![A-Za-z0-9])pass(?:word|phrase)\b[^\n\"']{0,40}?\bis[ \t]{1,5}(?P<quote>[\"'`])"
+                   r"(?P<secret>[^\s\"'`]{4,128})(?P=quote)"),
+        ("pass",),
+        lower=True,
+        replace=_keep_if_secret("password"),
+        anchored=True,
+    ),
+    _Rule(
+        "password",  # a secret compared with a literal: password == "…", creds.Secret != '…'
+        re.compile(r"(?:===?|!==?)[ \t]{0,5}(?P<quote>[\"'])(?P<secret>[^\s\"']{4,256})(?P=quote)"),
+        ("==", "!="),
+        replace=_compared_with_secret,
+        anchored=True,
+    ),
+    _Rule(
+        "password",  # a setting with no operator: password "…" (Gradle, Ruby DSLs); a quoted value only
+        re.compile(r"(?i)(?<![A-Za-z0-9_.$-])(?:password|passwd)[ \t]{1,5}(?P<quote>[\"'])"
+                   r"(?P<secret>[^\s\"'`]{4,256})(?P=quote)"),
+        ("password", "passwd"),
+        lower=True,
+        replace=_keep_if_secret("password"),
+        anchored=True,
+    ),
+    _Rule(
+        "password",  # a PowerShell or Windows flag: -Password …, -Secret …
+        re.compile(r"(?i)(?<![A-Za-z0-9_.$-])-(?:password|passwd|secret|token)[ \t]{1,5}(?P<quote>[\"']?)"
+                   r"(?P<secret>[^\s\"'`|;,)<>{}]{4,256})(?P=quote)"),
+        ("-password", "-passwd", "-secret", "-token"),
+        lower=True,
+        replace=_keep_if_secret("password"),
+        anchored=True,
+    ),
+    _Rule(
+        "password",  # PsExec \\host -u user -p password
+        re.compile(r"(?i)\bpsexec(?:64)?(?:\.exe)?\b[^\n]{0,300}?\s-u[ \t]{1,5}\S{1,128}[ \t]{1,5}-p[ \t]{1,5}"
+                   r"(?P<quote>[\"']?)(?P<secret>[^\s\"']{1,256})(?P=quote)"),
+        ("psexec",),
+        lower=True,
+        replace=_keep_if_secret("password"),
+        anchored=True,
+    ),
+    _Rule(
+        "password",  # .NET: new NetworkCredential("user", "password"), DirectoryEntry(path, user, password)
+        re.compile(r"(?:NetworkCredential|DirectoryEntry|PSCredential)\((?:\s{0,20}[^,()]{0,256},){1,2}\s{0,20}"
+                   r"(?P<quote>\\?\")(?P<secret>[^\"\\\n]{1,256})\\?\"\s{0,20}\)"),
+        ("NetworkCredential(", "DirectoryEntry(", "PSCredential("),
+        replace=_keep_if_secret("password"),
+    ),
+    _Rule(
+        "password",  # <add key="SmtpPassword" value="…"/> (.NET configuration files)
+        re.compile(r"(?i)key[ \t]{0,5}=[ \t]{0,5}\"[^\"\n]{0,60}(?:password|passwd|pwd|secret|token|apikey|api_key)\""
+                   r"[ \t]{1,20}value[ \t]{0,5}=[ \t]{0,5}(?P<quote>\")(?P<secret>[^\"\n]{1,512})\""),
+        ("key=", "key ="),
+        lower=True,
+        replace=_keep_if_secret("password"),
+        anchored=True,
+    ),
+    _Rule(
+        "vault_unseal_key",  # "Unseal Key 1: <base64>", vault operator unseal <base64>
+        re.compile(r"(?i)(?:unseal key(?:[ \t]{1,3}\d{1,2})?:|operator[ \t]{1,5}unseal)[ \t]{1,5}"
+                   r"(?P<secret>[A-Za-z0-9+/]{40,100}={0,2})(?![A-Za-z0-9+/])"),
+        ("unseal",),
+        lower=True,
+        replace=_keep_prefix_group("vault_unseal_key"),
+    ),
+    _Rule(
+        "teams_webhook",
+        re.compile(r"https?://[A-Za-z0-9.-]{0,64}(?:outlook\.office(?:365)?\.com|webhook\.office\.com)/webhook(?:b2)?/"
+                   r"[^\s\"'`<>]{20,1024}"),
+        ("/webhook",),
+    ),
+    _Rule(
+        "private_key",  # a PEM private key, base64-encoded once more ("-----BEGIN" is "LS0tLS1CRUdJTi")
+        re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,16384}={0,2}"),
+        ("LS0tLS1CRUdJTi",),
+        anchored=True,
     ),
     _Rule(
         "cli_password",  # curl -u user:password, curl --user user:password

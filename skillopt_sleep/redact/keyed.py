@@ -32,13 +32,38 @@ def _wordy(segment: str) -> bool:
     return False
 
 
-def _entropy(s: str) -> float:
+def entropy(s: str) -> float:
     counts = Counter(s)
     return -sum(n / len(s) * math.log2(n / len(s)) for n in counts.values())
 
 
 _NOT_DIGIT = str.maketrans(dict.fromkeys("0123456789"))
 _NOT_LETTER = str.maketrans(dict.fromkeys("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"))
+
+
+# a name's parts: capitalised words, lower-case words, years and dates, acronyms
+_NAME_PART = re.compile(r"[A-Z][a-z]{2,}|[a-z]{3,}|[0-9]{4,}|[A-Z]{3,}")
+
+
+_CAPITALISED = re.compile(r"[A-Z][a-z]{2,}")
+
+
+def name_like(run: str) -> bool:
+    """A CamelCase name: two capitalised words or more, and nine tenths of ``run`` in a name's parts
+    (``BetaMemoryTool20250818ViewCommand``, ``AsyncAPIKeysWithRawResponse``). Random base62 of 32
+    or more characters reaches that in fewer than one in a thousand draws."""
+    if len(_CAPITALISED.findall(run)) < 2:
+        return False
+    return 10 * sum(len(w) for w in _NAME_PART.findall(run)) >= 9 * len(run)
+
+
+_DIGIT_LETTER = re.compile(r"[0-9][A-Za-z]")
+
+
+def _interleaved(value: str) -> bool:
+    """Short pieces, but digits run into letters again and again (``9quq-dr47-g6h3``,
+    ``25i19c_zNMYsm``): random, where names put a number at a word's end (``node18``, ``x86_64``)."""
+    return len(value) >= 16 and len(_DIGIT_LETTER.findall(value)) >= 2 and entropy(value) >= 3.5
 
 
 def looks_generated(value: str) -> bool:
@@ -48,13 +73,15 @@ def looks_generated(value: str) -> bool:
     value = value[:4096]  # a long run is judged by its start (bounded work on any input)
     digits = len(value) - len(value.translate(_NOT_DIGIT))
     if digits == len(value):  # a long number under a key's name: an id or key (not a count, a time)
-        return len(value) >= 15 and _entropy(value) >= 2.5
-    if all(_wordy(s) for s in _SEPARATORS.split(value)):
+        return len(value) >= 15 and entropy(value) >= 2.5
+    if len(value) >= 20 and name_like(value):
+        return False
+    if all(_wordy(s) for s in _SEPARATORS.split(value)) and not _interleaved(value):
         return False
     letters = len(value) - len(value.translate(_NOT_LETTER))
     if letters == 0 or (digits == 0 and (value.islower() or value.isupper() or len(value) < 20)):
         return False
-    return _entropy(value) >= 3.0
+    return entropy(value) >= 3.0
 
 
 # A value is a run of these characters (``=`` and ``:`` split it: ``KEY=value``, ``id:secret``).
@@ -68,8 +95,11 @@ _WINDOW = 90  # how far before a value its label may start
 _LABELLED = re.compile(
     r"(?i)(?:"
     # a name ending in a label, then = / : / := / =>: ADAFRUIT_KEY=, "fastlyKey": ", X-Okta-Key:
-    r"(?:key|token|secret|passwd|password|credentials?|auth|authtoken|session|(?<![A-Za-z])(?:pat|sid))s?\\?[\"'`]?\s{0,5}(?:=|:=|:|=>)\s{0,5}"
+    r"(?:key|token|secret|passwd|password|credentials?|auth|authtoken|session|login|access|(?<![A-Za-z])(?:pat|sid))s?"
+    r"\\?[\"'`]?(?:[ \t]{0,24}(?:=>|:=|=|:)[ \t]{0,24}|[\"'`][ \t]{0,5},[ \t]{0,5})"
     r"(?:\\?[\"'`]|b'|b\")?"
+    # a label word, then the value after a space: ``clarifai SECRET <value>``, ``newsapi key <value>``
+    r"|(?:key|token|secret|access|private|credentials?|apikey|authtoken)[ \t]{1,3}[\"'`]?"
     # ``wandb login <value>``, ``ngrok config add-authtoken <value>`` (flags may come between)
     r"|(?:login|authtoken)[ \t]{1,5}(?:--?[A-Za-z][\w-]{0,30}[ \t]{1,5}){0,3}[\"']?"
     # ``cohere.Client('<value>')``, ``OpsClient("<value>")``: a key passed to a client

@@ -92,7 +92,7 @@ SHAPES: tuple[TokenShape, ...] = (
     _shape("databricks_token", "dapi", r"dapi[a-f0-9]{32}(?:-\d)?"),
     _shape("vault_token", ("hvs.", "hvb.", "hvr."), rf"hv[sbr]\.{_B64URL}{{24,}}"),
     _shape("doppler_token", "dp.", r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,44}"),
-    _shape("pulumi_token", "pul-", r"pul-[a-f0-9]{40}"),
+    _shape("pulumi_token", "pul-", r"pul-[a-z0-9]{40}", _has_digit),
     _shape("flyio_token", "fo1_", rf"fo1_{_B64URL}{{43}}"),
     _shape("netlify_token", "nfp_", r"nfp_[A-Za-z0-9]{36}"),
     _shape("supabase_token", "sbp_", r"sbp_[a-z0-9]{40}"),
@@ -101,14 +101,15 @@ SHAPES: tuple[TokenShape, ...] = (
     _shape("heroku_token", "HRKU-", rf"HRKU-{_B64URL}{{58,60}}"),
     _shape("grafana_token", "glc_", r"glc_[A-Za-z0-9+/]{32,400}={0,2}"),
     _shape("grafana_token", "glsa_", r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),
-    _shape("newrelic_key", ("NRAK-", "NRII-", "NRJS-"), r"NR(?:AK|II|JS)-[A-Z0-9]{27}"),
+    _shape("newrelic_key", ("NRAK-", "NRII-", "NRJS-", "NRIQ-", "NRBR-", "NRAA-"), r"NR(?:AK|II|JS|IQ|BR|AA)-[A-Za-z0-9_\-]{19,40}",
+           _has_digit),
     _shape("prefect_token", "pnu_", r"pnu_[A-Za-z0-9]{36}"),
     _shape("onepassword_token", "ops_eyJ", rf"ops_eyJ{_B64URL}{{100,}}={{0,2}}"),
     # SaaS
     _shape("slack_token", "xoxe.", r"xoxe\.xox[a-z]-[A-Za-z0-9\-]{10,}"),  # a refresh token, whole
     _shape("slack_token", "xox", r"xox[abprse]-[A-Za-z0-9\-]{10,}"),
     _shape("slack_token", "xapp-", r"xapp-\d-[A-Za-z0-9\-]{10,}"),
-    _shape("stripe_key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_"), r"[sr]k_(?:live|test)_[0-9A-Za-z]{16,}"),
+    _shape("stripe_key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_"), r"[sr]k_(?:live|test)_[0-9A-Za-z]{10,}"),
     _shape("stripe_key", "whsec_", r"whsec_[0-9A-Za-z]{24,}"),
     _shape("sendgrid_key", "SG.", rf"SG\.{_B64URL}{{22}}\.{_B64URL}{{43}}"),
     _shape("twilio_key", "SK", r"SK[0-9A-Za-z]{32}", lambda t: _has_digit(t) and not t.isupper()),
@@ -153,10 +154,11 @@ SHAPES: tuple[TokenShape, ...] = (
     _shape("mapbox_token", "sk.", r"sk\.[A-Za-z0-9.\-]{80,240}", _random_looking),
     _shape("pubnub_key", ("pub-c-", "sub-c-"), r"(?:pub|sub)-c-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}"),
     _shape("tencent_secret_id", "AKID", r"AKID[A-Za-z0-9]{32}"),
-    _shape("vault_token", "s.", r"s\.[A-Za-z0-9]{24}", lambda t: _has_digit(t) and _mixed_case(t[2:])),
+    _shape("vault_token", ("s.", "b."), rf"[sb]\.{_B64URL}{{24,}}", lambda t: _has_digit(t) and _mixed_case(t[2:])),
     # standard formats
     _shape("age_secret_key", "AGE-SECRET-KEY-1", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
     _shape("jwt", "eyJ", rf"eyJ{_B64URL}{{6,}}\.eyJ{_B64URL}{{6,}}\.{_B64URL}*"),
+    _shape("jwt", "eyJhbGciOi", r"eyJhbGciOi[A-Za-z0-9_\-.]{20,}={0,2}"),  # a JWS header ('{"alg":'), any body
     _shape("jwt", "ey", r"ey[A-Za-z0-9_\-.]{17,}\.ey[A-Za-z0-9/_\-.]{17,}={0,2}", _has_digit),
 )
 
@@ -171,6 +173,11 @@ INFIX_SHAPES: tuple[tuple[str, TokenShape], ...] = (
         r"(?<![A-Za-z0-9])[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}(?![A-Za-z0-9])"),
         _user_id_part)),
     ("-us", TokenShape("mailchimp_key", (), re.compile(r"(?<![A-Za-z0-9])[0-9a-f]{32}-us\d{1,2}(?![A-Za-z0-9])"))),
+    ("-NRMA", TokenShape("newrelic_key", (), re.compile(r"(?<![A-Za-z0-9])AA[a-f0-9]{40}-NRMA(?![A-Za-z0-9])"))),
+    ("NRAL", TokenShape("newrelic_key", (), re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{36}NRAL(?![A-Za-z0-9])"))),
+    # Azure's keys carry a signature at a fixed place: "JQQJ9" (most services), "AZDO" (DevOps PATs)
+    ("JQQJ9", TokenShape("azure_key", (), re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{40,60}JQQJ9[A-Za-z0-9]{20,35}(?![A-Za-z0-9])"))),
+    ("AZDO", TokenShape("azure_devops_token", (), re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{70,80}AZDO[A-Za-z0-9]{4}(?![A-Za-z0-9])"))),
 )
 
 # A candidate: a run of token characters long enough to hold any shape above.
