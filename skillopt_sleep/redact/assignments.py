@@ -29,6 +29,9 @@ ASSIGNMENT_NEEDLES = ("pass", "pwd", "secret", "token", "credential", "key")
 _KEY_QUALIFIER = re.compile(r"(?:api|access|secret|private|auth|signing|encryption|master|account)[_\-]?$")
 
 
+_SNAKE_WORDS = re.compile(r"[a-z]+(?:[_-][a-z]+)+")
+
+
 def _assignment(m: re.Match[str]) -> str:
     value = m.group(3)
     quote = ""
@@ -43,6 +46,8 @@ def _assignment(m: re.Match[str]) -> str:
         after = m.string[m.end(): m.end() + 1]
         if inner.lower() == m.group(1).lower() or after in (",", ")"):
             return m.group(0)  # credentials=credentials, password=hashed, (a variable)
+    if _SNAKE_WORDS.fullmatch(inner) and m.group(1).lower() in inner.lower():
+        return m.group(0)  # GRANT_TYPE = "refresh_token": a constant naming the kind of secret
     return m.group(1) + m.group(2) + quote + mark("secret") + quote
 
 

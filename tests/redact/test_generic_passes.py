@@ -61,6 +61,8 @@ def test_a_generated_token_is_redacted_without_a_listed_prefix(text, secret):
     "PNG = '" + base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(40))).decode() + "'",
     "django.contrib.auth.hashers.Argon2PasswordHasher",
     "commit-" + "3f2a9c" * 6 + "1b2c",
+    'GRANT_TYPE_REFRESH_TOKEN = "refresh_token"',
+    "token_type: 'access-token'",
 ])
 def test_look_alikes_stay(text):
     assert redact(text) == text
