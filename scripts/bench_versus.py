@@ -11,9 +11,10 @@ and adopts what it accepts; after each night the documents on disk are read back
   ``~/.cache/skillopt-sleep-bench/``) runs ``python -m skillopt_sleep run --backend claude
   --tasks-file ... --auto-adopt`` with a stand-in ``claude`` first on PATH that forwards each prompt
   to the world, served as an Anthropic Messages endpoint on 127.0.0.1.
-- This engine runs ``night.run_night`` + ``adoption.adopt`` in this process on the same tasks, with
-  the world's model as an in-process backend (``versus``: the sim backend, plus the subtle-harm
-  world's rules); it does not go over HTTP.
+- This engine runs ``night.run_night`` + ``adoption.adopt`` in this process on the same tasks, its
+  ``anthropic`` backend (``base_url``) talking to the same endpoint; the world reads its attempt and
+  reflect prompts back (documents, task, failed checks) and answers with the sim's logic.
+  ``--transport in-process`` swaps HTTP for an in-process backend with the same logic.
 
 Per night and engine (mean over seeds): provider calls (by purpose), prompt characters, adopted
 rules classified covering / neutral / harmful (how each reads against the hidden checks of the tasks
@@ -26,6 +27,7 @@ check, and every check one reaches passes with its probability x 0.8).
 
     python scripts/bench_versus.py --nights 3 --seeds 4 --world default --out docs/bench/versus.json
     python scripts/bench_versus.py --engines this --max-calls 150
+    python scripts/bench_versus.py --world subtle-harm --seeds 8
 """
 
 from __future__ import annotations
@@ -59,6 +61,10 @@ REFERENCE_TIMEOUT = 900
 LEARNED_START = "<!-- SKILLOPT-SLEEP:LEARNED START -->"  # the reference's managed block (a format fact)
 LEARNED_END = "<!-- SKILLOPT-SLEEP:LEARNED END -->"
 PROJECT = "/bench-versus"
+THIS_TRANSPORT = {
+    "http": "its anthropic backend (base_url) to the world's Anthropic Messages endpoint on 127.0.0.1",
+    "in-process": "an in-process backend into the world (the same logic, no HTTP)",
+}
 
 backends._REGISTRY["versus"] = "versus_world"  # this engine's in-process backend into the world
 
@@ -85,8 +91,11 @@ def our_rules(project: Path) -> list[str]:
     return [rule for doc in load_documents(project).all() for rule in doc.rules()]
 
 
-def run_this(seed: int, nights: int, world: str, max_calls: int | None) -> dict[str, Any]:
+def run_this(seed: int, nights: int, world: str, max_calls: int | None, transport: str) -> dict[str, Any]:
     knobs = vw.knobs_for(seed)
+    the_world = vw.World(seed, world)
+    server = vw.serve(the_world) if transport == "http" else None
+    url = f"http://127.0.0.1:{server.server_address[1]}" if server else ""
     with tempfile.TemporaryDirectory(prefix="skillopt-bench-versus-") as tmp:
         root = Path(tmp)
         os.environ["SKILLOPT_SLEEP_HOME"] = str(root / "home")
@@ -97,26 +106,41 @@ def run_this(seed: int, nights: int, world: str, max_calls: int | None) -> dict[
         (project / "CLAUDE.md").write_text(vw.MEMORY_TEXT, encoding="utf-8")
         tasks_file = root / "tasks.json"
         tasks_file.write_text(json.dumps(tasks_document(our_tasks(), True)), encoding="utf-8")
-        rows = [{"night": 0, "calls": 0, "prompt_chars": 0,
-                 "ground_truth": round(vw.ground_truth(knobs, vw.world_tasks(), load_documents(project).prompt_prefix(), world), 4)}]
-        for n in range(1, nights + 1):
-            before = our_rules(project)
-            vw.VersusBackend.counts.clear()
-            vw.VersusBackend.prompt_chars = 0
-            config = Config(backend=f"versus:seed={seed},world={world}",
-                            optimizer_backend=f"versus:seed={seed * 1000 + n},world={world}",
-                            agent="claude", max_calls=max_calls)
-            report = night.run_night(night.NightOptions(project=project, config=config, mode="run",
-                                                        tasks_file=tasks_file))
-            if report.status == "staged" and report.accepted_edits:
-                adopt(project, report.night_id, allow_simulated=True)
-            after = our_rules(project)
-            rows.append({"night": n, "status": report.status, "calls": sum(report.calls.values()),
-                         "calls_by_purpose": dict(report.calls), "prompt_chars": vw.VersusBackend.prompt_chars,
-                         "adopted": classified([r for r in after if r not in before], world),
-                         "ground_truth": round(vw.ground_truth(knobs, vw.world_tasks(),
-                                                               load_documents(project).prompt_prefix(), world), 4)})
-        return {"engine": "this", "seed": seed, "nights": rows}
+
+        def truth() -> float:
+            return round(vw.ground_truth(knobs, vw.world_tasks(), load_documents(project).prompt_prefix(), world), 4)
+
+        rows: list[dict[str, Any]] = [{"night": 0, "calls": 0, "prompt_chars": 0, "ground_truth": truth()}]
+        try:
+            for n in range(1, nights + 1):
+                before, (calls0, chars0) = our_rules(project), the_world.snapshot()
+                vw.VersusBackend.counts.clear()
+                vw.VersusBackend.prompt_chars = 0
+                the_world.optimizer_seed = seed * 1000 + n
+                if server:
+                    target = optimizer = f"anthropic:base_url={url},api_key=world-key,model=world"
+                else:
+                    target = f"versus:seed={seed},world={world}"
+                    optimizer = f"versus:seed={seed * 1000 + n},world={world}"
+                config = Config(backend=target, optimizer_backend=optimizer, agent="claude", max_calls=max_calls)
+                report = night.run_night(night.NightOptions(project=project, config=config, mode="run",
+                                                            tasks_file=tasks_file))
+                if report.status == "staged" and report.accepted_edits:
+                    adopt(project, report.night_id, allow_simulated=True)
+                after = our_rules(project)
+                calls1, chars1 = the_world.snapshot()
+                row = {"night": n, "status": report.status, "calls": sum(report.calls.values()),
+                       "calls_by_purpose": dict(report.calls),
+                       "prompt_chars": chars1 - chars0 if server else vw.VersusBackend.prompt_chars,
+                       "adopted": classified([r for r in after if r not in before], world), "ground_truth": truth()}
+                if server:
+                    row["world_calls_by_purpose"] = dict(calls1 - calls0)
+                rows.append(row)
+        finally:
+            if server:
+                server.shutdown()
+                server.server_close()
+        return {"engine": "this", "seed": seed, "transport": transport, "nights": rows}
 
 
 # ---- the reference engine ----
@@ -192,11 +216,11 @@ def run_reference(python: str, seed: int, nights: int, world: str) -> dict[str, 
 
 # ---- the benchmark ----
 
-def one_job(job: tuple[str, int, int, str, int | None, str | None]) -> dict[str, Any]:
-    engine, seed, nights, world, max_calls, python = job
+def one_job(job: tuple[str, int, int, str, int | None, str | None, str]) -> dict[str, Any]:
+    engine, seed, nights, world, max_calls, python, transport = job
     started = time.monotonic()
     if engine == "this":
-        out = run_this(seed, nights, world, max_calls)
+        out = run_this(seed, nights, world, max_calls, transport)
     else:
         assert python is not None
         out = run_reference(python, seed, nights, world)
@@ -234,6 +258,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engines", default="reference,this",
                         help="comma-separated, of: reference, this (default both)")
     parser.add_argument("--max-calls", type=int, default=None, help="this engine's per-night call cap (default none)")
+    parser.add_argument("--transport", choices=("http", "in-process"), default="http",
+                        help="how this engine reaches the world: its anthropic backend over HTTP (default), "
+                             "or an in-process backend with the same logic")
     parser.add_argument("--workers", type=int, default=1, help="runs in parallel (default 1)")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
     args = parser.parse_args(argv)
@@ -250,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, subprocess.SubprocessError) as exc:
         print(f"could not build the reference engine's virtualenv: {exc}", file=sys.stderr)
         return 1
-    jobs = [(engine, seed, args.nights, args.world, args.max_calls, python)
+    jobs = [(engine, seed, args.nights, args.world, args.max_calls, python, args.transport)
             for engine in engines for seed in range(args.seeds)]
     if args.workers == 1:
         results = [one_job(job) for job in jobs]
@@ -271,8 +298,7 @@ def main(argv: list[str] | None = None) -> int:
         "engines": {
             "reference": {"package": REFERENCE, "transport": "its claude backend; a stand-in claude on PATH forwards "
                           "each prompt to the world's Anthropic Messages endpoint on 127.0.0.1"},
-            "this": {"commit": engine_commit(), "transport": "in-process backend into the world (the sim backend's "
-                     "logic); not over HTTP"},
+            "this": {"commit": engine_commit(), "transport": THIS_TRANSPORT[args.transport]},
         },
         "ground_truth_start": round(vw.ground_truth(knobs, vw.world_tasks(), start_docs, args.world), 4),
         "ceiling": round(vw.ground_truth(knobs, vw.world_tasks(), ceiling_docs, args.world), 4),

@@ -160,34 +160,43 @@ class VersusBackend(SimBackend):
         VersusBackend.prompt_chars += len(request.system) + len(request.user)
         if self.world == "default" or request.purpose not in ("attempt", "reflect"):
             return super().complete(request)
-        knobs = self.knobs
         if request.purpose == "attempt":
             task = request.payload.get("task") or {}
-            mine = next(t for t in world_tasks() if t.id == task.get("id") or t.intent == task.get("intent"))
-            documents = str(request.payload.get("documents") or "")
-            p = task_probability(knobs, mine, documents, self.world)
-            rng = knobs.rng("versus-attempt", task.get("id"), documents, request.sample)
-            text = f"{mine.checks[0]['arg']} done." if rng.random() < p else "Done."
+            mine = next(t for t in world_tasks() if t.id == task.get("id"))
+            text = respond(self.knobs, self.world, mine, str(request.payload.get("documents") or ""), request.sample)
         else:
-            text = self._subtle_reflect(request)
+            text = subtle_reflect(self.knobs, request)
         return Completion(text=text, model="sim", usage=Usage(input_tokens=(len(request.system) + len(request.user)) // 4 + 1,
                                                               output_tokens=len(text) // 4 + 1))
 
-    def _subtle_reflect(self, request: Request) -> str:
-        text, _ = sim_optimizer.reflect(replace(self.knobs, harmful=0.0), request)
-        edits = json.loads(text)["edits"]
-        rng = self.knobs.rng("versus-subtle", request.user, request.sample)
-        failed: dict[str, list[str]] = {}
-        for item in request.payload.get("tasks") or []:
-            for check in item.get("failed_checks") or []:
-                if isinstance(check, dict) and check.get("op") == "contains":
-                    failed.setdefault(str(check.get("arg")), []).append(str(item.get("task_id", "")))
-        for _, task_ids in sorted(failed.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-            if rng.random() < self.knobs.harmful:
-                edits.append({"target": "skill", "op": "add", "content": rng.choice(SUBTLE_RULES),
-                              "rationale": "good attempts looked tighter and more focused",
-                              "evidence": sorted(set(task_ids))})
-        return json.dumps({"edits": edits[:int(request.payload.get("max_edits") or 4)]})
+
+def respond(knobs: SimKnobs, world: str, task: Task, documents: str, sample: int) -> str:
+    """The world as target: the sim's answer (default world), or, in the subtle-harm world, the
+    token with the task's exact probability under the documents."""
+    if world == "default":
+        request = Request("attempt", "", "", sample=sample, payload={"task": task.as_payload(), "documents": documents})
+        return target.attempt(knobs, request)[0]
+    rng = knobs.rng("versus-attempt", task.id, documents, sample)
+    return f"{task.checks[0]['arg']} done." if rng.random() < task_probability(knobs, task, documents, world) else "Done."
+
+
+def subtle_reflect(knobs: SimKnobs, request: Request) -> str:
+    """The sim's optimizer without its own harmful rules, plus, for each failing check, harmful
+    style advice with probability ``harmful`` (the subtle-harm world)."""
+    text, _ = sim_optimizer.reflect(replace(knobs, harmful=0.0), request)
+    edits = json.loads(text)["edits"]
+    rng = knobs.rng("versus-subtle", request.user, request.sample)
+    failed: dict[str, list[str]] = {}
+    for item in request.payload.get("tasks") or []:
+        for check in item.get("failed_checks") or []:
+            if isinstance(check, dict) and check.get("op") == "contains":
+                failed.setdefault(str(check.get("arg")), []).append(str(item.get("task_id", "")))
+    for _, task_ids in sorted(failed.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        if rng.random() < knobs.harmful:
+            edits.append({"target": "skill", "op": "add", "content": rng.choice(SUBTLE_RULES),
+                          "rationale": "good attempts looked tighter and more focused",
+                          "evidence": sorted(set(task_ids))})
+    return json.dumps({"edits": edits[:int(request.payload.get("max_edits") or 4)]})
 
 
 def from_options(options: dict[str, Any], model: str | None) -> VersusBackend:
@@ -197,6 +206,9 @@ def from_options(options: dict[str, Any], model: str | None) -> VersusBackend:
 
 # ---- the reference engine's prompts, as its ``claude`` backend sends them ----
 
+PREFLIGHT = "Reply with the single word OK."  # this engine's preflight (a fact of its client)
+OUR_ATTEMPT = "You are a coding agent working in a software project."  # its prompts' openings
+OUR_REFLECT = "You improve the instruction documents of a coding agent."
 CRITERION_RE = re.compile(r"^- .*\[(\w+)=(.*), failed (\d+)x\]$", re.M)
 BUDGET_RE = re.compile(r"Propose at most (\d+) bounded edits")
 
@@ -217,36 +229,40 @@ class World:
     def knobs(self) -> SimKnobs:
         return knobs_for(self.seed)
 
-    def answer(self, prompt: str) -> str:
-        digest = hashlib.sha256(prompt.encode()).hexdigest()
+    optimizer_seed: int = 0  # the seed this engine's optimizer draws with tonight (a fresh sample each night)
+
+    def answer(self, system: str, prompt: str) -> str:
+        """The reply to one Messages request: the reference's prompts come as the user message
+        alone, this engine's as a system prefix (documents, role) and the user message."""
+        digest = hashlib.sha256(f"{system}\0{prompt}".encode()).hexdigest()
         with self.lock:
-            self.prompt_chars += len(prompt)
+            self.prompt_chars += len(system) + len(prompt)
             sample = self.seen[digest]
             self.seen[digest] += 1
-        if prompt.startswith("You are SkillOpt's optimizer"):
+        purpose, text = "other", ""
+        if prompt.strip() == PREFLIGHT:
+            purpose, text = "preflight", "OK"
+        elif system.startswith(OUR_ATTEMPT):
+            purpose, text = "attempt", self._our_attempt(system, prompt, sample)
+        elif system.startswith(OUR_REFLECT):
+            purpose, text = "reflect", self._our_reflect(system, prompt, sample)
+        elif prompt.startswith("You are SkillOpt's optimizer"):
             purpose, text = "reflect", self._reflect(prompt, sample)
         elif "\n# Skill\n" in prompt and "\n# Task\n" in prompt:
             purpose, text = "attempt", self._attempt(prompt, sample)
-        else:
-            purpose, text = "other", ""
         with self.lock:
             self.calls[purpose] += 1
         return text
 
+    def _task(self, text: str) -> Task | None:
+        return next((t for t in self.tasks if t.intent in text), None)
+
     def _attempt(self, prompt: str, sample: int) -> str:
         head, _, task_part = prompt.rpartition("\n# Task\n")
         documents = head.partition("\n# Skill\n")[2].replace("\n\n# Memory\n", "\n", 1)
-        task = next((t for t in self.tasks if t.intent in task_part), None)
-        if task is None:
-            return "I could not tell which task this is."
-        probability = task_probability(self.knobs, task, documents, self.world)
-        rng = self.knobs.rng("versus-attempt", task.id, documents, sample)
-        if self.world == "default":
-            request = Request("attempt", "", "", sample=sample,
-                              payload={"task": task.as_payload(), "documents": documents})
-            return target.attempt(self.knobs, request)[0]
-        token = task.checks[0]["arg"]
-        return f"{token} done." if rng.random() < probability else "Done."
+        task = self._task(task_part)
+        return "I could not tell which task this is." if task is None else \
+            respond(self.knobs, self.world, task, documents, sample)
 
     def _reflect(self, prompt: str, sample: int) -> str:
         failing = sorted(((int(n), op, arg) for op, arg, n in CRITERION_RE.findall(prompt)), key=lambda x: -x[0])
@@ -254,6 +270,36 @@ class World:
         checks = [{"op": op, "arg": arg} for _, op, arg in failing if op == "contains"]
         rules = proposed_rules(self.knobs, checks, self.world, int(budget.group(1)) if budget else 4, prompt, sample)
         return json.dumps([{"op": "add", "content": r, "rationale": "failing criterion"} for r in rules])
+
+    def _our_attempt(self, system: str, prompt: str, sample: int) -> str:
+        documents = system.partition("\n\n")[2]
+        task = self._task(prompt)
+        return "I could not tell which task this is." if task is None else \
+            respond(self.knobs, self.world, task, documents, sample)
+
+    def _our_reflect(self, system: str, prompt: str, sample: int) -> str:
+        """This engine's reflect prompt read back into the evidence the sim's optimizer takes: each
+        task's failed checks (from its ``Failed checks:`` lines), the current rules, the edit limit."""
+        tasks = []
+        for block in prompt.split("\n### Task ")[1:]:
+            task_id = re.split(r"[\s(]", block, maxsplit=1)[0]
+            request = re.search(r"^Request: (.*)$", block, re.M)
+            failed = sorted({arg for line in re.findall(r"^Failed checks: (.*)$", block, re.M)
+                             for arg in re.findall(r'must contain "([^"]*)"', line)})
+            tasks.append({"task_id": task_id, "intent": request.group(1) if request else "",
+                          "failed_checks": [{"op": "contains", "arg": a} for a in failed]})
+        rules_part = prompt.partition("Current learned rules:\n")[2]
+        current = [ln[2:] for ln in rules_part.split("\n\n", 1)[0].splitlines() if ln.startswith("- ")]
+        limit = re.search(r"at most\s+(\d+)\s+small", system)
+        contrast, failure = "Contrast the better and the worse" in prompt, "failed in every attempt" in prompt
+        payload = {"mode": "mixed" if contrast and failure else "contrastive" if contrast else "failure",
+                   "tasks": tasks, "current_rules": {"all": current},
+                   "max_edits": int(limit.group(1)) if limit else 4}
+        knobs = knobs_for(self.optimizer_seed)
+        request = Request("reflect", system, prompt, sample=sample, payload=payload)
+        if self.world == "default":
+            return sim_optimizer.reflect(knobs, request)[0]
+        return subtle_reflect(knobs, request)
 
     def snapshot(self) -> tuple[Counter, int]:
         with self.lock:
@@ -269,13 +315,15 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(self.rfile.read(length) or b"{}")
             content = body["messages"][-1]["content"]
             prompt = content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
+            system = body.get("system") or ""
+            system = system if isinstance(system, str) else "".join(p.get("text", "") for p in system)
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             self._send(400, {"type": "error", "error": {"type": "invalid_request_error", "message": "bad body"}})
             return
-        text = self.world.answer(prompt)
+        text = self.world.answer(system, prompt)
         self._send(200, {"id": "msg_world", "type": "message", "role": "assistant", "model": body.get("model", "world"),
                          "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-                         "usage": {"input_tokens": len(prompt) // 4 + 1, "output_tokens": len(text) // 4 + 1}})
+                         "usage": {"input_tokens": (len(system) + len(prompt)) // 4 + 1, "output_tokens": len(text) // 4 + 1}})
 
     def _send(self, status: int, obj: dict[str, Any]) -> None:
         data = json.dumps(obj).encode()
