@@ -123,18 +123,27 @@ def run_this(seed: int, nights: int, world: str, max_calls: int | None, transpor
                     target = f"versus:seed={seed},world={world}"
                     optimizer = f"versus:seed={seed * 1000 + n},world={world}"
                 config = Config(backend=target, optimizer_backend=optimizer, agent="claude", max_calls=max_calls)
-                report = night.run_night(night.NightOptions(project=project, config=config, mode="run",
-                                                            tasks_file=tasks_file))
-                if report.status == "staged" and report.accepted_edits:
+                try:
+                    report = night.run_night(night.NightOptions(project=project, config=config, mode="run",
+                                                                tasks_file=tasks_file))
+                except Exception as exc:  # a failed night is a result: recorded, and the next night runs
+                    report, error = None, f"{type(exc).__name__}: {exc}"[:400]
+                if report is not None and report.status == "staged" and report.accepted_edits:
                     adopt(project, report.night_id, allow_simulated=True)
                 after = our_rules(project)
                 calls1, chars1 = the_world.snapshot()
-                row = {"night": n, "status": report.status, "calls": sum(report.calls.values()),
-                       "calls_by_purpose": dict(report.calls),
+                world_calls = dict(calls1 - calls0) if server else dict(vw.VersusBackend.counts)
+                row = {"night": n, "status": report.status if report else "failed",
+                       "calls": sum(report.calls.values()) if report else sum(world_calls.values()),
+                       "calls_by_purpose": dict(report.calls) if report else world_calls,
                        "prompt_chars": chars1 - chars0 if server else vw.VersusBackend.prompt_chars,
-                       "adopted": classified([r for r in after if r not in before], world), "ground_truth": truth()}
+                       "adopted": classified([r for r in after if r not in before], world), "ground_truth": truth(),
+                       "refused": [{"rule": r["edit"]["content"], "reasons": r["reasons"]}
+                                   for r in (report.rejected_edits if report else [])]}
+                if report is None:
+                    row["error"] = error
                 if server:
-                    row["world_calls_by_purpose"] = dict(calls1 - calls0)
+                    row["world_calls_by_purpose"] = world_calls
                 rows.append(row)
         finally:
             if server:

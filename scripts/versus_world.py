@@ -209,6 +209,9 @@ def from_options(options: dict[str, Any], model: str | None) -> VersusBackend:
 PREFLIGHT = "Reply with the single word OK."  # this engine's preflight (a fact of its client)
 OUR_ATTEMPT = "You are a coding agent working in a software project."  # its prompts' openings
 OUR_REFLECT = "You improve the instruction documents of a coding agent."
+OUR_RANK = "You rank proposed rules for the instruction documents of a coding agent."
+OUR_REFINE = "You revise one proposed rule for the instruction documents of a coding agent."
+FAILED_TOKEN_RE = re.compile(r'must contain "([^"]*)"')
 CRITERION_RE = re.compile(r"^- .*\[(\w+)=(.*), failed (\d+)x\]$", re.M)
 BUDGET_RE = re.compile(r"Propose at most (\d+) bounded edits")
 
@@ -246,6 +249,10 @@ class World:
             purpose, text = "attempt", self._our_attempt(system, prompt, sample)
         elif system.startswith(OUR_REFLECT):
             purpose, text = "reflect", self._our_reflect(system, prompt, sample)
+        elif system.startswith(OUR_RANK):
+            purpose, text = "rank", self._our_rank(system, prompt, sample)
+        elif system.startswith(OUR_REFINE):
+            purpose, text = "refine", self._our_refine(prompt, sample)
         elif prompt.startswith("You are SkillOpt's optimizer"):
             purpose, text = "reflect", self._reflect(prompt, sample)
         elif "\n# Skill\n" in prompt and "\n# Task\n" in prompt:
@@ -285,7 +292,7 @@ class World:
             task_id = re.split(r"[\s(]", block, maxsplit=1)[0]
             request = re.search(r"^Request: (.*)$", block, re.M)
             failed = sorted({arg for line in re.findall(r"^Failed checks: (.*)$", block, re.M)
-                             for arg in re.findall(r'must contain "([^"]*)"', line)})
+                             for arg in FAILED_TOKEN_RE.findall(line)})
             tasks.append({"task_id": task_id, "intent": request.group(1) if request else "",
                           "failed_checks": [{"op": "contains", "arg": a} for a in failed]})
         rules_part = prompt.partition("Current learned rules:\n")[2]
@@ -300,6 +307,28 @@ class World:
         if self.world == "default":
             return sim_optimizer.reflect(knobs, request)[0]
         return subtle_reflect(knobs, request)
+
+    def _our_rank(self, system: str, prompt: str, sample: int) -> str:
+        """This engine's rank prompt read back (candidates, the failed checks behind them) for the
+        sim's ranking."""
+        candidates = [{"content": c} for c in re.findall(r"^\d+\. \[[^\]]*\] (.*)$", prompt, re.M)]
+        tasks = [{"failed_checks": [{"op": "contains", "arg": a} for a in FAILED_TOKEN_RE.findall(line)]}
+                 for line in re.findall(r"^- task .*$", prompt, re.M)]
+        keep = re.search(r"Only the best (\d+)", system)
+        payload = {"candidates": candidates, "tasks": tasks, "keep": int(keep.group(1)) if keep else 1}
+        return sim_optimizer.rank(knobs_for(self.optimizer_seed), Request("rank", system, prompt, sample=sample,
+                                                                          payload=payload))[0]
+
+    def _our_refine(self, prompt: str, sample: int) -> str:
+        """This engine's refine prompt read back (the rule, the checks it newly broke) for the sim's
+        reviser."""
+        rule = prompt.partition("The proposed rule:\n")[2].partition("\n\n")[0].strip()
+        failures = prompt.partition("now fail checks that passed before it:\n")[2]
+        tasks = [{"failed_checks": [{"op": "contains", "arg": a} for a in FAILED_TOKEN_RE.findall(line)]}
+                 for line in failures.splitlines() if "now fails:" in line]
+        payload = {"rule": rule, "tasks": tasks}
+        return sim_optimizer.refine(knobs_for(self.optimizer_seed), Request("refine", "", prompt, sample=sample,
+                                                                            payload=payload))[0]
 
     def snapshot(self) -> tuple[Counter, int]:
         with self.lock:

@@ -50,8 +50,10 @@ def test_this_engine_over_http_reports_calls_and_ground_truth():
     assert "HTTP" in report["engines"]["this"]["transport"] or "127.0.0.1" in report["engines"]["this"]["transport"]
     check_engine(report, "this")
     row = report["runs"][0]["nights"][1]
-    # every call the engine counted reached the world over HTTP
+    # every call the engine counted reached the world over HTTP, and the world placed every prompt
+    assert row["status"] in ("staged", "no-change")
     assert row["world_calls_by_purpose"] == row["calls_by_purpose"]
+    assert "other" not in row["world_calls_by_purpose"]
 
 
 @pytest.mark.skipif(not REFERENCE_READY, reason="the reference engine's virtualenv is not built in the benchmark "
