@@ -145,11 +145,12 @@ def run_this(seed: int, nights: int, world: str, max_calls: int | None, transpor
                 if server:
                     row["world_calls_by_purpose"] = world_calls
                 rows.append(row)
+            final = classified(our_rules(project), world)
         finally:
             if server:
                 server.shutdown()
                 server.server_close()
-        return {"engine": "this", "seed": seed, "transport": transport, "nights": rows}
+        return {"engine": "this", "seed": seed, "transport": transport, "nights": rows, "final_rules": final}
 
 
 # ---- the reference engine ----
@@ -217,10 +218,11 @@ def run_reference(python: str, seed: int, nights: int, world: str) -> dict[str, 
                              "prompt_chars": chars1 - chars0,
                              "adopted": classified([r for r in after if r not in before], world),
                              "ground_truth": round(vw.ground_truth(knobs, vw.world_tasks(), documents(), world), 4)})
+            final = classified(rules(), world)
         finally:
             server.shutdown()
             server.server_close()
-        return {"engine": "reference", "seed": seed, "nights": rows}
+        return {"engine": "reference", "seed": seed, "nights": rows, "final_rules": final}
 
 
 # ---- the benchmark ----
@@ -312,6 +314,8 @@ def main(argv: list[str] | None = None) -> int:
         "ground_truth_start": round(vw.ground_truth(knobs, vw.world_tasks(), start_docs, args.world), 4),
         "ceiling": round(vw.ground_truth(knobs, vw.world_tasks(), ceiling_docs, args.world), 4),
         "summary": {engine: summary([r for r in results if r["engine"] == engine], args.nights) for engine in engines},
+        "runs_ending_with": {engine: {k: sum(r["final_rules"][k] > 0 for r in results if r["engine"] == engine)
+                                      for k in ("harmful", "neutral")} for engine in engines},
         "runs": results,
         "command": "python scripts/bench_versus.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "wall_s": round(time.monotonic() - started, 1),
