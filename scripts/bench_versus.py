@@ -91,7 +91,8 @@ def our_rules(project: Path) -> list[str]:
     return [rule for doc in load_documents(project).all() for rule in doc.rules()]
 
 
-def run_this(seed: int, nights: int, world: str, max_calls: int | None, transport: str) -> dict[str, Any]:
+def run_this(seed: int, nights: int, world: str, max_calls: int | None, transport: str,
+             concurrency: int = 1) -> dict[str, Any]:
     knobs = vw.knobs_for(seed)
     the_world = vw.World(seed, world)
     server = vw.serve(the_world) if transport == "http" else None
@@ -122,7 +123,8 @@ def run_this(seed: int, nights: int, world: str, max_calls: int | None, transpor
                 else:
                     target = f"versus:seed={seed},world={world}"
                     optimizer = f"versus:seed={seed * 1000 + n},world={world}"
-                config = Config(backend=target, optimizer_backend=optimizer, agent="claude", max_calls=max_calls)
+                config = Config(backend=target, optimizer_backend=optimizer, agent="claude", max_calls=max_calls,
+                                concurrency=concurrency)
                 try:
                     report = night.run_night(night.NightOptions(project=project, config=config, mode="run",
                                                                 tasks_file=tasks_file))
@@ -227,11 +229,11 @@ def run_reference(python: str, seed: int, nights: int, world: str) -> dict[str, 
 
 # ---- the benchmark ----
 
-def one_job(job: tuple[str, int, int, str, int | None, str | None, str]) -> dict[str, Any]:
-    engine, seed, nights, world, max_calls, python, transport = job
+def one_job(job: tuple[str, int, int, str, int | None, str | None, str, int]) -> dict[str, Any]:
+    engine, seed, nights, world, max_calls, python, transport, concurrency = job
     started = time.monotonic()
     if engine == "this":
-        out = run_this(seed, nights, world, max_calls, transport)
+        out = run_this(seed, nights, world, max_calls, transport, concurrency)
     else:
         assert python is not None
         out = run_reference(python, seed, nights, world)
@@ -272,6 +274,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transport", choices=("http", "in-process"), default="http",
                         help="how this engine reaches the world: its anthropic backend over HTTP (default), "
                              "or an in-process backend with the same logic")
+    parser.add_argument("--concurrency", type=int, default=1,
+                        help="this engine's concurrent model calls (default 1: the world numbers repeats of one "
+                             "prompt in arrival order, so one at a time keeps a run reproducible)")
     parser.add_argument("--workers", type=int, default=1, help="runs in parallel (default 1)")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
     args = parser.parse_args(argv)
@@ -279,8 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     if not engines or not set(engines) <= set(ENGINES):
         print(f"--engines takes some of: {', '.join(ENGINES)}", file=sys.stderr)
         return 2
-    if min(args.nights, args.seeds, args.workers) < 1 or (args.max_calls is not None and args.max_calls < 1):
-        print("--nights, --seeds, --workers and --max-calls must be >= 1", file=sys.stderr)
+    if min(args.nights, args.seeds, args.workers, args.concurrency) < 1 or (args.max_calls is not None and args.max_calls < 1):
+        print("--nights, --seeds, --workers, --concurrency and --max-calls must be >= 1", file=sys.stderr)
         return 2
     started = time.monotonic()
     try:
@@ -288,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, subprocess.SubprocessError) as exc:
         print(f"could not build the reference engine's virtualenv: {exc}", file=sys.stderr)
         return 1
-    jobs = [(engine, seed, args.nights, args.world, args.max_calls, python, args.transport)
+    jobs = [(engine, seed, args.nights, args.world, args.max_calls, python, args.transport, args.concurrency)
             for engine in engines for seed in range(args.seeds)]
     if args.workers == 1:
         results = [one_job(job) for job in jobs]
@@ -306,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         "tasks": {"kinds": [k for k, _, _ in vw.KINDS], "train_per_kind": vw.SPLITS.count("train"),
                   "val_per_kind": vw.SPLITS.count("val"), "checks": "one contains check per kind (a token)"},
         "nights": args.nights, "seeds": list(range(args.seeds)), "max_calls": args.max_calls,
+        "concurrency": args.concurrency,
         "engines": {
             "reference": {"package": REFERENCE, "transport": "its claude backend; a stand-in claude on PATH forwards "
                           "each prompt to the world's Anthropic Messages endpoint on 127.0.0.1"},
