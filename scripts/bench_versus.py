@@ -267,7 +267,9 @@ def main(argv: list[str] | None = None) -> int:
                                      epilog=__doc__.split("\n\n", 1)[1])
     parser.add_argument("--nights", type=int, default=3, help="nights per run (default 3)")
     parser.add_argument("--seeds", type=int, default=8, help="seeds 0..N-1 per engine (default 8)")
-    parser.add_argument("--world", choices=vw.WORLDS, default="default")
+    parser.add_argument("--world", choices=vw.WORLDS, default="default",
+                        help="default, or subtle-harm: harmful rules read as style advice and scale every "
+                             "check they reach by 0.8 (default: default)")
     parser.add_argument("--engines", default="reference,this",
                         help="comma-separated, of: reference, this (default both)")
     parser.add_argument("--max-calls", type=int, default=None, help="this engine's per-night call cap (default none)")
