@@ -1,0 +1,339 @@
+#!/usr/bin/env python3
+"""This engine and the reference engine side by side in one simulated world, night after night.
+Prints one JSON object.
+
+The world (``scripts/versus_world.py``): 4 kinds of task, 3 train + 2 val tasks each (the same
+every night), each kind with one hidden ``contains`` check; the sim's knobs follow 0.9, base 0.3,
+correct 0.6, harmful 0.25. Each engine runs ``--nights`` nights from the same starting documents
+and adopts what it accepts; after each night the documents on disk are read back and scored.
+
+- The reference engine (pip ``skillopt`` 0.2.0, in its own virtualenv, built on first use under
+  ``~/.cache/skillopt-sleep-bench/``) runs ``python -m skillopt_sleep run --backend claude
+  --tasks-file ... --auto-adopt`` with a stand-in ``claude`` first on PATH that forwards each prompt
+  to the world, served as an Anthropic Messages endpoint on 127.0.0.1.
+- This engine runs ``night.run_night`` + ``adoption.adopt`` in this process on the same tasks, its
+  ``anthropic`` backend (``base_url``) talking to the same endpoint; the world reads its attempt and
+  reflect prompts back (documents, task, failed checks) and answers with the sim's logic.
+  ``--transport in-process`` swaps HTTP for an in-process backend with the same logic.
+
+Per night and engine (mean over seeds): provider calls (by purpose), prompt characters, adopted
+rules classified covering / neutral / harmful (how each reads against the hidden checks of the tasks
+it applies to), and the ground truth: the exact probability, averaged over all 20 tasks, that the
+documents on disk make a task's checks pass. ``ceiling``: the ground truth of the starting documents
+plus one covering rule per kind.
+
+Worlds: ``default``; ``subtle-harm`` (harmful rules are plain style advice that contradicts no
+check, and every check one reaches passes with its probability x 0.8).
+
+    python scripts/bench_versus.py --nights 3 --seeds 4 --world default --out docs/bench/versus.json
+    python scripts/bench_versus.py --engines this --max-calls 150
+    python scripts/bench_versus.py --world subtle-harm --seeds 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from multiprocessing import Pool
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import versus_world as vw  # noqa: E402
+from bench_harvest import REFERENCE, engine_commit, reference_python  # noqa: E402
+
+from skillopt_sleep import backends, judges, night  # noqa: E402
+from skillopt_sleep.adoption import adopt  # noqa: E402
+from skillopt_sleep.config import Config  # noqa: E402
+from skillopt_sleep.documents import load_documents  # noqa: E402
+from skillopt_sleep.mining import tasks_document  # noqa: E402
+from skillopt_sleep.types import TaskRecord  # noqa: E402
+
+ENGINES = ("reference", "this")
+REFERENCE_TIMEOUT = 900
+LEARNED_START = "<!-- SKILLOPT-SLEEP:LEARNED START -->"  # the reference's managed block (a format fact)
+LEARNED_END = "<!-- SKILLOPT-SLEEP:LEARNED END -->"
+PROJECT = "/bench-versus"
+THIS_TRANSPORT = {
+    "http": "its anthropic backend (base_url) to the world's Anthropic Messages endpoint on 127.0.0.1",
+    "in-process": "an in-process backend into the world (the same logic, no HTTP)",
+}
+
+backends._REGISTRY["versus"] = "versus_world"  # this engine's in-process backend into the world
+
+
+def classified(rules: list[str], world: str) -> dict[str, Any]:
+    tasks = vw.world_tasks()
+    out: dict[str, Any] = {"covering": 0, "neutral": 0, "harmful": 0, "rules": []}
+    for rule in rules:
+        label = vw.classify(rule, tasks, world)
+        out[label] += 1
+        out["rules"].append({"rule": rule, "class": label})
+    return out
+
+
+# ---- this engine ----
+
+def our_tasks() -> list[TaskRecord]:
+    return [TaskRecord(id=t.id, intent=t.intent, project=PROJECT, kind=t.kind, split=t.split, recurrence=3,
+                       judge={"kind": "rule", "checks": [judges.validate_check(dict(c)) for c in t.checks]})
+            for t in vw.world_tasks()]
+
+
+def our_rules(project: Path) -> list[str]:
+    return [rule for doc in load_documents(project).all() for rule in doc.rules()]
+
+
+def run_this(seed: int, nights: int, world: str, max_calls: int | None, transport: str,
+             concurrency: int = 1) -> dict[str, Any]:
+    knobs = vw.knobs_for(seed)
+    the_world = vw.World(seed, world)
+    server = vw.serve(the_world) if transport == "http" else None
+    url = f"http://127.0.0.1:{server.server_address[1]}" if server else ""
+    with tempfile.TemporaryDirectory(prefix="skillopt-bench-versus-") as tmp:
+        root = Path(tmp)
+        os.environ["SKILLOPT_SLEEP_HOME"] = str(root / "home")
+        project = root / "proj"
+        skill = project / ".claude" / "skills" / "skillopt-sleep-learned" / "SKILL.md"
+        skill.parent.mkdir(parents=True)
+        skill.write_text(vw.SKILL_TEXT, encoding="utf-8")
+        (project / "CLAUDE.md").write_text(vw.MEMORY_TEXT, encoding="utf-8")
+        tasks_file = root / "tasks.json"
+        tasks_file.write_text(json.dumps(tasks_document(our_tasks(), True)), encoding="utf-8")
+
+        def truth() -> float:
+            return round(vw.ground_truth(knobs, vw.world_tasks(), load_documents(project).prompt_prefix(), world), 4)
+
+        rows: list[dict[str, Any]] = [{"night": 0, "calls": 0, "prompt_chars": 0, "ground_truth": truth()}]
+        try:
+            for n in range(1, nights + 1):
+                before, (calls0, chars0) = our_rules(project), the_world.snapshot()
+                vw.VersusBackend.counts.clear()
+                vw.VersusBackend.prompt_chars = 0
+                the_world.optimizer_seed = seed * 1000 + n
+                if server:
+                    target = optimizer = f"anthropic:base_url={url},api_key=world-key,model=world"
+                else:
+                    target = f"versus:seed={seed},world={world}"
+                    optimizer = f"versus:seed={seed * 1000 + n},world={world}"
+                config = Config(backend=target, optimizer_backend=optimizer, agent="claude", max_calls=max_calls,
+                                concurrency=concurrency)
+                try:
+                    report = night.run_night(night.NightOptions(project=project, config=config, mode="run",
+                                                                tasks_file=tasks_file))
+                except Exception as exc:  # a failed night is a result: recorded, and the next night runs
+                    report, error = None, f"{type(exc).__name__}: {exc}"[:400]
+                if report is not None and report.status == "staged" and report.accepted_edits:
+                    adopt(project, report.night_id, allow_simulated=True)
+                after = our_rules(project)
+                calls1, chars1 = the_world.snapshot()
+                world_calls = dict(calls1 - calls0) if server else dict(vw.VersusBackend.counts)
+                row = {"night": n, "status": report.status if report else "failed",
+                       "calls": sum(report.calls.values()) if report else sum(world_calls.values()),
+                       "calls_by_purpose": dict(report.calls) if report else world_calls,
+                       "prompt_chars": chars1 - chars0 if server else vw.VersusBackend.prompt_chars,
+                       "adopted": classified([r for r in after if r not in before], world), "ground_truth": truth(),
+                       "refused": [{"rule": r["edit"]["content"], "reasons": r["reasons"]}
+                                   for r in (report.rejected_edits if report else [])]}
+                if report is None:
+                    row["error"] = error
+                if server:
+                    row["world_calls_by_purpose"] = world_calls
+                rows.append(row)
+            final = classified(our_rules(project), world)
+        finally:
+            if server:
+                server.shutdown()
+                server.server_close()
+        return {"engine": "this", "seed": seed, "transport": transport, "nights": rows, "final_rules": final}
+
+
+# ---- the reference engine ----
+
+def learned_lines(text: str) -> list[str]:
+    start, end = text.find(LEARNED_START), text.find(LEARNED_END)
+    if start < 0 or end < start:
+        return []
+    block = text[start + len(LEARNED_START):end]
+    return [ln.strip()[2:].strip() for ln in block.splitlines() if ln.strip().startswith("- ")]
+
+
+def reference_tasks(project: Path) -> dict[str, Any]:
+    """The world's tasks in the reference's task-file format (``skillopt_sleep.tasks.v1``)."""
+    return {"format": "skillopt_sleep.tasks.v1", "project": str(project), "reviewed": True,
+            "tasks": [{"id": t.id, "project": str(project), "intent": t.intent, "reference_kind": "rule",
+                       "judge": {"kind": "rule", "checks": list(t.checks)}, "tags": [t.kind], "split": t.split}
+                      for t in vw.world_tasks()]}
+
+
+def run_reference(python: str, seed: int, nights: int, world: str) -> dict[str, Any]:
+    knobs = vw.knobs_for(seed)
+    with tempfile.TemporaryDirectory(prefix="skillopt-bench-versus-ref-") as tmp:
+        root = Path(tmp)
+        project, claude_home, home, bin_dir = root / "proj", root / "claude", root / "home", root / "bin"
+        skill = claude_home / "skills" / "skillopt-sleep-learned" / "SKILL.md"
+        for d in (project, skill.parent, home, bin_dir):
+            d.mkdir(parents=True, exist_ok=True)
+        skill.write_text(vw.SKILL_TEXT, encoding="utf-8")
+        memory = project / "CLAUDE.md"
+        memory.write_text(vw.MEMORY_TEXT, encoding="utf-8")
+        tasks_file = root / "tasks.json"
+        tasks_file.write_text(json.dumps(reference_tasks(project)), encoding="utf-8")
+        stand_in = bin_dir / "claude"
+        stand_in.write_text(f"#!{sys.executable}\n{vw.STAND_IN}", encoding="utf-8")
+        stand_in.chmod(stand_in.stat().st_mode | stat.S_IXUSR)
+        the_world = vw.World(seed, world)
+        server = vw.serve(the_world)
+        env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": str(home), "LANG": "C.UTF-8",
+               "VERSUS_WORLD_URL": f"http://127.0.0.1:{server.server_address[1]}", "SKILLOPT_SLEEP_WORKERS": "1"}
+
+        def documents() -> str:
+            return skill.read_text(encoding="utf-8") + "\n" + memory.read_text(encoding="utf-8")
+
+        def rules() -> list[str]:
+            return learned_lines(skill.read_text(encoding="utf-8")) + learned_lines(memory.read_text(encoding="utf-8"))
+
+        rows = [{"night": 0, "calls": 0, "prompt_chars": 0,
+                 "ground_truth": round(vw.ground_truth(knobs, vw.world_tasks(), documents(), world), 4)}]
+        try:
+            for n in range(1, nights + 1):
+                before, (calls0, chars0) = rules(), the_world.snapshot()
+                out = subprocess.run([python, "-I", "-m", "skillopt_sleep", "run", "--project", str(project),
+                                      "--backend", "claude", "--claude-home", str(claude_home),
+                                      "--tasks-file", str(tasks_file), "--auto-adopt", "--json"],
+                                     cwd=project, env=env, capture_output=True, text=True, timeout=REFERENCE_TIMEOUT)
+                if out.returncode != 0:
+                    raise RuntimeError(f"reference night {n} exited {out.returncode}: {out.stderr.strip()[-300:]}")
+                result = json.loads(out.stdout)
+                calls1, chars1 = the_world.snapshot()
+                by_purpose = dict(calls1 - calls0)
+                after = rules()
+                rows.append({"night": n, "status": result.get("gate_action"), "accepted": result.get("accepted"),
+                             "calls": sum(by_purpose.values()), "calls_by_purpose": by_purpose,
+                             "prompt_chars": chars1 - chars0,
+                             "adopted": classified([r for r in after if r not in before], world),
+                             "ground_truth": round(vw.ground_truth(knobs, vw.world_tasks(), documents(), world), 4)})
+            final = classified(rules(), world)
+        finally:
+            server.shutdown()
+            server.server_close()
+        return {"engine": "reference", "seed": seed, "nights": rows, "final_rules": final}
+
+
+# ---- the benchmark ----
+
+def one_job(job: tuple[str, int, int, str, int | None, str | None, str, int]) -> dict[str, Any]:
+    engine, seed, nights, world, max_calls, python, transport, concurrency = job
+    started = time.monotonic()
+    if engine == "this":
+        out = run_this(seed, nights, world, max_calls, transport, concurrency)
+    else:
+        assert python is not None
+        out = run_reference(python, seed, nights, world)
+    out["wall_s"] = round(time.monotonic() - started, 2)
+    return out
+
+
+def mean(xs: list[float]) -> float:
+    return round(sum(xs) / len(xs), 4) if xs else 0.0
+
+
+def summary(runs: list[dict[str, Any]], nights: int) -> list[dict[str, Any]]:
+    rows = []
+    for n in range(nights + 1):
+        at = [r["nights"][n] for r in runs]
+        row: dict[str, Any] = {"night": n, "calls": mean([x["calls"] for x in at]),
+                               "prompt_chars": mean([x["prompt_chars"] for x in at]),
+                               "ground_truth": mean([x["ground_truth"] for x in at])}
+        if n:
+            row["adopted_total"] = {k: sum(x["adopted"][k] for x in at) for k in ("covering", "neutral", "harmful")}
+            row["adopted_mean"] = {k: mean([x["adopted"][k] for x in at]) for k in ("covering", "neutral", "harmful")}
+            purposes = sorted({p for x in at for p in x["calls_by_purpose"]})
+            row["calls_by_purpose"] = {p: mean([x["calls_by_purpose"].get(p, 0) for x in at]) for p in purposes}
+        rows.append(row)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=__doc__.split("\n\n", 1)[1])
+    parser.add_argument("--nights", type=int, default=3, help="nights per run (default 3)")
+    parser.add_argument("--seeds", type=int, default=8, help="seeds 0..N-1 per engine (default 8)")
+    parser.add_argument("--world", choices=vw.WORLDS, default="default",
+                        help="default, or subtle-harm: harmful rules read as style advice and scale every "
+                             "check they reach by 0.8 (default: default)")
+    parser.add_argument("--engines", default="reference,this",
+                        help="comma-separated, of: reference, this (default both)")
+    parser.add_argument("--max-calls", type=int, default=None, help="this engine's per-night call cap (default none)")
+    parser.add_argument("--transport", choices=("http", "in-process"), default="http",
+                        help="how this engine reaches the world: its anthropic backend over HTTP (default), "
+                             "or an in-process backend with the same logic")
+    parser.add_argument("--concurrency", type=int, default=1,
+                        help="this engine's concurrent model calls (default 1: the world numbers repeats of one "
+                             "prompt in arrival order, so one at a time keeps a run reproducible)")
+    parser.add_argument("--workers", type=int, default=1, help="runs in parallel (default 1)")
+    parser.add_argument("--out", type=Path, help="also write the JSON here")
+    args = parser.parse_args(argv)
+    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    if not engines or not set(engines) <= set(ENGINES):
+        print(f"--engines takes some of: {', '.join(ENGINES)}", file=sys.stderr)
+        return 2
+    if min(args.nights, args.seeds, args.workers, args.concurrency) < 1 or (args.max_calls is not None and args.max_calls < 1):
+        print("--nights, --seeds, --workers, --concurrency and --max-calls must be >= 1", file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    try:
+        python = str(reference_python()) if "reference" in engines else None
+    except (OSError, subprocess.SubprocessError) as exc:
+        print(f"could not build the reference engine's virtualenv: {exc}", file=sys.stderr)
+        return 1
+    jobs = [(engine, seed, args.nights, args.world, args.max_calls, python, args.transport, args.concurrency)
+            for engine in engines for seed in range(args.seeds)]
+    if args.workers == 1:
+        results = [one_job(job) for job in jobs]
+    else:
+        with Pool(args.workers) as pool:
+            results = pool.map(one_job, jobs, chunksize=1)
+    knobs = vw.knobs_for(0)
+    start_docs = vw.SKILL_TEXT + "\n" + vw.MEMORY_TEXT
+    oracle = sorted({str(vw.covering_rule(dict(c))) for t in vw.world_tasks() for c in t.checks})
+    ceiling_docs = start_docs + "\n" + "\n".join(f"- {rule}" for rule in oracle)
+    report = {
+        "benchmark": "versus",
+        "world": args.world,
+        "knobs": vw.KNOBS,
+        "tasks": {"kinds": [k for k, _, _ in vw.KINDS], "train_per_kind": vw.SPLITS.count("train"),
+                  "val_per_kind": vw.SPLITS.count("val"), "checks": "one contains check per kind (a token)"},
+        "nights": args.nights, "seeds": list(range(args.seeds)), "max_calls": args.max_calls,
+        "concurrency": args.concurrency,
+        "engines": {
+            "reference": {"package": REFERENCE, "transport": "its claude backend; a stand-in claude on PATH forwards "
+                          "each prompt to the world's Anthropic Messages endpoint on 127.0.0.1"},
+            "this": {"commit": engine_commit(), "transport": THIS_TRANSPORT[args.transport]},
+        },
+        "ground_truth_start": round(vw.ground_truth(knobs, vw.world_tasks(), start_docs, args.world), 4),
+        "ceiling": round(vw.ground_truth(knobs, vw.world_tasks(), ceiling_docs, args.world), 4),
+        "summary": {engine: summary([r for r in results if r["engine"] == engine], args.nights) for engine in engines},
+        "runs_ending_with": {engine: {k: sum(r["final_rules"][k] > 0 for r in results if r["engine"] == engine)
+                                      for k in ("harmful", "neutral")} for engine in engines},
+        "runs": results,
+        "command": "python scripts/bench_versus.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "wall_s": round(time.monotonic() - started, 1),
+    }
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
