@@ -24,6 +24,7 @@ from statistics import NormalDist
 
 STANDARD = NormalDist()
 Draw = Callable[..., random.Random]
+Chance = Callable[[object, float], float]
 
 
 def check_corr(corr: float, drift: float) -> None:
@@ -52,3 +53,19 @@ def propensity(p: float, corr: float, z: float) -> float:
         return 1.0 if z > -threshold else 0.0
     s2 = corr / (1.0 - corr)
     return STANDARD.cdf(threshold * math.sqrt(1.0 + s2) + math.sqrt(s2) * z)
+
+
+def independent(check: object, p: float) -> float:
+    return p
+
+
+def task_chance(draw: Draw, corr: float, drift: float, task_id: object, documents: str) -> Chance:
+    """``chance(check, p)``: the probability one answer to this task, under these documents, passes
+    ``check`` whose chance over tasks is ``p`` — ``p`` itself when ``corr`` is 0."""
+    if not corr:
+        return independent
+
+    def chance(check: object, p: float) -> float:
+        return propensity(p, corr, latent(draw, task_id, check, documents, drift))
+
+    return chance

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.sim.knobs import SimKnobs
-from skillopt_sleep.backends.sim.latent import latent, propensity
+from skillopt_sleep.backends.sim.latent import Chance, independent, task_chance
 from skillopt_sleep.backends.sim.reading import (
     Directive,
     applicable,
@@ -41,33 +40,13 @@ def attempt(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
     view = DocumentView(applicable(everything, task_text(task)), knobs.effective_follow(rule_count(everything)))
     rng = knobs.rng("attempt", task.get("id"), request.sample, documents)
     judge = task.get("judge") or {}
-    chance = task_chance(knobs, task.get("id"), documents)
+    chance = task_chance(knobs.rng, knobs.corr, knobs.drift, task.get("id"), documents)
     if judge.get("kind", "rule") != "rule":
         reference = task.get("reference", "")
         covered = any(reference and reference.lower() in d.text.lower() for d in view.directives)
         hit = rng.random() < chance("reference", view.follow if covered else knobs.base)
         return (reference if hit else rng.choice(FILLER)), []
     return render(knobs, judge.get("checks") or [], view, rng, chance)
-
-
-Chance = Callable[[object, float], float]
-
-
-def independent(check: object, p: float) -> float:
-    return p
-
-
-def task_chance(knobs: SimKnobs, task_id: object, documents: str) -> Chance:
-    """``chance(check, p)``: the probability one answer to this task passes ``check`` whose chance
-    over tasks is ``p`` — ``p`` itself unless within-task correlation (``corr``) is on
-    (``latent.py``)."""
-    if not knobs.corr:
-        return independent
-
-    def chance(check: object, p: float) -> float:
-        return propensity(p, knobs.corr, latent(knobs.rng, task_id, check, documents, knobs.drift))
-
-    return chance
 
 
 @dataclass(frozen=True)
