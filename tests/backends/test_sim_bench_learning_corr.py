@@ -18,7 +18,7 @@ def bench():
 def test_a_job_runs_and_states_its_corr(bench, monkeypatch, tmp_path):
     monkeypatch.setattr(bench, "AUDIT_SAMPLES", 2)
     monkeypatch.setattr(bench, "TEST_SAMPLES", 2)
-    monkeypatch.setattr(bench, "CORR", [None])
+    monkeypatch.setattr(bench, "CORR", [None, 0.0])
     monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(tmp_path / "home"))
     plain = bench.one_job(("engine", "api-docs", 0, 1, 0.08, True, 12, 0, None))
     assert "corr" not in plain and make_backend(bench.spec(0)).knobs.corr == 0
@@ -33,7 +33,16 @@ def test_a_job_runs_and_states_its_corr(bench, monkeypatch, tmp_path):
     assert [r["ceiling"] for r in rows] == [r["ceiling"]["all"] for r in runs], "each world's own ceiling"
 
 
-@pytest.mark.parametrize("argv", [["--corr", "1.5"], ["--corr", "0.5", "0.5"], ["--corr", "0", "0.8", "--svg", "x.svg"]])
+def test_drift_reaches_the_target(bench, monkeypatch):
+    monkeypatch.setattr(bench, "CORR", [0.8, 1.0])
+    knobs = make_backend(bench.spec(3)).knobs
+    assert (knobs.corr, knobs.drift) == (0.8, 1.0)
+    monkeypatch.setattr(bench, "CORR", [None, 0.0])
+    assert ",corr=" not in bench.spec(3) and ",drift=" not in bench.spec(3)
+
+
+@pytest.mark.parametrize("argv", [["--corr", "1.5"], ["--corr", "0.5", "0.5"], ["--corr", "0", "0.8", "--svg", "x.svg"],
+                                  ["--drift", "0.5"], ["--corr", "0.8", "--drift", "2"]])
 def test_bad_corr_is_refused(bench, argv, capsys):
     assert bench.main(["--nights", "1", "--seeds", "1", *argv]) == 2
     assert "--corr takes distinct values within 0..1" in capsys.readouterr().err
