@@ -331,7 +331,8 @@ def run(n_vals: list[int], seeds: int, workers: int, progress: Callable[[str], N
     stated in the result (absent: independent attempts, and the result as without it)."""
     started = time.monotonic()
     config = config or {}
-    out: dict[str, Any] = {**({"world": world} if world is not None else {}), "knobs": KNOBS, "train_tasks": len(TRAIN), "config": config, "checks_per_task": checks,
+    out: dict[str, Any] = {**({"world": world} if world is not None else {}),
+                           "knobs": KNOBS, "train_tasks": len(TRAIN), "config": config, "checks_per_task": checks,
                            "gate": night._settings(Config(**config)).gate.__dict__,
                            "val_samples": Config().val_samples, "max_val_samples": Config().max_val_samples,
                            "val_others_samples": Config(**config).val_others_samples, "by_n_val": {}}

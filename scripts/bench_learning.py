@@ -450,8 +450,9 @@ def main(argv: list[str] | None = None) -> int:
     if ("engine_capped" in policies) != bool(caps) or any(c < 1 for c in caps):
         print("the engine_capped policy and --max-calls (positive numbers) go together", file=sys.stderr)
         return 2
-    bad_corr = args.corr is not None and (any(not 0.0 <= c <= 1.0 for c in args.corr) or len(set(args.corr)) < len(args.corr)
-                                          or (len(args.corr) > 1 and bool(args.svg or args.policies_svg)))
+    corrs = args.corr or []
+    bad_corr = (any(not 0.0 <= c <= 1.0 for c in corrs) or len(set(corrs)) < len(corrs)
+                or (len(corrs) > 1 and bool(args.svg or args.policies_svg)))
     bad_corr = bad_corr or not 0.0 <= args.drift <= 1.0 or bool(args.drift and args.corr is None)
     if bad_corr:
         print("--corr takes distinct values within 0..1, and only one of them with --svg or --policies-svg; "

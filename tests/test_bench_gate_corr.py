@@ -23,7 +23,8 @@ def bench() -> Iterator[ModuleType]:
 
 
 def passed(bench: ModuleType, task_id: str, sample: int, documents: str) -> int:
-    task = {"id": task_id, "skill_hint": "a", "judge": {"kind": "rule", "checks": [{"op": "contains", "arg": bench.PASS}]}}
+    checks = [{"op": "contains", "arg": bench.PASS}]
+    task = {"id": task_id, "skill_hint": "a", "judge": {"kind": "rule", "checks": checks}}
     completion = bench.WorldBackend("night-1", []).complete(
         Request(purpose="attempt", system="s", user="u", sample=sample, payload={"task": task, "documents": documents}))
     return int(bench.PASS in completion.text)
