@@ -25,6 +25,12 @@ task's score +0.3), a swap (a1: 0.3 -> 0.9 and a2: 0.9 -> 0.3 — what it fixes 
 does not move), neutral, and the trade-off across kinds. ``--score-gain`` tests the gain on the score
 instead of on the checks a rule fixes (``targeted_gain`` off), for the side-by-side.
 
+``--corr``: within-task correlation, the simulator's model (``skillopt_sleep/backends/sim/latent.py``):
+each check of each val or train task has a latent propensity, kept across nights and scenarios of
+one seed, so repeated attempts at one task agree (latent-scale correlation ``corr``) while the
+chance over tasks stays the knob's; ``--drift`` is the share of it redrawn whenever the documents
+change. Each run then states its ``world`` (corr, drift) and the output lists one run per pair.
+
 The comparison policy, "strict mean", replays each val task once under the current documents
 and once under each candidate and accepts a candidate iff its mean is higher (no memory across
 nights, so it never bans).
@@ -32,6 +38,7 @@ nights, so it never bans).
     python scripts/bench_gate.py --seeds 300
     python scripts/bench_gate.py --seeds 300 --val-others-samples 4   # other val tasks at a first look
     python scripts/bench_gate.py --seeds 300 --max-calls 400          # a capped night (fixed sequence)
+    python scripts/bench_gate.py --seeds 100 --corr 0 0.5 0.8         # under within-task correlation
 """
 
 from __future__ import annotations
@@ -58,6 +65,7 @@ from skillopt_sleep.backends.client import Client, Stats
 from skillopt_sleep.backends.limits import Limiter
 from skillopt_sleep.backends.models import Models
 from skillopt_sleep.backends.retry import RetryPolicy
+from skillopt_sleep.backends.sim.latent import check_corr, task_chance
 from skillopt_sleep.config import Config
 from skillopt_sleep.documents import DocumentSet, apply_edit, load_documents
 from skillopt_sleep.dream import run_attempts
@@ -110,6 +118,16 @@ def probability(kind: str, documents: str, check: int = 1) -> float:
     return p
 
 
+WORLD: dict[str, Any] = {"corr": 0.0, "drift": 0.0, "seed": ""}  # within-task correlation (--corr)
+
+
+def world_draw(*parts: object) -> random.Random:
+    """A generator seeded by the world (one per Nval and seed, across scenarios and nights) and
+    ``parts``: a task's latent propensity."""
+    blob = json.dumps([WORLD["seed"], *parts], default=str)
+    return random.Random(hashlib.sha256(blob.encode()).digest())
+
+
 class WorldBackend:
     """The scripted target and optimizer. Deterministic per request (the client caches), fresh per
     night and sample."""
@@ -126,9 +144,11 @@ class WorldBackend:
             blob = json.dumps([self.seed, task["id"], request.sample, request.payload["documents"]])
             rng = random.Random(hashlib.sha256(blob.encode()).digest())
             docs = request.payload["documents"]
-            text = "Here it is." + (f" {PASS}" if rng.random() < probability(task["skill_hint"], docs) else "")
+            chance = task_chance(world_draw, WORLD["corr"], WORLD["drift"], task["id"], docs)
+            passed = rng.random() < chance(1, probability(task["skill_hint"], docs))
+            text = "Here it is." + (f" {PASS}" if passed else "")
             if len(task["judge"]["checks"]) > 1:
-                text += f" {PASS2}" if rng.random() < probability(task["skill_hint"], docs, 2) else ""
+                text += f" {PASS2}" if rng.random() < chance(2, probability(task["skill_hint"], docs, 2)) else ""
         elif request.purpose == "reflect":
             text = json.dumps({"edits": self.proposals})
         elif request.purpose == "refine":
@@ -250,11 +270,12 @@ REPEATED = {"neutral_reproposed_10_nights": [NEUTRAL[0]], "neutral_reworded_10_n
 CONFIG: dict[str, Any] = {}  # engine settings changed from the defaults (--val-others-samples)
 
 
-def one_seed(args: tuple[int, int, dict[str, Any], int]) -> dict[str, Any]:
+def one_seed(args: tuple[int, int, dict[str, Any], int, dict[str, float]]) -> dict[str, Any]:
     """Every scenario for one (Nval, seed); counts, not rates."""
-    n_val, seed, config, checks = args
+    n_val, seed, config, checks, world = args
     CONFIG.clear()
     CONFIG.update(config)
+    WORLD.update(world, seed=f"{n_val}-{seed}")
     tasks = make_tasks(n_val, checks)
     out: dict[str, Any] = {"engine": {}, "strict": {}, "calls": [], "val_calls": [], "strict_val_calls": []}
     with tempfile.TemporaryDirectory(prefix="skillopt-bench-gate-") as tmp:
@@ -304,24 +325,48 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run(n_vals: list[int], seeds: int, workers: int, progress: Callable[[str], None],
-        config: dict[str, Any] | None = None, checks: int = 1) -> dict[str, Any]:
+        config: dict[str, Any] | None = None, checks: int = 1,
+        world: dict[str, float] | None = None) -> dict[str, Any]:
+    """Every scenario at each Nval; ``world`` (corr, drift) turns within-task correlation on and is
+    stated in the result (absent: independent attempts, and the result as without it)."""
     started = time.monotonic()
     config = config or {}
-    out: dict[str, Any] = {"knobs": KNOBS, "train_tasks": len(TRAIN), "config": config, "checks_per_task": checks,
+    out: dict[str, Any] = {**({"world": world} if world is not None else {}),
+                           "knobs": KNOBS, "train_tasks": len(TRAIN), "config": config, "checks_per_task": checks,
                            "gate": night._settings(Config(**config)).gate.__dict__,
                            "val_samples": Config().val_samples, "max_val_samples": Config().max_val_samples,
                            "val_others_samples": Config(**config).val_others_samples, "by_n_val": {}}
     for n_val in n_vals:
-        jobs = [(n_val, s, config, checks) for s in range(seeds)]
+        jobs = [(n_val, s, config, checks, world or {"corr": 0.0, "drift": 0.0}) for s in range(seeds)]
         if workers > 1:
             with Pool(workers) as pool:
                 results = pool.map(one_seed, jobs, chunksize=4)
         else:
             results = [one_seed(j) for j in jobs]
         out["by_n_val"][str(n_val)] = summarise(results)
-        progress(f"Nval={n_val}: {time.monotonic() - started:.0f}s")
+        stated = f" corr={world['corr']:g} drift={world['drift']:g}" if world is not None else ""
+        progress(f"Nval={n_val}{stated}: {time.monotonic() - started:.0f}s")
     out["wall_s"] = round(time.monotonic() - started, 1)
     return out
+
+
+def correlated_worlds(parser: argparse.ArgumentParser, corrs: list[float] | None,
+                      drifts: list[float] | None) -> list[dict[str, float]] | None:
+    """The (corr, drift) pairs to run, in order (drift is moot at corr 0); None without ``--corr``."""
+    if corrs is None:
+        if drifts is not None:
+            parser.error("--drift needs --corr")
+        return None
+    worlds: list[dict[str, float]] = []
+    for corr in corrs:
+        for drift in (drifts or [0.0]) if corr else [0.0]:
+            try:
+                check_corr(corr, drift)
+            except ValueError as exc:
+                parser.error(str(exc).replace("sim knob ", "--"))
+            if {"corr": corr, "drift": drift} not in worlds:
+                worlds.append({"corr": corr, "drift": drift})
+    return worlds
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -337,12 +382,24 @@ def main(argv: list[str] | None = None) -> int:
                         help="test the gain on the score, not on the checks a rule fixes (targeted_gain off)")
     parser.add_argument("--max-calls", type=int,
                         help="a per-night call cap (Config.max_calls): gates one at a time, in fixed sequence")
+    parser.add_argument("--corr", type=float, nargs="+", metavar="C",
+                        help="within-task correlation(s), each 0..1: one run per value, each stating its world")
+    parser.add_argument("--drift", type=float, nargs="+", metavar="D",
+                        help="with --corr: share(s) of a task's latent redrawn when the documents change (default 0)")
     args = parser.parse_args(argv)
+    worlds = correlated_worlds(parser, args.corr, args.drift)
     config = {"val_others_samples": args.val_others_samples, "targeted_gain": not args.score_gain}
     if args.max_calls is not None:
         config["max_calls"] = args.max_calls
-    result = run(args.n_val, args.seeds, args.workers, lambda msg: print(msg, file=sys.stderr), config,
-                 checks=2 if args.two_checks else 1)
+    checks = 2 if args.two_checks else 1
+    progress = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
+    if worlds is None:
+        result = run(args.n_val, args.seeds, args.workers, progress, config, checks=checks)
+    else:
+        started = time.monotonic()
+        result = {"worlds": [run(args.n_val, args.seeds, args.workers, progress, config, checks=checks, world=w)
+                             for w in worlds]}
+        result["wall_s"] = round(time.monotonic() - started, 1)
     json.dump(result, sys.stdout, indent=1)
     print()
     return 0

@@ -19,10 +19,14 @@ score with the rule vs without it, lower by more than ``--harm-margin``).
 
 Stated knobs (printed in the JSON; see ``skillopt_sleep/backends/sim/__init__.py``): the target
 setting follow 0.9 / base 0.3 / harmful 0.25 (correct 0.6), with leak 0.5, verbose 700
-chars, overload 0.03 beyond 8 free rules and conflict 0.3 ON.
+chars, overload 0.03 beyond 8 free rules and conflict 0.3 ON. ``--corr 0 0.8`` runs every job once per
+within-task correlation (the sim's ``corr``: repeated answers to one task agree); each run and each
+summary row then states its ``corr``, and each summary row's ceiling is that of its own world;
+``--drift`` sets the sim's ``drift`` (the share of a task's propensity redrawn when the documents change).
 
     python scripts/bench_learning.py                      # 5 nights, 2 seeds, 2 workers
     python scripts/bench_learning.py --nights 3 --seeds 1 --skills git-writing
+    python scripts/bench_learning.py --nights 3 --seeds 2 --corr 0 0.8      # independent vs correlated answers
     python scripts/bench_learning.py --out docs/bench/learning.json --svg docs/bench/learning.svg
     python scripts/bench_learning.py --max-rules 2 --shift 3 --policies engine,engine_no_retire   # retiring rules
     python scripts/bench_learning.py --nights 3 --seeds 8 \
@@ -223,8 +227,11 @@ def _hand_lines(doc: Any) -> list[Any]:
             if ln.strip() and ln.strip().lstrip("-* ").strip() not in rules and not ln.strip().startswith("<!--")]
 
 
+CORR: list[float | None] = [None, 0.0]  # this process's within-task correlation and drift (None: not stated)
+
+
 def spec(seed: int) -> str:
-    return f"sim:{KNOBS},seed={seed}"
+    return f"sim:{KNOBS},seed={seed}" + (f",corr={CORR[0]:g},drift={CORR[1]:g}" if CORR[0] else "")
 
 
 def optimizer_seed(seed: int, night_number: int) -> int:
@@ -369,8 +376,10 @@ def capped_label(cap: int | None) -> str:
     return f"engine_capped_{cap}"
 
 
-def one_job(job: tuple[str, str, int, int, float, bool, int, int, int | None]) -> dict[str, Any]:
-    policy, name, seed, nights, margin, fresh, max_rules, shift, max_calls = job
+def one_job(job: tuple[Any, ...]) -> dict[str, Any]:
+    """One (policy, skill, seed, nights, margin, fresh, max_rules, shift, max_calls[, corr[, drift]]) run."""
+    policy, name, seed, nights, margin, fresh, max_rules, shift, max_calls, *world = job
+    CORR[:] = [*world, 0.0][:2] if world else [None, 0.0]
     skill = next(s for s in SUITE if s.name == name)
     started = time.monotonic()
     if policy in ENGINE_POLICIES:
@@ -381,7 +390,14 @@ def one_job(job: tuple[str, str, int, int, float, bool, int, int, int | None]) -
     else:
         out = strict_run(skill, seed, nights, margin, fresh, shift)
     out["wall_s"] = round(time.monotonic() - started, 2)
-    return out
+    return out if CORR[0] is None else {"corr": CORR[0], **({"drift": CORR[1]} if CORR[1] else {}), **out}
+
+
+def summarise_worlds(results: list[dict[str, Any]], nights: int, corrs: list[float] | None) -> list[dict[str, Any]]:
+    """``summarise``, once per within-task correlation when ``--corr`` is given (rows state it)."""
+    if corrs is None:
+        return summarise(results, nights)
+    return [{"corr": c, **row} for c in corrs for row in summarise([r for r in results if r["corr"] == c], nights)]
 
 
 def run_jobs(one: Any, jobs: list[Any], workers: int) -> list[Any]:
@@ -414,6 +430,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-calls", default="",
                         help="the engine_capped policy's per-night call caps (Config.max_calls), comma-separated: "
                              "each is a policy of its own (engine_capped_<cap>)")
+    parser.add_argument("--corr", type=float, nargs="+", metavar="C",
+                        help="within-task correlation(s) of the target's answers (sim knob corr, 0..1): every job "
+                             "runs once per value (no charts with more than one)")
+    parser.add_argument("--drift", type=float, default=0.0, help="with --corr: the sim knob drift (0..1)")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
     parser.add_argument("--svg", type=Path, help="write the chart here")
     parser.add_argument("--policies-svg", type=Path,
@@ -430,21 +450,32 @@ def main(argv: list[str] | None = None) -> int:
     if ("engine_capped" in policies) != bool(caps) or any(c < 1 for c in caps):
         print("the engine_capped policy and --max-calls (positive numbers) go together", file=sys.stderr)
         return 2
+    corrs = args.corr or []
+    bad_corr = (any(not 0.0 <= c <= 1.0 for c in corrs) or len(set(corrs)) < len(corrs)
+                or (len(corrs) > 1 and bool(args.svg or args.policies_svg)))
+    bad_corr = bad_corr or not 0.0 <= args.drift <= 1.0 or bool(args.drift and args.corr is None)
+    if bad_corr:
+        print("--corr takes distinct values within 0..1, and only one of them with --svg or --policies-svg; "
+              "--drift one within 0..1, with --corr",
+              file=sys.stderr)
+        return 2
     if unknown or bad_policies or min(args.nights, args.seeds, args.workers, args.max_rules, args.shift + 1) < 1:
         print(f"bad arguments: unknown skills {unknown}" if unknown else
               f"policies must be some of {', '.join(POLICIES)}" if bad_policies else
               "nights, seeds, workers and max-rules must be >= 1, shift >= 0",
               file=sys.stderr)
         return 2
-    jobs = [(policy, name, seed, args.nights, args.harm_margin, not args.same_tasks, args.max_rules, args.shift, cap)
-            for name in names for seed in range(args.seeds) for policy in policies
+    jobs = [(policy, name, seed, args.nights, args.harm_margin, not args.same_tasks, args.max_rules, args.shift, cap,
+             *([] if corr is None else [corr, args.drift]))
+            for corr in (args.corr or [None]) for name in names for seed in range(args.seeds) for policy in policies
             for cap in (caps if policy == "engine_capped" else [None])]
     started = time.monotonic()
     results = run_jobs(one_job, jobs, args.workers)
-    summaries = summarise(results, args.nights)
+    summaries = summarise_worlds(results, args.nights, args.corr)
     report = {
         "benchmark": "learning",
         "sim_knobs": KNOBS,
+        **({} if args.corr is None else {"corr": args.corr, "drift": args.drift}),
         "test": {"samples_per_task": TEST_SAMPLES, "target_seed_offset": TEST_SEED_OFFSET,
                  "audit_samples_per_task": AUDIT_SAMPLES, "harm_margin": args.harm_margin},
         "tasks_per_kind": SPLIT,

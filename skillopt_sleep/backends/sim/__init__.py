@@ -42,6 +42,14 @@ Honesty knobs (each off by default; every benchmark that turns one on prints it)
   opposite stances on a check, the rule wins with probability ``conflict`` and the winner is then
   followed with the (effective) follow rate. Off, such a contradiction is a coin flip, as between
   any two contradicting lines. A rule that supersedes the line explicitly is simply followed.
+- ``corr`` (0..1, default 0 = off) with ``drift`` (0..1, default 0): within-task correlation. Each
+  check of a task (and an obeyed length cap, and a judged task's reference) has a latent
+  propensity, so repeated answers to one task agree: on the probit scale two answers to the same
+  task correlate by ``corr``, while the pass rate over tasks stays the probability above exactly.
+  The latent is keyed by the task and the check, never by the sample; ``drift`` is the share of it
+  redrawn when the documents change (0: a task hard under one document set stays hard under
+  every other; 1: each document set reshuffles which tasks are hard). Off, every answer is an
+  independent draw. ``latent.py`` states the model.
 """
 
 from __future__ import annotations

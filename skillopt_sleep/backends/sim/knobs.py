@@ -1,6 +1,6 @@
 """The simulator's knobs: what it is told, not what it works out (the module docstring of
 ``skillopt_sleep.backends.sim`` states what each one does). The honesty knobs ``leak``,
-``verbose``, ``overload`` and ``conflict`` default to off: None, 0, 0 and None."""
+``verbose``, ``overload``, ``conflict`` and ``corr`` default to off: None, 0, 0, None and 0."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-PROBABILITIES = ("follow", "base", "correct", "harmful", "overload")
+PROBABILITIES = ("follow", "base", "correct", "harmful", "overload", "corr", "drift")
 OPTIONAL_PROBABILITIES = ("leak", "conflict")
-HONESTY = ("leak", "verbose", "overload", "free_rules", "conflict")
+HONESTY = ("leak", "verbose", "overload", "free_rules", "conflict", "corr", "drift")
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,8 @@ class SimKnobs:
     overload: float = 0.0
     free_rules: int = 8
     conflict: float | None = None
+    corr: float = 0.0
+    drift: float = 0.0
 
     def __post_init__(self) -> None:
         for name in PROBABILITIES:

@@ -8,6 +8,7 @@ from typing import Any
 
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.sim.knobs import SimKnobs
+from skillopt_sleep.backends.sim.latent import Chance, independent, task_chance
 from skillopt_sleep.backends.sim.reading import (
     Directive,
     applicable,
@@ -39,12 +40,13 @@ def attempt(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
     view = DocumentView(applicable(everything, task_text(task)), knobs.effective_follow(rule_count(everything)))
     rng = knobs.rng("attempt", task.get("id"), request.sample, documents)
     judge = task.get("judge") or {}
+    chance = task_chance(knobs.rng, knobs.corr, knobs.drift, task.get("id"), documents)
     if judge.get("kind", "rule") != "rule":
         reference = task.get("reference", "")
         covered = any(reference and reference.lower() in d.text.lower() for d in view.directives)
-        hit = rng.random() < (view.follow if covered else knobs.base)
+        hit = rng.random() < chance("reference", view.follow if covered else knobs.base)
         return (reference if hit else rng.choice(FILLER)), []
-    return render(knobs, judge.get("checks") or [], view, rng)
+    return render(knobs, judge.get("checks") or [], view, rng, chance)
 
 
 @dataclass(frozen=True)
@@ -100,9 +102,9 @@ def leaked(knobs: SimKnobs, checks: list[dict[str, Any]], view: DocumentView, rn
 
 
 def render(knobs: SimKnobs, checks: list[dict[str, Any]], view: DocumentView,
-           rng: random.Random) -> tuple[str, list[str]]:
+           rng: random.Random, chance: Chance = independent) -> tuple[str, list[str]]:
     """A real text response (and tools called) that satisfies each check with its probability."""
-    ok = {i: rng.random() < check_probability(knobs, c, view) for i, c in enumerate(checks)}
+    ok = {i: rng.random() < chance(i, check_probability(knobs, c, view)) for i, c in enumerate(checks)}
     head: list[str] = []
     body: list[str] = []
     sections: dict[str, list[str]] = {}
@@ -148,7 +150,7 @@ def render(knobs: SimKnobs, checks: list[dict[str, Any]], view: DocumentView,
         if len(text) > max_len:
             text = text[:max_len].rstrip()
     cap = cap_from(view.directives)
-    if cap is not None and len(text) > cap and rng.random() < view.follow:
+    if cap is not None and len(text) > cap and rng.random() < chance("cap", view.follow):
         if knobs.verbose:  # a verbose model asked to be brief drops its padding before content
             text = essentials
             while min_len is not None and len(text) < min_len:
