@@ -80,13 +80,18 @@ def _padded(text: str, end: int) -> bool:
     return end == len(text) or not (text[end].isalnum() or text[end] in "_-.")
 
 
-def _token(text: str, start: int, end: int) -> bool:
+def _token(text: str, start: int, end: int) -> int | None:
+    """Where the token in the run ``start:end`` ends (trailing "._-" dropped), or None: no token."""
     if start > 0 and text[start - 1] in _GLUE_BEFORE:
-        return False
+        return None
     if end < len(text) and text[end] in _GLUE_AFTER and not (text[end] == "=" and _padded(text, end)):
-        return False
+        return None
     while end > start and text[end - 1] in "._-":  # a sentence's full stop, a trailing dash
         end -= 1
+    return end if _is_token(text, start, end) else None
+
+
+def _is_token(text: str, start: int, end: int) -> bool:
     if _NUMBERED.fullmatch(text, start, end):
         return looks_generated(text[text.index("-", start) + 1:end])
     head = _HEAD.match(text, start, end)
@@ -121,19 +126,19 @@ def _bare(run: str) -> bool:
     nearly as random as random base62 (the high-entropy test of generic secret scanners). An SSH
     public key's body (base64 of a length-prefixed key type: "AAAA…") is public; base64 of text or
     of a file is data (``_encoded_data``)."""
-    if _encoded_data(run):
-        return False
     pieces = [p for p in _PIECES.split(run) if p]
     if len(pieces) > 1 and (len(run) - len(pieces) + 1) / len(pieces) < 8:
         return False  # short pieces: a name (SecurityConst.TLS_RSA_WITH_AES_256_CBC_SHA)
-    run = "".join(pieces)  # base64url keeps "-" and "_" inside
-    if name_like(run) or _SEQUENCE.search(run):
+    joined = "".join(pieces)  # base64url keeps "-" and "_" inside
+    if len(joined) < 32 or joined.startswith("AAAA") or not joined.isalnum() or joined.isdigit():
         return False
-    if len(run) < 32 or run.startswith("AAAA") or not run.isalnum() or run.isdigit() or _mostly_words(run):
+    if not (any(c.isupper() for c in joined) and any(c.islower() for c in joined)
+            and any(c.isdigit() for c in joined)):
         return False
-    if not (any(c.isupper() for c in run) and any(c.islower() for c in run) and any(c.isdigit() for c in run)):
+    if name_like(joined) or _SEQUENCE.search(joined) or _mostly_words(joined):
         return False
-    return entropy(run[:4096]) >= 4.1
+    # the costliest test last: most runs are refused above without decoding anything
+    return entropy(joined[:4096]) >= 4.1 and not _encoded_data(run)
 
 
 def redact_prefixed(text: str) -> str:
@@ -147,11 +152,10 @@ def redact_prefixed(text: str) -> str:
         start, end = run.span()
         if end - start > _MAX_RUN:
             continue
-        if _token(text, start, end):
-            while end > start and text[end - 1] in "._-":
-                end -= 1
+        token_end = _token(text, start, end)
+        if token_end is not None:
             pieces += [text[done:start], mark("token")]
-            done = end
+            done = token_end
     if not pieces:
         return text
     pieces.append(text[done:])
