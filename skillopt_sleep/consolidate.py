@@ -43,6 +43,7 @@ from skillopt_sleep.rule_budget import apply_within_budget, fit_together
 from skillopt_sleep.edit_evidence import EvidencePool, task_content_key, val_set_key
 from skillopt_sleep.evaluator import Evaluator, mean_of, measure_test
 from skillopt_sleep.reflect import kind_of, reflect
+from skillopt_sleep.together import gate_together
 from skillopt_sleep.types import Attempt, Edit, GateDecision, TaskRecord
 from skillopt_sleep.widen import widened
 
@@ -135,8 +136,10 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
         candidates = _worth_testing(outcome, candidates, pool, val)
     if candidates and val:
         night = NightGate(evaluator, settings, docs, tasks, overlapping(val, train), len(candidates), cap)
-        winners = _gate_each(outcome, night, candidates, pool, progress)
-        final = _combine(outcome, night, winners, progress)
+        together = settings.together and len(candidates) > 1 and not cap.capped
+        winners = _gate_each(outcome, night, candidates, pool, progress, own_only=together)
+        final = (gate_together(outcome, night, winners, pool, val_set_key(val), progress) if together
+                 else _combine(outcome, night, winners, progress))
         undecided = sum(r.stage == "budget" for r in outcome.rejected)
         if undecided:
             outcome.notes.append(cap_note(cap, undecided, len(val), settings.max_val_samples))
@@ -239,24 +242,35 @@ def _worth_testing(outcome: Outcome, candidates: list[tuple[Edit, DocumentSet]],
     return keep
 
 
+def gate_alone(night: NightGate, pool: EvidencePool | None, edit: Edit, cand: DocumentSet,
+               own_tasks_only: bool = False) -> GateDecision:
+    """One edit against tonight's documents (``NightGate.gate``), from its pooled evidence when it
+    has some, with the "no worse" test first when it retires a learned rule (``gate_removal``).
+    ``own_tasks_only``: its gain on its own tasks only (the night's rules are then measured on the
+    other val tasks together, ``together.py``)."""
+    focus = focus_for([edit], night.tasks)
+    pooled = pool is not None and not pool.accepted_before(edit)
+    identity = pool.identity(edit) if pool is not None and pooled else None
+    share = pool.alpha_share(edit) if pool is not None and pooled else 1.0
+
+    def gate() -> GateDecision:
+        return night.gate(cand, focus, share=share, identity=identity, targets=edit.targets,
+                          own_tasks_only=own_tasks_only)
+
+    return gate_removal(night, edit, cand, focus, gate, identity)
+
+
 def _gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, DocumentSet]],
-               pool: EvidencePool | None, progress: Progress) -> list[tuple[Edit, DocumentSet, GateDecision]]:
-    """Phase 3: every edit alone against tonight's documents, concurrently."""
+               pool: EvidencePool | None, progress: Progress,
+               own_only: bool = False) -> list[tuple[Edit, DocumentSet, GateDecision]]:
+    """Phase 3: every edit alone against tonight's documents, concurrently. ``own_only``: on its
+    own tasks only; a winner's test is then recorded in the pool once the night's rules have been
+    measured together (``together.py``)."""
     val_set = val_set_key(list(night.evaluator.tasks.values()))
-    progress(f"gating {len(candidates)} edit(s) on {len(night.evaluator.tasks)} val task(s)")
-
-    def one(edit: Edit, cand: DocumentSet) -> GateDecision:
-        if pool is None or pool.accepted_before(edit):
-            return night.gate(cand, focus_for([edit], night.tasks), targets=edit.targets)
-        return night.gate(cand, focus_for([edit], night.tasks), share=pool.alpha_share(edit),
-                          identity=pool.identity(edit), targets=edit.targets)
-
-    def pooled(edit: Edit) -> str | None:  # the candidate's samples are pooled under this identity
-        return None if pool is None or pool.accepted_before(edit) else pool.identity(edit)
-
-    gates = [(lambda edit=edit, cand=cand: gate_removal(
-        night, edit, cand, focus_for([edit], night.tasks), lambda: one(edit, cand), pooled(edit)))
-        for edit, cand in candidates]
+    where = "their own val tasks" if own_only else f"{len(night.evaluator.tasks)} val task(s)"
+    progress(f"gating {len(candidates)} edit(s) on {where}")
+    gates = [(lambda edit=edit, cand=cand: gate_alone(night, pool, edit, cand, own_only))
+             for edit, cand in candidates]
     # a capped night gates one edit at a time, best ranked first: the calls go to the edits most
     # likely to pass, and which edits get them does not depend on thread timing
     decisions = in_turn(gates, night.cap.limit) if night.cap.capped else run_together(*gates)
@@ -271,7 +285,7 @@ def _gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, 
                 pool.record_test(edit, False, undecided=True)
             outcome.rejected.append(Rejection(edit, list(decision.reasons), "budget"))
             continue
-        if pool is not None:
+        if pool is not None and not (own_only and decision.accepted):
             pool.record_test(edit, decision.accepted, val_set)
         if decision.accepted:
             winners.append((edit, cand, decision))
@@ -281,7 +295,7 @@ def _gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, 
     return winners
 
 
-def _apply_all(docs: DocumentSet, edits: list[Edit]) -> DocumentSet:
+def apply_all(docs: DocumentSet, edits: list[Edit]) -> DocumentSet:
     for edit in edits:
         docs = apply_edit(docs, edit)
     return docs
@@ -290,41 +304,17 @@ def _apply_all(docs: DocumentSet, edits: list[Edit]) -> DocumentSet:
 def _combine(outcome: Outcome, night: NightGate,
              winners: list[tuple[Edit, DocumentSet, GateDecision]], progress: Progress) -> DocumentSet:
     """Phase 4: the proposal from the edits that passed alone. Each whose own tasks another
-    accepted edit also claims must add something beside the others (leave-one-out: the combination
-    against the combination without it, on the edit's own tasks only), so a useless rule cannot
-    ride along with a useful one doing the same job; the survivors' combination is gated against
-    tonight's documents on every val task (regressions, the all-task mean), so the leave-one-out
-    tests need not measure the other tasks too."""
-    best_first = sorted(winners, key=lambda w: -w[2].statistic.get("gain", 0))
-    fits, no_room = fit_together(night.base, [w[0] for w in best_first])
-    outcome.rejected.extend(Rejection(e, [f"accepted alone, but no room beside the other accepted edits: {why}"],
-                                      "combination") for e, why in no_room)
-    winners = [w for w in winners if any(w[0] is e for e in fits)]
+    accepted edit also claims must add something beside the others (``leave_one_out``), so a
+    useless rule cannot ride along with a useful one doing the same job; the survivors'
+    combination is gated against tonight's documents on every val task (regressions, the all-task
+    mean), so the leave-one-out tests need not measure the other tasks too."""
+    winners = fitting(outcome, night, winners)
     if not winners:
         return night.base
     if len(winners) == 1:
         outcome.accepted = [winners[0][0]]
         return winners[0][1]
-    edits = [w[0] for w in winners]
-    combined = _apply_all(night.base, edits)
-    focus = {id(e): focus_for([e], night.tasks) for e in edits}
-    progress(f"checking what each of {len(winners)} accepted edits adds beside the others")
-    survivors, spent = [], False
-    for edit in edits:
-        if not any(focus[id(edit)] & focus[id(e)] for e in edits if e is not edit):
-            survivors.append(edit)  # no other claims its tasks; the combination's gate guards the rest
-            continue
-        rest = _apply_all(night.base, [e for e in edits if e is not edit])
-        decision = undecided(None, night.cap.limit, behind=True) if spent else night.gate(
-            combined, focus[id(edit)], base=rest, own_tasks_only=True, targets=edit.targets)
-        spent = spent or out_of_calls(decision)
-        if decision.accepted:
-            survivors.append(edit)
-        else:
-            why = ("could not be checked beside the other accepted edits" if out_of_calls(decision)
-                   else "adds nothing beside the other accepted edits")
-            outcome.rejected.append(Rejection(edit, [f"accepted alone, but {why}: " + "; ".join(decision.reasons)],
-                                              "budget" if out_of_calls(decision) else "combination"))
+    survivors = leave_one_out(outcome, night, winners, progress)
     if not survivors:
         best = max(winners, key=lambda w: w[2].statistic.get("gain", 0))
         outcome.rejected = [r for r in outcome.rejected if r.edit is not best[0]]
@@ -333,11 +323,9 @@ def _combine(outcome: Outcome, night: NightGate,
     if len(survivors) == 1:
         outcome.accepted = survivors
         return next(w[1] for w in winners if w[0] is survivors[0])
-    combined = _apply_all(night.base, survivors)
+    combined = apply_all(night.base, survivors)
     progress(f"gating the combination of {len(survivors)} accepted edits")
-    decision = night.gate(combined, focus_for(survivors, night.tasks),
-                          targets=sorted({c for e in survivors for c in e.targets}) if all(e.targets for e in survivors)
-                          else None)
+    decision = night.gate(combined, focus_for(survivors, night.tasks), targets=joint_targets(survivors))
     decision.edits = list(survivors)
     outcome.decisions.append(decision)
     if decision.accepted:
@@ -351,3 +339,46 @@ def _combine(outcome: Outcome, night: NightGate,
                 "budget" if out_of_calls(decision) else "combination"))
     outcome.accepted = [best[0]]
     return best[1]
+
+
+def joint_targets(edits: list[Edit]) -> list[str] | None:
+    """The checks a set of edits fixes together (None when one of them names none: the score)."""
+    return sorted({c for e in edits for c in e.targets}) if all(e.targets for e in edits) else None
+
+
+def fitting(outcome: Outcome, night: NightGate,
+            winners: list[tuple[Edit, DocumentSet, GateDecision]]) -> list[tuple[Edit, DocumentSet, GateDecision]]:
+    """The winners that fit in the documents together, best gain first; the others refused."""
+    best_first = sorted(winners, key=lambda w: -w[2].statistic.get("gain", 0))
+    fits, no_room = fit_together(night.base, [w[0] for w in best_first])
+    outcome.rejected.extend(Rejection(e, [f"accepted alone, but no room beside the other accepted edits: {why}"],
+                                      "combination") for e, why in no_room)
+    return [w for w in winners if any(w[0] is e for e in fits)]
+
+
+def leave_one_out(outcome: Outcome, night: NightGate, winners: list[tuple[Edit, DocumentSet, GateDecision]],
+                  progress: Progress) -> list[Edit]:
+    """The winners that add something beside the others: one whose own tasks another also claims
+    must gain there in the combination against the combination without it (its own tasks only);
+    the others are refused (stage combination, or budget when a capped night ran out)."""
+    edits = [w[0] for w in winners]
+    combined = apply_all(night.base, edits)
+    focus = {id(e): focus_for([e], night.tasks) for e in edits}
+    progress(f"checking what each of {len(winners)} accepted edits adds beside the others")
+    survivors, spent = [], False
+    for edit in edits:
+        if not any(focus[id(edit)] & focus[id(e)] for e in edits if e is not edit):
+            survivors.append(edit)  # no other claims its tasks; the combination's gate guards the rest
+            continue
+        rest = apply_all(night.base, [e for e in edits if e is not edit])
+        decision = undecided(None, night.cap.limit, behind=True) if spent else night.gate(
+            combined, focus[id(edit)], base=rest, own_tasks_only=True, targets=edit.targets)
+        spent = spent or out_of_calls(decision)
+        if decision.accepted:
+            survivors.append(edit)
+        else:
+            why = ("could not be checked beside the other accepted edits" if out_of_calls(decision)
+                   else "adds nothing beside the other accepted edits")
+            outcome.rejected.append(Rejection(edit, [f"accepted alone, but {why}: " + "; ".join(decision.reasons)],
+                                              "budget" if out_of_calls(decision) else "combination"))
+    return survivors

@@ -38,6 +38,9 @@ class LoopSettings:
     # when the removal costs the tasks it served less than ``retire_margin`` (retire.py)
     retire: bool = True
     retire_margin: float = RETIRE_MARGIN
+    # several edits: each gated on its own val tasks, their combination once on every val task
+    # (``together.py``); off: each edit on every val task, then their combination
+    together: bool = True
     gate: gating.GateConfig = field(default_factory=lambda: gating.GateConfig(looks=3))
 
     @property

@@ -392,7 +392,7 @@ def test_only_edits_claiming_the_same_tasks_must_show_what_each_adds_beside_the_
     gate = loop.NightGate.gate
 
     def spy(self, cand, focus, **kw):
-        calls.append(kw.get("own_tasks_only", False))
+        calls.append(kw.get("base") is not None)  # a leave-one-out test: against the others without it
         return gate(self, cand, focus, **kw)
 
     monkeypatch.setattr(loop.NightGate, "gate", spy)

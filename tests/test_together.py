@@ -1,0 +1,83 @@
+"""A night's rules tested together (``together.py``): each on its own tasks, the combination once on
+every val task, and no rule hidden behind another kind's."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from skillopt_sleep import together
+from skillopt_sleep.backends.base import Completion, Request
+from skillopt_sleep.consolidate import consolidate
+from skillopt_sleep.documents import load_documents
+from skillopt_sleep.edit_evidence import EvidencePool
+from skillopt_sleep.loop_settings import LoopSettings
+from tests.test_consolidate import HELPS_A, HELPS_B, PASS, TwoKinds, World, world_models, world_tasks
+
+# claims kind a (its evidence is kind a's), and makes every answer terse: kind b suffers
+TRADE_A = "Answers about kind a follow the a checklist; keep every answer terse"
+
+
+class BHalvedByTerse(World):
+    """Kind ``a`` passes only with the a checklist. Kind ``b`` passes 4 times in 10 without a
+    rule, always with the b checklist, and half as often as that when a rule says "terse"."""
+
+    def complete(self, request: Request) -> Completion:
+        if request.purpose != "attempt":
+            return super().complete(request)
+        task, docs = request.payload["task"], request.payload["documents"]
+        rng = random.Random(f"{self.seed}|{task['id']}|{request.sample}|{docs}")
+        if task["skill_hint"] == "a":
+            p = 1.0 if "a checklist" in docs else 0.0
+        else:
+            p = (1.0 if "b checklist" in docs else 0.4) * (0.5 if "terse" in docs else 1.0)
+        return Completion(text=f"Done. {PASS}" if rng.random() < p else "Done.", model="world")
+
+
+def _sampled(decision) -> set[str]:
+    return {tid for tid, n in decision.statistic["samples_per_task"].items() if n}
+
+
+def test_each_rule_is_measured_on_its_own_tasks_and_their_combination_once_on_every_task(tmp_path: Path) -> None:
+    docs = load_documents(tmp_path)
+    val = {t.id for t in world_tasks(6) if t.split == "val"}
+    out = consolidate(world_tasks(6), docs, world_models(TwoKinds([HELPS_A, HELPS_B])), LoopSettings())
+    assert sorted(e.content for e in out.accepted) == sorted([HELPS_A, HELPS_B])
+    alone = [d for d in out.decisions if len(d.edits) == 1]
+    assert len(alone) == 2
+    for decision in alone:
+        kind = "a" if decision.edits[0].content == HELPS_A else "b"
+        assert _sampled(decision) == {t for t in val if t.startswith(f"val-{kind}-")}, "its own tasks only"
+    [both] = [d for d in out.decisions if len(d.edits) == 2]
+    assert both.accepted and _sampled(both) == val and both.statistic["together"]
+
+    apart = consolidate(world_tasks(6), docs, world_models(TwoKinds([HELPS_A, HELPS_B])), LoopSettings(together=False))
+    assert all(_sampled(d) == val for d in apart.decisions), "one by one: every edit on every val task"
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_rule_that_lowers_another_kind_is_not_hidden_behind_that_kinds_own_rule(tmp_path: Path, seed: int) -> None:
+    """Beside the kind b rule, TRADE_A leaves kind b at half of what that rule gives it alone; the
+    combination still beats tonight's documents everywhere, so only the comparison with the b rule
+    alone shows it."""
+    path = tmp_path / "evidence.json"
+    docs = load_documents(tmp_path)
+    pool = EvidencePool.load(path, tmp_path, "world", docs.fingerprint())
+    out = consolidate(world_tasks(6), docs, world_models(BHalvedByTerse([TRADE_A, HELPS_B], seed=seed)),
+                      LoopSettings(), pool=pool)
+    assert [e.content for e in out.accepted] == [HELPS_B]
+    [refused] = [r for r in out.rejected if r.edit.content == TRADE_A]
+    assert "lowers the tasks of" in refused.reasons[0] and not refused.ban
+    assert pool.accepted_before(out.accepted[0]) and not pool.accepted_before(refused.edit)
+
+
+def test_without_the_comparison_with_each_rule_alone_the_trade_off_would_pass(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guard above is what refuses it: the combination's own gate against tonight's documents
+    lets both rules through."""
+    monkeypatch.setattr(together, "worse_than_alone", lambda *args: [])
+    out = consolidate(world_tasks(6), load_documents(tmp_path), world_models(BHalvedByTerse([TRADE_A, HELPS_B], seed=1)),
+                      LoopSettings())
+    assert sorted(e.content for e in out.accepted) == sorted([TRADE_A, HELPS_B])
