@@ -8,10 +8,12 @@
      the line of a learned rule that no longer earns its place (``retire.py``: the removal must also
      pass the gate's "no worse" test on the tasks that rule served);
   3. gate every edit on its own against the current documents (all edits at once), on the tasks
-     it claims to help first, drawing more val samples while a verdict is uncertain; the night's edits share the gate's false-accept
-     rate (Bonferroni), and an edit re-tested on a later night adds to its pooled evidence
-     (``edit_evidence``) with a smaller share still — but only when the val tasks changed since
-     its last test: on the same tasks it stays refused without a draw;
+     it claims to help first, drawing more val samples while a verdict is uncertain; the night's
+     edits share the gate's false-accept rate (Bonferroni), and an edit re-tested on a later night
+     adds to its pooled evidence (``edit_evidence``) with a smaller share still — but only when the
+     val tasks changed since its last test: on the same tasks it stays refused without a draw.
+     Several edits are each gated on their own tasks only, and measured on the others together
+     (``together.py``); one edit, or a capped night's, on every val task;
   4. when several edits pass, keep only those that add something beside the others (leave-one-out)
      and gate their combination too (falling back to the best single edit if it does not hold up);
   5. measure the test split (never used for decisions).
