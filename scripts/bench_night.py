@@ -6,6 +6,7 @@ per phase (preflight, dream, val, reflect, test, judge) counted by a wrapper aro
 averaged over seeds. The sim knobs are the issue's noise model (follow 0.9, base 0.3).
 
     python scripts/bench_night.py calls --ks 1,3,5 --seeds 5
+    python scripts/bench_night.py calls --sim sim:follow=0.98,base=0.05,correct=0.6,harmful=0.2   # large effects
     python scripts/bench_night.py calls --score-cache-days 0   # without the score cache
     python scripts/bench_night.py calls --k-agree 0            # without adaptive K
     python scripts/bench_night.py calls --dream-factor 1       # with dream variants
@@ -200,12 +201,12 @@ def _patched_backends(wrap: Any) -> Any:
 
 
 def one_night(project: Path, tasks_file: Path, k: int, seed: int, splits: dict[str, str],
-              levers: dict[str, Any]) -> dict[str, Any]:
+              levers: dict[str, Any], sim: str = SUITE_SIM) -> dict[str, Any]:
     counts: Counter = Counter()
     lock = threading.Lock()
     caps = levers.get("max_calls")
     levers = dict(levers, max_calls=caps.get(k) if isinstance(caps, dict) else caps)
-    config = Config(backend=f"{SUITE_SIM},seed={seed}", agent="claude", k=k, **levers)
+    config = Config(backend=f"{sim},seed={seed}", agent="claude", k=k, **levers)
     options = night.NightOptions(project=project, config=config, mode="run", tasks_file=tasks_file)
     base = load_documents(project, "claude").prompt_prefix()
     with _patched_backends(lambda inner: Counting(inner, counts, splits, lock, base)):
@@ -221,7 +222,7 @@ def fresh_instances(tasks: list[TaskRecord]) -> list[TaskRecord]:
 
 
 def run_calls(ks: list[int], seeds: list[int], levers: dict[str, Any],
-              fresh_second: bool = False) -> dict[str, Any]:
+              fresh_second: bool = False, sim: str = SUITE_SIM) -> dict[str, Any]:
     import os
 
     tasks = suite_tasks()
@@ -229,7 +230,7 @@ def run_calls(ks: list[int], seeds: list[int], levers: dict[str, Any],
     splits = {t.id: t.split for t in tasks + second_tasks}
     out: dict[str, Any] = {"suite": {"tasks": len(tasks), "val": sum(t.split == "val" for t in tasks),
                                      "train": sum(t.split == "train" for t in tasks),
-                                     "backend": SUITE_SIM, "seeds": seeds, "levers": levers,
+                                     "backend": sim, "seeds": seeds, "levers": levers,
                                      "second_night": "new instances" if fresh_second else "the same tasks"},
                            "by_k": {}}
     old_home = os.environ.get("SKILLOPT_SLEEP_HOME")
@@ -245,10 +246,10 @@ def run_calls(ks: list[int], seeds: list[int], levers: dict[str, Any],
                     (project / "CLAUDE.md").write_text("# bench\n", encoding="utf-8")
                     tasks_file = root / "tasks.json"
                     tasks_file.write_text(json.dumps(tasks_document(tasks, True)), encoding="utf-8")
-                    first = one_night(project, tasks_file, k, seed, splits, levers)
+                    first = one_night(project, tasks_file, k, seed, splits, levers, sim)
                     if fresh_second:
                         tasks_file.write_text(json.dumps(tasks_document(second_tasks, True)), encoding="utf-8")
-                    second = one_night(project, tasks_file, k, seed, splits, levers)
+                    second = one_night(project, tasks_file, k, seed, splits, levers, sim)
                 rows.append({"seed": seed, "first": first, "second": second})
             out["by_k"][str(k)] = {
                 "first_night_mean_calls": _mean(r["first"]["calls"] for r in rows),
@@ -304,6 +305,9 @@ def main(argv: list[str] | None = None) -> int:
         parser = argparse.ArgumentParser(description="calls per phase of a first and a second night")
         parser.add_argument("--ks", default="1,3,5", help="samples per train task, comma-separated")
         parser.add_argument("--seeds", type=int, default=5, help="sim seeds 1..N")
+        parser.add_argument("--sim", default=SUITE_SIM,
+                            help=f"the sim backend and its knobs (default {SUITE_SIM}; large effects: "
+                            "sim:follow=0.98,base=0.05,correct=0.6,harmful=0.2)")
         parser.add_argument("--score-cache-days", type=float, default=14.0,
                             help="0 turns the cross-night score cache off (to measure it)")
         parser.add_argument("--k-agree", type=int, default=2, help="0 turns adaptive K off (to measure it)")
@@ -346,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
                         "dream_factor": Config.dream_factor}
             result = {"variants": {}}
             for name, changed in VARIANTS.items():
-                full = run_calls(ks, seeds, defaults | changed, fresh_second=args.fresh_second)
+                full = run_calls(ks, seeds, defaults | changed, fresh_second=args.fresh_second, sim=args.sim)
                 result["variants"][name] = {"levers": changed, "by_k": {k: {
                     "first_night_mean_calls": v["first_night_mean_calls"],
                     "second_night_mean_calls": v["second_night_mean_calls"],
@@ -355,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
                 } for k, v in full["by_k"].items()}}
                 print(f"{name}: done", file=sys.stderr)
         else:
-            result = run_calls(ks, seeds, levers, fresh_second=args.fresh_second)
+            result = run_calls(ks, seeds, levers, fresh_second=args.fresh_second, sim=args.sim)
         json.dump(result, sys.stdout, indent=1)
         print()
         return 0
