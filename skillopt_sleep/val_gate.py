@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from skillopt_sleep import gate as gating
 from skillopt_sleep.call_cap import CallCap, undecided
 from skillopt_sleep.documents import DocumentSet
-from skillopt_sleep.evaluator import Evaluator, draw_within
+from skillopt_sleep.evaluator import Evaluator, draw_what_fits, draw_within
 from skillopt_sleep.loop_settings import LoopSettings
 from skillopt_sleep.types import GateDecision, TaskRecord
 
@@ -116,9 +116,11 @@ class NightGate:
         """The gate's samples once each of ``task_ids`` has ``n`` under both document sets;
         ``None`` when a capped night cannot afford them (``g.out_of_calls``; what was drawn stays
         with the evaluator, outside this gate's samples)."""
-        drawn = draw_within(self.cap, self.evaluator, [(g.base, None), (g.cand, g.identity)], n, task_ids)
+        sets = [(g.base, None), (g.cand, g.identity)]
+        drawn = draw_within(self.cap, self.evaluator, sets, n, task_ids)
         if drawn is None:
             g.out_of_calls = True
+            draw_what_fits(self.cap, self.evaluator, sets, n, task_ids)
             return None
         g.wanted.update({tid: max(n, g.wanted.get(tid, 0)) for tid in task_ids})
         return drawn[0], drawn[1]
