@@ -42,7 +42,9 @@ from skillopt_sleep.retire import tonight as tonight_evidence
 from skillopt_sleep.rule_budget import apply_within_budget, fit_together
 from skillopt_sleep.edit_evidence import EvidencePool, task_content_key, val_set_key
 from skillopt_sleep.evaluator import Evaluator, mean_of, measure_test
+from skillopt_sleep.pending_rules import evidence_kinds, resumable, resumed_note
 from skillopt_sleep.reflect import kind_of, reflect
+from skillopt_sleep.refusals import same_rule
 from skillopt_sleep.types import Attempt, Edit, GateDecision, TaskRecord
 from skillopt_sleep.widen import widened
 
@@ -121,12 +123,26 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
         raise ValueError("the evidence pool belongs to other documents")
     evaluator = Evaluator(models, val, outcome.phases, "val", pool)
     cap = CallCap.of(models)
+    resumed = resumable(pool, docs, tasks, already_refused) if pool is not None and val else []
+    if resumed:
+        already_refused = _not_again(already_refused, [edit for edit, _ in resumed])
+    night: NightGate | None = None
+    winners: list[tuple[Edit, DocumentSet, GateDecision]] = []
+    if resumed and cap.capped:  # the calls go to the rules already under test first
+        night = NightGate(evaluator, settings, docs, tasks, overlapping(val, train), len(resumed), cap)
+        winners = _gate_each(outcome, night, resumed, pool, progress, resumed=True)
     short = cap.too_small(len(train), len({kind_of(t) for t in train}), settings) if val else None
-    if short:
+    if short and not resumed:
         outcome.notes.append(short)
         return outcome
-    _dream(outcome, models, train, val, docs, settings, evaluator, progress, cap)
-    candidates = _propose(outcome, models, train, docs, settings, already_refused, pool, progress, tasks, cap)
+    candidates: list[tuple[Edit, DocumentSet]] = []
+    if short:
+        outcome.notes.append(short)
+    else:
+        _dream(outcome, models, train, val, docs, settings, evaluator, progress, cap)
+        candidates = _propose(outcome, models, train, docs, settings, already_refused, pool, progress, tasks, cap)
+        if resumed and not cap.capped:  # an uncapped night gates them with tonight's rules, ranked first
+            candidates = resumed + candidates
     final = docs
     if candidates and not val:
         outcome.rejected.extend(Rejection(edit, ["no val tasks to validate it"], "unvalidated")
@@ -135,7 +151,9 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
         candidates = _worth_testing(outcome, candidates, pool, val)
     if candidates and val:
         night = NightGate(evaluator, settings, docs, tasks, overlapping(val, train), len(candidates), cap)
-        winners = _gate_each(outcome, night, candidates, pool, progress)
+        winners += _gate_each(outcome, night, candidates, pool, progress,
+                              resumed=not cap.capped and bool(resumed))
+    if night is not None:
         final = _combine(outcome, night, winners, progress)
         undecided = sum(r.stage == "budget" for r in outcome.rejected)
         if undecided:
@@ -239,9 +257,18 @@ def _worth_testing(outcome: Outcome, candidates: list[tuple[Edit, DocumentSet]],
     return keep
 
 
+def _not_again(refused: Callable[[Edit], bool], resumed: list[Edit]) -> Callable[[Edit], bool]:
+    """``refused``, and the rules resumed tonight: reflection does not offer one of them again as
+    a new rule (its test goes on under its pooled identity)."""
+    return lambda edit: refused(edit) or any(same_rule(edit, r) for r in resumed)
+
+
 def _gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, DocumentSet]],
-               pool: EvidencePool | None, progress: Progress) -> list[tuple[Edit, DocumentSet, GateDecision]]:
-    """Phase 3: every edit alone against tonight's documents, concurrently."""
+               pool: EvidencePool | None, progress: Progress,
+               resumed: bool = False) -> list[tuple[Edit, DocumentSet, GateDecision]]:
+    """Phase 3: every edit alone against tonight's documents, concurrently. ``resumed``: the
+    candidates start with rules resumed from earlier nights (``pending_rules``): the notes say
+    what their tests showed."""
     val_set = val_set_key(list(night.evaluator.tasks.values()))
     progress(f"gating {len(candidates)} edit(s) on {len(night.evaluator.tasks)} val task(s)")
 
@@ -261,18 +288,25 @@ def _gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, 
     # likely to pass, and which edits get them does not depend on thread timing
     decisions = in_turn(gates, night.cap.limit) if night.cap.capped else run_together(*gates)
     winners = []
-    for (edit, cand), decision in zip(candidates, decisions, strict=True):
+    was_pending = [pool is not None and pool.identity(edit) in {i for i, _ in pool.pending()} if resumed else False
+                   for edit, _ in candidates]
+    for (edit, cand), decision, again in zip(candidates, decisions, was_pending, strict=True):
         decision.edits = [edit]
         outcome.decisions.append(decision)
+        if again:
+            outcome.notes.append(resumed_note(edit, decision))
+        kinds = evidence_kinds(edit, night.tasks)
+        bound = decision.statistic.get("lower_bound")
+        bound = float(bound) if isinstance(bound, (int, float)) else None
         if out_of_calls(decision):
             # undecided: no verdict, no ban; the samples it drew are kept, and it is tested again
-            # on a later night, on these same val tasks too (``val_set`` unknown)
+            # on a later night, on these same val tasks too (``val_set`` unknown) — before new rules
             if pool is not None and decision.per_task:
-                pool.record_test(edit, False, undecided=True)
+                pool.record_test(edit, False, undecided=True, kinds=kinds, lower_bound=bound)
             outcome.rejected.append(Rejection(edit, list(decision.reasons), "budget"))
             continue
         if pool is not None:
-            pool.record_test(edit, decision.accepted, val_set)
+            pool.record_test(edit, decision.accepted, val_set, kinds=kinds, lower_bound=bound)
         if decision.accepted:
             winners.append((edit, cand, decision))
         else:
