@@ -303,6 +303,8 @@ def _gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, 
             # on a later night, on these same val tasks too (``val_set`` unknown) — before new rules
             if pool is not None and decision.per_task:
                 pool.record_test(edit, False, undecided=True, kinds=kinds, lower_bound=bound)
+            elif pool is not None and any(night.evaluator.scores.get(cand.fingerprint(), {}).values()):
+                pool.hold(edit, kinds)  # drew, but no look yet: resumed first, nothing spent
             outcome.rejected.append(Rejection(edit, list(decision.reasons), "budget"))
             continue
         if pool is not None:

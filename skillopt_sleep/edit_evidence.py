@@ -204,6 +204,21 @@ class EvidencePool:
         record.lower_bound = lower_bound
         self.edits[ident] = record
 
+    def hold(self, edit: Edit, kinds: list[str]) -> None:
+        """A rule a capped night began to draw for but stopped before its gate's first look: kept
+        pending with its samples, resumed first on a later night. No look, no verdict: it spent
+        none of the false-accept rate, so the nights it was tested on do not change."""
+        ident = self.identity(edit)
+        record = self.edits.get(ident) or EditRecord(edit.target, edit.op, rule_text(edit))
+        if record.accepted:
+            return
+        record.updated = self.now
+        record.last_undecided = True
+        record.rule = {"content": edit.content, "anchor": edit.anchor, "scope": edit.scope,
+                       "supersedes": edit.supersedes, "targets": list(edit.targets)}
+        record.kinds = sorted(set(kinds)) or record.kinds
+        self.edits[ident] = record
+
     def pending(self) -> list[tuple[str, EditRecord]]:
         """Rules whose last test the cap stopped before a verdict, never accepted, that the record
         can rebuild: best evidence first (the highest lower bound of the gain at their last look)."""
