@@ -275,6 +275,10 @@ def _gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, 
     def one(edit: Edit, cand: DocumentSet) -> GateDecision:
         if pool is None or pool.accepted_before(edit):
             return night.gate(cand, focus_for([edit], night.tasks), targets=edit.targets)
+        going_on = pool.resume_at(edit)
+        if going_on is not None:  # the same test, on from where a cap stopped it (``pending_rules``)
+            return night.gate(cand, focus_for([edit], night.tasks), share=going_on[1], looks_before=going_on[0],
+                              identity=pool.identity(edit), targets=edit.targets)
         return night.gate(cand, focus_for([edit], night.tasks), share=pool.alpha_share(edit),
                           identity=pool.identity(edit), targets=edit.targets)
 
@@ -302,7 +306,9 @@ def _gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, 
             # undecided: no verdict, no ban; the samples it drew are kept, and it is tested again
             # on a later night, on these same val tasks too (``val_set`` unknown) — before new rules
             if pool is not None and decision.per_task:
-                pool.record_test(edit, False, undecided=True, kinds=kinds, lower_bound=bound)
+                pool.record_test(edit, False, undecided=True, kinds=kinds, lower_bound=bound,
+                                 looks=int(decision.statistic.get("look") or 0),
+                                 share=decision.statistic.get("alpha_share"))
             elif pool is not None and any(night.evaluator.scores.get(cand.fingerprint(), {}).values()):
                 pool.hold(edit, kinds)  # drew, but no look yet: resumed first, nothing spent
             outcome.rejected.append(Rejection(edit, list(decision.reasons), "budget"))

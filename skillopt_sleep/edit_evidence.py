@@ -85,6 +85,10 @@ class EditRecord:
     kinds: list[str] = field(default_factory=list)  # kinds of its evidence tasks (``reflect.kind_of``)
     lower_bound: float | None = None  # the gain's lower bound at its last look (best evidence first)
     last_undecided: bool = False  # its last night's test stopped for the cap before a verdict
+    # the sequential test a cap stopped: looks taken so far, and the share of the false-accept
+    # rate each look's part is taken of (``val_gate.resumed``); 0 / None: nothing to resume
+    looks: int = 0
+    share: float | None = None
 
     def edit(self) -> Edit:
         return Edit(self.target, self.op, content=self.text)
@@ -185,7 +189,8 @@ class EvidencePool:
         self.failed.setdefault(identity, {})[task_key] = list(known)[-MAX_SAMPLES:]
 
     def record_test(self, edit: Edit, accepted: bool, val_set: str = "", undecided: bool = False,
-                    kinds: list[str] | None = None, lower_bound: float | None = None) -> None:
+                    kinds: list[str] | None = None, lower_bound: float | None = None,
+                    looks: int = 0, share: float | None = None) -> None:
         """A night's test of ``edit``; ``undecided``: a call cap stopped it before a verdict.
         ``kinds``: the kinds of its evidence tasks; ``lower_bound``: the gain's at its last look.
         The whole rule is kept beside them, so a later night can resume it (``pending``)."""
@@ -202,7 +207,15 @@ class EvidencePool:
         if kinds:
             record.kinds = sorted(set(kinds))
         record.lower_bound = lower_bound
+        record.looks, record.share = (looks, share) if undecided else (0, None)
         self.edits[ident] = record
+
+    def resume_at(self, edit: Edit) -> tuple[int, float] | None:
+        """(looks taken, share) of ``edit``'s test a cap stopped after a look, to go on with."""
+        record = self.edits.get(self.identity(edit))
+        if record is None or not record.pending() or record.looks <= 0 or not record.share:
+            return None
+        return record.looks, record.share
 
     def hold(self, edit: Edit, kinds: list[str]) -> None:
         """A rule a capped night began to draw for but stopped before its gate's first look: kept
@@ -322,6 +335,8 @@ def _rule_fields(record: EditRecord) -> dict[str, Any]:
         out["rule"] = {k: [_clean(t) for t in v] if isinstance(v, list) else _clean(v) for k, v in record.rule.items()}
     if record.lower_bound is not None:
         out["lower_bound"] = record.lower_bound
+    if record.looks and record.share:
+        out["looks"], out["share"] = record.looks, record.share
     return out
 
 
@@ -339,6 +354,10 @@ def _whole_rule(record: EditRecord, edit: dict[str, Any]) -> None:
     if isinstance(bound, (int, float)) and not isinstance(bound, bool) and math.isfinite(bound):
         record.lower_bound = float(bound)
     record.last_undecided = edit.get("last_undecided") is True
+    looks, share = edit.get("looks"), edit.get("share")
+    if (isinstance(looks, int) and not isinstance(looks, bool) and looks > 0 and isinstance(share, (int, float))
+            and not isinstance(share, bool) and 0 < share <= 1):
+        record.looks, record.share = looks, float(share)
 
 
 def _clean(text: Any) -> str:
