@@ -17,7 +17,8 @@
   5. measure the test split (never used for decisions).
 
 A night under a call cap (``max_calls``) plans these phases to fit it (``call_cap.py``): gates run
-one at a time, best ranked first, and an edit the calls ran out for is left undecided, not accepted.
+one at a time, best ranked first, and an edit the calls ran out for is left undecided, not accepted;
+a later night resumes such edits before anything else (``pending_rules``).
 The gate's sampling lives in ``val_gate.py``.
 """
 

@@ -7,13 +7,16 @@ learned from (``reflect.kind_of``: tonight's task ids differ, their kinds do not
 rule comes back as it was, if it still applies to tonight's documents, is neither banned nor
 settled, and tonight has val tasks of its kinds (the tasks it claims to help, ``focus_for``).
 
-Error control across nights: a resumed rule's nights are one sequential test. Each night it is
-gated on spends ``EvidencePool.alpha_share`` of the gate's false-accept rate — all of it on its
-first night, half on its second, a quarter on its third, ... — whether that night decided or ran
-out of calls after a look, and within a night the share is spent over the gate's looks by its
-plan (``gate.GateConfig.alpha_for``). So over all its nights a rule spends less than twice the
-rate of one night's test, exactly what a rule re-proposed on later nights spends uncapped; a
-night that stopped before its first look spends nothing. The evidence it is judged on only
+Error control across nights: a resumed rule's nights are one sequential test. Its pool record
+keeps the looks its gate took and the share of the false-accept rate they were taken of (its
+first night's share of ``EvidencePool.alpha_share``, divided among that night's rules); tonight
+its looks are numbered on from there at that share, each spending its part of the one plan
+(``gate.GateConfig.alpha_for``), the pooled evidence it was last judged on is not judged again as
+a new look, and it draws toward its first night's sample ceiling (``val_gate.resumed``). It may
+take as many looks in all as one uncapped gate can; past them it is refused. So over all its
+nights, decided or not, it spends no more than the uncapped gate allows one rule. A night whose
+cap stopped it before its first look spends nothing (``EvidencePool.hold``). Once decided, a rule
+proposed again is a new test at a halved share, as before. The evidence it is judged on only
 grows (pooled candidate samples, the base documents' draws back from the score cache), and the
 gate never accepts on fewer samples than the uncapped gate asks for.
 """
