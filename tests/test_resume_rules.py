@@ -79,6 +79,22 @@ def test_a_draw_whose_answers_are_in_the_score_cache_costs_nothing(tmp_path: Pat
     assert len(backend.requests) == drawn, "the plan was right: nothing reached the provider"
 
 
+def test_a_draw_an_interrupted_nights_journal_answers_costs_nothing(tmp_path: Path) -> None:
+    from skillopt_sleep.call_journal import open_journal
+
+    night_id = "20261123T010203Z-abcd"
+    backend = FakeBackend(lambda r: ok("Refs: ACME-1"))
+    tasks = [val_task("a"), val_task("b")]
+    docs = load_documents(tmp_path / "docs")
+    journal = open_journal(tmp_path, night_id)
+    Evaluator(Models(Client(backend, stores=[journal]), Client(backend, role="optimizer")), tasks, {}, "val").ensure(
+        docs, 2)
+    again = open_journal(tmp_path, night_id, read_only=True)
+    later = Evaluator(Models(Client(backend, stores=[again]), Client(backend, role="optimizer")), tasks, {}, "val")
+    assert later.cost(docs, 2, ["a", "b"]) == 0 and later.cost(docs, 3, ["a"]) == 1
+    assert again.reused == 0, "planning is not a use"
+
+
 def _pending_after_one_capped_night(tmp_path: Path) -> tuple[list, EvidencePool, Path]:
     """A capped night that leaves a rule undecided; its pool saved to a file."""
     tasks = make_tasks(per_kind=5)
