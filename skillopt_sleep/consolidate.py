@@ -25,7 +25,7 @@ The gate's sampling lives in ``val_gate.py``.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from collections.abc import Callable
 
 from skillopt_sleep import gate as gating
@@ -132,13 +132,15 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
     if resumed and cap.capped:  # the calls go to the rules already under test first
         night = NightGate(evaluator, settings, docs, tasks, overlapping(val, train), len(resumed), cap)
         winners = _gate_each(outcome, night, resumed, pool, progress, resumed=True)
+    settings = _fit_reflection(outcome, cap, len(train), len({kind_of(t) for t in train}), settings)
     short = cap.too_small(len(train), len({kind_of(t) for t in train}), settings) if val else None
     if short and not resumed:
         outcome.notes.append(short)
         return outcome
     candidates: list[tuple[Edit, DocumentSet]] = []
     if short:
-        outcome.notes.append(short)
+        outcome.notes.append(f"call cap: {cap.left()} call(s) left after the resumed rule(s): no new rule "
+                             "started tonight")
     else:
         _dream(outcome, models, train, val, docs, settings, evaluator, progress, cap)
         candidates = _propose(outcome, models, train, docs, settings, already_refused, pool, progress, tasks, cap)
@@ -256,6 +258,16 @@ def _worth_testing(outcome: Outcome, candidates: list[tuple[Edit, DocumentSet]],
         else:
             keep.append((edit, cand))
     return keep
+
+
+def _fit_reflection(outcome: Outcome, cap: CallCap, train: int, kinds: int, settings: LoopSettings) -> LoopSettings:
+    """A capped night that could learn with one reading of each reflect request, but not with
+    ``reflect_samples``, reads each once (as it dreams each train task once when calls are short)."""
+    if (settings.reflect_samples <= 1 or not cap.too_small(train, kinds, settings)
+            or cap.too_small(train, kinds, replace(settings, reflect_samples=1))):
+        return settings
+    outcome.notes.append(f"call cap: 1 reading of each reflect request instead of {settings.reflect_samples}")
+    return replace(settings, reflect_samples=1)
 
 
 def _not_again(refused: Callable[[Edit], bool], resumed: list[Edit]) -> Callable[[Edit], bool]:

@@ -138,7 +138,7 @@ def test_a_pending_rule_is_resumed_even_when_the_calls_left_are_too_few_to_learn
     out = consolidate(tasks, docs, models, LoopSettings(), pool=pool)
     assert budget.calls_used > 0, "not refused: the pending rule's gate drew"
     assert all(split == "val" for purpose, split in recording.seen if purpose == "attempt")
-    assert any("cannot pay for a night's learning" in n for n in out.notes)
+    assert any("left after the resumed rule(s): no new rule started tonight" in n for n in out.notes), out.notes
     assert any(n.startswith("resumed undecided rule") for n in out.notes), out.notes
 
 
@@ -235,3 +235,24 @@ def test_a_neutral_rule_resumed_over_capped_nights_is_one_sequential_test(tmp_pa
         assert all(look <= 2 * plan for _, look, plan in looks), looks
     assert resumed_nights >= trials // 2, "the cap left the rule undecided and later nights resumed it"
     assert accepted <= max(1, round(settings.gate.gain_alpha * trials)), accepted
+
+
+def test_a_cap_that_fits_one_reading_of_reflection_learns_instead_of_refusing(tmp_path: Path) -> None:
+    """A first night whose cap pays for a night's learning with each reflect request read once,
+    but not twice, reads it once and learns rather than refusing the night."""
+    from skillopt_sleep.call_cap import reserve
+
+    tasks = make_tasks(per_kind=5)
+    train = [t for t in tasks if t.split == "train"]
+    kinds = len({t.skill_hint for t in train})
+    settings = LoopSettings()
+    need = len(train) + kinds + 2 * 2 * settings.val_samples
+    cap = need + reserve(need)
+    twice = need + kinds * (settings.reflect_samples - 1)
+    assert settings.reflect_samples > 1 and twice + reserve(twice) > cap
+    recording = Recording(make_backend("sim:correct=1,harmful=0,seed=3"))
+    models, budget = capped(recording, cap)
+    out = consolidate(tasks, load_documents(tmp_path), models, settings)
+    assert not any("cannot pay for a night's learning" in n for n in out.notes), out.notes
+    assert "call cap: 1 reading of each reflect request instead of 2" in out.notes
+    assert out.phases.get("dream") and budget.calls_used <= cap and budget.exhausted is None
