@@ -8,10 +8,13 @@ gate's draws, so that it does not reach it:
     to 8-12 samples under both document sets, then the other val tasks as far), so the train
     tasks get at most a fifth of the calls left (fewer samples each, at least two) and the
     candidate rules' replays on them (``lookahead``) a sixth of what is left after that;
-  * no val task is measured ahead of the gate: each gate draws what it needs;
+  * no val task is measured ahead of the gate: each gate draws what it needs, and a draw whose
+    answers the client already holds (this night's memory, the score cache, the journal) costs
+    nothing in the plan; a round that does not fit draws the tasks that do, for a later night;
   * edits are gated one at a time, best ranked first, each drawing only while its next look fits;
     one still undecided when the calls run out is refused for tonight without a ban (stage
-    ``budget``), its pooled samples kept (``edit_evidence``), and tested again on a later night;
+    ``budget``), its pooled samples kept (``edit_evidence``), and resumed first on a later night,
+    before that night dreams (``pending_rules``);
     the edits ranked below it are not started (a first look they could not follow up would be
     calls spent on nothing);
   * a combination of accepted edits that cannot be checked falls back to the best single edit,

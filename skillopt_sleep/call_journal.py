@@ -86,6 +86,11 @@ class CallJournal:
             self.reused += 1
         return completion_from(record)
 
+    def has(self, key: str, request: Request) -> bool:
+        """Whether ``get`` would answer this request (not counted as reused)."""
+        with self._lock:
+            return key in self._kept
+
     def put(self, key: str, request: Request, completion: Completion) -> None:
         if self.read_only or self._key is None or not keepable(completion):
             return

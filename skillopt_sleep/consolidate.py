@@ -19,14 +19,15 @@
   5. measure the test split (never used for decisions).
 
 A night under a call cap (``max_calls``) plans these phases to fit it (``call_cap.py``): gates run
-one at a time, best ranked first, and an edit the calls ran out for is left undecided, not accepted.
+one at a time, best ranked first, and an edit the calls ran out for is left undecided, not accepted;
+a later night resumes such edits before anything else (``pending_rules``).
 The gate's sampling lives in ``val_gate.py``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from collections.abc import Callable
 
 from skillopt_sleep import gate as gating
@@ -44,7 +45,9 @@ from skillopt_sleep.retire import tonight as tonight_evidence
 from skillopt_sleep.rule_budget import apply_within_budget, fit_together
 from skillopt_sleep.edit_evidence import EvidencePool, task_content_key, val_set_key
 from skillopt_sleep.evaluator import Evaluator, mean_of, measure_test
+from skillopt_sleep.pending_rules import evidence_kinds, resumable, resumed_note
 from skillopt_sleep.reflect import kind_of, reflect
+from skillopt_sleep.refusals import same_rule
 from skillopt_sleep.together import gate_together
 from skillopt_sleep.types import Attempt, Edit, GateDecision, TaskRecord
 from skillopt_sleep.widen import widened
@@ -124,13 +127,30 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
         raise ValueError("the evidence pool belongs to other documents")
     evaluator = Evaluator(models, val, outcome.phases, "val", pool)
     cap = CallCap.of(models)
+    resumed = resumable(pool, docs, tasks, already_refused) if pool is not None and val else []
+    if resumed:
+        already_refused = _not_again(already_refused, [edit for edit, _ in resumed])
+    night: NightGate | None = None
+    winners: list[tuple[Edit, DocumentSet, GateDecision]] = []
+    if resumed and cap.capped:  # the calls go to the rules already under test first
+        night = NightGate(evaluator, settings, docs, tasks, overlapping(val, train), len(resumed), cap)
+        winners = _gate_each(outcome, night, resumed, pool, progress, resumed=True)
+    settings = _fit_reflection(outcome, cap, len(train), len({kind_of(t) for t in train}), settings)
     short = cap.too_small(len(train), len({kind_of(t) for t in train}), settings) if val else None
-    if short:
+    if short and not resumed:
         outcome.notes.append(short)
         return outcome
-    _dream(outcome, models, train, val, docs, settings, evaluator, progress, cap)
-    candidates = _propose(outcome, models, train, docs, settings, already_refused, pool, progress, tasks, cap)
+    candidates: list[tuple[Edit, DocumentSet]] = []
+    if short:
+        outcome.notes.append(f"call cap: {cap.left()} call(s) left after the resumed rule(s): no new rule "
+                             "started tonight")
+    else:
+        _dream(outcome, models, train, val, docs, settings, evaluator, progress, cap)
+        candidates = _propose(outcome, models, train, docs, settings, already_refused, pool, progress, tasks, cap)
+        if resumed and not cap.capped:  # an uncapped night gates them with tonight's rules, ranked first
+            candidates = resumed + candidates
     final = docs
+    together = False
     if candidates and not val:
         outcome.rejected.extend(Rejection(edit, ["no val tasks to validate it"], "unvalidated")
                                 for edit, _ in candidates)
@@ -139,7 +159,9 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
     if candidates and val:
         night = NightGate(evaluator, settings, docs, tasks, overlapping(val, train), len(candidates), cap)
         together = settings.together and len(candidates) > 1 and not cap.capped
-        winners = _gate_each(outcome, night, candidates, pool, progress, own_only=together)
+        winners += _gate_each(outcome, night, candidates, pool, progress, own_only=together,
+                              resumed=not cap.capped and bool(resumed))
+    if night is not None:
         final = (gate_together(outcome, night, winners, pool, val_set_key(val), progress) if together
                  else _combine(outcome, night, winners, progress))
         undecided = sum(r.stage == "budget" for r in outcome.rejected)
@@ -244,6 +266,22 @@ def _worth_testing(outcome: Outcome, candidates: list[tuple[Edit, DocumentSet]],
     return keep
 
 
+def _fit_reflection(outcome: Outcome, cap: CallCap, train: int, kinds: int, settings: LoopSettings) -> LoopSettings:
+    """A capped night that could learn with one reading of each reflect request, but not with
+    ``reflect_samples``, reads each once (as it dreams each train task once when calls are short)."""
+    if (settings.reflect_samples <= 1 or not cap.too_small(train, kinds, settings)
+            or cap.too_small(train, kinds, replace(settings, reflect_samples=1))):
+        return settings
+    outcome.notes.append(f"call cap: 1 reading of each reflect request instead of {settings.reflect_samples}")
+    return replace(settings, reflect_samples=1)
+
+
+def _not_again(refused: Callable[[Edit], bool], resumed: list[Edit]) -> Callable[[Edit], bool]:
+    """``refused``, and the rules resumed tonight: reflection does not offer one of them again as
+    a new rule (its test goes on under its pooled identity)."""
+    return lambda edit: refused(edit) or any(same_rule(edit, r) for r in resumed)
+
+
 def gate_alone(night: NightGate, pool: EvidencePool | None, edit: Edit, cand: DocumentSet,
                own_tasks_only: bool = False) -> GateDecision:
     """One edit against tonight's documents (``NightGate.gate``), from its pooled evidence when it
@@ -254,8 +292,13 @@ def gate_alone(night: NightGate, pool: EvidencePool | None, edit: Edit, cand: Do
     pooled = pool is not None and not pool.accepted_before(edit)
     identity = pool.identity(edit) if pool is not None and pooled else None
     share = pool.alpha_share(edit) if pool is not None and pooled else 1.0
+    # a rule a cap left undecided: the same test, on from where it stopped (``pending_rules``)
+    going_on = pool.resume_at(edit) if pool is not None and pooled else None
 
     def gate() -> GateDecision:
+        if going_on is not None:
+            return night.gate(cand, focus, share=going_on[1], looks_before=going_on[0], identity=identity,
+                              targets=edit.targets, own_tasks_only=own_tasks_only)
         return night.gate(cand, focus, share=share, identity=identity, targets=edit.targets,
                           own_tasks_only=own_tasks_only)
 
@@ -264,10 +307,11 @@ def gate_alone(night: NightGate, pool: EvidencePool | None, edit: Edit, cand: Do
 
 def _gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, DocumentSet]],
                pool: EvidencePool | None, progress: Progress,
-               own_only: bool = False) -> list[tuple[Edit, DocumentSet, GateDecision]]:
+               own_only: bool = False, resumed: bool = False) -> list[tuple[Edit, DocumentSet, GateDecision]]:
     """Phase 3: every edit alone against tonight's documents, concurrently. ``own_only``: on its
     own tasks only; a winner's test is then recorded in the pool once the night's rules have been
-    measured together (``together.py``)."""
+    measured together (``together.py``). ``resumed``: the candidates start with rules resumed from
+    earlier nights (``pending_rules``): the notes say what their tests showed."""
     val_set = val_set_key(list(night.evaluator.tasks.values()))
     where = "their own val tasks" if own_only else f"{len(night.evaluator.tasks)} val task(s)"
     progress(f"gating {len(candidates)} edit(s) on {where}")
@@ -277,18 +321,29 @@ def _gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, 
     # likely to pass, and which edits get them does not depend on thread timing
     decisions = in_turn(gates, night.cap.limit) if night.cap.capped else run_together(*gates)
     winners = []
-    for (edit, cand), decision in zip(candidates, decisions, strict=True):
+    was_pending = [pool is not None and pool.identity(edit) in {i for i, _ in pool.pending()} if resumed else False
+                   for edit, _ in candidates]
+    for (edit, cand), decision, again in zip(candidates, decisions, was_pending, strict=True):
         decision.edits = [edit]
         outcome.decisions.append(decision)
+        if again:
+            outcome.notes.append(resumed_note(edit, decision))
+        kinds = evidence_kinds(edit, night.tasks)
+        bound = decision.statistic.get("lower_bound")
+        bound = float(bound) if isinstance(bound, (int, float)) else None
         if out_of_calls(decision):
             # undecided: no verdict, no ban; the samples it drew are kept, and it is tested again
-            # on a later night, on these same val tasks too (``val_set`` unknown)
+            # on a later night, on these same val tasks too (``val_set`` unknown) — before new rules
             if pool is not None and decision.per_task:
-                pool.record_test(edit, False, undecided=True)
+                pool.record_test(edit, False, undecided=True, kinds=kinds, lower_bound=bound,
+                                 looks=int(decision.statistic.get("look") or 0),
+                                 share=decision.statistic.get("alpha_share"))
+            elif pool is not None and any(night.evaluator.scores.get(cand.fingerprint(), {}).values()):
+                pool.hold(edit, kinds)  # drew, but no look yet: resumed first, nothing spent
             outcome.rejected.append(Rejection(edit, list(decision.reasons), "budget"))
             continue
         if pool is not None and not (own_only and decision.accepted):
-            pool.record_test(edit, decision.accepted, val_set)
+            pool.record_test(edit, decision.accepted, val_set, kinds=kinds, lower_bound=bound)
         if decision.accepted:
             winners.append((edit, cand, decision))
         else:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -38,11 +39,14 @@ from typing import Any
 
 from skillopt_sleep.files import atomic_write_text, parse_json, read_bytes_or_none
 from skillopt_sleep.history import project_key
+from skillopt_sleep.redact import redact
 from skillopt_sleep.refusals import rule_text, same_rule
+from skillopt_sleep.sanitize import clean_text
 from skillopt_sleep.types import Edit, TaskRecord, format_time, parse_time
 
 BASE = "base"  # an identity for the base documents themselves (not pooled by consolidate)
 MAX_SAMPLES = 48  # per task and identity: older samples are dropped beyond this
+RULE_FIELDS = ("content", "anchor", "scope", "supersedes", "targets")  # what a record keeps of a rule
 
 
 def task_content_key(task: TaskRecord) -> str:
@@ -75,9 +79,33 @@ class EditRecord:
     updated: datetime | None = None
     val_set: str = ""  # ``val_set_key`` of the val tasks of its last test ("" unknown)
     undecided: int = 0  # of ``nights``: nights a call cap stopped its test before a verdict
+    # the whole rule as last gated (``Edit`` fields but its rationale and evidence ids), so a later
+    # night can rebuild it and resume its test; None in a record written before it was kept
+    rule: dict[str, Any] | None = None
+    kinds: list[str] = field(default_factory=list)  # kinds of its evidence tasks (``reflect.kind_of``)
+    lower_bound: float | None = None  # the gain's lower bound at its last look (best evidence first)
+    last_undecided: bool = False  # its last night's test stopped for the cap before a verdict
+    # the sequential test a cap stopped: looks taken so far, and the share of the false-accept
+    # rate each look's part is taken of (``val_gate.resumed``); 0 / None: nothing to resume
+    looks: int = 0
+    share: float | None = None
 
     def edit(self) -> Edit:
         return Edit(self.target, self.op, content=self.text)
+
+    def whole(self) -> Edit | None:
+        """The rule as it was gated (``rule``), or None when the record does not keep it."""
+        rule = self.rule
+        if not isinstance(rule, dict) or not isinstance(rule.get("content"), str):
+            return None
+        targets = rule.get("targets")
+        return Edit(self.target, self.op, content=rule["content"], anchor=str(rule.get("anchor", "") or ""),
+                    scope=str(rule.get("scope", "") or ""), supersedes=str(rule.get("supersedes", "") or ""),
+                    targets=[str(t) for t in targets] if isinstance(targets, list) else [])
+
+    def pending(self) -> bool:
+        """Its last test ran out of calls before a verdict, and it was never accepted."""
+        return not self.accepted and self.last_undecided
 
 
 @dataclass
@@ -160,16 +188,56 @@ class EvidencePool:
         known = failed if failed is not None and len(failed) == len(scores) else [None] * len(scores)
         self.failed.setdefault(identity, {})[task_key] = list(known)[-MAX_SAMPLES:]
 
-    def record_test(self, edit: Edit, accepted: bool, val_set: str = "", undecided: bool = False) -> None:
-        """A night's test of ``edit``; ``undecided``: a call cap stopped it before a verdict."""
+    def record_test(self, edit: Edit, accepted: bool, val_set: str = "", undecided: bool = False,
+                    kinds: list[str] | None = None, lower_bound: float | None = None,
+                    looks: int = 0, share: float | None = None) -> None:
+        """A night's test of ``edit``; ``undecided``: a call cap stopped it before a verdict.
+        ``kinds``: the kinds of its evidence tasks; ``lower_bound``: the gain's at its last look.
+        The whole rule is kept beside them, so a later night can resume it (``pending``)."""
         ident = self.identity(edit)
         record = self.edits.get(ident) or EditRecord(edit.target, edit.op, rule_text(edit))
         record.nights += 1
         record.undecided += int(undecided)
+        record.last_undecided = undecided
         record.accepted = record.accepted or accepted
         record.updated = self.now
         record.val_set = val_set
+        record.rule = {"content": edit.content, "anchor": edit.anchor, "scope": edit.scope,
+                       "supersedes": edit.supersedes, "targets": list(edit.targets)}
+        if kinds:
+            record.kinds = sorted(set(kinds))
+        record.lower_bound = lower_bound
+        record.looks, record.share = (looks, share) if undecided else (0, None)
         self.edits[ident] = record
+
+    def resume_at(self, edit: Edit) -> tuple[int, float] | None:
+        """(looks taken, share) of ``edit``'s test a cap stopped after a look, to go on with."""
+        record = self.edits.get(self.identity(edit))
+        if record is None or not record.pending() or record.looks <= 0 or not record.share:
+            return None
+        return record.looks, record.share
+
+    def hold(self, edit: Edit, kinds: list[str]) -> None:
+        """A rule a capped night began to draw for but stopped before its gate's first look: kept
+        pending with its samples, resumed first on a later night. No look, no verdict: it spent
+        none of the false-accept rate, so the nights it was tested on do not change."""
+        ident = self.identity(edit)
+        record = self.edits.get(ident) or EditRecord(edit.target, edit.op, rule_text(edit))
+        if record.accepted:
+            return
+        record.updated = self.now
+        record.last_undecided = True
+        record.rule = {"content": edit.content, "anchor": edit.anchor, "scope": edit.scope,
+                       "supersedes": edit.supersedes, "targets": list(edit.targets)}
+        record.kinds = sorted(set(kinds)) or record.kinds
+        self.edits[ident] = record
+
+    def pending(self) -> list[tuple[str, EditRecord]]:
+        """Rules whose last test the cap stopped before a verdict, never accepted, that the record
+        can rebuild: best evidence first (the highest lower bound of the gain at their last look)."""
+        out = [(ident, r) for ident, r in self.edits.items() if r.pending() and r.whole() is not None]
+        return sorted(out, key=lambda item: -(item[1].lower_bound if item[1].lower_bound is not None
+                                              else float("-inf")))
 
     # -- persistence ---------------------------------------------------------------------------
 
@@ -212,6 +280,7 @@ class EvidencePool:
             record = EditRecord(str(edit.get("target", "")), str(edit.get("op", "")), str(edit.get("text", "")),
                                 int(edit.get("nights", 0) or 0), bool(edit.get("accepted")), updated,
                                 str(edit.get("val_set", "") or ""), int(edit.get("undecided", 0) or 0))
+            _whole_rule(record, edit)
             self.edits[ident] = record
         self.samples[ident] = {
             str(k): [float(x) for x in v if isinstance(x, (int, float)) and 0.0 <= x <= 1.0][-MAX_SAMPLES:]
@@ -242,6 +311,7 @@ class EvidencePool:
                 entry["edit"] = {"target": record.target, "op": record.op, "text": record.text,
                                  "nights": record.nights, "accepted": record.accepted,
                                  "val_set": record.val_set, "undecided": record.undecided}
+                entry["edit"].update(_rule_fields(record))
                 entry["updated"] = format_time(record.updated or self.now)
             elif ident != BASE:
                 continue
@@ -255,3 +325,40 @@ def _checks(value: Any) -> frozenset[str] | None:
     if isinstance(value, list) and all(isinstance(x, str) for x in value):
         return frozenset(value)
     return None
+
+
+def _rule_fields(record: EditRecord) -> dict[str, Any]:
+    """What a record keeps of the whole rule, for ``save`` (cleaned and redacted like every text
+    the engine writes)."""
+    out: dict[str, Any] = {"last_undecided": record.last_undecided, "kinds": [_clean(k) for k in record.kinds]}
+    if record.rule is not None:
+        out["rule"] = {k: [_clean(t) for t in v] if isinstance(v, list) else _clean(v) for k, v in record.rule.items()}
+    if record.lower_bound is not None:
+        out["lower_bound"] = record.lower_bound
+    if record.looks and record.share:
+        out["looks"], out["share"] = record.looks, record.share
+    return out
+
+
+def _whole_rule(record: EditRecord, edit: dict[str, Any]) -> None:
+    """The fields ``_rule_fields`` wrote, read back; a record written without them, or with a
+    malformed one, keeps its defaults (it is pooled as before, only never resumed on its own)."""
+    rule = edit.get("rule")
+    if isinstance(rule, dict) and all(isinstance(v, str) for k, v in rule.items() if k != "targets") \
+            and isinstance(rule.get("targets", []), list):
+        record.rule = {k: rule.get(k, [] if k == "targets" else "") for k in RULE_FIELDS}
+    kinds = edit.get("kinds")
+    if isinstance(kinds, list):
+        record.kinds = [k for k in kinds if isinstance(k, str)]
+    bound = edit.get("lower_bound")
+    if isinstance(bound, (int, float)) and not isinstance(bound, bool) and math.isfinite(bound):
+        record.lower_bound = float(bound)
+    record.last_undecided = edit.get("last_undecided") is True
+    looks, share = edit.get("looks"), edit.get("share")
+    if (isinstance(looks, int) and not isinstance(looks, bool) and looks > 0 and isinstance(share, (int, float))
+            and not isinstance(share, bool) and 0 < share <= 1):
+        record.looks, record.share = looks, float(share)
+
+
+def _clean(text: Any) -> str:
+    return redact(clean_text(text))

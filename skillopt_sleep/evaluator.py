@@ -9,7 +9,7 @@ from skillopt_sleep.backends.models import Models, run_together
 from skillopt_sleep.backends.base import BudgetExceeded
 from skillopt_sleep.call_cap import CallCap
 from skillopt_sleep.documents import DocumentSet
-from skillopt_sleep.dream import rubric_scorer, run_attempts
+from skillopt_sleep.dream import attempt_request, rubric_scorer, run_attempts
 from skillopt_sleep.judges import check_id
 from skillopt_sleep.edit_evidence import EvidencePool, task_content_key
 from skillopt_sleep.types import TaskRecord
@@ -79,10 +79,18 @@ class Evaluator:
 
     def cost(self, docs: DocumentSet, n: int, task_ids: list[str], identity: str | None = None) -> int:
         """Calls ``ensure(docs, n, task_ids)`` would make, before repairs and retries: one per
-        sample to draw, two for a rubric-judged task (the optimizer grades each answer); a draw
-        the score cache keeps costs nothing, so this is an upper bound."""
+        sample whose answer must come from the provider, none for one the client already holds
+        (this night's memory, the score cache, the interrupted night's journal), and one more for
+        each sample of a rubric-judged task (the optimizer grades each answer; counted even when
+        the grade may be cached, so this stays an upper bound)."""
         _, have = self._have(docs, identity)
-        return sum(max(0, n - len(have[tid])) * self.calls_per_sample[tid] for tid in task_ids)
+        has = getattr(self.models.target, "has", None)
+        total = 0
+        for tid in task_ids:
+            for sample in range(len(have[tid]), n):
+                answered = callable(has) and has(attempt_request(self.tasks[tid], docs, sample))
+                total += self.calls_per_sample[tid] - (1 if answered else 0)
+        return total
 
     def ensure(self, docs: DocumentSet, n: int, task_ids: list[str] | None = None,
                identity: str | None = None) -> dict[str, list[float | None]]:
@@ -174,3 +182,30 @@ def draw_within(cap: CallCap, evaluator: Evaluator, sets: list[tuple[DocumentSet
         if exc.limit != "calls":
             raise  # a token or cost budget still ends the night
         return None
+
+
+def draw_what_fits(cap: CallCap, evaluator: Evaluator, sets: list[tuple[DocumentSet, str | None]], n: int,
+                   task_ids: list[str]) -> int:
+    """A capped night's partial round: when ``draw_within`` cannot afford all of ``task_ids``, the
+    tasks (in order) whose ``n`` samples under every set still fit are drawn, and their number is
+    returned. No decision uses them tonight; they are kept (the score cache, the evidence pool),
+    so a later night's round costs that much less and the calls of a night are not left unspent."""
+    if not cap.capped:
+        return 0
+    fits: list[str] = []
+    spend = 0
+    for tid in task_ids:
+        more = sum(evaluator.cost(docs, n, [tid], ident) for docs, ident in sets)
+        if more and not cap.afford(spend + more):
+            break
+        fits.append(tid)
+        spend += more
+    if not spend:
+        return 0
+    try:
+        run_together(*[(lambda docs=docs, ident=ident: evaluator.ensure(docs, n, fits, identity=ident))
+                       for docs, ident in sets])
+    except BudgetExceeded as exc:
+        if exc.limit != "calls":
+            raise
+    return len(fits)

@@ -120,6 +120,15 @@ class ScoreCache:
             self.hits += 1
         return completion_from(entry["c"])
 
+    def has(self, key: str, request: Request) -> bool:
+        """Whether ``get`` would answer this request (not counted as a hit: a plan, not a use)."""
+        own = self._key(key, request)
+        if own is None:
+            return False
+        with self._lock:
+            entry = self._entries.get(own)
+            return entry is not None and entry["at"] >= self.now() - self.max_age
+
     def put(self, key: str, request: Request, completion: Completion) -> None:
         own = self._key(key, request)
         if own is None or not keepable(completion):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from skillopt_sleep import gate as gating
 from skillopt_sleep.call_cap import CallCap, undecided
 from skillopt_sleep.documents import DocumentSet
-from skillopt_sleep.evaluator import Evaluator, draw_within
+from skillopt_sleep.evaluator import Evaluator, draw_what_fits, draw_within
 from skillopt_sleep.loop_settings import LoopSettings
 from skillopt_sleep.types import GateDecision, TaskRecord
 
@@ -31,7 +31,7 @@ class NightGate:
 
     def gate(self, cand: DocumentSet, focus: set[str], *, share: float = 1.0, base: DocumentSet | None = None,
              identity: str | None = None, own_tasks_only: bool = False,
-             targets: list[str] | None = None) -> GateDecision:
+             targets: list[str] | None = None, looks_before: int = 0) -> GateDecision:
         """``cand`` against ``base`` (default: tonight's documents), on the tasks the edit claims
         to help first: an edit whose gain there does not hold up is refused before the other val
         tasks are measured for it (they could only add reasons to refuse); one that may still pass
@@ -45,7 +45,10 @@ class NightGate:
 
         ``own_tasks_only``: the gain on the focus tasks is the whole question (leave-one-out
         inside a combination, whose regressions and all-task mean the combination's own gate
-        measures against tonight's documents)."""
+        measures against tonight's documents).
+
+        ``looks_before``: a pooled rule whose test an earlier night's cap stopped after that many
+        looks goes on as the same test (``resumed``)."""
         s, ev = self.settings, self.evaluator
         base = base or self.base
         everything = list(ev.tasks)
@@ -57,6 +60,10 @@ class NightGate:
             identity=identity,
             start=ev.count(cand, identity, first) if identity is not None else 0, budget=budget,
             targets=list(targets or ()) if s.targeted_gain else [])
+        if looks_before:
+            resumed(sampling, share, looks_before)
+            if sampling.look >= sampling.most:
+                return spent(sampling.look)
         decision = self._sample(sampling, first)
         if sampling.out_of_calls:
             return undecided(decision, self.cap.limit)
@@ -78,8 +85,12 @@ class NightGate:
         fresh = [tid for tid in task_ids if tid not in g.wanted]
         # the round starts from the pooled samples its new tasks already have (the other val
         # tasks of a re-tested edit may have none: its earlier nights stopped at its own tasks)
-        start = g.start if g.look == 0 else (ev.count(g.cand, g.identity, fresh) if g.identity and fresh else 0)
+        first_round = g.look == g.looks_before
+        start = g.start if first_round else (ev.count(g.cand, g.identity, fresh) if g.identity and fresh else 0)
         n, ceiling = start + step, start + g.budget
+        if g.looks_before:  # a resumed test keeps the one plan of its first night: no new ceiling
+            ceiling = max(g.budget, start)
+            n = min(ceiling, n)
         if g.wanted and self.settings.others_samples:
             # the other val tasks join with a first look of their own; the gate draws more while
             # the all-task mean or a task's drop is uncertain (``gate.wants_more``)
@@ -88,7 +99,7 @@ class NightGate:
             # the other val tasks join with as many samples as the edit's own tasks reached
             n = min(ceiling, max(n, max(g.wanted.values()) - g.start + start))
         decision: GateDecision | None = None
-        if g.look == 0 and g.start >= step:
+        if first_round and not g.looks_before and g.start >= step:
             # Pooled evidence first: when it already settles the verdict (accepted, futile, or
             # harmful), an unchanged re-proposal costs no new draws.
             drawn = self._draw(g, g.start, fresh)
@@ -97,11 +108,13 @@ class NightGate:
             decision = self._decide(g, *drawn)
             if decision.accepted or gating.futile(decision, g.cfg) or gating.significant_harm(decision):
                 return decision
+        if g.look >= g.most:
+            return decision
         drawn = self._draw(g, n, fresh)
         if drawn is None:
             return decision
         decision = self._decide(g, *drawn)
-        while n < ceiling:
+        while n < ceiling and g.look < g.most:
             more = gating.wants_more(decision, g.cfg)
             if not more:
                 break
@@ -116,9 +129,11 @@ class NightGate:
         """The gate's samples once each of ``task_ids`` has ``n`` under both document sets;
         ``None`` when a capped night cannot afford them (``g.out_of_calls``; what was drawn stays
         with the evaluator, outside this gate's samples)."""
-        drawn = draw_within(self.cap, self.evaluator, [(g.base, None), (g.cand, g.identity)], n, task_ids)
+        sets = [(g.base, None), (g.cand, g.identity)]
+        drawn = draw_within(self.cap, self.evaluator, sets, n, task_ids)
         if drawn is None:
             g.out_of_calls = True
+            draw_what_fits(self.cap, self.evaluator, sets, n, task_ids)
             return None
         g.wanted.update({tid: max(n, g.wanted.get(tid, 0)) for tid in task_ids})
         return drawn[0], drawn[1]
@@ -150,6 +165,28 @@ class Sampling:
     look: int = 0
     targets: list[str] = field(default_factory=list)  # the checks the edit fixes (``Edit.targets``)
     out_of_calls: bool = False  # a capped night could not afford the next draw
+    looks_before: int = 0  # looks an earlier night's cap stopped this test after (``resumed``)
+    most: int = 1 << 30  # looks this test may take in all (``resumed``)
+
+
+def resumed(g: Sampling, share: float, looks_before: int) -> None:
+    """A test an earlier night's cap stopped, resumed as the same sequential test: its looks are
+    numbered on from that night's (the false-accept rate each look spends, ``GateConfig.part``,
+    follows the one plan), at the share its first night gave it (``share``, already its part of
+    that night's family), drawing toward that plan's ceiling rather than a new one, and the
+    pooled evidence it was last judged on is not judged again as a new look. It may take as
+    many looks in all as one uncapped gate can (its own tasks' round, then every task's, each to
+    ``looks``); past them it has spent its rate (``spent``)."""
+    g.share = share
+    g.look = g.looks_before = looks_before
+    g.most = 2 * max(1, g.cfg.looks)
+
+
+def spent(looks: int) -> GateDecision:
+    """The verdict on a resumed test with no look left."""
+    return GateDecision(False, "reject", 0.0, 0.0, statistic={"look": looks}, reasons=[
+        f"refused: its test took {looks} looks over its nights, every one the gate allows one rule, "
+        "without showing a gain"])
 
 
 def gain_refused(decision: GateDecision) -> bool:

@@ -245,6 +245,23 @@ class Client:
                 return hit
         return None
 
+    def has(self, request: Request) -> bool:
+        """Whether ``complete(request)`` would be answered without a provider call: by this
+        night's memory or a store that can say so (``CallStore.has``). Nothing is counted or
+        copied: a capped night plans its draws with it (``evaluator.Evaluator.cost``)."""
+        request = redact_request(request)
+        key = self._key(request)
+        if key is None:
+            return False
+        with self._cache_lock:
+            if self._cache is not None and key in self._cache:
+                return True
+        for store in self.stores:
+            has = getattr(store, "has", None)
+            if callable(has) and has(key, request):
+                return True
+        return False
+
     def _claim(self, key: str | None) -> tuple[bool, threading.Event]:
         """(True, event) when this thread is to make the call for ``key``; (False, event) when an
         identical request is already in flight (wait on the event, then look in the cache again:

@@ -22,6 +22,9 @@ class CallStore(Protocol):
     def put(self, key: str, request: Request, completion: Completion) -> None:
         """Keep a completion that just succeeded (the store decides whether it wants it)."""
 
+    # Optional: ``has(key, request) -> bool``, whether ``get`` would answer, without counting a
+    # hit (a capped night plans with it: ``Client.has``). A store without it is not consulted.
+
 
 def keepable(completion: Completion) -> bool:
     """Only a whole answer is kept: never a failure, never a reply cut off at the token limit

@@ -1,0 +1,71 @@
+"""Rules a call cap left undecided on an earlier night, rebuilt from the evidence pool so tonight
+resumes their tests before it starts new ones (``consolidate``).
+
+A capped night may run out of calls before a rule's gate decides. Its samples are pooled
+(``edit_evidence``) and the pool record keeps the whole rule and the kinds of the tasks it was
+learned from (``reflect.kind_of``: tonight's task ids differ, their kinds do not). Tonight that
+rule comes back as it was, if it still applies to tonight's documents, is neither banned nor
+settled, and tonight has val tasks of its kinds (the tasks it claims to help, ``focus_for``).
+
+Error control across nights: a resumed rule's nights are one sequential test. Its pool record
+keeps the looks its gate took and the share of the false-accept rate they were taken of (its
+first night's share of ``EvidencePool.alpha_share``, divided among that night's rules); tonight
+its looks are numbered on from there at that share, each spending its part of the one plan
+(``gate.GateConfig.alpha_for``), the pooled evidence it was last judged on is not judged again as
+a new look, and it draws toward its first night's sample ceiling (``val_gate.resumed``). It may
+take as many looks in all as one uncapped gate can; past them it is refused. So over all its
+nights, decided or not, it spends no more than the uncapped gate allows one rule. A night whose
+cap stopped it before its first look spends nothing (``EvidencePool.hold``). Once decided, a rule
+proposed again is a new test at a halved share, as before. The evidence it is judged on only
+grows (pooled candidate samples, the base documents' draws back from the score cache), and the
+gate never accepts on fewer samples than the uncapped gate asks for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit
+from skillopt_sleep.edit_evidence import EvidencePool
+from skillopt_sleep.reflect import kind_of
+from skillopt_sleep.types import Edit, GateDecision, TaskRecord
+
+
+def resumable(pool: EvidencePool, docs: DocumentSet, tasks: list[TaskRecord],
+              refused: Callable[[Edit], bool]) -> list[tuple[Edit, DocumentSet]]:
+    """Tonight's undecided rules and their candidate documents, best evidence first. A resumed
+    rule's ``evidence`` is tonight's tasks of its stored kinds."""
+    out: list[tuple[Edit, DocumentSet]] = []
+    for _, record in pool.pending():
+        edit = record.whole()
+        if edit is None or not record.kinds or refused(edit) or pool.settled(edit):
+            continue
+        edit.evidence = [t.id for t in tasks if kind_of(t) in record.kinds]
+        if not any(t.split == "val" for t in tasks if t.id in edit.evidence):
+            continue  # none of the tasks it claims to help is measured tonight
+        try:
+            out.append((edit, apply_edit(docs, edit)))
+        except EditRefused:
+            continue  # tonight's documents no longer take it
+    return out
+
+
+def evidence_kinds(edit: Edit, tasks: list[TaskRecord]) -> list[str]:
+    """The kinds of ``edit``'s evidence tasks among ``tasks``, for its pool record."""
+    kind = {t.id: kind_of(t) for t in tasks}
+    return sorted({kind[e] for e in edit.evidence if e in kind})
+
+
+def resumed_note(edit: Edit, decision: GateDecision) -> str:
+    """What a resumed rule's test showed tonight, for the night's notes."""
+    stat = decision.statistic
+    shown = ""
+    if isinstance(stat.get("gain"), (int, float)) and isinstance(stat.get("lower_bound"), (int, float)):
+        shown = f" (gain {stat['gain']:+.3f}, lower bound {stat['lower_bound']:+.3f})"
+    if decision.accepted:
+        verdict = "accepted"
+    elif stat.get("out_of_calls"):
+        verdict = "still undecided"
+    else:
+        verdict = "refused"
+    return f"resumed undecided rule {edit.content[:80]!r}: {verdict}{shown}"
