@@ -59,6 +59,7 @@ from typing import Any
 
 from skillopt_sleep import consolidate as consolidation
 from skillopt_sleep import night
+from skillopt_sleep.loop_settings import LoopSettings
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.budget import Budget
 from skillopt_sleep.backends.client import Client, Stats
@@ -209,7 +210,7 @@ def engine_night(tasks: list[TaskRecord], docs: DocumentSet, contents: list[str]
     """One night through the engine: (accepted rule texts, banned rule texts, calls, val calls)."""
     backend = WorldBackend(seed, [proposal(c) for c in contents])
     models = models_for(backend, CONFIG.get("max_calls"))
-    settings = night._settings(Config(**CONFIG))
+    settings = LoopSettings.from_config(Config(**CONFIG))
     pool = EvidencePool.load(memory.state_dir / "edit-evidence.json", PROJECT, backend.id, docs.fingerprint())
     outcome = consolidation.consolidate(tasks, docs, models, settings, pool=pool,
                                         already_refused=lambda e: memory.ledger.contains(PROJECT, e))
@@ -333,7 +334,7 @@ def run(n_vals: list[int], seeds: int, workers: int, progress: Callable[[str], N
     config = config or {}
     out: dict[str, Any] = {**({"world": world} if world is not None else {}),
                            "knobs": KNOBS, "train_tasks": len(TRAIN), "config": config, "checks_per_task": checks,
-                           "gate": night._settings(Config(**config)).gate.__dict__,
+                           "gate": LoopSettings.from_config(Config(**config)).gate.__dict__,
                            "val_samples": Config().val_samples, "max_val_samples": Config().max_val_samples,
                            "val_others_samples": Config(**config).val_others_samples, "by_n_val": {}}
     for n_val in n_vals:

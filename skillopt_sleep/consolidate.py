@@ -198,8 +198,8 @@ def _dream(outcome: Outcome, models: Models, train: list[TaskRecord], val: list[
         f" and evaluating {len(val)} val task(s)" if val and not cap.capped else ""))
     rubric = rubric_scorer(models.optimizer)
     train_attempts, _ = run_together(
-        lambda: dream_by_kind(models.target, train, docs, k, kind_of, settings.kind_tasks, rubric,
-                              settings.agree_after, always=widened),
+        lambda: dream_by_kind(models.target, train, docs, k, kind_of, settings.dream_kind_tasks, rubric,
+                              settings.k_agree, always=widened),
         lambda: evaluator.ensure(docs, settings.first_samples) if val and not cap.capped else None,
     )
     outcome.phases["dream"] = sum(len(attempts) for attempts in train_attempts.values())
@@ -232,7 +232,7 @@ def _propose(outcome: Outcome, models: Models, train: list[TaskRecord], docs: Do
     chosen, left_out = ahead.slots(min(settings.max_edits, pool_size), screen=settings.screen_pool > 1)
     outcome.rejected.extend(Rejection(edit, [reason], stage) for edit, reason, stage in left_out)
     candidates: list[tuple[Edit, DocumentSet]] = []
-    evidence = tonight_evidence(tasks, outcome.train_attempts) if settings.retire else None
+    evidence = tonight_evidence(tasks, outcome.train_attempts) if settings.retire_rules else None
     for edit in chosen:
         try:
             candidates.append(apply_within_budget(docs, edit, evidence))

@@ -39,7 +39,7 @@ from skillopt_sleep.types import GateDecision, TaskDelta
 @dataclass(frozen=True)
 class GateConfig:
     min_gain: float = 0.02
-    gain_alpha: float = 0.05  # chance of accepting an edit whose true gain is zero
+    gain_alpha: float = 0.025  # chance of accepting an edit whose true gain is zero
     looks: int = 1  # how many times the caller may test as samples grow (sequential testing)
     regression_tolerance: float = 0.0
     regression_alpha: float = 0.05  # family-wise false-alarm rate of the per-task regression tests

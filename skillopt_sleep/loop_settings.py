@@ -1,50 +1,63 @@
-"""The learning loop's settings (``consolidate``), as a night derives them from its config
-(``night._settings``)."""
+"""The learning loop's settings (``consolidate``), read from the night's config.
+
+Every setting a person can change is declared once, in ``Config`` (its default and its comment),
+under the same name here; the gate's are declared in ``gate.GateConfig`` and ``Config`` takes its
+defaults from there. ``LoopSettings.from_config`` is the one way from a config to the loop.
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from skillopt_sleep import gate as gating
-from skillopt_sleep.reflect import TASKS_PER_KIND
-from skillopt_sleep.retire import RETIRE_MARGIN
+from skillopt_sleep.config import Config
+
+
+def gate_config(config: Config) -> gating.GateConfig:
+    """The gate's settings from ``config``: a gate looks once per ``val_samples`` up to the ceiling."""
+    return gating.GateConfig(min_gain=config.min_gain, gain_alpha=config.gain_alpha,
+                             looks=math.ceil(config.max_val_samples / config.val_samples),
+                             regression_tolerance=config.regression_tolerance,
+                             regression_alpha=config.regression_alpha)
 
 
 @dataclass
 class LoopSettings:
-    k: int = 4
-    val_samples: int = 4
-    max_val_samples: int = 12
-    max_edits: int = 4
-    # candidates replayed on their own train tasks per edit the gate may test: those that fixed
-    # something there take the ``max_edits`` slots first, and one that fixed nothing is gated only
-    # while a slot is left (1: only the ``max_edits`` best ranked are replayed)
-    screen_pool: int = 2
-    reflect_samples: int = 2  # readings of each reflect request (``reflect``)
-    targeted_gain: bool = True  # gate a rule's gain on the checks it fixes (``Edit.targets``), else on the score
-    agree_after: int = 2  # a train task whose first samples all agree gets no more (0: always k)
-    # a kind stops being dreamed once this many of its train tasks teach something (0: every task)
-    kind_tasks: int = TASKS_PER_KIND
-    # samples the val tasks outside an edit's own kind start with in its gate, more only when the
-    # gate asks; 0 (the default): as many as the edit's own tasks reached. Fewer saves calls but
-    # lets a trade-off pass more often (bench_gate at Nval 10: 7.3 % with 4 vs 3.7 % with 0,
-    # measured at c6a4426): tasks grown one by one on their own drop leave the lucky ones at
-    # the first look and bias the all-task mean up
-    others_samples: int = 0
-    # an edit whose own tasks are fewer than this gets proportionally more samples per task
-    # (one target task at 12 samples cannot tell 0.3 from 0.9 reliably enough)
+    """What ``consolidate`` reads; each field is the ``Config`` setting of the same name (see there)."""
+
+    k: int = Config.k
+    val_samples: int = Config.val_samples
+    max_val_samples: int = Config.max_val_samples
+    max_edits: int = Config.max_edits
+    screen_pool: int = Config.screen_pool
+    reflect_samples: int = Config.reflect_samples
+    targeted_gain: bool = Config.targeted_gain
+    k_agree: int = Config.k_agree
+    dream_kind_tasks: int = Config.dream_kind_tasks
+    val_others_samples: int = Config.val_others_samples
+    retire_rules: bool = Config.retire_rules
+    retire_margin: float = Config.retire_margin
+    # not a person's settings: an edit whose own tasks are fewer than this gets proportionally
+    # more samples per task (one target task at 12 samples cannot tell 0.3 from 0.9 reliably enough)
     min_focus_tasks: int = 2
-    # a full document's new rule may take the line of a learned rule that no longer earns its place,
-    # when the removal costs the tasks it served less than ``retire_margin`` (retire.py)
-    retire: bool = True
-    retire_margin: float = RETIRE_MARGIN
     # several edits: each gated on its own val tasks, their combination once on every val task
-    # (``together.py``); off: each edit on every val task, then their combination
+    # (``together.py``); off: each edit on every val task, then their combination (benchmarks)
     together: bool = True
-    gate: gating.GateConfig = field(default_factory=lambda: gating.GateConfig(looks=3))
+    gate: gating.GateConfig = field(default_factory=lambda: gate_config(Config()))
+
+    @classmethod
+    def from_config(cls, config: Config, max_edits: int | None = None) -> LoopSettings:
+        """The loop's settings; ``max_edits``: tonight's scheduled edit budget (default: the config's)."""
+        return cls(k=config.k, val_samples=config.val_samples, max_val_samples=config.max_val_samples,
+                   max_edits=max_edits or config.max_edits, screen_pool=config.screen_pool,
+                   reflect_samples=config.reflect_samples, targeted_gain=config.targeted_gain,
+                   k_agree=config.k_agree, dream_kind_tasks=config.dream_kind_tasks,
+                   val_others_samples=config.val_others_samples, retire_rules=config.retire_rules,
+                   retire_margin=config.retire_margin, gate=gate_config(config))
 
     @property
     def first_samples(self) -> int:
         """Samples every val task gets under tonight's documents while the train tasks are dreamed
         (and the report's val scores are measured on): as many as any gate starts a task with."""
-        return min(self.val_samples, self.others_samples or self.val_samples)
+        return min(self.val_samples, self.val_others_samples or self.val_samples)

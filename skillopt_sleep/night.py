@@ -34,7 +34,6 @@ from skillopt_sleep.edit_schedule import edit_budget
 from skillopt_sleep.dream import split_measurable
 from skillopt_sleep.errors import EXIT_BUDGET, EXIT_CONFIG, EXIT_PROVIDER, EXIT_USAGE, UserError
 from skillopt_sleep.footprint import Footprint
-from skillopt_sleep.gate import GateConfig
 from skillopt_sleep.paths import project_dirs, user_dirs
 from skillopt_sleep.proposal import task_summaries
 from skillopt_sleep.redact import redact_obj
@@ -69,20 +68,6 @@ class NightOptions:
 
 def new_night_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(2)
-
-
-def _settings(config: Config, max_edits: int | None = None) -> LoopSettings:
-    """The loop's settings; ``max_edits``: tonight's scheduled edit budget (default: the config's)."""
-    return LoopSettings(
-        k=config.k, agree_after=config.k_agree, val_samples=config.val_samples, max_val_samples=config.max_val_samples,
-        max_edits=max_edits or config.max_edits, kind_tasks=config.dream_kind_tasks,
-        others_samples=config.val_others_samples, retire=config.retire_rules, retire_margin=config.retire_margin,
-        screen_pool=config.screen_pool, reflect_samples=config.reflect_samples, targeted_gain=config.targeted_gain,
-        gate=GateConfig(min_gain=config.min_gain, gain_alpha=config.gain_alpha,
-                        looks=-(-config.max_val_samples // config.val_samples),
-                        regression_tolerance=config.regression_tolerance,
-                        regression_alpha=config.regression_alpha),
-    )
 
 
 def miner_for(config: Config, models: Models) -> str:
@@ -339,7 +324,7 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
     budget = edit_budget(opts.config, history.nights(opts.project))
     if budget.note:
         report.notes.append(budget.note)
-    outcome = consolidate(tasks, docs, models, _settings(opts.config, budget.edits),
+    outcome = consolidate(tasks, docs, models, LoopSettings.from_config(opts.config, budget.edits),
                           already_refused=lambda e: ledger.contains(ledger_project, e),
                           pool=pool, progress=opts.progress)
     if evidence is not None:

@@ -91,10 +91,10 @@ class NightGate:
         if g.looks_before:  # a resumed test keeps the one plan of its first night: no new ceiling
             ceiling = max(g.budget, start)
             n = min(ceiling, n)
-        if g.wanted and self.settings.others_samples:
+        if g.wanted and self.settings.val_others_samples:
             # the other val tasks join with a first look of their own; the gate draws more while
             # the all-task mean or a task's drop is uncertain (``gate.wants_more``)
-            n = min(ceiling, start + self.settings.others_samples)
+            n = min(ceiling, start + self.settings.val_others_samples)
         elif g.wanted:
             # the other val tasks join with as many samples as the edit's own tasks reached
             n = min(ceiling, max(n, max(g.wanted.values()) - g.start + start))

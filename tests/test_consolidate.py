@@ -54,7 +54,7 @@ def test_only_harmful_proposals_are_all_refused(tmp_path: Path) -> None:
 def test_k_samples_are_independent_draws(tmp_path: Path) -> None:
     tasks = make_tasks()
     docs = load_documents(tmp_path)
-    out = consolidate(tasks, docs, models_for("sim:correct=0,harmful=0,seed=3"), LoopSettings(k=6, agree_after=0))
+    out = consolidate(tasks, docs, models_for("sim:correct=0,harmful=0,seed=3"), LoopSettings(k=6, k_agree=0))
     responses = [a.response for xs in out.train_attempts.values() for a in xs]
     assert len(responses) == 6 * sum(t.split == "train" for t in tasks)
     per_task = [len({a.response for a in xs}) for xs in out.train_attempts.values()]
@@ -349,14 +349,14 @@ def test_the_other_val_tasks_start_with_a_first_look_and_grow_only_when_the_gate
     grown = 0
     for seed in range(1, 6):
         out = consolidate(world_tasks(6), load_documents(tmp_path), world_models(World([HELPS_A], noise=25, seed=seed)),
-                          LoopSettings(others_samples=others))
+                          LoopSettings(val_others_samples=others))
         [decision] = out.decisions
         spt = decision.statistic["samples_per_task"]
         assert decision.accepted and all(spt[f"val-a-{i}"] == 8 for i in range(3)), spt
         assert all(spt[f"val-b-{i}"] in (others, 12) for i in range(3)), spt
         grown += sum(spt[f"val-b-{i}"] == 12 for i in range(3))
         matched = consolidate(world_tasks(6), load_documents(tmp_path),
-                              world_models(World([HELPS_A], noise=25, seed=seed)), LoopSettings(others_samples=0))
+                              world_models(World([HELPS_A], noise=25, seed=seed)), LoopSettings(val_others_samples=0))
         assert all(n >= 8 for n in matched.decisions[0].statistic["samples_per_task"].values())
     assert grown < 15, "most kind b tasks stay at their first look"
 
@@ -365,7 +365,7 @@ def test_the_other_val_tasks_start_with_a_first_look_and_grow_only_when_the_gate
 def test_a_trade_off_is_refused_however_few_samples_the_other_tasks_start_with(tmp_path: Path, others: int) -> None:
     for seed in range(1, 4):
         out = consolidate(world_tasks(6), load_documents(tmp_path),
-                          world_models(World([TRADE_OFF], noise=10, seed=seed)), LoopSettings(others_samples=others))
+                          world_models(World([TRADE_OFF], noise=10, seed=seed)), LoopSettings(val_others_samples=others))
         assert out.accepted == [], out.decisions[0].reasons
 
 

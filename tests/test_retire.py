@@ -350,15 +350,15 @@ def test_a_night_retires_a_rule_another_already_covers(tmp_path: Path) -> None:
 
 
 def test_with_retirement_off_the_rule_stays_refused_for_the_budget(tmp_path: Path) -> None:
-    out = kinds_night(tmp_path, ["When working on a gamma task, follow the gamma checklist.", BETA], retire=False)
+    out = kinds_night(tmp_path, ["When working on a gamma task, follow the gamma checklist.", BETA], retire_rules=False)
     assert out.accepted == []
     assert any(r.stage == "apply" and "budget" in r.reasons[0] for r in out.rejected)
 
 
 def test_the_settings_reach_the_loop() -> None:
     from skillopt_sleep.config import Config
-    from skillopt_sleep.night import _settings
+    from skillopt_sleep.loop_settings import LoopSettings
 
-    loop = _settings(Config(retire_rules=False, retire_margin=0.2))
-    assert (loop.retire, loop.retire_margin) == (False, 0.2)
-    assert (LoopSettings().retire, LoopSettings().retire_margin) == (Config().retire_rules, Config().retire_margin)
+    loop = LoopSettings.from_config(Config(retire_rules=False, retire_margin=0.2))
+    assert (loop.retire_rules, loop.retire_margin) == (False, 0.2)
+    assert (LoopSettings().retire_rules, LoopSettings().retire_margin) == (Config().retire_rules, Config().retire_margin)
