@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from skillopt_sleep.backends.sim.latent import propensity  # noqa: E402
 from skillopt_sleep.config import Config  # noqa: E402
-from skillopt_sleep.gate import GateConfig, _mean, _se_null, decide, t_quantile  # noqa: E402
+from skillopt_sleep.gate.decide import GateConfig, _mean, _se_null, decide, t_quantile  # noqa: E402
 
 
 def draw_tasks(rng: random.Random, base: float, corr: float, drift: float, focus: int, others: int,

@@ -13,7 +13,7 @@ import argparse
 import json
 import random
 
-from skillopt_sleep import gate
+from skillopt_sleep.gate import decide as gate
 
 
 def draws(rng: random.Random, p: float, n: int) -> list[float]:

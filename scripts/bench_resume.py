@@ -33,14 +33,16 @@ from skillopt_sleep.backends.client import Client, Stats  # noqa: E402
 from skillopt_sleep.backends.limits import Limiter  # noqa: E402
 from skillopt_sleep.backends.models import Models  # noqa: E402
 from skillopt_sleep.call_cap import CallCap, out_of_calls  # noqa: E402
-from skillopt_sleep.consolidate import LoopSettings, Outcome, _gate_each  # noqa: E402
+from skillopt_sleep.gate.phases import gate_each  # noqa: E402
+from skillopt_sleep.loop_settings import LoopSettings  # noqa: E402
+from skillopt_sleep.outcome import Outcome  # noqa: E402
 from skillopt_sleep.documents import apply_edit, load_documents  # noqa: E402
 from skillopt_sleep.edit_evidence import EvidencePool  # noqa: E402
-from skillopt_sleep.evaluator import Evaluator  # noqa: E402
+from skillopt_sleep.gate.evaluator import Evaluator  # noqa: E402
 from skillopt_sleep.pending_rules import resumable  # noqa: E402
 from skillopt_sleep.score_cache import ScoreCache  # noqa: E402
 from skillopt_sleep.types import Edit, TaskRecord  # noqa: E402
-from skillopt_sleep.val_gate import NightGate  # noqa: E402
+from skillopt_sleep.gate.sampling import NightGate  # noqa: E402
 
 RULE = 'When writing a commit message, always include "Refs:" in the response.'
 
@@ -98,7 +100,7 @@ def one_trial(trial: int, args: argparse.Namespace, root: Path, cap: int | None)
         outcome = Outcome(docs)
         gate = NightGate(Evaluator(models, val, {}, "val", pool), LoopSettings(), docs, tasks, set(), 1,
                          CallCap(budget))
-        won = _gate_each(outcome, gate, candidates, pool, lambda m: None, resumed=bool(night))
+        won = gate_each(outcome, gate, candidates, pool, lambda m: None, resumed=bool(night))
         gate.evaluator.store()
         calls.append(budget.calls_used)
         if won:

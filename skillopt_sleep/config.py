@@ -17,7 +17,6 @@ from typing import Any
 from collections.abc import Mapping
 
 from skillopt_sleep.errors import EXIT_CONFIG, EXIT_USAGE, UserError
-from skillopt_sleep.gate import GateConfig
 from skillopt_sleep.files import read_regular
 from skillopt_sleep.paths import project_dirs, user_dirs
 
@@ -83,11 +82,10 @@ class Config:
     edit_horizon: int = 10  # nights from max_edits down to edit_floor
     recall_k: int = 2  # past train tasks most like tonight's added to its train set (recall.py; 0: off)
     dream_factor: int = 0  # optimizer-written variants per train task (variants.py; 0: off)
-    # the gate's (declared in gate.GateConfig, with what each means)
-    min_gain: float = GateConfig.min_gain  # smallest mean val improvement worth a rule
-    gain_alpha: float = GateConfig.gain_alpha  # chance of accepting an edit that does not really help
-    regression_tolerance: float = GateConfig.regression_tolerance  # a per-task drop below this is never a regression
-    regression_alpha: float = GateConfig.regression_alpha  # chance, across all val tasks, of calling noise a regression
+    min_gain: float = 0.02  # smallest mean val improvement worth a rule
+    gain_alpha: float = 0.025  # chance of accepting an edit that does not really help
+    regression_tolerance: float = 0.0  # a per-task drop below this is never a regression
+    regression_alpha: float = 0.05  # chance, across all val tasks, of calling noise a regression
     score_cache_days: float = 14.0  # reuse a target's answers to unchanged documents and tasks this long (0: never)
 
     def backend_for(self, role: str) -> str:

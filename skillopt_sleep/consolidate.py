@@ -21,82 +21,39 @@
 A night under a call cap (``max_calls``) plans these phases to fit it (``call_cap.py``): gates run
 one at a time, best ranked first, and an edit the calls ran out for is left undecided, not accepted;
 a later night resumes such edits before anything else (``pending_rules``).
-The gate's sampling lives in ``val_gate.py``.
+The gate (its statistics, its sampling and its phases) lives in ``gate/``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, replace
 from collections.abc import Callable
+from dataclasses import replace
 
-from skillopt_sleep import gate as gating
 from skillopt_sleep.backends.models import Models, run_together
-from skillopt_sleep.call_cap import (DREAM_SHARE, LOOKAHEAD_SHARE, CallCap, cap_note, in_turn, out_of_calls,
-                                     undecided)
-from skillopt_sleep.loop_settings import LoopSettings
-from skillopt_sleep.val_gate import NightGate
-from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit
+from skillopt_sleep.call_cap import DREAM_SHARE, LOOKAHEAD_SHARE, CallCap, cap_note
+from skillopt_sleep.documents import DocumentSet, EditRefused
 from skillopt_sleep.dream import dream_by_kind, mean_soft, rubric_scorer
+from skillopt_sleep.edit_evidence import EvidencePool, task_content_key, val_set_key
+from skillopt_sleep.gate.evaluator import Evaluator, mean_of, measure_test
+from skillopt_sleep.gate.phases import combine, focus_for, gate_each
+from skillopt_sleep.gate.sampling import NightGate
+from skillopt_sleep.gate.together import gate_together
 from skillopt_sleep.lookahead import SAMPLES as LOOKAHEAD_SAMPLES
 from skillopt_sleep.lookahead import TASKS_PER_EDIT, look_ahead
-from skillopt_sleep.retire import gate_removal
-from skillopt_sleep.retire import tonight as tonight_evidence
-from skillopt_sleep.rule_budget import apply_within_budget, fit_together
-from skillopt_sleep.edit_evidence import EvidencePool, task_content_key, val_set_key
-from skillopt_sleep.evaluator import Evaluator, mean_of, measure_test
-from skillopt_sleep.pending_rules import evidence_kinds, resumable, resumed_note
+from skillopt_sleep.loop_settings import LoopSettings
+from skillopt_sleep.outcome import Outcome, Rejection
+from skillopt_sleep.pending_rules import resumable
 from skillopt_sleep.reflect import kind_of, reflect
 from skillopt_sleep.refusals import same_rule
-from skillopt_sleep.together import gate_together
-from skillopt_sleep.types import Attempt, Edit, GateDecision, TaskRecord
+from skillopt_sleep.retire import tonight as tonight_evidence
+from skillopt_sleep.rule_budget import apply_within_budget
+from skillopt_sleep.types import Edit, GateDecision, TaskRecord
 from skillopt_sleep.widen import widened
 
+__all__ = ["LoopSettings", "Outcome", "Rejection", "consolidate", "focus_for", "overlapping"]
+
 Progress = Callable[[str], None]
-
-
-@dataclass
-class Rejection:
-    """An edit that did not make it into the proposal, and why.
-
-    ``stage``: guardrail (reflect's checks), lookahead (fixed nothing on its own train tasks, and
-    the night's slots went to rules that did),
-    apply (the documents refused it), gate, unchanged
-    (refused on an earlier night on these same val tasks, not re-tested), combination (passed
-    alone, added nothing beside the others), budget (undecided when a capped night ran out of
-    calls: no ban, tested again later) or unvalidated (no val tasks).
-    ``ban``: the gate found it significantly harmful — the ledger keeps it from coming back.
-    """
-
-    edit: Edit
-    reasons: list[str]
-    stage: str = "gate"
-    ban: bool = False
-
-
-@dataclass
-class Outcome:
-    documents: DocumentSet  # the proposal (== the input when nothing was accepted)
-    accepted: list[Edit] = field(default_factory=list)
-    rejected: list[Rejection] = field(default_factory=list)
-    decisions: list[GateDecision] = field(default_factory=list)
-    baseline: float | None = None  # val
-    candidate: float | None = None  # val
-    train_baseline: float | None = None
-    test_baseline: float | None = None
-    test_candidate: float | None = None
-    train_attempts: dict[str, list[Attempt]] = field(default_factory=dict)
-    phases: dict[str, int] = field(default_factory=dict)  # requests issued per phase
-    notes: list[str] = field(default_factory=list)
-
-
-def focus_for(edits: list[Edit], tasks: list[TaskRecord]) -> set[str]:
-    """Val tasks of the kinds an edit's evidence comes from (the tasks it claims to help): a task's
-    mined kind, else its skill hint (``reflect.kind_of``) — a skill serves several kinds, and a rule
-    for one of them must not need luck on the others to show its gain."""
-    kind = {t.id: kind_of(t) for t in tasks}
-    kinds = {kind[e] for edit in edits for e in edit.evidence if e in kind}
-    return {t.id for t in tasks if t.split == "val" and kind_of(t) in kinds}
 
 
 def overlapping(val: list[TaskRecord], train: list[TaskRecord]) -> set[str]:
@@ -134,7 +91,7 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
     winners: list[tuple[Edit, DocumentSet, GateDecision]] = []
     if resumed and cap.capped:  # the calls go to the rules already under test first
         night = NightGate(evaluator, settings, docs, tasks, overlapping(val, train), len(resumed), cap)
-        winners = _gate_each(outcome, night, resumed, pool, progress, resumed=True)
+        winners = gate_each(outcome, night, resumed, pool, progress, resumed=True)
     settings = _fit_reflection(outcome, cap, len(train), len({kind_of(t) for t in train}), settings)
     short = cap.too_small(len(train), len({kind_of(t) for t in train}), settings) if val else None
     if short and not resumed:
@@ -159,11 +116,11 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
     if candidates and val:
         night = NightGate(evaluator, settings, docs, tasks, overlapping(val, train), len(candidates), cap)
         together = settings.together and len(candidates) > 1 and not cap.capped
-        winners += _gate_each(outcome, night, candidates, pool, progress, own_only=together,
+        winners += gate_each(outcome, night, candidates, pool, progress, own_only=together,
                               resumed=not cap.capped and bool(resumed))
     if night is not None:
         final = (gate_together(outcome, night, winners, pool, val_set_key(val), progress) if together
-                 else _combine(outcome, night, winners, progress))
+                 else combine(outcome, night, winners, progress))
         undecided = sum(r.stage == "budget" for r in outcome.rejected)
         if undecided:
             outcome.notes.append(cap_note(cap, undecided, len(val), settings.max_val_samples))
@@ -280,162 +237,3 @@ def _not_again(refused: Callable[[Edit], bool], resumed: list[Edit]) -> Callable
     """``refused``, and the rules resumed tonight: reflection does not offer one of them again as
     a new rule (its test goes on under its pooled identity)."""
     return lambda edit: refused(edit) or any(same_rule(edit, r) for r in resumed)
-
-
-def gate_alone(night: NightGate, pool: EvidencePool | None, edit: Edit, cand: DocumentSet,
-               own_tasks_only: bool = False) -> GateDecision:
-    """One edit against tonight's documents (``NightGate.gate``), from its pooled evidence when it
-    has some, with the "no worse" test first when it retires a learned rule (``gate_removal``).
-    ``own_tasks_only``: its gain on its own tasks only (the night's rules are then measured on the
-    other val tasks together, ``together.py``)."""
-    focus = focus_for([edit], night.tasks)
-    pooled = pool is not None and not pool.accepted_before(edit)
-    identity = pool.identity(edit) if pool is not None and pooled else None
-    share = pool.alpha_share(edit) if pool is not None and pooled else 1.0
-    # a rule a cap left undecided: the same test, on from where it stopped (``pending_rules``)
-    going_on = pool.resume_at(edit) if pool is not None and pooled else None
-
-    def gate() -> GateDecision:
-        if going_on is not None:
-            return night.gate(cand, focus, share=going_on[1], looks_before=going_on[0], identity=identity,
-                              targets=edit.targets, own_tasks_only=own_tasks_only)
-        return night.gate(cand, focus, share=share, identity=identity, targets=edit.targets,
-                          own_tasks_only=own_tasks_only)
-
-    return gate_removal(night, edit, cand, focus, gate, identity)
-
-
-def _gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, DocumentSet]],
-               pool: EvidencePool | None, progress: Progress,
-               own_only: bool = False, resumed: bool = False) -> list[tuple[Edit, DocumentSet, GateDecision]]:
-    """Phase 3: every edit alone against tonight's documents, concurrently. ``own_only``: on its
-    own tasks only; a winner's test is then recorded in the pool once the night's rules have been
-    measured together (``together.py``). ``resumed``: the candidates start with rules resumed from
-    earlier nights (``pending_rules``): the notes say what their tests showed."""
-    val_set = val_set_key(list(night.evaluator.tasks.values()))
-    where = "their own val tasks" if own_only else f"{len(night.evaluator.tasks)} val task(s)"
-    progress(f"gating {len(candidates)} edit(s) on {where}")
-    gates = [(lambda edit=edit, cand=cand: gate_alone(night, pool, edit, cand, own_only))
-             for edit, cand in candidates]
-    # a capped night gates one edit at a time, best ranked first: the calls go to the edits most
-    # likely to pass, and which edits get them does not depend on thread timing
-    decisions = in_turn(gates, night.cap.limit) if night.cap.capped else run_together(*gates)
-    winners = []
-    was_pending = [pool is not None and pool.identity(edit) in {i for i, _ in pool.pending()} if resumed else False
-                   for edit, _ in candidates]
-    for (edit, cand), decision, again in zip(candidates, decisions, was_pending, strict=True):
-        decision.edits = [edit]
-        outcome.decisions.append(decision)
-        if again:
-            outcome.notes.append(resumed_note(edit, decision))
-        kinds = evidence_kinds(edit, night.tasks)
-        bound = decision.statistic.get("lower_bound")
-        bound = float(bound) if isinstance(bound, (int, float)) else None
-        if out_of_calls(decision):
-            # undecided: no verdict, no ban; the samples it drew are kept, and it is tested again
-            # on a later night, on these same val tasks too (``val_set`` unknown) — before new rules
-            if pool is not None and decision.per_task:
-                pool.record_test(edit, False, undecided=True, kinds=kinds, lower_bound=bound,
-                                 looks=int(decision.statistic.get("look") or 0),
-                                 share=decision.statistic.get("alpha_share"))
-            elif pool is not None and any(night.evaluator.scores.get(cand.fingerprint(), {}).values()):
-                pool.hold(edit, kinds)  # drew, but no look yet: resumed first, nothing spent
-            outcome.rejected.append(Rejection(edit, list(decision.reasons), "budget"))
-            continue
-        if pool is not None and not (own_only and decision.accepted):
-            pool.record_test(edit, decision.accepted, val_set, kinds=kinds, lower_bound=bound)
-        if decision.accepted:
-            winners.append((edit, cand, decision))
-        else:
-            outcome.rejected.append(Rejection(edit, list(decision.reasons), "gate",
-                                              ban=gating.significant_harm(decision)))
-    return winners
-
-
-def apply_all(docs: DocumentSet, edits: list[Edit]) -> DocumentSet:
-    for edit in edits:
-        docs = apply_edit(docs, edit)
-    return docs
-
-
-def _combine(outcome: Outcome, night: NightGate,
-             winners: list[tuple[Edit, DocumentSet, GateDecision]], progress: Progress) -> DocumentSet:
-    """Phase 4: the proposal from the edits that passed alone. Each whose own tasks another
-    accepted edit also claims must add something beside the others (``leave_one_out``), so a
-    useless rule cannot ride along with a useful one doing the same job; the survivors'
-    combination is gated against tonight's documents on every val task (regressions, the all-task
-    mean), so the leave-one-out tests need not measure the other tasks too."""
-    winners = fitting(outcome, night, winners)
-    if not winners:
-        return night.base
-    if len(winners) == 1:
-        outcome.accepted = [winners[0][0]]
-        return winners[0][1]
-    survivors = leave_one_out(outcome, night, winners, progress)
-    if not survivors:
-        best = max(winners, key=lambda w: w[2].statistic.get("gain", 0))
-        outcome.rejected = [r for r in outcome.rejected if r.edit is not best[0]]
-        outcome.accepted = [best[0]]
-        return best[1]
-    if len(survivors) == 1:
-        outcome.accepted = survivors
-        return next(w[1] for w in winners if w[0] is survivors[0])
-    combined = apply_all(night.base, survivors)
-    progress(f"gating the combination of {len(survivors)} accepted edits")
-    decision = night.gate(combined, focus_for(survivors, night.tasks), targets=joint_targets(survivors))
-    decision.edits = list(survivors)
-    outcome.decisions.append(decision)
-    if decision.accepted:
-        outcome.accepted = list(survivors)
-        return combined
-    best = max((w for w in winners if w[0] in survivors), key=lambda w: w[2].statistic.get("gain", 0))
-    for edit in survivors:
-        if edit is not best[0]:
-            outcome.rejected.append(Rejection(edit, [
-                "accepted alone, but the combination did not hold up: " + "; ".join(decision.reasons)],
-                "budget" if out_of_calls(decision) else "combination"))
-    outcome.accepted = [best[0]]
-    return best[1]
-
-
-def joint_targets(edits: list[Edit]) -> list[str] | None:
-    """The checks a set of edits fixes together (None when one of them names none: the score)."""
-    return sorted({c for e in edits for c in e.targets}) if all(e.targets for e in edits) else None
-
-
-def fitting(outcome: Outcome, night: NightGate,
-            winners: list[tuple[Edit, DocumentSet, GateDecision]]) -> list[tuple[Edit, DocumentSet, GateDecision]]:
-    """The winners that fit in the documents together, best gain first; the others refused."""
-    best_first = sorted(winners, key=lambda w: -w[2].statistic.get("gain", 0))
-    fits, no_room = fit_together(night.base, [w[0] for w in best_first])
-    outcome.rejected.extend(Rejection(e, [f"accepted alone, but no room beside the other accepted edits: {why}"],
-                                      "combination") for e, why in no_room)
-    return [w for w in winners if any(w[0] is e for e in fits)]
-
-
-def leave_one_out(outcome: Outcome, night: NightGate, winners: list[tuple[Edit, DocumentSet, GateDecision]],
-                  progress: Progress) -> list[Edit]:
-    """The winners that add something beside the others: one whose own tasks another also claims
-    must gain there in the combination against the combination without it (its own tasks only);
-    the others are refused (stage combination, or budget when a capped night ran out)."""
-    edits = [w[0] for w in winners]
-    combined = apply_all(night.base, edits)
-    focus = {id(e): focus_for([e], night.tasks) for e in edits}
-    progress(f"checking what each of {len(winners)} accepted edits adds beside the others")
-    survivors, spent = [], False
-    for edit in edits:
-        if not any(focus[id(edit)] & focus[id(e)] for e in edits if e is not edit):
-            survivors.append(edit)  # no other claims its tasks; the combination's gate guards the rest
-            continue
-        rest = apply_all(night.base, [e for e in edits if e is not edit])
-        decision = undecided(None, night.cap.limit, behind=True) if spent else night.gate(
-            combined, focus[id(edit)], base=rest, own_tasks_only=True, targets=edit.targets)
-        spent = spent or out_of_calls(decision)
-        if decision.accepted:
-            survivors.append(edit)
-        else:
-            why = ("could not be checked beside the other accepted edits" if out_of_calls(decision)
-                   else "adds nothing beside the other accepted edits")
-            outcome.rejected.append(Rejection(edit, [f"accepted alone, but {why}: " + "; ".join(decision.reasons)],
-                                              "budget" if out_of_calls(decision) else "combination"))
-    return survivors

@@ -86,7 +86,7 @@ class EditRecord:
     lower_bound: float | None = None  # the gain's lower bound at its last look (best evidence first)
     last_undecided: bool = False  # its last night's test stopped for the cap before a verdict
     # the sequential test a cap stopped: looks taken so far, and the share of the false-accept
-    # rate each look's part is taken of (``val_gate.resumed``); 0 / None: nothing to resume
+    # rate each look's part is taken of (``gate.sampling.resumed``); 0 / None: nothing to resume
     looks: int = 0
     share: float | None = None
 

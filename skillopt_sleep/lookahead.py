@@ -15,7 +15,7 @@ an unusable reply (after one repair) keeps the rule as proposed and is counted.
 
 The same replays name what a rule fixes: the checks that failed clearly less often under it than in
 the night's attempts of the same tasks (``fixed``) become its ``targets``, the checks the gate tests
-its gain on (``gate.py``). Chosen on train replays before any val task is drawn for the rule, they
+its gain on (``gate/decide.py``). Chosen on train replays before any val task is drawn for the rule, they
 are a hypothesis fixed in advance, so testing it on val stays honest.
 """
 

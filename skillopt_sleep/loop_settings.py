@@ -1,8 +1,8 @@
 """The learning loop's settings (``consolidate``), read from the night's config.
 
 Every setting a person can change is declared once, in ``Config`` (its default and its comment),
-under the same name here; the gate's are declared in ``gate.GateConfig`` and ``Config`` takes its
-defaults from there. ``LoopSettings.from_config`` is the one way from a config to the loop.
+under the same name here and in the gate's ``GateConfig``, which read their defaults from it.
+``LoopSettings.from_config`` is the one way from a config to the loop.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from skillopt_sleep import gate as gating
+from skillopt_sleep.gate import decide as gating
 from skillopt_sleep.config import Config
 
 

@@ -11,8 +11,8 @@ Error control across nights: a resumed rule's nights are one sequential test. It
 keeps the looks its gate took and the share of the false-accept rate they were taken of (its
 first night's share of ``EvidencePool.alpha_share``, divided among that night's rules); tonight
 its looks are numbered on from there at that share, each spending its part of the one plan
-(``gate.GateConfig.alpha_for``), the pooled evidence it was last judged on is not judged again as
-a new look, and it draws toward its first night's sample ceiling (``val_gate.resumed``). It may
+(``gate.decide.GateConfig.alpha_for``), the pooled evidence it was last judged on is not judged again as
+a new look, and it draws toward its first night's sample ceiling (``gate.sampling.resumed``). It may
 take as many looks in all as one uncapped gate can; past them it is refused. So over all its
 nights, decided or not, it spends no more than the uncapped gate allows one rule. A night whose
 cap stopped it before its first look spends nothing (``EvidencePool.hold``). Once decided, a rule

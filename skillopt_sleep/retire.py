@@ -17,30 +17,26 @@ Why paired, not a plain delete followed by an add on a later night: a rule is on
 when something that proved itself takes its line, the exchange is one edit that adopt writes and
 revert restores byte-exact as a whole, and a night never leaves a document emptier than it found it.
 
-The removal faces the "no worse" test (``gate.no_worse``) on the val tasks the retired rule served
+The removal faces the "no worse" test (``gate.decide.no_worse``) on the val tasks the retired rule served
 — those of its kinds, outside the new rule's own; when it serves none of tonight's val tasks, every
 val task outside the new rule's own — drawing more samples up to the gate's ceiling while the bound
 is too wide; then the pair faces the ordinary gate (the new rule's own tasks must gain, no val task
 may regress, the all-task mean must not fall). Removal first: a rule its work still needs is shown
 so on a first look at its tasks, before anything is spent on the new rule's gain (bench_learning
-at max_rules 3 found every retirement it tried to be of a needed rule). ``gate_removal`` applies
-this to any ``replace`` that drops a learned rule's words (a merge keeps them).
+at max_rules 3 found every retirement it tried to be of a needed rule). ``gate.removal.gate_removal``
+applies this to any ``replace`` that drops a learned rule's words (a merge keeps them).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
 
-from skillopt_sleep import gate as gating
-from skillopt_sleep.call_cap import OUT_OF_CALLS, CallCap, out_of_calls, undecided
 from skillopt_sleep.documents import DocumentSet
-from skillopt_sleep.evaluator import draw_within
 from skillopt_sleep.handwritten import split_supersedes
 from skillopt_sleep.scope import split_scoped
-from skillopt_sleep.types import Attempt, Edit, GateDecision, TaskRecord
+from skillopt_sleep.types import Attempt, Edit, TaskRecord
 
 RETIRE_MARGIN = 0.1  # a removal may cost the tasks it served at most this much of their mean score
 
@@ -115,79 +111,3 @@ def removed_rule(docs: DocumentSet, edit: Edit) -> str | None:
         return None
     kept = split_scoped(split_supersedes(rule)[0])[1].rstrip().rstrip(".").lower()
     return None if kept and kept in edit.content.lower() else rule
-
-
-def guarded_tasks(rule: str, val: list[TaskRecord], focus: set[str]) -> list[str]:
-    """The val tasks the removal of ``rule`` must not lower: those of the kinds its scope names,
-    outside the new rule's own (``focus``, where the gain test already speaks); when it names
-    none of them, every val task outside ``focus``."""
-    scope = split_scoped(rule)[0]
-    others = [t for t in val if t.id not in focus]
-    served = [t.id for t in others if scope and t.kind and serves(scope, t.kind)]
-    return served or sorted(t.id for t in others)
-
-
-def gate_removal(night: Any, edit: Edit, cand: DocumentSet, focus: set[str],
-                 gate: Callable[[], GateDecision], identity: str | None = None) -> GateDecision:
-    """The verdict on ``cand`` (``edit`` applied): ``gate()`` (the ordinary gate), preceded — when
-    ``edit`` drops a learned rule — by the "no worse" test of that removal on the tasks the rule
-    served. The removal goes first: a rule its work still needs is usually shown to be needed on a
-    first look at those tasks, before the new rule's gain is measured at all. ``night``:
-    consolidate's ``_Night`` (evaluator, settings, base documents, tasks, overlap); ``identity``:
-    the candidate's pooled evidence (``edit_evidence``), as its gate uses it."""
-    rule = removed_rule(night.base, edit)
-    if rule is None:
-        return gate()
-    val = [t for t in night.tasks if t.split == "val" and t.id in night.evaluator.tasks]
-    tasks = guarded_tasks(rule, val, focus)
-    if not tasks:
-        decision = gate()
-        decision.statistic["no_worse"] = "no val task outside the new rule's own: its gain test covers the removal"
-        return decision
-    check, scored = _removal_check(night, cand, tasks, identity)
-    if out_of_calls(check):  # a capped night ran out of calls: undecided, like a gate that did
-        decision = undecided(None, night.cap.limit)
-        decision.reasons = [f"retiring {rule!r}: undecided: the night's call cap ran out before the removal could "
-                            "be judged; tested again on a later night"]
-        return decision
-    stat = dict(check.statistic, retired=rule, tasks=sorted(scored), per_task=[d.to_dict() for d in check.per_task])
-    if not check.accepted:
-        return GateDecision(False, "reject" if check.action != "skip" else "skip", check.baseline, check.candidate,
-                            check.per_task, {"no_worse": stat, "samples_per_task": {
-                                d.task_id: d.n_candidate for d in check.per_task}},
-                            [f"retiring {rule!r}: {why}" for why in check.reasons])
-    decision = gate()
-    decision.statistic["no_worse"] = stat
-    return decision
-
-
-def _removal_check(night: Any, cand: DocumentSet, tasks: list[str],
-                   identity: str | None) -> tuple[GateDecision, dict[str, list[float]]]:
-    """``gate.no_worse`` on ``tasks``, from ``val_samples`` per task, drawing more while the bound
-    is too wide, up to ``max_val_samples``; the looks share its false-retire rate. A capped night
-    that cannot afford the next draw returns the check so far marked ``out_of_calls``."""
-    s, ev = night.settings, night.evaluator
-    margin = getattr(s, "retire_margin", RETIRE_MARGIN)
-    looks = max(1, -(-s.max_val_samples // s.val_samples))
-    n = s.val_samples
-    check, b = GateDecision(False, "reject", 0.0, 0.0), {}
-    while True:
-        drawn = draw_within(getattr(night, "cap", None) or CallCap(), ev, [(night.base, None), (cand, identity)],
-                            n, tasks)
-        if drawn is None:
-            check.statistic[OUT_OF_CALLS] = True
-            return check, b
-        b, c = _scored(drawn[0], tasks, n), _scored(drawn[1], tasks, n)
-        check = gating.no_worse(b, c, margin=margin, regression_alpha=s.gate.regression_alpha, looks=looks,
-                                train_ids=night.overlap)
-        shown_worse = check.statistic.get("lower_bound", 0.0) >= margin or any(d.regressed for d in check.per_task)
-        if check.accepted or shown_worse or check.action == "skip" or n >= s.max_val_samples:
-            return check, b
-        n = min(s.max_val_samples, n + s.val_samples)
-
-
-def _scored(scores: dict[str, list[float | None]], tasks: list[str], n: int) -> dict[str, list[float]]:
-    """Each of ``tasks``' scored values among its first ``n`` draws (a draw that could not be
-    scored is left out); tasks with none are left out."""
-    first = {tid: [x for x in scores.get(tid, [])[:n] if x is not None] for tid in tasks}
-    return {tid: xs for tid, xs in first.items() if xs}

@@ -21,9 +21,9 @@ from skillopt_sleep.consolidate import LoopSettings, consolidate, focus_for
 from skillopt_sleep.documents import apply_edit, load_documents
 from skillopt_sleep.edit_evidence import EvidencePool, val_set_key
 from skillopt_sleep.errors import UserError
-from skillopt_sleep.evaluator import Evaluator
+from skillopt_sleep.gate.evaluator import Evaluator
 from skillopt_sleep.types import Edit, GateDecision, Usage
-from skillopt_sleep.val_gate import NightGate
+from skillopt_sleep.gate.sampling import NightGate
 
 from tests.support.tasks import make_tasks
 
@@ -231,7 +231,8 @@ def test_the_edits_below_one_the_calls_ran_out_for_are_not_started(tmp_path: Pat
 def test_retiring_a_rule_under_a_cap_is_left_undecided_not_a_budget_stop(tmp_path: Path) -> None:
     from tests.test_retire import COMMIT, EMAIL, NEW, NOTES, full
 
-    from skillopt_sleep.retire import Tonight, gate_removal, retiring
+    from skillopt_sleep.gate.removal import gate_removal
+    from skillopt_sleep.retire import Tonight, retiring
 
     tasks = make_tasks(per_kind=5)
     kinds = {"commit": "commit message", "pr": "pull request", "notes": "release notes"}

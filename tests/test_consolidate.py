@@ -15,7 +15,7 @@ from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.consolidate import LoopSettings, consolidate
 from skillopt_sleep.documents import load_documents
 from skillopt_sleep.edit_evidence import EvidencePool
-from skillopt_sleep.evaluator import Evaluator
+from skillopt_sleep.gate.evaluator import Evaluator
 from skillopt_sleep.types import TaskRecord
 
 from tests.support.tasks import make_tasks

@@ -9,7 +9,7 @@ from pathlib import Path
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.models import Models
 from skillopt_sleep.documents import load_documents
-from skillopt_sleep.evaluator import Evaluator
+from skillopt_sleep.gate.evaluator import Evaluator
 from skillopt_sleep.judges import check_id
 from skillopt_sleep.types import Edit, TaskRecord
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillopt_sleep.gate import GateConfig, decide, futile, significant_harm, wants_more
+from skillopt_sleep.gate.decide import GateConfig, decide, futile, significant_harm, wants_more
 from skillopt_sleep.types import GateDecision
 
 LOW = [0.2, 0.4, 0.2, 0.4, 0.3, 0.3]

@@ -19,15 +19,16 @@ from skillopt_sleep.backends.limits import Limiter
 from skillopt_sleep.backends.models import Models
 from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.call_cap import CallCap, out_of_calls
-from skillopt_sleep.consolidate import LoopSettings, Outcome, _gate_each, consolidate
+from skillopt_sleep.consolidate import LoopSettings, Outcome, consolidate
+from skillopt_sleep.gate.phases import gate_each
 from skillopt_sleep.documents import apply_edit, load_documents
 from skillopt_sleep.edit_evidence import EvidencePool
-from skillopt_sleep.evaluator import Evaluator
+from skillopt_sleep.gate.evaluator import Evaluator
 from skillopt_sleep.pending_rules import resumable
 from skillopt_sleep.refusals import same_rule
 from skillopt_sleep.score_cache import ScoreCache
 from skillopt_sleep.types import Edit, TaskRecord, format_time
-from skillopt_sleep.val_gate import NightGate
+from skillopt_sleep.gate.sampling import NightGate
 
 from tests.support.fake_backend import FakeBackend, ok
 from tests.support.tasks import make_tasks
@@ -195,7 +196,7 @@ def test_a_neutral_rule_resumed_over_capped_nights_is_one_sequential_test(tmp_pa
     number and the share of its first night, at most as many looks as one uncapped gate can take
     (so it spends no more of the false-accept rate than that gate allows one rule); and it is
     accepted no more often than the gate's nominal rate."""
-    from skillopt_sleep import val_gate
+    from skillopt_sleep.gate import sampling as val_gate
 
     looks: list[tuple[float, int, int]] = []  # (share, look, looks in the plan) of every decision
     decide = val_gate.gating.decide
@@ -225,7 +226,7 @@ def test_a_neutral_rule_resumed_over_capped_nights_is_one_sequential_test(tmp_pa
             outcome = Outcome(docs)
             gate = NightGate(Evaluator(models, val, {}, "val", pool), settings, docs, tasks, set(), len(candidates),
                              CallCap(models.target.budget))
-            accepted += bool(_gate_each(outcome, gate, candidates, pool, lambda m: None, resumed=bool(night)))
+            accepted += bool(gate_each(outcome, gate, candidates, pool, lambda m: None, resumed=bool(night)))
             gate.evaluator.store()
             if not out_of_calls(outcome.decisions[0]):
                 break

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from skillopt_sleep import gate
+from skillopt_sleep.gate import decide as gate
 from skillopt_sleep.adoption import adopt, revert
 from skillopt_sleep.commands.review import review
 from skillopt_sleep.consolidate import LoopSettings
 from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit, load_documents
 from skillopt_sleep.report import render_markdown
-from skillopt_sleep.retire import Tonight, gate_removal, guarded_tasks, removed_rule, retiring, tonight
+from skillopt_sleep.gate.removal import gate_removal, guarded_tasks
+from skillopt_sleep.retire import Tonight, removed_rule, retiring, tonight
 from skillopt_sleep.rule_budget import apply_within_budget, merged
 from skillopt_sleep.staging import StagedFile, stage
 from skillopt_sleep.types import Attempt, Edit, GateDecision, NightReport, TaskRecord

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skillopt_sleep import together
+from skillopt_sleep.gate import together
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.consolidate import consolidate
 from skillopt_sleep.documents import load_documents

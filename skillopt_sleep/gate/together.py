@@ -8,7 +8,7 @@ each of the night's other rules. Here instead:
      comes from), alone against tonight's documents, at its share of the night's false-accept
      rate — the only test through which a rule can be accepted;
   2. the edits that pass and fit together, each adding something beside the others where their
-     tasks overlap (``consolidate.leave_one_out``), are combined, and the combination is measured
+     tasks overlap (``phases.leave_one_out``), are combined, and the combination is measured
      once on every val task against tonight's documents: no task may regress and the all-task mean
      may not fall (``NightGate.gate``);
   3. on each edit's own tasks the combination may not be worse than that edit alone: what the
@@ -17,7 +17,7 @@ each of the night's other rules. Here instead:
 
 When the combination does not hold up, the edits are gated one by one on every val task (the
 samples drawn so far are reused) and the survivors combined as when each was gated alone
-(``consolidate._combine``): attribution costs calls only when something is wrong. A single edit
+(``phases.combine``): attribution costs calls only when something is wrong. A single edit
 that passes on its own tasks is measured on every val task like any gate's second round.
 """
 
@@ -25,18 +25,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-from skillopt_sleep import gate as gating
+from skillopt_sleep.gate import decide as gating
 from skillopt_sleep.backends.models import run_together
 from skillopt_sleep.documents import DocumentSet
 from skillopt_sleep.edit_evidence import EvidencePool
-from skillopt_sleep.evaluator import draw_within
+from skillopt_sleep.gate.evaluator import draw_within
 from skillopt_sleep.types import Edit, GateDecision
-from skillopt_sleep.val_gate import NightGate, first_draws
+from skillopt_sleep.gate import phases as cons
+from skillopt_sleep.gate.sampling import NightGate, first_draws
+from skillopt_sleep.outcome import Outcome
 
-if TYPE_CHECKING:
-    from skillopt_sleep.consolidate import Outcome
 
 Winner = tuple[Edit, DocumentSet, GateDecision]
 
@@ -44,8 +43,6 @@ Winner = tuple[Edit, DocumentSet, GateDecision]
 def gate_together(outcome: Outcome, night: NightGate, winners: list[Winner], pool: EvidencePool | None,
                   val_set: str, progress: Callable[[str], None]) -> DocumentSet:
     """Phase 4 after own-task gates (module docstring): the proposal, with ``outcome`` updated."""
-    from skillopt_sleep import consolidate as cons
-
     fits = cons.fitting(outcome, night, winners)
     survivors = cons.leave_one_out(outcome, night, fits, progress) if len(fits) > 1 else [w[0] for w in fits]
     if fits and not survivors:  # none adds anything beside the others: the best alone goes on
@@ -86,8 +83,6 @@ def _settle(outcome: Outcome, night: NightGate, kept: list[Winner], progress: Ca
     (one alone: it; ``alone_checked``: each already passed there alone), each edit's own tasks
     no worse beside the others than alone, and an edit that lowers another's tasks refused and the
     rest tried again. ``None``: the combination did not hold up and no edit could be blamed."""
-    from skillopt_sleep import consolidate as cons
-
     while kept:
         if alone_checked and len(kept) == 1:
             return kept[0][1], [kept[0][0]]
@@ -123,8 +118,6 @@ def blame(night: NightGate, kept: list[Winner], worse: list[tuple[Edit, str]],
     """The edits that lower another edit's own tasks: for each edit whose tasks the combination
     left worse than that edit alone, each other edit is put beside it alone (the pair against the
     edit alone, on its tasks)."""
-    from skillopt_sleep import consolidate as cons
-
     out: dict[int, tuple[Edit, str]] = {}
     for victim, _ in worse:
         alone = next(w[1] for w in kept if w[0] is victim)
@@ -165,10 +158,8 @@ def worse_on(night: NightGate, docs: DocumentSet, alone: DocumentSet, edit: Edit
     (``harm_alpha``), both shared over the ``checks`` such comparisons. More samples of both are
     drawn while a task looks as if it dropped or the mean as if it fell, and the verdict stands only
     at the sample ceiling, as a gate's regression does."""
-    from skillopt_sleep.consolidate import focus_for
-
     s, ev = night.settings, night.evaluator
-    task_ids = sorted(focus_for([edit], night.tasks) & set(ev.tasks))
+    task_ids = sorted(cons.focus_for([edit], night.tasks) & set(ev.tasks))
     if not task_ids:
         return ""
     cfg = replace(s.gate, regression_alpha=s.gate.regression_alpha / max(1, checks),

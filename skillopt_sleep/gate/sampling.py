@@ -2,17 +2,17 @@
 
 An edit is measured on the val tasks it claims to help first, and on every val task only when its
 gain there may still hold up; each round draws more samples while the verdict is uncertain, up to
-the ceiling, every decision one more look at the gain (``gate.GateConfig.alpha_for``). A capped
+the ceiling, every decision one more look at the gain (``gate.decide.GateConfig.alpha_for``). A capped
 night's gate stops where its next draw would not fit (``call_cap``): undecided, never accepted.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from skillopt_sleep import gate as gating
+from skillopt_sleep.gate import decide as gating
 from skillopt_sleep.call_cap import CallCap, undecided
 from skillopt_sleep.documents import DocumentSet
-from skillopt_sleep.evaluator import Evaluator, draw_what_fits, draw_within
+from skillopt_sleep.gate.evaluator import Evaluator, draw_what_fits, draw_within
 from skillopt_sleep.loop_settings import LoopSettings
 from skillopt_sleep.types import GateDecision, TaskRecord
 
@@ -93,7 +93,7 @@ class NightGate:
             n = min(ceiling, n)
         if g.wanted and self.settings.val_others_samples:
             # the other val tasks join with a first look of their own; the gate draws more while
-            # the all-task mean or a task's drop is uncertain (``gate.wants_more``)
+            # the all-task mean or a task's drop is uncertain (``decide.wants_more``)
             n = min(ceiling, start + self.settings.val_others_samples)
         elif g.wanted:
             # the other val tasks join with as many samples as the edit's own tasks reached

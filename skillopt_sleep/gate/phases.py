@@ -1,0 +1,195 @@
+"""The gate's phases of a night (``consolidate`` phases 3 and 4): each edit against tonight's
+documents, then the edits that passed put together.
+
+``gate_each`` gates every edit alone (on every val task, or on its own tasks only when the night's
+rules are then measured together, ``together.py``); ``combine`` makes the proposal from edits that
+each passed on every val task: those that fit the rule budget, each adding something beside the
+others where their tasks overlap (``leave_one_out``), their combination gated once more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from skillopt_sleep.backends.models import run_together
+from skillopt_sleep.call_cap import in_turn, out_of_calls, undecided
+from skillopt_sleep.documents import DocumentSet, apply_edit
+from skillopt_sleep.edit_evidence import EvidencePool, val_set_key
+from skillopt_sleep.gate import decide as gating
+from skillopt_sleep.gate.sampling import NightGate
+from skillopt_sleep.outcome import Outcome, Rejection
+from skillopt_sleep.pending_rules import evidence_kinds, resumed_note
+from skillopt_sleep.reflect import kind_of
+from skillopt_sleep.gate.removal import gate_removal
+from skillopt_sleep.rule_budget import fit_together
+from skillopt_sleep.types import Edit, GateDecision, TaskRecord
+
+Progress = Callable[[str], None]
+
+
+def focus_for(edits: list[Edit], tasks: list[TaskRecord]) -> set[str]:
+    """Val tasks of the kinds an edit's evidence comes from (the tasks it claims to help): a task's
+    mined kind, else its skill hint (``reflect.kind_of``) — a skill serves several kinds, and a rule
+    for one of them must not need luck on the others to show its gain."""
+    kind = {t.id: kind_of(t) for t in tasks}
+    kinds = {kind[e] for edit in edits for e in edit.evidence if e in kind}
+    return {t.id for t in tasks if t.split == "val" and kind_of(t) in kinds}
+
+
+def gate_alone(night: NightGate, pool: EvidencePool | None, edit: Edit, cand: DocumentSet,
+               own_tasks_only: bool = False) -> GateDecision:
+    """One edit against tonight's documents (``NightGate.gate``), from its pooled evidence when it
+    has some, with the "no worse" test first when it retires a learned rule (``gate_removal``).
+    ``own_tasks_only``: its gain on its own tasks only (the night's rules are then measured on the
+    other val tasks together, ``together.py``)."""
+    focus = focus_for([edit], night.tasks)
+    pooled = pool is not None and not pool.accepted_before(edit)
+    identity = pool.identity(edit) if pool is not None and pooled else None
+    share = pool.alpha_share(edit) if pool is not None and pooled else 1.0
+    # a rule a cap left undecided: the same test, on from where it stopped (``pending_rules``)
+    going_on = pool.resume_at(edit) if pool is not None and pooled else None
+
+    def gate() -> GateDecision:
+        if going_on is not None:
+            return night.gate(cand, focus, share=going_on[1], looks_before=going_on[0], identity=identity,
+                              targets=edit.targets, own_tasks_only=own_tasks_only)
+        return night.gate(cand, focus, share=share, identity=identity, targets=edit.targets,
+                          own_tasks_only=own_tasks_only)
+
+    return gate_removal(night, edit, cand, focus, gate, identity)
+
+
+def gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, DocumentSet]],
+               pool: EvidencePool | None, progress: Progress,
+               own_only: bool = False, resumed: bool = False) -> list[tuple[Edit, DocumentSet, GateDecision]]:
+    """Phase 3: every edit alone against tonight's documents, concurrently. ``own_only``: on its
+    own tasks only; a winner's test is then recorded in the pool once the night's rules have been
+    measured together (``together.py``). ``resumed``: the candidates start with rules resumed from
+    earlier nights (``pending_rules``): the notes say what their tests showed."""
+    val_set = val_set_key(list(night.evaluator.tasks.values()))
+    where = "their own val tasks" if own_only else f"{len(night.evaluator.tasks)} val task(s)"
+    progress(f"gating {len(candidates)} edit(s) on {where}")
+    gates = [(lambda edit=edit, cand=cand: gate_alone(night, pool, edit, cand, own_only))
+             for edit, cand in candidates]
+    # a capped night gates one edit at a time, best ranked first: the calls go to the edits most
+    # likely to pass, and which edits get them does not depend on thread timing
+    decisions = in_turn(gates, night.cap.limit) if night.cap.capped else run_together(*gates)
+    winners = []
+    was_pending = [pool is not None and pool.identity(edit) in {i for i, _ in pool.pending()} if resumed else False
+                   for edit, _ in candidates]
+    for (edit, cand), decision, again in zip(candidates, decisions, was_pending, strict=True):
+        decision.edits = [edit]
+        outcome.decisions.append(decision)
+        if again:
+            outcome.notes.append(resumed_note(edit, decision))
+        kinds = evidence_kinds(edit, night.tasks)
+        bound = decision.statistic.get("lower_bound")
+        bound = float(bound) if isinstance(bound, (int, float)) else None
+        if out_of_calls(decision):
+            # undecided: no verdict, no ban; the samples it drew are kept, and it is tested again
+            # on a later night, on these same val tasks too (``val_set`` unknown) — before new rules
+            if pool is not None and decision.per_task:
+                pool.record_test(edit, False, undecided=True, kinds=kinds, lower_bound=bound,
+                                 looks=int(decision.statistic.get("look") or 0),
+                                 share=decision.statistic.get("alpha_share"))
+            elif pool is not None and any(night.evaluator.scores.get(cand.fingerprint(), {}).values()):
+                pool.hold(edit, kinds)  # drew, but no look yet: resumed first, nothing spent
+            outcome.rejected.append(Rejection(edit, list(decision.reasons), "budget"))
+            continue
+        if pool is not None and not (own_only and decision.accepted):
+            pool.record_test(edit, decision.accepted, val_set, kinds=kinds, lower_bound=bound)
+        if decision.accepted:
+            winners.append((edit, cand, decision))
+        else:
+            outcome.rejected.append(Rejection(edit, list(decision.reasons), "gate",
+                                              ban=gating.significant_harm(decision)))
+    return winners
+
+
+def apply_all(docs: DocumentSet, edits: list[Edit]) -> DocumentSet:
+    for edit in edits:
+        docs = apply_edit(docs, edit)
+    return docs
+
+
+def combine(outcome: Outcome, night: NightGate,
+             winners: list[tuple[Edit, DocumentSet, GateDecision]], progress: Progress) -> DocumentSet:
+    """Phase 4: the proposal from the edits that passed alone. Each whose own tasks another
+    accepted edit also claims must add something beside the others (``leave_one_out``), so a
+    useless rule cannot ride along with a useful one doing the same job; the survivors'
+    combination is gated against tonight's documents on every val task (regressions, the all-task
+    mean), so the leave-one-out tests need not measure the other tasks too."""
+    winners = fitting(outcome, night, winners)
+    if not winners:
+        return night.base
+    if len(winners) == 1:
+        outcome.accepted = [winners[0][0]]
+        return winners[0][1]
+    survivors = leave_one_out(outcome, night, winners, progress)
+    if not survivors:
+        best = max(winners, key=lambda w: w[2].statistic.get("gain", 0))
+        outcome.rejected = [r for r in outcome.rejected if r.edit is not best[0]]
+        outcome.accepted = [best[0]]
+        return best[1]
+    if len(survivors) == 1:
+        outcome.accepted = survivors
+        return next(w[1] for w in winners if w[0] is survivors[0])
+    combined = apply_all(night.base, survivors)
+    progress(f"gating the combination of {len(survivors)} accepted edits")
+    decision = night.gate(combined, focus_for(survivors, night.tasks), targets=joint_targets(survivors))
+    decision.edits = list(survivors)
+    outcome.decisions.append(decision)
+    if decision.accepted:
+        outcome.accepted = list(survivors)
+        return combined
+    best = max((w for w in winners if w[0] in survivors), key=lambda w: w[2].statistic.get("gain", 0))
+    for edit in survivors:
+        if edit is not best[0]:
+            outcome.rejected.append(Rejection(edit, [
+                "accepted alone, but the combination did not hold up: " + "; ".join(decision.reasons)],
+                "budget" if out_of_calls(decision) else "combination"))
+    outcome.accepted = [best[0]]
+    return best[1]
+
+
+def joint_targets(edits: list[Edit]) -> list[str] | None:
+    """The checks a set of edits fixes together (None when one of them names none: the score)."""
+    return sorted({c for e in edits for c in e.targets}) if all(e.targets for e in edits) else None
+
+
+def fitting(outcome: Outcome, night: NightGate,
+            winners: list[tuple[Edit, DocumentSet, GateDecision]]) -> list[tuple[Edit, DocumentSet, GateDecision]]:
+    """The winners that fit in the documents together, best gain first; the others refused."""
+    best_first = sorted(winners, key=lambda w: -w[2].statistic.get("gain", 0))
+    fits, no_room = fit_together(night.base, [w[0] for w in best_first])
+    outcome.rejected.extend(Rejection(e, [f"accepted alone, but no room beside the other accepted edits: {why}"],
+                                      "combination") for e, why in no_room)
+    return [w for w in winners if any(w[0] is e for e in fits)]
+
+
+def leave_one_out(outcome: Outcome, night: NightGate, winners: list[tuple[Edit, DocumentSet, GateDecision]],
+                  progress: Progress) -> list[Edit]:
+    """The winners that add something beside the others: one whose own tasks another also claims
+    must gain there in the combination against the combination without it (its own tasks only);
+    the others are refused (stage combination, or budget when a capped night ran out)."""
+    edits = [w[0] for w in winners]
+    combined = apply_all(night.base, edits)
+    focus = {id(e): focus_for([e], night.tasks) for e in edits}
+    progress(f"checking what each of {len(winners)} accepted edits adds beside the others")
+    survivors, spent = [], False
+    for edit in edits:
+        if not any(focus[id(edit)] & focus[id(e)] for e in edits if e is not edit):
+            survivors.append(edit)  # no other claims its tasks; the combination's gate guards the rest
+            continue
+        rest = apply_all(night.base, [e for e in edits if e is not edit])
+        decision = undecided(None, night.cap.limit, behind=True) if spent else night.gate(
+            combined, focus[id(edit)], base=rest, own_tasks_only=True, targets=edit.targets)
+        spent = spent or out_of_calls(decision)
+        if decision.accepted:
+            survivors.append(edit)
+        else:
+            why = ("could not be checked beside the other accepted edits" if out_of_calls(decision)
+                   else "adds nothing beside the other accepted edits")
+            outcome.rejected.append(Rejection(edit, [f"accepted alone, but {why}: " + "; ".join(decision.reasons)],
+                                              "budget" if out_of_calls(decision) else "combination"))
+    return survivors
