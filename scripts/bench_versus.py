@@ -17,8 +17,8 @@ and adopts what it accepts; after each night the documents on disk are read back
   ``--transport in-process`` swaps HTTP for an in-process backend with the same logic.
 
 Per night and engine (mean over seeds): provider calls (by purpose), prompt characters, adopted
-rules classified covering / neutral / harmful (how each reads against the hidden checks of the tasks
-it applies to), and the ground truth: the exact probability, averaged over all 20 tasks, that the
+rules classified covering / neutral / harmful / trade-off (how each reads against the hidden checks
+of the tasks it applies to), and the ground truth: the exact probability, averaged over all 20 tasks, that the
 documents on disk make a task's checks pass. ``ceiling``: the ground truth of the starting documents
 plus one covering rule per kind.
 
