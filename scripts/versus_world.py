@@ -193,7 +193,7 @@ class VersusBackend(SimBackend):
         VersusBackend.prompt_chars += len(request.system) + len(request.user)
         if request.purpose == "attempt":
             task = request.payload.get("task") or {}
-            mine = next(t for t in world_tasks() if t.id == task.get("id"))
+            mine = next((t for t in world_tasks() if t.id == task.get("id")), None) or payload_task(task)
             documents = str(request.payload.get("documents") or "")
             if self.world == "default":
                 done = super().complete(request)
@@ -207,6 +207,14 @@ class VersusBackend(SimBackend):
             return super().complete(request)
         return Completion(text=text, model="sim", usage=Usage(input_tokens=(len(request.system) + len(request.user)) // 4 + 1,
                                                               output_tokens=len(text) // 4 + 1))
+
+
+def payload_task(task: dict[str, Any]) -> Task:
+    """A task the world did not write (a variant of one of its own): its kind read from its token."""
+    checks = tuple((task.get("judge") or {}).get("checks") or ())
+    tokens = {str(c.get("arg")) for c in checks if isinstance(c, dict)}
+    kind = next((k for k, token in kind_tokens() if token in tokens), "")
+    return Task(str(task.get("id")), kind, str(task.get("intent") or ""), "train", checks)
 
 
 def respond(knobs: SimKnobs, world: str, task: Task, documents: str, sample: int) -> str:
