@@ -17,17 +17,23 @@ and adopts what it accepts; after each night the documents on disk are read back
   ``--transport in-process`` swaps HTTP for an in-process backend with the same logic.
 
 Per night and engine (mean over seeds): provider calls (by purpose), prompt characters, adopted
-rules classified covering / neutral / harmful (how each reads against the hidden checks of the tasks
-it applies to), and the ground truth: the exact probability, averaged over all 20 tasks, that the
+rules classified covering / neutral / harmful / trade-off (how each reads against the hidden checks
+of the tasks it applies to), and the ground truth: the exact probability, averaged over all 20 tasks, that the
 documents on disk make a task's checks pass. ``ceiling``: the ground truth of the starting documents
 plus one covering rule per kind.
 
 Worlds: ``default``; ``subtle-harm`` (harmful rules are plain style advice that contradicts no
-check, and every check one reaches passes with its probability x 0.8).
+check, and every check one reaches passes with its probability x 0.8); ``trade-off`` (some covering
+rules carry a clause that halves another kind's check: classified ``trade-off``); ``correlated``
+(the default world answering with within-task correlation, corr 0.8). ``--corr`` / ``--drift`` give
+any world within-task correlation; then each night also reports ``ground_truth_tasks`` and each run
+``repeat_agreement`` (``scripts/versus_worlds_extra.py`` states both worlds and both measures).
 
     python scripts/bench_versus.py --nights 3 --seeds 4 --world default --out docs/bench/versus.json
     python scripts/bench_versus.py --engines this --max-calls 150
     python scripts/bench_versus.py --world subtle-harm --seeds 8
+    python scripts/bench_versus.py --world trade-off --seeds 8
+    python scripts/bench_versus.py --world correlated --corr 0.5 --drift 0.2
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import versus_world as vw  # noqa: E402
+import versus_worlds_extra as extra  # noqa: E402
 from bench_harvest import REFERENCE, engine_commit, reference_python  # noqa: E402
 
 from skillopt_sleep import backends, judges, night  # noqa: E402
@@ -69,11 +76,14 @@ THIS_TRANSPORT = {
 backends._REGISTRY["versus"] = "versus_world"  # this engine's in-process backend into the world
 
 
+CLASSES = ("covering", "neutral", "harmful", "trade-off")
+
+
 def classified(rules: list[str], world: str) -> dict[str, Any]:
     tasks = vw.world_tasks()
-    out: dict[str, Any] = {"covering": 0, "neutral": 0, "harmful": 0, "rules": []}
+    out: dict[str, Any] = {**dict.fromkeys(CLASSES, 0), "rules": []}
     for rule in rules:
-        label = vw.classify(rule, tasks, world)
+        label = vw.classify(rule, tasks, extra.logic(world))
         out[label] += 1
         out["rules"].append({"rule": rule, "class": label})
     return out
@@ -91,10 +101,20 @@ def our_rules(project: Path) -> list[str]:
     return [rule for doc in load_documents(project).all() for rule in doc.rules()]
 
 
+def truths(knobs: vw.SimKnobs, documents: str, world: str) -> dict[str, float]:
+    """The ground truth of the documents (and, under correlation, what these tasks' latents make of it)."""
+    out = {"ground_truth": round(vw.ground_truth(knobs, vw.world_tasks(), documents, world), 4)}
+    if knobs.corr:
+        out["ground_truth_tasks"] = round(vw.tasks_truth(knobs, vw.world_tasks(), documents, world), 4)
+    return out
+
+
 def run_this(seed: int, nights: int, world: str, max_calls: int | None, transport: str,
-             concurrency: int = 1) -> dict[str, Any]:
-    knobs = vw.knobs_for(seed)
-    the_world = vw.World(seed, world)
+             concurrency: int = 1, corr: float = 0.0, drift: float = 0.0) -> dict[str, Any]:
+    world = extra.logic(world)
+    knobs = vw.knobs_for(seed, corr, drift)
+    the_world = vw.World(seed, world, corr, drift)
+    vw.VersusBackend.agreement.clear()
     server = vw.serve(the_world) if transport == "http" else None
     url = f"http://127.0.0.1:{server.server_address[1]}" if server else ""
     with tempfile.TemporaryDirectory(prefix="skillopt-bench-versus-") as tmp:
@@ -108,10 +128,10 @@ def run_this(seed: int, nights: int, world: str, max_calls: int | None, transpor
         tasks_file = root / "tasks.json"
         tasks_file.write_text(json.dumps(tasks_document(our_tasks(), True)), encoding="utf-8")
 
-        def truth() -> float:
-            return round(vw.ground_truth(knobs, vw.world_tasks(), load_documents(project).prompt_prefix(), world), 4)
+        def truth() -> dict[str, float]:
+            return truths(knobs, load_documents(project).prompt_prefix(), world)
 
-        rows: list[dict[str, Any]] = [{"night": 0, "calls": 0, "prompt_chars": 0, "ground_truth": truth()}]
+        rows: list[dict[str, Any]] = [{"night": 0, "calls": 0, "prompt_chars": 0, **truth()}]
         try:
             for n in range(1, nights + 1):
                 before, (calls0, chars0) = our_rules(project), the_world.snapshot()
@@ -121,7 +141,7 @@ def run_this(seed: int, nights: int, world: str, max_calls: int | None, transpor
                 if server:
                     target = optimizer = f"anthropic:base_url={url},api_key=world-key,model=world"
                 else:
-                    target = f"versus:seed={seed},world={world}"
+                    target = f"versus:seed={seed},world={world},corr={corr},drift={drift}"
                     optimizer = f"versus:seed={seed * 1000 + n},world={world}"
                 config = Config(backend=target, optimizer_backend=optimizer, agent="claude", max_calls=max_calls,
                                 concurrency=concurrency)
@@ -139,7 +159,7 @@ def run_this(seed: int, nights: int, world: str, max_calls: int | None, transpor
                        "calls": sum(report.calls.values()) if report else sum(world_calls.values()),
                        "calls_by_purpose": dict(report.calls) if report else world_calls,
                        "prompt_chars": chars1 - chars0 if server else vw.VersusBackend.prompt_chars,
-                       "adopted": classified([r for r in after if r not in before], world), "ground_truth": truth(),
+                       "adopted": classified([r for r in after if r not in before], world), **truth(),
                        "refused": [{"rule": r["edit"]["content"], "reasons": r["reasons"]}
                                    for r in (report.rejected_edits if report else [])]}
                 if report is None:
@@ -152,7 +172,9 @@ def run_this(seed: int, nights: int, world: str, max_calls: int | None, transpor
             if server:
                 server.shutdown()
                 server.server_close()
-        return {"engine": "this", "seed": seed, "transport": transport, "nights": rows, "final_rules": final}
+        agreement = (the_world.agreement if server else vw.VersusBackend.agreement).summary()
+        return {"engine": "this", "seed": seed, "transport": transport, "nights": rows, "final_rules": final,
+                "repeat_agreement": agreement}
 
 
 # ---- the reference engine ----
@@ -173,8 +195,10 @@ def reference_tasks(project: Path) -> dict[str, Any]:
                       for t in vw.world_tasks()]}
 
 
-def run_reference(python: str, seed: int, nights: int, world: str) -> dict[str, Any]:
-    knobs = vw.knobs_for(seed)
+def run_reference(python: str, seed: int, nights: int, world: str, corr: float = 0.0,
+                  drift: float = 0.0) -> dict[str, Any]:
+    world = extra.logic(world)
+    knobs = vw.knobs_for(seed, corr, drift)
     with tempfile.TemporaryDirectory(prefix="skillopt-bench-versus-ref-") as tmp:
         root = Path(tmp)
         project, claude_home, home, bin_dir = root / "proj", root / "claude", root / "home", root / "bin"
@@ -189,7 +213,7 @@ def run_reference(python: str, seed: int, nights: int, world: str) -> dict[str, 
         stand_in = bin_dir / "claude"
         stand_in.write_text(f"#!{sys.executable}\n{vw.STAND_IN}", encoding="utf-8")
         stand_in.chmod(stand_in.stat().st_mode | stat.S_IXUSR)
-        the_world = vw.World(seed, world)
+        the_world = vw.World(seed, world, corr, drift)
         server = vw.serve(the_world)
         env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": str(home), "LANG": "C.UTF-8",
                "VERSUS_WORLD_URL": f"http://127.0.0.1:{server.server_address[1]}", "SKILLOPT_SLEEP_WORKERS": "1"}
@@ -200,8 +224,7 @@ def run_reference(python: str, seed: int, nights: int, world: str) -> dict[str, 
         def rules() -> list[str]:
             return learned_lines(skill.read_text(encoding="utf-8")) + learned_lines(memory.read_text(encoding="utf-8"))
 
-        rows = [{"night": 0, "calls": 0, "prompt_chars": 0,
-                 "ground_truth": round(vw.ground_truth(knobs, vw.world_tasks(), documents(), world), 4)}]
+        rows = [{"night": 0, "calls": 0, "prompt_chars": 0, **truths(knobs, documents(), world)}]
         try:
             for n in range(1, nights + 1):
                 before, (calls0, chars0) = rules(), the_world.snapshot()
@@ -219,24 +242,25 @@ def run_reference(python: str, seed: int, nights: int, world: str) -> dict[str, 
                              "calls": sum(by_purpose.values()), "calls_by_purpose": by_purpose,
                              "prompt_chars": chars1 - chars0,
                              "adopted": classified([r for r in after if r not in before], world),
-                             "ground_truth": round(vw.ground_truth(knobs, vw.world_tasks(), documents(), world), 4)})
+                             **truths(knobs, documents(), world)})
             final = classified(rules(), world)
         finally:
             server.shutdown()
             server.server_close()
-        return {"engine": "reference", "seed": seed, "nights": rows, "final_rules": final}
+        return {"engine": "reference", "seed": seed, "nights": rows, "final_rules": final,
+                "repeat_agreement": the_world.agreement.summary()}
 
 
 # ---- the benchmark ----
 
-def one_job(job: tuple[str, int, int, str, int | None, str | None, str, int]) -> dict[str, Any]:
-    engine, seed, nights, world, max_calls, python, transport, concurrency = job
+def one_job(job: tuple[str, int, int, str, int | None, str | None, str, int, float, float]) -> dict[str, Any]:
+    engine, seed, nights, world, max_calls, python, transport, concurrency, corr, drift = job
     started = time.monotonic()
     if engine == "this":
-        out = run_this(seed, nights, world, max_calls, transport, concurrency)
+        out = run_this(seed, nights, world, max_calls, transport, concurrency, corr, drift)
     else:
         assert python is not None
-        out = run_reference(python, seed, nights, world)
+        out = run_reference(python, seed, nights, world, corr, drift)
     out["wall_s"] = round(time.monotonic() - started, 2)
     return out
 
@@ -252,13 +276,23 @@ def summary(runs: list[dict[str, Any]], nights: int) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"night": n, "calls": mean([x["calls"] for x in at]),
                                "prompt_chars": mean([x["prompt_chars"] for x in at]),
                                "ground_truth": mean([x["ground_truth"] for x in at])}
+        if all("ground_truth_tasks" in x for x in at):
+            row["ground_truth_tasks"] = mean([x["ground_truth_tasks"] for x in at])
         if n:
-            row["adopted_total"] = {k: sum(x["adopted"][k] for x in at) for k in ("covering", "neutral", "harmful")}
-            row["adopted_mean"] = {k: mean([x["adopted"][k] for x in at]) for k in ("covering", "neutral", "harmful")}
+            row["adopted_total"] = {k: sum(x["adopted"][k] for x in at) for k in CLASSES}
+            row["adopted_mean"] = {k: mean([x["adopted"][k] for x in at]) for k in CLASSES}
             purposes = sorted({p for x in at for p in x["calls_by_purpose"]})
             row["calls_by_purpose"] = {p: mean([x["calls_by_purpose"].get(p, 0) for x in at]) for p in purposes}
         rows.append(row)
     return rows
+
+
+def pooled(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Runs' ``repeat_agreement`` pooled by pairs."""
+    pairs = sum(p["pairs"] for p in parts)
+    return {"cells": sum(p["cells"] for p in parts), "pairs": pairs,
+            **{k: round(sum(p[k] * p["pairs"] for p in parts if p["pairs"]) / pairs, 4) if pairs else None
+               for k in ("measured", "if_independent")}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -268,8 +302,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nights", type=int, default=3, help="nights per run (default 3)")
     parser.add_argument("--seeds", type=int, default=8, help="seeds 0..N-1 per engine (default 8)")
     parser.add_argument("--world", choices=vw.WORLDS, default="default",
-                        help="default, or subtle-harm: harmful rules read as style advice and scale every "
-                             "check they reach by 0.8 (default: default)")
+                        help="default; subtle-harm: harmful rules read as style advice and scale every check "
+                             "they reach by 0.8; trade-off: some covering rules also halve another kind's "
+                             "check; correlated: the default world with within-task correlation "
+                             f"(corr {extra.CORRELATED} unless --corr says) (default: default)")
+    parser.add_argument("--corr", type=float, default=None,
+                        help="within-task correlation of the world's answers, 0..1 (default 0; "
+                             f"{extra.CORRELATED} in the correlated world)")
+    parser.add_argument("--drift", type=float, default=0.0,
+                        help="share of a task's latent redrawn when the documents change, 0..1 (default 0)")
     parser.add_argument("--engines", default="reference,this",
                         help="comma-separated, of: reference, this (default both)")
     parser.add_argument("--max-calls", type=int, default=None, help="this engine's per-night call cap (default none)")
@@ -289,20 +330,24 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.nights, args.seeds, args.workers, args.concurrency) < 1 or (args.max_calls is not None and args.max_calls < 1):
         print("--nights, --seeds, --workers, --concurrency and --max-calls must be >= 1", file=sys.stderr)
         return 2
+    corr = extra.corr_for(args.world, args.corr)
+    if not (0.0 <= corr <= 1.0 and 0.0 <= args.drift <= 1.0):
+        print("--corr and --drift must be within 0..1", file=sys.stderr)
+        return 2
     started = time.monotonic()
     try:
         python = str(reference_python()) if "reference" in engines else None
     except (OSError, subprocess.SubprocessError) as exc:
         print(f"could not build the reference engine's virtualenv: {exc}", file=sys.stderr)
         return 1
-    jobs = [(engine, seed, args.nights, args.world, args.max_calls, python, args.transport, args.concurrency)
-            for engine in engines for seed in range(args.seeds)]
+    jobs = [(engine, seed, args.nights, args.world, args.max_calls, python, args.transport, args.concurrency,
+             corr, args.drift) for engine in engines for seed in range(args.seeds)]
     if args.workers == 1:
         results = [one_job(job) for job in jobs]
     else:
         with Pool(args.workers) as pool:
             results = pool.map(one_job, jobs, chunksize=1)
-    knobs = vw.knobs_for(0)
+    knobs, logic = vw.knobs_for(0), extra.logic(args.world)
     start_docs = vw.SKILL_TEXT + "\n" + vw.MEMORY_TEXT
     oracle = sorted({str(vw.covering_rule(dict(c))) for t in vw.world_tasks() for c in t.checks})
     ceiling_docs = start_docs + "\n" + "\n".join(f"- {rule}" for rule in oracle)
@@ -310,6 +355,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "versus",
         "world": args.world,
         "knobs": vw.KNOBS,
+        "world_knobs": extra.world_knobs(args.world, corr, args.drift),
         "tasks": {"kinds": [k for k, _, _ in vw.KINDS], "train_per_kind": vw.SPLITS.count("train"),
                   "val_per_kind": vw.SPLITS.count("val"), "checks": "one contains check per kind (a token)"},
         "nights": args.nights, "seeds": list(range(args.seeds)), "max_calls": args.max_calls,
@@ -319,11 +365,13 @@ def main(argv: list[str] | None = None) -> int:
                           "each prompt to the world's Anthropic Messages endpoint on 127.0.0.1"},
             "this": {"commit": engine_commit(), "transport": THIS_TRANSPORT[args.transport]},
         },
-        "ground_truth_start": round(vw.ground_truth(knobs, vw.world_tasks(), start_docs, args.world), 4),
-        "ceiling": round(vw.ground_truth(knobs, vw.world_tasks(), ceiling_docs, args.world), 4),
+        "ground_truth_start": round(vw.ground_truth(knobs, vw.world_tasks(), start_docs, logic), 4),
+        "ceiling": round(vw.ground_truth(knobs, vw.world_tasks(), ceiling_docs, logic), 4),
         "summary": {engine: summary([r for r in results if r["engine"] == engine], args.nights) for engine in engines},
         "runs_ending_with": {engine: {k: sum(r["final_rules"][k] > 0 for r in results if r["engine"] == engine)
-                                      for k in ("harmful", "neutral")} for engine in engines},
+                                      for k in ("harmful", "neutral", "trade-off")} for engine in engines},
+        "repeat_agreement": {engine: pooled([r["repeat_agreement"] for r in results if r["engine"] == engine])
+                             for engine in engines},
         "runs": results,
         "command": "python scripts/bench_versus.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "wall_s": round(time.monotonic() - started, 1),

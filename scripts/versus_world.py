@@ -12,7 +12,8 @@ independently, into a harmful one with probability ``harmful`` (the sim's ``cove
 
 Worlds: ``default``; ``subtle-harm``: the optimizer's harmful rules read as plain style advice
 (they contradict no check), and every check a harmful rule reaches passes with its probability
-times 0.8.
+times 0.8; ``trade-off`` and ``correlated`` (``versus_worlds_extra.py`` states them). Any world can
+answer with within-task correlation (the sim's ``corr`` / ``drift``).
 """
 
 from __future__ import annotations
@@ -27,10 +28,13 @@ from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import versus_worlds_extra as extra
+
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.sim import SimBackend, covering_rule, harmful_rule, target
 from skillopt_sleep.backends.sim import optimizer as sim_optimizer
 from skillopt_sleep.backends.sim.knobs import SimKnobs
+from skillopt_sleep.backends.sim.latent import task_chance
 from skillopt_sleep.backends.sim.reading import (
     applicable,
     parse_documents,
@@ -43,7 +47,7 @@ from skillopt_sleep.backends.sim.reading import (
 from skillopt_sleep.types import Usage
 
 KNOBS = {"follow": 0.9, "base": 0.3, "correct": 0.6, "harmful": 0.25}
-WORLDS = ("default", "subtle-harm")
+WORLDS = ("default", "subtle-harm", *extra.EXTRA_WORLDS)
 SUBTLE_FACTOR = 0.8
 # Harmful advice in the subtle-harm world: it asks against no check, so only its effect betrays it.
 SUBTLE_RULES = (
@@ -88,8 +92,12 @@ def world_tasks() -> list[Task]:
     return tasks
 
 
-def knobs_for(seed: int) -> SimKnobs:
-    return SimKnobs(**KNOBS, seed=seed)
+def knobs_for(seed: int, corr: float = 0.0, drift: float = 0.0) -> SimKnobs:
+    return SimKnobs(**KNOBS, seed=seed, corr=corr, drift=drift)
+
+
+def kind_tokens() -> list[tuple[str, str]]:
+    return [(kind, token) for kind, _, token in KINDS]
 
 
 def _harmful_lines(directives: list[Any], world: str) -> int:
@@ -98,13 +106,32 @@ def _harmful_lines(directives: list[Any], world: str) -> int:
     return sum(any(s[:30].lower() in d.text.lower() for s in SUBTLE_RULES) for d in directives)
 
 
-def task_probability(knobs: SimKnobs, task: Task, documents: str, world: str) -> float:
-    """The exact probability that the documents make all of the task's checks pass."""
+def check_probabilities(knobs: SimKnobs, task: Task, documents: str, world: str) -> list[float]:
+    """The exact probability that the documents make each of the task's checks pass."""
     everything = parse_documents(documents)
     view = target.DocumentView(applicable(everything, task_text(task.as_payload())),
                                knobs.effective_follow(rule_count(everything)))
     factor = SUBTLE_FACTOR ** _harmful_lines(view.directives, world)
-    return math.prod(factor * target.check_probability(knobs, c, view) for c in task.checks)
+    if world == "trade-off":  # a trade-off clause acts wherever it is in the documents
+        factor *= extra.tradeoff_factor([d.text for d in everything], task.kind, [k for k, _ in kind_tokens()])
+    return [factor * target.check_probability(knobs, c, view) for c in task.checks]
+
+
+def task_probability(knobs: SimKnobs, task: Task, documents: str, world: str) -> float:
+    """The exact probability that the documents make all of the task's checks pass."""
+    return math.prod(check_probabilities(knobs, task, documents, world))
+
+
+def answer_probability(knobs: SimKnobs, task: Task, documents: str, world: str) -> float:
+    """The chance one answer to the task passes all its checks: ``task_probability`` with each
+    check's chance through the task's latent (the sim's ``corr`` / ``drift``; equal when corr is 0)."""
+    chance = task_chance(knobs.rng, knobs.corr, knobs.drift, task.id, documents)
+    return math.prod(chance(i, p) for i, p in enumerate(check_probabilities(knobs, task, documents, world)))
+
+
+def tasks_truth(knobs: SimKnobs, tasks: list[Task], documents: str, world: str) -> float:
+    """The mean over every task of ``answer_probability``: what these tasks' latents make of it."""
+    return sum(answer_probability(knobs, t, documents, world) for t in tasks) / len(tasks)
 
 
 def ground_truth(knobs: SimKnobs, tasks: list[Task], documents: str, world: str) -> float:
@@ -114,7 +141,8 @@ def ground_truth(knobs: SimKnobs, tasks: list[Task], documents: str, world: str)
 
 def classify(rule: str, tasks: list[Task], world: str) -> str:
     """``covering`` (asks for a check of a task it applies to), ``harmful`` (asks against one, or is
-    harmful advice in the subtle-harm world) or ``neutral``."""
+    harmful advice in the subtle-harm world), ``trade-off`` (in the trade-off world, covers a check
+    and carries a clause that lowers another kind's) or ``neutral``."""
     directive = parse_line(rule, learned=True)
     if _harmful_lines([directive], world):
         return "harmful"
@@ -123,6 +151,8 @@ def classify(rule: str, tasks: list[Task], world: str) -> str:
         if directive.scope and not scope_applies(directive.scope, task_text(task.as_payload())):
             continue
         found |= {stance(c, directive.text) for c in task.checks}
+    if False not in found and world == "trade-off" and extra.victims(rule, [k for k, _ in kind_tokens()]):
+        return "trade-off" if True in found else "harmful"
     return "harmful" if False in found else "covering" if True in found else "neutral"
 
 
@@ -140,6 +170,8 @@ def proposed_rules(knobs: SimKnobs, failing: list[dict[str, Any]], world: str, l
             rule = rng.choice(SUBTLE_RULES) if world == "subtle-harm" else harmful_rule(check, rng)
             if rule:
                 rules.append(rule)
+    if world == "trade-off":
+        rules = extra.as_tradeoffs(rules, kind_tokens(), knobs.rng("versus-tradeoff", *parts))
     return rules[:limit]
 
 
@@ -149,25 +181,40 @@ class VersusBackend(SimBackend):
 
     counts: Counter = Counter()
     prompt_chars = 0
+    agreement = extra.Agreement()
 
-    def __init__(self, seed: int, world: str):
-        super().__init__(knobs_for(seed))
+    def __init__(self, seed: int, world: str, corr: float = 0.0, drift: float = 0.0):
+        super().__init__(knobs_for(seed, corr, drift))
         self.world = world
         self.id = f"versus({world},{self.id})"
 
     def complete(self, request: Request) -> Completion:
         VersusBackend.counts[request.purpose] += 1
         VersusBackend.prompt_chars += len(request.system) + len(request.user)
-        if self.world == "default" or request.purpose not in ("attempt", "reflect"):
-            return super().complete(request)
         if request.purpose == "attempt":
             task = request.payload.get("task") or {}
-            mine = next(t for t in world_tasks() if t.id == task.get("id"))
-            text = respond(self.knobs, self.world, mine, str(request.payload.get("documents") or ""), request.sample)
+            mine = next((t for t in world_tasks() if t.id == task.get("id")), None) or payload_task(task)
+            documents = str(request.payload.get("documents") or "")
+            if self.world == "default":
+                done = super().complete(request)
+                record(VersusBackend.agreement, self.knobs, self.world, mine, documents, done.text)
+                return done
+            text = respond(self.knobs, self.world, mine, documents, request.sample)
+            record(VersusBackend.agreement, self.knobs, self.world, mine, documents, text)
+        elif request.purpose == "reflect" and self.world != "default":
+            text = world_reflect(self.knobs, self.world, request)
         else:
-            text = subtle_reflect(self.knobs, request)
+            return super().complete(request)
         return Completion(text=text, model="sim", usage=Usage(input_tokens=(len(request.system) + len(request.user)) // 4 + 1,
                                                               output_tokens=len(text) // 4 + 1))
+
+
+def payload_task(task: dict[str, Any]) -> Task:
+    """A task the world did not write (a variant of one of its own): its kind read from its token."""
+    checks = tuple((task.get("judge") or {}).get("checks") or ())
+    tokens = {str(c.get("arg")) for c in checks if isinstance(c, dict)}
+    kind = next((k for k, token in kind_tokens() if token in tokens), "")
+    return Task(str(task.get("id")), kind, str(task.get("intent") or ""), "train", checks)
 
 
 def respond(knobs: SimKnobs, world: str, task: Task, documents: str, sample: int) -> str:
@@ -177,7 +224,24 @@ def respond(knobs: SimKnobs, world: str, task: Task, documents: str, sample: int
         request = Request("attempt", "", "", sample=sample, payload={"task": task.as_payload(), "documents": documents})
         return target.attempt(knobs, request)[0]
     rng = knobs.rng("versus-attempt", task.id, documents, sample)
-    return f"{task.checks[0]['arg']} done." if rng.random() < task_probability(knobs, task, documents, world) else "Done."
+    return f"{task.checks[0]['arg']} done." if rng.random() < answer_probability(knobs, task, documents, world) else "Done."
+
+
+def record(agreement: extra.Agreement, knobs: SimKnobs, world: str, task: Task, documents: str, text: str) -> None:
+    """One answer into ``agreement``: whether it holds the task's token, beside its pass probability."""
+    passed = all(str(c["arg"]) in text for c in task.checks)
+    agreement.add(task.id, documents, passed, task_probability(knobs, task, documents, world))
+
+
+def world_reflect(knobs: SimKnobs, world: str, request: Request) -> str:
+    """This engine's reflect in a world other than the default: the subtle-harm world's, or the
+    sim's optimizer with the trade-off world's covering rules turned into trade-offs."""
+    if world != "trade-off":
+        return subtle_reflect(knobs, request)
+    edits = json.loads(sim_optimizer.reflect(knobs, request)[0])["edits"]
+    rules = extra.as_tradeoffs([e["content"] for e in edits], kind_tokens(),
+                               knobs.rng("versus-tradeoff", request.user, request.sample))
+    return json.dumps({"edits": [{**e, "content": r} for e, r in zip(edits, rules, strict=True)]})
 
 
 def subtle_reflect(knobs: SimKnobs, request: Request) -> str:
@@ -200,8 +264,9 @@ def subtle_reflect(knobs: SimKnobs, request: Request) -> str:
 
 
 def from_options(options: dict[str, Any], model: str | None) -> VersusBackend:
-    """``versus:seed=N,world=default`` (registered by ``bench_versus.py``)."""
-    return VersusBackend(int(options.get("seed", 0)), str(options.get("world", "default")))
+    """``versus:seed=N,world=default,corr=0,drift=0`` (registered by ``bench_versus.py``)."""
+    return VersusBackend(int(options.get("seed", 0)), str(options.get("world", "default")),
+                         float(options.get("corr", 0.0)), float(options.get("drift", 0.0)))
 
 
 # ---- the reference engine's prompts, as its ``claude`` backend sends them ----
@@ -222,15 +287,18 @@ class World:
 
     seed: int
     world: str = "default"
+    corr: float = 0.0
+    drift: float = 0.0
     tasks: list[Task] = field(default_factory=world_tasks)
     calls: Counter = field(default_factory=Counter)  # purpose -> calls
     prompt_chars: int = 0
     seen: Counter = field(default_factory=Counter)  # prompt hash -> times asked
     lock: threading.Lock = field(default_factory=threading.Lock)
+    agreement: extra.Agreement = field(default_factory=extra.Agreement)
 
     @property
     def knobs(self) -> SimKnobs:
-        return knobs_for(self.seed)
+        return knobs_for(self.seed, self.corr, self.drift)
 
     optimizer_seed: int = 0  # the seed this engine's optimizer draws with tonight (a fresh sample each night)
 
@@ -267,9 +335,7 @@ class World:
     def _attempt(self, prompt: str, sample: int) -> str:
         head, _, task_part = prompt.rpartition("\n# Task\n")
         documents = head.partition("\n# Skill\n")[2].replace("\n\n# Memory\n", "\n", 1)
-        task = self._task(task_part)
-        return "I could not tell which task this is." if task is None else \
-            respond(self.knobs, self.world, task, documents, sample)
+        return self._respond(self._task(task_part), documents, sample)
 
     def _reflect(self, prompt: str, sample: int) -> str:
         failing = sorted(((int(n), op, arg) for op, arg, n in CRITERION_RE.findall(prompt)), key=lambda x: -x[0])
@@ -279,10 +345,15 @@ class World:
         return json.dumps([{"op": "add", "content": r, "rationale": "failing criterion"} for r in rules])
 
     def _our_attempt(self, system: str, prompt: str, sample: int) -> str:
-        documents = system.partition("\n\n")[2]
-        task = self._task(prompt)
-        return "I could not tell which task this is." if task is None else \
-            respond(self.knobs, self.world, task, documents, sample)
+        return self._respond(self._task(prompt), system.partition("\n\n")[2], sample)
+
+    def _respond(self, task: Task | None, documents: str, sample: int) -> str:
+        if task is None:
+            return "I could not tell which task this is."
+        text = respond(self.knobs, self.world, task, documents, sample)
+        with self.lock:
+            record(self.agreement, self.knobs, self.world, task, documents, text)
+        return text
 
     def _our_reflect(self, system: str, prompt: str, sample: int) -> str:
         """This engine's reflect prompt read back into the evidence the sim's optimizer takes: each
@@ -306,7 +377,7 @@ class World:
         request = Request("reflect", system, prompt, sample=sample, payload=payload)
         if self.world == "default":
             return sim_optimizer.reflect(knobs, request)[0]
-        return subtle_reflect(knobs, request)
+        return world_reflect(knobs, self.world, request)
 
     def _our_rank(self, system: str, prompt: str, sample: int) -> str:
         """This engine's rank prompt read back (candidates, the failed checks behind them) for the

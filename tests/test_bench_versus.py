@@ -34,12 +34,12 @@ def check_engine(report: dict, engine: str) -> None:
     night = summary[1]
     assert night["calls"] > 0 and night["prompt_chars"] > 0
     assert 0.0 <= night["ground_truth"] <= 1.0
-    assert set(night["adopted_total"]) == {"covering", "neutral", "harmful"}
+    assert set(night["adopted_total"]) == {"covering", "neutral", "harmful", "trade-off"}
     run = next(r for r in report["runs"] if r["engine"] == engine)
     row = run["nights"][1]
     assert sum(row["calls_by_purpose"].values()) == row["calls"]
     assert row["calls_by_purpose"].get("attempt", 0) > 0
-    assert len(row["adopted"]["rules"]) == sum(row["adopted"][k] for k in ("covering", "neutral", "harmful"))
+    assert len(row["adopted"]["rules"]) == sum(row["adopted"][k] for k in ("covering", "neutral", "harmful", "trade-off"))
     assert 0.0 <= report["ground_truth_start"] <= report["ceiling"] <= 1.0
 
 
@@ -64,3 +64,109 @@ def test_reference_engine_through_its_claude_backend():
     row = report["runs"][0]["nights"][1]
     # the reference replays tasks and asks its optimizer; no prompt the world could not place
     assert row["calls_by_purpose"].get("reflect", 0) >= 1 and "other" not in row["calls_by_purpose"]
+
+
+# ---- the trade-off and correlated worlds ----
+
+from dataclasses import replace  # noqa: E402
+
+import versus_world as vw  # noqa: E402
+import versus_worlds_extra as extra  # noqa: E402
+
+from skillopt_sleep.backends.base import Request  # noqa: E402
+
+KINDS = [kind for kind, _, _ in vw.KINDS]
+TOKENS = {kind: token for kind, _, token in vw.KINDS}
+
+
+def expected_truth(rules: list[str]) -> float:
+    """The trade-off world's ground truth worked out by hand from the rules (each scoped to the kind
+    whose token it names, as this engine writes them): a kind whose token a rule asks for passes with
+    follow, one asked against with 1 - follow, both a coin flip, else base; halved once per
+    trade-off clause naming the kind."""
+    follow, base = vw.KNOBS["follow"], vw.KNOBS["base"]
+    total = 0.0
+    for kind in KINDS:
+        speaking = [r for r in rules if f'include "{TOKENS[kind]}"' in r]
+        stances = {"never include" not in r.lower() for r in speaking}
+        p = {frozenset({True}): follow, frozenset({False}): 1 - follow, frozenset({True, False}): 0.5}.get(
+            frozenset(stances), base)
+        halvings = sum(r.count(f"use the same layout for {extra.plural(kind)}") for r in rules)
+        total += p * 0.5 ** halvings
+    return total / len(KINDS)
+
+
+def test_trade_off_rule_lowers_the_kind_it_names_wherever_it_is():
+    knobs = vw.knobs_for(0)
+    rule = extra.tradeoff_rule('Always include "Refs: ACME-" in the response.', "release note")
+    assert rule == 'Always include "Refs: ACME-" in the response, and use the same layout for release notes.'
+    scoped = "When working on a commit message task, " + rule[0].lower() + rule[1:]
+    for line in (rule, scoped):
+        docs = vw.SKILL_TEXT + "\n<!-- SKILLOPT-SLEEP:LEARNED START -->\n- " + line + "\n<!-- SKILLOPT-SLEEP:LEARNED END -->\n"
+        by_kind = {t.kind: vw.task_probability(knobs, t, docs, "trade-off") for t in vw.world_tasks()}
+        assert by_kind["commit message"] == pytest.approx(0.9)
+        assert by_kind["release note"] == pytest.approx(0.15)  # base 0.3 halved, scoped or not
+        assert by_kind["incident summary"] == pytest.approx(0.3)
+        assert vw.classify(line, vw.world_tasks(), "trade-off") == "trade-off"
+        assert vw.ground_truth(knobs, vw.world_tasks(), docs, "default") == pytest.approx(0.45)  # no effect elsewhere
+    assert vw.classify('Always include "Refs: ACME-" in the response.', vw.world_tasks(), "trade-off") == "covering"
+
+
+def test_both_engines_optimizers_propose_trade_offs_at_the_stated_rate():
+    checks = [{"op": "contains", "arg": token} for token in TOKENS.values()]
+    rules = [r for seed in range(200) for r in vw.proposed_rules(vw.knobs_for(seed), checks, "trade-off", 99, "p", seed)]
+    covering = [r for r in rules if r.startswith("Always include")]
+    share = sum(bool(extra.victims(r, KINDS)) for r in covering) / len(covering)
+    assert abs(share - extra.TRADEOFF) < 0.06, share
+    assert not any(extra.victims(r, KINDS) for seed in range(50)
+                   for r in vw.proposed_rules(vw.knobs_for(seed), checks, "default", 99, "p", seed))
+    # this engine's reflect replies carry them too
+    payload = {"mode": "failure", "max_edits": 8, "current_rules": {"all": []},
+               "tasks": [{"task_id": t.id, "intent": t.intent, "failed_checks": list(t.checks)}
+                         for t in vw.world_tasks() if t.split == "train"]}
+    seen = 0
+    for seed in range(40):
+        request = Request("reflect", "", f"evidence {seed}", payload=payload)
+        edits = json.loads(vw.world_reflect(vw.knobs_for(seed), "trade-off", request))["edits"]
+        seen += sum(bool(extra.victims(e["content"], KINDS)) for e in edits)
+    assert seen > 0
+
+
+def test_trade_off_world_night_classifies_counts_and_scores_them():
+    report = bench("--engines", "this", "--world", "trade-off", "--transport", "in-process")
+    assert report["world"] == "trade-off"
+    assert report["world_knobs"]["tradeoff"] == extra.TRADEOFF
+    assert report["world_knobs"]["tradeoff_factor"] == extra.TRADEOFF_FACTOR
+    check_engine(report, "this")
+    row = report["runs"][0]["nights"][1]
+    proposed = [r["rule"] for r in row["adopted"]["rules"]] + [r["rule"] for r in row["refused"]]
+    assert any(extra.victims(r, KINDS) for r in proposed), proposed  # the engine was shown trade-offs
+    for item in row["adopted"]["rules"]:
+        assert (item["class"] == "trade-off") == bool(extra.victims(item["rule"], KINDS)), item
+    assert row["adopted"]["trade-off"] == report["summary"]["this"][1]["adopted_total"]["trade-off"]
+    final = [r["rule"] for r in report["runs"][0]["final_rules"]["rules"]]
+    assert row["ground_truth"] == pytest.approx(expected_truth(final), abs=1e-4)
+
+
+def test_correlated_answers_keep_the_knobs_pass_rate_over_tasks():
+    knobs = vw.knobs_for(3, corr=0.8)
+    task = vw.world_tasks()[0]
+    chances = [vw.answer_probability(knobs, replace(task, id=f"t{i}"), vw.SKILL_TEXT, "default")
+               for i in range(3000)]
+    assert sum(chances) / len(chances) == pytest.approx(0.3, abs=0.02)
+    assert sum(c < 0.05 or c > 0.95 for c in chances) > len(chances) / 2  # most tasks near always / never
+
+
+def test_correlated_world_repeats_agree_more_than_independent_ones():
+    correlated = bench("--engines", "this", "--world", "correlated", "--transport", "in-process")
+    assert correlated["world_knobs"] == {"corr": extra.CORRELATED, "drift": 0.0}
+    night = correlated["summary"]["this"][1]
+    assert "ground_truth_tasks" in night and 0.0 <= night["ground_truth_tasks"] <= 1.0
+    assert correlated["summary"]["this"][0]["ground_truth"] == correlated["ground_truth_start"]
+    agree = correlated["repeat_agreement"]["this"]
+    assert agree["pairs"] > 100
+    assert agree["measured"] > agree["if_independent"] + 0.1, agree
+    independent = bench("--engines", "this", "--world", "correlated", "--corr", "0", "--transport", "in-process")
+    agree = independent["repeat_agreement"]["this"]
+    assert abs(agree["measured"] - agree["if_independent"]) < 0.05, agree
+    assert "ground_truth_tasks" not in independent["summary"]["this"][1]
