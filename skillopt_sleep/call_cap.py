@@ -17,8 +17,10 @@ gate's draws, so that it does not reach it:
     before that night dreams (``pending_rules``);
     the edits ranked below it are not started (a first look they could not follow up would be
     calls spent on nothing);
-  * a combination of accepted edits that cannot be checked falls back to the best single edit,
-    and the test split is measured only when it fits.
+  * several edits are gated on their own tasks first (one at a time) and then measured together
+    (``gate.together``); those that passed on their own tasks when the calls ran out before the
+    combination's verdict are undecided, and resumed first on a later night; the test split is
+    measured only when it fits.
 
 An edit is never accepted on less evidence than the uncapped gate asks for: running out of calls
 can only leave it undecided, never pass it.

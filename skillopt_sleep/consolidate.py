@@ -13,7 +13,7 @@
      adds to its pooled evidence (``edit_evidence``) with a smaller share still — but only when the
      val tasks changed since its last test: on the same tasks it stays refused without a draw.
      Several edits are each gated on their own tasks only, and measured on the others together
-     (``together.py``); one edit, or a capped night's, on every val task;
+     (``together.py``); a single edit on every val task;
   4. when several edits pass, keep only those that add something beside the others (leave-one-out)
      and gate their combination too (falling back to the best single edit if it does not hold up);
   5. measure the test split (never used for decisions).
@@ -115,7 +115,7 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
         candidates = _worth_testing(outcome, candidates, pool, val)
     if candidates and val:
         night = NightGate(evaluator, settings, docs, tasks, overlapping(val, train), len(candidates), cap)
-        together = settings.together and len(candidates) > 1 and not cap.capped
+        together = settings.together and len(candidates) > 1
         winners += gate_each(outcome, night, candidates, pool, progress, own_only=together,
                               resumed=not cap.capped and bool(resumed))
     if night is not None:

@@ -81,3 +81,29 @@ def test_without_the_comparison_with_each_rule_alone_the_trade_off_would_pass(tm
     out = consolidate(world_tasks(6), load_documents(tmp_path), world_models(BHalvedByTerse([TRADE_A, HELPS_B], seed=1)),
                       LoopSettings())
     assert sorted(e.content for e in out.accepted) == sorted([TRADE_A, HELPS_B])
+
+
+def test_a_capped_night_that_runs_out_before_the_combination_leaves_its_rules_for_the_next(tmp_path: Path) -> None:
+    """Several rules under a cap are gated on their own tasks one by one; when the calls run out
+    before they are measured on every val task, the rules that passed are undecided (no verdict,
+    no ban) and the next night resumes them first."""
+    from skillopt_sleep.call_cap import out_of_calls
+    from tests.support.tasks import make_tasks
+    from tests.test_call_cap import capped_models
+
+    docs = load_documents(tmp_path)
+    path = tmp_path / "evidence.json"
+    models, _ = capped_models("sim:seed=3", 100)
+    pool = EvidencePool.load(path, tmp_path, "sim", docs.fingerprint())
+    first = consolidate(make_tasks(), docs, models, LoopSettings(), pool=pool)
+    pool.save()
+    [left] = [r for r in first.rejected if r.stage == "budget"]
+    assert "passed on its own val tasks" in left.reasons[0] and not left.ban and first.accepted == []
+    own = [d for d in first.decisions if d.edits == [left.edit]]
+    assert own and own[0].accepted and not out_of_calls(own[0]), "its own-task test passed"
+
+    models, _ = capped_models("sim:seed=3", 100)
+    pool = EvidencePool.load(path, tmp_path, "sim", docs.fingerprint())
+    second = consolidate(make_tasks(), docs, models, LoopSettings(), pool=pool)
+    assert [e.content for e in second.accepted] == [left.edit.content]
+    assert any(n.startswith("resumed undecided rule") for n in second.notes)

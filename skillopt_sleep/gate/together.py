@@ -28,6 +28,7 @@ from dataclasses import replace
 
 from skillopt_sleep.gate import decide as gating
 from skillopt_sleep.backends.models import run_together
+from skillopt_sleep.call_cap import in_turn, out_of_calls
 from skillopt_sleep.documents import DocumentSet
 from skillopt_sleep.edit_evidence import EvidencePool
 from skillopt_sleep.gate.evaluator import draw_within
@@ -35,14 +36,21 @@ from skillopt_sleep.types import Edit, GateDecision
 from skillopt_sleep.gate import phases as cons
 from skillopt_sleep.gate.sampling import NightGate, first_draws
 from skillopt_sleep.outcome import Outcome
+from skillopt_sleep.pending_rules import evidence_kinds
 
 
 Winner = tuple[Edit, DocumentSet, GateDecision]
 
 
+class _OutOfCalls(Exception):
+    """A capped night cannot afford the next draw of the night's rules measured together."""
+
+
 def gate_together(outcome: Outcome, night: NightGate, winners: list[Winner], pool: EvidencePool | None,
                   val_set: str, progress: Callable[[str], None]) -> DocumentSet:
-    """Phase 4 after own-task gates (module docstring): the proposal, with ``outcome`` updated."""
+    """Phase 4 after own-task gates (module docstring): the proposal, with ``outcome`` updated. On
+    a capped night whose calls run out before a verdict, the edits not yet refused are left
+    undecided: no verdict, their samples kept, resumed first on a later night (``pending_rules``)."""
     fits = cons.fitting(outcome, night, winners)
     survivors = cons.leave_one_out(outcome, night, fits, progress) if len(fits) > 1 else [w[0] for w in fits]
     if fits and not survivors:  # none adds anything beside the others: the best alone goes on
@@ -50,31 +58,57 @@ def gate_together(outcome: Outcome, night: NightGate, winners: list[Winner], poo
         outcome.rejected = [r for r in outcome.rejected if r.edit is not best[0]]
         survivors = [best[0]]
     kept = [w for w in fits if any(w[0] is e for e in survivors)]
-    final, accepted = _settle(outcome, night, kept, progress)
-    if final is None:  # the combination did not hold up and no rule could be blamed: one by one
-        progress(f"the combination did not hold up: gating each of {len(kept)} edits on every val task")
-        full = run_together(*[(lambda e=e, c=c: cons.gate_alone(night, pool, e, c)) for e, c, _ in kept])
-        passed: list[Winner] = []
-        for (edit, cand, _), alone in zip(kept, full, strict=True):
-            alone.edits = [edit]
-            outcome.decisions.append(alone)
-            if alone.accepted:
-                passed.append((edit, cand, alone))
-            else:
-                outcome.rejected.append(cons.Rejection(edit, ["accepted on its own tasks, but not on every val task: "
-                                                              + "; ".join(alone.reasons)], "gate",
-                                                       ban=gating.significant_harm(alone)))
-        final, accepted = _settle(outcome, night, passed, progress, alone_checked=True)
-        if final is None:  # not even together after each passed alone: the best one
-            best = max(passed, key=lambda w: w[2].statistic.get("gain", 0))
-            for edit, _, _ in passed:
-                if edit is not best[0]:
-                    outcome.rejected.append(cons.Rejection(
-                        edit, ["accepted alone, but the combination did not hold up"], "combination"))
-            final, accepted = best[1], [best[0]]
+    try:
+        final, accepted = _verdict(outcome, night, kept, pool, progress)
+    except _OutOfCalls:
+        final, accepted = night.base, []
+        decided = {id(r.edit) for r in outcome.rejected}
+        _left_undecided(outcome, night, [w for w in kept if id(w[0]) not in decided])
     outcome.accepted = list(accepted)
-    _record(pool, [w[0] for w in winners], {id(e) for e in accepted}, val_set)
+    _record(outcome, night, pool, winners, {id(e) for e in accepted}, val_set)
     return final
+
+
+def _verdict(outcome: Outcome, night: NightGate, kept: list[Winner], pool: EvidencePool | None,
+             progress: Callable[[str], None]) -> tuple[DocumentSet, list[Edit]]:
+    final, accepted = _settle(outcome, night, kept, progress)
+    if final is not None:
+        return final, accepted
+    # the combination did not hold up and no rule could be blamed: one by one
+    progress(f"the combination did not hold up: gating each of {len(kept)} edits on every val task")
+    gates = [(lambda e=e, c=c: cons.gate_alone(night, pool, e, c)) for e, c, _ in kept]
+    full = in_turn(gates, night.cap.limit) if night.cap.capped else run_together(*gates)
+    if any(out_of_calls(d) for d in full):
+        raise _OutOfCalls
+    passed: list[Winner] = []
+    for (edit, cand, _), alone in zip(kept, full, strict=True):
+        alone.edits = [edit]
+        outcome.decisions.append(alone)
+        if alone.accepted:
+            passed.append((edit, cand, alone))
+        else:
+            outcome.rejected.append(cons.Rejection(edit, ["accepted on its own tasks, but not on every val task: "
+                                                          + "; ".join(alone.reasons)], "gate",
+                                                   ban=gating.significant_harm(alone)))
+    final, accepted = _settle(outcome, night, passed, progress, alone_checked=True)
+    if final is not None:
+        return final, accepted
+    best = max(passed, key=lambda w: w[2].statistic.get("gain", 0))  # not even together: the best one
+    for edit, _, _ in passed:
+        if edit is not best[0]:
+            outcome.rejected.append(cons.Rejection(
+                edit, ["accepted alone, but the combination did not hold up"], "combination"))
+    return best[1], [best[0]]
+
+
+def _left_undecided(outcome: Outcome, night: NightGate, open_: list[Winner]) -> None:
+    """The edits a capped night's calls ran out for after they passed on their own tasks: refused
+    for tonight without a ban (stage budget), tested again on a later night."""
+    cap = f"the night's cap of {night.cap.limit} calls" if night.cap.limit is not None else "the night's call cap"
+    for edit, _, _ in open_:
+        outcome.rejected.append(cons.Rejection(edit, [
+            f"undecided: passed on its own val tasks, but {cap} ran out before it could be measured on every val "
+            "task; its samples are kept and it is tested again on a later night"], "budget"))
 
 
 def _settle(outcome: Outcome, night: NightGate, kept: list[Winner], progress: Callable[[str], None],
@@ -91,6 +125,8 @@ def _settle(outcome: Outcome, night: NightGate, kept: list[Winner], progress: Ca
         progress(f"measuring {'the combination of ' + str(len(kept)) + ' edits' if len(kept) > 1 else 'it'} "
                  "on every val task")
         decision = night.gate(combined, cons.focus_for(edits, night.tasks), targets=cons.joint_targets(edits))
+        if out_of_calls(decision):
+            raise _OutOfCalls
         decision.edits = list(edits)
         decision.statistic["together"] = True
         worse = worse_than_alone(night, combined, kept) if decision.accepted and len(kept) > 1 else []
@@ -132,13 +168,22 @@ def blame(night: NightGate, kept: list[Winner], worse: list[tuple[Edit, str]],
     return out
 
 
-def _record(pool: EvidencePool | None, edits: list[Edit], accepted: set[int], val_set: str) -> None:
+def _record(outcome: Outcome, night: NightGate, pool: EvidencePool | None, winners: list[Winner],
+            accepted: set[int], val_set: str) -> None:
     """Each own-task winner's test, once the night's verdict on it is known: accepted when it
-    passed on every val task (alone or in the combination)."""
+    passed on every val task (alone or in the combination); undecided when a capped night's calls
+    ran out first (its own-task test goes on from where it stopped, ``pending_rules``)."""
     if pool is None:
         return
-    for edit in edits:
-        pool.record_test(edit, id(edit) in accepted, val_set)
+    undecided = {id(r.edit) for r in outcome.rejected if r.stage == "budget"}
+    for edit, _, own in winners:
+        if id(edit) in undecided and id(edit) not in accepted:
+            bound = own.statistic.get("lower_bound")
+            pool.record_test(edit, False, undecided=True, kinds=evidence_kinds(edit, night.tasks),
+                             lower_bound=float(bound) if isinstance(bound, (int, float)) else None,
+                             looks=int(own.statistic.get("look") or 0), share=own.statistic.get("alpha_share"))
+        else:
+            pool.record_test(edit, id(edit) in accepted, val_set)
 
 
 def worse_than_alone(night: NightGate, combined: DocumentSet, kept: list[Winner]) -> list[tuple[Edit, str]]:
@@ -169,7 +214,7 @@ def worse_on(night: NightGate, docs: DocumentSet, alone: DocumentSet, edit: Edit
     while True:
         drawn = draw_within(night.cap, ev, [(alone, None), (docs, None)], n, task_ids)
         if drawn is None:
-            return "could not be measured within the night's call cap"
+            raise _OutOfCalls
         wanted = {tid: n for tid in task_ids}
         check = gating.decide(first_draws(drawn[0], wanted), first_draws(drawn[1], wanted), cfg, focus=task_ids)
         worse = [r for r in check.reasons if r.startswith("task ") or " fell:" in r]
