@@ -98,12 +98,14 @@ def reserve(cost: int) -> int:
     return math.ceil(cost * RESERVE)
 
 
-def in_turn(gates: list[Callable[[], GateDecision]], limit: int | None) -> list[GateDecision]:
-    """A capped night's gates, one at a time in rank order; once one runs out of calls the rest
-    are left undecided without a draw."""
+def in_turn(gates: list[Callable[[], GateDecision]], limit: int | None,
+            room: Callable[[list[GateDecision]], bool] = lambda done: True) -> list[GateDecision]:
+    """A capped night's gates, one at a time in rank order; once one runs out of calls, or
+    ``room`` (given the decisions so far) says the calls left are spoken for, the rest are left
+    undecided without a draw."""
     out: list[GateDecision] = []
     for gate in gates:
-        if out and any(out_of_calls(d) for d in out):
+        if out and (any(out_of_calls(d) for d in out) or not room(out)):
             out.append(undecided(None, limit, behind=True))
         else:
             out.append(gate())

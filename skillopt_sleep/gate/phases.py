@@ -71,9 +71,26 @@ def gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, D
     progress(f"gating {len(candidates)} edit(s) on {where}")
     gates = [(lambda edit=edit, cand=cand: gate_alone(night, pool, edit, cand, own_only))
              for edit, cand in candidates]
+
+    def room(done: list[GateDecision]) -> bool:
+        """Own-task gates under a cap start another only while the calls left would pay for the
+        next one's whole test on its own tasks and still for two looks at the passed edits
+        together on every val task: edits that passed but cannot be measured together buy
+        nothing tonight."""
+        passed = [edit for (edit, _), d in zip(candidates[:len(done)], done, strict=True) if d.accepted]
+        if not own_only or not passed:
+            return True
+        s, ev, every = night.settings, night.evaluator, list(night.evaluator.tasks)
+        nxt = candidates[len(done)][0]
+        own = max(1, len(focus_for([nxt], night.tasks)))
+        whole = 2 * own * s.max_val_samples * max(1, -(-s.min_focus_tasks // own))
+        look = 2 * s.val_samples  # a combination of proven rules mostly settles by its second look
+        together = ev.cost(apply_all(night.base, passed + [nxt]), look, every)
+        return night.cap.afford(whole + together + ev.cost(night.base, look, every))
+
     # a capped night gates one edit at a time, best ranked first: the calls go to the edits most
     # likely to pass, and which edits get them does not depend on thread timing
-    decisions = in_turn(gates, night.cap.limit) if night.cap.capped else run_together(*gates)
+    decisions = in_turn(gates, night.cap.limit, room) if night.cap.capped else run_together(*gates)
     winners = []
     was_pending = [pool is not None and pool.identity(edit) in {i for i, _ in pool.pending()} if resumed else False
                    for edit, _ in candidates]

@@ -63,7 +63,13 @@ def gate_together(outcome: Outcome, night: NightGate, winners: list[Winner], poo
     except _OutOfCalls:
         final, accepted = night.base, []
         decided = {id(r.edit) for r in outcome.rejected}
-        _left_undecided(outcome, night, [w for w in kept if id(w[0]) not in decided])
+        open_ = [w for w in kept if id(w[0]) not in decided]
+        proven = [w for w in open_ if _on_every_task(night, w[2])]
+        if proven:  # one that already passed on every val task alone stands on its own, as before
+            best = max(proven, key=lambda w: w[2].statistic.get("gain", 0))
+            final, accepted = best[1], [best[0]]
+            open_ = [w for w in open_ if w[0] is not best[0]]
+        _left_undecided(outcome, night, open_)
     outcome.accepted = list(accepted)
     _record(outcome, night, pool, winners, {id(e) for e in accepted}, val_set)
     return final
@@ -99,6 +105,13 @@ def _verdict(outcome: Outcome, night: NightGate, kept: list[Winner], pool: Evide
             outcome.rejected.append(cons.Rejection(
                 edit, ["accepted alone, but the combination did not hold up"], "combination"))
     return best[1], [best[0]]
+
+
+def _on_every_task(night: NightGate, decision: GateDecision) -> bool:
+    """Whether an accepting decision measured its edit alone on every val task (a resumed rule's
+    gate, or a single edit's), not on its own tasks only."""
+    sampled = decision.statistic.get("samples_per_task") or {}
+    return decision.accepted and set(night.evaluator.tasks) <= set(sampled)
 
 
 def _left_undecided(outcome: Outcome, night: NightGate, open_: list[Winner]) -> None:
