@@ -202,8 +202,7 @@ class EvidencePool:
         record.accepted = record.accepted or accepted
         record.updated = self.now
         record.val_set = val_set
-        record.rule = {"content": edit.content, "anchor": edit.anchor, "scope": edit.scope,
-                       "supersedes": edit.supersedes, "targets": list(edit.targets)}
+        record.rule = _rule_of(edit)
         if kinds:
             record.kinds = sorted(set(kinds))
         record.lower_bound = lower_bound
@@ -227,8 +226,7 @@ class EvidencePool:
             return
         record.updated = self.now
         record.last_undecided = True
-        record.rule = {"content": edit.content, "anchor": edit.anchor, "scope": edit.scope,
-                       "supersedes": edit.supersedes, "targets": list(edit.targets)}
+        record.rule = _rule_of(edit)
         record.kinds = sorted(set(kinds)) or record.kinds
         self.edits[ident] = record
 
@@ -325,6 +323,11 @@ def _checks(value: Any) -> frozenset[str] | None:
     if isinstance(value, list) and all(isinstance(x, str) for x in value):
         return frozenset(value)
     return None
+
+
+def _rule_of(edit: Edit) -> dict[str, Any]:
+    """What a record keeps of a rule (``RULE_FIELDS``)."""
+    return {name: list(edit.targets) if name == "targets" else getattr(edit, name) for name in RULE_FIELDS}
 
 
 def _rule_fields(record: EditRecord) -> dict[str, Any]:

@@ -175,7 +175,14 @@ def draw_within(cap: CallCap, evaluator: Evaluator, sets: list[tuple[DocumentSet
     stays undecided, and the calls that finished are kept by the client for a later draw."""
     if cap.capped and not cap.afford(sum(evaluator.cost(docs, n, task_ids, ident) for docs, ident in sets)):
         return None
-    try:  # the sets at once (each waits for the others to finish, a failed one too)
+    return _ensure_all(evaluator, sets, n, task_ids)
+
+
+def _ensure_all(evaluator: Evaluator, sets: list[tuple[DocumentSet, str | None]], n: int,
+                task_ids: list[str]) -> list[dict[str, list[float | None]]] | None:
+    """The sets at once (each waits for the others to finish, a failed one too); ``None`` when the
+    call limit's backstop stopped a draw."""
+    try:
         return run_together(*[(lambda docs=docs, ident=ident: evaluator.ensure(docs, n, task_ids, identity=ident))
                               for docs, ident in sets])
     except BudgetExceeded as exc:
@@ -202,10 +209,5 @@ def draw_what_fits(cap: CallCap, evaluator: Evaluator, sets: list[tuple[Document
         spend += more
     if not spend:
         return 0
-    try:
-        run_together(*[(lambda docs=docs, ident=ident: evaluator.ensure(docs, n, fits, identity=ident))
-                       for docs, ident in sets])
-    except BudgetExceeded as exc:
-        if exc.limit != "calls":
-            raise
+    _ensure_all(evaluator, sets, n, fits)
     return len(fits)

@@ -100,27 +100,35 @@ def gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, D
         if again:
             outcome.notes.append(resumed_note(edit, decision))
         kinds = evidence_kinds(edit, night.tasks)
-        bound = decision.statistic.get("lower_bound")
-        bound = float(bound) if isinstance(bound, (int, float)) else None
         if out_of_calls(decision):
             # undecided: no verdict, no ban; the samples it drew are kept, and it is tested again
             # on a later night, on these same val tasks too (``val_set`` unknown) — before new rules
             if pool is not None and decision.per_task:
-                pool.record_test(edit, False, undecided=True, kinds=kinds, lower_bound=bound,
-                                 looks=int(decision.statistic.get("look") or 0),
-                                 share=decision.statistic.get("alpha_share"))
+                record_undecided(pool, edit, decision, night.tasks)
             elif pool is not None and any(night.evaluator.scores.get(cand.fingerprint(), {}).values()):
                 pool.hold(edit, kinds)  # drew, but no look yet: resumed first, nothing spent
             outcome.rejected.append(Rejection(edit, list(decision.reasons), "budget"))
             continue
         if pool is not None and not (own_only and decision.accepted):
-            pool.record_test(edit, decision.accepted, val_set, kinds=kinds, lower_bound=bound)
+            pool.record_test(edit, decision.accepted, val_set, kinds=kinds, lower_bound=_bound(decision))
         if decision.accepted:
             winners.append((edit, cand, decision))
         else:
             outcome.rejected.append(Rejection(edit, list(decision.reasons), "gate",
                                               ban=gating.significant_harm(decision)))
     return winners
+
+
+def _bound(decision: GateDecision) -> float | None:
+    bound = decision.statistic.get("lower_bound")
+    return float(bound) if isinstance(bound, (int, float)) else None
+
+
+def record_undecided(pool: EvidencePool, edit: Edit, decision: GateDecision, tasks: list[TaskRecord]) -> None:
+    """``edit``'s test a cap stopped after ``decision``'s look: kept pending in the pool, with
+    the looks and share it goes on from on a later night (``pending_rules``)."""
+    pool.record_test(edit, False, undecided=True, kinds=evidence_kinds(edit, tasks), lower_bound=_bound(decision),
+                     looks=int(decision.statistic.get("look") or 0), share=decision.statistic.get("alpha_share"))
 
 
 def apply_all(docs: DocumentSet, edits: list[Edit]) -> DocumentSet:

@@ -36,7 +36,6 @@ from skillopt_sleep.types import Edit, GateDecision
 from skillopt_sleep.gate import phases as cons
 from skillopt_sleep.gate.sampling import NightGate, first_draws
 from skillopt_sleep.outcome import Outcome
-from skillopt_sleep.pending_rules import evidence_kinds
 
 
 Winner = tuple[Edit, DocumentSet, GateDecision]
@@ -191,10 +190,7 @@ def _record(outcome: Outcome, night: NightGate, pool: EvidencePool | None, winne
     undecided = {id(r.edit) for r in outcome.rejected if r.stage == "budget"}
     for edit, _, own in winners:
         if id(edit) in undecided and id(edit) not in accepted:
-            bound = own.statistic.get("lower_bound")
-            pool.record_test(edit, False, undecided=True, kinds=evidence_kinds(edit, night.tasks),
-                             lower_bound=float(bound) if isinstance(bound, (int, float)) else None,
-                             looks=int(own.statistic.get("look") or 0), share=own.statistic.get("alpha_share"))
+            cons.record_undecided(pool, edit, own, night.tasks)
         else:
             pool.record_test(edit, id(edit) in accepted, val_set)
 
