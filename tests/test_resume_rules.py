@@ -257,3 +257,46 @@ def test_a_cap_that_fits_one_reading_of_reflection_learns_instead_of_refusing(tm
     assert not any("cannot pay for a night's learning" in n for n in out.notes), out.notes
     assert "call cap: 1 reading of each reflect request instead of 2" in out.notes
     assert out.phases.get("dream") and budget.calls_used <= cap and budget.exhausted is None
+
+
+def test_a_resumed_test_takes_its_other_tasks_on_from_their_pooled_samples(tmp_path: Path) -> None:
+    """An earlier night's cap stopped a rule after its own tasks reached the ceiling and its other
+    val tasks had their first samples. Resumed, it looks at what those samples show — the
+    baseline is drawn again, the candidate's pooled samples are not — and draws no new round of
+    candidate samples on them; and the own tasks, with nothing new to show, take no look."""
+    from skillopt_sleep.edit_evidence import task_content_key
+    from skillopt_sleep.gate.phases import gate_alone
+
+    rule_text = 'When writing a commit message, always include "Refs:".'
+
+    def handler(request: Request):
+        if "commit" in request.user:  # its own kind: the rule always works, without it half the time
+            return ok("Refs: 1" if rule_text in request.system or request.sample % 2 else "no")
+        return ok("LGTM")  # the other kind: the rule changes nothing
+
+    def task(tid: str, kind: str, split: str = "val") -> TaskRecord:
+        arg = "Refs:" if kind == "commit" else "LGTM"
+        return TaskRecord(id=tid, intent=f"write a {kind} {tid}", project="/p", split=split, skill_hint=kind,
+                          judge={"kind": "rule", "checks": [{"op": "contains", "arg": arg}]})
+
+    tasks = [task("c1", "commit"), task("c2", "commit"), task("r1", "review"), task("r2", "review"),
+             task("t1", "commit", "train")]
+    val = [t for t in tasks if t.split == "val"]
+    docs = load_documents(tmp_path)
+    rule = Edit("skill", "add", content=rule_text, evidence=["t1"])
+    cand = apply_edit(docs, rule)
+    pool = EvidencePool(None, str(tmp_path), "fake", docs.fingerprint())
+    ident = pool.identity(rule)
+    for t in val:  # the candidate's samples of the earlier nights: own tasks at the ceiling, others at 4
+        n = 12 if t.skill_hint == "commit" else 4
+        pool.record_samples(ident, task_content_key(t), [1.0] * n, [frozenset()] * n)
+    pool.record_test(rule, False, undecided=True, kinds=["commit"], lower_bound=0.3, looks=4, share=1.0)
+    backend = FakeBackend(handler)
+    models = Models(Client(backend), Client(backend, role="optimizer"))
+    night = NightGate(Evaluator(models, val, {}, "val", pool), LoopSettings(), docs, tasks, set(), 1)
+    decision = gate_alone(night, pool, rule, cand)
+    assert decision.accepted, decision.reasons
+    assert decision.statistic["look"] == 5, "one look, on every task: the own tasks' unchanged samples take none"
+    drawn = [r for r in backend.requests if r.purpose == "attempt"]
+    assert not [r for r in drawn if rule_text in r.system], "no candidate sample drawn again"
+    assert len(drawn) == 2 * 12 + 2 * 4, "the baseline only, to the candidate's pooled counts"

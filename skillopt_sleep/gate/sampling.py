@@ -64,7 +64,8 @@ class NightGate:
             resumed(sampling, share, looks_before)
             if sampling.look >= sampling.most:
                 return spent(sampling.look)
-        decision = self._sample(sampling, first)
+        then_all = len(first) < len(everything) and not own_tasks_only
+        decision = self._sample(sampling, first, then_all)
         if sampling.out_of_calls:
             return undecided(decision, self.cap.limit)
         assert decision is not None  # only a capped night's gate can stop before its first look
@@ -77,15 +78,16 @@ class NightGate:
         decision.statistic["samples_per_task"] = {d.task_id: d.n_candidate for d in decision.per_task}
         return decision
 
-    def _sample(self, g: Sampling, task_ids: list[str]) -> GateDecision | None:
+    def _sample(self, g: Sampling, task_ids: list[str], then_all: bool = False) -> GateDecision | None:
         """Decide on ``task_ids``, drawing more samples while the verdict is uncertain, up to the
         ceiling; every decision is one more look at the gain (``GateConfig.alpha_for``). A capped
-        night stops where the next draw would not fit (``out_of_calls``; ``None``: no look yet)."""
+        night stops where the next draw would not fit (``out_of_calls``; ``None``: no look yet).
+        ``then_all``: every val task's round follows this one when it may still pass."""
         ev, step = self.evaluator, self.settings.val_samples
         fresh = [tid for tid in task_ids if tid not in g.wanted]
         # the round starts from the pooled samples its new tasks already have (the other val
         # tasks of a re-tested edit may have none: its earlier nights stopped at its own tasks)
-        first_round = g.look == g.looks_before
+        first_round = not g.wanted  # no draw of this gate yet
         start = g.start if first_round else (ev.count(g.cand, g.identity, fresh) if g.identity and fresh else 0)
         n, ceiling = start + step, start + g.budget
         if g.looks_before:  # a resumed test keeps the one plan of its first night: no new ceiling
@@ -98,6 +100,11 @@ class NightGate:
         elif g.wanted:
             # the other val tasks join with as many samples as the edit's own tasks reached
             n = min(ceiling, max(n, max(g.wanted.values()) - g.start + start))
+        if g.wanted and g.looks_before and start:
+            # a resumed test's other tasks rejoin with the samples its earlier nights drew (their
+            # baselines mostly come back from the score cache): one look at those, and more only
+            # where that look asks (``wants_more``) — not a new round on top of them
+            n = min(n, max(start, step))
         decision: GateDecision | None = None
         if first_round and not g.looks_before and g.start >= step:
             # Pooled evidence first: when it already settles the verdict (accepted, futile, or
@@ -113,6 +120,11 @@ class NightGate:
         drawn = self._draw(g, n, fresh)
         if drawn is None:
             return decision
+        if first_round and g.looks_before and then_all and n <= start:
+            # a resumed test whose own tasks are already at its ceiling: nothing new to look at
+            # there, so this verdict only says whether every task's round follows — it takes no
+            # look (the looks left go to the samples still to come)
+            return self._decide(g, *drawn, look=False)
         decision = self._decide(g, *drawn)
         while n < ceiling and g.look < g.most:
             more = gating.wants_more(decision, g.cfg)
@@ -138,8 +150,11 @@ class NightGate:
         g.wanted.update({tid: max(n, g.wanted.get(tid, 0)) for tid in task_ids})
         return drawn[0], drawn[1]
 
-    def _decide(self, g: Sampling, b: dict[str, list[float | None]], c: dict[str, list[float | None]]) -> GateDecision:
-        g.look += 1
+    def _decide(self, g: Sampling, b: dict[str, list[float | None]], c: dict[str, list[float | None]],
+                look: bool = True) -> GateDecision:
+        """The verdict on the samples this gate asked for; ``look``: it counts as one more look
+        (``False``: the same evidence an earlier look judged, at that look's rate)."""
+        g.look += look
         targeted = None
         if g.targets:
             ev = self.evaluator
