@@ -259,11 +259,13 @@ def test_a_cap_that_fits_one_reading_of_reflection_learns_instead_of_refusing(tm
     assert out.phases.get("dream") and budget.calls_used <= cap and budget.exhausted is None
 
 
-def test_a_resumed_test_takes_its_other_tasks_on_from_their_pooled_samples(tmp_path: Path) -> None:
-    """An earlier night's cap stopped a rule after its own tasks reached the ceiling and its other
-    val tasks had their first samples. Resumed, it looks at what those samples show — the
-    baseline is drawn again, the candidate's pooled samples are not — and draws no new round of
-    candidate samples on them; and the own tasks, with nothing new to show, take no look."""
+@pytest.mark.parametrize("own", [8, 12])
+def test_a_resumed_test_takes_its_other_tasks_on_from_their_pooled_samples(tmp_path: Path, own: int) -> None:
+    """An earlier night's cap stopped a rule after its own tasks passed (``own`` samples each: a
+    passing look, or the ceiling) and its other val tasks had their first samples. Resumed, it
+    looks at what those samples show — the baseline is drawn again, the candidate's pooled
+    samples are not — and draws no new round of candidate samples on them; and the own tasks,
+    with nothing new to show, draw nothing and take no look."""
     from skillopt_sleep.edit_evidence import task_content_key
     from skillopt_sleep.gate.phases import gate_alone
 
@@ -288,7 +290,7 @@ def test_a_resumed_test_takes_its_other_tasks_on_from_their_pooled_samples(tmp_p
     pool = EvidencePool(None, str(tmp_path), "fake", docs.fingerprint())
     ident = pool.identity(rule)
     for t in val:  # the candidate's samples of the earlier nights: own tasks at the ceiling, others at 4
-        n = 12 if t.skill_hint == "commit" else 4
+        n = own if t.skill_hint == "commit" else 4
         pool.record_samples(ident, task_content_key(t), [1.0] * n, [frozenset()] * n)
     pool.record_test(rule, False, undecided=True, kinds=["commit"], lower_bound=0.3, looks=4, share=1.0)
     backend = FakeBackend(handler)
@@ -299,4 +301,4 @@ def test_a_resumed_test_takes_its_other_tasks_on_from_their_pooled_samples(tmp_p
     assert decision.statistic["look"] == 5, "one look, on every task: the own tasks' unchanged samples take none"
     drawn = [r for r in backend.requests if r.purpose == "attempt"]
     assert not [r for r in drawn if rule_text in r.system], "no candidate sample drawn again"
-    assert len(drawn) == 2 * 12 + 2 * 4, "the baseline only, to the candidate's pooled counts"
+    assert len(drawn) == 2 * own + 2 * 4, "the baseline only, to the candidate's pooled counts"

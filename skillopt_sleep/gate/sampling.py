@@ -115,16 +115,22 @@ class NightGate:
             decision = self._decide(g, *drawn)
             if decision.accepted or gating.futile(decision, g.cfg) or gating.significant_harm(decision):
                 return decision
+        if first_round and g.looks_before and then_all and g.start >= step:
+            # A resumed test whose own tasks already passed on their pooled samples (or reached
+            # its ceiling) goes on to every task's round without drawing more of them. That
+            # verdict is on evidence an earlier look judged and only says whether the round
+            # follows: it takes no look (the looks left go to the samples still to come).
+            drawn = self._draw(g, g.start, fresh)
+            if drawn is None:
+                return None
+            decision = self._decide(g, *drawn, look=False)
+            if decision.accepted or g.start >= ceiling:
+                return decision
         if g.look >= g.most:
             return decision
         drawn = self._draw(g, n, fresh)
         if drawn is None:
             return decision
-        if first_round and g.looks_before and then_all and n <= start:
-            # a resumed test whose own tasks are already at its ceiling: nothing new to look at
-            # there, so this verdict only says whether every task's round follows — it takes no
-            # look (the looks left go to the samples still to come)
-            return self._decide(g, *drawn, look=False)
         decision = self._decide(g, *drawn)
         while n < ceiling and g.look < g.most:
             more = gating.wants_more(decision, g.cfg)
