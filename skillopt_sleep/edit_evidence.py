@@ -264,7 +264,40 @@ class EvidencePool:
                 pool._adopt(entry, updated)
             except (TypeError, ValueError, OverflowError):
                 continue  # a hand-edited record: dropped, like an expired one
+        pool._carry_pending()
         return pool
+
+    def _carry_pending(self) -> None:
+        """Rules a cap left undecided against other documents of this project and model (the
+        documents changed since: a rule was adopted, or one reverted) come along as pending rules
+        without their samples: tonight gates them first, as new tests against tonight's documents
+        (samples drawn against other documents say nothing about these), instead of losing the
+        rule an earlier night's reflection chose and paying for reflection again. Only a rule's
+        newest record counts: one decided since, against any documents, stays decided."""
+        newest: list[tuple[datetime, EditRecord, dict[str, Any]]] = []
+        for entry in self._other:
+            edit = entry.get("edit")
+            updated = parse_time(entry.get("updated"))
+            if (entry.get("project"), entry.get("model")) != (self.project, self.model) \
+                    or not isinstance(edit, dict) or updated is None:
+                continue
+            record = EditRecord(str(edit.get("target", "")), str(edit.get("op", "")), str(edit.get("text", "")),
+                                accepted=bool(edit.get("accepted")), updated=updated)
+            try:
+                _whole_rule(record, edit)
+            except (TypeError, ValueError, OverflowError):
+                continue
+            same = next((i for i, (_, r, _) in enumerate(newest) if same_rule(r.edit(), record.edit())), None)
+            if same is None:
+                newest.append((updated, record, edit))
+            elif updated > newest[same][0]:
+                newest[same] = (updated, record, edit)
+        for _, record, _ in newest:
+            rule = record.whole()
+            if not record.pending() or rule is None or not record.kinds or self.identity(rule) in self.edits:
+                continue
+            record.looks, record.share = 0, None  # a new test: nothing spent against these documents
+            self.edits[self.identity(rule)] = record
 
     def _adopt(self, entry: dict[str, Any], updated: datetime) -> None:
         ident = str(entry.get("identity", ""))

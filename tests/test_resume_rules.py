@@ -164,6 +164,35 @@ def test_a_pool_record_round_trips_the_whole_rule(tmp_path: Path) -> None:
     assert again.pending() == []
 
 
+def test_a_pending_rule_comes_along_when_the_documents_change_without_its_samples(tmp_path: Path) -> None:
+    """A rule a cap left undecided is not lost when a rule is adopted (the documents change): the
+    pool of the new documents has it pending, as a new test — no samples, no looks, its first
+    share — unless a newer record decided it, or the new pool already knows it."""
+    from datetime import timedelta
+
+    path = tmp_path / "evidence.json"
+    old = EvidencePool.load(path, tmp_path, "m", "before")
+    pending = Edit("skill", "add", content="When writing a commit message, add Refs.", targets=["c1"])
+    decided = Edit("skill", "add", content="When writing a review comment, suggest a fix.")
+    for rule in (pending, decided):
+        old.record_samples(old.identity(rule), "task-key", [1.0, 1.0, 0.0, 1.0])
+        old.record_test(rule, False, undecided=True, kinds=["commit"], lower_bound=0.1, looks=2, share=0.5)
+    old.save()
+    later = EvidencePool.load(path, tmp_path, "m", "between", now=old.now + timedelta(hours=1))
+    later.record_samples(later.identity(decided), "task-key", [0.0] * 4)
+    later.record_test(decided, False, val_set="v", kinds=["review"])  # refused against other documents since
+    later.save()
+    other_model = EvidencePool.load(path, tmp_path, "another model", "after")
+    assert other_model.pending() == [], "another target model's rules stay with it"
+    new = EvidencePool.load(path, tmp_path, "m", "after", now=old.now + timedelta(hours=2))
+    [(ident, record)] = new.pending()
+    assert same_rule(record.whole(), pending) and record.whole().targets == ["c1"] and record.kinds == ["commit"]
+    assert new.resume_at(pending) is None, "a new test: nothing spent against these documents"
+    assert new.stored(ident, "task-key") == [] and new.alpha_share(pending) == 1.0
+    again = EvidencePool.load(path, tmp_path, "m", "before", now=old.now + timedelta(hours=2))
+    assert again.resume_at(pending) == (2, 0.5), "against its own documents it goes on where it stopped"
+
+
 def test_an_old_record_without_the_rule_still_loads_and_is_not_resumed(tmp_path: Path) -> None:
     path = tmp_path / "evidence.json"
     pool = EvidencePool.load(path, tmp_path, "m", "fp")
