@@ -43,7 +43,7 @@ from skillopt_sleep.lookahead import SAMPLES as LOOKAHEAD_SAMPLES
 from skillopt_sleep.lookahead import TASKS_PER_EDIT, look_ahead
 from skillopt_sleep.loop_settings import LoopSettings
 from skillopt_sleep.outcome import Outcome, Rejection
-from skillopt_sleep.pending_rules import resumable
+from skillopt_sleep.pending_rules import earlier_val, resumable
 from skillopt_sleep.reflect import kind_of, reflect
 from skillopt_sleep.refusals import same_rule
 from skillopt_sleep.retire import tonight as tonight_evidence
@@ -68,9 +68,12 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
                 settings: LoopSettings = LoopSettings(), *,
                 already_refused: Callable[[Edit], bool] = lambda e: False,
                 pool: EvidencePool | None = None,
-                progress: Progress = lambda msg: None) -> Outcome:
+                progress: Progress = lambda msg: None,
+                archived_val: list[tuple[str, TaskRecord]] | None = None) -> Outcome:
     """``pool``: val evidence from earlier nights for these documents and this target model; the
-    night's samples are added to it (the caller saves it)."""
+    night's samples are added to it (the caller saves it). ``archived_val``: the project's earlier
+    val tasks as (content key, task), oldest first: a rule resumed under a cap goes on over those
+    its test drew on too (``pending_rules.earlier_val``)."""
     train = [t for t in tasks if t.split == "train"]
     val = [t for t in tasks if t.split == "val"]
     test = [t for t in tasks if t.split == "test"]
@@ -91,7 +94,12 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
     winners: list[tuple[Edit, DocumentSet, GateDecision]] = []
     if resumed and cap.capped:  # the calls go to the rules already under test first
         night = NightGate(evaluator, settings, docs, tasks, overlapping(val, train), len(resumed), cap)
-        winners = gate_each(outcome, night, resumed, pool, progress, resumed=True)
+        assert pool is not None
+        widened_gates = _over_earlier_tasks(outcome, night, resumed, pool, archived_val or [])
+        winners = gate_each(outcome, night, resumed, pool, progress, resumed=True,
+                            night_for=lambda edit: widened_gates.get(id(edit), night))
+        for gate in widened_gates.values():
+            gate.evaluator.store()
     settings = _fit_reflection(outcome, cap, len(train), len({kind_of(t) for t in train}), settings)
     short = cap.too_small(len(train), len({kind_of(t) for t in train}), settings) if val else None
     if short and not resumed:
@@ -138,6 +146,23 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
         else:
             outcome.test_baseline, outcome.test_candidate = measured
     return outcome
+
+
+def _over_earlier_tasks(outcome: Outcome, night: NightGate, resumed: list[tuple[Edit, DocumentSet]],
+                        pool: EvidencePool, archived_val: list[tuple[str, TaskRecord]]) -> dict[int, NightGate]:
+    """For each resumed rule whose test drew on val tasks of earlier nights that tonight does not
+    have, a gate over tonight's val tasks and those (``earlier_val``); keyed by the rule's id()."""
+    gates: dict[int, NightGate] = {}
+    for edit, _ in resumed:
+        earlier = earlier_val(pool, edit, night.tasks, archived_val)
+        if not earlier:
+            continue
+        val = list(night.evaluator.tasks.values()) + earlier
+        evaluator = Evaluator(night.evaluator.models, val, outcome.phases, "val", pool)
+        gates[id(edit)] = replace(night, evaluator=evaluator, tasks=night.tasks + earlier)
+        outcome.notes.append(f"resumed rule {edit.content[:60]!r} goes on over {len(earlier)} val task(s) "
+                             "of earlier nights as well as tonight's")
+    return gates
 
 
 def _dream(outcome: Outcome, models: Models, train: list[TaskRecord], val: list[TaskRecord],

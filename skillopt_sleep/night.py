@@ -41,6 +41,7 @@ from skillopt_sleep.scoring import left_out_notes
 from skillopt_sleep.score_cache import ScoreCache
 from skillopt_sleep.state_key import trust_notes
 from skillopt_sleep.types import Edit, NightReport, TaskRecord
+from skillopt_sleep.archive import TaskArchive
 from skillopt_sleep.widen import archive_tasks, widen_train
 
 Progress = Callable[[str], None]
@@ -326,7 +327,7 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
         report.notes.append(budget.note)
     outcome = consolidate(tasks, docs, models, LoopSettings.from_config(opts.config, budget.edits),
                           already_refused=lambda e: ledger.contains(ledger_project, e),
-                          pool=pool, progress=opts.progress)
+                          pool=pool, progress=opts.progress, archived_val=_archived_val(opts, pool))
     if evidence is not None:
         evidence.close()
     _fill(report, outcome, models)
@@ -335,6 +336,17 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
         _stage(opts, report, docs, outcome, history, ledger, staging, evidence)
         _save_pool(pool, report)
     return _finish(report, stateful, gathered, history)
+
+
+def _archived_val(opts: NightOptions, pool: EvidencePool) -> list[tuple[str, TaskRecord]] | None:
+    """The project's archived val tasks, for the rules a capped night resumes (``consolidate``);
+    an archive that cannot be read costs that evidence, never the night."""
+    if opts.config.max_calls is None or not pool.pending():
+        return None
+    try:
+        return [(e.key, e.task) for e in TaskArchive().entries(opts.project) if e.split == "val"]
+    except (OSError, UserError):
+        return None
 
 
 def _widen(opts: NightOptions, report: NightReport, models: Models, tasks: list[TaskRecord]) -> list[TaskRecord]:

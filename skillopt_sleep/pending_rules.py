@@ -19,14 +19,19 @@ cap stopped it before its first look spends nothing (``EvidencePool.hold``). Onc
 proposed again is a new test at a halved share, as before. The evidence it is judged on only
 grows (pooled candidate samples, the base documents' draws back from the score cache), and the
 gate never accepts on fewer samples than the uncapped gate asks for.
+
+Evidence across tasks: when tonight's val tasks of a resumed rule's kind are new (every night's
+requests differ), the val tasks of earlier nights its test drew on go on being measured beside
+them (``earlier_val``): held out when first seen, and never one of tonight's train tasks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit
-from skillopt_sleep.edit_evidence import EvidencePool
+from skillopt_sleep.edit_evidence import EvidencePool, task_content_key
 from skillopt_sleep.reflect import kind_of
 from skillopt_sleep.types import Edit, GateDecision, TaskRecord
 
@@ -47,6 +52,34 @@ def resumable(pool: EvidencePool, docs: DocumentSet, tasks: list[TaskRecord],
             out.append((edit, apply_edit(docs, edit)))
         except EditRefused:
             continue  # tonight's documents no longer take it
+    return out
+
+
+MAX_EARLIER = 8  # earlier nights' val tasks a resumed rule's test goes on over, newest first
+
+
+def earlier_val(pool: EvidencePool, edit: Edit, tasks: list[TaskRecord],
+                archived: list[tuple[str, TaskRecord]]) -> list[TaskRecord]:
+    """Val tasks of earlier nights that ``edit``'s test drew on and tonight does not have: the
+    test goes on over them too, so its evidence builds across the nights' different tasks of its
+    kind (the task, not the repeat, is the unit of evidence). ``archived``: the project's archived
+    tasks that were val when first seen, as (content key, task), oldest first (``archive``). Only
+    a task the pool holds candidate samples of, of one of the kinds the rule serves, and unlike
+    any of tonight's tasks by content (never one of tonight's train tasks, so it stays held out);
+    at most ``MAX_EARLIER``, newest first. Their ids are new (``earlier-<key>``): ids repeat
+    across nights. Their candidate samples come from the pool, their baselines from the score
+    cache where the documents have not changed since; any more are drawn like tonight's."""
+    have = pool.samples.get(pool.identity(edit), {})
+    kinds = {kind_of(t) for t in tasks if t.id in edit.evidence}
+    tonight = {task_content_key(t) for t in tasks}
+    out: list[TaskRecord] = []
+    for key, task in reversed(archived):
+        if key in tonight or not have.get(key) or kind_of(task) not in kinds:
+            continue
+        out.append(replace(task, id=f"earlier-{key}", split="val"))
+        tonight.add(key)
+        if len(out) >= MAX_EARLIER:
+            break
     return out
 
 

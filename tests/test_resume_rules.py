@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -331,3 +332,48 @@ def test_a_resumed_test_takes_its_other_tasks_on_from_their_pooled_samples(tmp_p
     drawn = [r for r in backend.requests if r.purpose == "attempt"]
     assert not [r for r in drawn if rule_text in r.system], "no candidate sample drawn again"
     assert len(drawn) == 2 * own + 2 * 4, "the baseline only, to the candidate's pooled counts"
+
+
+def test_a_resumed_rule_goes_on_over_the_val_tasks_of_earlier_nights(tmp_path: Path) -> None:
+    """Tonight's val tasks of a resumed rule's kind are new; the earlier night's val task its test
+    drew on (archived, held out) is measured too, from its pooled candidate samples, so the
+    evidence builds across tasks; a task that is one of tonight's train tasks never is."""
+    from skillopt_sleep.edit_evidence import task_content_key
+
+    rule_text = 'When writing a commit message, always include "Refs:".'
+
+    def handler(request: Request):
+        if "commit" in request.user:
+            return ok("Refs: 1" if rule_text in request.system or request.sample % 2 else "no")
+        return ok("LGTM")
+
+    def task(tid: str, kind: str, split: str = "val", what: str = "") -> TaskRecord:
+        arg = "Refs:" if kind == "commit" else "LGTM"
+        return TaskRecord(id=tid, intent=f"write a {kind} {what or tid}", project="/p", split=split, skill_hint=kind,
+                          judge={"kind": "rule", "checks": [{"op": "contains", "arg": arg}]})
+
+    tonight = [task("c1", "commit"), task("r1", "review"), task("r2", "review"), task("t1", "commit", "train")]
+    earlier = task("c1", "commit", what="for the parser")  # an earlier night's val task, same id
+    again_train = task("c9", "commit", what="train again")  # val then, one of tonight's train tasks now
+    tonight.append(replace(again_train, id="t2", split="train"))
+    docs = load_documents(tmp_path)
+    rule = Edit("skill", "add", content=rule_text, evidence=["t1"])
+    pool = EvidencePool(None, str(tmp_path), "fake", docs.fingerprint())
+    ident = pool.identity(rule)
+    for old in (earlier, again_train):
+        pool.record_samples(ident, task_content_key(old), [1.0] * 4, [frozenset()] * 4)
+    pool.record_test(rule, False, undecided=True, kinds=["commit"], lower_bound=0.1, looks=1, share=1.0)
+    archived = [(task_content_key(t), t) for t in (earlier, again_train)]
+    backend = FakeBackend(handler)
+    models, _ = capped(backend, 60)
+    out = consolidate(tonight, docs, models, LoopSettings(), pool=pool, archived_val=archived)
+    assert any("goes on over 1 val task(s) of earlier nights" in n for n in out.notes), out.notes
+    resumed = next(d for d in out.decisions if d.edits and same_rule(d.edits[0], rule))
+    measured = {d.task_id for d in resumed.per_task}
+    assert f"earlier-{task_content_key(earlier)}" in measured and "c1" in measured
+    assert f"earlier-{task_content_key(again_train)}" not in measured, "a task that is train tonight stays out"
+    cand_on_earlier = [r for r in backend.requests if r.purpose == "attempt" and "for the parser" in r.user
+                       and rule_text in r.system and r.sample < 4]
+    assert not cand_on_earlier, "its pooled candidate samples are not drawn again"
+    assert [r for r in backend.requests if "for the parser" in r.user and rule_text not in r.system], \
+        "its baseline is measured beside them"

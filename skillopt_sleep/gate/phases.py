@@ -61,15 +61,19 @@ def gate_alone(night: NightGate, pool: EvidencePool | None, edit: Edit, cand: Do
 
 def gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, DocumentSet]],
                pool: EvidencePool | None, progress: Progress,
-               own_only: bool = False, resumed: bool = False) -> list[tuple[Edit, DocumentSet, GateDecision]]:
+               own_only: bool = False, resumed: bool = False,
+               night_for: Callable[[Edit], NightGate] | None = None) -> list[tuple[Edit, DocumentSet, GateDecision]]:
     """Phase 3: every edit alone against tonight's documents, concurrently. ``own_only``: on its
     own tasks only; a winner's test is then recorded in the pool once the night's rules have been
     measured together (``together.py``). ``resumed``: the candidates start with rules resumed from
-    earlier nights (``pending_rules``): the notes say what their tests showed."""
+    earlier nights (``pending_rules``): the notes say what their tests showed. ``night_for``: the
+    gate an edit is measured by when it is not ``night`` (a resumed rule that also goes on over
+    earlier nights' val tasks of its kind, ``pending_rules.earlier_val``)."""
     val_set = val_set_key(list(night.evaluator.tasks.values()))
     where = "their own val tasks" if own_only else f"{len(night.evaluator.tasks)} val task(s)"
     progress(f"gating {len(candidates)} edit(s) on {where}")
-    gates = [(lambda edit=edit, cand=cand: gate_alone(night, pool, edit, cand, own_only))
+    gate_of = night_for or (lambda edit: night)
+    gates = [(lambda edit=edit, cand=cand: gate_alone(gate_of(edit), pool, edit, cand, own_only))
              for edit, cand in candidates]
 
     def room(done: list[GateDecision]) -> bool:
@@ -105,7 +109,7 @@ def gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, D
             # on a later night, on these same val tasks too (``val_set`` unknown) — before new rules
             if pool is not None and decision.per_task:
                 record_undecided(pool, edit, decision, night.tasks)
-            elif pool is not None and any(night.evaluator.scores.get(cand.fingerprint(), {}).values()):
+            elif pool is not None and any(gate_of(edit).evaluator.scores.get(cand.fingerprint(), {}).values()):
                 pool.hold(edit, kinds)  # drew, but no look yet: resumed first, nothing spent
             outcome.rejected.append(Rejection(edit, list(decision.reasons), "budget"))
             continue
