@@ -289,13 +289,16 @@ def test_a_cap_that_fits_one_reading_of_reflection_learns_instead_of_refusing(tm
     assert out.phases.get("dream") and budget.calls_used <= cap and budget.exhausted is None
 
 
-@pytest.mark.parametrize("own", [8, 12])
-def test_a_resumed_test_takes_its_other_tasks_on_from_their_pooled_samples(tmp_path: Path, own: int) -> None:
-    """An earlier night's cap stopped a rule after its own tasks passed (``own`` samples each: a
-    passing look, or the ceiling) and its other val tasks had their first samples. Resumed, it
-    looks at what those samples show — the baseline is drawn again, the candidate's pooled
-    samples are not — and draws no new round of candidate samples on them; and the own tasks,
-    with nothing new to show, draw nothing and take no look."""
+@pytest.mark.parametrize("own, others, looks", [(8, (4, 0), 5), (12, (4, 2), 5), (12, (4, 4), 4)])
+def test_a_resumed_test_takes_its_other_tasks_on_from_their_pooled_samples(
+        tmp_path: Path, own: int, others: tuple[int, int], looks: int) -> None:
+    """An earlier night's cap stopped a rule (after 4 looks) once its own tasks had passed
+    (``own`` samples each: a passing look, or the ceiling) and its other val tasks had some
+    samples (``others``). Resumed, the own tasks, with nothing new to show, draw nothing and take
+    no look; the other tasks a partial night left behind catch up with the rest — no new round
+    on top of the samples they have — and are judged in one look. When they all hold the same
+    count, the earlier night's last look already judged them: the verdict takes no new look.
+    The baseline is drawn again beside them; no candidate sample already pooled is."""
     from skillopt_sleep.edit_evidence import task_content_key
     from skillopt_sleep.gate.phases import gate_alone
 
@@ -319,8 +322,9 @@ def test_a_resumed_test_takes_its_other_tasks_on_from_their_pooled_samples(tmp_p
     cand = apply_edit(docs, rule)
     pool = EvidencePool(None, str(tmp_path), "fake", docs.fingerprint())
     ident = pool.identity(rule)
-    for t in val:  # the candidate's samples of the earlier nights: own tasks at the ceiling, others at 4
-        n = own if t.skill_hint == "commit" else 4
+    pooled = {"c1": own, "c2": own, "r1": others[0], "r2": others[1]}
+    for t in val:  # the candidate's samples of the earlier nights
+        n = pooled[t.id]
         pool.record_samples(ident, task_content_key(t), [1.0] * n, [frozenset()] * n)
     pool.record_test(rule, False, undecided=True, kinds=["commit"], lower_bound=0.3, looks=4, share=1.0)
     backend = FakeBackend(handler)
@@ -328,10 +332,12 @@ def test_a_resumed_test_takes_its_other_tasks_on_from_their_pooled_samples(tmp_p
     night = NightGate(Evaluator(models, val, {}, "val", pool), LoopSettings(), docs, tasks, set(), 1)
     decision = gate_alone(night, pool, rule, cand)
     assert decision.accepted, decision.reasons
-    assert decision.statistic["look"] == 5, "one look, on every task: the own tasks' unchanged samples take none"
+    assert decision.statistic["look"] == looks
     drawn = [r for r in backend.requests if r.purpose == "attempt"]
-    assert not [r for r in drawn if rule_text in r.system], "no candidate sample drawn again"
-    assert len(drawn) == 2 * own + 2 * 4, "the baseline only, to the candidate's pooled counts"
+    cand_drawn = [r for r in drawn if rule_text in r.system]
+    assert len(cand_drawn) == 8 - sum(others), "only the other tasks left behind catch up, to 4"
+    assert all(r.sample >= pooled[t] for r in cand_drawn for t in ("r1", "r2") if f"review {t}" in r.user)
+    assert len(drawn) - len(cand_drawn) == 2 * own + 2 * 4, "the baseline, to the candidate's counts"
 
 
 def test_a_resumed_rule_goes_on_over_the_val_tasks_of_earlier_nights(tmp_path: Path) -> None:

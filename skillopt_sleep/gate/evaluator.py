@@ -77,6 +77,11 @@ class Evaluator:
         _, have = self._have(docs, identity)
         return min((len(have[tid]) for tid in task_ids), default=0)
 
+    def most(self, docs: DocumentSet, identity: str | None, task_ids: list[str]) -> int:
+        """Most samples any of ``task_ids`` has for ``docs`` (pooled ones included)."""
+        _, have = self._have(docs, identity)
+        return max((len(have[tid]) for tid in task_ids), default=0)
+
     def cost(self, docs: DocumentSet, n: int, task_ids: list[str], identity: str | None = None) -> int:
         """Calls ``ensure(docs, n, task_ids)`` would make, before repairs and retries: one per
         sample whose answer must come from the provider, none for one the client already holds

@@ -100,11 +100,17 @@ class NightGate:
         elif g.wanted:
             # the other val tasks join with as many samples as the edit's own tasks reached
             n = min(ceiling, max(n, max(g.wanted.values()) - g.start + start))
+        judged = False
         if g.wanted and g.looks_before and start:
-            # a resumed test's other tasks rejoin with the samples its earlier nights drew (their
-            # baselines mostly come back from the score cache): one look at those, and more only
-            # where that look asks (``wants_more``) — not a new round on top of them
-            n = min(n, max(start, step))
+            # A resumed test's other tasks rejoin with the samples its earlier nights drew (their
+            # baselines mostly come back from the score cache), not a new round on top of them:
+            # the ones a partial night left behind catch up, and more are drawn only where the
+            # next look asks (``wants_more``). When they all hold the same count, an earlier
+            # night's look judged them at it (a round that did not fit takes no look): judging
+            # them again is no new look, so the looks left go to the samples still to come.
+            top = ev.most(g.cand, g.identity, fresh)
+            n = min(n, max(top, step))
+            judged = start == top >= step
         decision: GateDecision | None = None
         if first_round and not g.looks_before and g.start >= step:
             # Pooled evidence first: when it already settles the verdict (accepted, futile, or
@@ -131,7 +137,7 @@ class NightGate:
         drawn = self._draw(g, n, fresh)
         if drawn is None:
             return decision
-        decision = self._decide(g, *drawn)
+        decision = self._decide(g, *drawn, look=not judged)
         while n < ceiling and g.look < g.most:
             more = gating.wants_more(decision, g.cfg)
             if not more:
