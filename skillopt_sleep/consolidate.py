@@ -158,6 +158,7 @@ def _over_earlier_tasks(outcome: Outcome, night: NightGate, resumed: list[tuple[
         if not earlier:
             continue
         val = list(night.evaluator.tasks.values()) + earlier
+        outcome.earlier_val.extend(t for t in earlier if all(t.id != o.id for o in outcome.earlier_val))
         evaluator = Evaluator(night.evaluator.models, val, outcome.phases, "val", pool)
         gates[id(edit)] = replace(night, evaluator=evaluator, tasks=night.tasks + earlier)
         outcome.notes.append(f"resumed rule {edit.content[:60]!r} goes on over {len(earlier)} val task(s) "

@@ -460,6 +460,7 @@ def _fill(report: NightReport, outcome: Outcome, models: Models) -> None:
     report.calls, report.usage = models.calls(), models.usage()
     report.left_out = models.left_out()
     report.notes.extend(outcome.notes)
+    report.task_index.update(task_summaries(outcome.earlier_val))  # so the gate table can name them
     report.notes.extend(left_out_notes(report.left_out))
     reused = sum(s.reused for s in models.stats)
     if reused:

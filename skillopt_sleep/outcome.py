@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from skillopt_sleep.documents import DocumentSet
-from skillopt_sleep.types import Attempt, Edit, GateDecision
+from skillopt_sleep.types import Attempt, Edit, GateDecision, TaskRecord
 
 
 @dataclass
@@ -42,3 +42,5 @@ class Outcome:
     train_attempts: dict[str, list[Attempt]] = field(default_factory=dict)
     phases: dict[str, int] = field(default_factory=dict)  # requests issued per phase
     notes: list[str] = field(default_factory=list)
+    # earlier nights' val tasks a resumed rule's gate also measured (``pending_rules.earlier_val``)
+    earlier_val: list[TaskRecord] = field(default_factory=list)

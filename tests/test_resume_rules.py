@@ -383,3 +383,11 @@ def test_a_resumed_rule_goes_on_over_the_val_tasks_of_earlier_nights(tmp_path: P
     assert not cand_on_earlier, "its pooled candidate samples are not drawn again"
     assert [r for r in backend.requests if "for the parser" in r.user and rule_text not in r.system], \
         "its baseline is measured beside them"
+    assert [t.id for t in out.earlier_val] == [f"earlier-{task_content_key(earlier)}"]
+    from skillopt_sleep import night
+    from skillopt_sleep.types import NightReport
+
+    report = NightReport(night_id="n", project=str(tmp_path), mode="run", status="staged")
+    night._fill(report, out, models)
+    shown = report.task_index[f"earlier-{task_content_key(earlier)}"]
+    assert shown["split"] == "val" and "for the parser" in shown["excerpt"], "the report can name it"
