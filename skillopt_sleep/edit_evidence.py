@@ -32,7 +32,7 @@ import hashlib
 import json
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -281,10 +281,8 @@ class EvidencePool:
             if (entry.get("project"), entry.get("model")) != (self.project, self.model) \
                     or not isinstance(edit, dict) or updated is None:
                 continue
-            record = EditRecord(str(edit.get("target", "")), str(edit.get("op", "")), str(edit.get("text", "")),
-                                accepted=bool(edit.get("accepted")), updated=updated)
             try:
-                _whole_rule(record, edit)
+                record = _record_of(edit, updated)
             except (TypeError, ValueError, OverflowError):
                 continue
             same = next((i for i, (_, r, _) in enumerate(newest) if same_rule(r.edit(), record.edit())), None)
@@ -296,8 +294,8 @@ class EvidencePool:
             rule = record.whole()
             if not record.pending() or rule is None or not record.kinds or self.identity(rule) in self.edits:
                 continue
-            record.looks, record.share = 0, None  # a new test: nothing spent against these documents
-            self.edits[self.identity(rule)] = record
+            # a new test: nothing tested, nothing spent against these documents
+            self.edits[self.identity(rule)] = replace(record, nights=0, undecided=0, val_set="", looks=0, share=None)
 
     def _adopt(self, entry: dict[str, Any], updated: datetime) -> None:
         ident = str(entry.get("identity", ""))
@@ -308,11 +306,7 @@ class EvidencePool:
         if ident != BASE:
             if not isinstance(edit, dict):
                 return
-            record = EditRecord(str(edit.get("target", "")), str(edit.get("op", "")), str(edit.get("text", "")),
-                                int(edit.get("nights", 0) or 0), bool(edit.get("accepted")), updated,
-                                str(edit.get("val_set", "") or ""), int(edit.get("undecided", 0) or 0))
-            _whole_rule(record, edit)
-            self.edits[ident] = record
+            self.edits[ident] = _record_of(edit, updated)
         self.samples[ident] = {
             str(k): [float(x) for x in v if isinstance(x, (int, float)) and 0.0 <= x <= 1.0][-MAX_SAMPLES:]
             for k, v in scores.items() if isinstance(v, list)
@@ -374,6 +368,15 @@ def _rule_fields(record: EditRecord) -> dict[str, Any]:
     if record.looks and record.share:
         out["looks"], out["share"] = record.looks, record.share
     return out
+
+
+def _record_of(edit: dict[str, Any], updated: datetime) -> EditRecord:
+    """A saved record's ``edit`` part read back (the caller drops one that does not parse)."""
+    record = EditRecord(str(edit.get("target", "")), str(edit.get("op", "")), str(edit.get("text", "")),
+                        int(edit.get("nights", 0) or 0), bool(edit.get("accepted")), updated,
+                        str(edit.get("val_set", "") or ""), int(edit.get("undecided", 0) or 0))
+    _whole_rule(record, edit)
+    return record
 
 
 def _whole_rule(record: EditRecord, edit: dict[str, Any]) -> None:

@@ -96,8 +96,8 @@ def gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, D
     # likely to pass, and which edits get them does not depend on thread timing
     decisions = in_turn(gates, night.cap.limit, room) if night.cap.capped else run_together(*gates)
     winners = []
-    was_pending = [pool is not None and pool.identity(edit) in {i for i, _ in pool.pending()} if resumed else False
-                   for edit, _ in candidates]
+    pending = {i for i, _ in pool.pending()} if resumed and pool is not None else set()
+    was_pending = [pool is not None and pool.identity(edit) in pending for edit, _ in candidates]
     for (edit, cand), decision, again in zip(candidates, decisions, was_pending, strict=True):
         decision.edits = [edit]
         outcome.decisions.append(decision)
