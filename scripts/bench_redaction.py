@@ -6,9 +6,10 @@
    survives ``redact``. Reported per shape, overall, and for the shapes with a documented prefix
    (target 100 %) and those that need context.
 2. Recall on corpora generated from maintained detectors' rule sets (``scripts/redaction_corpus.py``):
-   gitleaks', trufflehog's, noseyparker's and kingfisher's (redaction was tuned on them) and titus'
-   rules that none of the others has (held out: never used to tune). Per corpus: rules, example
-   lines, and the leaks (rule ids) — a line leaks when any fragment of its secret survives.
+   gitleaks', trufflehog's, noseyparker's, kingfisher's and titus' (redaction was tuned on them) and
+   secrets-patterns-db's rules for vendors none of those has a rule for (held out: never used to
+   tune). Per corpus: rules, example lines, and the leaks (rule ids) — a line leaks when any
+   fragment of its secret survives.
 3. Precision: the ordinary secret-ish lines, per set; a line that ``redact`` changes at all is
    mangled (target <= 2 %). ``--real-files N``: also N distinct lines holding a 20-character token
    run, sampled (seeded) from the source and text files of the installed packages — text nobody

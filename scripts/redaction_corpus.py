@@ -26,10 +26,17 @@ Sources (read from a local checkout; facts about formats, no code is copied):
   rather than a secret (``visible: false``: an account id or host another rule needs; or
   categorised ``identifier`` without ``secret``) are left out. Where a pattern captures several
   groups (a user and a password, an account and its key, a URL's user, password and host), the
-  secret is the last group whose pattern text just before it names a secret (password, token,
+  secret is the last group whose name names a secret (``(?P<password>…)``); failing that, the last
+  group whose pattern text just before it names a secret (password, token,
   API key, …); failing that, in a URL pattern, the last group before its ``@``; else the last.
   ``--exclude-from DIR …`` leaves out every rule whose id, name or pattern is also in those folders
   (the rule sets copy from each other: what is left is what only this one has).
+- ``--secrets-patterns-db FILE --exclude-corpus CORPUS …``: secrets-patterns-db's
+  ``db/rules-stable.yml`` (``patterns:`` entries with ``name``, ``regex``, ``confidence``), less every
+  rule for a vendor that a generated corpus already has a rule for (the vendor is the rule's name
+  without the words that say what kind of value it is: ``Figmapersonalaccesstoken`` -> figma), rules
+  whose name names an identifier (a host, an ARN, a user) and no secret, and rules whose value is an
+  e-mail address or has fewer than 8 drawn characters (a pattern that only names a setting).
   Reading YAML needs PyYAML (``pip install pyyaml``); the engine does not.
 
 The output is JSON lines: a first ``{"meta": ...}`` record (source, its commit, rule counts), then
@@ -41,16 +48,16 @@ Usage: python scripts/redaction_corpus.py --gitleaks gitleaks.toml --commit SHA 
        python scripts/redaction_corpus.py --trufflehog pkg/detectors --commit SHA --out FILE
        python scripts/redaction_corpus.py --kingfisher data/rules --commit SHA --out FILE
        python scripts/redaction_corpus.py --titus pkg/rule/rules --exclude-from NP_RULES KF_RULES ...
+       python scripts/redaction_corpus.py --secrets-patterns-db db/rules-stable.yml --exclude-corpus tests/fixtures/redaction/*.jsonl ...
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
+import os
 import random
 import re
-import string
 import sys
 from collections import Counter
 from pathlib import Path
@@ -60,156 +67,7 @@ try:
 except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib  # type: ignore[no-redef]
 
-try:
-    from re import _constants as C  # noqa: N812
-    from re import _parser as P  # noqa: N812
-except ImportError:  # Python < 3.11
-    import sre_constants as C  # type: ignore[no-redef] # noqa: N812
-    import sre_parse as P  # type: ignore[no-redef] # noqa: N812
-
-ALNUM = string.ascii_letters + string.digits
-PRINTABLE = [chr(c) for c in range(33, 127)]
-MAX_EXTRA = 6  # an unbounded repeat runs this many times past its minimum, at most
-
-# ---------------------------------------------------------------------------- Go regex -> Python
-
-
-_POSIX = {"alnum": "A-Za-z0-9", "alpha": "A-Za-z", "digit": "0-9", "lower": "a-z", "upper": "A-Z",
-          "xdigit": "0-9A-Fa-f", "space": r"\s", "punct": r"!-/:-@\[-`{-~", "word": r"\w"}
-
-
-def go_to_python(pattern: str) -> str:
-    """A Go or Rust regex in Python's syntax (the features the rule sets use)."""
-    pattern = re.sub(r"\[:(\w+):\]", lambda m: _POSIX.get(m.group(1), m.group(0)), pattern)
-    pattern = pattern.replace(r"\z", r"\Z").replace("(?s:.)", r"[\s\S]")
-    pattern = re.sub(r"\(\?<(?![=!])", "(?P<", pattern)  # Rust's (?<name>...) is Python's (?P<name>...)
-    # Go and Rust allow flags anywhere; Python only at the start: scope the leading ones group-wide
-    flags = ""
-    while m := re.match(r"\s*\(\?([imsx]+)\)" if "x" in flags or not flags else r"\(\?([imsx]+)\)", pattern):
-        flags += m.group(1)
-        pattern = pattern[m.end():]
-    if flags:
-        end = "\n)" if "x" in flags else ")"  # in verbose mode a newline ends a trailing comment
-        pattern = f"(?{''.join(sorted(set(flags)))}:{pattern}{end}"
-    return pattern
-
-
-# ---------------------------------------------------------------------------- random strings
-
-
-def _class_chars(items: list, ignore_case: bool) -> list[str]:
-    negate = bool(items) and items[0][0] is C.NEGATE
-    chars: set[str] = set()
-    for op, av in items:
-        if op is C.LITERAL:
-            chars.add(chr(av))
-        elif op is C.RANGE:
-            chars.update(chr(c) for c in range(av[0], av[1] + 1) if c < 0x250)
-        elif op is C.CATEGORY:
-            probe = {C.CATEGORY_DIGIT: r"\d", C.CATEGORY_NOT_DIGIT: r"\D", C.CATEGORY_SPACE: r"\s",
-                     C.CATEGORY_NOT_SPACE: r"\S", C.CATEGORY_WORD: r"\w", C.CATEGORY_NOT_WORD: r"\W"}.get(av)
-            if probe:
-                chars.update(c for c in PRINTABLE + [" ", "\t", "\n"] if re.fullmatch(probe, c))
-    if negate:
-        chars = {c for c in PRINTABLE if c not in chars}
-    if ignore_case:
-        chars |= {c.swapcase() for c in chars if c.isascii()}
-    return sorted(c for c in chars if c.isascii() and (c.isprintable() or c in " \t\n"))
-
-
-def _pick(rng: random.Random, chars: list[str]) -> str:
-    """Generated values are alphanumeric where the class allows it, as issued tokens mostly are."""
-    alnum = [c for c in chars if c in ALNUM]
-    if alnum and (rng.random() < 0.9 or len(alnum) == len(chars)):
-        return rng.choice(alnum)
-    visible = [c for c in chars if not c.isspace()] or chars
-    return rng.choice(visible)
-
-
-class Generator:
-    def __init__(self, rng: random.Random):
-        self.rng = rng
-        self.groups: dict[int, str] = {}
-
-    def run(self, tree, ignore_case: bool = False) -> str:
-        out = []
-        for op, av in tree:
-            out.append(self.node(op, av, ignore_case))
-        return "".join(out)
-
-    def node(self, op, av, ic: bool) -> str:
-        rng = self.rng
-        if op is C.LITERAL:
-            c = chr(av)
-            return c.swapcase() if ic and rng.random() < 0.0 else c
-        if op is C.NOT_LITERAL:
-            return _pick(rng, [c for c in PRINTABLE if c != chr(av)])
-        if op is C.ANY:
-            return "."  # an unescaped dot in a rule mostly stands for a literal one (a host name)
-        if op is C.IN:
-            chars = _class_chars(av, ic)
-            return _pick(rng, chars) if chars else ""
-        if op is C.BRANCH:
-            return self.run(rng.choice(av[1]), ic)
-        if op is C.SUBPATTERN:
-            group, add_flags, del_flags, sub = av
-            flags_ic = (ic or bool(add_flags & re.IGNORECASE)) and not (del_flags & re.IGNORECASE)
-            text = self.run(sub, flags_ic)
-            if group:
-                self.groups[group] = text
-            return text
-        if op in (C.MAX_REPEAT, C.MIN_REPEAT, getattr(C, "POSSESSIVE_REPEAT", None)):
-            lo, hi, sub = av
-            hi = lo + MAX_EXTRA if hi is C.MAXREPEAT else hi
-            # bounded-range tokens sit anywhere in their range; optional parts mostly absent
-            n = lo if hi - lo > 12 and lo > 0 and rng.random() < 0.5 else rng.randint(lo, hi)
-            if lo == 0 and hi <= 1 and rng.random() < 0.7:
-                n = 0
-            return "".join(self.run(sub, ic) for _ in range(n))
-        if op is C.GROUPREF:
-            return self.groups.get(av, "")
-        if op in (C.AT, C.ASSERT, C.ASSERT_NOT):
-            return ""
-        if op is C.CATEGORY:
-            return self.node(C.IN, [(C.CATEGORY, av)], ic)
-        raise ValueError(f"unsupported regex node {op}")
-
-
-def _find_group(tree, group: int):
-    for op, av in tree:
-        if op is C.SUBPATTERN:
-            if av[0] == group:
-                return av[3], bool(av[1] & re.IGNORECASE)
-            found = _find_group(av[3], group)
-            if found:
-                return found
-        elif op is C.BRANCH:
-            for branch in av[1]:
-                found = _find_group(branch, group)
-                if found:
-                    return found
-        elif op in (C.MAX_REPEAT, C.MIN_REPEAT):
-            found = _find_group(av[2], group)
-            if found:
-                return found
-    return None
-
-
-def secret_value(rng: random.Random, pattern: str, group: int) -> str:
-    tree = P.parse(pattern)
-    if group:
-        found = _find_group(tree, group)
-        if found is None:
-            raise ValueError("no such group")
-        sub, ic = found
-        return Generator(rng).run(sub, ic)
-    return Generator(rng).run(tree)
-
-
-def entropy(s: str) -> float:
-    counts = Counter(s)
-    return -sum(n / len(s) * math.log2(n / len(s)) for n in counts.values()) if s else 0.0
-
+from regex_values import entropy, go_to_python, secret_value  # noqa: E402
 
 # ---------------------------------------------------------------------------- embedding
 
@@ -417,6 +275,10 @@ def secret_group(regex: str, groups: int) -> int:
     """The group that holds the secret when a pattern captures several (see the module docstring)."""
     if groups <= 1:
         return groups
+    # a group the pattern names for a secret ((?P<password>…)) is the secret, whatever follows it
+    by_name = [g for name, g in re.compile(regex).groupindex.items() if _SECRET_WORD.search(name)]
+    if by_name:
+        return max(by_name)
     regex = re.sub(r"\(\?#[^)]*\)", "", regex)  # comments name the group before them; drop them
     if regex.startswith("(?") and "x" in regex[2:regex.find(":")]:
         regex = re.sub(r"(?m)(?<!\\)#.*$", "", regex)
@@ -472,6 +334,91 @@ def yaml_rules(directory: Path, exclude_from: list[Path] | None = None) -> list[
     return rules
 
 
+# ---------------------------------------------------------------------------- secrets-patterns-db
+
+# words of a rule name that say what kind of value it is, not whose: left out of the vendor
+_KIND_WORDS = frozenset(
+    "api key keys token tokens secret secrets access id client auth authorization oauth private public "
+    "password passwd credential credentials webhook url app application personal service account bot "
+    "user refresh bearer basic pat sdk live test prod production legacy new old code hash signing "
+    "signature sid v1 v2 v3 v4".split())
+_IDENTIFIER_WORDS = frozenset(
+    "id url uri host hostname domain endpoint arn email username ip address external internal elb "
+    "gateway region bucket instance tenant".split())
+_SECRET_NAME = re.compile(r"(?i)key|token|secret|pass|pwd|cred|auth|private|webhook|signature")
+_GLUED_KIND = sorted((w for w in _KIND_WORDS if len(w) > 2), key=len, reverse=True)
+
+
+def _vendor_words(text: str) -> list[str]:
+    """The vendor a rule id or name names: ``Figmapersonalaccesstoken`` -> figma, ``AWS API Key`` -> aws."""
+    words = [w for w in re.split(r"[^a-z0-9]+", text.lower()) if w and not w.isdigit() and w not in _KIND_WORDS]
+    if len(words) == 1:  # kind words glued on: "slackwebhook", "jiratoken"
+        word = words[0]
+        while stripped := next((word[: -len(k)] for k in _GLUED_KIND if word.endswith(k) and len(word) - len(k) >= 3), None):
+            word = stripped
+        words = [word]
+    return words
+
+
+def _corpus_vendors(paths: list[Path]) -> set[str]:
+    """Every vendor a generated corpus (JSON lines of ``{"rule", "name"}``) has a rule for."""
+    vendors: set[str] = set()
+    for path in paths:
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                record = json.loads(line)
+                for text in (record.get("rule", ""), record.get("name", "")):
+                    words = _vendor_words(re.sub(r"^(?:np|kingfisher)\.|\.\d+$", "", text))
+                    vendors.add("".join(words))
+    return vendors
+
+
+def _generated_length(regex: str, group: int) -> int:
+    """How many characters of the secret are drawn, not fixed: two values from the pattern, less
+    their common prefix and suffix (a pattern that only names a setting draws none)."""
+    a, b = (secret_value(random.Random(seed), regex, group) for seed in (1, 2))
+    head = len(os.path.commonprefix([a, b]))
+    tail = len(os.path.commonprefix([a[head:][::-1], b[head:][::-1]]))
+    return min(len(a), len(b)) - head - tail
+
+
+def spdb_rules(path: Path, exclude_corpora: list[Path]) -> list[dict]:
+    """secrets-patterns-db's ``db/rules-stable.yml``, less the rules for a vendor the corpora already
+    have a rule for (by the vendor the names give), rules whose name names an identifier (a host, an ARN, a user) rather than a secret, and rules
+    whose value is an e-mail address or has fewer than 8 drawn characters."""
+    try:
+        import yaml
+    except ModuleNotFoundError:
+        raise SystemExit("reading YAML rule files needs PyYAML: pip install pyyaml") from None
+    taken = _corpus_vendors(exclude_corpora)
+    rules, ids = [], Counter()
+    for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["patterns"]:
+        rule = entry["pattern"]
+        name = str(rule["name"])
+        words = _vendor_words(name)
+        if not words or "".join(words) in taken:
+            continue
+        if set(re.split(r"[^a-z0-9]+", name.lower())) & _IDENTIFIER_WORDS and not _SECRET_NAME.search(name):
+            continue
+        regex = go_to_python(str(rule["regex"]))
+        try:
+            compiled = re.compile(regex)
+            group = secret_group(regex, compiled.groups)
+            value = secret_value(random.Random(0), regex, group)
+            if _generated_length(regex, group) < 8 or re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", value):
+                continue
+        except (re.error, ValueError, RecursionError, OverflowError):
+            continue
+        keyword = re.match(r"\(\?:([A-Za-z0-9_-]+)", regex)
+        slug = "-".join(re.split(r"[^a-z0-9]+", name.lower())).strip("-")
+        ids[slug] += 1
+        rules.append({"id": f"spdb.{slug}" + (f".{ids[slug]}" if ids[slug] > 1 else ""), "regex": regex,
+                      "group": group, "name": name, "keywords": [keyword.group(1) if keyword else "".join(words)],
+                      "keyed": not compiled.search("A1b2C3d4E5f6G7h8"), "entropy": 0.0,
+                      "confidence": rule.get("confidence", "")})
+    return rules
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     source = parser.add_mutually_exclusive_group(required=True)
@@ -480,6 +427,9 @@ def main() -> int:
     source.add_argument("--noseyparker", type=Path, help="noseyparker's builtin rules directory")
     source.add_argument("--kingfisher", type=Path, help="kingfisher's data/rules directory")
     source.add_argument("--titus", type=Path, help="titus' pkg/rule/rules directory")
+    source.add_argument("--secrets-patterns-db", type=Path, help="secrets-patterns-db's db/rules-stable.yml")
+    parser.add_argument("--exclude-corpus", type=Path, nargs="*", default=[],
+                        help="generated corpora (JSON lines) whose vendors are left out (secrets-patterns-db)")
     parser.add_argument("--exclude-from", type=Path, nargs="*", default=[],
                         help="YAML rule folders whose rules (by name or pattern) are left out")
     parser.add_argument("--commit", required=True, help="the rule set's commit, recorded in the output")
@@ -492,6 +442,8 @@ def main() -> int:
         name, rules = "gitleaks", gitleaks_rules(args.gitleaks)
     elif args.trufflehog:
         name, rules = "trufflehog", trufflehog_rules(args.trufflehog)
+    elif args.secrets_patterns_db:
+        name, rules = "spdb", spdb_rules(args.secrets_patterns_db, args.exclude_corpus)
     else:
         name = "noseyparker" if args.noseyparker else "kingfisher" if args.kingfisher else "titus"
         rules = yaml_rules(args.noseyparker or args.kingfisher or args.titus, args.exclude_from)
@@ -503,7 +455,7 @@ def main() -> int:
     meta = {"source": name, "commit": args.commit, "rules_read": len(rules),
             "rules_with_examples": len({r["rule"] for r in records}), "examples": len(records),
             "seed": args.seed, "per_rule": args.per_rule, "stored": "enil = line[::-1], terces = secret[::-1]",
-            "excluded_rule_sets": [str(p.name) for p in args.exclude_from],
+            "excluded_rule_sets": [str(p.name) for p in args.exclude_from + args.exclude_corpus],
             "rules_without_examples": skipped}
     with args.out.open("w", encoding="utf-8") as fh:
         fh.write(json.dumps({"meta": meta}) + "\n")

@@ -328,6 +328,27 @@ _RULES: tuple[_Rule, ...] = (
         anchored=True,
     ),
     _Rule(
+        "password",  # <Pass>…</Pass>, <Password encoding="base64">…</Password> (FileZilla, XML settings)
+        re.compile(r"(?i)<(?P<tag>pass|password|passwd|pwd)(?:[ \t][^<>\n]{0,100})?>(?P<secret>[^<>\s]{1,512})</(?P=tag)>"),
+        ("<pass", "<pwd"),
+        lower=True,
+        replace=_keep_if_secret("password"),
+        anchored=True,
+    ),
+    _Rule(
+        "flyio_token",  # Authorization: FlyV1 fm2_…,fm2_… (the scheme word, then the token list)
+        re.compile(r"FlyV1[ \t]{1,3}(?P<secret>[A-Za-z0-9=_\-,/+]{40,8192})"),
+        ("FlyV1",),
+        replace=_keep_prefix_group("flyio_token"),
+        anchored=True,
+    ),
+    _Rule(
+        "webhook",  # a self-hosted chat server's incoming webhook: https://<host>/hooks/<generated id>
+        re.compile(r"https?://[A-Za-z0-9.-]{1,128}(?::\d{1,5})?/hooks/(?P<secret>[A-Za-z0-9_\-]{20,128})(?![A-Za-z0-9_\-])"),
+        ("/hooks/",),
+        replace=_keep_prefix_group("webhook", require_digit=True),
+    ),
+    _Rule(
         "vault_unseal_key",  # "Unseal Key 1: <base64>", vault operator unseal <base64>
         re.compile(r"(?i)(?:unseal key(?:[ \t]{1,3}\d{1,2})?:|operator[ \t]{1,5}unseal)[ \t]{1,5}"
                    r"(?P<secret>[A-Za-z0-9+/]{40,100}={0,2})(?![A-Za-z0-9+/])"),

@@ -30,10 +30,13 @@ _HEAD = re.compile(r"([A-Za-z][A-Za-z0-9]{0,11})[_.-]")
 _NUMBERED = re.compile(r"\d{1,5}-[A-Za-z0-9]{64}")  # <key id>-<64 characters> (TrueNAS API keys)
 # runs of four or more lower-case letters: most of a name (``Argon2PasswordHasher``), little of a key
 _WORD_RUN = re.compile(r"[a-z]{4,}")
+# four consonants in a row: rare in a word, common in a random lower-case key (``xnwmtjf``)
+_CONSONANTS = re.compile(r"[b-df-hj-np-tv-xz]{4}")
 
 
 def _mostly_words(piece: str) -> bool:
-    return 2 * sum(len(w) for w in _WORD_RUN.findall(piece)) >= len(piece)
+    words = (w for w in _WORD_RUN.findall(piece) if not _CONSONANTS.search(w))
+    return 2 * sum(len(w) for w in words) >= len(piece)
 
 
 # an alphabet written out (``ABCDEFGHIJ…0123456789``): a character set in code, not a key

@@ -153,6 +153,9 @@ SHAPES: tuple[TokenShape, ...] = (
     _shape("klaviyo_key", "pk_", r"pk_[A-Za-z0-9]{34}", _has_digit),
     _shape("mapbox_token", "sk.", r"sk\.[A-Za-z0-9.\-]{80,240}", _random_looking),
     _shape("pubnub_key", ("pub-c-", "sub-c-"), r"(?:pub|sub)-c-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}"),
+    _shape("onepassword_secret_key", "A3-", r"A3-[A-Z0-9]{6}-[A-Z0-9]{6}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}", _has_digit),
+    _shape("riot_key", "RGAPI-", r"RGAPI-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}"),
+    _shape("scale_key", ("live_", "test_"), r"(?:live|test)_[0-9a-f]{32}", _has_digit),
     _shape("tencent_secret_id", "AKID", r"AKID[A-Za-z0-9]{32}"),
     _shape("vault_token", ("s.", "b."), rf"[sb]\.{_B64URL}{{24,}}", lambda t: _has_digit(t) and _mixed_case(t[2:])),
     # standard formats
