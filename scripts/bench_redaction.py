@@ -177,6 +177,9 @@ ADVERSARIAL = {  # ~1 MB each: every trigger of a rule, over and over
     "flag_spam": "-Password x -p psexec -u a -p " * 35_000,
     "prose_spam": "password is 'x' token == \"abc\" != " * 25_000,
     "random_run_spam": ("Zx9" * 12 + " ") * 28_000,
+    "xml_element_spam": '<Pass encoding="base64">abc<Password>' * 25_000,
+    "webhook_spam": "https://a.example.com/hooks/" * 35_000 + "https://" + "a" * 100_000,
+    "flyio_spam": "FlyV1 FlyV1\t" * 80_000,
 }
 
 
