@@ -180,6 +180,7 @@ ADVERSARIAL = {  # ~1 MB each: every trigger of a rule, over and over
     "xml_element_spam": '<Pass encoding="base64">abc<Password>' * 25_000,
     "webhook_spam": "https://a.example.com/hooks/" * 35_000 + "https://" + "a" * 100_000,
     "flyio_spam": "FlyV1 FlyV1\t" * 80_000,
+    "bracket_spam": "(password=a}b]c)" * 60_000,
 }
 
 

@@ -23,13 +23,30 @@ _ASSIGNMENT = re.compile(
     r"(?i)(" + _SECRET_KEY_WORDS + r")(?![A-Za-z0-9])"
     r"(\\?[\"']?(?:\s{0,5}|[ \t]{6,24})(?:=>|:=|=|:)(?:\s{0,5}|[ \t]{6,24}))"
     r"(\\\"[^\"\\\n]{1,512}\\\"|\"(?:[^\"\\\n]|\\.){1,512}\"|'[^'\n]{1,512}'"
-    r"|[^\s\"'`,;&|)}\]\\]{1,512})"
+    # unquoted: up to a delimiter; a closing bracket with more of the value right after it is part
+    # of the value (``Tr0ub4dor}3x``), one that ends it closes the code around it (``{password: x}``)
+    r"|[^\s\"'`,;&|)}\]\\]{1,512}(?:[)}\]]{1,4}[^\s\"'`,;&|)}\]\\]{1,512}){0,8})"
 )
 ASSIGNMENT_NEEDLES = ("pass", "pwd", "secret", "token", "credential", "key")
 _KEY_QUALIFIER = re.compile(r"(?:api|access|secret|private|auth|signing|encryption|master|account)[_\-]?$")
 
 
 _SNAKE_WORDS = re.compile(r"[a-z]+(?:[_-][a-z]+)+")
+
+
+_OPENER = {")": "(", "]": "[", "}": "{"}
+
+
+def _closes_code(text: str, start: int, value: str) -> int:
+    """Where an unquoted value ends: at the first closing bracket whose opener stands before the
+    key on its line (``auth(token=self.token)+1``: the ``)`` closes the call), else its end."""
+    window = max(start - 256, 0)  # bounded: a line a megabyte long is scanned once, not per key
+    line = text[max(text.rfind("\n", window, start) + 1, window):start]
+    open_count = {o: line.count(o) - line.count(c) for c, o in _OPENER.items()}
+    for i, c in enumerate(value):
+        if c in _OPENER and open_count[_OPENER[c]] > 0:
+            return i
+    return len(value)
 
 
 def _assignment(m: re.Match[str]) -> str:
@@ -39,16 +56,21 @@ def _assignment(m: re.Match[str]) -> str:
         if len(value) >= 2 * len(q) and value.startswith(q) and value.endswith(q):
             quote = q
             break
+    tail = ""
+    if not quote:
+        cut = _closes_code(m.string, m.start(), value)
+        value, tail = value[:cut], value[cut:]
     inner = value[len(quote): len(value) - len(quote)]
     if not is_secret_value(inner, quoted=bool(quote)):
         return m.group(0)
     if not quote and inner.isalpha():
         after = m.string[m.end(): m.end() + 1]
+        after = tail[:1] or after
         if inner.lower() == m.group(1).lower() or after in (",", ")"):
             return m.group(0)  # credentials=credentials, password=hashed, (a variable)
     if _SNAKE_WORDS.fullmatch(inner) and m.group(1).lower() in inner.lower():
         return m.group(0)  # GRANT_TYPE = "refresh_token": a constant naming the kind of secret
-    return m.group(1) + m.group(2) + quote + mark("secret") + quote
+    return m.group(1) + m.group(2) + quote + mark("secret") + quote + tail
 
 
 def _assignment_starts(lowered: str) -> list[int]:

@@ -159,3 +159,23 @@ def test_a_credential_titus_finds_is_redacted(text, secret):
 ])
 def test_what_looks_like_those_credentials_but_is_not_stays(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("dotmailer password: AOJIWr}G9x", "G9x"),
+    ("db_password=Tr0ub4dor}3x rest", "}3x"),
+    ("password: a]b9Xq2)w", "b9Xq2"),
+])
+def test_a_closing_bracket_inside_an_unquoted_password_does_not_end_it(text, secret):
+    out = redact(text)
+    assert "[REDACTED:secret]" in out and secret not in out
+
+
+@pytest.mark.parametrize("text", [
+    "auth(token=self.token)+1",
+    "run(password=args.password)if ok",
+    "client(token=tok).get()",
+    "x = dict(password=pwd)}",
+])
+def test_a_closing_bracket_that_closes_the_code_around_a_key_ends_its_value(text):
+    assert redact(text) == text
