@@ -143,7 +143,7 @@ def run_this(seed: int, nights: int, world: str, max_calls: int | None, transpor
                 else:
                     target = f"versus:seed={seed},world={world},corr={corr},drift={drift}"
                     optimizer = f"versus:seed={seed * 1000 + n},world={world}"
-                config = Config(backend=target, optimizer_backend=optimizer, agent="claude", max_calls=max_calls,
+                config = Config(backend=target, optimizer_backend=optimizer, agent="claude", max_calls=max_calls or 0,
                                 concurrency=concurrency)
                 try:
                     report = night.run_night(night.NightOptions(project=project, config=config, mode="run",
@@ -313,7 +313,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="share of a task's latent redrawn when the documents change, 0..1 (default 0)")
     parser.add_argument("--engines", default="reference,this",
                         help="comma-separated, of: reference, this (default both)")
-    parser.add_argument("--max-calls", type=int, default=None, help="this engine's per-night call cap (default none)")
+    parser.add_argument("--max-calls", type=int, default=None,
+                        help="this engine's per-night call cap (default none, even though the engine caps a "
+                        "model backend's night by default)")
     parser.add_argument("--transport", choices=("http", "in-process"), default="http",
                         help="how this engine reaches the world: its anthropic backend over HTTP (default), "
                              "or an in-process backend with the same logic")

@@ -292,6 +292,11 @@ def estimate(opts: Any) -> Estimate:
         cost = rehearsal.target_price.cost(Usage(input_tokens=tokens_in, output_tokens=tokens_out))
     if rehearsal.status == "no-tasks":
         notes.append("no recurring, checkable tasks tonight: the night would only check the backend")
+    cap = opts.config.call_cap()
+    if cap is not None:
+        notes.append(f"capped at {cap:,} calls a night" + (
+            " (the default when a model answers; max_calls = 0 lifts it)" if opts.config.max_calls is None else "")
+            + ": the night plans to fit it and resumes what it leaves undecided on the next night")
     return Estimate(calls=calls, input_tokens=tokens_in, output_tokens=tokens_out, minutes=calls * pace / 60.0,
                     cost_usd=cost, payer=payer, rehearsal=rehearsal, correction=correction, notes=notes)
 

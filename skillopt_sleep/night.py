@@ -341,7 +341,7 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
 def _archived_val(opts: NightOptions, pool: EvidencePool) -> list[tuple[str, TaskRecord]] | None:
     """The project's archived val tasks, for the rules a capped night resumes (``consolidate``);
     an archive that cannot be read costs that evidence, never the night."""
-    if opts.config.max_calls is None or not pool.pending():
+    if opts.config.call_cap() is None or not pool.pending():
         return None
     try:
         return [(e.key, e.task) for e in TaskArchive().entries(opts.project) if e.split == "val"]

@@ -16,7 +16,8 @@ from skillopt_sleep.backends.limits import Limiter
 from skillopt_sleep.backends.models import Models
 from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.call_cap import CallCap, out_of_calls, undecided
-from skillopt_sleep.config import load_config
+from skillopt_sleep.backends.assembly import build_models
+from skillopt_sleep.config import DEFAULT_MODEL_CALLS, load_config
 from skillopt_sleep.consolidate import LoopSettings, consolidate, focus_for
 from skillopt_sleep.documents import apply_edit, load_documents
 from skillopt_sleep.edit_evidence import EvidencePool, val_set_key
@@ -54,10 +55,34 @@ def test_the_call_limit_is_checked_before_every_call_and_a_failed_call_is_not_co
     assert Budget().calls_left() is None
 
 
-@pytest.mark.parametrize("cap", [0, -3])
-def test_a_cap_that_is_not_positive_is_a_config_error(cap: int) -> None:
-    with pytest.raises(UserError, match="max_calls must be positive"):
-        load_config(overrides={"max_calls": cap}, env={})
+def test_a_negative_cap_is_a_config_error() -> None:
+    with pytest.raises(UserError, match=r"max_calls must be >= 0 \(0: no cap\)"):
+        load_config(overrides={"max_calls": -3}, env={})
+
+
+@pytest.mark.parametrize("settings, cap", [
+    ({"backend": "sim"}, None),
+    ({"backend": "sim:follow=0.9,base=0.3"}, None),
+    ({"backend": "claude-cli"}, DEFAULT_MODEL_CALLS),
+    ({"backend": "anthropic"}, DEFAULT_MODEL_CALLS),
+    ({"backend": "auto"}, DEFAULT_MODEL_CALLS),
+    ({"backend": "sim", "optimizer_backend": "openai"}, DEFAULT_MODEL_CALLS),
+    ({"backend": "codex-cli", "max_calls": 0}, None),
+    ({"backend": "codex-cli", "max_calls": 150}, 150),
+    ({"backend": "sim", "max_calls": 90}, 90),
+])
+def test_a_night_a_model_answers_is_capped_unless_told_otherwise(settings: dict, cap: int | None) -> None:
+    """A cost guard by default wherever a model answers; the simulator is free; 0 lifts the cap."""
+    assert load_config(overrides=settings, env={}).call_cap() == cap
+
+
+def test_the_default_cap_reaches_the_models_budget() -> None:
+    models = build_models(load_config(overrides={"backend": "sim", "optimizer_backend": "sim"}, env={}))
+    assert models.target.budget is None or models.target.budget.max_calls is None
+    config = load_config(overrides={"backend": "sim", "max_calls": 0}, env={})
+    assert build_models(config).target.budget.max_calls is None
+    config = load_config(overrides={"backend": "sim", "max_calls": 77}, env={})
+    assert build_models(config).target.budget.max_calls == 77
 
 
 @pytest.mark.parametrize("cap", [30, 60, 120, 250])

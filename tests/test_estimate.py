@@ -64,6 +64,14 @@ def test_estimate_text_names_the_cli_login_that_pays(tmp_path: Path) -> None:
     assert "Claude Code login" in done.stdout and "`claude` CLI" in done.stdout
     assert "model calls" in done.stdout and "nothing was run or staged" in done.stdout
     assert "$" not in done.stdout  # a login is followed in calls and tokens, not dollars
+    assert "capped at 400 calls a night (the default when a model answers" in done.stdout
+
+
+def test_the_estimate_names_the_call_cap_in_force(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(tmp_path / "home"))
+    assert not any("capped at" in n for n in estimate.estimate(_options(tmp_path)).notes)  # the simulator: none
+    notes = estimate.estimate(_options(tmp_path, max_calls=90)).notes
+    assert [n for n in notes if n.startswith("capped at 90 calls a night: the night plans to fit it")], notes
 
 
 @pytest.mark.parametrize(("backend", "kind", "login"), [

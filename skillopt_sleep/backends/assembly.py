@@ -35,7 +35,7 @@ def build_models(config: Config, evidence: EvidenceSink | None = None, *,
     built backend behind another (the estimate's stand-in: ``estimate.py``)."""
     limiter = Limiter(config.concurrency)
     stats = Stats()
-    budget = budget or Budget(max_tokens=config.max_tokens, max_cost=config.max_cost_usd, max_calls=config.max_calls)
+    budget = budget or Budget(max_tokens=config.max_tokens, max_cost=config.max_cost_usd, max_calls=config.call_cap())
     retry = RetryPolicy(attempts=config.retries, base_delay=config.retry_base_delay)
     built, notes = _backends(config, wrap)  # before the clock: building one can import an SDK
     deadline = Deadline(config.night_deadline)  # both roles: one clock, one cancel switch

@@ -50,7 +50,8 @@ def add_night_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-cost", type=float, dest="max_cost_usd", help="per-night cost budget in USD")
     p.add_argument("--max-calls", type=int, metavar="N",
                    help="per-night cap on model calls: the night plans to fit it and still stages what it "
-                   "proved; an edit left undecided is tried again on a later night (no ban)")
+                   "proved; an edit left undecided is tried again on a later night (no ban). Default: 400 "
+                   "when a model answers, none on the sim backend; 0: no cap")
     p.add_argument("--deadline", type=_duration_arg, dest="night_deadline", metavar="DURATION",
                    help='time for the whole night\'s model work, e.g. "90m", "3h" or "600" (seconds; default: '
                    'night_deadline in config, 4h); past it the night ends with exit 4, nothing staged')
