@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .keyed import looks_generated
 from .values import PLACEHOLDER, has_digit, is_secret_value, mark
 
 @dataclass(frozen=True)
@@ -84,6 +85,7 @@ def _keep_if_secret(kind: str) -> Callable[[re.Match[str]], str]:
 
 
 _PASSWORD_IF_SECRET = _keep_if_secret("password")
+_WEBHOOK_ID = _keep_prefix_group("webhook", require_digit=True)  # a generated id, not a path's words
 _COMPARED = re.compile(r"(?i)(?:passwd|password|pwd|passphrase|secret|token)[\"'\]]?[ \t]{0,5}\Z")
 
 
@@ -346,7 +348,7 @@ _RULES: tuple[_Rule, ...] = (
         "webhook",  # a self-hosted chat server's incoming webhook: https://<host>/hooks/<generated id>
         re.compile(r"https?://[A-Za-z0-9.-]{1,128}(?::\d{1,5})?/hooks/(?P<secret>[A-Za-z0-9_\-]{20,128})(?![A-Za-z0-9_\-])"),
         ("/hooks/",),
-        replace=_keep_prefix_group("webhook", require_digit=True),
+        replace=lambda m: _WEBHOOK_ID(m) if looks_generated(m.group("secret")) else m.group(0),
     ),
     _Rule(
         "vault_unseal_key",  # "Unseal Key 1: <base64>", vault operator unseal <base64>

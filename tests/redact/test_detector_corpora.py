@@ -154,6 +154,7 @@ def test_a_credential_titus_finds_is_redacted(text, secret):
     "cp scripts/pre-commit .git/hooks/pre-commit",
     "https://github.com/acme/widgets/settings/hooks/412345678",
     "https://hooks.example.com/hooks/deployment_status_changed",
+    "https://example.com/hooks/deployment_status_changed_v2_2024",
     "lib-argon2-password-hasher-bindings-for-python",
     "live_streaming_settings_panel_toggle_button",
 ])
