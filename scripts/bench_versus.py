@@ -16,7 +16,9 @@ and adopts what it accepts; after each night the documents on disk are read back
   reflect prompts back (documents, task, failed checks) and answers with the sim's logic.
   ``--transport in-process`` swaps HTTP for an in-process backend with the same logic.
 
-Per night and engine (mean over seeds): provider calls (by purpose), prompt characters, adopted
+Per night and engine (mean over seeds): provider calls (by purpose; with ``--transport in-process``
+also this engine's attempts by phase: train or val task, under the night's starting documents or a
+candidate's), prompt characters, adopted
 rules classified covering / neutral / harmful / trade-off (how each reads against the hidden checks
 of the tasks it applies to), and the ground truth: the exact probability, averaged over all 20 tasks, that the
 documents on disk make a task's checks pass. ``ceiling``: the ground truth of the starting documents
@@ -136,6 +138,8 @@ def run_this(seed: int, nights: int, world: str, max_calls: int | None, transpor
             for n in range(1, nights + 1):
                 before, (calls0, chars0) = our_rules(project), the_world.snapshot()
                 vw.VersusBackend.counts.clear()
+                vw.VersusBackend.phases.clear()
+                vw.VersusBackend.night_documents = load_documents(project).prompt_prefix()
                 vw.VersusBackend.prompt_chars = 0
                 the_world.optimizer_seed = seed * 1000 + n
                 if server:
@@ -164,6 +168,8 @@ def run_this(seed: int, nights: int, world: str, max_calls: int | None, transpor
                                    for r in (report.rejected_edits if report else [])]}
                 if report is None:
                     row["error"] = error
+                if not server:
+                    row["attempts_by_phase"] = dict(sorted(vw.VersusBackend.phases.items()))
                 if server:
                     row["world_calls_by_purpose"] = world_calls
                 rows.append(row)
@@ -283,6 +289,9 @@ def summary(runs: list[dict[str, Any]], nights: int) -> list[dict[str, Any]]:
             row["adopted_mean"] = {k: mean([x["adopted"][k] for x in at]) for k in CLASSES}
             purposes = sorted({p for x in at for p in x["calls_by_purpose"]})
             row["calls_by_purpose"] = {p: mean([x["calls_by_purpose"].get(p, 0) for x in at]) for p in purposes}
+            if all("attempts_by_phase" in x for x in at):
+                phases = sorted({p for x in at for p in x["attempts_by_phase"]})
+                row["attempts_by_phase"] = {p: mean([x["attempts_by_phase"].get(p, 0) for x in at]) for p in phases}
         rows.append(row)
     return rows
 

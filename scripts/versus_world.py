@@ -182,6 +182,8 @@ class VersusBackend(SimBackend):
     counts: Counter = Counter()
     prompt_chars = 0
     agreement = extra.Agreement()
+    phases: Counter = Counter()  # attempts by split, under the night's starting documents or not
+    night_documents = ""
 
     def __init__(self, seed: int, world: str, corr: float = 0.0, drift: float = 0.0):
         super().__init__(knobs_for(seed, corr, drift))
@@ -193,8 +195,11 @@ class VersusBackend(SimBackend):
         VersusBackend.prompt_chars += len(request.system) + len(request.user)
         if request.purpose == "attempt":
             task = request.payload.get("task") or {}
-            mine = next((t for t in world_tasks() if t.id == task.get("id")), None) or payload_task(task)
+            known = next((t for t in world_tasks() if t.id == task.get("id")), None)
+            mine = known or payload_task(task)
             documents = str(request.payload.get("documents") or "")
+            same = "baseline" if documents == VersusBackend.night_documents else "candidates"
+            VersusBackend.phases[f"{known.split if known else 'variant'}_{same}"] += 1
             if self.world == "default":
                 done = super().complete(request)
                 record(VersusBackend.agreement, self.knobs, self.world, mine, documents, done.text)
