@@ -10,6 +10,8 @@ sees: ``When <scope>, <rule>``. ``split_scoped`` reads it back from a document l
 
 Target: a rule scoped to one kind belongs to the skill (the skill serves that kind of work); a
 rule whose evidence spans kinds, left unscoped, belongs to project memory, which every kind reads.
+Project memory takes nothing else: a rule learned from one kind's or one skill's tasks, or from
+tasks that do not say what they are, goes to the skill, where it cannot reach unrelated work.
 """
 
 from __future__ import annotations
@@ -74,14 +76,27 @@ def evidence_kinds(edit: Edit, tasks: dict[str, TaskRecord]) -> set[str]:
     return {tasks[t].kind for t in edit.evidence if t in tasks and tasks[t].kind}
 
 
+def evidence_groups(edit: Edit, tasks: dict[str, TaskRecord]) -> set[str]:
+    """What the tasks an edit cites are, as far as they say: each one's kind, else its skill hint,
+    else its first tag (tasks that say none of these are left out)."""
+    out = set()
+    for tid in edit.evidence:
+        task = tasks.get(tid)
+        group = task and (task.kind or task.skill_hint or (task.tags[0] if task.tags else ""))
+        if group:
+            out.add(group.strip().lower())
+    return out
+
+
 def settle_scope(edit: Edit, tasks: dict[str, TaskRecord]) -> None:
     """Give an added rule its scope and target, in place.
 
     The optimizer's own scope wins. An unscoped rule whose evidence is all one kind is scoped to
     that kind (the optimizer was asked to scope it and did not; a rule learned from one kind's
     failures is not known to help any other). Then the target follows the scope: scoped -> skill,
-    unscoped with evidence spanning kinds -> memory. Tasks without kinds (old task files) change
-    nothing: the optimizer's target stands.
+    unscoped with evidence spanning kinds (or, where tasks carry no kind, skills or tags) ->
+    memory, and an added rule with any other evidence -> skill, whatever the optimizer asked:
+    project-wide memory, read for every kind of work, takes only project-wide evidence.
     """
     if edit.op not in ("add", "replace", "insert_after"):
         return
@@ -97,8 +112,10 @@ def settle_scope(edit: Edit, tasks: dict[str, TaskRecord]) -> None:
     if edit.scope:
         edit.target = "skill"
         edit.content = render_scoped(edit.scope, split_scoped(edit.content)[1])
-    elif len(kinds) > 1:
+    elif len(kinds) > 1 or (not kinds and len(evidence_groups(edit, tasks)) > 1):
         edit.target = "memory"
+    elif edit.op == "add":
+        edit.target = "skill"
 
 
 def scope_label(edit: Edit) -> str:

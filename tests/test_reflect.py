@@ -513,8 +513,10 @@ def test_the_optimizer_sees_the_hand_written_text_and_may_supersede_a_line(tmp_p
         assert request.payload["documents"]["memory"]["hand_written"] == ["# Project", FORBID]
         assert request.payload["documents"]["skill"]["whole_skill"] is False
     assert [(e.op, e.supersedes) for e in proposal.edits] == [("add", FORBID), ("delete_line", "")]
-    # the gate applies them; a line edit of a skill not opted in is refused there
-    assert apply_edit(docs, proposal.edits[0]).memory.rules()[-1].endswith(f'(supersedes: "{FORBID}")')
+    # the gate applies them; a line edit of a skill not opted in is refused there. The rule's
+    # evidence is one kind's, so it goes to the skill, overriding the memory file's line from there
+    assert proposal.edits[0].target == "skill"
+    assert apply_edit(docs, proposal.edits[0]).skill.rules()[-1].endswith(f'(supersedes: "{FORBID}")')
 
 
 def test_each_request_can_be_read_more_than_once_and_the_readings_are_merged(docs: DocumentSet):

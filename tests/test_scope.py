@@ -80,10 +80,36 @@ def test_a_scope_written_into_the_content_is_read_as_the_scope():
     assert e.scope == "fixing a bug" and e.target == "skill" and e.content == "When fixing a bug, add a test."
 
 
-def test_tasks_without_kinds_change_nothing():
+def test_a_rule_from_tasks_that_say_nothing_of_their_kind_goes_to_the_skill():
+    """Project memory is read for every kind of work: evidence that cannot show the rule is for
+    every kind keeps it in the skill, whatever the optimizer asked."""
     e = Edit(target="memory", op="add", content="Keep it short.", evidence=["a", "zzz"])
     settle_scope(e, tasks(a=""))
-    assert (e.target, e.scope, e.content) == ("memory", "", "Keep it short.")
+    assert (e.target, e.scope, e.content) == ("skill", "", "Keep it short.")
+    e = Edit(target="memory", op="add", content="Keep it short.", evidence=[])
+    settle_scope(e, tasks(a=""))
+    assert e.target == "skill"
+
+
+def test_a_rule_from_one_skills_tasks_never_lands_in_memory():
+    """Tasks of a task file that name their skill but no kind (the seed of one skill): a rule from
+    them goes to the skill; from two skills' tasks it may go to memory."""
+    one = {t: TaskRecord(id=t, intent="analyse", skill_hint="thorough-analyst") for t in ("a", "b")}
+    e = Edit(target="memory", op="add", content="Keep every response short: at most 60 characters.",
+             evidence=["a", "b"])
+    settle_scope(e, one)
+    assert (e.target, e.scope) == ("skill", "")
+    two = {"a": TaskRecord(id="a", intent="x", skill_hint="advisor"),
+           "b": TaskRecord(id="b", intent="y", tags=["brief-writer"])}
+    e = Edit(target="skill", op="add", content="Money is Decimal.", evidence=["a", "b"])
+    settle_scope(e, two)
+    assert e.target == "memory"
+
+
+def test_a_replace_keeps_the_document_of_its_anchor():
+    e = Edit(target="memory", op="replace", anchor="Be brief.", content="Be brief and exact.", evidence=["a"])
+    settle_scope(e, tasks(a=""))
+    assert e.target == "memory"
 
 
 def test_a_delete_is_left_alone():
