@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable
 
+from skillopt_sleep.check_words import limit_of, limit_words, readable_regex
+
 RULE_OPS = (
     "contains",
     "not_contains",
@@ -74,7 +76,12 @@ def describe_check(check: dict[str, Any]) -> str:
     if op == "not_contains":
         return f'must not contain "{arg}"'
     if op == "regex":
-        return f"must match the pattern /{arg}/"
+        limit = limit_of(arg)
+        if limit:
+            return f"must have {limit_words(*limit)}" if limit[0] == "first_line_chars" else \
+                f"must be {limit_words(*limit)}"
+        text = readable_regex(arg)
+        return f'must contain text like "{text}"' if text else f"must match the pattern /{arg}/"
     if op == "section_present":
         return f'must have a section headed "{arg}"'
     if op == "section_contains":

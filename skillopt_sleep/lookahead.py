@@ -28,10 +28,9 @@ from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.models import run_together
 from skillopt_sleep.documents import DocumentSet, EditRefused, Limits, apply_edit, clean_rule, optimizer_view
 from skillopt_sleep.dream import run_attempts
-from skillopt_sleep.jsonx import extract_json
 from skillopt_sleep.judges import check_from_id
 from skillopt_sleep.prompts import render
-from skillopt_sleep.repair import Unusable, parse_replies
+from skillopt_sleep.repair import CONTENT_SCHEMA, Unusable, content_of, parse_replies
 from skillopt_sleep.rubric import RubricJudge
 from skillopt_sleep.sanitize import clean_text
 from skillopt_sleep.scope import render_scoped, split_scoped
@@ -42,7 +41,6 @@ TASKS_PER_EDIT = 3  # train tasks a candidate is replayed on
 WAS_RARE = 0.2  # a check is newly broken when it failed at most this share of the night's attempts ...
 NOW_OFTEN = 0.5  # ... and at least this share of the replays under the candidate ...
 MIN_FAILURES = 2  # ... and at least this many times
-CONTENT_SCHEMA = {"type": "object", "properties": {"content": {"type": "string"}}, "required": ["content"]}
 
 
 @dataclass
@@ -147,13 +145,6 @@ def _request(edit: Edit, checks: list[str], broken: list[tuple[TaskRecord, list[
                            for t, xs in broken]})
 
 
-def _content(text: str) -> str:
-    data = extract_json(text)
-    if isinstance(data, dict) and isinstance(data.get("content"), str) and data["content"].strip():
-        return data["content"]
-    raise ValueError('the reply has no JSON object with a "content" string')
-
-
 def look_ahead(target: Client, optimizer: Client, edits: list[Edit], tasks: list[TaskRecord],
                attempts: dict[str, list[Attempt]], docs: DocumentSet, *, rubric: RubricJudge | None = None,
                limits: Limits = Limits(), samples: int = SAMPLES,
@@ -192,7 +183,7 @@ def look_ahead(target: Client, optimizer: Client, edits: list[Edit], tasks: list
     if not requests:
         return out
     replies = optimizer.map(requests)
-    parsed, repairs = parse_replies(optimizer, requests, replies, _content, who="optimizer")
+    parsed, repairs = parse_replies(optimizer, requests, replies, content_of, who="optimizer")
     out.calls = len(requests) + repairs
     for i, result in zip(which, parsed, strict=True):
         if isinstance(result, Unusable):

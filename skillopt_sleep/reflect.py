@@ -10,18 +10,22 @@ second). A reply that is not JSON is repaired once; one still unusable is counte
 ("optimizer reply was not JSON after one repair"), never read as "no edits".
 
 Guardrails applied to every proposed edit before it can reach the gate: a known target and op,
-a one-line bounded rule (``documents.clean_rule``), not already refused on an earlier night, and
-no rule that overrides a task's output contract.
+a one-line bounded rule (``documents.clean_rule``) a person would write (a rule that quotes regex
+syntax or a check's internal form, or that supersedes a hand-written line and drops what of it it
+does not override, is reworded once, ``reword.py``, and refused if it still does), no rule that
+contradicts a hand-written line without naming it in ``supersedes`` (``conflicts.py``), not
+already refused on an earlier night, and no rule that overrides a task's output contract.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.client import Client
+from skillopt_sleep.conflicts import contradiction
 from skillopt_sleep.documents import (
     DocumentSet,
     EditRefused,
@@ -36,8 +40,9 @@ from skillopt_sleep.prompts import render
 from skillopt_sleep.rank import rank
 from skillopt_sleep.refusals import rule_text, similar_text
 from skillopt_sleep.repair import Unusable, parse_replies
+from skillopt_sleep.reword import problem, reword
 from skillopt_sleep.sanitize import clean_text
-from skillopt_sleep.scope import settle_scope
+from skillopt_sleep.scope import settle_scope, split_scoped
 from skillopt_sleep.types import EDIT_OPS, EDIT_TARGETS, Attempt, Edit, TaskRecord
 
 EXCERPT = 1200
@@ -310,7 +315,9 @@ def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list
             unusable.append(result.reason + (f" ({result.detail})" if result.detail else ""))
         else:
             proposed.extend(result)
-    candidates, refused = _guard(proposed, tasks, documents, limits, already_refused)
+    proposed, reworded = reword(optimizer, proposed, attempts, limits.max_rule_chars)
+    hand_written = docs.skill.redacted_hand_written() + docs.memory.redacted_hand_written()
+    candidates, refused = _guard(proposed, tasks, documents, limits, already_refused, hand_written)
     ranking = rank(optimizer, candidates, max_edits, _rank_evidence(kinds),
                    [item for request in requests if request.sample == 0 for item in request.payload["tasks"]])
     if ranking.unusable:
@@ -318,7 +325,8 @@ def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list
     ordered = spread_over_kinds([candidates[i] for i in ranking.order], tasks)
     for edit in ordered[max_edits:]:
         refused.append((edit, f"ranked below the best {max_edits} of {len(ordered)} candidates"))
-    return Proposal(edits=ordered[:max_edits], refused=refused, calls=len(requests) + repairs + ranking.calls,
+    return Proposal(edits=ordered[:max_edits], refused=refused,
+                    calls=len(requests) + repairs + reworded + ranking.calls,
                     unusable=unusable, candidates=len(ordered))
 
 
@@ -339,8 +347,21 @@ def spread_over_kinds(ordered: list[Edit], tasks: list[TaskRecord]) -> list[Edit
     return [edit for _, _, edit in sorted(dealt, key=lambda x: (x[0], x[1]))]
 
 
+def _contradicts(edit: Edit, hand_written: Sequence[str]) -> str | None:
+    """Why a rule that names no line it overrides is refused: it asks against a hand-written line
+    (``conflicts``), and a model would read both."""
+    body = split_scoped(edit.content)[1]
+    for line in hand_written:
+        what = contradiction(body, line)
+        if what:
+            return (f'contradicts the hand-written line "{line[:120]}" ({what}): a rule that overrides '
+                    "a person's line names it in supersedes")
+    return None
+
+
 def _guard(proposed: list[Edit], tasks: list[TaskRecord], documents: tuple[str, dict[str, list[str]]],
-           limits: Limits, already_refused: Callable[[Edit], bool]) -> tuple[list[Edit], list[tuple[Edit, str]]]:
+           limits: Limits, already_refused: Callable[[Edit], bool],
+           hand_written: Sequence[str] = ()) -> tuple[list[Edit], list[tuple[Edit, str]]]:
     """The guardrails over every proposed edit; near-duplicates merged into the first."""
     by_id = {t.id: t for t in tasks}
     contracts = [t.system for t in tasks if t.system]
@@ -360,6 +381,10 @@ def _guard(proposed: list[Edit], tasks: list[TaskRecord], documents: tuple[str, 
                     edit.content = clean_rule(edit.content, limits)
             except EditRefused as exc:
                 reason = str(exc)
+        if reason is None and (found := problem(edit)):
+            reason = f"{found[0]}, also after one rewording"
+        if reason is None and edit.op in ("add", "replace", "insert_after") and not edit.supersedes:
+            reason = _contradicts(edit, hand_written)
         if reason is None and _merge_into(edits, edit):
             continue
         if reason is None and edit.op == "add" and edit.content.lower() in known:

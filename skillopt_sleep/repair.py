@@ -15,11 +15,14 @@ from collections.abc import Callable, Sequence
 
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.client import Client
+from skillopt_sleep.jsonx import extract_json
 from skillopt_sleep.prompts import render
 from skillopt_sleep.sanitize import clean_text
 
 T = TypeVar("T")
 
+# a reply that is one rewritten rule: {"content": "..."} (``content_of``)
+CONTENT_SCHEMA = {"type": "object", "properties": {"content": {"type": "string"}}, "required": ["content"]}
 REPLY_EXCERPT = 4000  # characters of the unusable reply shown back to the model
 CUT_OFF = "it was cut off at the output-token limit"
 
@@ -39,6 +42,14 @@ def repair_request(request: Request, reply: str, error: str) -> Request:
     user = render("repair", request=request.user.strip(), error=error.rstrip("."),
                   reply=shown.strip() or "(empty)")
     return replace(request, user=user, temperature=0.0, payload={**request.payload, "repair": True})
+
+
+def content_of(text: str) -> str:
+    """The ``content`` string of a ``CONTENT_SCHEMA`` reply; ValueError when there is none."""
+    data = extract_json(text)
+    if isinstance(data, dict) and isinstance(data.get("content"), str) and data["content"].strip():
+        return data["content"]
+    raise ValueError('the reply has no JSON object with a "content" string')
 
 
 def _try(parse: Callable[[str], T], completion: Completion) -> tuple[T | None, str]:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from skillopt_sleep.check_words import limit_check
 from skillopt_sleep import judges
 from skillopt_sleep.judges import (
     JudgeError,
@@ -139,6 +140,11 @@ def test_score_dispatches_on_kind():
         ({"op": "contains", "arg": "X"}, 'must contain "X"'),
         ({"op": "not_contains", "arg": "X"}, 'must not contain "X"'),
         ({"op": "regex", "arg": "^a+$"}, "must match the pattern /^a+$/"),
+        ({"op": "regex", "arg": r"[Cc]onfidence\s*[:=]"}, 'must contain text like "Confidence:"'),
+        ({"op": "regex", "arg": r"Refs: ACME-\d+"}, 'must contain text like "Refs: ACME-<n>"'),
+        (limit_check("words", 50), "must be at most 50 words"),
+        (limit_check("lines", 1), "must be at most 1 line"),
+        (limit_check("first_line_chars", 72), "must have a first line of at most 72 characters"),
         ({"op": "section_present", "arg": "Testing"}, 'must have a section headed "Testing"'),
         ({"op": "section_contains", "arg": "Testing::pytest"}, 'section "Testing" must contain "pytest"'),
         ({"op": "max_chars", "arg": 72}, "must be at most 72 characters"),

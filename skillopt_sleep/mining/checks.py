@@ -22,6 +22,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from skillopt_sleep.check_words import limit_check
+
 Check = dict[str, Any]
 
 # Single quotes only when they are not apostrophes: "Don't add 'WIP', it's noise" quotes WIP alone.
@@ -78,9 +80,6 @@ FLOOR_RE = re.compile(
     re.I,
 )
 FIRST_LINE_RE = re.compile(r"\b(subject|title|first line|summary line|headline|header line)\b", re.I)
-_BULLET = r"[ \t]*(?:[-*+•]|\d{1,3}[.)])[ \t]"
-_NOT_BULLET_LINE = rf"(?!{_BULLET})[^\n]*(?:\n|\Z)"
-LIMIT_UNITS = ("first_line_chars", "lines", "words", "bullets")
 
 # -- literal-looking text -----------------------------------------------------------------------
 
@@ -121,29 +120,6 @@ CALLED_HEADING_RE = re.compile(
 def _escape(text: str) -> str:
     """Escape only what is special in a regex, so ``Refs: ACME-`` stays readable."""
     return re.sub(r"([.^$*+?{}\[\]\\|()])", r"\\\1", text)
-
-
-def limit_check(unit: str, maximum: int) -> Check:
-    """The check for "at most ``maximum`` ``unit``" where the judges have no op of their own.
-
-    ``first_line_chars``: the first line is 1..n characters; ``lines``: at most n lines (blank
-    lines at the ends ignored); ``words``: at most n whitespace-separated words; ``bullets``: at
-    most n list items (``-``, ``*``, ``+``, ``•`` or ``1.`` / ``1)`` at the start of a line).
-    """
-    n = int(maximum)
-    if n < 1 or unit not in LIMIT_UNITS:
-        raise ValueError(f"no limit check for {n} {unit}")
-    if unit == "first_line_chars":
-        return {"op": "regex", "arg": rf"\A[^\n]{{1,{n}}}(?:\n|\Z)"}
-    # Runs of blank lines / whitespace are matched whole ("(?=(x*))\1" cannot backtrack), so a
-    # response of many blank lines or spaces is judged in linear time.
-    if unit == "lines":
-        return {"op": "regex",
-                "arg": rf"\A(?=((?:[^\S\n]*\n)*))\1(?:[^\n]*\n){{0,{n - 1}}}[^\n]*(?:\n[^\S\n]*)*\Z"}
-    if unit == "words":
-        return {"op": "regex", "arg": rf"\A(?=(\s*))\1(?:\S+(?=(\s+))\2){{0,{n - 1}}}\S*(?=(\s*))\3\Z"}
-    return {"op": "regex",
-            "arg": rf"\A(?:{_NOT_BULLET_LINE})*(?:{_BULLET}[^\n]*(?:\n|\Z)(?:{_NOT_BULLET_LINE})*){{0,{n}}}\Z"}
 
 
 def _number(text: str) -> int:

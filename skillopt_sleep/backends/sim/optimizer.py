@@ -4,7 +4,8 @@
 It reads only the request's payload — the evidence a real optimizer is shown — and turns the
 checks it sees failing into rules, right with probability ``correct`` and harmful with ``harmful``.
 As a reviser (``refine``) it folds the checks a rule's replay newly broke into the rule, each with
-probability ``correct``. When the payload shows the documents' hand-written lines (``documents``)
+probability ``correct``; asked to say a rule that quotes a pattern in plain words (``reword``), it
+does so with probability ``correct``. When the payload shows the documents' hand-written lines (``documents``)
 and one of them asks against a check, the covering rule names it in ``supersedes`` — the reading a
 careful optimizer shown the whole document would do.
 """
@@ -19,6 +20,7 @@ from typing import Any
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.sim.knobs import SimKnobs
 from skillopt_sleep.backends.sim.reading import coverage, parse_line, scope_applies, stance
+from skillopt_sleep.check_words import limit_of, limit_words, quoted_syntax, readable_regex
 from skillopt_sleep.judges import RULE_OPS, describe_check
 
 # The checks the optimizer knows a rule for (``no_refusal`` has none: a model does not refuse
@@ -122,11 +124,34 @@ def refine(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
     return json.dumps({"content": text}), []
 
 
+def reword(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
+    """A rule said again, each fix with probability ``correct`` (otherwise the rule comes back as
+    it was): a rule that quotes a failed pattern check becomes that check's covering rule in plain
+    words (its scope kept); a superseding rule restates what it keeps of the line (``keep``)."""
+    payload = request.payload
+    rng = knobs.rng("reword", request.user, request.sample)
+    rule, scope = str(payload.get("rule") or ""), str(payload.get("scope") or "")
+    keep = [str(k) for k in payload.get("keep") or [] if str(k).strip()]
+    if keep and rng.random() < knobs.correct:
+        rule = "; ".join([rule.rstrip(". ")] + [k[:1].lower() + k[1:].rstrip(". ") for k in keep]) + "."
+        rule = f"When {scope}, {rule[:1].lower()}{rule[1:]}" if scope else rule
+        return json.dumps({"content": rule}), []
+    for check in payload.get("failed_checks") or []:
+        if not (isinstance(check, dict) and check.get("op") == "regex" and str(check.get("arg")) in rule):
+            continue
+        plain = covering_rule(check)
+        if plain and not quoted_syntax(plain) and rng.random() < knobs.correct:
+            rule = f"When {scope}, {plain[:1].lower()}{plain[1:]}" if scope else plain
+            break
+    return json.dumps({"content": rule}), []
+
+
 HANDLERS: dict[str, Callable[[SimKnobs, Request], tuple[str, list[str]]]] = {
     "reflect": reflect,
     "mine": mine,
     "rank": rank,
     "refine": refine,
+    "reword": reword,
 }
 
 
@@ -150,9 +175,20 @@ def covering_rule(check: dict[str, Any]) -> str | None:
         "section_present": lambda: f'Always include a section headed "{arg}".',
         "max_chars": lambda: f"Keep the response to at most {arg} characters.",
         "min_chars": lambda: f"Write at least {arg} characters.",
-        "regex": lambda: f"Make the response match the pattern {arg} on its own line.",
+        "regex": lambda: _regex_rule(str(arg)),
         "tool_called": lambda: f"Always use the {arg} tool for this task.",
     }.get(str(op), lambda: None)()
+
+
+def _regex_rule(pattern: str) -> str:
+    """A pattern check's rule in the words a person would use (``check_words``); a pattern with no
+    such reading is quoted, as an optimizer shown only the pattern would."""
+    limit = limit_of(pattern)
+    if limit:
+        what = limit_words(*limit)
+        return f"Keep the response to {what}." if limit[0] != "first_line_chars" else f"Write {what}."
+    text = readable_regex(pattern)
+    return f'Always include a line like "{text}".' if text else f"Make the response match the pattern {pattern}."
 
 
 def harmful_rule(check: dict[str, Any], rng: random.Random) -> str | None:

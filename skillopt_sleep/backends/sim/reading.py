@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from skillopt_sleep.check_words import limit_of, readable_regex
 from skillopt_sleep.documents import END, START
 
 NEGATION_RE = re.compile(r"\b(never|don'?t|do not|avoid|without|no longer|must not|omit|drop)\b", re.I)
@@ -152,8 +153,8 @@ def stance(check: dict[str, Any], directive: str) -> bool | None:
         return not negated
     if op == "section_contains" and _mentions(d, arg["section"]) and _mentions(d, arg["text"]):
         return not negated
-    if op == "regex" and arg in d:
-        return True
+    if op == "regex":
+        return _pattern_stance(arg, d)
     if op == "tool_called" and re.search(r"\b(tool|use|run|call)\b", d, re.I):
         if _mentions(d, arg):
             return not negated
@@ -166,6 +167,27 @@ def stance(check: dict[str, Any], directive: str) -> bool | None:
             return True
         if any(int(m.group(1)) < arg for m in CAP_RE.finditer(d)):
             return False
+    return None
+
+
+def _pattern_stance(pattern: str, directive: str) -> bool | None:
+    """A line speaks to a pattern check when it quotes the pattern, or says in plain words what
+    the pattern asks (``check_words``): its text (``Refs: ACME-<n>``), or a limit no looser
+    than the check's ("at most 40 words" for a 50-word check)."""
+    if pattern in directive:
+        return True
+    limit = limit_of(pattern)
+    if limit:
+        unit, n = limit
+        noun = {"first_line_chars": r"char(?:acter)?s?", "lines": r"lines?", "words": r"words?",
+                "bullets": r"bullet(?: point)?s?"}[unit]
+        wanted = re.compile(r"\b(?:at most|under|no more than|within|up to|fewer than)\s+(\d+)\s+" + noun, re.I)
+        if unit == "first_line_chars" and not re.search(r"\b(first line|title|subject)\b", directive, re.I):
+            return None
+        return True if any(int(m.group(1)) <= n for m in wanted.finditer(directive)) else None
+    text = readable_regex(pattern)
+    if text and len(text) >= 3 and text.lower() in directive.lower():
+        return not NEGATION_RE.search(directive)
     return None
 
 

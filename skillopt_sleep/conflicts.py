@@ -1,0 +1,108 @@
+"""A rule against a hand-written line: does it contradict the line, and when it supersedes the
+line, what of the line does it drop?
+
+A rule that overrides a person's instruction must say so (``supersedes``), or a model reads two
+contradictory instructions ("at most 60 characters" beside "write multiple paragraphs"). And a
+superseding rule replaces the whole line where it applies, so it must restate what of the line it
+does not mean to override: "Use the search tool" superseding "Do not search or use tools — just
+reply directly and concisely" drops "directly and concisely" unless it says them again.
+
+Read in plain words, for the kinds of instruction rules and people's lines most often collide on:
+
+- **length**: a cap or "short / brief / concise" against "exhaustive / detailed / multiple
+  paragraphs / at least N";
+- **tools**: "use the search tool" against "do not search / use no tools / answer from memory";
+- **inclusion**: ``always include "X"`` against a line that forbids X, and the reverse.
+
+A line's clauses are split at sentence ends, semicolons and dashes; what a clause asks against the
+rule is set aside, and its remaining content words (the rest of the instruction) must appear in
+the rule for the clause to count as kept.
+"""
+
+from __future__ import annotations
+
+import re
+
+_UNIT = r"(?:characters?|chars|words?|lines?|sentences?|bullets?|bullet points?|paragraphs?)"
+SHORT_RE = re.compile(
+    rf"\b(?:at most|under|no more than|fewer than|within|up to|maximum of)\s+\d+\s*{_UNIT}\b"
+    r"|\b(?:short|shorter|brief|briefly|concise|concisely|terse|tersely|succinct|succinctly|one[- ]line|"
+    r"a single line)\b", re.I)
+LONG_RE = re.compile(
+    rf"\b(?:exhaustive|exhaustively|detailed|in[- ]depth|thorough|thoroughly|comprehensive|elaborate|at length|"
+    rf"(?:multiple|several|many) paragraphs|at least\s+\d+\s*{_UNIT})\b", re.I)
+NO_TOOL_RE = re.compile(
+    r"\b(?:do not|don'?t|never|no|without)\b[^.;:—–]{0,60}?\b(?:tools?|search(?:ing)?|look(?:ing)? (?:anything|things|it) up)\b"
+    r"(?:,? (?:or|and) [^.;:—–]{0,30}?\btools?\b)?|\bfrom memory\b", re.I)
+USE_TOOL_RE = re.compile(
+    r"\b(?:use|call|run|invoke)\b[^.;]{0,40}?\b(?:tool|search)\b|\bsearch (?:first|before)\b|"
+    r"\blook (?:it|things|this) up\b", re.I)
+NEGATION_RE = re.compile(r"\b(?:never|don'?t|do not|avoid|without|no longer|must not|omit|drop|remove)\b", re.I)
+QUOTED_RE = re.compile(r'"([^"\n]{1,80})"|`([^`\n]{1,80})`')
+_CLAUSES = re.compile(r"\s*(?:[.;!?](?:\s+|$)|\s[—–-]{1,2}\s|—|–)\s*")
+_WORD = re.compile(r"[a-z][a-z'-]+")
+_FILLER = frozenset("""
+a an the and or but so of to in on for with at by from into about as is are be it its this that these those
+just only always never please also then you your any every all each do does not don't no must should
+reply answer respond response responses answers write writing make keep give use
+""".split())
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ly", "es", "s", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def _words(text: str) -> set[str]:
+    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in _FILLER}
+
+
+def _quoted(text: str) -> set[str]:
+    return {(a or b).strip().lower() for a, b in QUOTED_RE.findall(text) if (a or b).strip()}
+
+
+def _against(rule: str, line: str) -> list[tuple[str, re.Pattern[str]]]:
+    """The families in which ``rule`` asks against ``line``, each with the pattern whose matches
+    in the line are what the rule overrides."""
+    found: list[tuple[str, re.Pattern[str]]] = []
+    if SHORT_RE.search(rule) and LONG_RE.search(line):
+        found.append(("length", LONG_RE))
+    elif LONG_RE.search(rule) and SHORT_RE.search(line):
+        found.append(("length", SHORT_RE))
+    if USE_TOOL_RE.search(rule) and not NEGATION_RE.search(rule) and NO_TOOL_RE.search(line):
+        found.append(("tools", NO_TOOL_RE))
+    elif NO_TOOL_RE.search(rule) and USE_TOOL_RE.search(line) and not NEGATION_RE.search(line):
+        found.append(("tools", USE_TOOL_RE))
+    rule_negated = NEGATION_RE.search(rule) is not None
+    for text in _quoted(rule):
+        if text in line.lower() and (NEGATION_RE.search(line) is not None) != rule_negated:
+            found.append((f'"{text}"', re.compile(re.escape(text), re.I)))
+    return found
+
+
+def contradiction(rule: str, line: str) -> str | None:
+    """What ``rule`` asks against hand-written ``line`` ("length", "tools", ``"X"``), or None."""
+    found = _against(rule, line)
+    return found[0][0] if found else None
+
+
+def dropped(rule: str, line: str) -> list[tuple[str, str]]:
+    """The clauses of ``line`` that ``rule``, superseding it, neither overrides nor restates —
+    what the person loses where the rule applies — each with what is left of it once the part the
+    rule overrides is set aside ("just reply directly and concisely"). Empty when the rule keeps
+    it all."""
+    said = _words(rule)
+    out: list[tuple[str, str]] = []
+    for clause in (c.strip(" ,") for c in _CLAUSES.split(line)):
+        if not clause:
+            continue
+        rest = clause
+        for _, pattern in _against(rule, clause):
+            rest = pattern.sub(" ", rest)
+        wanted = _words(rest)
+        if wanted and len(wanted & said) * 2 < len(wanted):
+            parts = [" ".join(p.split()) for p in re.split(r",|\b(?:and|or|but)\b", rest, flags=re.I)]
+            out.append((clause, " and ".join(p for p in parts if _words(p)) or clause))
+    return out

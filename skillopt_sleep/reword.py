@@ -1,0 +1,81 @@
+"""Rules a person would write: a proposed rule that quotes regex syntax or a check's internal form
+(``check_words``), or that supersedes a hand-written line and drops what of it it does not mean to
+override (``conflicts``), is sent back to the optimizer once to be said again.
+
+A rule such as ``Make the response match the pattern [Cc]onfidence\\s*[:=]`` passes the checks and
+reads like their definition; a person writes "End with a line `Confidence: <level>`". A rule that
+supersedes "Do not search — just reply directly and concisely" with "Use the search tool" loses
+"directly and concisely" where it applies; said again, it keeps them. One request per such rule,
+all at once; a reply that is not the JSON asked for is repaired once (``repair.py``). Whatever
+still has the problem afterwards is refused by reflection's guardrails (``problem``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from skillopt_sleep.backends.base import Request
+from skillopt_sleep.backends.client import Client
+from skillopt_sleep.check_words import quoted_syntax
+from skillopt_sleep.conflicts import dropped
+from skillopt_sleep.judges import check_from_id
+from skillopt_sleep.prompts import render
+from skillopt_sleep.repair import CONTENT_SCHEMA, Unusable, content_of, parse_replies
+from skillopt_sleep.sanitize import clean_text
+from skillopt_sleep.scope import split_scoped
+from skillopt_sleep.types import Attempt, Edit
+
+LINE_OPS = ("delete", "delete_line", "replace_line")
+
+
+def problem(edit: Edit) -> tuple[str, list[str]] | None:
+    """Why ``edit``'s rule is not one a person would write (a sentence for the optimizer and the
+    report), with the parts of a superseded line it must restate; None when there is nothing."""
+    if edit.op in LINE_OPS:
+        return None
+    what = quoted_syntax(edit.content)
+    if what:
+        return f"it quotes {what} where a person writes plain words", []
+    if edit.supersedes:
+        lost = dropped(split_scoped(edit.content)[1], edit.supersedes)
+        if lost:
+            parts = "; ".join(f'"{clause}"' for clause, _ in lost)
+            return (f'it supersedes the hand-written line "{edit.supersedes}" but drops {parts}, which it does '
+                    "not override: restate what it keeps", [rest for _, rest in lost])
+    return None
+
+
+def _request(edit: Edit, why: str, keep: list[str], attempts: dict[str, list[Attempt]],
+             max_rule_chars: int) -> Request:
+    seen = [a for tid in edit.evidence for a in attempts.get(tid, [])]
+    failed = sorted({c for a in seen for c in a.failed_checks})
+    reasons = "\n".join(f"- {clean_text(r)[:300]}" for r in sorted({r for a in seen for r in a.fail_reasons})[:20])
+    scope, body = split_scoped(edit.content)
+    return Request(purpose="reword", system=render("reword_system", max_rule_chars=max_rule_chars),
+                   user=render("reword_user", rule=clean_text(edit.content), problem=clean_text(why),
+                               failures=reasons or "- (none recorded)"),
+                   max_tokens=400, temperature=0.0, json_schema=CONTENT_SCHEMA,
+                   payload={"rule": clean_text(body), "scope": scope or edit.scope, "keep": keep,
+                            "failed_checks": [check_from_id(c) for c in failed]})
+
+
+def reword(optimizer: Client, edits: list[Edit], attempts: dict[str, list[Attempt]],
+           max_rule_chars: int) -> tuple[list[Edit], int]:
+    """``edits`` with every rule that has a ``problem`` reworded by the optimizer (one request
+    each, concurrently); the requests made, repairs included. A rule whose reword failed is
+    returned as it was (the guardrails refuse it)."""
+    wordy = [(i, found) for i, e in enumerate(edits) if (found := problem(e))]
+    if not wordy:
+        return edits, 0
+    requests = [_request(edits[i], why, keep, attempts, max_rule_chars) for i, (why, keep) in wordy]
+    replies = optimizer.map(requests)
+    parsed, repairs = parse_replies(optimizer, requests, replies, content_of, who="optimizer")
+    out = list(edits)
+    for (i, _), result in zip(wordy, parsed, strict=True):
+        if isinstance(result, Unusable):
+            optimizer.leave_out(f"reword: {result.reason}")
+            continue
+        edit = edits[i]
+        scope, _ = split_scoped(edit.content)
+        out[i] = replace(edit, content=result, scope=edit.scope or scope)
+    return out, len(requests) + repairs

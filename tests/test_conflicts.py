@@ -1,0 +1,84 @@
+"""A rule against a person's line: it must name the line it contradicts (supersedes), and a
+superseding rule must restate what of the line it does not override."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillopt_sleep.backends.client import Client
+from skillopt_sleep.backends.retry import RetryPolicy
+from skillopt_sleep.conflicts import contradiction, dropped
+from skillopt_sleep.documents import load_documents
+from skillopt_sleep.reflect import reflect
+from skillopt_sleep.types import Attempt, TaskRecord
+
+from tests.support.fake_backend import FakeBackend
+
+NO_SEARCH = "Do NOT look anything up, search, or use any tools — just reply directly and concisely from memory."
+EXHAUSTIVE = "Be exhaustive and detailed. Write multiple paragraphs."
+
+
+@pytest.mark.parametrize(("rule", "line", "what"), [
+    ("Keep every response short: at most 60 characters.", EXHAUSTIVE, "length"),
+    ("Write at least 300 words with examples.", "Keep answers brief.", "length"),
+    ("Use the search tool before answering.", NO_SEARCH, "tools"),
+    ("Do not use any tools for this task.", "Always run the search tool first.", "tools"),
+    ('Always include "WIP" in the title.', "Never put WIP in a commit title.", '"wip"'),
+    ('Never include "TODO" in the response.', "Always list every TODO left.", '"todo"'),
+    ("Keep the response to at most 1200 characters.", "Keep it concise.", None),
+    ('Always include "Refs:".', "Write a Refs: trailer.", None),
+    ("When writing a brief, include a Key Risks section.", "Write a short brief.", None),
+    ("Use the search tool before answering.", "Cite the sources you used.", None),
+])
+def test_contradiction(rule: str, line: str, what: str | None):
+    assert contradiction(rule, line) == what
+
+
+def test_a_superseding_rule_must_restate_what_it_keeps():
+    assert dropped("Use the search tool before answering.", NO_SEARCH) == [
+        ("just reply directly and concisely from memory", "just reply directly and concisely")]
+    assert dropped("Use the search tool before answering, then reply directly and concisely.", NO_SEARCH) == []
+    assert dropped("Keep it to at most 60 characters.", "Be exhaustive and detailed, and cite sources.") == [
+        ("Be exhaustive and detailed, and cite sources", "cite sources")]
+    assert dropped("Keep it to at most 60 characters.", EXHAUSTIVE) == []
+
+
+TASKS = [TaskRecord(id="t1", intent="answer the question", kind="quick answer",
+                    judge={"kind": "rule", "checks": [{"op": "tool_called", "arg": "search"}]})]
+ATTEMPTS = {"t1": [Attempt(task_id="t1", sample=i, response="From memory: yes.", hard=0.0, soft=0.0,
+                           fail_reasons=['must call the tool "search"']) for i in range(2)]}
+
+
+def night(tmp_path: Path, memory: str, proposed: dict, reworded: object = None):
+    (tmp_path / "CLAUDE.md").write_text(f"# Project\n\n{memory}\n", encoding="utf-8")
+    backend = FakeBackend(lambda r: reworded if r.purpose == "reword" else {"edits": [proposed]})
+    client = Client(backend, retry=RetryPolicy(attempts=1, sleep=lambda s: None), cache=False, role="optimizer")
+    return reflect(client, TASKS, ATTEMPTS, load_documents(tmp_path)), backend
+
+
+def test_a_rule_that_contradicts_a_line_without_naming_it_is_refused(tmp_path: Path):
+    rule = {"target": "memory", "op": "add", "content": "Keep every response short: at most 60 characters.",
+            "evidence": ["t1"]}
+    proposal, _ = night(tmp_path, EXHAUSTIVE, rule)
+    assert proposal.edits == []
+    [(_, reason)] = proposal.refused
+    assert reason.startswith(f'contradicts the hand-written line "{EXHAUSTIVE}" (length)')
+    proposal, _ = night(tmp_path, EXHAUSTIVE, {**rule, "supersedes": EXHAUSTIVE})
+    assert [e.supersedes for e in proposal.edits] == [EXHAUSTIVE]
+
+
+def test_a_superseding_rule_that_drops_part_of_the_line_is_reworded_once(tmp_path: Path):
+    rule = {"target": "skill", "op": "add", "content": "Use the search tool before answering.",
+            "supersedes": NO_SEARCH, "evidence": ["t1"]}
+    kept = "Use the search tool before answering, then reply directly and concisely."
+    proposal, backend = night(tmp_path, NO_SEARCH, rule, {"content": kept})
+    [asked] = [r for r in backend.requests if r.purpose == "reword"]
+    assert "just reply directly and concisely from memory" in asked.user
+    assert asked.payload["keep"] == ["just reply directly and concisely"]
+    [edit] = proposal.edits
+    assert edit.content.endswith("then reply directly and concisely.") and edit.supersedes == NO_SEARCH
+    proposal, _ = night(tmp_path, NO_SEARCH, rule, {"content": rule["content"]})
+    assert proposal.edits == []
+    assert 'drops "just reply directly and concisely from memory"' in proposal.refused[0][1]
