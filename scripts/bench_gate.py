@@ -14,7 +14,11 @@ rule covering ``b``. Each night also dreams 4 train tasks (2 per kind).
 
 Edits: useful (a: 0.3 -> 0.9), neutral (covers a kind with no tasks), harmful (everything 0.15),
 trade-off (a: 0.3 -> 0.6 and b: 0.9 -> 0.5; the val mean falls at every Nval), weak (a: 0.3 ->
-0.45, a real +0.15 on its kind). Multi-night runs re-propose the same edit every night (fresh
+0.45, a real +0.15 on its kind), check-gaming (a: 0.3 -> 0.9 by cutting kind a's answers to one
+line, so what the work needs — present in 0.95 of answers, seen by no check — falls to 0.1), and
+useful-brief (a: 0.3 -> 0.9, a form rule that keeps the substance). The optimizer, asked whether an
+answer does a task as well as a reference (the quality guard), reads the substance right with
+probability 0.9 and otherwise flips a coin. Multi-night runs re-propose the same edit every night (fresh
 draws each night) until it is accepted, for 10 nights; ``reworded`` runs cycle through three
 wordings of it.
 
@@ -74,8 +78,9 @@ from skillopt_sleep.edit_evidence import EvidencePool
 from skillopt_sleep.refusals import RejectedLedger
 from skillopt_sleep.types import Edit, NightReport, TaskRecord, Usage
 
-KNOBS = {"covered": 0.9, "uncovered": 0.3, "harmful": 0.15}
+KNOBS = {"covered": 0.9, "uncovered": 0.3, "harmful": 0.15, "substance": 0.95, "judge": 0.9}
 PASS = "PASS-TOKEN"
+SUBSTANCE = "SUBSTANCE-TOKEN"  # what a good answer holds that no check asks for
 PASS2 = "SECOND-TOKEN"
 PROJECT = "/bench"
 EFFECT_RE = re.compile(r"effect ((?:[a-z]+[12]?=[0-9.]+[, ]*)+)")
@@ -101,6 +106,10 @@ WEAK = [
     f"answers about kind a restate the request first (effect a={KNOBS['uncovered'] + 0.15:g}).",
     f"Kind a answers restate the request first (effect a={KNOBS['uncovered'] + 0.15:g})",
 ]
+# passes kind a's check by cutting the answer: its substance falls to 0.1 (the world's "qa")
+CHECK_GAMING = f"Keep kind a answers to one short line (effect a={KNOBS['covered']}, qa=0.1)"
+# constrains form too, but keeps what the work needs
+USEFUL_BRIEF = f"Keep kind a answers brief and lead with the a checklist (effect a={KNOBS['covered']})"
 TRAIN = [("a", 0), ("a", 1), ("b", 0), ("b", 1)]
 
 
@@ -116,6 +125,16 @@ def probability(kind: str, documents: str, check: int = 1) -> float:
         for name in names:
             if name in effects:
                 p = float(effects[name])  # the later rule in the documents wins
+    return p
+
+
+def substance(kind: str, documents: str) -> float:
+    """The chance an answer of ``kind`` holds what the work needs (``SUBSTANCE``) under
+    ``documents``: ``KNOBS["substance"]`` unless a rule's effect names ``q<kind>``."""
+    p = KNOBS["substance"]
+    for match in EFFECT_RE.finditer(documents):
+        effects = dict(pair.split("=") for pair in re.findall(r"[a-z]+[12]?=[0-9.]+", match.group(1)))
+        p = float(effects.get(f"q{kind}", p))
     return p
 
 
@@ -147,9 +166,18 @@ class WorldBackend:
             docs = request.payload["documents"]
             chance = task_chance(world_draw, WORLD["corr"], WORLD["drift"], task["id"], docs)
             passed = rng.random() < chance(1, probability(task["skill_hint"], docs))
-            text = "Here it is." + (f" {PASS}" if passed else "")
+            text = f"Here it is (take {request.sample})." + (f" {PASS}" if passed else "")
             if len(task["judge"]["checks"]) > 1:
                 text += f" {PASS2}" if rng.random() < chance(2, probability(task["skill_hint"], docs, 2)) else ""
+            text += f" {SUBSTANCE}" if rng.random() < chance("q", substance(task["skill_hint"], docs)) else ""
+        elif request.purpose == "quality":
+            # the judge sees what the checks do not, and reads it right with probability KNOBS["judge"]
+            payload = request.payload
+            rng = random.Random(hashlib.sha256(json.dumps([self.seed, payload]).encode()).digest())
+            as_good = SUBSTANCE in payload["answer"] or SUBSTANCE not in payload["reference"]
+            if rng.random() >= KNOBS["judge"]:
+                as_good = rng.random() < 0.5
+            text = json.dumps({"as_good": as_good, "reason": "bench"})
         elif request.purpose == "reflect":
             text = json.dumps({"edits": self.proposals})
         elif request.purpose == "refine":
@@ -254,10 +282,13 @@ SINGLE = {
     "trade_off": [TRADE_OFF],
     "four_neutral": [NEUTRAL[0], *NEUTRAL_OTHERS],
     "neutral_riding_with_useful": [USEFUL, NEUTRAL[0]],
+    "check_gaming": [CHECK_GAMING],
+    "useful_brief": [USEFUL_BRIEF],
 }
 # for each single-night scenario: the rule texts whose acceptance is counted
 WATCHED = {"harmful": [HARMFUL], "neutral": [NEUTRAL[0]], "useful": [USEFUL], "trade_off": [TRADE_OFF],
-           "four_neutral": [NEUTRAL[0], *NEUTRAL_OTHERS], "neutral_riding_with_useful": [NEUTRAL[0]]}
+           "four_neutral": [NEUTRAL[0], *NEUTRAL_OTHERS], "neutral_riding_with_useful": [NEUTRAL[0]],
+           "check_gaming": [CHECK_GAMING], "useful_brief": [USEFUL_BRIEF]}
 TWO_CHECKS = {
     "useful_one_check": [USEFUL_ONE_CHECK],
     "swap": [SWAP],

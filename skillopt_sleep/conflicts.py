@@ -65,8 +65,10 @@ def _quoted(text: str) -> set[str]:
 
 def _against(rule: str, line: str) -> list[tuple[str, re.Pattern[str]]]:
     """The families in which ``rule`` asks against ``line``, each with the pattern whose matches
-    in the line are what the rule overrides."""
+    in the line are what the rule overrides. A heading is a title, not an instruction."""
     found: list[tuple[str, re.Pattern[str]]] = []
+    if line.lstrip().startswith("#"):
+        return found
     if SHORT_RE.search(rule) and LONG_RE.search(line):
         found.append(("length", LONG_RE))
     elif LONG_RE.search(rule) and SHORT_RE.search(line):
@@ -95,6 +97,8 @@ def dropped(rule: str, line: str) -> list[tuple[str, str]]:
     it all."""
     said = _words(rule)
     out: list[tuple[str, str]] = []
+    if line.lstrip().startswith("#"):
+        return out
     for clause in (c.strip(" ,") for c in _CLAUSES.split(line)):
         if not clause:
             continue

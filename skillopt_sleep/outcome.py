@@ -17,8 +17,9 @@ class Rejection:
     the night's slots went to rules that did),
     apply (the documents refused it), gate, unchanged
     (refused on an earlier night on these same val tasks, not re-tested), combination (passed
-    alone, added nothing beside the others), budget (undecided when a capped night ran out of
-    calls: no ban, tested again later) or unvalidated (no val tasks).
+    alone, added nothing beside the others), quality (passed its checks, but its answers were
+    judged worse at the task than the current documents', ``gate/quality.py``), budget (undecided
+    when a capped night ran out of calls: no ban, tested again later) or unvalidated (no val tasks).
     ``ban``: the gate found it significantly harmful — the ledger keeps it from coming back.
     """
 

@@ -52,6 +52,9 @@ class Evaluator:
         # beside each score, the rule checks that sample failed (None: not known — a pooled
         # sample the pool kept no checks for, or one that could not be scored), for the targeted gain
         self.failed: dict[str, dict[str, list[frozenset[str] | None]]] = {}
+        # beside each score, the answer itself (None for a pooled sample: the pool keeps no
+        # answers), for the quality guard (``gate/quality.py``)
+        self.answers: dict[str, dict[str, list[str | None]]] = {}
         self.checks = {t.id: _check_ids(t) for t in tasks}
         self.calls_per_sample = {t.id: 2 if (t.judge or {}).get("kind") == "rubric" else 1 for t in tasks}
         self.identities: dict[str, str] = {}  # docs fingerprint -> pooled identity
@@ -67,6 +70,7 @@ class Evaluator:
                                     for tid in self.tasks}
                 self.failed[key] = {tid: list(self.pool.stored_failed(identity, self.content[tid])) if pooled
                                     else [] for tid in self.tasks}
+                self.answers[key] = {tid: [None] * len(self.scores[key][tid]) for tid in self.tasks}
                 if pooled:
                     self.identities[key] = identity
             self._locks.setdefault(key, threading.Lock())
@@ -117,13 +121,20 @@ class Evaluator:
                 self.phases[self.phase] = self.phases.get(self.phase, 0) + len(tasks) * (n - start)
             got = run_attempts(self.models.target, tasks, docs, range(start, n), self.rubric)
             failed = self.failed[docs.fingerprint()]
+            answers = self.answers[docs.fingerprint()]
             for tid, attempts in got.items():
                 scored = {a.sample: a for a in attempts}
                 for sample in range(start, n):
                     a = scored.get(sample)
                     have[tid].append(a.soft if a is not None else None)
                     failed[tid].append(frozenset(a.failed_checks) if a is not None else None)
+                    answers[tid].append(a.response if a is not None else None)
         return {tid: list(v) for tid, v in have.items()}
+
+    def answered(self, docs: DocumentSet, task_id: str) -> list[str]:
+        """The answers drawn for ``docs`` on ``task_id`` so far whose text this night holds."""
+        with self._guard:
+            return [a for a in self.answers.get(docs.fingerprint(), {}).get(task_id, []) if a is not None]
 
     def targeted(self, docs: DocumentSet, targets: list[str]) -> dict[str, list[float | None]]:
         """Per task that has any of ``targets`` among its rule checks, per sample drawn for ``docs``

@@ -16,6 +16,7 @@ from skillopt_sleep.call_cap import in_turn, out_of_calls, undecided
 from skillopt_sleep.documents import DocumentSet, apply_edit
 from skillopt_sleep.edit_evidence import EvidencePool, val_set_key
 from skillopt_sleep.gate import decide as gating
+from skillopt_sleep.gate import quality
 from skillopt_sleep.gate.sampling import NightGate
 from skillopt_sleep.outcome import Outcome, Rejection
 from skillopt_sleep.pending_rules import evidence_kinds, resumed_note
@@ -113,6 +114,18 @@ def gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, D
                 pool.hold(edit, kinds)  # drew, but no look yet: resumed first, nothing spent
             outcome.rejected.append(Rejection(edit, list(decision.reasons), "budget"))
             continue
+        if decision.accepted and quality.constrains_form(edit):
+            why = quality.guard(gate_of(edit), edit, cand, focus_for([edit], night.tasks))
+            if why == quality.UNDECIDED:
+                outcome.rejected.append(Rejection(edit, [why], "budget"))
+                continue
+            if why:
+                decision.accepted, decision.action = False, "reject"
+                decision.reasons.append(why)
+                if pool is not None:
+                    pool.record_test(edit, False, val_set, kinds=kinds, lower_bound=_bound(decision))
+                outcome.rejected.append(Rejection(edit, [why], "quality", ban=True))
+                continue
         if pool is not None and not (own_only and decision.accepted):
             pool.record_test(edit, decision.accepted, val_set, kinds=kinds, lower_bound=_bound(decision))
         if decision.accepted:

@@ -50,6 +50,11 @@ Honesty knobs (each off by default; every benchmark that turns one on prints it)
   redrawn when the documents change (0: a task hard under one document set stays hard under
   every other; 1: each document set reshuffles which tasks are hard). Off, every answer is an
   independent draw. ``latent.py`` states the model.
+- ``substance`` (0..12 points, default 0 = off): every answer to a rule-judged task makes that
+  many points of substance the work needs (the same for every answer to the task, after what its
+  checks ask for), which no check sees; a length cap that cuts them, or an answer cut short, loses
+  them. Only a judge asked whether an answer does the task as well as a reference (``quality``)
+  sees them.
 """
 
 from __future__ import annotations
@@ -61,7 +66,7 @@ from typing import Any
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.pricing import FREE
 from skillopt_sleep.backends.sim import optimizer, target, vary
-from skillopt_sleep.backends.sim.judge import judge
+from skillopt_sleep.backends.sim.judge import judge, quality
 from skillopt_sleep.backends.sim.knobs import SimKnobs, knobs_from_options
 from skillopt_sleep.backends.sim.optimizer import COVERABLE_OPS, covering_rule, harmful_rule
 from skillopt_sleep.backends.sim.reading import CAP_RE, FLOOR_RE, NEGATION_RE, coverage
@@ -78,6 +83,7 @@ Handler = Callable[[SimKnobs, Request], tuple[str, list[str]]]
 HANDLERS: dict[str, Handler] = {
     "attempt": target.attempt,
     "judge": judge,
+    "quality": quality,
     "preflight": lambda knobs, request: ("ok", []),
     **optimizer.HANDLERS,
     "vary": vary.vary,

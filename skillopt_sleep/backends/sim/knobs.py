@@ -1,6 +1,7 @@
 """The simulator's knobs: what it is told, not what it works out (the module docstring of
 ``skillopt_sleep.backends.sim`` states what each one does). The honesty knobs ``leak``,
-``verbose``, ``overload``, ``conflict`` and ``corr`` default to off: None, 0, 0, None and 0."""
+``verbose``, ``overload``, ``conflict``, ``corr`` and ``substance`` default to off: None, 0, 0, None,
+0 and 0."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from typing import Any
 
 PROBABILITIES = ("follow", "base", "correct", "harmful", "overload", "corr", "drift")
 OPTIONAL_PROBABILITIES = ("leak", "conflict")
-HONESTY = ("leak", "verbose", "overload", "free_rules", "conflict", "corr", "drift")
+MAX_POINTS = 12  # of a task's substance (``substance``)
+HONESTY = ("leak", "verbose", "overload", "free_rules", "conflict", "corr", "drift", "substance")
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class SimKnobs:
     conflict: float | None = None
     corr: float = 0.0
     drift: float = 0.0
+    substance: int = 0
 
     def __post_init__(self) -> None:
         for name in PROBABILITIES:
@@ -43,8 +46,8 @@ class SimKnobs:
                 raise ValueError(f"sim knob {name}={value} must be within 0..1")
         if self.latency < 0:
             raise ValueError("sim knob latency must be >= 0")
-        if self.verbose < 0 or self.free_rules < 0:
-            raise ValueError("sim knobs verbose and free_rules must be >= 0")
+        if self.verbose < 0 or self.free_rules < 0 or not 0 <= self.substance <= MAX_POINTS:
+            raise ValueError(f"sim knobs verbose and free_rules must be >= 0, substance within 0..{MAX_POINTS}")
 
     def effective_follow(self, n_rules: int) -> float:
         """``follow * (1 - overload) ** max(0, n_rules - free_rules)``: instruction overload."""
@@ -68,7 +71,7 @@ def knobs_from_options(options: dict[str, Any]) -> SimKnobs:
     if unknown:
         raise ValueError(f"unknown sim option(s): {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})")
     opts = dict(options)
-    for key in ("seed", "verbose", "free_rules"):
+    for key in ("seed", "verbose", "free_rules", "substance"):
         if key in opts:
             opts[key] = int(opts[key])
     for key in OPTIONAL_PROBABILITIES:

@@ -20,6 +20,7 @@ from typing import Any
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.sim.knobs import SimKnobs
 from skillopt_sleep.backends.sim.reading import coverage, parse_line, scope_applies, stance
+from skillopt_sleep.conflicts import contradiction
 from skillopt_sleep.check_words import limit_of, limit_words, quoted_syntax, readable_regex
 from skillopt_sleep.judges import RULE_OPS, describe_check
 
@@ -58,16 +59,20 @@ def reflect(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
                 edit = {"target": "skill", "op": "add", "content": rule,
                         "rationale": f"attempts failed because the response {reason}",
                         "evidence": sorted(set(task_ids))}
-                against = conflicting_line(check, hand_written)
+                against = conflicting_line(check, hand_written) or overridden_line(rule, hand_written)
                 if against:
                     edit["supersedes"] = against
                 edits.append(edit)
         if rng.random() < knobs.harmful:
             rule = harmful_rule(check, rng)
             if rule and not present(rule, task_ids):
-                edits.append({"target": rng.choice(["skill", "memory"]), "op": "add", "content": rule,
-                              "rationale": "good attempts looked tighter and more focused",
-                              "evidence": sorted(set(task_ids))})
+                edit = {"target": rng.choice(["skill", "memory"]), "op": "add", "content": rule,
+                        "rationale": "good attempts looked tighter and more focused",
+                        "evidence": sorted(set(task_ids))}
+                against = overridden_line(rule, hand_written)
+                if against:
+                    edit["supersedes"] = against
+                edits.append(edit)
     limit = int(payload.get("max_edits") or 4)
     return json.dumps({"edits": edits[:limit]}), []
 
@@ -153,6 +158,12 @@ HANDLERS: dict[str, Callable[[SimKnobs, Request], tuple[str, list[str]]]] = {
     "refine": refine,
     "reword": reword,
 }
+
+
+def overridden_line(rule: str, hand_written: list[str]) -> str | None:
+    """The first hand-written line the rule asks against (``conflicts.contradiction``): the line a
+    careful optimizer, shown the whole document, names in ``supersedes``."""
+    return next((line for line in hand_written if contradiction(rule, line)), None)
 
 
 def conflicting_line(check: dict[str, Any], hand_written: list[str]) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -46,7 +47,8 @@ def attempt(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
         covered = any(reference and reference.lower() in d.text.lower() for d in view.directives)
         hit = rng.random() < chance("reference", view.follow if covered else knobs.base)
         return (reference if hit else rng.choice(FILLER)), []
-    return render(knobs, judge.get("checks") or [], view, rng, chance)
+    points = substance_points(str(task.get("id")), knobs.substance)
+    return render(knobs, judge.get("checks") or [], view, rng, chance, points)
 
 
 @dataclass(frozen=True)
@@ -101,9 +103,24 @@ def leaked(knobs: SimKnobs, checks: list[dict[str, Any]], view: DocumentView, rn
     return out
 
 
+SUBJECTS = ("the rollback plan", "the migration order", "the failure modes", "the edge cases", "the data owners",
+            "the retry budget", "the test evidence", "the open risks", "the upgrade path", "the trade-offs",
+            "the error handling", "the follow-up work", "the performance cost", "the security impact")
+
+
+def substance_points(task_id: str, n: int) -> list[str]:
+    """The ``n`` points of substance an answer to ``task_id`` makes (``substance``): sentences
+    the work needs that no check asks for, the same for every answer to the task."""
+    rng = random.Random(hashlib.sha256(f"substance:{task_id}".encode()).digest())
+    subjects = rng.sample(SUBJECTS, k=min(n, len(SUBJECTS)))
+    return [f"Point {i + 1}: {subject} matter here." for i, subject in enumerate(subjects)]
+
+
 def render(knobs: SimKnobs, checks: list[dict[str, Any]], view: DocumentView,
-           rng: random.Random, chance: Chance = independent) -> tuple[str, list[str]]:
-    """A real text response (and tools called) that satisfies each check with its probability."""
+           rng: random.Random, chance: Chance = independent, points: list[str] | None = None) -> tuple[str, list[str]]:
+    """A real text response (and tools called) that satisfies each check with its probability,
+    making the task's points of substance after what the checks ask for (a length cap cuts them
+    first)."""
     ok = {i: rng.random() < chance(i, check_probability(knobs, c, view)) for i, c in enumerate(checks)}
     head: list[str] = []
     body: list[str] = []
@@ -135,7 +152,7 @@ def render(knobs: SimKnobs, checks: list[dict[str, Any]], view: DocumentView,
             min_len = arg if min_len is None else max(min_len, arg)
     body += leaked(knobs, checks, view, rng)
     filler = [rng.choice(FILLER) for _ in range(rng.randint(1, 3))]
-    core = "\n".join(head + body)
+    core = "\n".join(head + body + list(points or ()))
     rest = "".join(f"\n\n## {name}\n" + "\n".join(lines) for name, lines in sections.items())
     text = (core + "\n\n" + " ".join(filler) + rest).strip()
     while len(text) < knobs.verbose:
