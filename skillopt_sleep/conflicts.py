@@ -14,9 +14,9 @@ Read in plain words, for the kinds of instruction rules and people's lines most 
 - **tools**: "use the search tool" against "do not search / use no tools / answer from memory";
 - **inclusion**: ``always include "X"`` against a line that forbids X, and the reverse.
 
-A line's clauses are split at sentence ends, semicolons and dashes; what a clause asks against the
-rule is set aside, and its remaining content words (the rest of the instruction) must appear in
-the rule for the clause to count as kept.
+A line's clauses are split at sentence ends, semicolons and dashes. A clause the rule does not ask
+against must be restated (most of its content words in the rule); of a clause it overrides, only the
+words on how to answer that stand beside the overridden part ("directly", "concisely") must be.
 """
 
 from __future__ import annotations
@@ -29,21 +29,26 @@ SHORT_RE = re.compile(
     r"|\b(?:short|shorter|brief|briefly|concise|concisely|terse|tersely|succinct|succinctly|one[- ]line|"
     r"a single line)\b", re.I)
 LONG_RE = re.compile(
-    rf"\b(?:exhaustive|exhaustively|detailed|in[- ]depth|thorough|thoroughly|comprehensive|elaborate|at length|"
+    rf"\b(?:exhaustive|exhaustively|detailed|in[- ]depth|thorough|thoroughly|completely|every angle|many scenarios|comprehensive|elaborate|at length|"
     rf"(?:multiple|several|many) paragraphs|at least\s+\d+\s*{_UNIT})\b", re.I)
 NO_TOOL_RE = re.compile(
     r"\b(?:do not|don'?t|never|no|without)\b[^.;:—–]{0,60}?\b(?:tools?|search(?:ing)?|look(?:ing)? (?:anything|things|it) up)\b"
-    r"(?:,? (?:or|and) [^.;:—–]{0,30}?\btools?\b)?|\bfrom memory\b", re.I)
+    r"(?:,? (?:or|and) [^.;:—–]{0,30}?\btools?\b)?|\bfrom memory\b|\bfrom (?:your |its |my )?own knowledge\b", re.I)
 USE_TOOL_RE = re.compile(
     r"\b(?:use|call|run|invoke)\b[^.;]{0,40}?\b(?:tool|search)\b|\bsearch (?:first|before)\b|"
     r"\blook (?:it|things|this) up\b", re.I)
 NEGATION_RE = re.compile(r"\b(?:never|don'?t|do not|avoid|without|no longer|must not|omit|drop|remove)\b", re.I)
+# how to answer, said beside what a clause asks: kept unless the rule overrides that too
+STYLE_RE = re.compile(r"\b(?:concise(?:ly)?|direct(?:ly)?|clear(?:ly)?|polite(?:ly)?|plain(?:ly)?|simple|simply|"
+                      r"friendly|formal(?:ly)?|neutral(?:ly)?|honest(?:ly)?|calm(?:ly)?|kind(?:ly)?)\b", re.I)
 QUOTED_RE = re.compile(r'"([^"\n]{1,80})"|`([^`\n]{1,80})`')
 _CLAUSES = re.compile(r"\s*(?:[.;!?](?:\s+|$)|\s[—–-]{1,2}\s|—|–)\s*")
+_PARTS = re.compile(r",|\b(?:and|or|but)\b", re.I)
 _WORD = re.compile(r"[a-z][a-z'-]+")
 _FILLER = frozenset("""
 a an the and or but so of to in on for with at by from into about as is are be it its this that these those
 just only always never please also then you your any every all each do does not don't no must should
+when asked
 reply answer respond response responses answers write writing make keep give use
 """.split())
 
@@ -92,9 +97,8 @@ def contradiction(rule: str, line: str) -> str | None:
 
 def dropped(rule: str, line: str) -> list[tuple[str, str]]:
     """The clauses of ``line`` that ``rule``, superseding it, neither overrides nor restates —
-    what the person loses where the rule applies — each with what is left of it once the part the
-    rule overrides is set aside ("just reply directly and concisely"). Empty when the rule keeps
-    it all."""
+    what the person loses where the rule applies — each with what of it must be said again
+    ("just reply directly and concisely"). Empty when the rule keeps it all."""
     said = _words(rule)
     out: list[tuple[str, str]] = []
     if line.lstrip().startswith("#"):
@@ -102,11 +106,20 @@ def dropped(rule: str, line: str) -> list[tuple[str, str]]:
     for clause in (c.strip(" ,") for c in _CLAUSES.split(line)):
         if not clause:
             continue
-        rest = clause
+        marked = clause
         for _, pattern in _against(rule, clause):
-            rest = pattern.sub(" ", rest)
-        wanted = _words(rest)
-        if wanted and len(wanted & said) * 2 < len(wanted):
-            parts = [" ".join(p.split()) for p in re.split(r",|\b(?:and|or|but)\b", rest, flags=re.I)]
-            out.append((clause, " and ".join(p for p in parts if _words(p)) or clause))
+            marked = pattern.sub(" \x00 ", marked)
+        lost = []
+        for part in (" ".join(p.split()) for p in _PARTS.split(marked)):
+            # beside an overridden part only the words on how to answer stand on their own
+            # ("concisely from memory": "concisely"); any other part keeps all its words
+            if "\x00" in part:
+                wanted = {_stem(w.lower()) for w in STYLE_RE.findall(part)}
+                keep = " ".join(STYLE_RE.findall(part))
+            else:
+                wanted, keep = _words(part), part
+            if wanted and len(wanted & said) * 2 < len(wanted):
+                lost.append(keep)
+        if lost:
+            out.append((clause, " and ".join(lost)))
     return out

@@ -1,13 +1,15 @@
 """Rules a person would write: a proposed rule that quotes regex syntax or a check's internal form
 (``check_words``), or that supersedes a hand-written line and drops what of it it does not mean to
-override (``conflicts``), is sent back to the optimizer once to be said again.
+override (``conflicts``), is said again: the dropped parts appended to it, a quoted pattern
+reworded once by the optimizer and, if that fails, replaced by the text it asks for.
 
 A rule such as ``Make the response match the pattern [Cc]onfidence\\s*[:=]`` passes the checks and
 reads like their definition; a person writes "End with a line `Confidence: <level>`". A rule that
 supersedes "Do not search — just reply directly and concisely" with "Use the search tool" loses
-"directly and concisely" where it applies; said again, it keeps them. One request per such rule,
-all at once; a reply that is not the JSON asked for is repaired once (``repair.py``). Whatever
-still has the problem afterwards is refused by reflection's guardrails (``problem``).
+"directly and concisely" where it applies; said again, it keeps them. One optimizer request per
+rule that still has a problem, all at once; a reply that is not the JSON asked for is repaired once
+(``repair.py``). Whatever still has the problem afterwards is refused by reflection's guardrails
+(``problem``).
 """
 
 from __future__ import annotations
@@ -16,13 +18,13 @@ from dataclasses import replace
 
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.client import Client
-from skillopt_sleep.check_words import quoted_syntax
+from skillopt_sleep.check_words import quoted_syntax, readable_regex
 from skillopt_sleep.conflicts import dropped
 from skillopt_sleep.judges import check_from_id
 from skillopt_sleep.prompts import render
 from skillopt_sleep.repair import CONTENT_SCHEMA, Unusable, content_of, parse_replies
 from skillopt_sleep.sanitize import clean_text
-from skillopt_sleep.scope import split_scoped
+from skillopt_sleep.scope import render_scoped, split_scoped
 from skillopt_sleep.types import Attempt, Edit
 
 LINE_OPS = ("delete", "delete_line", "replace_line")
@@ -59,11 +61,34 @@ def _request(edit: Edit, why: str, keep: list[str], attempts: dict[str, list[Att
                             "failed_checks": [check_from_id(c) for c in failed]})
 
 
+def said_again(edit: Edit, attempts: dict[str, list[Attempt]], patterns: bool = True) -> Edit:
+    """The rule mended without a model where that is exact: the parts of a superseded line it
+    drops appended to it ("…; just reply directly and concisely."), and (``patterns``) a failed
+    check's pattern it quotes replaced by the text the pattern asks for (``readable_regex``)."""
+    scope, body = split_scoped(edit.content)
+    failed = {c for tid in edit.evidence for a in attempts.get(tid, []) for c in a.failed_checks}
+    for check in sorted(failed) if patterns else []:
+        parsed = check_from_id(check)
+        text = readable_regex(str(parsed.get("arg"))) if parsed.get("op") == "regex" else None
+        if text and str(parsed["arg"]) in body:
+            body = body.replace(str(parsed["arg"]), f'"{text}"')
+    if edit.supersedes and not quoted_syntax(body):
+        kept = [rest for _, rest in dropped(body, edit.supersedes)]
+        if kept:
+            body = "; ".join([body.rstrip(" .")] + [k[:1].lower() + k[1:] for k in kept]) + "."
+    content = render_scoped(scope, body) if scope else body
+    return replace(edit, content=content)
+
+
 def reword(optimizer: Client, edits: list[Edit], attempts: dict[str, list[Attempt]],
            max_rule_chars: int) -> tuple[list[Edit], int]:
-    """``edits`` with every rule that has a ``problem`` reworded by the optimizer (one request
-    each, concurrently); the requests made, repairs included. A rule whose reword failed is
-    returned as it was (the guardrails refuse it)."""
+    """``edits`` with every rule that has a ``problem`` mended: without a model where that is
+    exact (``said_again``), else reworded by the optimizer (one request each, concurrently) and
+    mended again; the requests made, repairs included. A rule still with a problem is returned as
+    it is (the guardrails refuse it)."""
+    # what a superseding rule drops is appended exactly; a quoted pattern goes to the optimizer
+    # first, which says it as a person would, and is replaced mechanically only if that fails
+    edits = [said_again(e, attempts, patterns=False) if problem(e) else e for e in edits]
     wordy = [(i, found) for i, e in enumerate(edits) if (found := problem(e))]
     if not wordy:
         return edits, 0
@@ -78,4 +103,6 @@ def reword(optimizer: Client, edits: list[Edit], attempts: dict[str, list[Attemp
         edit = edits[i]
         scope, _ = split_scoped(edit.content)
         out[i] = replace(edit, content=result, scope=edit.scope or scope)
+        if problem(out[i]):
+            out[i] = said_again(out[i], attempts)
     return out, len(requests) + repairs

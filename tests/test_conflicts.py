@@ -69,16 +69,12 @@ def test_a_rule_that_contradicts_a_line_without_naming_it_is_refused(tmp_path: P
     assert [e.supersedes for e in proposal.edits] == [EXHAUSTIVE]
 
 
-def test_a_superseding_rule_that_drops_part_of_the_line_is_reworded_once(tmp_path: Path):
+def test_a_superseding_rule_that_drops_part_of_the_line_restates_it(tmp_path: Path):
+    """What the rule drops is appended to it exactly, without a model call."""
     rule = {"target": "skill", "op": "add", "content": "Use the search tool before answering.",
             "supersedes": NO_SEARCH, "evidence": ["t1"]}
-    kept = "Use the search tool before answering, then reply directly and concisely."
-    proposal, backend = night(tmp_path, NO_SEARCH, rule, {"content": kept})
-    [asked] = [r for r in backend.requests if r.purpose == "reword"]
-    assert "just reply directly and concisely from memory" in asked.user
-    assert asked.payload["keep"] == ["just reply directly and concisely"]
+    proposal, backend = night(tmp_path, NO_SEARCH, rule)
+    assert [r.purpose for r in backend.requests] == ["reflect"]
     [edit] = proposal.edits
-    assert edit.content.endswith("then reply directly and concisely.") and edit.supersedes == NO_SEARCH
-    proposal, _ = night(tmp_path, NO_SEARCH, rule, {"content": rule["content"]})
-    assert proposal.edits == []
-    assert 'drops "just reply directly and concisely from memory"' in proposal.refused[0][1]
+    assert edit.content.endswith("use the search tool before answering; just reply directly and concisely.")
+    assert edit.supersedes == NO_SEARCH and dropped(edit.content, NO_SEARCH) == []

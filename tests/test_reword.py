@@ -58,13 +58,29 @@ def test_a_rule_that_quotes_a_pattern_is_reworded_once(docs: DocumentSet):
     assert proposal.calls == len(backend.requests)
 
 
-@pytest.mark.parametrize("reply", [{"content": WORDY}, "no json here"])
+def test_a_reword_that_still_quotes_the_pattern_is_mended_with_the_text_it_asks_for(docs: DocumentSet):
+    backend = optimizer({"content": WORDY})
+    [rule] = reflect(client(backend), TASKS, ATTEMPTS, docs).edits
+    assert rule.content.endswith('make the response match the pattern "Confidence:" on its own line.')
+
+
+OPAQUE = {"op": "regex", "arg": r"[A-Z]{2,}-\d+"}
+OPAQUE_TASKS = [TaskRecord(id="t1", intent="write the commit", kind="commit", judge={"kind": "rule", "checks": [OPAQUE]})]
+OPAQUE_ATTEMPTS = {"t1": [Attempt(task_id="t1", sample=0, response="done", hard=0.0, soft=0.0,
+                                  fail_reasons=[describe_check(OPAQUE)], failed_checks=[check_id(OPAQUE)])]}
+
+
+@pytest.mark.parametrize("reply", [{"content": "End with [A-Z]{2,}-\\d+."}, "no json here"])
 def test_a_rule_still_quoting_syntax_is_refused(docs: DocumentSet, reply: object):
-    backend = optimizer(reply)
-    proposal = reflect(client(backend), TASKS, ATTEMPTS, docs)
+    def answer(request):
+        if request.purpose == "reword":
+            return reply
+        return {"edits": [{"target": "skill", "op": "add", "content": r"End with [A-Z]{2,}-\d+.", "evidence": ["t1"]}]}
+    backend = FakeBackend(answer)
+    proposal = reflect(client(backend), OPAQUE_TASKS, OPAQUE_ATTEMPTS, docs)
     assert proposal.edits == []
     [(refused, reason)] = proposal.refused
-    assert "quotes a regex class escape where a person writes plain words" in reason
+    assert "where a person writes plain words, also after one rewording" in reason
     # one reword request, and one repair of it when the reply was not the JSON asked for
     assert sum(r.purpose == "reword" for r in backend.requests) == (2 if reply == "no json here" else 1)
 
