@@ -169,12 +169,33 @@ def validate_judge(judge: Any, reference_kind: str = "rule", reference: str = ""
         checks = judge.get("checks")
         if not isinstance(checks, list) or not checks:
             raise JudgeError("a rule judge needs a non-empty list of checks")
-        return {"kind": "rule", "checks": [validate_check(c) for c in checks]}
+        valid = [validate_check(c) for c in checks]
+        out: dict[str, Any] = {"kind": "rule", "checks": valid}
+        said = _said(judge.get("said"), {check_id(c) for c in valid})
+        if said:
+            out["said"] = said
+        return out
     if kind == "exact" and not reference:
         raise JudgeError("an exact judge needs the task's reference")
     if kind == "rubric" and not (reference or judge.get("rubric")):
         raise JudgeError("a rubric judge needs a rubric (judge.rubric or the task's reference)")
     return dict(judge)
+
+
+SAID_MAX = 20  # complaints kept per judge
+SAID_CHARS = 200
+
+
+def _said(said: Any, ids: set[str]) -> dict[str, str]:
+    """A rule judge's ``said``: for some of its checks (by id), the person's complaint that asked
+    for it, as the report shows it beside the rule that answers it; anything else is dropped."""
+    if not isinstance(said, dict):
+        return {}
+    out = {}
+    for key, text in said.items():
+        if key in ids and isinstance(text, str) and text.strip() and len(out) < SAID_MAX:
+            out[key] = " ".join(text.split())[:SAID_CHARS]
+    return out
 
 
 def sections(text: str) -> dict[str, str]:

@@ -143,7 +143,21 @@ def why_accepted(edit: Edit, decisions: list[GateDecision], task_index: dict[str
         figure += f" (lower bound {low:+.3f})"
     if edit.targets and decision.statistic.get("gain_of") != "the checks it fixes":
         figure += f"; on its train tasks it fixed: {_checks(edit.targets)}"
+    asked = asked_for(edit, task_index)
+    if asked:
+        figure += f'; asked for in a session: "{asked}"'
     return f"{gate_label(decision)}: {kinds}; {figure}"
+
+
+def asked_for(edit: Edit, task_index: dict[str, Any]) -> str:
+    """The person's complaint that asked for what the rule fixes (a check it targets, as stated in
+    a session of its evidence), or "" when none is known."""
+    for target in edit.targets:
+        for task_id in edit.evidence:
+            said = (task_index.get(task_id) or {}).get("said") if isinstance(task_index.get(task_id), dict) else None
+            if isinstance(said, dict) and isinstance(said.get(target), str):
+                return said[target]
+    return ""
 
 
 def _checks(targets: list[str]) -> str:
@@ -169,6 +183,9 @@ def task_summaries(tasks: list[TaskRecord]) -> dict[str, dict[str, str]]:
         if len(excerpt) > EXCERPT_CHARS:
             excerpt = excerpt[:EXCERPT_CHARS - 1].rstrip() + "…"
         out[task.id] = {"kind": kind, "split": task.split, "excerpt": excerpt}
+        said = (task.judge or {}).get("said")
+        if isinstance(said, dict) and said:
+            out[task.id]["said"] = {str(k): " ".join(redact(str(v)).split())[:EXCERPT_CHARS] for k, v in said.items()}
     return out
 
 

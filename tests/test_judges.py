@@ -384,3 +384,15 @@ def test_section_arg_with_hashes_is_normalised_or_rejected():
     except JudgeError:
         return
     assert run_check(c, "## Testing\nran pytest") is True
+
+
+def test_a_rule_judge_keeps_the_complaints_of_its_own_checks_only():
+    check = {"op": "contains", "arg": "Refs:"}
+    judge = judges.validate_judge({"kind": "rule", "checks": [check], "said": {
+        judges.check_id(check): "  Missing the   Refs: trailer. " + "x" * 400,
+        judges.check_id({"op": "contains", "arg": "other"}): "not one of its checks",
+        "junk": 3}})
+    assert list(judge["said"]) == [judges.check_id(check)]
+    assert judge["said"][judges.check_id(check)].startswith("Missing the Refs: trailer. x")
+    assert len(judge["said"][judges.check_id(check)]) == judges.SAID_CHARS
+    assert "said" not in judges.validate_judge({"kind": "rule", "checks": [check], "said": "no"})

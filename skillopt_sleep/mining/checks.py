@@ -25,6 +25,7 @@ from typing import Any
 from skillopt_sleep.check_words import limit_check
 
 Check = dict[str, Any]
+SAID_CHARS = 200  # of a complaint kept beside the check it states
 
 # Single quotes only when they are not apostrophes: "Don't add 'WIP', it's noise" quotes WIP alone.
 QUOTED_RE = re.compile(
@@ -290,3 +291,13 @@ def checks_by_support(texts: list[str]) -> list[Check]:
             support[key] = support.get(key, 0) + 1
             first.setdefault(key, (len(first), check))
     return [check for key, (_, check) in sorted(first.items(), key=lambda kv: (-support[kv[0]], kv[1][0]))]
+
+
+def complaint_for(check: Check, texts: Iterable[str]) -> str | None:
+    """The first sentence of the complaints that states ``check`` (what the report shows beside
+    the rule that answers it), or None."""
+    for text in texts:
+        for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
+            if check in checks_from_feedback([sentence]):
+                return " ".join(sentence.split())[:SAID_CHARS]
+    return None

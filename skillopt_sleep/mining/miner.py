@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillopt_sleep.mining.checks import checks_by_support
+from skillopt_sleep.judges import check_id
+from skillopt_sleep.mining.checks import checks_by_support, complaint_for
 from skillopt_sleep.mining.clustering import DEFAULT_THRESHOLD, cluster, label_for
 from skillopt_sleep.mining.requests import UserRequest, requests_from
 from skillopt_sleep.mining.splits import assign_splits
@@ -79,6 +80,11 @@ def mine(digests: list[SessionDigest], *, min_recurrence: int = 2, threshold: fl
             judge = {"kind": "rule", "checks": checks + [{"op": "no_refusal", "arg": None}]}
         else:
             judge = None
+        if judge is not None and judge.get("kind") == "rule":
+            said = {check_id(c): found for c in judge["checks"]
+                    if (found := complaint_for(c, [fb for r in group for fb in r.feedback]))}
+            if said:
+                judge = {**judge, "said": said}
         if judge is None:
             uncheckable += 1
             continue

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from skillopt_sleep.judges import run_check
 from skillopt_sleep.mining import checks_by_support, checks_from_feedback
-from skillopt_sleep.mining.checks import limit_check
+from skillopt_sleep.mining.checks import complaint_for, limit_check
 from tests.mining.builders import SIGNOFF
 
 
@@ -195,3 +195,11 @@ def test_checks_by_support_lists_the_most_stated_first():
 def test_there_is_no_means_missing():
     assert checks_from_feedback(['there is no "Signed-off-by:" line']) == [{"op": "contains", "arg": "Signed-off-by:"}]
     assert checks_from_feedback(['No "Generated with" footer, ever.']) == [{"op": "not_contains", "arg": "Generated with"}]
+
+
+def test_the_complaint_that_states_a_check_is_kept_beside_it():
+
+    texts = ["Thanks. Looks fine otherwise.", "You forgot the \"Signed-off-by:\" line again. Also too long."]
+    check = {"op": "contains", "arg": "Signed-off-by:"}
+    assert complaint_for(check, texts) == 'You forgot the "Signed-off-by:" line again.'
+    assert complaint_for({"op": "contains", "arg": "Refs:"}, texts) is None

@@ -27,7 +27,9 @@ def test_mine_promotes_a_recurring_checkable_kind():
         [r.lower() for r in COMMIT_REQUESTS] + ["please write a commit message for the staged changes in utils"])
     judge = tasks[0].judge
     assert judge == {"kind": "rule", "checks": [{"op": "contains", "arg": "Signed-off-by:"},
-                                                {"op": "no_refusal", "arg": None}]}
+                                                {"op": "no_refusal", "arg": None}],
+                     # the complaint that asked for the check, shown beside the rule that answers it
+                     "said": {'{"arg": "Signed-off-by:", "op": "contains"}': 'you forgot the "Signed-off-by:" line'}}
     assert all(t.judge == judge for t in tasks)  # the kind's judge is shared
     assert all(t.recurrence == 5 for t in tasks)  # sessions, not requests
     assert len({t.id for t in tasks}) == len(tasks)
