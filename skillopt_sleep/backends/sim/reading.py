@@ -149,8 +149,9 @@ def stance(check: dict[str, Any], directive: str) -> bool | None:
         return not negated
     if op == "not_contains" and _mentions(d, arg):
         return negated
-    if op == "section_present" and _mentions(d, arg) and re.search(r"section|heading", d, re.I):
-        return not negated
+    if op == "section_present" and _mentions(d, arg) and (re.search(r"section|heading", d, re.I)
+                                                         or re.search(rf"#+ *{re.escape(arg)}", d, re.I)):
+        return not negated  # "a section headed X", or the heading itself quoted ("## X")
     if op == "section_contains" and _mentions(d, arg["section"]) and _mentions(d, arg["text"]):
         return not negated
     if op == "regex":
