@@ -9,7 +9,8 @@ person would ("End with a line `Confidence: <level>`"). So:
   a first line's length), and ``readable_regex`` reads them back as "at most 50 words";
 - ``readable_regex`` turns a simple pattern — literals, case pairs such as ``[Cc]``, a small set of
   punctuation, whitespace, digits, anchors — into the text it asks for, a number shown as
-  ``<n>`` (``Refs: ACME-\\d+`` -> ``Refs: ACME-<n>``); anything more is left as a pattern;
+  ``<n>`` (``Refs: ACME-\\d+`` -> ``Refs: ACME-<n>``) and a few literal alternatives joined by "/";
+  anything more is left as a pattern;
 - ``quoted_syntax`` finds regex syntax or a check's internal form in a rule's text, so a rule
   that quotes it can be reworded once and refused when it still does.
 """
@@ -126,6 +127,11 @@ def _text(items: Any) -> str | None:
             if piece is None:
                 return None
             out.append(piece)
+        elif name == "BRANCH":  # a few literal alternatives: "investigating/identified/resolved"
+            pieces = [_text(alt) for alt in av[1]]
+            if any(p is None or not p.strip() or "/" in p for p in pieces) or len(pieces) > 6:
+                return None
+            out.append("/".join(p for p in pieces if p is not None))
         else:
             return None
     return "".join(out)
@@ -153,6 +159,8 @@ def readable_regex(pattern: str) -> str | None:
 _SYNTAX = [
     (re.compile(r"\\[sSdDwWbBAZz](?![A-Za-z])|\\[sdw][*+?]"), "a regex class escape"),
     (re.compile(r"\(\?(?:[:=!]|<[=!])"), "a regex group"),
+    (re.compile(r"\([^()\s|]{1,40}(?:\|[^()\s|]{1,40})+\)"), "a regex alternation"),
+    (re.compile(r"\\[\[\]().*+?{}|^$/]"), "a regex escape"),
     (re.compile(r"(?<![.\w])\.[*+](?![\w.])|\[\^?[^\]\s]{1,12}\][*+?]"), "a regex wildcard"),
     (re.compile(r"[\])]\{\d{1,4}(?:,\d{0,4})?\}"), "a regex repeat"),
     (re.compile(r"\b(?:section_present|section_contains|not_contains|max_chars|min_chars|tool_called|"

@@ -32,8 +32,7 @@ LONG_RE = re.compile(
     rf"\b(?:exhaustive|exhaustively|detailed|in[- ]depth|thorough|thoroughly|completely|every angle|many scenarios|comprehensive|elaborate|at length|"
     rf"(?:multiple|several|many) paragraphs|at least\s+\d+\s*{_UNIT})\b", re.I)
 NO_TOOL_RE = re.compile(
-    r"\b(?:do not|don'?t|never|no|without)\b[^.;:—–]{0,60}?\b(?:tools?|search(?:ing)?|look(?:ing)? (?:anything|things|it) up)\b"
-    r"(?:,? (?:or|and) [^.;:—–]{0,30}?\btools?\b)?|\bfrom memory\b|\bfrom (?:your |its |my )?own knowledge\b", re.I)
+    r"\b(?:do not|don'?t|never|no|without)\b[^.;:—–]{0,80}\b(?:tools?|search(?:ing)?|look(?:ing)? (?:anything|things|it) up)\b|\bfrom memory\b|\bfrom (?:your |its |my )?own knowledge\b", re.I)
 USE_TOOL_RE = re.compile(
     r"\b(?:use|call|run|invoke)\b[^.;]{0,40}?\b(?:tool|search)\b|\bsearch (?:first|before)\b|"
     r"\blook (?:it|things|this) up\b", re.I)

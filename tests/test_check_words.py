@@ -22,13 +22,14 @@ from skillopt_sleep.check_words import LIMIT_UNITS, limit_check, limit_of, quote
     (r"^## Summary$", "## Summary"),
     (r"v\d+\.\d+\.\d+", "v<n>.<n>.<n>"),
     (r"Part-of:\s+[0-9]+", "Part-of: <n>"),
-    (r"foo|bar", None), (r".*x", None), (r"^a+$", None), (r"[A-Z]{2,}-\d+", None), (r"\d+", None),
+    (r"^\[(investigating|identified|resolved)\]", "[investigating/identified/resolved]"),
+    (r"foo|bar", "foo/bar"), (r".*x", None), (r"^a+$", None), (r"[A-Z]{2,}-\d+", None), (r"\d+", None),
     (r"(", None),
 ])
 def test_readable_regex(pattern: str, text: str | None):
     assert readable_regex(pattern) == text
-    if text:  # what it says matches: the text, a number in place of <n>
-        assert re.search(pattern, text.replace("<n>", "42"))
+    if text:  # what it says matches: the text, a number in place of <n>, one of the alternatives
+        assert re.search(pattern, re.sub(r"(\w+)(?:/\w+)+", r"\1", text.replace("<n>", "42")))
 
 
 @given(unit=st.sampled_from(LIMIT_UNITS), n=st.integers(1, 2000))
@@ -51,6 +52,8 @@ def test_limits_in_words():
     ("Write .* after the colon.", "a regex wildcard"),
     ("Start with [Ss]ummary.", "a regex character class"),
     ("Make sure section_present passes.", "a check's internal name"),
+    (r"Start with ^\[(investigating|identified|resolved)\].", "a regex alternation"),
+    (r"End the title with \(draft\).", "a regex escape"),
     ('Emit {"op": "contains"} checks.', "a check's internal name"),
     ("End with a line `Confidence: <level>`.", None),
     ('Always include "Refs: ACME-<n>".', None),

@@ -43,6 +43,9 @@ def test_a_superseding_rule_must_restate_what_it_keeps():
     assert dropped("Keep it to at most 60 characters.", "Be exhaustive and detailed, and cite sources.") == [
         ("Be exhaustive and detailed, and cite sources", "cite sources")]
     assert dropped("Keep it to at most 60 characters.", EXHAUSTIVE) == []
+    # the whole "do not ..., search, or use any tools" is what a tool rule overrides
+    assert dropped("Always use the WebSearch tool for this task.",
+                   "- Do NOT look anything up, search, or use any tools.") == []
 
 
 TASKS = [TaskRecord(id="t1", intent="answer the question", kind="quick answer",
