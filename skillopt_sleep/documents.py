@@ -5,7 +5,8 @@ it was. Rules inside the block are one bullet line each, and the block stays sma
 every agent turn (rule budget per document; AGENTS.md within Codex's 32 KiB).
 
 Two exceptions, both visible to whoever reads the document (``handwritten.py``): a rule may name a
-hand-written line it overrides (rendered ``- <rule> (supersedes: "<line>")``), and a skill its owner
+hand-written line it overrides (rendered ``- <rule> (supersedes: "<line>")``, several as
+``"<a>"; "<b>"``), and a skill its owner
 opted in to whole-skill editing (``edit_whole_skill``) accepts ``replace_line`` / ``delete_line``
 edits of its hand-written lines.
 """
@@ -357,6 +358,8 @@ def _quotable(line: str, doc: Document, what: str) -> None:
         problem = f"longer than {handwritten.MAX_LINE_CHARS} characters"
     elif "<!--" in line or "-->" in line:
         problem = "holds an HTML comment"
+    elif handwritten.SEPARATOR in line:
+        problem = f"holds {handwritten.SEPARATOR}, which separates the lines a rule overrides"
     elif redact(line) != line or line not in doc.redacted_hand_written():
         problem = "holds what looks like a secret"
     if problem is not None:
@@ -368,14 +371,15 @@ def _new_rule(docs: DocumentSet, doc: Document, edit: Edit) -> str:
     overrides a hand-written line, which must exist verbatim in either document (a rule scoped to a
     skill's work may override a line of the memory file)."""
     rule = clean_rule(edit.content, doc.limits)
-    wanted = (edit.supersedes or "").strip()
+    wanted = handwritten.superseded_lines(edit.supersedes)
     if not wanted:
         return rule
-    holders = [d for d in docs.all() if handwritten.find_line(d.hand_written(), wanted)]
-    if not holders:
-        names = " or ".join(d.path.name for d in docs.all())
-        raise EditRefused(f"supersedes {wanted[:80]!r}, which is not a hand-written line of {names}")
-    _quotable(wanted, holders[0], "superseded")
+    for line in wanted:
+        holders = [d for d in docs.all() if handwritten.find_line(d.hand_written(), line)]
+        if not holders:
+            names = " or ".join(d.path.name for d in docs.all())
+            raise EditRefused(f"supersedes {line[:80]!r}, which is not a hand-written line of {names}")
+        _quotable(line, holders[0], "superseded")
     return handwritten.render_supersedes(rule, wanted)
 
 

@@ -72,17 +72,27 @@ def find_line(lines: list[Line], wanted: str) -> list[Line]:
     return [line for line in lines if key and line.content == key]
 
 
-def render_supersedes(rule: str, line: str) -> str:
-    """The managed-block form of a rule that overrides a hand-written line."""
-    return f'{rule} (supersedes: "{line}")'
+SEPARATOR = '"; "'  # between the lines one rule overrides: (supersedes: "a"; "b")
+
+
+def superseded_lines(supersedes: str) -> list[str]:
+    """The hand-written lines an edit's ``supersedes`` names: one per line of it."""
+    return [line.strip() for line in (supersedes or "").split("\n") if line.strip()]
+
+
+def render_supersedes(rule: str, lines: str | list[str]) -> str:
+    """The managed-block form of a rule that overrides hand-written lines (``supersedes``: one
+    line, or several one per line): ``<rule> (supersedes: "a"; "b")``."""
+    named = superseded_lines(lines) if isinstance(lines, str) else lines
+    return f'{rule} (supersedes: "{SEPARATOR.join(named)}")'
 
 
 def split_supersedes(rule: str) -> tuple[str, str | None]:
-    """(the rule without its ``(supersedes: "...")`` suffix, the superseded line or None)."""
+    """(the rule without its ``(supersedes: "...")`` suffix, the superseded lines one per line, or None)."""
     match = SUPERSEDES_RE.search(rule)
     if match is None:
         return rule, None
-    return rule[:match.start()], match.group(1)
+    return rule[:match.start()], "\n".join(match.group(1).split(SEPARATOR))
 
 
 def replace_line(text: str, line: Line, new_content: str) -> str:
@@ -112,8 +122,10 @@ def conflict_notes(edits: list[Edit]) -> list[str]:
     notes = []
     for edit in edits:
         if edit.supersedes:
-            notes.append(f'The rule "{edit.content}" ({edit.target}) overrides your line '
-                         f'"{edit.supersedes.strip()}" (the line stays; the rule says it wins).')
+            lines = superseded_lines(edit.supersedes)
+            named = " and ".join(f'"{line}"' for line in lines)
+            notes.append(f'The rule "{edit.content}" ({edit.target}) overrides your line{"s" if len(lines) > 1 else ""} '
+                         f'{named} (the line{"s stay" if len(lines) > 1 else " stays"}; the rule says it wins).')
         elif edit.op == "replace_line":
             notes.append(f'Your line "{edit.anchor.strip()}" in the {edit.target} document is replaced '
                          f'by "{edit.content}" (whole-skill editing).')

@@ -42,6 +42,7 @@ from skillopt_sleep.refusals import rule_text, similar_text
 from skillopt_sleep.repair import Unusable, parse_replies
 from skillopt_sleep.reword import problem, reword
 from skillopt_sleep.sanitize import clean_text
+from skillopt_sleep.handwritten import superseded_lines
 from skillopt_sleep.scope import settle_scope, split_scoped
 from skillopt_sleep.types import EDIT_OPS, EDIT_TARGETS, Attempt, Edit, TaskRecord
 
@@ -233,9 +234,15 @@ def edits_from_reply(text: str) -> list[Edit]:
             scope=str(item.get("scope") or ""),
             rationale=str(item.get("rationale") or "")[:500],
             evidence=[str(e) for e in evidence][:20] if isinstance(evidence, list) else [],
-            supersedes=str(item.get("supersedes") or "")[:1000],
+            supersedes=_supersedes(item.get("supersedes")),
         ))
     return edits
+
+
+def _supersedes(value: object) -> str:
+    """The lines an edit overrides, one per line: a string, or a list of them."""
+    lines = value if isinstance(value, list) else [value]
+    return "\n".join(str(v) for v in lines if v)[:2000]
 
 
 def _documents_view(docs: DocumentSet) -> tuple[str, dict[str, list[str]]]:
@@ -348,11 +355,12 @@ def spread_over_kinds(ordered: list[Edit], tasks: list[TaskRecord]) -> list[Edit
 
 
 def _contradicts(edit: Edit, hand_written: Sequence[str]) -> str | None:
-    """Why a rule that names no line it overrides is refused: it asks against a hand-written line
-    (``conflicts``), and a model would read both."""
+    """Why a rule is refused that asks against a hand-written line (``conflicts``) it does not name
+    in ``supersedes``: a model would read both."""
     body = split_scoped(edit.content)[1]
+    named = set(superseded_lines(edit.supersedes))
     for line in hand_written:
-        what = contradiction(body, line)
+        what = contradiction(body, line) if line not in named else None
         if what:
             return (f'contradicts the hand-written line "{line[:120]}" ({what}): a rule that overrides '
                     "a person's line names it in supersedes")
@@ -383,7 +391,7 @@ def _guard(proposed: list[Edit], tasks: list[TaskRecord], documents: tuple[str, 
                 reason = str(exc)
         if reason is None and (found := problem(edit)):
             reason = f"{found[0]}, also after one rewording"
-        if reason is None and edit.op in ("add", "replace", "insert_after") and not edit.supersedes:
+        if reason is None and edit.op in ("add", "replace", "insert_after"):
             reason = _contradicts(edit, hand_written)
         if reason is None and _merge_into(edits, edit):
             continue

@@ -20,6 +20,7 @@ from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.check_words import quoted_syntax, readable_regex
 from skillopt_sleep.conflicts import dropped
+from skillopt_sleep.handwritten import superseded_lines
 from skillopt_sleep.judges import check_from_id
 from skillopt_sleep.prompts import render
 from skillopt_sleep.repair import CONTENT_SCHEMA, Unusable, content_of, parse_replies
@@ -38,11 +39,11 @@ def problem(edit: Edit) -> tuple[str, list[str]] | None:
     what = quoted_syntax(edit.content)
     if what:
         return f"it quotes {what} where a person writes plain words", []
-    if edit.supersedes:
-        lost = dropped(split_scoped(edit.content)[1], edit.supersedes)
+    for line in superseded_lines(edit.supersedes):
+        lost = dropped(split_scoped(edit.content)[1], line)
         if lost:
             parts = "; ".join(f'"{clause}"' for clause, _ in lost)
-            return (f'it supersedes the hand-written line "{edit.supersedes}" but drops {parts}, which it does '
+            return (f'it supersedes the hand-written line "{line}" but drops {parts}, which it does '
                     "not override: restate what it keeps", [rest for _, rest in lost])
     return None
 
@@ -73,7 +74,7 @@ def said_again(edit: Edit, attempts: dict[str, list[Attempt]], patterns: bool = 
         if text and str(parsed["arg"]) in body:
             body = body.replace(str(parsed["arg"]), f'"{text}"')
     if edit.supersedes and not quoted_syntax(body):
-        kept = [rest for _, rest in dropped(body, edit.supersedes)]
+        kept = [rest for line in superseded_lines(edit.supersedes) for _, rest in dropped(body, line)]
         if kept:
             body = "; ".join([body.rstrip(" .")] + [k[:1].lower() + k[1:] for k in kept]) + "."
     content = render_scoped(scope, body) if scope else body

@@ -10,7 +10,9 @@ import pytest
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.conflicts import contradiction, dropped
-from skillopt_sleep.documents import load_documents
+from skillopt_sleep.backends.sim.reading import applicable, parse_documents
+from skillopt_sleep.documents import END, START, apply_edit, load_documents
+from skillopt_sleep.handwritten import split_supersedes
 from skillopt_sleep.reflect import reflect
 from skillopt_sleep.types import Attempt, TaskRecord
 
@@ -81,3 +83,31 @@ def test_a_superseding_rule_that_drops_part_of_the_line_restates_it(tmp_path: Pa
     [edit] = proposal.edits
     assert edit.content.endswith("use the search tool before answering; just reply directly and concisely.")
     assert edit.supersedes == NO_SEARCH and dropped(edit.content, NO_SEARCH) == []
+
+
+LENGTH_LINES = ("When asked, analyze the decision as thoroughly and completely as you can.\n"
+                "Explore every angle, consider many scenarios, and be exhaustive and detailed. Write multiple paragraphs.")
+
+
+def test_a_rule_must_name_every_line_it_contradicts(tmp_path: Path):
+    """A cap that supersedes one of two lines asking for length still stands beside the other: it
+    is refused until it names both, and then both are shown overridden in the document."""
+    first, second = LENGTH_LINES.split("\n")
+    rule = {"target": "skill", "op": "add", "content": "Keep the response to at most 1200 characters.",
+            "supersedes": first, "evidence": ["t1"]}
+    proposal, _ = night(tmp_path, LENGTH_LINES, rule)
+    assert proposal.edits == [] and proposal.refused[0][1].startswith(f'contradicts the hand-written line "{second}"')
+    proposal, _ = night(tmp_path, LENGTH_LINES, {**rule, "supersedes": [first, second]})
+    [edit] = proposal.edits
+    assert edit.supersedes == LENGTH_LINES
+    written = apply_edit(load_documents(tmp_path), edit).skill.rules()[-1]
+    assert written.endswith(f'at most 1200 characters. (supersedes: "{first}"; "{second}")')
+    assert split_supersedes(written)[1] == LENGTH_LINES
+
+
+def test_the_simulator_reads_both_lines_as_overridden():
+    first, second = LENGTH_LINES.split("\n")
+    documents = (f"# Skill\n\n{first}\n{second}\nCite your sources.\n\n{START}\n"
+                 f'- Keep the response to at most 1200 characters. (supersedes: "{first}"; "{second}")\n{END}\n')
+    read = [d.text for d in applicable(parse_documents(documents), "analyze this")]
+    assert first not in read and second not in read and "Cite your sources." in read

@@ -59,9 +59,10 @@ def reflect(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
                 edit = {"target": "skill", "op": "add", "content": rule,
                         "rationale": f"attempts failed because the response {reason}",
                         "evidence": sorted(set(task_ids))}
-                against = conflicting_line(check, hand_written) or overridden_line(rule, hand_written)
+                against = list(dict.fromkeys(
+                    [line for line in [conflicting_line(check, hand_written)] if line] + overridden_lines(rule, hand_written)))
                 if against:
-                    edit["supersedes"] = against
+                    edit["supersedes"] = "\n".join(against)
                 edits.append(edit)
         if rng.random() < knobs.harmful:
             rule = harmful_rule(check, rng)
@@ -69,9 +70,9 @@ def reflect(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
                 edit = {"target": rng.choice(["skill", "memory"]), "op": "add", "content": rule,
                         "rationale": "good attempts looked tighter and more focused",
                         "evidence": sorted(set(task_ids))}
-                against = overridden_line(rule, hand_written)
+                against = overridden_lines(rule, hand_written)
                 if against:
-                    edit["supersedes"] = against
+                    edit["supersedes"] = "\n".join(against)
                 edits.append(edit)
     limit = int(payload.get("max_edits") or 4)
     return json.dumps({"edits": edits[:limit]}), []
@@ -160,10 +161,10 @@ HANDLERS: dict[str, Callable[[SimKnobs, Request], tuple[str, list[str]]]] = {
 }
 
 
-def overridden_line(rule: str, hand_written: list[str]) -> str | None:
-    """The first hand-written line the rule asks against (``conflicts.contradiction``): the line a
+def overridden_lines(rule: str, hand_written: list[str]) -> list[str]:
+    """The hand-written lines the rule asks against (``conflicts.contradiction``): the lines a
     careful optimizer, shown the whole document, names in ``supersedes``."""
-    return next((line for line in hand_written if contradiction(rule, line)), None)
+    return [line for line in hand_written if contradiction(rule, line)]
 
 
 def conflicting_line(check: dict[str, Any], hand_written: list[str]) -> str | None:

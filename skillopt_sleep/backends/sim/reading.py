@@ -11,8 +11,9 @@ scope's words less function words and generic work words ("writing", "working", 
 compared after a light stemming ("messages" ~ "message", "writing" ~ "write"); a scope with no
 content word applies everywhere. Every other line applies to every task.
 
-Supersession. A learned rule ending ``(supersedes: "<line>")`` (the form ``handwritten.py``
-renders) overrides that hand-written line wherever the rule applies: the line is not read there.
+Supersession. A learned rule ending ``(supersedes: "<line>")`` or ``(supersedes: "<a>"; "<b>")``
+(the forms ``handwritten.py`` renders) overrides those hand-written lines wherever the rule
+applies: they are not read there.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class Directive:
     scope: str = ""  # the phrase after "When"; "" = every task
     learned: bool = False  # inside the managed block (a rule a night wrote)
     listed: bool = False  # a list item: counts as one rule for instruction overload
-    supersedes: str = ""  # the hand-written line this rule overrides, list marker stripped
+    supersedes: str = ""  # the hand-written lines this rule overrides, one per line, list markers stripped
     line: str = ""  # the whole line, list marker stripped (what a superseding rule quotes)
 
 
@@ -64,7 +65,8 @@ def parse_line(raw: str, learned: bool = False) -> Directive:
     match = SUPERSEDES_RE.search(text)
     if match:  # the quoted line is not an instruction; only a learned rule overrides it
         text = text[:match.start()]
-        supersedes = LIST_ITEM_RE.sub("", match.group(1).strip()) if learned else ""
+        parts = match.group(1).split('"; "')
+        supersedes = "\n".join(LIST_ITEM_RE.sub("", p.strip()) for p in parts) if learned else ""
     scope = ""
     scoped = SCOPED_RE.match(text)
     if scoped:
@@ -126,7 +128,7 @@ def applicable(directives: list[Directive], text: str | None) -> list[Directive]
     """The directives that apply to a task (all of them when ``text`` is None), hand-written lines
     superseded by an applicable learned rule left out."""
     live = [d for d in directives if text is None or not d.scope or scope_applies(d.scope, text)]
-    overridden = {d.supersedes for d in live if d.learned and d.supersedes}
+    overridden = {line for d in live if d.learned and d.supersedes for line in d.supersedes.split("\n")}
     return [d for d in live if d.learned or d.line not in overridden]
 
 
