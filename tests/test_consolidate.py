@@ -204,6 +204,8 @@ class World:
                               model="world")
         if request.purpose == "refine":  # it cannot say how to keep a rule without its breakage
             return Completion(text=json.dumps({"content": request.payload["rule"]}), model="world")
+        if request.purpose == "quality":  # nothing beside the checks: every answer does the task as well
+            return Completion(text=json.dumps({"as_good": True, "reason": "world"}), model="world")
         task, docs = request.payload["task"], request.payload["documents"]
         rng = random.Random(f"{self.seed}|{task['id']}|{request.sample}|{docs}")
         ok = ("checklist" in docs) if task["skill_hint"] == "a" else ("terse" not in docs)
