@@ -9,7 +9,6 @@ JSON-able ``state`` dict stored with the file's checkpoint.
 from __future__ import annotations
 
 import os
-import stat
 from collections import Counter
 from functools import lru_cache
 from dataclasses import dataclass, field
@@ -88,14 +87,6 @@ def is_replay_dir(cwd: str) -> bool:
     """Our own headless replays run in temp dirs named ``REPLAY_DIR_PREFIX…``."""
     name = cwd.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1]
     return name.startswith(REPLAY_DIR_PREFIX)
-
-
-def is_regular_file(path: str | os.PathLike[str]) -> bool:
-    """Follows symlinks: a link to a regular file counts, a link to ``/dev/zero`` does not."""
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        return False
 
 
 class LineReader:

@@ -93,11 +93,6 @@ def parse_documents(documents: str) -> list[Directive]:
     return out
 
 
-def directive_lines(documents: str) -> list[str]:
-    """The documents' non-blank lines, stripped."""
-    return [ln.strip() for ln in documents.splitlines() if ln.strip()]
-
-
 def _stem(word: str) -> str:
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
