@@ -112,19 +112,21 @@ def guard(night: object, edit: Edit, cand: DocumentSet, focus: set[str]) -> str 
     refs = {tid: reference_of(evaluator.tasks[tid]) for tid in tasks}
     # without a transcript's answer, the current documents' answers are the references, each
     # judged against the next, so one answer that happens to miss something is not the yardstick
-    wanted = {(cand.fingerprint(), tid): per_task for tid in tasks}
-    wanted |= {(base.fingerprint(), tid): per_task if refs[tid] else max(2, per_task) for tid in tasks}
-    for docs in (cand, base):
-        short = [tid for tid in tasks if len(evaluator.answered(docs, tid)) < wanted[docs.fingerprint(), tid]]
+    cand_wanted = {tid: per_task for tid in tasks}
+    base_wanted = {tid: per_task if refs[tid] else max(2, per_task) for tid in tasks}
+    for docs, wanted in ((cand, cand_wanted), (base, base_wanted)):
+        # a pooled sample has no answer: draw only the answers missing, after every sample there is
+        drawn = evaluator.scores.get(docs.fingerprint(), {})
+        missing = {tid: wanted[tid] - len(evaluator.answered(docs, tid)) for tid in tasks}
+        short = [tid for tid in tasks if missing[tid] > 0]
         if short:
-            have = max(len(evaluator.scores.get(docs.fingerprint(), {}).get(tid, [])) for tid in short)
-            need = have + max(wanted[docs.fingerprint(), tid] for tid in short)
+            need = max(len(drawn.get(tid, [])) + missing[tid] for tid in short)
             if draw_within(cap, evaluator, [(docs, None)], need, short) is None:
                 return UNDECIDED
     items: list[tuple[str, TaskRecord, str, str]] = []
     for tid in tasks:
         task = evaluator.tasks[tid]
-        ours = evaluator.answered(base, tid)[:wanted[base.fingerprint(), tid]]
+        ours = evaluator.answered(base, tid)[:base_wanted[tid]]
         theirs = evaluator.answered(cand, tid)[:per_task]
         if refs[tid]:
             items += [("base", task, refs[tid], a) for a in ours[:per_task]]

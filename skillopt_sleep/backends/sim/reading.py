@@ -24,6 +24,7 @@ from typing import Any
 
 from skillopt_sleep.check_words import limit_of, readable_regex
 from skillopt_sleep.documents import END, START
+from skillopt_sleep.handwritten import SEPARATOR
 
 NEGATION_RE = re.compile(r"\b(never|don'?t|do not|avoid|without|no longer|must not|omit|drop)\b", re.I)
 CAP_RE = re.compile(
@@ -65,7 +66,7 @@ def parse_line(raw: str, learned: bool = False) -> Directive:
     match = SUPERSEDES_RE.search(text)
     if match:  # the quoted line is not an instruction; only a learned rule overrides it
         text = text[:match.start()]
-        parts = match.group(1).split('"; "')
+        parts = match.group(1).split(SEPARATOR)
         supersedes = "\n".join(LIST_ITEM_RE.sub("", p.strip()) for p in parts) if learned else ""
     scope = ""
     scoped = SCOPED_RE.match(text)

@@ -112,6 +112,7 @@ def substance_points(task_id: str, n: int) -> list[str]:
     """The ``n`` points of substance an answer to ``task_id`` makes (``substance``): sentences
     the work needs that no check asks for, the same for every answer to the task."""
     rng = random.Random(hashlib.sha256(f"substance:{task_id}".encode()).digest())
+    # the first n of the 12 the judge looks for (random.sample draws a pool of this size in order)
     subjects = rng.sample(SUBJECTS, k=min(n, len(SUBJECTS)))
     return [f"Point {i + 1}: {subject} matter here." for i, subject in enumerate(subjects)]
 
