@@ -53,12 +53,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from skillopt_sleep import journal  # noqa: E402
-from skillopt_sleep.adoption import adoptions, list_proposals  # noqa: E402
+from skillopt_sleep.staging import adoption_journal as journal  # noqa: E402
+from skillopt_sleep.staging.adoption import adoptions, list_proposals  # noqa: E402
 from skillopt_sleep.files import TEMP_NAME, sha256_bytes  # noqa: E402
 from skillopt_sleep.paths import project_dirs  # noqa: E402
-from skillopt_sleep.staging import StagedFile, stage  # noqa: E402
-from skillopt_sleep.state_key import KEY_FILE, share_key, state_key  # noqa: E402
+from skillopt_sleep.staging.stage import StagedFile, stage  # noqa: E402
+from skillopt_sleep.store.state_key import KEY_FILE, share_key, state_key  # noqa: E402
 from skillopt_sleep.types import NightReport  # noqa: E402
 from tests.support.tasks import make_tasks, write_tasks_file  # noqa: E402
 

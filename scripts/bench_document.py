@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from skillopt_sleep import reflect
+from skillopt_sleep.learning import reflect
 
 
 def _bench_learning() -> Any:

@@ -61,9 +61,9 @@ from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
 
-from skillopt_sleep import consolidate as consolidation
+from skillopt_sleep.learning import loop as consolidation
 from skillopt_sleep import night
-from skillopt_sleep.loop_settings import LoopSettings
+from skillopt_sleep.gate.settings import LoopSettings
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.budget import Budget
 from skillopt_sleep.backends.client import Client, Stats
@@ -72,10 +72,10 @@ from skillopt_sleep.backends.models import Models
 from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.backends.sim.latent import check_corr, task_chance
 from skillopt_sleep.config import Config
-from skillopt_sleep.documents import DocumentSet, apply_edit, load_documents
-from skillopt_sleep.dream import run_attempts
-from skillopt_sleep.edit_evidence import EvidencePool
-from skillopt_sleep.refusals import RejectedLedger
+from skillopt_sleep.documents.managed_block import DocumentSet, apply_edit, load_documents
+from skillopt_sleep.replay.dream import run_attempts
+from skillopt_sleep.store.rule_evidence import EvidencePool
+from skillopt_sleep.store.refusals import RejectedLedger
 from skillopt_sleep.types import Edit, NightReport, TaskRecord, Usage
 
 KNOBS = {"covered": 0.9, "uncovered": 0.3, "harmful": 0.15, "substance": 0.95, "judge": 0.9}

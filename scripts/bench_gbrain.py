@@ -32,15 +32,15 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from skillopt_sleep import night  # noqa: E402
-from skillopt_sleep.adoption import adopt  # noqa: E402
+from skillopt_sleep.staging.adoption import adopt  # noqa: E402
 from skillopt_sleep.backends.sim import SimBackend  # noqa: E402
 from skillopt_sleep.backends.sim.knobs import knobs_from_options  # noqa: E402
 from skillopt_sleep.backends.sim.target import substance_points  # noqa: E402
-from skillopt_sleep.check_words import quoted_syntax  # noqa: E402
+from skillopt_sleep.checks.words import quoted_syntax  # noqa: E402
 from skillopt_sleep.config import Config  # noqa: E402
-from skillopt_sleep.documents import load_documents  # noqa: E402
-from skillopt_sleep.dream import attempt_request  # noqa: E402
-from skillopt_sleep.judges import RULE_OPS, score_rule, validate_check  # noqa: E402
+from skillopt_sleep.documents.managed_block import load_documents  # noqa: E402
+from skillopt_sleep.replay.dream import attempt_request  # noqa: E402
+from skillopt_sleep.checks.judges import RULE_OPS, score_rule, validate_check  # noqa: E402
 from skillopt_sleep.mining.taskfile import tasks_document  # noqa: E402
 from skillopt_sleep.types import TaskRecord  # noqa: E402
 

@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from skillopt_sleep.paths import user_dirs  # noqa: E402
-from skillopt_sleep.staging import StagedFile, stage  # noqa: E402
+from skillopt_sleep.staging.stage import StagedFile, stage  # noqa: E402
 from skillopt_sleep.types import Edit, NightReport  # noqa: E402
 
 PLUGIN = REPO / "plugins" / "claude-code"

@@ -53,8 +53,9 @@ from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
 
-from skillopt_sleep import judges, night
-from skillopt_sleep.adoption import adopt
+from skillopt_sleep import night
+from skillopt_sleep.checks import judges
+from skillopt_sleep.staging.adoption import adopt
 from skillopt_sleep.backends import make_backend
 from skillopt_sleep.backends.client import Client, Stats
 from skillopt_sleep.backends.limits import Limiter
@@ -63,11 +64,11 @@ from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.backends.sim import covering_rule
 from skillopt_sleep.backends.sim.reading import parse_line, stance
 from skillopt_sleep.config import Config
-from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit, load_documents
-from skillopt_sleep.dream import run_attempts
+from skillopt_sleep.documents.managed_block import DocumentSet, EditRefused, apply_edit, load_documents
+from skillopt_sleep.replay.dream import run_attempts
 from skillopt_sleep.mining import tasks_document
-from skillopt_sleep.reflect import reflect
-from skillopt_sleep.scope import render_scoped, scope_for_kind
+from skillopt_sleep.learning.reflect import reflect
+from skillopt_sleep.rules.scope import render_scoped, scope_for_kind
 from skillopt_sleep.types import TaskRecord
 
 

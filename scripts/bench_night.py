@@ -48,7 +48,7 @@ from skillopt_sleep import night
 from skillopt_sleep.backends import assembly
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.config import Config
-from skillopt_sleep.documents import load_documents
+from skillopt_sleep.documents.managed_block import load_documents
 from skillopt_sleep.mining import assign_splits, tasks_document
 from skillopt_sleep.types import TaskRecord
 

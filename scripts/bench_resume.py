@@ -32,15 +32,15 @@ from skillopt_sleep.backends.budget import Budget  # noqa: E402
 from skillopt_sleep.backends.client import Client, Stats  # noqa: E402
 from skillopt_sleep.backends.limits import Limiter  # noqa: E402
 from skillopt_sleep.backends.models import Models  # noqa: E402
-from skillopt_sleep.call_cap import CallCap, out_of_calls  # noqa: E402
+from skillopt_sleep.gate.call_cap import CallCap, out_of_calls  # noqa: E402
 from skillopt_sleep.gate.phases import gate_each  # noqa: E402
-from skillopt_sleep.loop_settings import LoopSettings  # noqa: E402
-from skillopt_sleep.outcome import Outcome  # noqa: E402
-from skillopt_sleep.documents import apply_edit, load_documents  # noqa: E402
-from skillopt_sleep.edit_evidence import EvidencePool  # noqa: E402
+from skillopt_sleep.gate.settings import LoopSettings  # noqa: E402
+from skillopt_sleep.gate.outcome import Outcome  # noqa: E402
+from skillopt_sleep.documents.managed_block import apply_edit, load_documents  # noqa: E402
+from skillopt_sleep.store.rule_evidence import EvidencePool  # noqa: E402
 from skillopt_sleep.gate.evaluator import Evaluator  # noqa: E402
-from skillopt_sleep.pending_rules import resumable  # noqa: E402
-from skillopt_sleep.score_cache import ScoreCache  # noqa: E402
+from skillopt_sleep.gate.pending_rules import resumable  # noqa: E402
+from skillopt_sleep.store.score_cache import ScoreCache  # noqa: E402
 from skillopt_sleep.types import Edit, TaskRecord  # noqa: E402
 from skillopt_sleep.gate.sampling import NightGate  # noqa: E402
 

@@ -58,10 +58,11 @@ import versus_world as vw  # noqa: E402
 import versus_worlds_extra as extra  # noqa: E402
 from bench_harvest import REFERENCE, engine_commit, reference_python  # noqa: E402
 
-from skillopt_sleep import backends, judges, night  # noqa: E402
-from skillopt_sleep.adoption import adopt  # noqa: E402
+from skillopt_sleep import backends, night  # noqa: E402
+from skillopt_sleep.checks import judges  # noqa: E402
+from skillopt_sleep.staging.adoption import adopt  # noqa: E402
 from skillopt_sleep.config import Config  # noqa: E402
-from skillopt_sleep.documents import load_documents  # noqa: E402
+from skillopt_sleep.documents.managed_block import load_documents  # noqa: E402
 from skillopt_sleep.mining import tasks_document  # noqa: E402
 from skillopt_sleep.types import TaskRecord  # noqa: E402
 

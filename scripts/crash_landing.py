@@ -20,8 +20,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from skillopt_sleep import journal
-from skillopt_sleep.adoption import adoptions
+from skillopt_sleep.staging import adoption_journal as journal
+from skillopt_sleep.staging.adoption import adoptions
 from skillopt_sleep.paths import project_dirs
 
 LANDINGS = ("before-write", "inside-write", "after-write", "finished")

@@ -50,7 +50,7 @@ class Config:
     max_rules: int = 12
     retire_rules: bool = True  # a full document's new rule may take the line of a rule that no longer earns it
     retire_margin: float = 0.1  # ... when removing that rule costs the tasks it served less than this (retire.py)
-    # skills whose hand-written lines a night may replace or delete (documents.py); others get rules only
+    # skills whose hand-written lines a night may replace or delete (documents/managed_block.py); others get rules only
     edit_whole_skill: list[str] = field(default_factory=list)
     # harvest and mining
     source: str = "auto"  # claude | codex | auto | all

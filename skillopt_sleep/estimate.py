@@ -34,7 +34,7 @@ from skillopt_sleep import estimate_answers
 from skillopt_sleep.backends.base import Completion, can_offer_tools
 from skillopt_sleep.backends.pricing import FREE
 from skillopt_sleep.files import append_jsonl, read_jsonl
-from skillopt_sleep.history import project_key
+from skillopt_sleep.store.history import project_key
 from skillopt_sleep.types import NightReport, Usage, format_time
 
 # The simulator's seeds, one rehearsal each, averaged: one rehearsal is one draw of how the gate's
@@ -124,10 +124,10 @@ def _input(usage: Usage) -> int:
 
 
 def _rehearse_once(opts: Any, seed: int) -> tuple[NightReport, list[Any]]:
-    from skillopt_sleep import staging
-    from skillopt_sleep.history import History
+    from skillopt_sleep.staging import stage as staging
+    from skillopt_sleep.store.history import History
     from skillopt_sleep.night import NightStopped, _night, new_night_id
-    from skillopt_sleep.refusals import RejectedLedger
+    from skillopt_sleep.store.refusals import RejectedLedger
 
     config = replace(opts.config, night_deadline=None, max_tokens=None, max_cost_usd=None, batch=False)
     real: list[Any] = []

@@ -18,7 +18,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from skillopt_sleep.call_journal import JOURNAL, nights_dir
+from skillopt_sleep.store.call_journal import JOURNAL, nights_dir
 from skillopt_sleep.paths import project_dirs
 
 

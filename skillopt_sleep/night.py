@@ -24,25 +24,25 @@ from skillopt_sleep.backends.base import BudgetExceeded, ProviderError
 from skillopt_sleep.backends.client import preflight
 from skillopt_sleep.backends.evidence import EvidenceLog
 from skillopt_sleep.backends.models import Models
-from skillopt_sleep.call_journal import close_nights, interrupted_nights, open_journal
+from skillopt_sleep.store.call_journal import close_nights, interrupted_nights, open_journal
 from skillopt_sleep.config import Config
-from skillopt_sleep.consolidate import LoopSettings, Outcome, consolidate
-from skillopt_sleep.containment import check_state_dir, described
-from skillopt_sleep.documents import DocumentSet, load_documents, whole_skill_opted_in
-from skillopt_sleep.edit_evidence import EvidencePool
-from skillopt_sleep.edit_schedule import edit_budget
-from skillopt_sleep.dream import split_measurable
+from skillopt_sleep.learning.loop import LoopSettings, Outcome, consolidate
+from skillopt_sleep.documents.containment import check_state_dir, described
+from skillopt_sleep.documents.managed_block import DocumentSet, load_documents, whole_skill_opted_in
+from skillopt_sleep.store.rule_evidence import EvidencePool
+from skillopt_sleep.learning.edit_schedule import edit_budget
+from skillopt_sleep.replay.dream import split_measurable
 from skillopt_sleep.errors import EXIT_BUDGET, EXIT_CONFIG, EXIT_PROVIDER, EXIT_USAGE, UserError
 from skillopt_sleep.footprint import Footprint
 from skillopt_sleep.paths import project_dirs, user_dirs
-from skillopt_sleep.proposal import task_summaries
+from skillopt_sleep.report.proposal import task_summaries
 from skillopt_sleep.redact import redact_obj
-from skillopt_sleep.scoring import left_out_notes
-from skillopt_sleep.score_cache import ScoreCache
-from skillopt_sleep.state_key import trust_notes
+from skillopt_sleep.replay.scoring import left_out_notes
+from skillopt_sleep.store.score_cache import ScoreCache
+from skillopt_sleep.store.state_key import trust_notes
 from skillopt_sleep.types import Edit, NightReport, TaskRecord
-from skillopt_sleep.archive import TaskArchive
-from skillopt_sleep.widen import archive_tasks, widen_train
+from skillopt_sleep.store.archive import TaskArchive
+from skillopt_sleep.learning.train_set import archive_tasks, widen_train
 
 Progress = Callable[[str], None]
 
@@ -148,10 +148,10 @@ def run_night(opts: NightOptions) -> NightReport:
     A stateful night holds the project lock throughout (the same lock as adopt and revert), and
     on taking it first finishes any adoption a killed process left half done.
     """
-    from skillopt_sleep import staging
-    from skillopt_sleep.adoption import allowed_targets, hold_project
-    from skillopt_sleep.history import History
-    from skillopt_sleep.refusals import RejectedLedger
+    from skillopt_sleep.staging import stage as staging
+    from skillopt_sleep.staging.adoption import allowed_targets, hold_project
+    from skillopt_sleep.store.history import History
+    from skillopt_sleep.store.refusals import RejectedLedger
 
     project = opts.project.expanduser().resolve()
     if not project.is_dir():
@@ -350,7 +350,7 @@ def _archived_val(opts: NightOptions, pool: EvidencePool) -> list[tuple[str, Tas
 
 
 def _widen(opts: NightOptions, report: NightReport, models: Models, tasks: list[TaskRecord]) -> list[TaskRecord]:
-    """Tonight's tasks plus recalled past tasks and dream variants, all train (widen.py)."""
+    """Tonight's tasks plus recalled past tasks and dream variants, all train (learning/train_set.py)."""
     if not any(t.split == "train" for t in tasks):
         return tasks
     widened = widen_train(tasks, models, opts.project, recall_k=opts.config.recall_k,
@@ -440,7 +440,7 @@ def _stage(opts: NightOptions, report: NightReport, docs: DocumentSet, outcome: 
         report.notes.append("not auto-adopted: the proposal is simulated (sim backend); "
                             "adopt it by hand with --allow-simulated if you mean to")
     elif opts.auto_adopt and outcome.accepted:
-        from skillopt_sleep.adoption import adopt_locked, allowed_targets
+        from skillopt_sleep.staging.adoption import adopt_locked, allowed_targets
 
         targets = allowed_targets(opts.project, opts.config, opts.target_skill_path)
         result = adopt_locked(opts.project, report.night_id, targets)

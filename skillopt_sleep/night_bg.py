@@ -131,7 +131,7 @@ def _estimate(opts: Any) -> Any:
 def detach(args: argparse.Namespace, project: Path) -> int:
     """Start ``run`` (the same options) in its own session, stdin closed, output to a log under
     the project's ``.skillopt-sleep/logs/``; say so, and how to follow it."""
-    from skillopt_sleep.locks import describe_holder, lock_holder
+    from skillopt_sleep.store.locks import describe_holder, lock_holder
     from skillopt_sleep.night_state import log_dir, night_status, write_starting
     from skillopt_sleep.paths import project_dirs
 
@@ -188,6 +188,6 @@ def print_report(report: Any, as_json: bool) -> None:
     if as_json:
         print(json.dumps(report.to_dict(), indent=2))
         return
-    from skillopt_sleep.report import render_text
+    from skillopt_sleep.report.markdown import render_text
 
     print(render_text(report.redacted()))

@@ -164,6 +164,11 @@ class TaskRecord(Record):
     kind: str = ""  # what kind of work, in the requests' words ("release notes"); scope.py
 
 
+def kind_of(task: TaskRecord) -> str:
+    """The kind a task is counted and grouped under: its mined kind, else its skill hint, else itself."""
+    return task.kind or task.skill_hint or task.id
+
+
 @dataclass
 class Usage(Record):
     input_tokens: int = 0
@@ -210,7 +215,7 @@ class Edit(Record):
     rationale: str = ""
     evidence: list[str] = field(default_factory=list)
     scope: str = ""  # the kind of work the rule is for, read after "When"; "" = every kind (scope.py)
-    supersedes: str = ""  # a hand-written line this rule overrides, verbatim (documents.py)
+    supersedes: str = ""  # a hand-written line this rule overrides, verbatim (documents/managed_block.py)
     # the rule checks it is meant to fix (judges.check_id): those that failed less often when it was
     # replayed on its own train tasks (lookahead.py); the gate tests its gain on them (gate.py).
     # Empty: not known, the gain is tested on the whole score

@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillopt_sleep import adoption, scheduler
+from skillopt_sleep import scheduler
+from skillopt_sleep.staging import adoption
 from skillopt_sleep.errors import UserError
-from skillopt_sleep.locks import ProjectLock, holder_path
+from skillopt_sleep.store.locks import ProjectLock, holder_path
 from skillopt_sleep.paths import APP, PROJECT_DIR, project_dirs, user_dirs
 
 
@@ -75,7 +76,7 @@ def _schedule() -> Any:
 def known_projects(extra: Iterable[str | os.PathLike[str]] = ()) -> list[Path]:
     """Every project the engine has a record of (and ``extra``) that holds ``.skillopt-sleep/``."""
     from skillopt_sleep.commands.notice import projects_seen
-    from skillopt_sleep.history import History
+    from skillopt_sleep.store.history import History
 
     named: list[str] = [str(p) for p in extra]
     current = _schedule()

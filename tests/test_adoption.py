@@ -14,10 +14,11 @@ import pytest
 from skillopt_sleep.commands.status import collect_status, format_status
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_LOCKED, UserError
 from skillopt_sleep.paths import project_dirs
-from skillopt_sleep import adoption, journal
-from skillopt_sleep.adoption import adopt, list_proposals, revert
+from skillopt_sleep.staging import adoption
+from skillopt_sleep.staging import adoption_journal as journal
+from skillopt_sleep.staging.adoption import adopt, list_proposals, revert
 from skillopt_sleep.files import append_jsonl, read_jsonl
-from skillopt_sleep.staging import StagedFile, seal_manifest
+from skillopt_sleep.staging.stage import StagedFile, seal_manifest
 
 from tests.support.staged_project import MEMORY_NEW, MEMORY_OLD, SKILL_NEW, sha256, skill_path, stage_proposal
 from tests.support.staged_project import project_fixture  # noqa: F401  (the ``project`` fixture)
@@ -303,7 +304,7 @@ def test_concurrent_adopts_exactly_one_succeeds(project, same_night):
 
 
 def test_adopt_waits_for_no_night_but_refuses_while_one_holds_the_lock(project):
-    from skillopt_sleep.locks import ProjectLock
+    from skillopt_sleep.store.locks import ProjectLock
 
     stage_proposal(project)
     with ProjectLock(project_dirs(project).lock, "night", "n-running", wait=0.0):

@@ -1,8 +1,8 @@
 import json
 from pathlib import Path
 
-from skillopt_sleep import archive as archive_mod
-from skillopt_sleep.archive import TaskArchive
+from skillopt_sleep.store import archive as archive_mod
+from skillopt_sleep.store.archive import TaskArchive
 from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.types import TaskRecord
 

@@ -3,8 +3,8 @@ redacted into the report's task index, and quoted in the line that says why the 
 
 from __future__ import annotations
 
-from skillopt_sleep.judges import check_id
-from skillopt_sleep.proposal import task_summaries, why_accepted
+from skillopt_sleep.checks.judges import check_id
+from skillopt_sleep.report.proposal import task_summaries, why_accepted
 from skillopt_sleep.types import Edit, GateDecision, TaskDelta, TaskRecord
 
 CHECK = {"op": "contains", "arg": "Refs:"}

@@ -15,12 +15,12 @@ from skillopt_sleep.backends.client import Client, Stats
 from skillopt_sleep.backends.limits import Limiter
 from skillopt_sleep.backends.models import Models
 from skillopt_sleep.backends.retry import RetryPolicy
-from skillopt_sleep.call_cap import CallCap, out_of_calls, undecided
+from skillopt_sleep.gate.call_cap import CallCap, out_of_calls, undecided
 from skillopt_sleep.backends.assembly import build_models
 from skillopt_sleep.config import DEFAULT_MODEL_CALLS, load_config
-from skillopt_sleep.consolidate import LoopSettings, consolidate, focus_for
-from skillopt_sleep.documents import apply_edit, load_documents
-from skillopt_sleep.edit_evidence import EvidencePool, val_set_key
+from skillopt_sleep.learning.loop import LoopSettings, consolidate, focus_for
+from skillopt_sleep.documents.managed_block import apply_edit, load_documents
+from skillopt_sleep.store.rule_evidence import EvidencePool, val_set_key
 from skillopt_sleep.errors import UserError
 from skillopt_sleep.gate.evaluator import Evaluator
 from skillopt_sleep.types import Edit, GateDecision, Usage
@@ -236,7 +236,7 @@ def test_a_cap_too_small_to_learn_says_so_instead_of_ending_the_night(tmp_path: 
 
 
 def test_the_edits_below_one_the_calls_ran_out_for_are_not_started(tmp_path: Path) -> None:
-    from skillopt_sleep.call_cap import in_turn
+    from skillopt_sleep.gate.call_cap import in_turn
 
     ran = []
 
@@ -257,7 +257,7 @@ def test_retiring_a_rule_under_a_cap_is_left_undecided_not_a_budget_stop(tmp_pat
     from tests.test_retire import COMMIT, EMAIL, NEW, NOTES, full
 
     from skillopt_sleep.gate.removal import gate_removal
-    from skillopt_sleep.retire import Tonight, retiring
+    from skillopt_sleep.rules.retire import Tonight, retiring
 
     tasks = make_tasks(per_kind=5)
     kinds = {"commit": "commit message", "pr": "pull request", "notes": "release notes"}

@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 
 from skillopt_sleep.backends.sim.optimizer import covering_rule
 from skillopt_sleep.backends.sim.reading import stance
-from skillopt_sleep.check_words import LIMIT_UNITS, limit_check, limit_of, quoted_syntax, readable_regex
+from skillopt_sleep.checks.words import LIMIT_UNITS, limit_check, limit_of, quoted_syntax, readable_regex
 
 
 @pytest.mark.parametrize(("pattern", "text"), [

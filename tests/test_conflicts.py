@@ -9,11 +9,11 @@ import pytest
 
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.retry import RetryPolicy
-from skillopt_sleep.conflicts import contradiction, dropped
+from skillopt_sleep.rules.conflicts import contradiction, dropped
 from skillopt_sleep.backends.sim.reading import applicable, parse_documents
-from skillopt_sleep.documents import END, START, apply_edit, load_documents
-from skillopt_sleep.handwritten import split_supersedes
-from skillopt_sleep.reflect import reflect
+from skillopt_sleep.documents.managed_block import END, START, apply_edit, load_documents
+from skillopt_sleep.documents.handwritten import split_supersedes
+from skillopt_sleep.learning.reflect import reflect
 from skillopt_sleep.types import Attempt, TaskRecord
 
 from tests.support.fake_backend import FakeBackend

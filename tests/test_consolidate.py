@@ -12,9 +12,9 @@ from skillopt_sleep.backends.client import Client, Stats
 from skillopt_sleep.backends.limits import Limiter
 from skillopt_sleep.backends.models import Models
 from skillopt_sleep.backends.retry import RetryPolicy
-from skillopt_sleep.consolidate import LoopSettings, consolidate
-from skillopt_sleep.documents import load_documents
-from skillopt_sleep.edit_evidence import EvidencePool
+from skillopt_sleep.learning.loop import LoopSettings, consolidate
+from skillopt_sleep.documents.managed_block import load_documents
+from skillopt_sleep.store.rule_evidence import EvidencePool
 from skillopt_sleep.gate.evaluator import Evaluator
 from skillopt_sleep.types import TaskRecord
 
@@ -91,8 +91,8 @@ def test_no_val_tasks_means_nothing_is_accepted(tmp_path: Path) -> None:
 def test_a_gate_decides_on_exactly_the_samples_it_drew(tmp_path: Path) -> None:
     """The baseline is shared by candidates gated in parallel; samples another gate drew must not
     enter this one's decision (the verdict, and the calls after it, would depend on timing)."""
-    from skillopt_sleep import consolidate as loop
-    from skillopt_sleep.documents import apply_edit
+    from skillopt_sleep.learning import loop
+    from skillopt_sleep.documents.managed_block import apply_edit
     from skillopt_sleep.types import Edit
 
     tasks = make_tasks()
@@ -122,8 +122,8 @@ def test_the_test_split_is_not_measured_when_nothing_changed(tmp_path: Path) -> 
 
 
 def _gate_alone(tmp_path: Path, content: str, seed: int, own_tasks_only: bool = False):
-    from skillopt_sleep import consolidate as loop
-    from skillopt_sleep.documents import apply_edit
+    from skillopt_sleep.learning import loop
+    from skillopt_sleep.documents.managed_block import apply_edit
     from skillopt_sleep.types import Edit
     from tests.support.fake_backend import FakeBackend, forward
 
@@ -321,7 +321,7 @@ def test_a_re_proposed_edit_with_a_promising_gain_is_accepted_once_new_val_tasks
 
 
 def test_an_edit_is_gated_on_the_val_tasks_of_its_evidences_kind_not_its_whole_skill() -> None:
-    from skillopt_sleep.consolidate import focus_for
+    from skillopt_sleep.learning.loop import focus_for
     from skillopt_sleep.types import Edit
 
     def task(tid: str, kind: str, split: str) -> TaskRecord:
@@ -388,7 +388,7 @@ HELPS_B = "Answers about kind b follow the b checklist"
 @pytest.mark.parametrize("proposals, leave_one_out", [([HELPS_A, HELPS_B], 0), ([HELPS_A, ALSO_HELPS_A], 2)])
 def test_only_edits_claiming_the_same_tasks_must_show_what_each_adds_beside_the_other(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, proposals: list[str], leave_one_out: int) -> None:
-    from skillopt_sleep import consolidate as loop
+    from skillopt_sleep.learning import loop
 
     calls = []
     gate = loop.NightGate.gate

@@ -11,8 +11,8 @@ from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.client import Client, Stats
 from skillopt_sleep.backends.limits import Limiter
 from skillopt_sleep.backends.models import Models
-from skillopt_sleep.consolidate import LoopSettings, consolidate
-from skillopt_sleep.documents import load_documents
+from skillopt_sleep.learning.loop import LoopSettings, consolidate
+from skillopt_sleep.documents.managed_block import load_documents
 from skillopt_sleep.types import TaskRecord
 
 PASS = "ALL-GOOD"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from skillopt_sleep import journal
-from skillopt_sleep.adoption import adopt
+from skillopt_sleep.staging import adoption_journal as journal
+from skillopt_sleep.staging.adoption import adopt
 
 from tests.support.scripts import script_module
 from tests.support.staged_project import stage_proposal

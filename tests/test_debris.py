@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from skillopt_sleep.debris import clean_debris
+from skillopt_sleep.store.debris import clean_debris
 from skillopt_sleep.files import temp_name
 from skillopt_sleep.paths import project_dirs
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from skillopt_sleep.documents import (
+from skillopt_sleep.documents.managed_block import (
     AGENTS_MD_LIMIT,
     DEFAULT_SKILL_NAME,
     END,

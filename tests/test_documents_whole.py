@@ -1,4 +1,4 @@
-"""Whole-document awareness (documents.py): the optimizer's view of both documents, rules that
+"""Whole-document awareness (documents/managed_block.py): the optimizer's view of both documents, rules that
 supersede a hand-written line, and line edits of a skill its owner opted in."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skillopt_sleep.documents import (
+from skillopt_sleep.documents.managed_block import (
     EditRefused,
     apply_edit,
     load_documents,
@@ -17,7 +17,7 @@ from skillopt_sleep.documents import (
     optimizer_view,
     whole_skill_opted_in,
 )
-from skillopt_sleep.handwritten import split_supersedes
+from skillopt_sleep.documents.handwritten import split_supersedes
 from skillopt_sleep.types import Edit
 
 FORBID = "Do NOT look anything up, search, or use any tools."

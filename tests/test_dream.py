@@ -12,8 +12,8 @@ from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.claude_cli import ClaudeCliBackend
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.retry import RetryPolicy
-from skillopt_sleep.documents import DocumentSet, load_documents
-from skillopt_sleep.dream import attempt_request, mean_soft, run_attempts, run_train_attempts, split_measurable
+from skillopt_sleep.documents.managed_block import DocumentSet, load_documents
+from skillopt_sleep.replay.dream import attempt_request, mean_soft, run_attempts, run_train_attempts, split_measurable
 from skillopt_sleep.types import Attempt, TaskRecord, Usage
 
 from tests.support.fake_backend import FakeBackend
@@ -158,7 +158,7 @@ def kind_task(kind: str, i: int) -> TaskRecord:
 def test_a_kind_stops_being_dreamed_once_enough_of_its_tasks_teach_something(tmp_path: Path) -> None:
     """``failing`` always fails (every task teaches), ``passing`` always passes (none does),
     ``mixed`` teaches on odd tasks only: each is dreamed just until it has 2 tasks that teach."""
-    from skillopt_sleep.dream import dream_by_kind
+    from skillopt_sleep.replay.dream import dream_by_kind
 
     def reply(request) -> str:
         kind, i = request.payload["task"]["id"].split("-")
@@ -180,7 +180,7 @@ def test_a_kind_stops_being_dreamed_once_enough_of_its_tasks_teach_something(tmp
 
 
 def test_teaches_is_what_reflection_can_show() -> None:
-    from skillopt_sleep.dream import teaches
+    from skillopt_sleep.replay.dream import teaches
 
     def att(*softs: float) -> list[Attempt]:
         return [Attempt(task_id="t", sample=i, response="", hard=int(s == 1), soft=s) for i, s in enumerate(softs)]

@@ -4,7 +4,7 @@ import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from skillopt_sleep.edit_evidence import BASE, EvidencePool, task_content_key
+from skillopt_sleep.store.rule_evidence import BASE, EvidencePool, task_content_key
 from skillopt_sleep.types import Edit, TaskRecord
 
 RULE = Edit("skill", "add", "Commit messages stay under 72 characters and cite the ticket")
@@ -86,7 +86,7 @@ def test_an_accepted_edit_is_never_held_back_as_unchanged(tmp_path: Path) -> Non
 
 
 def test_val_set_key_is_by_content_not_ids_or_order() -> None:
-    from skillopt_sleep.edit_evidence import val_set_key
+    from skillopt_sleep.store.rule_evidence import val_set_key
 
     a = TaskRecord(id="v1", intent="Write the commit message", split="val")
     b = TaskRecord(id="v2", intent="Draft release notes", split="val")

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from skillopt_sleep.config import load_config
-from skillopt_sleep.edit_schedule import EditSchedule, edit_budget, learning_nights
+from skillopt_sleep.learning.edit_schedule import EditSchedule, edit_budget, learning_nights
 from skillopt_sleep.errors import UserError
 
 

@@ -17,7 +17,7 @@ from skillopt_sleep.backends.base import Completion
 from skillopt_sleep.commands.demo import build_demo_home
 from skillopt_sleep.config import Config
 from skillopt_sleep.files import append_jsonl
-from skillopt_sleep.history import project_key
+from skillopt_sleep.store.history import project_key
 from skillopt_sleep.night import NightOptions
 from tests.support.openai_server import FakeOpenAI
 from tests.support.tasks import make_tasks, write_tasks_file

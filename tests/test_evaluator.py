@@ -8,9 +8,9 @@ from pathlib import Path
 
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.models import Models
-from skillopt_sleep.documents import load_documents
+from skillopt_sleep.documents.managed_block import load_documents
 from skillopt_sleep.gate.evaluator import Evaluator
-from skillopt_sleep.judges import check_id
+from skillopt_sleep.checks.judges import check_id
 from skillopt_sleep.types import Edit, TaskRecord
 
 from tests.support.fake_backend import FakeBackend, ok
@@ -45,7 +45,7 @@ def test_a_pooled_edit_keeps_its_failed_checks_for_the_next_nights_targeted_test
     """A re-tested rule's earlier samples count toward the test on the checks it fixes: the pool
     keeps, beside each score, the checks that sample failed (and an old record without them is
     'not known', never 'passed')."""
-    from skillopt_sleep.edit_evidence import EvidencePool
+    from skillopt_sleep.store.rule_evidence import EvidencePool
 
     backend = FakeBackend(lambda r: ok("Refs: ACME-12 and nothing else"))
     models = Models(Client(backend), Client(backend, role="optimizer"))
@@ -81,7 +81,7 @@ def test_a_sample_that_could_not_be_scored_keeps_the_failed_checks_in_line_when_
     leave out the same samples, or a failure would be read as another sample's pass."""
     from dataclasses import replace as with_
 
-    from skillopt_sleep.edit_evidence import EvidencePool
+    from skillopt_sleep.store.rule_evidence import EvidencePool
 
     def reply(request):
         if request.sample == 1:

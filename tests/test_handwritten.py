@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillopt_sleep.documents import END, START, _find_block
-from skillopt_sleep.handwritten import (
+from skillopt_sleep.documents.managed_block import END, START, _find_block
+from skillopt_sleep.documents.handwritten import (
     conflict_notes,
     delete_line,
     find_line,

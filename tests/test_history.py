@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillopt_sleep.history import History
+from skillopt_sleep.store.history import History
 from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.types import Edit, NightReport, Usage
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillopt_sleep import journal
+from skillopt_sleep.staging import adoption_journal as journal
 from skillopt_sleep.errors import UserError
 from skillopt_sleep.files import read_jsonl
 from skillopt_sleep.paths import project_dirs

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from skillopt_sleep.backends.base import Completion, Request
-from skillopt_sleep.call_journal import CallJournal, interrupted_nights, nights_dir, open_journal
+from skillopt_sleep.store.call_journal import CallJournal, interrupted_nights, nights_dir, open_journal
 from skillopt_sleep.paths import project_dirs
-from skillopt_sleep.state_key import key_path, seal, state_key
+from skillopt_sleep.store.state_key import key_path, seal, state_key
 
 from tests.support.interrupted_night import killed_after_staging, make_project
 from tests.support.tasks import make_tasks, write_tasks_file
@@ -195,7 +195,7 @@ def test_a_forged_score_cache_answer_is_drawn_again(tmp_path: Path) -> None:
 
 
 def test_a_score_cache_copied_from_another_project_does_not_verify(tmp_path: Path) -> None:
-    from skillopt_sleep.score_cache import ScoreCache
+    from skillopt_sleep.store.score_cache import ScoreCache
 
     request = Request(purpose="attempt", system="s", user="u", payload={"task": {"judge": {}}})
     mine = tmp_path / "a" / "scores.jsonl"
@@ -216,8 +216,8 @@ def test_a_score_cache_copied_from_another_project_does_not_verify(tmp_path: Pat
 def test_a_planted_adoption_journal_is_refused_touching_nothing(tmp_path: Path, monkeypatch, forgery: str) -> None:
     """``journal.json`` tells the next command to roll an adoption forward: one carried in by a
     repository (no seal of this user's key) or edited after it was written is refused."""
-    from skillopt_sleep import journal
-    from skillopt_sleep.adoption import adopt
+    from skillopt_sleep.staging import adoption_journal as journal
+    from skillopt_sleep.staging.adoption import adopt
     from skillopt_sleep.errors import EXIT_CONFLICT, UserError
     from tests.support.staged_project import MEMORY_NEW, MEMORY_OLD, stage_proposal
 
@@ -254,7 +254,7 @@ def test_a_planted_ledger_entry_cannot_make_revert_rewrite_a_document(tmp_path: 
     import base64
     import hashlib
 
-    from skillopt_sleep.adoption import revert
+    from skillopt_sleep.staging.adoption import revert
     from skillopt_sleep.errors import EXIT_CONFLICT, UserError
     from skillopt_sleep.files import append_jsonl
 
@@ -279,7 +279,7 @@ def test_a_planted_ledger_entry_cannot_make_revert_rewrite_a_document(tmp_path: 
 def test_a_planted_proposal_is_no_proposal(tmp_path: Path, how: str) -> None:
     """A staged proposal carried in by a repository names the project's own documents: without a
     seal of this user's key for this project, ``adopt`` does not see it and writes nothing."""
-    from skillopt_sleep.adoption import adopt, list_proposals
+    from skillopt_sleep.staging.adoption import adopt, list_proposals
     from skillopt_sleep.errors import UserError
     from tests.support.staged_project import MEMORY_OLD, stage_proposal
 
@@ -302,7 +302,7 @@ def test_a_planted_proposal_is_no_proposal(tmp_path: Path, how: str) -> None:
 
 def test_a_night_without_a_trusted_key_says_so_and_keeps_nothing(tmp_path: Path, monkeypatch) -> None:
     from skillopt_sleep import night
-    from skillopt_sleep.adoption import list_proposals
+    from skillopt_sleep.staging.adoption import list_proposals
     from skillopt_sleep.config import Config
 
     project = make_project(tmp_path)

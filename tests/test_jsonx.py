@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillopt_sleep.jsonx import extract_json
+from skillopt_sleep.reply_json import extract_json
 
 
 @pytest.mark.parametrize(

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from skillopt_sleep.check_words import limit_check
-from skillopt_sleep import judges
-from skillopt_sleep.judges import (
+from skillopt_sleep.checks.words import limit_check
+from skillopt_sleep.checks import judges
+from skillopt_sleep.checks.judges import (
     JudgeError,
     describe_check,
     normalize,

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from skillopt_sleep.errors import EXIT_LOCKED, UserError
-from skillopt_sleep.locks import ProjectLock, exclusive, holder_path, lock_holder
+from skillopt_sleep.store.locks import ProjectLock, exclusive, holder_path, lock_holder
 from skillopt_sleep.types import format_time
 
 HOLD = """
 import sys, time
-from skillopt_sleep.locks import ProjectLock
+from skillopt_sleep.store.locks import ProjectLock
 lock = ProjectLock(sys.argv[1], "night", "n-child")
 lock.acquire()
 print("held", flush=True)

@@ -8,10 +8,10 @@ import pytest
 from skillopt_sleep.backends import make_backend
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.retry import RetryPolicy
-from skillopt_sleep.documents import DocumentSet, load_documents
-from skillopt_sleep.dream import run_attempts
-from skillopt_sleep.judges import check_id, validate_check
-from skillopt_sleep.lookahead import fixed, look_ahead, newly_broken
+from skillopt_sleep.documents.managed_block import DocumentSet, load_documents
+from skillopt_sleep.replay.dream import run_attempts
+from skillopt_sleep.checks.judges import check_id, validate_check
+from skillopt_sleep.learning.lookahead import fixed, look_ahead, newly_broken
 from skillopt_sleep.types import Attempt, Edit, TaskRecord
 
 from tests.support.fake_backend import FakeBackend, forward
@@ -114,7 +114,7 @@ def test_the_checks_a_rule_fixes_are_those_that_failed_clearly_less_under_it() -
 
 
 def test_rules_that_fixed_something_take_the_slots_first_and_the_rest_wait_in_rank_order() -> None:
-    from skillopt_sleep.lookahead import Lookahead
+    from skillopt_sleep.learning.lookahead import Lookahead
 
     a, b, c, d = (Edit(target="skill", op="add", content=x) for x in "abcd")
     ahead = Lookahead(edits=[a, replace(b, targets=["t"]), c, replace(d, targets=["t"])], replayed={0, 1, 2, 3})

@@ -9,7 +9,7 @@ from skillopt_sleep.config import Config
 from skillopt_sleep.errors import EXIT_CONFIG, EXIT_PROVIDER, UserError
 from skillopt_sleep.night import NightOptions, run_night
 from skillopt_sleep.paths import project_dirs, user_dirs
-from skillopt_sleep.history import History
+from skillopt_sleep.store.history import History
 
 from tests.support.fake_backend import FakeBackend, forward
 from tests.support.staged_project import project_with_memory
@@ -161,9 +161,9 @@ def test_the_next_night_removes_what_a_killed_night_left(project: Path, tmp_path
 
 
 def test_auto_adopt_happens_under_the_night_lock(project: Path, tmp_path: Path) -> None:
-    from skillopt_sleep.adoption import adoptions
+    from skillopt_sleep.staging.adoption import adoptions
     from skillopt_sleep.errors import EXIT_LOCKED
-    from skillopt_sleep.locks import ProjectLock
+    from skillopt_sleep.store.locks import ProjectLock
 
     tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
     with ProjectLock(project_dirs(project).lock, "adopt", wait=0.0):
@@ -242,7 +242,7 @@ def test_a_lone_surrogate_in_every_prompt_still_records_the_night(tmp_path: Path
     from skillopt_sleep.commands.demo import build_demo_home
     from skillopt_sleep.config import Config
     from skillopt_sleep.night import NightOptions, run_night
-    from skillopt_sleep.history import History
+    from skillopt_sleep.store.history import History
 
     _, claude, project = build_demo_home(tmp_path / "demo")
     for path in claude.rglob("*.jsonl"):

@@ -45,7 +45,7 @@ def night(project: Path, tasks_file: Path, **settings) -> object:
 
 def test_the_edit_budget_decays_over_the_projects_nights(project: Path, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from skillopt_sleep import consolidate
+    from skillopt_sleep.learning import loop as consolidate
 
     tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
     budgets: list[int] = []
@@ -79,7 +79,7 @@ def renumbered(offset: int) -> list:
 
 def test_a_night_archives_its_tasks_and_a_later_one_recalls_them(project: Path, tmp_path: Path,
                                                                  recorded: list) -> None:
-    from skillopt_sleep.archive import TaskArchive
+    from skillopt_sleep.store.archive import TaskArchive
 
     first = make_tasks()
     night(project, write_tasks_file(tmp_path / "one.json", first), recall_k=3)
@@ -104,7 +104,7 @@ def test_a_night_archives_its_tasks_and_a_later_one_recalls_them(project: Path, 
 
 
 def test_a_dry_run_recalls_but_archives_nothing(project: Path, tmp_path: Path) -> None:
-    from skillopt_sleep.archive import TaskArchive
+    from skillopt_sleep.store.archive import TaskArchive
 
     config = Config(backend="sim:correct=1,harmful=0,seed=3", agent="claude", k=1, val_samples=1,
                     max_val_samples=2)

@@ -71,7 +71,7 @@ def test_a_night_never_sends_or_writes_a_secret(tmp_path: Path, monkeypatch: pyt
         blob = request.system + request.user + json.dumps(request.payload, default=str)
         assert not _visible(blob), f"secret sent to the provider in a {request.purpose} request"
 
-    from skillopt_sleep.adoption import adopt
+    from skillopt_sleep.staging.adoption import adopt
 
     adopt(project, allow_simulated=True)  # the adoption ledger must not copy secrets either (backups of a changed
     # CLAUDE.md: tests/test_staging.py::test_no_copy_of_a_secret_in_the_live_file_is_written)

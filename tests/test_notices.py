@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from skillopt_sleep import notices
-from skillopt_sleep.adoption import adopt, revert
+from skillopt_sleep.report import notices
+from skillopt_sleep.staging.adoption import adopt, revert
 from skillopt_sleep.errors import UserError
 from skillopt_sleep.files import append_jsonl
 from skillopt_sleep.paths import notice_key, project_dirs, project_fingerprint, user_dirs

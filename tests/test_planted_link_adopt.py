@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from skillopt_sleep import journal
-from skillopt_sleep.adoption import adopt
+from skillopt_sleep.staging import adoption_journal as journal
+from skillopt_sleep.staging.adoption import adopt
 from skillopt_sleep.errors import UserError
 from tests.support.staged_project import MEMORY_OLD, project_fixture, stage_proposal  # noqa: F401
 

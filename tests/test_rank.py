@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillopt_sleep.rank import order_from_reply
+from skillopt_sleep.learning.rank import order_from_reply
 
 
 @pytest.mark.parametrize("reply, order", [

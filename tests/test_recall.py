@@ -3,9 +3,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillopt_sleep.archive import TaskArchive
-from skillopt_sleep.edit_evidence import task_content_key
-from skillopt_sleep.recall import recall
+from skillopt_sleep.store.archive import TaskArchive
+from skillopt_sleep.store.rule_evidence import task_content_key
+from skillopt_sleep.learning.recall import recall
 from skillopt_sleep.types import TaskRecord
 
 CHECKS = {"kind": "rule", "checks": [{"op": "contains", "arg": "Refs:"}]}

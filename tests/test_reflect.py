@@ -8,9 +8,9 @@ import pytest
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.retry import RetryPolicy
-from skillopt_sleep.documents import DocumentSet, Limits, apply_edit, load_documents
-from skillopt_sleep.judges import check_id
-from skillopt_sleep.reflect import minibatches, parse_edits, reflect, select, spread, violates_contract
+from skillopt_sleep.documents.managed_block import DocumentSet, Limits, apply_edit, load_documents
+from skillopt_sleep.checks.judges import check_id
+from skillopt_sleep.learning.reflect import minibatches, parse_edits, reflect, select, spread, violates_contract
 from skillopt_sleep.types import Attempt, Edit, TaskRecord
 
 from tests.support.fake_backend import FakeBackend

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from skillopt_sleep.refusals import RejectedLedger
+from skillopt_sleep.store.refusals import RejectedLedger
 from skillopt_sleep.types import Edit
 
 

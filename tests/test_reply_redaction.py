@@ -14,7 +14,7 @@ from skillopt_sleep.backends import assembly
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.commands.demo import build_demo_home
 from skillopt_sleep.config import Config
-from skillopt_sleep.jsonx import extract_json
+from skillopt_sleep.reply_json import extract_json
 from skillopt_sleep.night import NightOptions, run_night
 from skillopt_sleep.night_bg import print_report
 
@@ -95,7 +95,7 @@ def test_no_secret_from_a_model_reply_is_written_or_printed(
     assert "[REDACTED:" in printed  # the rules are shown, their secrets are not
     assert not _visible(printed), "secret printed by run / review"
 
-    from skillopt_sleep.adoption import adopt
+    from skillopt_sleep.staging.adoption import adopt
 
     result = adopt(project, allow_simulated=True)
     adopted = "".join(Path(f["path"]).read_text(encoding="utf-8") for f in result.files)
@@ -111,7 +111,7 @@ def test_a_report_is_written_and_printed_without_secrets_whatever_put_them_in_it
     """The last boundary: a report whose rules carry raw secrets (a part of the engine that did
     not go through the client, an old or edited report.json) is still written and shown redacted."""
     from skillopt_sleep.commands.review import review
-    from skillopt_sleep.staging import StagedFile, stage
+    from skillopt_sleep.staging.stage import StagedFile, stage
     from skillopt_sleep.types import Edit, GateDecision, NightReport
 
     from tests.support.staged_project import MEMORY_NEW, MEMORY_OLD, make_project
@@ -174,7 +174,7 @@ def test_every_way_a_reply_reaches_the_client_is_redacted() -> None:
 
 
 def test_the_refused_rule_ledger_keeps_no_secret(tmp_path: Path) -> None:
-    from skillopt_sleep.refusals import RejectedLedger
+    from skillopt_sleep.store.refusals import RejectedLedger
     from skillopt_sleep.types import Edit
 
     ledger = RejectedLedger(tmp_path / "rejected.jsonl")

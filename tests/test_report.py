@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from skillopt_sleep.report import render_markdown, render_text, sanitize
+from skillopt_sleep.report.markdown import render_markdown, render_text, sanitize
 from skillopt_sleep.types import Edit, GateDecision, NightReport, TaskDelta, Usage
 
 

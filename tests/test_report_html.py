@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from skillopt_sleep import staging
-from skillopt_sleep.trend_chart import LINE_COLOUR, TrendPoint, render_svg, trend_points
+from skillopt_sleep.staging import stage as staging
+from skillopt_sleep.report.trend_chart import LINE_COLOUR, TrendPoint, render_svg, trend_points
 from skillopt_sleep.types import NightReport
 from tests.support.chromium import chromium_or_skip, screenshot
 from tests.support.png import read_png
@@ -83,8 +83,8 @@ def test_the_trend_chart_renders_in_a_real_browser(tmp_path: Path) -> None:
 
 
 def test_each_rule_shows_its_scope_and_why_it_was_accepted() -> None:
-    from skillopt_sleep.proposal import build_view
-    from skillopt_sleep.report_html import render_html
+    from skillopt_sleep.report.proposal import build_view
+    from skillopt_sleep.report.html import render_html
     from skillopt_sleep.types import Edit, GateDecision, TaskDelta
 
     rule = Edit("skill", "add", "When writing a <commit>, end with a trailer.", scope="writing a <commit>",

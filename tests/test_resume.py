@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from skillopt_sleep.call_journal import CallJournal, close_nights, interrupted_nights, open_journal
+from skillopt_sleep.store.call_journal import CallJournal, close_nights, interrupted_nights, open_journal
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.paths import project_dirs
 

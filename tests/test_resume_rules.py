@@ -19,15 +19,15 @@ from skillopt_sleep.backends.client import Client, Stats
 from skillopt_sleep.backends.limits import Limiter
 from skillopt_sleep.backends.models import Models
 from skillopt_sleep.backends.retry import RetryPolicy
-from skillopt_sleep.call_cap import CallCap, out_of_calls
-from skillopt_sleep.consolidate import LoopSettings, Outcome, consolidate
+from skillopt_sleep.gate.call_cap import CallCap, out_of_calls
+from skillopt_sleep.learning.loop import LoopSettings, Outcome, consolidate
 from skillopt_sleep.gate.phases import gate_each
-from skillopt_sleep.documents import apply_edit, load_documents
-from skillopt_sleep.edit_evidence import EvidencePool
+from skillopt_sleep.documents.managed_block import apply_edit, load_documents
+from skillopt_sleep.store.rule_evidence import EvidencePool
 from skillopt_sleep.gate.evaluator import Evaluator
-from skillopt_sleep.pending_rules import resumable
-from skillopt_sleep.refusals import same_rule
-from skillopt_sleep.score_cache import ScoreCache
+from skillopt_sleep.gate.pending_rules import resumable
+from skillopt_sleep.store.refusals import same_rule
+from skillopt_sleep.store.score_cache import ScoreCache
 from skillopt_sleep.types import Edit, TaskRecord, format_time
 from skillopt_sleep.gate.sampling import NightGate
 
@@ -82,7 +82,7 @@ def test_a_draw_whose_answers_are_in_the_score_cache_costs_nothing(tmp_path: Pat
 
 
 def test_a_draw_an_interrupted_nights_journal_answers_costs_nothing(tmp_path: Path) -> None:
-    from skillopt_sleep.call_journal import open_journal
+    from skillopt_sleep.store.call_journal import open_journal
 
     night_id = "20261123T010203Z-abcd"
     backend = FakeBackend(lambda r: ok("Refs: ACME-1"))
@@ -271,7 +271,7 @@ def test_a_neutral_rule_resumed_over_capped_nights_is_one_sequential_test(tmp_pa
 def test_a_cap_that_fits_one_reading_of_reflection_learns_instead_of_refusing(tmp_path: Path) -> None:
     """A first night whose cap pays for a night's learning with each reflect request read once,
     but not twice, reads it once and learns rather than refusing the night."""
-    from skillopt_sleep.call_cap import reserve
+    from skillopt_sleep.gate.call_cap import reserve
 
     tasks = make_tasks(per_kind=5)
     train = [t for t in tasks if t.split == "train"]
@@ -299,7 +299,7 @@ def test_a_resumed_test_takes_its_other_tasks_on_from_their_pooled_samples(
     on top of the samples they have — and are judged in one look. When they all hold the same
     count, the earlier night's last look already judged them: the verdict takes no new look.
     The baseline is drawn again beside them; no candidate sample already pooled is."""
-    from skillopt_sleep.edit_evidence import task_content_key
+    from skillopt_sleep.store.rule_evidence import task_content_key
     from skillopt_sleep.gate.phases import gate_alone
 
     rule_text = 'When writing a commit message, always include "Refs:".'
@@ -344,7 +344,7 @@ def test_a_resumed_rule_goes_on_over_the_val_tasks_of_earlier_nights(tmp_path: P
     """Tonight's val tasks of a resumed rule's kind are new; the earlier night's val task its test
     drew on (archived, held out) is measured too, from its pooled candidate samples, so the
     evidence builds across tasks; a task that is one of tonight's train tasks never is."""
-    from skillopt_sleep.edit_evidence import task_content_key
+    from skillopt_sleep.store.rule_evidence import task_content_key
 
     rule_text = 'When writing a commit message, always include "Refs:".'
 

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from skillopt_sleep.gate import decide as gate
-from skillopt_sleep.adoption import adopt, revert
+from skillopt_sleep.staging.adoption import adopt, revert
 from skillopt_sleep.commands.review import review
-from skillopt_sleep.consolidate import LoopSettings
-from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit, load_documents
-from skillopt_sleep.report import render_markdown
+from skillopt_sleep.learning.loop import LoopSettings
+from skillopt_sleep.documents.managed_block import DocumentSet, EditRefused, apply_edit, load_documents
+from skillopt_sleep.report.markdown import render_markdown
 from skillopt_sleep.gate.removal import gate_removal, guarded_tasks
-from skillopt_sleep.retire import Tonight, removed_rule, retiring, tonight
-from skillopt_sleep.rule_budget import apply_within_budget, merged
-from skillopt_sleep.staging import StagedFile, stage
+from skillopt_sleep.rules.retire import Tonight, removed_rule, retiring, tonight
+from skillopt_sleep.rules.budget import apply_within_budget, merged
+from skillopt_sleep.staging.stage import StagedFile, stage
 from skillopt_sleep.types import Attempt, Edit, GateDecision, NightReport, TaskRecord
 from tests.support.staged_project import skill_path
 
@@ -272,7 +272,7 @@ def test_a_retirement_adopts_and_reverts_byte_exact(tmp_path: Path, capsys: pyte
 
 
 def test_a_scope_names_a_kind_as_a_word() -> None:
-    from skillopt_sleep.retire import serves
+    from skillopt_sleep.rules.retire import serves
 
     assert serves("working on a commit message task", "commit message")
     assert serves("writing commit messages", "commit message")
@@ -315,7 +315,7 @@ def kinds_night(tmp_path: Path, rules: list[str], **settings):
     from skillopt_sleep.backends.client import Client, Stats
     from skillopt_sleep.backends.limits import Limiter
     from skillopt_sleep.backends.models import Models
-    from skillopt_sleep.consolidate import consolidate
+    from skillopt_sleep.learning.loop import consolidate
 
     docs = full(tmp_path, rules, max_rules=len(rules))
     limiter, stats, world = Limiter(4), Stats(), Kinds()
@@ -358,7 +358,7 @@ def test_with_retirement_off_the_rule_stays_refused_for_the_budget(tmp_path: Pat
 
 def test_the_settings_reach_the_loop() -> None:
     from skillopt_sleep.config import Config
-    from skillopt_sleep.loop_settings import LoopSettings
+    from skillopt_sleep.gate.settings import LoopSettings
 
     loop = LoopSettings.from_config(Config(retire_rules=False, retire_margin=0.2))
     assert (loop.retire_rules, loop.retire_margin) == (False, 0.2)

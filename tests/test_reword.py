@@ -12,9 +12,9 @@ from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.backends.sim import SimBackend, SimKnobs
-from skillopt_sleep.documents import DocumentSet, load_documents
-from skillopt_sleep.judges import check_id, describe_check
-from skillopt_sleep.reflect import reflect
+from skillopt_sleep.documents.managed_block import DocumentSet, load_documents
+from skillopt_sleep.checks.judges import check_id, describe_check
+from skillopt_sleep.learning.reflect import reflect
 from skillopt_sleep.types import Attempt, TaskRecord
 
 from tests.support.fake_backend import FakeBackend

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from skillopt_sleep.documents import DocumentSet, EditRefused, apply_edit, load_documents
-from skillopt_sleep.rule_budget import apply_within_budget, fit_together
+from skillopt_sleep.documents.managed_block import DocumentSet, EditRefused, apply_edit, load_documents
+from skillopt_sleep.rules.budget import apply_within_budget, fit_together
 from skillopt_sleep.types import Edit
 
 COMMIT = "When working on a commit message task, "

@@ -17,9 +17,9 @@ from skillopt_sleep.backends import assembly
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.commands.demo import build_demo_home
 from skillopt_sleep.config import Config
-from skillopt_sleep.documents import EditRefused, Limits, clean_rule
+from skillopt_sleep.documents.managed_block import EditRefused, Limits, clean_rule
 from skillopt_sleep.night import NightOptions, run_night
-from skillopt_sleep.reflect import parse_edits
+from skillopt_sleep.learning.reflect import parse_edits
 from skillopt_sleep.sanitize import clean_obj, clean_text, rule_problem, sanitize
 from tests.support.fake_backend import FakeBackend
 

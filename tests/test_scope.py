@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from skillopt_sleep.scope import (
+from skillopt_sleep.rules.scope import (
     ALL_KINDS, clean_scope, kind_from_label, render_scoped, scope_for_kind, scope_label, settle_scope,
     split_scoped,
 )

@@ -14,7 +14,7 @@ from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.config import Config
 from skillopt_sleep.night import NightOptions, run_night
 from skillopt_sleep.paths import project_dirs
-from skillopt_sleep.score_cache import DAY, ScoreCache
+from skillopt_sleep.store.score_cache import DAY, ScoreCache
 
 from tests.support.staged_project import project_with_memory
 from tests.support.tasks import make_tasks, write_tasks_file

@@ -12,11 +12,11 @@ from skillopt_sleep.backends.limits import Limiter
 from skillopt_sleep.backends.models import Models
 from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.backends.sim import SimBackend, SimKnobs
-from skillopt_sleep.consolidate import LoopSettings, consolidate
-from skillopt_sleep.documents import load_documents
-from skillopt_sleep.dream import run_attempts
-from skillopt_sleep.judges import check_from_id
-from skillopt_sleep.scoring import CUT_OFF, left_out_notes
+from skillopt_sleep.learning.loop import LoopSettings, consolidate
+from skillopt_sleep.documents.managed_block import load_documents
+from skillopt_sleep.replay.dream import run_attempts
+from skillopt_sleep.checks.judges import check_from_id
+from skillopt_sleep.replay.scoring import CUT_OFF, left_out_notes
 from skillopt_sleep.types import Attempt
 
 from tests.support.fake_backend import FakeBackend

@@ -75,7 +75,7 @@ def test_read_regular_bounds_a_large_file(tmp_path):
 def test_skill_md_is_refused_with_one_line(tmp_path, kind):
     _plant(tmp_path / "p" / ".claude" / "skills" / "skillopt-sleep-learned" / "SKILL.md", kind)
     out = _run("""
-        from skillopt_sleep.documents import load_documents
+        from skillopt_sleep.documents.managed_block import load_documents
         from skillopt_sleep.errors import UserError
         try:
             load_documents(tmp / "p")
@@ -104,7 +104,7 @@ def test_journal_reader_refuses(tmp_path, kind):
 def test_call_journal_resume_starts_over(tmp_path, kind):
     _plant(tmp_path / "night" / "calls.jsonl", kind)
     out = _run("""
-        from skillopt_sleep.call_journal import CallJournal
+        from skillopt_sleep.store.call_journal import CallJournal
         print("loaded", CallJournal(tmp / "night", read_only=True).loaded)
     """, tmp_path)
     assert out == "loaded 0"
@@ -130,8 +130,8 @@ def test_manifest_and_reports_are_skipped(tmp_path, kind):
     _plant(night / "manifest.json", kind)
     _plant(night / "report.json", kind)
     out = _run("""
-        from skillopt_sleep.staging import read_manifest
-        from skillopt_sleep.notices import _rules_proposed
+        from skillopt_sleep.staging.stage import read_manifest
+        from skillopt_sleep.report.notices import _rules_proposed
         from skillopt_sleep.commands.status import _staged_nights
         night = tmp / "staging" / "20260101T000000Z-abc"
         print(read_manifest(night), _rules_proposed(night),
@@ -145,7 +145,7 @@ def test_review_of_a_special_report_is_one_line(tmp_path, kind):
     night = tmp_path / "night"
     _plant(night / "report.json", kind)
     out = _run("""
-        from skillopt_sleep.proposal import load_view
+        from skillopt_sleep.report.proposal import load_view
         from skillopt_sleep.errors import UserError
         try:
             load_view({"night_id": "n", "staging_dir": str(tmp / "night")})
@@ -205,7 +205,7 @@ def test_state_files_are_skipped(tmp_path, kind):
     _plant(tmp_path / "harvest" / "digests" / "shard.jsonl", kind)
     out = _run("""
         from skillopt_sleep import night_state
-        from skillopt_sleep.locks import _read_holder
+        from skillopt_sleep.store.locks import _read_holder
         from skillopt_sleep.sources.store import HarvestStore, _read_json
         night_state.state_path = lambda project: tmp / "night-state.fifo"
         import os

@@ -6,8 +6,8 @@ import pytest
 
 from skillopt_sleep.errors import UserError
 from skillopt_sleep.paths import project_dirs
-from skillopt_sleep.adoption import adopt
-from skillopt_sleep.staging import StagedFile
+from skillopt_sleep.staging.adoption import adopt
+from skillopt_sleep.staging.stage import StagedFile
 
 from tests.support.staged_project import MEMORY_NEW, MEMORY_OLD, SKILL_NEW, sha256, skill_path, stage_proposal
 from tests.support.staged_project import project_fixture  # noqa: F401  (the ``project`` fixture)

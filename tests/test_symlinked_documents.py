@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from skillopt_sleep.documents import START
+from skillopt_sleep.documents.managed_block import START
 from tests.support.anthropic_server import FakeAnthropic
 from tests.support.tasks import make_tasks, write_tasks_file
 
@@ -185,7 +185,7 @@ def test_a_user_level_skill_must_stay_in_the_agent_directory(tmp_path: Path) -> 
 def test_a_write_never_follows_a_folder_link_planted_after_the_check(tmp_path: Path) -> None:
     """What adopt and revert write with: a folder on the checked path that became a link since is
     an error, not a write through it; a link in the file's own place is replaced, not followed."""
-    from skillopt_sleep.containment import remove_file, replace_file
+    from skillopt_sleep.documents.containment import remove_file, replace_file
 
     project, outside = (tmp_path / "proj").resolve(), (tmp_path / "outside").resolve()
     (project / ".claude" / "skills" / "s").mkdir(parents=True)

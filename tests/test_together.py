@@ -10,10 +10,10 @@ import pytest
 
 from skillopt_sleep.gate import together
 from skillopt_sleep.backends.base import Completion, Request
-from skillopt_sleep.consolidate import consolidate
-from skillopt_sleep.documents import load_documents
-from skillopt_sleep.edit_evidence import EvidencePool
-from skillopt_sleep.loop_settings import LoopSettings
+from skillopt_sleep.learning.loop import consolidate
+from skillopt_sleep.documents.managed_block import load_documents
+from skillopt_sleep.store.rule_evidence import EvidencePool
+from skillopt_sleep.gate.settings import LoopSettings
 from tests.test_consolidate import HELPS_A, HELPS_B, PASS, TwoKinds, World, world_models, world_tasks
 
 # claims kind a (its evidence is kind a's), and makes every answer terse: kind b suffers
@@ -87,7 +87,7 @@ def test_a_capped_night_that_runs_out_before_the_combination_leaves_its_rules_fo
     """Several rules under a cap are gated on their own tasks one by one; when the calls run out
     before they are measured on every val task, the rules that passed are undecided (no verdict,
     no ban) and the next night resumes them first."""
-    from skillopt_sleep.call_cap import out_of_calls
+    from skillopt_sleep.gate.call_cap import out_of_calls
     from tests.support.tasks import make_tasks
     from tests.test_call_cap import capped_models
 

@@ -5,9 +5,9 @@ import json
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.backends.sim import SimBackend, SimKnobs
-from skillopt_sleep.edit_evidence import task_content_key
+from skillopt_sleep.store.rule_evidence import task_content_key
 from skillopt_sleep.types import TaskRecord
-from skillopt_sleep.variants import dream_variants, variants_from_reply
+from skillopt_sleep.learning.variants import dream_variants, variants_from_reply
 
 from tests.support.fake_backend import FakeBackend, forward, script
 
@@ -104,9 +104,9 @@ def test_reply_parsing() -> None:
 def test_the_simulator_answers_a_variant_as_it_answers_its_source() -> None:
     """The sim's variants are neither easier nor harder: over many draws a variant passes its
     checks as often as its source does (the target reads checks and documents, not wording)."""
-    from skillopt_sleep.dream import attempt_request
-    from skillopt_sleep.documents import DocumentSet, Document
-    from skillopt_sleep.judges import score
+    from skillopt_sleep.replay.dream import attempt_request
+    from skillopt_sleep.documents.managed_block import DocumentSet, Document
+    from skillopt_sleep.checks.judges import score
     from pathlib import Path
 
     sim = SimBackend(SimKnobs(base=0.3, seed=1))

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from skillopt_sleep.adoption import adopt, revert
+from skillopt_sleep.staging.adoption import adopt, revert
 from skillopt_sleep.commands.review import review
-from skillopt_sleep.documents import apply_edit, load_documents
-from skillopt_sleep.staging import StagedFile, stage
+from skillopt_sleep.documents.managed_block import apply_edit, load_documents
+from skillopt_sleep.staging.stage import StagedFile, stage
 from skillopt_sleep.types import Edit, NightReport
 from tests.support.staged_project import skill_path
 

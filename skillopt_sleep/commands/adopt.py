@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable
 
-from skillopt_sleep import adoption, staging
+from skillopt_sleep.staging import adoption
+from skillopt_sleep.staging import stage as staging
 from skillopt_sleep.errors import EXIT_OK, UserError
 from skillopt_sleep.sanitize import sanitize
 

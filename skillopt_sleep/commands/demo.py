@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Iterator
 
-from skillopt_sleep import state_key
+from skillopt_sleep.store import state_key
 from skillopt_sleep.commands.run import add_whole_skill_flag
 from skillopt_sleep.errors import EXIT_OK, EXIT_USAGE, UserError
 
@@ -146,7 +146,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(data, indent=2))
         return EXIT_OK
-    from skillopt_sleep.report import render_text
+    from skillopt_sleep.report.markdown import render_text
     from skillopt_sleep.types import NightReport
 
     print(render_text(NightReport.from_dict(data)))

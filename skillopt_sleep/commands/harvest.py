@@ -124,6 +124,6 @@ def print_summary(result: Any, tasks: list[TaskRecord], counts: dict[str, int], 
 
 
 def _check_text(check: dict[str, Any]) -> str:
-    from skillopt_sleep.judges import describe_check
+    from skillopt_sleep.checks.judges import describe_check
 
     return describe_check(check)

@@ -17,11 +17,12 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from skillopt_sleep import __version__, staging
-from skillopt_sleep.containment import OutsideDocument
+from skillopt_sleep import __version__
+from skillopt_sleep.staging import stage as staging
+from skillopt_sleep.documents.containment import OutsideDocument
 from skillopt_sleep.errors import EXIT_OK
 from skillopt_sleep.files import append_jsonl, atomic_write_text, read_jsonl
-from skillopt_sleep.notices import AGENTS, clean_line, read_notices
+from skillopt_sleep.report.notices import AGENTS, clean_line, read_notices
 from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.types import format_time
 

@@ -7,7 +7,7 @@ import os
 from functools import partial
 from pathlib import Path
 
-from skillopt_sleep import adoption
+from skillopt_sleep.staging import adoption
 from skillopt_sleep.commands.adopt import add_target_flag, recovery_lines, run_and_print
 from skillopt_sleep.sanitize import sanitize
 

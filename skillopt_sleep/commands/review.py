@@ -13,14 +13,15 @@ import json
 import os
 from pathlib import Path
 
-from skillopt_sleep import adoption, staging
-from skillopt_sleep.agent_surface import ask_for, calling_agent
-from skillopt_sleep.handwritten import conflict_notes
+from skillopt_sleep.staging import adoption
+from skillopt_sleep.staging import stage as staging
+from skillopt_sleep.report.agent_surface import ask_for, calling_agent
+from skillopt_sleep.documents.handwritten import conflict_notes
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_OK, UserError
-from skillopt_sleep.proposal import (
+from skillopt_sleep.report.proposal import (
     EvidenceTask, ProposalView, gate_label, headline_statistic, load_view, why_accepted,
 )
-from skillopt_sleep.report import (
+from skillopt_sleep.report.markdown import (
     SIMULATED_WARNING,
     adopt_command,
     backend_lines,
@@ -29,7 +30,7 @@ from skillopt_sleep.report import (
     revert_command,
 )
 from skillopt_sleep.sanitize import clean_text, sanitize
-from skillopt_sleep.scope import scope_label
+from skillopt_sleep.rules.scope import scope_label
 from skillopt_sleep.types import Edit, GateDecision, NightReport
 
 

@@ -9,17 +9,20 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from skillopt_sleep import adoption, journal, scheduler, staging
-from skillopt_sleep.agent_surface import ask_for, calling_agent
+from skillopt_sleep import scheduler
+from skillopt_sleep.staging import adoption
+from skillopt_sleep.staging import adoption_journal as journal
+from skillopt_sleep.staging import stage as staging
+from skillopt_sleep.report.agent_surface import ask_for, calling_agent
 from skillopt_sleep.config import config_problem
 from skillopt_sleep.errors import EXIT_OK
 from skillopt_sleep.files import read_json
 from skillopt_sleep.paths import project_dirs
-from skillopt_sleep.history import History, summarize_night
-from skillopt_sleep.locks import describe_holder, lock_holder
+from skillopt_sleep.store.history import History, summarize_night
+from skillopt_sleep.store.locks import describe_holder, lock_holder
 from skillopt_sleep.night_state import format_night, night_status
 from skillopt_sleep.sanitize import clean_obj, sanitize
-from skillopt_sleep.score_trend import NightScores, adoption_states, night_state, score_trend, trend_lines
+from skillopt_sleep.report.score_trend import NightScores, adoption_states, night_state, score_trend, trend_lines
 from skillopt_sleep.types import NightReport
 
 

@@ -1,5 +1,5 @@
 """Val (and test) scores per document set, grown on demand, so every comparison of a night reuses
-the samples drawn for another (``consolidate.py``)."""
+the samples drawn for another (``learning/loop.py``)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import threading
 
 from skillopt_sleep.backends.models import Models, run_together
 from skillopt_sleep.backends.base import BudgetExceeded
-from skillopt_sleep.call_cap import CallCap
-from skillopt_sleep.documents import DocumentSet
-from skillopt_sleep.dream import attempt_request, rubric_scorer, run_attempts
-from skillopt_sleep.judges import check_id
-from skillopt_sleep.edit_evidence import EvidencePool, task_content_key
+from skillopt_sleep.gate.call_cap import CallCap
+from skillopt_sleep.documents.managed_block import DocumentSet
+from skillopt_sleep.replay.dream import attempt_request, rubric_scorer, run_attempts
+from skillopt_sleep.checks.judges import check_id
+from skillopt_sleep.store.rule_evidence import EvidencePool, task_content_key
 from skillopt_sleep.types import TaskRecord
 
 

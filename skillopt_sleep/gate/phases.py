@@ -12,17 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from skillopt_sleep.backends.models import run_together
-from skillopt_sleep.call_cap import in_turn, out_of_calls, undecided
-from skillopt_sleep.documents import DocumentSet, apply_edit
-from skillopt_sleep.edit_evidence import EvidencePool, val_set_key
+from skillopt_sleep.gate.call_cap import in_turn, out_of_calls, undecided
+from skillopt_sleep.documents.managed_block import DocumentSet, apply_edit
+from skillopt_sleep.store.rule_evidence import EvidencePool, val_set_key
 from skillopt_sleep.gate import decide as gating
 from skillopt_sleep.gate import quality
 from skillopt_sleep.gate.sampling import NightGate
-from skillopt_sleep.outcome import Outcome, Rejection
-from skillopt_sleep.pending_rules import evidence_kinds, resumed_note
-from skillopt_sleep.reflect import kind_of
+from skillopt_sleep.gate.outcome import Outcome, Rejection
+from skillopt_sleep.gate.pending_rules import evidence_kinds, resumed_note
+from skillopt_sleep.types import kind_of
 from skillopt_sleep.gate.removal import gate_removal
-from skillopt_sleep.rule_budget import fit_together
+from skillopt_sleep.rules.budget import fit_together
 from skillopt_sleep.types import Edit, GateDecision, TaskRecord
 
 Progress = Callable[[str], None]
@@ -30,7 +30,7 @@ Progress = Callable[[str], None]
 
 def focus_for(edits: list[Edit], tasks: list[TaskRecord]) -> set[str]:
     """Val tasks of the kinds an edit's evidence comes from (the tasks it claims to help): a task's
-    mined kind, else its skill hint (``reflect.kind_of``) — a skill serves several kinds, and a rule
+    mined kind, else its skill hint (``types.kind_of``) — a skill serves several kinds, and a rule
     for one of them must not need luck on the others to show its gain."""
     kind = {t.id: kind_of(t) for t in tasks}
     kinds = {kind[e] for edit in edits for e in edit.evidence if e in kind}

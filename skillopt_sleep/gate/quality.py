@@ -23,13 +23,13 @@ import math
 import re
 
 from skillopt_sleep.backends.base import Request
-from skillopt_sleep.conflicts import SHORT_RE
-from skillopt_sleep.documents import DocumentSet
+from skillopt_sleep.rules.conflicts import SHORT_RE
+from skillopt_sleep.documents.managed_block import DocumentSet
 from skillopt_sleep.gate.evaluator import draw_within
-from skillopt_sleep.jsonx import extract_json
+from skillopt_sleep.reply_json import extract_json
 from skillopt_sleep.prompts import render
-from skillopt_sleep.repair import Unusable, parse_replies
-from skillopt_sleep.scope import split_scoped
+from skillopt_sleep.reply_repair import Unusable, parse_replies
+from skillopt_sleep.rules.scope import split_scoped
 from skillopt_sleep.types import Edit, TaskRecord
 
 QUALITY_JUDGED = 12  # answers judged a side, at least

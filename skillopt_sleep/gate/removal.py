@@ -8,12 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from skillopt_sleep.call_cap import OUT_OF_CALLS, CallCap, out_of_calls, undecided
-from skillopt_sleep.documents import DocumentSet
+from skillopt_sleep.gate.call_cap import OUT_OF_CALLS, CallCap, out_of_calls, undecided
+from skillopt_sleep.documents.managed_block import DocumentSet
 from skillopt_sleep.gate import decide as gating
 from skillopt_sleep.gate.evaluator import draw_within
-from skillopt_sleep.retire import RETIRE_MARGIN, removed_rule, serves
-from skillopt_sleep.scope import split_scoped
+from skillopt_sleep.rules.retire import RETIRE_MARGIN, removed_rule, serves
+from skillopt_sleep.rules.scope import split_scoped
 from skillopt_sleep.types import Edit, GateDecision, TaskRecord
 
 

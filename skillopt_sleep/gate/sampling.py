@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from skillopt_sleep.gate import decide as gating
-from skillopt_sleep.call_cap import CallCap, undecided
-from skillopt_sleep.documents import DocumentSet
+from skillopt_sleep.gate.call_cap import CallCap, undecided
+from skillopt_sleep.documents.managed_block import DocumentSet
 from skillopt_sleep.gate.evaluator import Evaluator, draw_what_fits, draw_within
-from skillopt_sleep.loop_settings import LoopSettings
+from skillopt_sleep.gate.settings import LoopSettings
 from skillopt_sleep.types import GateDecision, TaskRecord
 
 

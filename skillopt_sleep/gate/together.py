@@ -28,14 +28,14 @@ from dataclasses import replace
 
 from skillopt_sleep.gate import decide as gating
 from skillopt_sleep.backends.models import run_together
-from skillopt_sleep.call_cap import in_turn, out_of_calls
-from skillopt_sleep.documents import DocumentSet
-from skillopt_sleep.edit_evidence import EvidencePool
+from skillopt_sleep.gate.call_cap import in_turn, out_of_calls
+from skillopt_sleep.documents.managed_block import DocumentSet
+from skillopt_sleep.store.rule_evidence import EvidencePool
 from skillopt_sleep.gate.evaluator import draw_within
 from skillopt_sleep.types import Edit, GateDecision
 from skillopt_sleep.gate import phases as cons
 from skillopt_sleep.gate.sampling import NightGate, first_draws
-from skillopt_sleep.outcome import Outcome
+from skillopt_sleep.gate.outcome import Outcome
 
 
 Winner = tuple[Edit, DocumentSet, GateDecision]

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from skillopt_sleep.check_words import limit_check
+from skillopt_sleep.checks.words import limit_check
 
 Check = dict[str, Any]
 SAID_CHARS = 200  # of a complaint kept beside the check it states

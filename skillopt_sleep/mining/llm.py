@@ -15,11 +15,11 @@ from typing import Any
 
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.client import Client
-from skillopt_sleep.jsonx import extract_json
-from skillopt_sleep.judges import RULE_OPS, JudgeError, validate_check
+from skillopt_sleep.reply_json import extract_json
+from skillopt_sleep.checks.judges import RULE_OPS, JudgeError, validate_check
 from skillopt_sleep.mining.requests import UserRequest
 from skillopt_sleep.prompts import render
-from skillopt_sleep.repair import Unusable, parse_replies
+from skillopt_sleep.reply_repair import Unusable, parse_replies
 
 EXCERPT = 600
 MINE_SCHEMA = {

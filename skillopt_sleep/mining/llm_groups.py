@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.client import Client
-from skillopt_sleep.jsonx import extract_json
+from skillopt_sleep.reply_json import extract_json
 from skillopt_sleep.mining.requests import UserRequest
 from skillopt_sleep.prompts import render
-from skillopt_sleep.repair import Unusable, parse_replies
+from skillopt_sleep.reply_repair import Unusable, parse_replies
 
 EXCERPT = 160  # characters of each example request shown
 GROUPS_SCHEMA = {

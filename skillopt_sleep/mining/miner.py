@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillopt_sleep.judges import check_id
+from skillopt_sleep.checks.judges import check_id
 from skillopt_sleep.mining.checks import checks_by_support, complaint_for
 from skillopt_sleep.mining.clustering import DEFAULT_THRESHOLD, cluster, label_for
 from skillopt_sleep.mining.requests import UserRequest, requests_from
 from skillopt_sleep.mining.splits import assign_splits
 from skillopt_sleep.mining.text import STOPWORDS, WORD_RE
-from skillopt_sleep.scope import kind_from_label
+from skillopt_sleep.rules.scope import kind_from_label
 from skillopt_sleep.types import SessionDigest, TaskRecord
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from skillopt_sleep.mining.text import GENERIC_VERBS, HEAD_SPLIT_RE, STOPWORDS, WORD_RE, canonical, stem
-from skillopt_sleep.mining.vocabulary import OPERATION_VERBS, kind_of
+from skillopt_sleep.mining.vocabulary import OPERATION_VERBS, work_kind_of
 
 PRODUCE = "produce"
 ASK = "ask"
@@ -68,7 +68,7 @@ class RequestShape:
     object_words: tuple[str, ...]  # stemmed content words of the head, in order, without the opening verb
     words: frozenset[str]  # stemmed content words of the whole request
     grams: frozenset[str]  # character trigrams of the object, spaces and punctuation removed
-    kind: str | None = None  # the kind of work (``vocabulary.kind_of``), when it is recognised
+    kind: str | None = None  # the kind of work (``vocabulary.work_kind_of``), when it is recognised
 
 
 def _canonical(text: str) -> str:
@@ -119,7 +119,7 @@ def shape_of(text: str) -> RequestShape:
     joined = "".join(w for w in head_words if w not in STOPWORDS and w not in GENERIC_VERBS and not w.isdigit())
     joined = re.sub(r"[^a-z]", "", joined)
     grams = frozenset(joined[i:i + GRAM] for i in range(len(joined) - GRAM + 1))
-    kind = kind_of(body.strip(), head.strip(), produce=opens == "produce", asks=opens == "question")
+    kind = work_kind_of(body.strip(), head.strip(), produce=opens == "produce", asks=opens == "question")
     return RequestShape(mode=mode, object_words=object_words, words=frozenset(_content(WORD_RE.findall(lowered))),
                         grams=grams, kind=kind)
 
@@ -127,7 +127,7 @@ def shape_of(text: str) -> RequestShape:
 @lru_cache(maxsize=1 << 16)
 def grouping_shape(text: str) -> RequestShape:
     """The shape requests are grouped by: a request whose kind of work is recognised
-    (``vocabulary.kind_of``) has mode ``KIND_MODE`` and that kind as its whole object, so
+    (``vocabulary.work_kind_of``) has mode ``KIND_MODE`` and that kind as its whole object, so
     "translate this to German" and "put this into French" differ only in subject matter."""
     shape = shape_of(text)
     if shape.kind is None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from skillopt_sleep.errors import EXIT_CONFIG, UserError
 from skillopt_sleep.files import parse_json, read_regular_text
-from skillopt_sleep.judges import JudgeError, validate_judge
+from skillopt_sleep.checks.judges import JudgeError, validate_judge
 from skillopt_sleep.types import SPLITS, TASKS_FORMAT, TaskRecord
 
 

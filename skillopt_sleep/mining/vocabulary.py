@@ -8,7 +8,7 @@ common pieces of software work (what each kind is called, the verbs that ask for
 themselves, the questions that ask for it). A request no entry recognises has no kind and is
 grouped by its words alone (see ``clustering``).
 
-How a kind is read (``kind_of``), most telling first:
+How a kind is read (``work_kind_of``), most telling first:
 
 1. a request that opens with a verb asking for one kind of work by itself ("translate ...",
    "summarize ...", "explain ...", "review ...", "dockerize ...");
@@ -139,7 +139,7 @@ _WHAT_IT_DOES_RE = re.compile(
     r"script|regex|query|hook|line|file|module|decorator)s?\b")
 
 
-def kind_of(body: str, head: str, *, produce: bool, asks: bool) -> str | None:
+def work_kind_of(body: str, head: str, *, produce: bool, asks: bool) -> str | None:
     """The kind of work a request asks for, or None (see the module docstring).
 
     ``body``: the request lower-cased, spelled one way, its opening filler ("can you", "pls")

@@ -23,7 +23,7 @@ STATEFUL_MODES = ("run", "demo")  # nights that record what they read
 
 def last_night_started(project: Path) -> datetime | None:
     """When the project's newest recorded night started (None: it never had one)."""
-    from skillopt_sleep.history import History
+    from skillopt_sleep.store.history import History
     from skillopt_sleep.types import parse_time
 
     starts = [parse_time(n.get("started")) for n in History().nights(project) if n.get("mode") in STATEFUL_MODES]
@@ -66,7 +66,7 @@ def nothing_new(project: Path, config: Config) -> str | None:
     """Why tonight's night for ``project`` would have nothing new to learn from, or None when it
     should run (new sessions, an interrupted night to continue, or a question only the night
     can answer: a project that is gone, a source this engine does not know)."""
-    from skillopt_sleep.call_journal import interrupted_nights
+    from skillopt_sleep.store.call_journal import interrupted_nights
 
     if not project.is_dir() or interrupted_nights(project):
         return None

@@ -27,7 +27,7 @@ from skillopt_sleep.redact import redact
 from skillopt_sleep.scheduler.envfile import read_env_file
 from skillopt_sleep.scheduler.schedule_file import OUTPUT_LOG, ProjectEntry, Schedule, load_schedule
 from skillopt_sleep.files import atomic_write_text
-from skillopt_sleep.notices import refresh_schedule_notice
+from skillopt_sleep.report.notices import refresh_schedule_notice
 
 KEEP_LOGS = 30
 OUTPUT_LOG_LIMIT = 256 * 1024  # the OS-level stdout/stderr file is emptied past this size
@@ -54,7 +54,7 @@ def run_project_night(entry: ProjectEntry, log: Callable[[str], None]) -> dict[s
     no model call, when the project has nothing new to learn from (``news.nothing_new``)."""
     from skillopt_sleep.night import NightOptions
     from skillopt_sleep.night_bg import followed_night
-    from skillopt_sleep.report import render_text
+    from skillopt_sleep.report.markdown import render_text
 
     from skillopt_sleep.scheduler.news import nothing_new
 

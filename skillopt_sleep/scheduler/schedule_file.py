@@ -111,6 +111,6 @@ def remove_schedule(path: Path | None = None) -> bool:
 
 
 def _refresh_notice() -> None:
-    from skillopt_sleep.notices import refresh_schedule_notice
+    from skillopt_sleep.report.notices import refresh_schedule_notice
 
     refresh_schedule_notice()

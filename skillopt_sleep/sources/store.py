@@ -27,7 +27,7 @@ from typing import Any
 from collections.abc import Iterator
 
 from ..files import atomic_write_text, parse_json, read_json, read_regular_text, remove_temp_files
-from ..locks import exclusive
+from ..store.locks import exclusive
 from ..types import SessionDigest
 
 CHECKPOINTS_FILE = "harvest-checkpoints.json"

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from skillopt_sleep import judges
+from skillopt_sleep.checks import judges
 from skillopt_sleep.backends import BackendSpecError, make_backend
 from skillopt_sleep.backends.base import ProviderError, Request
 from skillopt_sleep.backends.client import Client

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skillopt_sleep.documents import load_documents
+from skillopt_sleep.documents.managed_block import load_documents
 
 from tests.support.scripts import script_module
 

@@ -12,7 +12,7 @@ from statistics import NormalDist
 
 import pytest
 
-from skillopt_sleep import judges
+from skillopt_sleep.checks import judges
 from skillopt_sleep.backends import BackendSpecError, make_backend
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.sim import SimBackend, SimKnobs

@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from skillopt_sleep import judges
+from skillopt_sleep.checks import judges
 from skillopt_sleep.backends import make_backend
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.sim import SimBackend, SimKnobs
 from skillopt_sleep.backends.sim.reading import content_words, parse_documents, rule_count, scope_applies
-from skillopt_sleep.documents import END, START
+from skillopt_sleep.documents.managed_block import END, START
 
 N = 300
 COMMIT = "Write the commit message for the retry fix."

@@ -11,7 +11,7 @@ from skillopt_sleep.backends.codex_cli import CodexCliBackend
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.openai_api import OpenAIBackend
 from skillopt_sleep.backends.sim import SimBackend
-from skillopt_sleep.judges import required_tools
+from skillopt_sleep.checks.judges import required_tools
 from skillopt_sleep.types import TaskRecord
 
 from tests.support.fake_backend import FakeBackend

@@ -14,9 +14,9 @@ from skillopt_sleep.backends.batching import BatchPolicy
 from skillopt_sleep.backends.client import Client, preflight
 from skillopt_sleep.backends.openai_api import OpenAIBackend
 from skillopt_sleep.backends.truncation import ROOM_FACTOR
-from skillopt_sleep.documents import load_documents
-from skillopt_sleep.dream import run_attempts
-from skillopt_sleep.scoring import CUT_OFF
+from skillopt_sleep.documents.managed_block import load_documents
+from skillopt_sleep.replay.dream import run_attempts
+from skillopt_sleep.replay.scoring import CUT_OFF
 from skillopt_sleep.types import TaskRecord
 
 from tests.support.fake_backend import FakeBackend, script

@@ -44,7 +44,7 @@ def test_adopt_json_via_parser(project, capsys, monkeypatch):
     data = json.loads(capsys.readouterr().out)
     assert data["ok"] is True and data["night_id"] == "n1"
     assert data["files"][0]["previous_existed"] is True
-    from skillopt_sleep.adoption import _undo
+    from skillopt_sleep.staging.adoption import _undo
 
     assert _undo(NEW, data["files"][0]["backup"]) == OLD
 

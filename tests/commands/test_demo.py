@@ -12,7 +12,7 @@ import pytest
 from skillopt_sleep.cli import main
 from skillopt_sleep.errors import UserError
 from skillopt_sleep.commands.demo import run_demo
-from skillopt_sleep.report import render_text
+from skillopt_sleep.report.markdown import render_text
 from skillopt_sleep.types import NightReport
 
 
@@ -89,8 +89,8 @@ def test_demo_refuses_a_non_empty_dir(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_adopting_the_demo_proposal_keeps_hand_written_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from skillopt_sleep.documents import END, START
-    from skillopt_sleep.adoption import adopt, revert
+    from skillopt_sleep.documents.managed_block import END, START
+    from skillopt_sleep.staging.adoption import adopt, revert
 
     data = run_demo(tmp_path / "demo", seed=1, quiet=True)
     project = tmp_path / "demo" / "acme-invoices"

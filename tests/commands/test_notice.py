@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skillopt_sleep.adoption import adopt
+from skillopt_sleep.staging.adoption import adopt
 from skillopt_sleep.cli import main
 from skillopt_sleep.commands import notice as notice_cmd
 from skillopt_sleep.paths import user_dirs

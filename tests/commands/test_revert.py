@@ -8,7 +8,7 @@ import pytest
 
 from skillopt_sleep.commands import revert as revert_cmd
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
-from skillopt_sleep.adoption import adopt
+from skillopt_sleep.staging.adoption import adopt
 
 from tests.support.staged_project import project_with_memory, stage_memory
 

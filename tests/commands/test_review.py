@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skillopt_sleep import staging
+from skillopt_sleep.staging import stage as staging
 from skillopt_sleep.cli import main
 from skillopt_sleep.config import Config
 from skillopt_sleep.night import NightOptions, run_night

@@ -11,7 +11,7 @@ import pytest
 
 from skillopt_sleep.commands.demo import build_demo_home
 from skillopt_sleep.config import Config
-from skillopt_sleep.documents import START
+from skillopt_sleep.documents.managed_block import START
 from skillopt_sleep.night import NightOptions, run_night
 from skillopt_sleep.paths import project_dirs
 from tests.support import fake_cli

@@ -102,13 +102,13 @@ def test_a_process_waiting_for_the_lock_survives_a_refused_night_removing_it(tmp
     that process makes it again and takes the lock (no traceback, no second holder)."""
     import time
 
-    from skillopt_sleep.locks import ProjectLock
+    from skillopt_sleep.store.locks import ProjectLock
 
     project = tmp_path / "proj"
     project.mkdir()
     footprint = Footprint(project)
     lock_path = project_dirs(project).lock
-    waiter = ("import sys; from skillopt_sleep.locks import ProjectLock\n"
+    waiter = ("import sys; from skillopt_sleep.store.locks import ProjectLock\n"
               f"lock = ProjectLock({str(lock_path)!r}, wait=20); lock.acquire(); print('held'); lock.release()")
     with ProjectLock(lock_path):
         other = subprocess.Popen([sys.executable, "-c", waiter], stdout=subprocess.PIPE, stderr=subprocess.PIPE,

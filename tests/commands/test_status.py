@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from skillopt_sleep.commands import status as status_cmd
-from skillopt_sleep.adoption import adopt
-from skillopt_sleep.history import History
+from skillopt_sleep.staging.adoption import adopt
+from skillopt_sleep.store.history import History
 from skillopt_sleep.types import Edit, NightReport
 
 from tests.support.staged_project import project_with_memory, stage_memory
@@ -78,9 +78,9 @@ def test_status_json_via_parser_ignores_other_projects(project, tmp_path, capsys
 def test_a_reverted_night_is_reverted_everywhere_and_never_the_live_score(project, capsys):
     """The trend is the documents in effect (baselines; a candidate only while adopted), apart
     from proposals; a reverted night says "reverted" in status, review and report.html."""
-    from skillopt_sleep.adoption import revert
+    from skillopt_sleep.staging.adoption import revert
     from skillopt_sleep.commands.review import review
-    from skillopt_sleep.trend_chart import _xy
+    from skillopt_sleep.report.trend_chart import _xy
 
     _night(project, "n1", 0.4, 0.6, accepted=True, staged=b"first\n")
     _night(project, "n2", 0.5, 0.7, accepted=True, staged=b"second\n")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from skillopt_sleep.history import History
+from skillopt_sleep.store.history import History
 from skillopt_sleep.types import Edit, NightReport
 from tests.support import provider_env
 from tests.support.anthropic_server import FakeAnthropic

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from skillopt_sleep.adoption import adopt
+from skillopt_sleep.staging.adoption import adopt
 from skillopt_sleep.cli import main
 from skillopt_sleep.commands.notice import record_session
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_USAGE
-from skillopt_sleep.locks import ProjectLock
+from skillopt_sleep.store.locks import ProjectLock
 from skillopt_sleep.paths import PROJECT_DIR, project_dirs, user_dirs
 from skillopt_sleep.scheduler.base import MARKER
 from tests.support.scheduler_tools import FakeTools

@@ -29,8 +29,8 @@ from skillopt_sleep.backends.limits import Limiter
 from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.backends.openai_api import OpenAIBackend
 from skillopt_sleep.config import Config
-from skillopt_sleep.jsonx import extract_json
-from skillopt_sleep.judges import score_rule
+from skillopt_sleep.reply_json import extract_json
+from skillopt_sleep.checks.judges import score_rule
 from skillopt_sleep.night import NightOptions, run_night
 from skillopt_sleep.paths import project_dirs
 

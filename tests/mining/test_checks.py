@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillopt_sleep.judges import run_check
+from skillopt_sleep.checks.judges import run_check
 from skillopt_sleep.mining import checks_by_support, checks_from_feedback
 from skillopt_sleep.mining.checks import complaint_for, limit_check
 from tests.mining.builders import SIGNOFF

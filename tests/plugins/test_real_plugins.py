@@ -22,7 +22,7 @@ from tests.support import readme
 from tests.support.real_clients import RELEASES, client_env, real_cli
 from tests.support.repo_clone import clone_of_repo
 from skillopt_sleep import __version__
-from skillopt_sleep.staging import StagedFile, stage
+from skillopt_sleep.staging.stage import StagedFile, stage
 from skillopt_sleep.types import Edit, NightReport
 
 REPO = Path(__file__).resolve().parents[2]

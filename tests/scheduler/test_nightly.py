@@ -148,7 +148,7 @@ def test_a_scheduled_night_continues_an_interrupted_one(tmp_path: Path) -> None:
     scheduled night takes it up under the same id and does not pay for them again."""
     import dataclasses
 
-    from skillopt_sleep.call_journal import interrupted_nights
+    from skillopt_sleep.store.call_journal import interrupted_nights
     from skillopt_sleep.config import Config
     from skillopt_sleep.night import NightOptions, NightStopped, run_night
     from skillopt_sleep.scheduler.nightly import run_project_night

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from skillopt_sleep.cli import main
-from skillopt_sleep.notices import refresh_schedule_notice
+from skillopt_sleep.report.notices import refresh_schedule_notice
 from skillopt_sleep.errors import UserError
 from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.scheduler import missed_night_notice

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from skillopt_sleep.staging import StagedFile, stage
+from skillopt_sleep.staging.stage import StagedFile, stage
 from skillopt_sleep.types import Edit, NightReport
 
 MEMORY_OLD = b"# Project rules\r\n\r\nKeep it short.\r\n\xff\xfe not utf-8\r\n"

@@ -20,9 +20,9 @@ from typing import Any
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.sim.knobs import SimKnobs
 from skillopt_sleep.backends.sim.reading import coverage, parse_line, scope_applies, stance
-from skillopt_sleep.conflicts import contradiction
-from skillopt_sleep.check_words import limit_of, limit_words, quoted_syntax, readable_regex
-from skillopt_sleep.judges import RULE_OPS, describe_check
+from skillopt_sleep.rules.conflicts import contradiction
+from skillopt_sleep.checks.words import limit_of, limit_words, quoted_syntax, readable_regex
+from skillopt_sleep.checks.judges import RULE_OPS, describe_check
 
 # The checks the optimizer knows a rule for (``no_refusal`` has none: a model does not refuse
 # ordinary work unprompted).

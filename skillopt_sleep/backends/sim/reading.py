@@ -22,9 +22,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from skillopt_sleep.check_words import limit_of, readable_regex
-from skillopt_sleep.documents import END, START
-from skillopt_sleep.handwritten import SEPARATOR
+from skillopt_sleep.checks.words import limit_of, readable_regex
+from skillopt_sleep.documents.managed_block import END, START
+from skillopt_sleep.documents.handwritten import SEPARATOR
 
 NEGATION_RE = re.compile(r"\b(never|don'?t|do not|avoid|without|no longer|must not|omit|drop)\b", re.I)
 CAP_RE = re.compile(

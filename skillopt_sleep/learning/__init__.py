@@ -1,0 +1,1 @@
+"""Learning: one night's loop and its steps before the gate (reflect, rank, lookahead, train set)."""

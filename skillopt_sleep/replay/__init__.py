@@ -1,0 +1,1 @@
+"""Replay: a task answered under a document set, and the answers scored."""

@@ -1,0 +1,1 @@
+"""Report: what a person reads about a night (markdown, html, notices, trend)."""

@@ -1,0 +1,1 @@
+"""Staging: a night's proposal staged for review, adopted, reverted, with its journal."""

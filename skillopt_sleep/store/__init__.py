@@ -1,0 +1,1 @@
+"""Store: what the engine keeps across nights, one module a store."""
