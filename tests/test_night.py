@@ -237,7 +237,7 @@ def test_a_night_with_a_real_optimizer_asks_it_to_merge_groups(tmp_path: Path, m
 
 
 def test_a_lone_surrogate_in_every_prompt_still_records_the_night(tmp_path: Path, home: Path) -> None:
-    """Issue 9 item 7: Node can split an emoji into a lone "\\ud83d"; the night stages, records its
+    """Node can split an emoji into a lone "\\ud83d"; the night stages, records its
     history and advances its checkpoints instead of crashing after staging."""
     from skillopt_sleep.commands.demo import build_demo_home
     from skillopt_sleep.config import Config

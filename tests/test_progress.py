@@ -1,4 +1,4 @@
-"""Issue 9 item 9: per-call progress with counts and an ETA (one updating line on a terminal,
+"""Per-call progress with counts and an ETA (one updating line on a terminal,
 plain periodic lines otherwise)."""
 
 from __future__ import annotations

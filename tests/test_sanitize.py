@@ -1,4 +1,4 @@
-"""Hostile model output (issue 9 item 4): escapes, invisible characters and markup never reach the
+"""Hostile model output: escapes, invisible characters and markup never reach the
 live documents, report.json, report.md or a terminal raw; a rule carrying them is refused."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 9 item 6: time is always bounded. A hanging or dripping provider (the fakes' ``Hang`` and
+"""Time is always bounded. A hanging or dripping provider (the fakes' ``Hang`` and
 ``Drip``) ends a call at its total deadline and a night at the night's deadline; when one call fails
 for good, the calls in flight stop and nothing retries."""
 

@@ -17,7 +17,7 @@ from tests.support.staged_project import project_with_memory, stage_memory
 
 NOW = datetime(2026, 3, 2, 8, 0, tzinfo=timezone.utc)
 # The notices themselves (when they are written, their wording, what a reader refuses):
-# tests/test_notices.py; the hooks that read them: tests/plugins/test_hook.py.
+# tests/report/test_notices.py; the hooks that read them: tests/plugins/test_hook.py.
 
 
 @pytest.fixture

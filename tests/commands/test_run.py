@@ -126,7 +126,7 @@ def test_a_codex_on_path_is_picked_for_codex_sessions(tmp_path: Path) -> None:
     """Both fake CLIs on PATH; the sessions are Codex's, so codex-cli replays them."""
     from datetime import datetime, timezone
 
-    from tests.test_codex_night import write_rollout
+    from tests.scenarios.test_codex_night import write_rollout
 
     project, codex_home = tmp_path / "acme", tmp_path / "codex"
     project.mkdir()

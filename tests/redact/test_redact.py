@@ -1,4 +1,4 @@
-"""Secret redaction: every shape of issue 3 item 5, no leaks anywhere the harvest writes."""
+"""Secret redaction: every known shape, no leaks anywhere the harvest writes."""
 
 from __future__ import annotations
 

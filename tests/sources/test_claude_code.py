@@ -1,4 +1,4 @@
-"""Claude Code source on realistic transcripts of every layout (DESIGN §9, issue 3 item 1)."""
+"""Claude Code source on realistic transcripts of every layout (DESIGN §9)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Codex source on realistic rollouts (DESIGN §9, issue 3 item 2)."""
+"""Codex source on realistic rollouts (DESIGN §9)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 9 item 7: hostile transcript files get a clear outcome and lose nothing."""
+"""Hostile transcript files get a clear outcome and lose nothing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Incremental harvest: checkpoints, digest cache, commit semantics (issue 3 item 4)."""
+"""Incremental harvest: checkpoints, digest cache, commit semantics."""
 
 from __future__ import annotations
 

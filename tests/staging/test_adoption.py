@@ -405,7 +405,7 @@ def test_a_planted_journal_cannot_make_recovery_write_outside_the_project(projec
 
 
 def test_adopt_refuses_a_read_only_live_file_and_keeps_it(project):
-    """Issue 9 item 7: a CLAUDE.md its owner made read-only is not replaced (a rename would)."""
+    """A CLAUDE.md its owner made read-only is not replaced (a rename would)."""
     stage_proposal(project)
     live = project / "CLAUDE.md"
     live.chmod(0o444)

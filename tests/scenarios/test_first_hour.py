@@ -1,4 +1,4 @@
-"""Issue 9, item 9: what a newcomer hits in the first hour, each once a crash or a silent surprise."""
+"""What a newcomer hits in the first hour, each once a crash or a silent surprise."""
 
 from __future__ import annotations
 

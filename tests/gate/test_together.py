@@ -14,7 +14,7 @@ from skillopt_sleep.learning.loop import consolidate
 from skillopt_sleep.documents.managed_block import load_documents
 from skillopt_sleep.store.rule_evidence import EvidencePool
 from skillopt_sleep.gate.settings import LoopSettings
-from tests.test_consolidate import HELPS_A, HELPS_B, PASS, TwoKinds, World, world_models, world_tasks
+from tests.learning.test_loop import HELPS_A, HELPS_B, PASS, TwoKinds, World, world_models, world_tasks
 
 # claims kind a (its evidence is kind a's), and makes every answer terse: kind b suffers
 TRADE_A = "Answers about kind a follow the a checklist; keep every answer terse"
@@ -89,7 +89,7 @@ def test_a_capped_night_that_runs_out_before_the_combination_leaves_its_rules_fo
     no ban) and the next night resumes them first."""
     from skillopt_sleep.gate.call_cap import out_of_calls
     from tests.support.tasks import make_tasks
-    from tests.test_call_cap import capped_models
+    from tests.gate.test_call_cap import capped_models
 
     docs = load_documents(tmp_path)
     path = tmp_path / "evidence.json"
@@ -120,7 +120,7 @@ def test_a_capped_night_keeps_the_calls_its_passed_rules_need_together(tmp_path:
     own-task tests leaves every rule undecided."""
     from skillopt_sleep.gate import phases
     from tests.support.tasks import make_tasks
-    from tests.test_call_cap import capped_models
+    from tests.gate.test_call_cap import capped_models
 
     def night() -> list:
         models, budget = capped_models(f"sim:seed={seed}", cap)

@@ -445,7 +445,7 @@ def test_prompt_prefix_and_fingerprint(tmp_path: Path):
     assert load_documents(tmp_path).fingerprint() == docs.fingerprint()
 
 
-# ---------------------------------------------------------------- issue 9 item 7: hostile documents
+# ---------------------------------------------------------------- hostile documents
 
 PROSE_WITH_MARKERS = (
     "# Project\n\nskillopt-sleep keeps its rules between `" + START + "` and `" + END + "`; "

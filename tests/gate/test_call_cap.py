@@ -254,7 +254,7 @@ def test_the_edits_below_one_the_calls_ran_out_for_are_not_started(tmp_path: Pat
 
 
 def test_retiring_a_rule_under_a_cap_is_left_undecided_not_a_budget_stop(tmp_path: Path) -> None:
-    from tests.test_retire import COMMIT, EMAIL, NEW, NOTES, full
+    from tests.rules.test_retire import COMMIT, EMAIL, NEW, NOTES, full
 
     from skillopt_sleep.gate.removal import gate_removal
     from skillopt_sleep.rules.retire import Tonight, retiring

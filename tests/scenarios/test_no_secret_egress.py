@@ -18,7 +18,7 @@ from tests.fixtures.redaction.corpus import secret_fragments, secret_samples
 from tests.redact.test_redact import SECRETS
 from tests.support.fake_backend import FakeBackend, forward
 
-# the hand-written shapes plus one generated sample of every corpus shape (issue 9 item 3)
+# the hand-written shapes plus one generated sample of every corpus shape
 GENERATED = secret_samples(seed=9, per_shape=1)
 PLANTED = [template.format(s=secret) for _kind, template, secret in SECRETS] + [s.text for s in GENERATED]
 SECRET_VALUES = [secret for _kind, _template, secret in SECRETS] + [
@@ -74,7 +74,7 @@ def test_a_night_never_sends_or_writes_a_secret(tmp_path: Path, monkeypatch: pyt
     from skillopt_sleep.staging.adoption import adopt
 
     adopt(project, allow_simulated=True)  # the adoption ledger must not copy secrets either (backups of a changed
-    # CLAUDE.md: tests/test_staging.py::test_no_copy_of_a_secret_in_the_live_file_is_written)
+    # CLAUDE.md: tests/staging/test_stage.py::test_no_copy_of_a_secret_in_the_live_file_is_written)
     written = [p for root in (home, project / ".skillopt-sleep") for p in root.rglob("*") if p.is_file()]
     assert any(p.name == "evidence.jsonl" for p in written)
     for path in written:
