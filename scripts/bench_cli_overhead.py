@@ -44,9 +44,12 @@ def attempt_request(document_lines: int) -> Request:
     return Request(
         purpose="attempt",
         system=render("attempt_system", documents=documents),
-        user=render("attempt_user", intent="Write the commit message for the staged change.",
-                    context="\nContext:\nM src/app.py (rename load() to load_config())\n",
-                    contract="\nOutput contract:\nOne subject line under 50 characters, then a body.\n"),
+        user=render(
+            "attempt_user",
+            intent="Write the commit message for the staged change.",
+            context="\nContext:\nM src/app.py (rename load() to load_config())\n",
+            contract="\nOutput contract:\nOne subject line under 50 characters, then a body.\n",
+        ),
     )
 
 
@@ -66,8 +69,11 @@ def anthropic_input(body: dict[str, Any]) -> int:
     text = system if isinstance(system, str) else "".join(b.get("text", "") for b in system or [])
     for message in body.get("messages") or []:
         content = message.get("content")
-        text += content if isinstance(content, str) else "".join(
-            b.get("text", "") for b in content or [] if isinstance(b, dict))
+        text += (
+            content
+            if isinstance(content, str)
+            else "".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
+        )
     return count_tokens(text) + count_tokens(json.dumps(body.get("tools") or []))
 
 
@@ -77,8 +83,11 @@ def responses_input(body: dict[str, Any]) -> int:
 
 def measure(requests: list[Any], path: str, counter: Any) -> dict[str, Any]:
     turns = [r.body for r in requests if r.path == path and isinstance(r.body, dict)]
-    return {"requests": len(turns), "input_tokens": [counter(b) for b in turns],
-            "tools_offered": sorted({t.get("name") or t.get("type") for b in turns for t in b.get("tools") or []})}
+    return {
+        "requests": len(turns),
+        "input_tokens": [counter(b) for b in turns],
+        "tools_offered": sorted({t.get("name") or t.get("type") for b in turns for t in b.get("tools") or []}),
+    }
 
 
 def bench_claude(cli_dir: Path, request: Request) -> dict[str, Any]:
@@ -88,9 +97,14 @@ def bench_claude(cli_dir: Path, request: Request) -> dict[str, Any]:
         env = provider_env.claude_env(Path(tmp), fake)
         user_context(Path(env["HOME"]), Path(env["CODEX_HOME"]))
         fake.responder = lambda body: "feat: rename load() to load_config()"
-        subprocess.run([str(cli_dir / "claude"), "-p", "--output-format", "json", "--system-prompt",
-                        request.system, request.user], cwd=env["HOME"], env=env, capture_output=True,
-                       timeout=180, check=False)
+        subprocess.run(
+            [str(cli_dir / "claude"), "-p", "--output-format", "json", "--system-prompt", request.system, request.user],
+            cwd=env["HOME"],
+            env=env,
+            capture_output=True,
+            timeout=180,
+            check=False,
+        )
         out["plain_claude_p"] = measure(fake.requests, "/v1/messages", anthropic_input)
         fake.requests.clear()
         saved = os.environ.copy()
@@ -112,9 +126,16 @@ def bench_codex(cli_dir: Path, request: Request) -> dict[str, Any]:
         env = provider_env.codex_env(Path(tmp), fake)
         user_context(Path(env["HOME"]), Path(env["CODEX_HOME"]))
         fake.responder = lambda body: "feat: rename load() to load_config()"
-        subprocess.run([str(cli_dir / "codex"), "exec", "--ephemeral", "--skip-git-repo-check", "--json", "-"],
-                       input=request.system + "\n\n---\n\n" + request.user, text=True, cwd=env["HOME"],
-                       env=env, capture_output=True, timeout=180, check=False)
+        subprocess.run(
+            [str(cli_dir / "codex"), "exec", "--ephemeral", "--skip-git-repo-check", "--json", "-"],
+            input=request.system + "\n\n---\n\n" + request.user,
+            text=True,
+            cwd=env["HOME"],
+            env=env,
+            capture_output=True,
+            timeout=180,
+            check=False,
+        )
         out["plain_codex_exec"] = measure(fake.requests, "/v1/responses", responses_input)
         fake.requests.clear()
         saved = os.environ.copy()
@@ -138,18 +159,32 @@ def _ratios(out: dict[str, Any], prompt: int) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--document-lines", type=int, default=20,
-                        help="rules in the project document of the measured prompt (default 20)")
+    parser.add_argument(
+        "--document-lines",
+        type=int,
+        default=20,
+        help="rules in the project document of the measured prompt (default 20)",
+    )
     args = parser.parse_args()
     configured = os.environ.get("SKILLOPT_REAL_CLIS")
     if not configured:
-        sys.exit("set SKILLOPT_REAL_CLIS to the directory holding the real claude and codex "
-                 "(bash scripts/install_real_clis.sh prints it)")
+        sys.exit(
+            "set SKILLOPT_REAL_CLIS to the directory holding the real claude and codex "
+            "(bash scripts/install_real_clis.sh prints it)"
+        )
     cli_dir = Path(configured.split(os.pathsep)[0])  # the oldest release install_real_clis.sh printed
     request = attempt_request(args.document_lines)
-    print(json.dumps({"document_lines": args.document_lines, "tokenizer": "1 token per 4 characters",
-                      "claude": bench_claude(cli_dir, request), "codex": bench_codex(cli_dir, request)},
-                     indent=2))
+    print(
+        json.dumps(
+            {
+                "document_lines": args.document_lines,
+                "tokenizer": "1 token per 4 characters",
+                "claude": bench_claude(cli_dir, request),
+                "codex": bench_codex(cli_dir, request),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

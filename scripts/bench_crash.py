@@ -66,8 +66,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from crash_landing import LANDINGS, began_writing, landing, write_window  # noqa: E402
 
 MEMORY_OLD = b"# Project rules\n\nKeep it short.\n"
-MEMORY_NEW = MEMORY_OLD + (b"\n<!-- skillopt-sleep:learned:start -->\n- Use conventional commits.\n"
-                           b"<!-- skillopt-sleep:learned:end -->\n")
+MEMORY_NEW = MEMORY_OLD + (
+    b"\n<!-- skillopt-sleep:learned:start -->\n- Use conventional commits.\n<!-- skillopt-sleep:learned:end -->\n"
+)
 SKILL_NEW = b"---\nname: skillopt-sleep-learned\ndescription: learned rules\n---\n- rule\n"
 SIM = "sim:correct=1,harmful=0,seed={seed}"
 FSYNC_DELAY_US = 200_000
@@ -117,14 +118,19 @@ class Trial:
         return [sys.executable, "-m", "skillopt_sleep", *args, "--project", str(self.project)]
 
     def run(self, *args: str) -> tuple[int, str, str]:
-        proc = subprocess.run(self.cli(*args), env=self.env(), capture_output=True, text=True,
-                              timeout=COMMAND_TIMEOUT)
+        proc = subprocess.run(self.cli(*args), env=self.env(), capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
         return proc.returncode, proc.stdout, proc.stderr
 
     def stage_two_files(self, night_id: str, memory_new: bytes = MEMORY_NEW) -> None:
         report = NightReport(night_id=night_id, project=str(self.project), mode="run", status="staged")
-        stage(self.project, report, [StagedFile("memory", self.project / "CLAUDE.md", MEMORY_OLD, memory_new),
-                                     StagedFile("skill", self.skill, None, SKILL_NEW)])
+        stage(
+            self.project,
+            report,
+            [
+                StagedFile("memory", self.project / "CLAUDE.md", MEMORY_OLD, memory_new),
+                StagedFile("skill", self.skill, None, SKILL_NEW),
+            ],
+        )
 
     def cleanup(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
@@ -137,14 +143,26 @@ def launch(trial: Trial, args: list[str], mode: str, pause: float | None) -> tup
     """Start a command; returns the process and the pid to kill (the python, even under strace)."""
     command = trial.cli(*args)
     if mode != "strace":
-        proc = subprocess.Popen(command, env=trial.env(pause), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(command, env=trial.env(pause), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return proc, proc.pid
     pid_file = trial.directory / "pid"
     pid_file.unlink(missing_ok=True)
-    wrapped = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync",
-               "-e", f"inject=fsync:delay_exit={FSYNC_DELAY_US}",
-               "sh", "-c", 'echo $$ > "$0.tmp" && mv "$0.tmp" "$0" && exec "$@"', str(pid_file), *command]
+    wrapped = [
+        "strace",
+        "-f",
+        "-qq",
+        "-o",
+        "/dev/null",
+        "-e",
+        "trace=fsync",
+        "-e",
+        f"inject=fsync:delay_exit={FSYNC_DELAY_US}",
+        "sh",
+        "-c",
+        'echo $$ > "$0.tmp" && mv "$0.tmp" "$0" && exec "$@"',
+        str(pid_file),
+        *command,
+    ]
     proc = subprocess.Popen(wrapped, env=trial.env(pause), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while not pid_file.exists():
@@ -154,8 +172,7 @@ def launch(trial: Trial, args: list[str], mode: str, pause: float | None) -> tup
     return proc, int(pid_file.read_text())
 
 
-def run_killed(trial: Trial, args: list[str], mode: str, pause: float | None, after: float,
-               once: Any = None) -> bool:
+def run_killed(trial: Trial, args: list[str], mode: str, pause: float | None, after: float, once: Any = None) -> bool:
     """Run a command and SIGKILL it ``after`` seconds in (counted from when ``once()`` first
     holds, if given); True when it had already finished."""
     proc, pid = launch(trial, args, mode, pause)
@@ -214,7 +231,7 @@ def calibrate(make_trial: Any, args_for: Any, mode: str, runs: int = 3) -> float
 
 
 def live_state(trial: Trial, files: dict[str, tuple[str | None, str | None]]) -> str:
-    """"old", "new" or "mixed" for ``{path: (old sha or None, new sha or None)}``."""
+    """ "old", "new" or "mixed" for ``{path: (old sha or None, new sha or None)}``."""
     sides = set()
     for path, (old, new) in files.items():
         data = Path(path).read_bytes() if Path(path).exists() else None
@@ -269,8 +286,7 @@ def consistency_problems(trial: Trial, files: dict[str, tuple[str | None, str | 
     pending = journal.pending(trial.project)
     if pending is None and state in ("old", "new") and (state == "new") == in_effect(trial) and not debris(trial):
         return []
-    return [f"inconsistent: files {state}, in effect {in_effect(trial)}, journal {pending}, "
-            f"debris {debris(trial)[:3]}"]
+    return [f"inconsistent: files {state}, in effect {in_effect(trial)}, journal {pending}, debris {debris(trial)[:3]}"]
 
 
 def after_kill_state(trial: Trial, files: dict[str, tuple[str | None, str | None]], finished: bool) -> str:
@@ -281,8 +297,9 @@ def after_kill_state(trial: Trial, files: dict[str, tuple[str | None, str | None
     return f"killed with files {live_state(trial, files)}" if files else "killed before staging"
 
 
-def next_and_check(trial: Trial, files_of: Any, rng: random.Random, rerun: list[str] | None
-                   ) -> tuple[str, bool, bool, list[str]]:
+def next_and_check(
+    trial: Trial, files_of: Any, rng: random.Random, rerun: list[str] | None
+) -> tuple[str, bool, bool, list[str]]:
     """The next command, then the consistency and recoverability checks."""
     problems = []
     command = rng.choice(["status", "adopt", "revert"])
@@ -293,8 +310,11 @@ def next_and_check(trial: Trial, files_of: Any, rng: random.Random, rerun: list[
         problems.append(f"{command}: {problem}")
     if command == "status":
         if pending_before != ("interrupted" in out):
-            problems.append("status did not report the pending journal" if pending_before
-                            else "status reported an interruption that was not there")
+            problems.append(
+                "status did not report the pending journal"
+                if pending_before
+                else "status reported an interruption that was not there"
+            )
         code, out, err = trial.run("adopt")  # the command that takes the lock and recovers
         problem = bad_exit(code, err, {0, 6})
         if problem:
@@ -325,8 +345,10 @@ def next_and_check(trial: Trial, files_of: Any, rng: random.Random, rerun: list[
 
 
 def adopt_files(trial: Trial) -> dict[str, tuple[str | None, str | None]]:
-    return {str(trial.project / "CLAUDE.md"): (sha256_bytes(MEMORY_OLD), sha256_bytes(MEMORY_NEW)),
-            str(trial.skill): (None, sha256_bytes(SKILL_NEW))}
+    return {
+        str(trial.project / "CLAUDE.md"): (sha256_bytes(MEMORY_OLD), sha256_bytes(MEMORY_NEW)),
+        str(trial.skill): (None, sha256_bytes(SKILL_NEW)),
+    }
 
 
 def night_files(trial: Trial, old: dict[str, str | None]) -> dict[str, tuple[str | None, str | None]]:
@@ -349,12 +371,17 @@ def adopt_trial(index: int, mode: str, duration: float, seed: int, window: float
         if window is None:
             finished = run_killed(trial, ["adopt"], mode, pause, rng.uniform(0, duration + stretch))
         else:
-            finished = run_killed(trial, ["adopt"], mode, pause, rng.uniform(0, window + stretch),
-                                  once=lambda: began_writing(trial.project))
+            finished = run_killed(
+                trial,
+                ["adopt"],
+                mode,
+                pause,
+                rng.uniform(0, window + stretch),
+                once=lambda: began_writing(trial.project),
+            )
         landed = landing(trial.project, finished)
         after = after_kill_state(trial, adopt_files(trial), finished)
-        command, consistent, recoverable, problems = next_and_check(
-            trial, lambda: adopt_files(trial), rng, None)
+        command, consistent, recoverable, problems = next_and_check(trial, lambda: adopt_files(trial), rng, None)
         return Outcome(mode, after, command, consistent, recoverable, problems, landed)
     finally:
         trial.cleanup()
@@ -365,18 +392,22 @@ def run_trial(index: int, mode: str, duration: float, seed: int, tasks_file: Pat
     trial = Trial.make()
     try:
         old = {str(trial.project / "CLAUDE.md"): sha256_bytes(MEMORY_OLD), str(trial.skill): None}
-        args = ["run", "--tasks-file", str(tasks_file), "--backend", SIM.format(seed=index),
-                "--auto-adopt", "--quiet"]
+        args = ["run", "--tasks-file", str(tasks_file), "--backend", SIM.format(seed=index), "--auto-adopt", "--quiet"]
         if mode == "late":  # from the moment the night starts staging, so kills land in staging,
             # auto-adopt and the history write, not only in the long learning phase before them
             staging = project_dirs(trial.project).staging
-            finished = run_killed(trial, args, "strace", None, rng.uniform(0, duration),
-                                  once=lambda: staging.is_dir() and any(staging.iterdir()))
+            finished = run_killed(
+                trial,
+                args,
+                "strace",
+                None,
+                rng.uniform(0, duration),
+                once=lambda: staging.is_dir() and any(staging.iterdir()),
+            )
         else:
             finished = run_killed(trial, args, mode, None, rng.uniform(0, duration))
         after = after_kill_state(trial, night_files(trial, old), finished)
-        command, consistent, recoverable, problems = next_and_check(
-            trial, lambda: night_files(trial, old), rng, args)
+        command, consistent, recoverable, problems = next_and_check(trial, lambda: night_files(trial, old), rng, args)
         return Outcome(mode, after, command, consistent, recoverable, problems)
     finally:
         trial.cleanup()
@@ -404,9 +435,11 @@ def _landings(outcomes: list[Outcome]) -> dict[str, Any]:
     by_mode: dict[str, dict[str, int]] = {}
     for o in outcomes:
         by_mode.setdefault(o.mode, dict.fromkeys(LANDINGS, 0))[o.landed] += 1
-    return {"landed_inside_adopt": sum(o.landed == "inside-write" for o in outcomes),
-            "landed": {name: sum(o.landed == name for o in outcomes) for name in LANDINGS},
-            "landed_by_mode": by_mode}
+    return {
+        "landed_inside_adopt": sum(o.landed == "inside-write" for o in outcomes),
+        "landed": {name: sum(o.landed == name for o in outcomes) for name in LANDINGS},
+        "landed_by_mode": by_mode,
+    }
 
 
 # --------------------------------------------------------------------------- races
@@ -420,15 +453,29 @@ def race_trial(index: int, same_night: bool, seed: int) -> dict[str, Any]:
         trial.stage_two_files("night-2", memory_new=MEMORY_OLD + b"- second night\n")
         nights = ["night-1", "night-1"] if same_night else ["night-1", "night-2"]
         pause = rng.choice([None, 0.2])
-        procs = [subprocess.Popen(trial.cli("adopt", "--night", night), env=trial.env(pause),
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for night in nights]
+        procs = [
+            subprocess.Popen(
+                trial.cli("adopt", "--night", night),
+                env=trial.env(pause),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for night in nights
+        ]
         results = [(p.communicate(timeout=COMMAND_TIMEOUT)[1], p.returncode) for p in procs]
         results = [(code, err) for err, code in results]
         codes = sorted(code for code, _ in results)
         loser = [err for code, err in results if code != 0]
         groups = adoptions(trial.project)
-        ok = (codes[0] == 0 and codes[1] in (6, 7) and len(loser) == 1
-              and loser[0].count("\n") == 1 and "Traceback" not in loser[0] and len(groups) == 1)
+        ok = (
+            codes[0] == 0
+            and codes[1] in (6, 7)
+            and len(loser) == 1
+            and loser[0].count("\n") == 1
+            and "Traceback" not in loser[0]
+            and len(groups) == 1
+        )
         return {"ok": ok, "codes": codes, "loser": loser[0].strip() if loser else "", "paused": pause is not None}
     finally:
         trial.cleanup()
@@ -439,8 +486,9 @@ def summarize_races(results: list[dict[str, Any]], wall: float) -> dict[str, Any
         "trials": len(results),
         "exactly_one_succeeded": sum(r["ok"] for r in results),
         "loser_exit_codes": dict(Counter(str(r["codes"][1]) for r in results)),
-        "loser_lines": sorted({r["loser"].split(":")[1].strip()[:60] if ":" in r["loser"] else r["loser"]
-                               for r in results})[:4],
+        "loser_lines": sorted(
+            {r["loser"].split(":")[1].strip()[:60] if ":" in r["loser"] else r["loser"] for r in results}
+        )[:4],
         "failures": [r for r in results if not r["ok"]][:5],
         "wall_seconds": round(wall, 1),
     }
@@ -453,9 +501,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", choices=("adopt", "run", "race"), help="one scenario only")
-    parser.add_argument("--aim", choices=("writes", "uniform"), default="writes",
-                        help="adopt trials in pause and strace mode: kill within adopt's writes "
-                        "(default) or anywhere in the run")
+    parser.add_argument(
+        "--aim",
+        choices=("writes", "uniform"),
+        default="writes",
+        help="adopt trials in pause and strace mode: kill within adopt's writes (default) or anywhere in the run",
+    )
     args = parser.parse_args(argv)
     if shutil.which("strace") is None:
         print("bench_crash: strace is not installed (apt-get install strace)", file=sys.stderr)
@@ -470,11 +521,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    results: dict[str, Any] = {"seed": args.seed, "workers": args.workers,
-                               "fsync_delay_us_under_strace": FSYNC_DELAY_US}
+    results: dict[str, Any] = {
+        "seed": args.seed,
+        "workers": args.workers,
+        "fsync_delay_us_under_strace": FSYNC_DELAY_US,
+    }
     pool = ThreadPoolExecutor(args.workers)
 
     if args.only in (None, "adopt"):
+
         def staged(_index: int) -> Trial:
             trial = Trial.make()
             trial.stage_two_files("night-1")
@@ -485,12 +540,16 @@ def _bench(args: argparse.Namespace) -> int:
         aimed = ("pause", "strace") if args.aim == "writes" else ()
         windows = {m: calibrate_writes(m) for m in aimed}
         started = time.monotonic()
-        outcomes = list(pool.map(lambda i: adopt_trial(i, modes[i % 3], durations[modes[i % 3]], args.seed,
-                                                       windows.get(modes[i % 3])),
-                                 range(args.trials)))
+        outcomes = list(
+            pool.map(
+                lambda i: adopt_trial(i, modes[i % 3], durations[modes[i % 3]], args.seed, windows.get(modes[i % 3])),
+                range(args.trials),
+            )
+        )
         results["adopt"] = summarize(outcomes, time.monotonic() - started, durations)
-        results["adopt"]["aim"] = {m: "within adopt's writes" if m in windows else "uniform over the run"
-                                   for m in modes}
+        results["adopt"]["aim"] = {
+            m: "within adopt's writes" if m in windows else "uniform over the run" for m in modes
+        }
         results["adopt"]["write_window_seconds_by_mode"] = {k: round(v, 3) for k, v in windows.items()}
 
     if args.only in (None, "run"):
@@ -501,9 +560,12 @@ def _bench(args: argparse.Namespace) -> int:
             durations = {m: calibrate(lambda _i: Trial.make(), lambda _t, _i: night, m) for m in modes[:2]}
             durations["late"] = LATE_WINDOW
             started = time.monotonic()
-            outcomes = list(pool.map(
-                lambda i: run_trial(i, modes[i % 3], durations[modes[i % 3]], args.seed, tasks_file),
-                range(args.trials)))
+            outcomes = list(
+                pool.map(
+                    lambda i: run_trial(i, modes[i % 3], durations[modes[i % 3]], args.seed, tasks_file),
+                    range(args.trials),
+                )
+            )
             results["run_auto_adopt"] = summarize(outcomes, time.monotonic() - started, durations)
 
     if args.only in (None, "race"):
@@ -513,10 +575,16 @@ def _bench(args: argparse.Namespace) -> int:
             results[key] = summarize_races(races, time.monotonic() - started)
     pool.shutdown()
 
-    checks = [results[k]["consistent"] == results[k]["trials"] == results[k]["recoverable"]
-              for k in ("adopt", "run_auto_adopt") if k in results]
-    checks += [results[k]["exactly_one_succeeded"] == results[k]["trials"]
-               for k in ("race_different_nights", "race_same_night") if k in results]
+    checks = [
+        results[k]["consistent"] == results[k]["trials"] == results[k]["recoverable"]
+        for k in ("adopt", "run_auto_adopt")
+        if k in results
+    ]
+    checks += [
+        results[k]["exactly_one_succeeded"] == results[k]["trials"]
+        for k in ("race_different_nights", "race_same_night")
+        if k in results
+    ]
     results["all_ok"] = all(checks)
     print(json.dumps(results, indent=2))
     return 0 if results["all_ok"] else 1

@@ -69,11 +69,11 @@ def summarise(results: list[dict[str, Any]], nights: int) -> list[dict[str, Any]
             per_night = [_mean([r["nights"][n]["test"]["all"] for r in runs]) for n in range(nights + 1)]
             row[arm] = {
                 "test_per_night": per_night,
-                "fraction_of_ceiling": [None if v is None or not ceiling else round(v / ceiling, 3)
-                                        for v in per_night],
+                "fraction_of_ceiling": [None if v is None or not ceiling else round(v / ceiling, 3) for v in per_night],
                 "calls_per_night": [_mean([r["nights"][n]["calls"] for r in runs]) for n in range(1, nights + 1)],
                 "superseding_rules_adopted": sum(
-                    1 for r in runs for rule in r["final_rules"] if "(supersedes: " in rule),
+                    1 for r in runs for rule in r["final_rules"] if "(supersedes: " in rule
+                ),
                 "rules_lowering_a_kind": sum(len(r["rules_lowering_a_kind"]) for r in runs),
             }
         rows.append(row)
@@ -93,19 +93,28 @@ def main(argv: list[str] | None = None) -> int:
     names = [n.strip() for n in args.skills.split(",") if n.strip()]
     unknown = [n for n in names if n not in {s.name for s in bench.SUITE}]
     if unknown or args.nights < 1 or args.seeds < 1 or args.workers < 1:
-        print(f"bad arguments: unknown skills {unknown}" if unknown else "nights, seeds and workers must be >= 1",
-              file=sys.stderr)
+        print(
+            f"bad arguments: unknown skills {unknown}" if unknown else "nights, seeds and workers must be >= 1",
+            file=sys.stderr,
+        )
         return 2
-    jobs = [(arm, name, seed, args.nights, args.harm_margin)
-            for name in names for seed in range(args.seeds) for arm in ("without", "with")]
+    jobs = [
+        (arm, name, seed, args.nights, args.harm_margin)
+        for name in names
+        for seed in range(args.seeds)
+        for arm in ("without", "with")
+    ]
     started = time.monotonic()
     results = bench.run_jobs(one_job, jobs, args.workers)
     report = {
         "benchmark": "document",
         "sim_knobs": bench.KNOBS,
-        "arms": {"without": "reflect requests carry no documents (before whole-document awareness)",
-                 "with": "reflect requests carry both documents in full and their hand-written lines"},
-        "nights": args.nights, "seeds": args.seeds,
+        "arms": {
+            "without": "reflect requests carry no documents (before whole-document awareness)",
+            "with": "reflect requests carry both documents in full and their hand-written lines",
+        },
+        "nights": args.nights,
+        "seeds": args.seeds,
         "summary": summarise(results, args.nights),
         "runs": results,
         "wall_s": round(time.monotonic() - started, 1),

@@ -64,8 +64,19 @@ def main() -> None:
         line = "SOME_NAME_000000=value-of-a-plausible-length-0123456789\n"
         many = _write(root / "many.env", line * (ENV_READ_LIMIT // len(line)), ENV_READ_LIMIT)
         env = {**os.environ, "SKILLOPT_SLEEP_HOME": str(root / "home"), "HOME": str(root)}
-        command = [sys.executable, "-m", "skillopt_sleep", "schedule", "--print", "--project", str(root / "proj"),
-                   "--backend", "anthropic", "--env-file", str(big)]
+        command = [
+            sys.executable,
+            "-m",
+            "skillopt_sleep",
+            "schedule",
+            "--print",
+            "--project",
+            str(root / "proj"),
+            "--backend",
+            "anthropic",
+            "--env-file",
+            str(big),
+        ]
         refusal: list[str] = []
 
         def refuse() -> None:

@@ -57,13 +57,19 @@ def one(options: night.NightOptions) -> dict[str, Any]:
     act_calls = sum(report.calls.values())
     act_tokens = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens + usage.output_tokens
     est_tokens = est.input_tokens + est.output_tokens
-    return {"estimated_calls": est.calls, "actual_calls": act_calls,
-            "calls_ratio": round(act_calls / est.calls, 3) if est.calls else None,
-            "estimated_tokens": est_tokens, "actual_tokens": act_tokens,
-            "tokens_ratio": round(act_tokens / est_tokens, 3) if est_tokens else None,
-            "corrected_by_nights": est.correction.nights, "status": report.status,
-            "estimated_by_phase": est.rehearsal.by_phase, "actual_by_phase": dict(sorted(report.calls.items())),
-            "rehearsal_seconds": round(est.rehearsal.seconds, 2)}
+    return {
+        "estimated_calls": est.calls,
+        "actual_calls": act_calls,
+        "calls_ratio": round(act_calls / est.calls, 3) if est.calls else None,
+        "estimated_tokens": est_tokens,
+        "actual_tokens": act_tokens,
+        "tokens_ratio": round(act_tokens / est_tokens, 3) if est_tokens else None,
+        "corrected_by_nights": est.correction.nights,
+        "status": report.status,
+        "estimated_by_phase": est.rehearsal.by_phase,
+        "actual_by_phase": dict(sorted(report.calls.items())),
+        "rehearsal_seconds": round(est.rehearsal.seconds, 2),
+    }
 
 
 def suite_nights(seed: int, k: int, cap: int | None, root: Path) -> list[dict[str, Any]]:
@@ -84,8 +90,14 @@ def demo_nights(seed: int, k: int, cap: int | None, root: Path) -> list[dict[str
     os.environ["SKILLOPT_SLEEP_HOME"] = str(home)
     out = []
     for _ in range(2):
-        config = Config(backend=f"sim:{DEFAULT_SIM},seed={seed}", agent="claude", source="claude",
-                        claude_home=str(claude), k=k, max_calls=cap)
+        config = Config(
+            backend=f"sim:{DEFAULT_SIM},seed={seed}",
+            agent="claude",
+            source="claude",
+            claude_home=str(claude),
+            k=k,
+            max_calls=cap,
+        )
         out.append(one(night.NightOptions(project=project, config=config, mode="run")))
     return out
 
@@ -111,9 +123,13 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         ratios = [r[key] for r in rows if r[key] is not None]
         if not ratios:
             return {}
-        return {"within_25pct": f"{sum(0.75 <= x <= 1.25 for x in ratios)}/{len(ratios)}",
-                "median_ratio": round(statistics.median(ratios), 3), "min_ratio": min(ratios),
-                "max_ratio": max(ratios), "mean_abs_error": round(statistics.fmean(abs(x - 1) for x in ratios), 3)}
+        return {
+            "within_25pct": f"{sum(0.75 <= x <= 1.25 for x in ratios)}/{len(ratios)}",
+            "median_ratio": round(statistics.median(ratios), 3),
+            "min_ratio": min(ratios),
+            "max_ratio": max(ratios),
+            "mean_abs_error": round(statistics.fmean(abs(x - 1) for x in ratios), 3),
+        }
 
     return {"nights": len(rows), "calls": stats("calls_ratio"), "tokens": stats("tokens_ratio")}
 
@@ -123,8 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worlds", default="suite,demo")
     parser.add_argument("--ks", default="1,3,5")
     parser.add_argument("--seeds", type=int, default=5, help="world seeds 1..N")
-    parser.add_argument("--caps", default="none,39/72/94",
-                        help="comma-separated: none (uncapped) or a cap per K separated by / (one value: all Ks)")
+    parser.add_argument(
+        "--caps",
+        default="none,39/72/94",
+        help="comma-separated: none (uncapped) or a cap per K separated by / (one value: all Ks)",
+    )
     args = parser.parse_args(argv)
     ks = [int(k) for k in args.ks.split(",")]
     old_home = os.environ.get("SKILLOPT_SLEEP_HOME")
@@ -140,8 +159,11 @@ def main(argv: list[str] | None = None) -> int:
                             nights = WORLDS[world](seed, k, per_k[k], root)
                         for n, row in enumerate(nights, 1):
                             rows.append({"world": world, "cap": cap_name, "k": k, "seed": seed, "night": n, **row})
-                        print(f"{world} {cap_name} k={k} seed={seed}: " + ", ".join(
-                            f"calls {r['estimated_calls']}->{r['actual_calls']}" for r in nights), file=sys.stderr)
+                        print(
+                            f"{world} {cap_name} k={k} seed={seed}: "
+                            + ", ".join(f"calls {r['estimated_calls']}->{r['actual_calls']}" for r in nights),
+                            file=sys.stderr,
+                        )
     finally:
         if old_home is None:
             os.environ.pop("SKILLOPT_SLEEP_HOME", None)
@@ -151,10 +173,17 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         for key in ("all", f"{row['world']}", f"{row['world']} {row['cap']}", f"{row['world']} night {row['night']}"):
             groups.setdefault(key, []).append(row)
-    print(json.dumps({"target": "actual / estimated within 0.75..1.25",
-                      "rehearsal_seeds": list(estimate.REHEARSAL_SEEDS),
-                      "summary": {key: summary(group) for key, group in groups.items()},
-                      "nights": rows}, indent=2))
+    print(
+        json.dumps(
+            {
+                "target": "actual / estimated within 0.75..1.25",
+                "rehearsal_seeds": list(estimate.REHEARSAL_SEEDS),
+                "summary": {key: summary(group) for key, group in groups.items()},
+                "nights": rows,
+            },
+            indent=2,
+        )
+    )
     return 0
 
 

@@ -196,29 +196,56 @@ class WorldBackend:
 
 
 def make_tasks(n_val: int, checks: int = 1) -> list[TaskRecord]:
-    judge = {"kind": "rule", "checks": [{"op": "contains", "arg": PASS}]
-             + ([{"op": "contains", "arg": PASS2}] if checks > 1 else [])}
+    judge = {
+        "kind": "rule",
+        "checks": [{"op": "contains", "arg": PASS}] + ([{"op": "contains", "arg": PASS2}] if checks > 1 else []),
+    }
     kinds = ["a"] * (n_val // 2) + ["b"] * (n_val - n_val // 2)
-    tasks = [TaskRecord(id=f"val-{kind}-{i}", intent=f"Val request {i} of kind {kind}", project="/bench",
-                        judge=judge, skill_hint=kind, tags=[kind], split="val")
-             for i, kind in enumerate(kinds)]
-    tasks += [TaskRecord(id=f"train-{kind}-{i}", intent=f"Train request {i} of kind {kind}", project="/bench",
-                         judge=judge, skill_hint=kind, tags=[kind], split="train")
-              for kind, i in TRAIN]
+    tasks = [
+        TaskRecord(
+            id=f"val-{kind}-{i}",
+            intent=f"Val request {i} of kind {kind}",
+            project="/bench",
+            judge=judge,
+            skill_hint=kind,
+            tags=[kind],
+            split="val",
+        )
+        for i, kind in enumerate(kinds)
+    ]
+    tasks += [
+        TaskRecord(
+            id=f"train-{kind}-{i}",
+            intent=f"Train request {i} of kind {kind}",
+            project="/bench",
+            judge=judge,
+            skill_hint=kind,
+            tags=[kind],
+            split="train",
+        )
+        for kind, i in TRAIN
+    ]
     return tasks
 
 
 def proposal(content: str) -> dict[str, Any]:
     """An edit as the optimizer proposes it: evidence from the kind-a train tasks."""
-    return {"target": "skill", "op": "add", "content": content, "rationale": "bench",
-            "evidence": [f"train-a-{i}" for kind, i in TRAIN if kind == "a"]}
+    return {
+        "target": "skill",
+        "op": "add",
+        "content": content,
+        "rationale": "bench",
+        "evidence": [f"train-a-{i}" for kind, i in TRAIN if kind == "a"],
+    }
 
 
 def models_for(backend: WorldBackend, max_calls: int | None = None) -> Models:
     limiter, stats, budget = Limiter(4), Stats(), Budget(max_calls=max_calls)
     retry = RetryPolicy(attempts=1, sleep=lambda s: None)
-    return Models(Client(backend, limiter=limiter, stats=stats, retry=retry, budget=budget),
-                  Client(backend, limiter=limiter, stats=stats, retry=retry, role="optimizer", budget=budget))
+    return Models(
+        Client(backend, limiter=limiter, stats=stats, retry=retry, budget=budget),
+        Client(backend, limiter=limiter, stats=stats, retry=retry, role="optimizer", budget=budget),
+    )
 
 
 @dataclass
@@ -233,15 +260,17 @@ class Memory:
         self.ledger = RejectedLedger(self.state_dir / "rejected-edits.jsonl")
 
 
-def engine_night(tasks: list[TaskRecord], docs: DocumentSet, contents: list[str], seed: str,
-                 memory: Memory) -> tuple[list[str], list[str], int, int]:
+def engine_night(
+    tasks: list[TaskRecord], docs: DocumentSet, contents: list[str], seed: str, memory: Memory
+) -> tuple[list[str], list[str], int, int]:
     """One night through the engine: (accepted rule texts, banned rule texts, calls, val calls)."""
     backend = WorldBackend(seed, [proposal(c) for c in contents])
     models = models_for(backend, CONFIG.get("max_calls"))
     settings = LoopSettings.from_config(Config(**CONFIG))
     pool = EvidencePool.load(memory.state_dir / "edit-evidence.json", PROJECT, backend.id, docs.fingerprint())
-    outcome = consolidation.consolidate(tasks, docs, models, settings, pool=pool,
-                                        already_refused=lambda e: memory.ledger.contains(PROJECT, e))
+    outcome = consolidation.consolidate(
+        tasks, docs, models, settings, pool=pool, already_refused=lambda e: memory.ledger.contains(PROJECT, e)
+    )
     report = NightReport(night_id=seed, project=PROJECT, mode="run", status="running")
     night._fill(report, outcome, models)
     banned = [item["edit"]["content"] for item in report.rejected_edits if item.get("ledger")]
@@ -254,7 +283,7 @@ def engine_night(tasks: list[TaskRecord], docs: DocumentSet, contents: list[str]
 
 
 def strict_night(tasks: list[TaskRecord], docs: DocumentSet, contents: list[str], seed: str) -> tuple[list[str], int]:
-    """"Strict mean of one replay per val task": (accepted rule texts, val calls)."""
+    """ "Strict mean of one replay per val task": (accepted rule texts, val calls)."""
     val = [t for t in tasks if t.split == "val"]
     models = models_for(WorldBackend("strict-" + seed, []))
 
@@ -286,17 +315,28 @@ SINGLE = {
     "useful_brief": [USEFUL_BRIEF],
 }
 # for each single-night scenario: the rule texts whose acceptance is counted
-WATCHED = {"harmful": [HARMFUL], "neutral": [NEUTRAL[0]], "useful": [USEFUL], "trade_off": [TRADE_OFF],
-           "four_neutral": [NEUTRAL[0], *NEUTRAL_OTHERS], "neutral_riding_with_useful": [NEUTRAL[0]],
-           "check_gaming": [CHECK_GAMING], "useful_brief": [USEFUL_BRIEF]}
+WATCHED = {
+    "harmful": [HARMFUL],
+    "neutral": [NEUTRAL[0]],
+    "useful": [USEFUL],
+    "trade_off": [TRADE_OFF],
+    "four_neutral": [NEUTRAL[0], *NEUTRAL_OTHERS],
+    "neutral_riding_with_useful": [NEUTRAL[0]],
+    "check_gaming": [CHECK_GAMING],
+    "useful_brief": [USEFUL_BRIEF],
+}
 TWO_CHECKS = {
     "useful_one_check": [USEFUL_ONE_CHECK],
     "swap": [SWAP],
     "neutral": [NEUTRAL[0]],
     "trade_off": [TRADE_OFF],
 }
-REPEATED = {"neutral_reproposed_10_nights": [NEUTRAL[0]], "neutral_reworded_10_nights": NEUTRAL,
-            "weak_reproposed_10_nights": [WEAK[0]], "weak_reworded_10_nights": WEAK}
+REPEATED = {
+    "neutral_reproposed_10_nights": [NEUTRAL[0]],
+    "neutral_reworded_10_nights": NEUTRAL,
+    "weak_reproposed_10_nights": [WEAK[0]],
+    "weak_reworded_10_nights": WEAK,
+}
 
 
 CONFIG: dict[str, Any] = {}  # engine settings changed from the defaults (--val-others-samples)
@@ -351,23 +391,41 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         values = [v for r in results for v in r[key]]
         return round(sum(values) / len(values), 1)
 
-    return {"seeds": n, "engine": rates("engine"), "strict_mean": rates("strict"),
-            "engine_calls_per_night": mean_of("calls"), "engine_val_calls_per_night": mean_of("val_calls"),
-            "strict_mean_val_calls_per_night": mean_of("strict_val_calls")}
+    return {
+        "seeds": n,
+        "engine": rates("engine"),
+        "strict_mean": rates("strict"),
+        "engine_calls_per_night": mean_of("calls"),
+        "engine_val_calls_per_night": mean_of("val_calls"),
+        "strict_mean_val_calls_per_night": mean_of("strict_val_calls"),
+    }
 
 
-def run(n_vals: list[int], seeds: int, workers: int, progress: Callable[[str], None],
-        config: dict[str, Any] | None = None, checks: int = 1,
-        world: dict[str, float] | None = None) -> dict[str, Any]:
+def run(
+    n_vals: list[int],
+    seeds: int,
+    workers: int,
+    progress: Callable[[str], None],
+    config: dict[str, Any] | None = None,
+    checks: int = 1,
+    world: dict[str, float] | None = None,
+) -> dict[str, Any]:
     """Every scenario at each Nval; ``world`` (corr, drift) turns within-task correlation on and is
     stated in the result (absent: independent attempts, and the result as without it)."""
     started = time.monotonic()
     config = config or {}
-    out: dict[str, Any] = {**({"world": world} if world is not None else {}),
-                           "knobs": KNOBS, "train_tasks": len(TRAIN), "config": config, "checks_per_task": checks,
-                           "gate": LoopSettings.from_config(Config(**config)).gate.__dict__,
-                           "val_samples": Config().val_samples, "max_val_samples": Config().max_val_samples,
-                           "val_others_samples": Config(**config).val_others_samples, "by_n_val": {}}
+    out: dict[str, Any] = {
+        **({"world": world} if world is not None else {}),
+        "knobs": KNOBS,
+        "train_tasks": len(TRAIN),
+        "config": config,
+        "checks_per_task": checks,
+        "gate": LoopSettings.from_config(Config(**config)).gate.__dict__,
+        "val_samples": Config().val_samples,
+        "max_val_samples": Config().max_val_samples,
+        "val_others_samples": Config(**config).val_others_samples,
+        "by_n_val": {},
+    }
     for n_val in n_vals:
         jobs = [(n_val, s, config, checks, world or {"corr": 0.0, "drift": 0.0}) for s in range(seeds)]
         if workers > 1:
@@ -382,8 +440,9 @@ def run(n_vals: list[int], seeds: int, workers: int, progress: Callable[[str], N
     return out
 
 
-def correlated_worlds(parser: argparse.ArgumentParser, corrs: list[float] | None,
-                      drifts: list[float] | None) -> list[dict[str, float]] | None:
+def correlated_worlds(
+    parser: argparse.ArgumentParser, corrs: list[float] | None, drifts: list[float] | None
+) -> list[dict[str, float]] | None:
     """The (corr, drift) pairs to run, in order (drift is moot at corr 0); None without ``--corr``."""
     if corrs is None:
         if drifts is not None:
@@ -406,18 +465,39 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=300)
     parser.add_argument("--n-val", type=int, nargs="+", default=[3, 5, 10])
     parser.add_argument("--workers", type=int, default=1, help="processes (the machine is shared: keep it small)")
-    parser.add_argument("--val-others-samples", type=int, default=Config.val_others_samples,
-                        help="samples the val tasks outside an edit's kind start with (0: as many as its own)")
-    parser.add_argument("--two-checks", action="store_true",
-                        help="tasks with two checks, and the scenarios of a rule that fixes one of them")
-    parser.add_argument("--score-gain", action="store_true",
-                        help="test the gain on the score, not on the checks a rule fixes (targeted_gain off)")
-    parser.add_argument("--max-calls", type=int,
-                        help="a per-night call cap (Config.max_calls): gates one at a time, in fixed sequence")
-    parser.add_argument("--corr", type=float, nargs="+", metavar="C",
-                        help="within-task correlation(s), each 0..1: one run per value, each stating its world")
-    parser.add_argument("--drift", type=float, nargs="+", metavar="D",
-                        help="with --corr: share(s) of a task's latent redrawn when the documents change (default 0)")
+    parser.add_argument(
+        "--val-others-samples",
+        type=int,
+        default=Config.val_others_samples,
+        help="samples the val tasks outside an edit's kind start with (0: as many as its own)",
+    )
+    parser.add_argument(
+        "--two-checks",
+        action="store_true",
+        help="tasks with two checks, and the scenarios of a rule that fixes one of them",
+    )
+    parser.add_argument(
+        "--score-gain",
+        action="store_true",
+        help="test the gain on the score, not on the checks a rule fixes (targeted_gain off)",
+    )
+    parser.add_argument(
+        "--max-calls", type=int, help="a per-night call cap (Config.max_calls): gates one at a time, in fixed sequence"
+    )
+    parser.add_argument(
+        "--corr",
+        type=float,
+        nargs="+",
+        metavar="C",
+        help="within-task correlation(s), each 0..1: one run per value, each stating its world",
+    )
+    parser.add_argument(
+        "--drift",
+        type=float,
+        nargs="+",
+        metavar="D",
+        help="with --corr: share(s) of a task's latent redrawn when the documents change (default 0)",
+    )
     args = parser.parse_args(argv)
     worlds = correlated_worlds(parser, args.corr, args.drift)
     config = {"val_others_samples": args.val_others_samples, "targeted_gain": not args.score_gain}
@@ -429,8 +509,11 @@ def main(argv: list[str] | None = None) -> int:
         result = run(args.n_val, args.seeds, args.workers, progress, config, checks=checks)
     else:
         started = time.monotonic()
-        result = {"worlds": [run(args.n_val, args.seeds, args.workers, progress, config, checks=checks, world=w)
-                             for w in worlds]}
+        result = {
+            "worlds": [
+                run(args.n_val, args.seeds, args.workers, progress, config, checks=checks, world=w) for w in worlds
+            ]
+        }
         result["wall_s"] = round(time.monotonic() - started, 1)
     json.dump(result, sys.stdout, indent=1)
     print()

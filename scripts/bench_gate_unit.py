@@ -35,8 +35,9 @@ from skillopt_sleep.config import Config  # noqa: E402
 from skillopt_sleep.gate.decide import GateConfig, _mean, _se_null, decide, t_quantile  # noqa: E402
 
 
-def draw_tasks(rng: random.Random, base: float, corr: float, drift: float, focus: int, others: int,
-               samples: int, effect: float) -> tuple[dict, dict, set[str]]:
+def draw_tasks(
+    rng: random.Random, base: float, corr: float, drift: float, focus: int, others: int, samples: int, effect: float
+) -> tuple[dict, dict, set[str]]:
     """Baseline and candidate samples per task, and the tasks the rule claims."""
     baseline, candidate = {}, {}
     for i in range(focus + others):
@@ -57,8 +58,9 @@ def task_level(baseline: dict, candidate: dict, focus: set[str], alpha: float, m
         return False
     mean_other = sum(delta[t] for t in others) / len(others)
     dof = len(others) - 1
-    spread = max(0.0, sum((delta[t] - mean_other) ** 2 for t in others) / dof
-                 - sum(noise[t] for t in others) / len(others))
+    spread = max(
+        0.0, sum((delta[t] - mean_other) ** 2 for t in others) / dof - sum(noise[t] for t in others) / len(others)
+    )
     claimed = sorted(focus)
     n = len(claimed)
     gain = sum(delta[t] for t in claimed) / n
@@ -87,10 +89,30 @@ def main(argv: list[str] | None = None) -> int:
                     b, c, f = draw_tasks(rng, args.base, corr, drift, focus, others, samples, effect)
                     counts[f"gate_{kind}"] += decide(b, c, cfg, focus=f).accepted
                     counts[f"task_level_{kind}"] += task_level(b, c, f, alpha, cfg.min_gain)
-            rows.append({"corr": corr, "drift": drift, "focus_tasks": focus, "other_tasks": others,
-                         "samples_per_task": samples, **{k: round(v / args.trials, 4) for k, v in counts.items()}})
-    print(json.dumps({"benchmark": "gate_unit", "trials": args.trials, "base": args.base, "effect": args.effect,
-                      "gain_alpha": alpha, "rows": rows, "wall_s": round(time.time() - started, 1)}, indent=2))
+            rows.append(
+                {
+                    "corr": corr,
+                    "drift": drift,
+                    "focus_tasks": focus,
+                    "other_tasks": others,
+                    "samples_per_task": samples,
+                    **{k: round(v / args.trials, 4) for k, v in counts.items()},
+                }
+            )
+    print(
+        json.dumps(
+            {
+                "benchmark": "gate_unit",
+                "trials": args.trials,
+                "base": args.base,
+                "effect": args.effect,
+                "gain_alpha": alpha,
+                "rows": rows,
+                "wall_s": round(time.time() - started, 1),
+            },
+            indent=2,
+        )
+    )
     return 0
 
 

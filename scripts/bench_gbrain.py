@@ -17,6 +17,7 @@ regex syntax (``check_words.quoted_syntax``) and what it supersedes.
     python scripts/bench_gbrain.py --data path/to/gbrain-evals/eval/data/skillopt-v1
     python scripts/bench_gbrain.py --data DIR --knobs "follow=0.9,base=0.3" --nights 5
 """
+
 from __future__ import annotations
 
 import argparse
@@ -71,8 +72,15 @@ def convert(path: Path, split: str, skill: str, dropped: list[str]) -> list[Task
             else:
                 dropped.append(f"{path.parent.name}/{path.name}: {check.get('op')}")
         if checks:
-            tasks.append(TaskRecord(id=f"{split}-{item['task_id']}", intent=item["task"], skill_hint=skill,
-                                    judge={"kind": "rule", "checks": checks}, split=split))
+            tasks.append(
+                TaskRecord(
+                    id=f"{split}-{item['task_id']}",
+                    intent=item["task"],
+                    skill_hint=skill,
+                    judge={"kind": "rule", "checks": checks},
+                    split=split,
+                )
+            )
     return tasks
 
 
@@ -110,31 +118,60 @@ def run_seed(data: Path, seed: str, knobs: str, nights: int, samples: int, sim_s
         rows: list[dict[str, Any]] = [{"night": 0, **measure(spec, project, skill, val, samples)}]
         for n in range(1, nights + 1):
             config = Config(backend=spec, agent="claude", skill_name=skill)
-            report = night.run_night(night.NightOptions(project=project, config=config, mode="run",
-                                                        tasks_file=tasks_file))
+            report = night.run_night(
+                night.NightOptions(project=project, config=config, mode="run", tasks_file=tasks_file)
+            )
             adopted = []
             if report.status == "staged" and report.accepted_edits:
                 adopt(project, report.night_id, allow_simulated=True, config=config)
-                adopted = [{"rule": e.content, "document": "CLAUDE.md" if e.target == "memory" else "SKILL.md",
-                            "supersedes": e.supersedes, "quotes_syntax": quoted_syntax(e.content)}
-                           for e in report.accepted_edits]
-            rows.append({"night": n, "status": report.status, "calls": sum(report.calls.values()),
-                         **measure(spec, project, skill, val, samples), "adopted": adopted,
-                         "refused": [{"rule": r["edit"]["content"], "why": r["reasons"][0][:200]}
-                                     for r in report.rejected_edits]})
+                adopted = [
+                    {
+                        "rule": e.content,
+                        "document": "CLAUDE.md" if e.target == "memory" else "SKILL.md",
+                        "supersedes": e.supersedes,
+                        "quotes_syntax": quoted_syntax(e.content),
+                    }
+                    for e in report.accepted_edits
+                ]
+            rows.append(
+                {
+                    "night": n,
+                    "status": report.status,
+                    "calls": sum(report.calls.values()),
+                    **measure(spec, project, skill, val, samples),
+                    "adopted": adopted,
+                    "refused": [
+                        {"rule": r["edit"]["content"], "why": r["reasons"][0][:200]} for r in report.rejected_edits
+                    ],
+                }
+            )
         docs = load_documents(project, "claude", skill)
-    return {"seed": seed, "skill": skill, "knobs": spec, "train": len(train), "val": len(val),
-            "dropped_checks": sorted(set(dropped)), "nights": rows,
-            "memory_rules": docs.memory.rules(), "skill_rules": docs.skill.rules(),
-            "rules_quoting_syntax": [r for r in docs.memory.rules() + docs.skill.rules() if quoted_syntax(r)]}
+    return {
+        "seed": seed,
+        "skill": skill,
+        "knobs": spec,
+        "train": len(train),
+        "val": len(val),
+        "dropped_checks": sorted(set(dropped)),
+        "nights": rows,
+        "memory_rules": docs.memory.rules(),
+        "skill_rules": docs.skill.rules(),
+        "rules_quoting_syntax": [r for r in docs.memory.rules() + docs.skill.rules() if quoted_syntax(r)],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__.split("\n\n", 1)[1])
-    ap.add_argument("--data", type=Path, required=True,
-                    help="the skillopt-v1 directory of a gbrain-evals checkout (eval/data/skillopt-v1)")
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
+    ap.add_argument(
+        "--data",
+        type=Path,
+        required=True,
+        help="the skillopt-v1 directory of a gbrain-evals checkout (eval/data/skillopt-v1)",
+    )
     ap.add_argument("--seeds", default=",".join(SEEDS), help="comma-separated seed folders (default all four)")
     ap.add_argument("--knobs", action="append", help="a sim knob set, repeatable (default the three published)")
     ap.add_argument("--nights", type=int, default=3)
@@ -145,11 +182,25 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         ap.error(f"no seed skill under {args.data}: {', '.join(missing)}")
     started = time.monotonic()
-    runs = [run_seed(args.data, seed, knobs, args.nights, args.samples, args.sim_seed)
-            for knobs in (args.knobs or KNOB_SETS) for seed in args.seeds.split(",")]
-    print(json.dumps({"benchmark": "gbrain", "data": str(args.data), "nights": args.nights,
-                      "samples": args.samples, "substance": SUBSTANCE, "runs": runs,
-                      "wall_s": round(time.monotonic() - started, 1)}, indent=1))
+    runs = [
+        run_seed(args.data, seed, knobs, args.nights, args.samples, args.sim_seed)
+        for knobs in (args.knobs or KNOB_SETS)
+        for seed in args.seeds.split(",")
+    ]
+    print(
+        json.dumps(
+            {
+                "benchmark": "gbrain",
+                "data": str(args.data),
+                "nights": args.nights,
+                "samples": args.samples,
+                "substance": SUBSTANCE,
+                "runs": runs,
+                "wall_s": round(time.monotonic() - started, 1),
+            },
+            indent=1,
+        )
+    )
     return 0
 
 

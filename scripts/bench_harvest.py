@@ -96,8 +96,14 @@ def reference_python() -> Path:
 
 
 def run_reference(python: Path, root: Path) -> dict:
-    out = subprocess.run([str(python), "-I", "-c", REFERENCE_READER, str(root / "claude"), str(root / "codex")],
-                         check=True, capture_output=True, text=True, timeout=CHILD_TIMEOUT, cwd=root)
+    out = subprocess.run(
+        [str(python), "-I", "-c", REFERENCE_READER, str(root / "claude"), str(root / "codex")],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=CHILD_TIMEOUT,
+        cwd=root,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -110,8 +116,9 @@ def measure(root: Path, phase: str, mine: bool) -> None:
     state = root / f"state-{phase}"
     c0 = cpu_seconds()
     t0 = time.perf_counter()
-    result = harvest(None, all_projects=True, source="all", claude_home=root / "claude",
-                     codex_home=root / "codex", state_dir=state)
+    result = harvest(
+        None, all_projects=True, source="all", claude_home=root / "claude", codex_home=root / "codex", state_dir=state
+    )
     t1 = time.perf_counter()
     cpu = cpu_seconds() - c0
     result.commit()
@@ -120,15 +127,31 @@ def measure(root: Path, phase: str, mine: bool) -> None:
     if mine:
         c2 = time.process_time()
         tasks, _counts = mine_by_project(result.digests, load_config(root, {}))
-        mining = {"seconds": round(time.perf_counter() - t2, 3), "cpu_seconds": round(time.process_time() - c2, 3),
-                  "tasks": len(tasks), "projects": len({d.project for d in result.digests})}
+        mining = {
+            "seconds": round(time.perf_counter() - t2, 3),
+            "cpu_seconds": round(time.process_time() - c2, 3),
+            "tasks": len(tasks),
+            "projects": len({d.project for d in result.digests}),
+        }
     rss = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-    print(json.dumps({
-        "phase": phase, "seconds": round(t1 - t0, 3), "cpu_seconds": round(cpu, 3), "commit_seconds": round(t2 - t1, 3),
-        "bytes_read": result.bytes_read, "files_read": result.files_read, "sessions": len(result.digests),
-        "new_sessions": len(result.new_session_ids), "skipped": result.skipped, "mining": mining,
-        "peak_rss_mb_self": round(rss[0] / 1024, 1), "peak_rss_mb_workers": round(rss[1] / 1024, 1),
-    }))
+    print(
+        json.dumps(
+            {
+                "phase": phase,
+                "seconds": round(t1 - t0, 3),
+                "cpu_seconds": round(cpu, 3),
+                "commit_seconds": round(t2 - t1, 3),
+                "bytes_read": result.bytes_read,
+                "files_read": result.files_read,
+                "sessions": len(result.digests),
+                "new_sessions": len(result.new_session_ids),
+                "skipped": result.skipped,
+                "mining": mining,
+                "peak_rss_mb_self": round(rss[0] / 1024, 1),
+                "peak_rss_mb_workers": round(rss[1] / 1024, 1),
+            }
+        )
+    )
 
 
 def cpu_seconds() -> float:
@@ -140,24 +163,50 @@ def cpu_seconds() -> float:
 def child_env(root: Path) -> dict[str, str]:
     home = root / "home"
     home.mkdir(exist_ok=True)
-    return {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
-            "XDG_DATA_HOME": str(home / ".local" / "share"), "XDG_CACHE_HOME": str(home / ".cache")}
+    return {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+    }
 
 
 def run_child(root: Path, phase: str, mine: bool = False) -> dict:
     command = [sys.executable, __file__, "--measure", str(root), phase] + (["--mine"] if mine else [])
-    out = subprocess.run(command, check=True, capture_output=True, text=True, timeout=CHILD_TIMEOUT,
-                         env=child_env(root), cwd=root)
+    out = subprocess.run(
+        command, check=True, capture_output=True, text=True, timeout=CHILD_TIMEOUT, env=child_env(root), cwd=root
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def run_command(root: Path) -> float:
     """``skillopt-sleep harvest --json --all-projects`` end to end (output discarded)."""
-    command = [sys.executable, "-m", "skillopt_sleep", "harvest", "--json", "--all-projects", "--quiet",
-               "--source", "all", "--claude-home", str(root / "claude"), "--codex-home", str(root / "codex")]
+    command = [
+        sys.executable,
+        "-m",
+        "skillopt_sleep",
+        "harvest",
+        "--json",
+        "--all-projects",
+        "--quiet",
+        "--source",
+        "all",
+        "--claude-home",
+        str(root / "claude"),
+        "--codex-home",
+        str(root / "codex"),
+    ]
     t0 = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=CHILD_TIMEOUT,
-                   env=child_env(root), cwd=root)
+    subprocess.run(
+        command,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        timeout=CHILD_TIMEOUT,
+        env=child_env(root),
+        cwd=root,
+    )
     return round(time.perf_counter() - t0, 3)
 
 
@@ -166,11 +215,16 @@ def mining_report(root: Path, first: dict) -> dict:
     child (wall and CPU seconds), and ``harvest --json --all-projects`` end to end as a command;
     ``command_beyond_read_seconds`` is the command's time minus that read's."""
     command = run_command(root)
-    return {"read_seconds": first["seconds"], "mine_seconds": first["mining"]["seconds"],
-            "mine_cpu_seconds": first["mining"]["cpu_seconds"], "sessions": first["sessions"],
-            "projects": first["mining"]["projects"], "tasks": first["mining"]["tasks"],
-            "harvest_json_all_projects_seconds": command,
-            "command_beyond_read_seconds": round(command - first["seconds"], 3)}
+    return {
+        "read_seconds": first["seconds"],
+        "mine_seconds": first["mining"]["seconds"],
+        "mine_cpu_seconds": first["mining"]["cpu_seconds"],
+        "sessions": first["sessions"],
+        "projects": first["mining"]["projects"],
+        "tasks": first["mining"]["tasks"],
+        "harvest_json_all_projects_seconds": command,
+        "command_beyond_read_seconds": round(command - first["seconds"], 3),
+    }
 
 
 def mb_per_s(total: int, seconds: float) -> float:
@@ -196,11 +250,18 @@ def bench_shape(name: str, root: Path, args: argparse.Namespace, reference: Path
         "files": n_files,
         "lines": corpus.lines,
         "generate_seconds": round(generated, 1),
-        "this_engine": {"seconds": best["seconds"], "mb_per_s": mb_per_s(total, best["seconds"]),
-                        "cpu_seconds": best["cpu_seconds"], "cpu_mb_per_s": mb_per_s(total, best["cpu_seconds"]),
-                        "all_seconds": [r["seconds"] for r in ours], "commit_seconds": best["commit_seconds"],
-                        "files_read": best["files_read"], "sessions": best["sessions"], "skipped": best["skipped"],
-                        "peak_rss_mb": {"harvester": best["peak_rss_mb_self"], "worker_max": best["peak_rss_mb_workers"]}},
+        "this_engine": {
+            "seconds": best["seconds"],
+            "mb_per_s": mb_per_s(total, best["seconds"]),
+            "cpu_seconds": best["cpu_seconds"],
+            "cpu_mb_per_s": mb_per_s(total, best["cpu_seconds"]),
+            "all_seconds": [r["seconds"] for r in ours],
+            "commit_seconds": best["commit_seconds"],
+            "files_read": best["files_read"],
+            "sessions": best["sessions"],
+            "skipped": best["skipped"],
+            "peak_rss_mb": {"harvester": best["peak_rss_mb_self"], "worker_max": best["peak_rss_mb_workers"]},
+        },
     }
     if isinstance(corpus, SmallRecordCorpus):
         report["malformed_lines_planted"] = corpus.malformed
@@ -209,12 +270,17 @@ def bench_shape(name: str, root: Path, args: argparse.Namespace, reference: Path
         report["copies_of_the_real_sessions"] = corpus.copies
     if theirs:
         fastest = min(theirs, key=lambda r: r["seconds"])
-        report["reference"] = {"seconds": round(fastest["seconds"], 3), "mb_per_s": mb_per_s(total, fastest["seconds"]),
-                               "cpu_seconds": round(fastest["cpu_seconds"], 3),
-                               "cpu_mb_per_s": mb_per_s(total, fastest["cpu_seconds"]),
-                               "all_seconds": [round(r["seconds"], 3) for r in theirs], "files": fastest["files"],
-                               "failed_files": fastest["failed_files"], "errors": fastest["errors"],
-                               "sessions": fastest["sessions"]}
+        report["reference"] = {
+            "seconds": round(fastest["seconds"], 3),
+            "mb_per_s": mb_per_s(total, fastest["seconds"]),
+            "cpu_seconds": round(fastest["cpu_seconds"], 3),
+            "cpu_mb_per_s": mb_per_s(total, fastest["cpu_seconds"]),
+            "all_seconds": [round(r["seconds"], 3) for r in theirs],
+            "files": fastest["files"],
+            "failed_files": fastest["failed_files"],
+            "errors": fastest["errors"],
+            "sessions": fastest["sessions"],
+        }
         report["speedup_vs_reference"] = round(fastest["seconds"] / best["seconds"], 2)
         report["cpu_time_ratio"] = round(fastest["cpu_seconds"] / best["cpu_seconds"], 2)
     report["mining"] = mining_report(root, ours[0])
@@ -223,10 +289,15 @@ def bench_shape(name: str, root: Path, args: argparse.Namespace, reference: Path
         appended = corpus.bytes - total
         shutil.copytree(root / "state-full0", root / "state-incremental")
         inc = run_child(root, "incremental")
-        report["incremental"] = {"appended_bytes": appended, "bytes_read": inc["bytes_read"],
-                                 "fraction_of_corpus": round(inc["bytes_read"] / total, 4), "seconds": inc["seconds"],
-                                 "commit_seconds": inc["commit_seconds"], "files_read": inc["files_read"],
-                                 "new_sessions": inc["new_sessions"]}
+        report["incremental"] = {
+            "appended_bytes": appended,
+            "bytes_read": inc["bytes_read"],
+            "fraction_of_corpus": round(inc["bytes_read"] / total, 4),
+            "seconds": inc["seconds"],
+            "commit_seconds": inc["commit_seconds"],
+            "files_read": inc["files_read"],
+            "new_sessions": inc["new_sessions"],
+        }
     return report
 
 
@@ -249,10 +320,13 @@ def main() -> int:
         parser.error(f"unknown shape(s): {', '.join(unknown)}")
     reference = None if args.no_reference else reference_python()
     base = args.keep or Path(tempfile.mkdtemp(prefix="skillopt-bench-harvest-"))
-    report: dict = {"command": " ".join(["python", "scripts/bench_harvest.py", *sys.argv[1:]]),
-                    "commit": engine_commit(), "cpu_count": os.cpu_count(),
-                    "load_average": [round(x, 2) for x in os.getloadavg()],
-                    "reference": None if reference is None else REFERENCE}
+    report: dict = {
+        "command": " ".join(["python", "scripts/bench_harvest.py", *sys.argv[1:]]),
+        "commit": engine_commit(),
+        "cpu_count": os.cpu_count(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "reference": None if reference is None else REFERENCE,
+    }
     try:
         for shape in shapes:
             root = base / shape
@@ -274,10 +348,16 @@ def engine_commit() -> str | None:
 
     repo = Path(skillopt_sleep.__file__).resolve().parent.parent
     try:
-        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=30, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--", "skillopt_sleep"],
-                               capture_output=True, text=True, timeout=30, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=30, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(repo), "status", "--porcelain", "--", "skillopt_sleep"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
     return head + ("+dirty" if dirty else "")

@@ -52,9 +52,15 @@ def hook_command(event: str) -> str:
 
 
 def start_load(count: int) -> list[subprocess.Popen]:
-    return [subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            for _ in range(count)]
+    return [
+        subprocess.Popen(
+            [sys.executable, "-c", "while True: pass"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(count)
+    ]
 
 
 def stop_load(procs: list[subprocess.Popen]) -> float:
@@ -73,12 +79,19 @@ def stop_load(procs: list[subprocess.Popen]) -> float:
 
 def time_hook(event: str, project: Path, env: dict[str, str]) -> tuple[float, float, int, str]:
     """(wall seconds, CPU seconds, exit code, stdout) of one hook run."""
-    payload = json.dumps({"session_id": "bench", "cwd": str(project), "hook_event_name": event,
-                          "source": "startup"}).encode()
+    payload = json.dumps(
+        {"session_id": "bench", "cwd": str(project), "hook_event_name": event, "source": "startup"}
+    ).encode()
     with tempfile.TemporaryFile() as out:
         started = time.perf_counter()
-        proc = subprocess.Popen(["/bin/sh", "-c", hook_command(event)], stdin=subprocess.PIPE, stdout=out,
-                                stderr=subprocess.DEVNULL, env=env, cwd=str(project))
+        proc = subprocess.Popen(
+            ["/bin/sh", "-c", hook_command(event)],
+            stdin=subprocess.PIPE,
+            stdout=out,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=str(project),
+        )
         proc.stdin.write(payload)
         proc.stdin.close()
         _, status, usage = os.wait4(proc.pid, 0)
@@ -118,10 +131,15 @@ def percentile(ordered: list[float], fraction: float) -> float:
 
 def summary(walls: list[float], cpus: list[float], codes: list[int], printed: int) -> dict:
     ordered = sorted(walls)
-    return {"runs": len(walls), "p50_s": round(statistics.median(ordered), 4),
-            "p95_s": round(percentile(ordered, 0.95), 4), "max_s": round(ordered[-1], 4),
-            "cpu_p50_s": round(statistics.median(cpus), 4), "exit_codes": sorted(set(codes)),
-            "printed": printed}
+    return {
+        "runs": len(walls),
+        "p50_s": round(statistics.median(ordered), 4),
+        "p95_s": round(percentile(ordered, 0.95), 4),
+        "max_s": round(ordered[-1], 4),
+        "cpu_p50_s": round(statistics.median(cpus), 4),
+        "exit_codes": sorted(set(codes)),
+        "printed": printed,
+    }
 
 
 def make_cases(root: Path, python_dir: str) -> dict[str, tuple[str, Path, dict[str, str], str | None]]:
@@ -135,8 +153,13 @@ def make_cases(root: Path, python_dir: str) -> dict[str, tuple[str, Path, dict[s
         (project / "CLAUDE.md").write_bytes(b"# rules\n")
         projects[name] = project
         if name in ("staged", "fifo", "huge", "garbage"):
-            report = NightReport(night_id="bench", project=str(project), mode="run", status="staged",
-                                 accepted_edits=[Edit("memory", "add", "a"), Edit("memory", "add", "b")])
+            report = NightReport(
+                night_id="bench",
+                project=str(project),
+                mode="run",
+                status="staged",
+                accepted_edits=[Edit("memory", "add", "a"), Edit("memory", "add", "b")],
+            )
             stage(project, report, [StagedFile("memory", project / "CLAUDE.md", b"# rules\n", b"# rules\n- a\n")])
     dirs = user_dirs()
     for name in ("fifo", "huge", "garbage"):
@@ -149,8 +172,13 @@ def make_cases(root: Path, python_dir: str) -> dict[str, tuple[str, Path, dict[s
                 fh.truncate(64 * 1024 * 1024)
         else:
             path.write_bytes(os.urandom(4096))
-    base = {"PATH": f"{python_dir}:/usr/bin:/bin", "HOME": str(root), "LANG": "C.UTF-8",
-            "CLAUDE_PLUGIN_ROOT": str(PLUGIN), "SKILLOPT_SLEEP_HOME": str(home)}
+    base = {
+        "PATH": f"{python_dir}:/usr/bin:/bin",
+        "HOME": str(root),
+        "LANG": "C.UTF-8",
+        "CLAUDE_PLUGIN_ROOT": str(PLUGIN),
+        "SKILLOPT_SLEEP_HOME": str(home),
+    }
 
     def env(project: Path, **extra: str) -> dict[str, str]:
         return {**base, "CLAUDE_PROJECT_DIR": str(project), **extra}
@@ -159,8 +187,12 @@ def make_cases(root: Path, python_dir: str) -> dict[str, tuple[str, Path, dict[s
         "proposal_staged": ("SessionStart", projects["staged"], env(projects["staged"]), NOTICE),
         "nothing_staged": ("SessionStart", projects["empty"], env(projects["empty"]), None),
         "session_end": ("SessionEnd", projects["empty"], env(projects["empty"]), None),
-        "no_state_dir": ("SessionStart", projects["empty"],
-                         env(projects["empty"], SKILLOPT_SLEEP_HOME=str(root / "absent")), None),
+        "no_state_dir": (
+            "SessionStart",
+            projects["empty"],
+            env(projects["empty"], SKILLOPT_SLEEP_HOME=str(root / "absent")),
+            None,
+        ),
         "notice_is_fifo": ("SessionStart", projects["fifo"], env(projects["fifo"]), None),
         "notice_is_64_mib": ("SessionStart", projects["huge"], env(projects["huge"]), None),
         "notice_is_garbage": ("SessionStart", projects["garbage"], env(projects["garbage"]), None),
@@ -170,12 +202,24 @@ def make_cases(root: Path, python_dir: str) -> dict[str, tuple[str, Path, dict[s
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=30, help="runs per case (default 30)")
-    parser.add_argument("--load", type=int, default=0, metavar="N",
-                        help="keep N >= 2 busy processes running while measuring (default: none)")
-    parser.add_argument("--autogroup-nice", type=int, metavar="N",
-                        help="run the measurement at this autogroup niceness (Linux, root; see above)")
-    parser.add_argument("--python", default=shutil.which("python3", path="/usr/bin:/bin") or "/usr/bin/python3",
-                        help="the python3 the hooks find on PATH (default: the system one)")
+    parser.add_argument(
+        "--load",
+        type=int,
+        default=0,
+        metavar="N",
+        help="keep N >= 2 busy processes running while measuring (default: none)",
+    )
+    parser.add_argument(
+        "--autogroup-nice",
+        type=int,
+        metavar="N",
+        help="run the measurement at this autogroup niceness (Linux, root; see above)",
+    )
+    parser.add_argument(
+        "--python",
+        default=shutil.which("python3", path="/usr/bin:/bin") or "/usr/bin/python3",
+        help="the python3 the hooks find on PATH (default: the system one)",
+    )
     args = parser.parse_args()
     if args.load and args.load < 2:
         parser.error("--load needs at least 2 busy processes")
@@ -189,8 +233,9 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="bench-hooks-") as tmp:
         cases = make_cases(Path(tmp), str(Path(args.python).parent))
-        results: dict[str, dict[str, list]] = {name: {"walls": [], "cpus": [], "codes": [], "printed": []}
-                                               for name in cases}
+        results: dict[str, dict[str, list]] = {
+            name: {"walls": [], "cpus": [], "codes": [], "printed": []} for name in cases
+        }
         load = start_load(args.load)
         load_started = time.perf_counter()
         try:
@@ -202,8 +247,9 @@ def main() -> int:
                     record["walls"].append(wall)
                     record["cpus"].append(cpu)
                     record["codes"].append(code)
-                    record["printed"].append(expected is not None and expected in stdout
-                                             or expected is None and stdout != "")
+                    record["printed"].append(
+                        expected is not None and expected in stdout or expected is None and stdout != ""
+                    )
             load_average = os.getloadavg()[0]
             pressure = cpu_pressure()
         finally:
@@ -216,11 +262,21 @@ def main() -> int:
             if cases[name][3] is None:
                 out[name]["printed_when_it_must_not"] = out[name].pop("printed")
     busy_share = load_cpu / (load_seconds * len(load)) if load else None
-    print(json.dumps({
-        "python": args.python, "cpu_count": os.cpu_count(), "busy_processes": len(load),
-        "busy_process_cpu_share": None if busy_share is None else round(busy_share, 3),
-        "autogroup_nice": measured_nice, "load_average_1m_at_end": round(load_average, 2),
-        "cpu_pressure_some_avg10_at_end": pressure, "cases": out}, indent=2))
+    print(
+        json.dumps(
+            {
+                "python": args.python,
+                "cpu_count": os.cpu_count(),
+                "busy_processes": len(load),
+                "busy_process_cpu_share": None if busy_share is None else round(busy_share, 3),
+                "autogroup_nice": measured_nice,
+                "load_average_1m_at_end": round(load_average, 2),
+                "cpu_pressure_some_avg10_at_end": pressure,
+                "cases": out,
+            },
+            indent=2,
+        )
+    )
     return 0
 
 

@@ -93,6 +93,7 @@ def summarise(results: list[dict[str, Any]], nights: int) -> list[dict[str, Any]
     """Per skill of the suite (in its order) and policy: ``learning_report.summarise``."""
     return _report.summarise(results, nights, [s.name for s in SUITE])
 
+
 KNOBS = "follow=0.9,base=0.3,correct=0.6,harmful=0.25,leak=0.5,verbose=700,overload=0.03,free_rules=8,conflict=0.3"
 # the engine's policies: the settings each changes from the defaults (measured side by side)
 ENGINE_POLICIES: dict[str, dict[str, Any]] = {
@@ -101,7 +102,11 @@ ENGINE_POLICIES: dict[str, dict[str, Any]] = {
     "engine_one_reading": {"reflect_samples": 1},  # each reflect request read once
     "engine_no_screen": {"screen_pool": 1},  # no candidate dropped for fixing nothing on train
     "engine_score_gain": {"targeted_gain": False},  # the gain tested on the whole score, not the fixed checks
-    "engine_levers_off": {"reflect_samples": 1, "screen_pool": 1, "targeted_gain": False},  # the three levers off: one reflect reading, no lookahead screen, gain on the score
+    "engine_levers_off": {
+        "reflect_samples": 1,
+        "screen_pool": 1,
+        "targeted_gain": False,
+    },  # the three levers off: one reflect reading, no lookahead screen, gain on the score
     "engine_capped": {},  # the defaults under --max-calls (Config.max_calls): a per-night call cap
 }
 POLICIES = (*ENGINE_POLICIES, "strict_mean")
@@ -131,44 +136,111 @@ class Skill:
 
 
 SUITE = (
-    Skill("git-writing", "# Git writing\n\nHelp write commit messages, pull request descriptions and changelog "
-          "entries for this repository.\n", (
-              Kind("commit message", "Write the commit message for the {x} fix.",
-                   ({"op": "contains", "arg": "Refs: ACME-"}, {"op": "regex", "arg": r"^(feat|fix): \S"})),
-              Kind("pull request description", "Write the pull request description for the {x} branch.",
-                   ({"op": "section_present", "arg": "Testing"}, {"op": "not_contains", "arg": "TODO"})),
-              Kind("changelog entry", "Write the changelog entry for the {x} release.",
-                   ({"op": "not_contains", "arg": "Refs:"}, {"op": "max_chars", "arg": 400},
-                    {"op": "min_chars", "arg": 120})),
-          ), "an unscoped 'always include Refs: ACME-' rule leaks into changelog entries, which forbid it"),
-    Skill("research-notes", "# Research notes\n\nAnswer from what you already know.\n\n"
-          "- Do NOT look anything up, search, or use any tools.\n- Keep a neutral tone.\n", (
-              Kind("dependency lookup", "Do a dependency lookup: find the latest release of the {x} library.",
-                   ({"op": "tool_called", "arg": "WebSearch"}, {"op": "contains", "arg": "Source:"})),
-              Kind("paper summary", "Write a paper summary of the {x} paper for the reading group.",
-                   ({"op": "section_present", "arg": "Key findings"}, {"op": "max_chars", "arg": 500})),
-              Kind("meeting brief", "Prepare a meeting brief about the {x} project.",
-                   ({"op": "section_present", "arg": "Action items"}, {"op": "contains", "arg": "Owner:"})),
-          ), "the hand-written text forbids the tool its lookups need (the gbrain-evals seed)"),
-    Skill("api-docs", "# API docs\n\nWrite reference documentation for the public HTTP API.\n", (
-        Kind("endpoint reference", "Write the endpoint reference for GET /{x}.",
-             ({"op": "section_present", "arg": "Parameters"},
-              {"op": "section_contains", "arg": {"section": "Example", "text": "curl"}})),
-        Kind("error message", "Write the error message text shown when {x} fails.",
-             ({"op": "max_chars", "arg": 160}, {"op": "not_contains", "arg": "Exception"})),
-        Kind("migration guide", "Write the migration guide for moving off the v1 {x} endpoint.",
-             ({"op": "section_present", "arg": "Breaking changes"}, {"op": "min_chars", "arg": 600})),
-    ), "a verbose model: the error messages' length cap, unscoped, cuts the migration guides"),
-    Skill("incident-comms", "# Incident communication\n\nWrite clearly and calmly. Never blame individuals.\n", (
-        Kind("status update", "Post a status update about the {x} outage.",
-             ({"op": "regex", "arg": r"^\[(investigating|identified|resolved)\]"}, {"op": "max_chars", "arg": 280})),
-        Kind("postmortem", "Write the postmortem for the {x} incident.",
-             ({"op": "section_present", "arg": "Timeline"}, {"op": "section_present", "arg": "Root cause"},
-              {"op": "contains", "arg": "Impact:"})),
-        Kind("customer email", "Draft the customer email about the {x} incident.",
-             ({"op": "contains", "arg": "We apologize"}, {"op": "not_contains", "arg": "internal"},
-              {"op": "no_refusal", "arg": None})),
-    ), "three kinds with seven checks: caps and phrases that hurt the other kinds unless scoped"),
+    Skill(
+        "git-writing",
+        "# Git writing\n\nHelp write commit messages, pull request descriptions and changelog "
+        "entries for this repository.\n",
+        (
+            Kind(
+                "commit message",
+                "Write the commit message for the {x} fix.",
+                ({"op": "contains", "arg": "Refs: ACME-"}, {"op": "regex", "arg": r"^(feat|fix): \S"}),
+            ),
+            Kind(
+                "pull request description",
+                "Write the pull request description for the {x} branch.",
+                ({"op": "section_present", "arg": "Testing"}, {"op": "not_contains", "arg": "TODO"}),
+            ),
+            Kind(
+                "changelog entry",
+                "Write the changelog entry for the {x} release.",
+                (
+                    {"op": "not_contains", "arg": "Refs:"},
+                    {"op": "max_chars", "arg": 400},
+                    {"op": "min_chars", "arg": 120},
+                ),
+            ),
+        ),
+        "an unscoped 'always include Refs: ACME-' rule leaks into changelog entries, which forbid it",
+    ),
+    Skill(
+        "research-notes",
+        "# Research notes\n\nAnswer from what you already know.\n\n"
+        "- Do NOT look anything up, search, or use any tools.\n- Keep a neutral tone.\n",
+        (
+            Kind(
+                "dependency lookup",
+                "Do a dependency lookup: find the latest release of the {x} library.",
+                ({"op": "tool_called", "arg": "WebSearch"}, {"op": "contains", "arg": "Source:"}),
+            ),
+            Kind(
+                "paper summary",
+                "Write a paper summary of the {x} paper for the reading group.",
+                ({"op": "section_present", "arg": "Key findings"}, {"op": "max_chars", "arg": 500}),
+            ),
+            Kind(
+                "meeting brief",
+                "Prepare a meeting brief about the {x} project.",
+                ({"op": "section_present", "arg": "Action items"}, {"op": "contains", "arg": "Owner:"}),
+            ),
+        ),
+        "the hand-written text forbids the tool its lookups need (the gbrain-evals seed)",
+    ),
+    Skill(
+        "api-docs",
+        "# API docs\n\nWrite reference documentation for the public HTTP API.\n",
+        (
+            Kind(
+                "endpoint reference",
+                "Write the endpoint reference for GET /{x}.",
+                (
+                    {"op": "section_present", "arg": "Parameters"},
+                    {"op": "section_contains", "arg": {"section": "Example", "text": "curl"}},
+                ),
+            ),
+            Kind(
+                "error message",
+                "Write the error message text shown when {x} fails.",
+                ({"op": "max_chars", "arg": 160}, {"op": "not_contains", "arg": "Exception"}),
+            ),
+            Kind(
+                "migration guide",
+                "Write the migration guide for moving off the v1 {x} endpoint.",
+                ({"op": "section_present", "arg": "Breaking changes"}, {"op": "min_chars", "arg": 600}),
+            ),
+        ),
+        "a verbose model: the error messages' length cap, unscoped, cuts the migration guides",
+    ),
+    Skill(
+        "incident-comms",
+        "# Incident communication\n\nWrite clearly and calmly. Never blame individuals.\n",
+        (
+            Kind(
+                "status update",
+                "Post a status update about the {x} outage.",
+                ({"op": "regex", "arg": r"^\[(investigating|identified|resolved)\]"}, {"op": "max_chars", "arg": 280}),
+            ),
+            Kind(
+                "postmortem",
+                "Write the postmortem for the {x} incident.",
+                (
+                    {"op": "section_present", "arg": "Timeline"},
+                    {"op": "section_present", "arg": "Root cause"},
+                    {"op": "contains", "arg": "Impact:"},
+                ),
+            ),
+            Kind(
+                "customer email",
+                "Draft the customer email about the {x} incident.",
+                (
+                    {"op": "contains", "arg": "We apologize"},
+                    {"op": "not_contains", "arg": "internal"},
+                    {"op": "no_refusal", "arg": None},
+                ),
+            ),
+        ),
+        "three kinds with seven checks: caps and phrases that hurt the other kinds unless scoped",
+    ),
 )
 
 
@@ -185,9 +257,18 @@ def make_tasks(skill: Skill, night_number: int, fresh: bool) -> list[TaskRecord]
         plan += [("train" if j < SPLIT["train"] else "val", offset + j) for j in range(per_night)]
         for split, index in plan:
             x = SUBJECTS[index % len(SUBJECTS)]
-            tasks.append(TaskRecord(id=f"{slug}-{split}-{x.replace(' ', '-')}", intent=kind.intent.format(x=x),
-                                    project=PROJECT, judge={"kind": "rule", "checks": checks}, kind=kind.name,
-                                    skill_hint=skill.name, split=split, recurrence=SPLIT["train"]))
+            tasks.append(
+                TaskRecord(
+                    id=f"{slug}-{split}-{x.replace(' ', '-')}",
+                    intent=kind.intent.format(x=x),
+                    project=PROJECT,
+                    judge={"kind": "rule", "checks": checks},
+                    kind=kind.name,
+                    skill_hint=skill.name,
+                    split=split,
+                    recurrence=SPLIT["train"],
+                )
+            )
     return tasks
 
 
@@ -224,8 +305,11 @@ def _hand_lines(doc: Any) -> list[Any]:
     from types import SimpleNamespace  # before whole-document awareness landed: every non-rule line
 
     rules = set(doc.rules())
-    return [SimpleNamespace(content=ln.strip()) for ln in doc.text.splitlines()
-            if ln.strip() and ln.strip().lstrip("-* ").strip() not in rules and not ln.strip().startswith("<!--")]
+    return [
+        SimpleNamespace(content=ln.strip())
+        for ln in doc.text.splitlines()
+        if ln.strip() and ln.strip().lstrip("-* ").strip() not in rules and not ln.strip().startswith("<!--")
+    ]
 
 
 CORR: list[float | None] = [None, 0.0]  # this process's within-task correlation and drift (None: not stated)
@@ -246,8 +330,10 @@ def models(seed: int, optimizer: int | None = None) -> Models:
     thinker = target if optimizer is None else make_backend(spec(optimizer))
     limiter, stats = Limiter(4), Stats()
     retry = RetryPolicy(attempts=1, sleep=lambda s: None)
-    return Models(Client(target, limiter=limiter, stats=stats, retry=retry),
-                  Client(thinker, limiter=limiter, stats=stats, retry=retry, role="optimizer"))
+    return Models(
+        Client(target, limiter=limiter, stats=stats, retry=retry),
+        Client(thinker, limiter=limiter, stats=stats, retry=retry, role="optimizer"),
+    )
 
 
 def test_scores(docs: DocumentSet, tasks: list[TaskRecord], seed: int, samples: int) -> dict[str, float]:
@@ -268,8 +354,11 @@ def new_project(root: Path, skill: Skill) -> Path:
     project = root / "proj"
     skill_file = project / ".claude" / "skills" / "skillopt-sleep-learned" / "SKILL.md"
     skill_file.parent.mkdir(parents=True)
-    skill_file.write_text("---\nname: skillopt-sleep-learned\ndescription: How this project writes "
-                          f"{skill.name.replace('-', ' ')}.\n---\n\n{skill.hand_written}", encoding="utf-8")
+    skill_file.write_text(
+        "---\nname: skillopt-sleep-learned\ndescription: How this project writes "
+        f"{skill.name.replace('-', ' ')}.\n---\n\n{skill.hand_written}",
+        encoding="utf-8",
+    )
     (project / "CLAUDE.md").write_text("# Project\n", encoding="utf-8")
     return project
 
@@ -295,9 +384,17 @@ def harmful_rules(docs: DocumentSet, test: list[TaskRecord], seed: int, margin: 
     return found
 
 
-def engine_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool,
-               max_rules: int = Config().max_rules, policy: str = "engine",
-               shift: int = 0, max_calls: int | None = None) -> dict[str, Any]:
+def engine_run(
+    skill: Skill,
+    seed: int,
+    nights: int,
+    margin: float,
+    fresh: bool,
+    max_rules: int = Config().max_rules,
+    policy: str = "engine",
+    shift: int = 0,
+    max_calls: int | None = None,
+) -> dict[str, Any]:
     phase, skill = skill, at_night(skill, 10**6, shift)
     test = [t for t in make_tasks(skill, 1, fresh) if t.split == "test"]
     with tempfile.TemporaryDirectory(prefix="skillopt-bench-learning-") as tmp:
@@ -306,29 +403,48 @@ def engine_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool,
         project = new_project(root, skill)
         tasks_file = root / "tasks.json"
         start = load_documents(project)
-        ceiling = test_scores(start.with_document(start.skill.with_rules(oracle_rules(skill, start))), test, seed,
-                              AUDIT_SAMPLES)
+        ceiling = test_scores(
+            start.with_document(start.skill.with_rules(oracle_rules(skill, start))), test, seed, AUDIT_SAMPLES
+        )
         rows = [{"night": 0, "test": test_scores(start, test, seed, TEST_SAMPLES), "calls": 0, "adopted": []}]
         for n in range(1, nights + 1):
             learn = [t for t in make_tasks(at_night(phase, n, shift), n, fresh) if t.split != "test"]
             tasks_file.write_text(json.dumps(tasks_document(learn, True)), encoding="utf-8")
-            config = Config(backend=spec(seed), optimizer_backend=spec(optimizer_seed(seed, n)), agent="claude",
-                            max_rules=max_rules, **ENGINE_POLICIES[policy],
-                            max_calls=max_calls if policy == "engine_capped" else None)
-            report = night.run_night(night.NightOptions(project=project, config=config, mode="run",
-                                                        tasks_file=tasks_file))
+            config = Config(
+                backend=spec(seed),
+                optimizer_backend=spec(optimizer_seed(seed, n)),
+                agent="claude",
+                max_rules=max_rules,
+                **ENGINE_POLICIES[policy],
+                max_calls=max_calls if policy == "engine_capped" else None,
+            )
+            report = night.run_night(
+                night.NightOptions(project=project, config=config, mode="run", tasks_file=tasks_file)
+            )
             adopted = [e.content for e in report.accepted_edits]
             if report.status == "staged" and adopted:
                 adopt(project, report.night_id, allow_simulated=True)
             docs = load_documents(project)
-            rows.append({"night": n, "test": test_scores(docs, test, seed, TEST_SAMPLES),
-                         "calls": sum(report.calls.values()), "adopted": adopted, "status": report.status,
-                         "refused": [{"rule": r["edit"]["content"], "reasons": r["reasons"]}
-                                     for r in report.rejected_edits]})
+            rows.append(
+                {
+                    "night": n,
+                    "test": test_scores(docs, test, seed, TEST_SAMPLES),
+                    "calls": sum(report.calls.values()),
+                    "adopted": adopted,
+                    "status": report.status,
+                    "refused": [{"rule": r["edit"]["content"], "reasons": r["reasons"]} for r in report.rejected_edits],
+                }
+            )
         final = load_documents(project)
-        return {"policy": policy, "skill": skill.name, "seed": seed, "ceiling": ceiling, "nights": rows,
-                "final_rules": [r for _, r in all_rules(final)],
-                "rules_lowering_a_kind": harmful_rules(final, test, seed, margin)}
+        return {
+            "policy": policy,
+            "skill": skill.name,
+            "seed": seed,
+            "ceiling": ceiling,
+            "nights": rows,
+            "final_rules": [r for _, r in all_rules(final)],
+            "rules_lowering_a_kind": harmful_rules(final, test, seed, margin),
+        }
 
 
 def one_replay_mean(target: Client, val: list[TaskRecord], docs: DocumentSet) -> float:
@@ -365,11 +481,22 @@ def strict_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool,
                     docs = apply_edit(docs, edit)
                 except EditRefused:
                     continue
-            rows.append({"night": n, "test": test_scores(docs, test, seed, TEST_SAMPLES),
-                         "calls": sum(m.calls().values()), "adopted": [e.content for e in adopted]})
-        return {"policy": "strict_mean", "skill": skill.name, "seed": seed, "nights": rows,
-                "final_rules": [r for _, r in all_rules(docs)],
-                "rules_lowering_a_kind": harmful_rules(docs, test, seed, margin)}
+            rows.append(
+                {
+                    "night": n,
+                    "test": test_scores(docs, test, seed, TEST_SAMPLES),
+                    "calls": sum(m.calls().values()),
+                    "adopted": [e.content for e in adopted],
+                }
+            )
+        return {
+            "policy": "strict_mean",
+            "skill": skill.name,
+            "seed": seed,
+            "nights": rows,
+            "final_rules": [r for _, r in all_rules(docs)],
+            "rules_lowering_a_kind": harmful_rules(docs, test, seed, margin),
+        }
 
 
 def capped_label(cap: int | None) -> str:
@@ -384,8 +511,7 @@ def one_job(job: tuple[Any, ...]) -> dict[str, Any]:
     skill = next(s for s in SUITE if s.name == name)
     started = time.monotonic()
     if policy in ENGINE_POLICIES:
-        out = engine_run(skill, seed, nights, margin, fresh, max_rules, policy=policy, shift=shift,
-                         max_calls=max_calls)
+        out = engine_run(skill, seed, nights, margin, fresh, max_rules, policy=policy, shift=shift, max_calls=max_calls)
         if policy == "engine_capped":
             out["policy"] = capped_label(max_calls)
     else:
@@ -415,30 +541,59 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=2, help="seeds 0..N-1 per skill and policy")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--skills", default=",".join(s.name for s in SUITE), help="comma-separated")
-    parser.add_argument("--same-tasks", action="store_true",
-                        help="every night replays night 1's train and val tasks (default: new ones each night)")
-    parser.add_argument("--harm-margin", type=float, default=0.08,
-                        help="a rule lowers a kind when removing it raises that kind's test score by more")
-    parser.add_argument("--max-rules", type=int, default=Config().max_rules,
-                        help="the engine's rule budget per document (a full document merges new rules "
-                             "into one of their scope; the strict-mean policy has no budget)")
-    parser.add_argument("--policies", default="engine,strict_mean",
-                        help=f"comma-separated, of {', '.join(POLICIES)} (each engine_* policy turns settings "
-                             "off: ENGINE_POLICIES; engine_no_retire: a full document never retires a rule)")
-    parser.add_argument("--shift", type=int, default=0,
-                        help="the work shifts on this night: the skill's first kind stops coming and its last "
-                             "begins (the test measures the work after it; 0: no shift)")
-    parser.add_argument("--max-calls", default="",
-                        help="the engine_capped policy's per-night call caps (Config.max_calls), comma-separated: "
-                             "each is a policy of its own (engine_capped_<cap>)")
-    parser.add_argument("--corr", type=float, nargs="+", metavar="C",
-                        help="within-task correlation(s) of the target's answers (sim knob corr, 0..1): every job "
-                             "runs once per value (no charts with more than one)")
+    parser.add_argument(
+        "--same-tasks",
+        action="store_true",
+        help="every night replays night 1's train and val tasks (default: new ones each night)",
+    )
+    parser.add_argument(
+        "--harm-margin",
+        type=float,
+        default=0.08,
+        help="a rule lowers a kind when removing it raises that kind's test score by more",
+    )
+    parser.add_argument(
+        "--max-rules",
+        type=int,
+        default=Config().max_rules,
+        help="the engine's rule budget per document (a full document merges new rules "
+        "into one of their scope; the strict-mean policy has no budget)",
+    )
+    parser.add_argument(
+        "--policies",
+        default="engine,strict_mean",
+        help=f"comma-separated, of {', '.join(POLICIES)} (each engine_* policy turns settings "
+        "off: ENGINE_POLICIES; engine_no_retire: a full document never retires a rule)",
+    )
+    parser.add_argument(
+        "--shift",
+        type=int,
+        default=0,
+        help="the work shifts on this night: the skill's first kind stops coming and its last "
+        "begins (the test measures the work after it; 0: no shift)",
+    )
+    parser.add_argument(
+        "--max-calls",
+        default="",
+        help="the engine_capped policy's per-night call caps (Config.max_calls), comma-separated: "
+        "each is a policy of its own (engine_capped_<cap>)",
+    )
+    parser.add_argument(
+        "--corr",
+        type=float,
+        nargs="+",
+        metavar="C",
+        help="within-task correlation(s) of the target's answers (sim knob corr, 0..1): every job "
+        "runs once per value (no charts with more than one)",
+    )
     parser.add_argument("--drift", type=float, default=0.0, help="with --corr: the sim knob drift (0..1)")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
     parser.add_argument("--svg", type=Path, help="write the chart here")
-    parser.add_argument("--policies-svg", type=Path,
-                        help="write a chart of the mean share of the ceiling per night, one line per policy")
+    parser.add_argument(
+        "--policies-svg",
+        type=Path,
+        help="write a chart of the mean share of the ceiling per night, one line per policy",
+    )
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.skills.split(",") if n.strip()]
     unknown = [n for n in names if n not in {s.name for s in SUITE}]
@@ -452,24 +607,48 @@ def main(argv: list[str] | None = None) -> int:
         print("the engine_capped policy and --max-calls (positive numbers) go together", file=sys.stderr)
         return 2
     corrs = args.corr or []
-    bad_corr = (any(not 0.0 <= c <= 1.0 for c in corrs) or len(set(corrs)) < len(corrs)
-                or (len(corrs) > 1 and bool(args.svg or args.policies_svg)))
+    bad_corr = (
+        any(not 0.0 <= c <= 1.0 for c in corrs)
+        or len(set(corrs)) < len(corrs)
+        or (len(corrs) > 1 and bool(args.svg or args.policies_svg))
+    )
     bad_corr = bad_corr or not 0.0 <= args.drift <= 1.0 or bool(args.drift and args.corr is None)
     if bad_corr:
-        print("--corr takes distinct values within 0..1, and only one of them with --svg or --policies-svg; "
-              "--drift one within 0..1, with --corr",
-              file=sys.stderr)
+        print(
+            "--corr takes distinct values within 0..1, and only one of them with --svg or --policies-svg; "
+            "--drift one within 0..1, with --corr",
+            file=sys.stderr,
+        )
         return 2
     if unknown or bad_policies or min(args.nights, args.seeds, args.workers, args.max_rules, args.shift + 1) < 1:
-        print(f"bad arguments: unknown skills {unknown}" if unknown else
-              f"policies must be some of {', '.join(POLICIES)}" if bad_policies else
-              "nights, seeds, workers and max-rules must be >= 1, shift >= 0",
-              file=sys.stderr)
+        print(
+            f"bad arguments: unknown skills {unknown}"
+            if unknown
+            else f"policies must be some of {', '.join(POLICIES)}"
+            if bad_policies
+            else "nights, seeds, workers and max-rules must be >= 1, shift >= 0",
+            file=sys.stderr,
+        )
         return 2
-    jobs = [(policy, name, seed, args.nights, args.harm_margin, not args.same_tasks, args.max_rules, args.shift, cap,
-             *([] if corr is None else [corr, args.drift]))
-            for corr in (args.corr or [None]) for name in names for seed in range(args.seeds) for policy in policies
-            for cap in (caps if policy == "engine_capped" else [None])]
+    jobs = [
+        (
+            policy,
+            name,
+            seed,
+            args.nights,
+            args.harm_margin,
+            not args.same_tasks,
+            args.max_rules,
+            args.shift,
+            cap,
+            *([] if corr is None else [corr, args.drift]),
+        )
+        for corr in (args.corr or [None])
+        for name in names
+        for seed in range(args.seeds)
+        for policy in policies
+        for cap in (caps if policy == "engine_capped" else [None])
+    ]
     started = time.monotonic()
     results = run_jobs(one_job, jobs, args.workers)
     summaries = summarise_worlds(results, args.nights, args.corr)
@@ -477,17 +656,35 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "learning",
         "sim_knobs": KNOBS,
         **({} if args.corr is None else {"corr": args.corr, "drift": args.drift}),
-        "test": {"samples_per_task": TEST_SAMPLES, "target_seed_offset": TEST_SEED_OFFSET,
-                 "audit_samples_per_task": AUDIT_SAMPLES, "harm_margin": args.harm_margin},
+        "test": {
+            "samples_per_task": TEST_SAMPLES,
+            "target_seed_offset": TEST_SEED_OFFSET,
+            "audit_samples_per_task": AUDIT_SAMPLES,
+            "harm_margin": args.harm_margin,
+        },
         "tasks_per_kind": SPLIT,
         "new_tasks_each_night": not args.same_tasks,
-        "engine_config": {k: getattr(Config(), k) for k in ("k", "k_agree", "val_samples", "max_val_samples",
-                                                            "max_edits", "min_gain")}
-        | {"max_rules": args.max_rules, "policies": policies, "shift_on_night": args.shift,
-           "engine_capped_max_calls": caps},
-        "nights": args.nights, "seeds": args.seeds,
-        "suite": [{"skill": s.name, "why": s.why, "kinds": [k.name for k in s.kinds],
-                   "checks": sum(len(k.checks) for k in s.kinds)} for s in SUITE if s.name in names],
+        "engine_config": {
+            k: getattr(Config(), k) for k in ("k", "k_agree", "val_samples", "max_val_samples", "max_edits", "min_gain")
+        }
+        | {
+            "max_rules": args.max_rules,
+            "policies": policies,
+            "shift_on_night": args.shift,
+            "engine_capped_max_calls": caps,
+        },
+        "nights": args.nights,
+        "seeds": args.seeds,
+        "suite": [
+            {
+                "skill": s.name,
+                "why": s.why,
+                "kinds": [k.name for k in s.kinds],
+                "checks": sum(len(k.checks) for k in s.kinds),
+            }
+            for s in SUITE
+            if s.name in names
+        ],
         "summary": summaries,
         "runs": results,
         "wall_s": round(time.monotonic() - started, 1),
@@ -496,8 +693,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.svg:
         args.svg.write_text(svg_chart(summaries, args.nights, f"bench_learning: {KNOBS}"), encoding="utf-8")
     if args.policies_svg:
-        args.policies_svg.write_text(svg_policies_chart(summaries, args.nights, f"bench_learning by policy: {KNOBS}"),
-                                     encoding="utf-8")
+        args.policies_svg.write_text(
+            svg_policies_chart(summaries, args.nights, f"bench_learning by policy: {KNOBS}"), encoding="utf-8"
+        )
     return 0
 
 

@@ -57,7 +57,16 @@ from skillopt_sleep.backends import BackendSpecError, ProviderError, make_backen
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.limits import Limiter
 from skillopt_sleep.backends.retry import RetryPolicy
-from skillopt_sleep.mining import UserRequest, checks_from_feedback, cluster, clustering, mine, requests_from, shape, text
+from skillopt_sleep.mining import (
+    UserRequest,
+    checks_from_feedback,
+    cluster,
+    clustering,
+    mine,
+    requests_from,
+    shape,
+    text,
+)
 from skillopt_sleep.mining.checks import limit_check
 from skillopt_sleep.mining.llm import LlmMiner
 from skillopt_sleep.mining.llm_groups import LlmGrouper
@@ -92,8 +101,9 @@ def llm_checks(miner: LlmMiner, complaint: str) -> list[dict[str, Any]]:
     """What the LLM miner makes of one complaint: its judge's checks (``no_refusal``, which it
     always adds, left out). The request it answered is not part of the labels."""
     session = SessionDigest(source="claude", session_id="bench", project="/bench", path="/bench/s.jsonl")
-    request = UserRequest(session=session, index=0, text="(the request is not part of the labels)",
-                          feedback=[complaint])
+    request = UserRequest(
+        session=session, index=0, text="(the request is not part of the labels)", feedback=[complaint]
+    )
     judge = miner("follow-up", [request], checks_from_feedback([complaint]))
     if not judge or judge.get("kind") != "rule":
         return []
@@ -129,12 +139,26 @@ def score_checks(items: list[dict[str, Any]], miner: LlmMiner | None = None) -> 
             row["fp"] += len(got - want)
             row["fn"] += len(want - got)
         if got != want or polarity != item["polarity"]:
-            misses.append({"text": item["text"], "polarity": polarity, "expected_polarity": item["polarity"],
-                           "extra": sorted(map(str, got - want)), "missing": sorted(map(str, want - got))})
-    out = {key: {"items": row["items"], "precision": ratio(row["tp"], row["tp"] + row["fp"]),
-                 "recall": ratio(row["tp"], row["tp"] + row["fn"]), "true_positives": row["tp"], "false_positives": row["fp"],
-                 "false_negatives": row["fn"]}
-           for key, row in sorted(per.items())}
+            misses.append(
+                {
+                    "text": item["text"],
+                    "polarity": polarity,
+                    "expected_polarity": item["polarity"],
+                    "extra": sorted(map(str, got - want)),
+                    "missing": sorted(map(str, want - got)),
+                }
+            )
+    out = {
+        key: {
+            "items": row["items"],
+            "precision": ratio(row["tp"], row["tp"] + row["fp"]),
+            "recall": ratio(row["tp"], row["tp"] + row["fn"]),
+            "true_positives": row["tp"],
+            "false_positives": row["fp"],
+            "false_negatives": row["fn"],
+        }
+        for key, row in sorted(per.items())
+    }
     result = {"by_category": out, "polarity_accuracy": ratio(polarity_right, len(items)), "misses": misses}
     if miner is not None:
         result["failed_calls"] = failed_calls
@@ -143,9 +167,17 @@ def score_checks(items: list[dict[str, Any]], miner: LlmMiner | None = None) -> 
 
 
 def score_clusters(items: list[dict[str, Any]], grouper: LlmGrouper | None = None) -> dict[str, Any]:
-    digests = [SessionDigest(source="claude", session_id=f"r{i}", project="/bench", path=f"/bench/r{i}.jsonl",
-                             user_prompts=[item["text"]], assistant_finals=[""])
-               for i, item in enumerate(items)]
+    digests = [
+        SessionDigest(
+            source="claude",
+            session_id=f"r{i}",
+            project="/bench",
+            path=f"/bench/r{i}.jsonl",
+            user_prompts=[item["text"]],
+            assistant_finals=[""],
+        )
+        for i, item in enumerate(items)
+    ]
     label_of = {f"r{i}": item["cluster"] for i, item in enumerate(items)}
     predicted: dict[str, int] = {}
     groups = cluster(requests_from(digests))
@@ -170,12 +202,21 @@ def score_clusters(items: list[dict[str, Any]], grouper: LlmGrouper | None = Non
                 per[key]["fp"] += 1
             elif same:
                 per[key]["fn"] += 1
-    out = {key: {"pair_precision": ratio(row["tp"], row["tp"] + row["fp"]),
-                 "pair_recall": ratio(row["tp"], row["tp"] + row["fn"]),
-                 "true_pairs": row["tp"], "false_pairs": row["fp"], "missed_pairs": row["fn"]}
-           for key, row in sorted(per.items())}
-    found = [sorted(item_text for item_text in (items[int(r.session.session_id[1:])]["text"] for r in group))
-             for group in groups if len(group) > 1]
+    out = {
+        key: {
+            "pair_precision": ratio(row["tp"], row["tp"] + row["fp"]),
+            "pair_recall": ratio(row["tp"], row["tp"] + row["fn"]),
+            "true_pairs": row["tp"],
+            "false_pairs": row["fp"],
+            "missed_pairs": row["fn"],
+        }
+        for key, row in sorted(per.items())
+    }
+    found = [
+        sorted(item_text for item_text in (items[int(r.session.session_id[1:])]["text"] for r in group))
+        for group in groups
+        if len(group) > 1
+    ]
     result = {"requests": len(items), "groups": len(groups), "by_cluster": out, "multi_request_groups": found}
     if grouper is not None:
         result["llm_grouping"] = {"notes": grouper.notes, "failed_call": grouping_failed}
@@ -186,9 +227,13 @@ def evaluate(path: Path, miner: LlmMiner | None = None) -> dict[str, Any]:
     data = json.loads(path.read_text(encoding="utf-8"))
     if data.get("format") != LABELS_FORMAT:
         raise SystemExit(f"{path} is not a {LABELS_FORMAT} file")
-    return {"file": path.name, "follow_ups": len(data["follow_ups"]), "requests": len(data["requests"]),
-            "checks": score_checks(data["follow_ups"], miner),
-            "clustering": score_clusters(data["requests"], LlmGrouper(miner.optimizer) if miner else None)}
+    return {
+        "file": path.name,
+        "follow_ups": len(data["follow_ups"]),
+        "requests": len(data["requests"]),
+        "checks": score_checks(data["follow_ups"], miner),
+        "clustering": score_clusters(data["requests"], LlmGrouper(miner.optimizer) if miner else None),
+    }
 
 
 def overall(results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -199,10 +244,14 @@ def overall(results: list[dict[str, Any]]) -> dict[str, Any]:
     pairs = [r["clustering"]["by_cluster"]["all"] for r in results if "all" in r["clustering"]["by_cluster"]]
     tp, fp, fn = (sum(row[k] for row in checks) for k in ("true_positives", "false_positives", "false_negatives"))
     ptp, pfp, pfn = (sum(row[k] for row in pairs) for k in ("true_pairs", "false_pairs", "missed_pairs"))
-    return {"files": len(results), "phrasings": sum(r["follow_ups"] + r["requests"] for r in results),
-            "follow_ups": sum(r["follow_ups"] for r in results), "requests": sum(r["requests"] for r in results),
-            "checks": {"precision": ratio(tp, tp + fp), "recall": ratio(tp, tp + fn)},
-            "clustering": {"pair_precision": ratio(ptp, ptp + pfp), "pair_recall": ratio(ptp, ptp + pfn)}}
+    return {
+        "files": len(results),
+        "phrasings": sum(r["follow_ups"] + r["requests"] for r in results),
+        "follow_ups": sum(r["follow_ups"] for r in results),
+        "requests": sum(r["requests"] for r in results),
+        "checks": {"precision": ratio(tp, tp + fp), "recall": ratio(tp, tp + fn)},
+        "clustering": {"pair_precision": ratio(ptp, ptp + pfp), "pair_recall": ratio(ptp, ptp + pfn)},
+    }
 
 
 def llm_miner(spec: str) -> LlmMiner:
@@ -214,18 +263,45 @@ def llm_miner(spec: str) -> LlmMiner:
     return LlmMiner(Client(backend, role="optimizer", limiter=Limiter(1), retry=RetryPolicy(attempts=2)))
 
 
-OPERATIONS = ("run", "fix", "rename", "delete", "revert", "bump", "move", "kill", "profile", "format", "close",
-              "merge", "deploy", "restart", "migrate", "check", "find", "explain", "convert", "split")
-KIND_TEMPLATES = ("write the {obj} for the {s1} {s2}", "{obj} for {s1} please", "can you draft a {obj} for the {s1}",
-                  "add the {obj} for {s1} {s2}", "{obj}: {s1} {s2}", "pls {obj} for the {s1} change")
+OPERATIONS = (
+    "run",
+    "fix",
+    "rename",
+    "delete",
+    "revert",
+    "bump",
+    "move",
+    "kill",
+    "profile",
+    "format",
+    "close",
+    "merge",
+    "deploy",
+    "restart",
+    "migrate",
+    "check",
+    "find",
+    "explain",
+    "convert",
+    "split",
+)
+KIND_TEMPLATES = (
+    "write the {obj} for the {s1} {s2}",
+    "{obj} for {s1} please",
+    "can you draft a {obj} for the {s1}",
+    "add the {obj} for {s1} {s2}",
+    "{obj}: {s1} {s2}",
+    "pls {obj} for the {s1} change",
+)
 
 
 def synthetic_history(sessions: int, seed: int = 11) -> list[SessionDigest]:
     """A seeded made-up history of ``sessions`` sessions (see the module docstring)."""
     rng = random.Random(seed)
     syllables = [c + v for c in "bcdfghjklmnprstvwz" for v in "aeiou"]
-    vocabulary = sorted({"".join(rng.choice(syllables) for _ in range(rng.randint(2, 4)))
-                         for _ in range(max(2000, sessions * 2))})
+    vocabulary = sorted(
+        {"".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(max(2000, sessions * 2))}
+    )
     rng.shuffle(vocabulary)
 
     def subject() -> str:  # Zipf-like: a few subjects are everywhere, most are rare
@@ -244,8 +320,16 @@ def synthetic_history(sessions: int, seed: int = 11) -> list[SessionDigest]:
                 prompts.append(f"{rng.choice(OPERATIONS)} the {subject()} {subject()} in {subject()}.py")
             else:
                 prompts.append(f"why does the {subject()} {subject()} fail?")
-        digests.append(SessionDigest(source="claude", session_id=f"s{n}", project="/bench", path=f"/bench/s{n}.jsonl",
-                                     user_prompts=prompts, assistant_finals=[""] * len(prompts)))
+        digests.append(
+            SessionDigest(
+                source="claude",
+                session_id=f"s{n}",
+                project="/bench",
+                path=f"/bench/s{n}.jsonl",
+                user_prompts=prompts,
+                assistant_finals=[""] * len(prompts),
+            )
+        )
     return digests
 
 
@@ -284,11 +368,19 @@ def scale_run(sizes: list[int]) -> dict[str, Any]:
             mine_wall, mine_cpu = time.perf_counter(), time.process_time()
             result = mine(digests)
             mine_wall, mine_cpu = time.perf_counter() - mine_wall, time.process_time() - mine_cpu
-            rows.append({"sessions": sessions, "requests": len(requests), "groups": len(groups),
-                         "cluster_seconds": round(wall, 3), "cluster_cpu_seconds": round(cpu, 3),
-                         "comparisons_per_request": round(comparisons / max(1, len(requests)), 1),
-                         "mine_seconds": round(mine_wall, 3), "mine_cpu_seconds": round(mine_cpu, 3),
-                         "recurring_groups": result.groups - result.one_off})
+            rows.append(
+                {
+                    "sessions": sessions,
+                    "requests": len(requests),
+                    "groups": len(groups),
+                    "cluster_seconds": round(wall, 3),
+                    "cluster_cpu_seconds": round(cpu, 3),
+                    "comparisons_per_request": round(comparisons / max(1, len(requests)), 1),
+                    "mine_seconds": round(mine_wall, 3),
+                    "mine_cpu_seconds": round(mine_cpu, 3),
+                    "recurring_groups": result.groups - result.one_off,
+                }
+            )
     finally:
         clustering._Groups.average_link = average_link
     out: dict[str, Any] = {"sizes": rows}
@@ -296,17 +388,23 @@ def scale_run(sizes: list[int]) -> dict[str, Any]:
         size_ratio = rows[-1]["requests"] / rows[0]["requests"]
         out["cpu_growth"] = round(rows[-1]["cluster_cpu_seconds"] / rows[0]["cluster_cpu_seconds"] / size_ratio, 2)
         out["comparisons_growth"] = round(
-            rows[-1]["comparisons_per_request"] / max(0.1, rows[0]["comparisons_per_request"]), 2)
+            rows[-1]["comparisons_per_request"] / max(0.1, rows[0]["comparisons_per_request"]), 2
+        )
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--labels", action="append", choices=LABEL_SETS,
-                        help="which labels file(s) to evaluate (default: all)")
+    parser.add_argument(
+        "--labels", action="append", choices=LABEL_SETS, help="which labels file(s) to evaluate (default: all)"
+    )
     parser.add_argument("--misses", action="store_true", help="list every item the miner got wrong")
-    parser.add_argument("--miner", choices=("heuristic", "llm"), default="heuristic",
-                        help="who turns complaints into checks (llm: the clustering gets the LLM merge pass too)")
+    parser.add_argument(
+        "--miner",
+        choices=("heuristic", "llm"),
+        default="heuristic",
+        help="who turns complaints into checks (llm: the clustering gets the LLM merge pass too)",
+    )
     parser.add_argument("--backend", help="backend spec for --miner llm, e.g. openai:base_url=http://127.0.0.1:8080/v1")
     parser.add_argument("--scale", help="comma-separated session counts: time mining on synthetic histories instead")
     args = parser.parse_args(argv)
@@ -328,8 +426,11 @@ def main(argv: list[str] | None = None) -> int:
             result["checks"].pop("misses")
             result["clustering"].pop("multi_request_groups")
         results.append(result)
-    header = {"benchmark": "mining", "miner": args.miner,
-              "clustering_by": "heuristic + LLM merge pass" if miner else "heuristic"}
+    header = {
+        "benchmark": "mining",
+        "miner": args.miner,
+        "clustering_by": "heuristic + LLM merge pass" if miner else "heuristic",
+    }
     if miner is not None:
         header["backend"] = miner.optimizer.id
     json.dump({**header, "overall": overall(results), "results": results}, sys.stdout, indent=2, ensure_ascii=False)

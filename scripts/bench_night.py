@@ -53,12 +53,21 @@ from skillopt_sleep.mining import assign_splits, tasks_document
 from skillopt_sleep.types import TaskRecord
 
 KINDS = (
-    ("commit", "Write the commit message for change",
-     [{"op": "contains", "arg": "Refs: ACME-"}, {"op": "no_refusal", "arg": None}]),
-    ("pr", "Write the PR description for branch",
-     [{"op": "section_present", "arg": "Testing"}, {"op": "not_contains", "arg": "TODO"}]),
-    ("notes", "Draft release notes for version",
-     [{"op": "section_present", "arg": "Fixes"}, {"op": "section_present", "arg": "Breaking changes"}]),
+    (
+        "commit",
+        "Write the commit message for change",
+        [{"op": "contains", "arg": "Refs: ACME-"}, {"op": "no_refusal", "arg": None}],
+    ),
+    (
+        "pr",
+        "Write the PR description for branch",
+        [{"op": "section_present", "arg": "Testing"}, {"op": "not_contains", "arg": "TODO"}],
+    ),
+    (
+        "notes",
+        "Draft release notes for version",
+        [{"op": "section_present", "arg": "Fixes"}, {"op": "section_present", "arg": "Breaking changes"}],
+    ),
 )
 
 
@@ -81,9 +90,17 @@ class Tracing:
 
 def make_tasks(per_kind: int, seed: int) -> list[TaskRecord]:
     tasks = [
-        TaskRecord(id=f"{kind}-{i}", intent=f"{verb} {i}", project="/bench", skill_hint=kind, tags=[kind],
-                   judge={"kind": "rule", "checks": checks}, recurrence=per_kind)
-        for kind, verb, checks in KINDS for i in range(per_kind)
+        TaskRecord(
+            id=f"{kind}-{i}",
+            intent=f"{verb} {i}",
+            project="/bench",
+            skill_hint=kind,
+            tags=[kind],
+            judge={"kind": "rule", "checks": checks},
+            recurrence=per_kind,
+        )
+        for kind, verb, checks in KINDS
+        for i in range(per_kind)
     ]
     assign_splits(tasks, seed=seed)
     return tasks
@@ -114,8 +131,7 @@ def run(latency: float, concurrency: int, per_kind: int, k: int, seed: int) -> d
             (project / "CLAUDE.md").write_text("# bench\n", encoding="utf-8")
             tasks_file = root / "tasks.json"
             tasks_file.write_text(json.dumps(tasks_document(make_tasks(per_kind, seed), True)), encoding="utf-8")
-            config = Config(backend=f"sim:latency={latency},seed={seed}", agent="claude", k=k,
-                            concurrency=concurrency)
+            config = Config(backend=f"sim:latency={latency},seed={seed}", agent="claude", k=k, concurrency=concurrency)
             options = night.NightOptions(project=project, config=config, mode="dry-run", tasks_file=tasks_file)
             started = time.monotonic()
             report = night.run_night(options)
@@ -156,8 +172,7 @@ class Counting:
     """Wraps a backend; counts every provider call by phase: an attempt's phase is its task's split,
     and a val attempt is ``val_baseline`` under the night's own documents, else ``val_candidates``."""
 
-    def __init__(self, inner: Any, counts: Counter, splits: dict[str, str], lock: threading.Lock,
-                 base_documents: str):
+    def __init__(self, inner: Any, counts: Counter, splits: dict[str, str], lock: threading.Lock, base_documents: str):
         self.inner, self.counts, self.splits, self.lock = inner, counts, splits, lock
         self.base_documents = base_documents
 
@@ -187,8 +202,11 @@ def _patched_backends(wrap: Any) -> Any:
 
     @contextlib.contextmanager
     def patched() -> Any:
-        holders = [m for name, m in list(sys.modules.items())
-                   if name.startswith("skillopt_sleep") and getattr(m, "make_backend", None) is real]
+        holders = [
+            m
+            for name, m in list(sys.modules.items())
+            if name.startswith("skillopt_sleep") and getattr(m, "make_backend", None) is real
+        ]
         for module in holders:
             module.make_backend = lambda *a, **kw: wrap(real(*a, **kw))
         try:
@@ -200,8 +218,15 @@ def _patched_backends(wrap: Any) -> Any:
     return patched()
 
 
-def one_night(project: Path, tasks_file: Path, k: int, seed: int, splits: dict[str, str],
-              levers: dict[str, Any], sim: str = SUITE_SIM) -> dict[str, Any]:
+def one_night(
+    project: Path,
+    tasks_file: Path,
+    k: int,
+    seed: int,
+    splits: dict[str, str],
+    levers: dict[str, Any],
+    sim: str = SUITE_SIM,
+) -> dict[str, Any]:
     counts: Counter = Counter()
     lock = threading.Lock()
     caps = levers.get("max_calls")
@@ -211,8 +236,12 @@ def one_night(project: Path, tasks_file: Path, k: int, seed: int, splits: dict[s
     base = load_documents(project, "claude").prompt_prefix()
     with _patched_backends(lambda inner: Counting(inner, counts, splits, lock, base)):
         report = night.run_night(options)
-    return {"calls": sum(counts.values()), "per_phase": dict(sorted(counts.items())),
-            "accepted": len(report.accepted_edits), "status": report.status}
+    return {
+        "calls": sum(counts.values()),
+        "per_phase": dict(sorted(counts.items())),
+        "accepted": len(report.accepted_edits),
+        "status": report.status,
+    }
 
 
 def fresh_instances(tasks: list[TaskRecord]) -> list[TaskRecord]:
@@ -221,18 +250,26 @@ def fresh_instances(tasks: list[TaskRecord]) -> list[TaskRecord]:
     return [replace(t, id=f"{t.id}-b", intent=f"{t.intent} (second week)") for t in tasks]
 
 
-def run_calls(ks: list[int], seeds: list[int], levers: dict[str, Any],
-              fresh_second: bool = False, sim: str = SUITE_SIM) -> dict[str, Any]:
+def run_calls(
+    ks: list[int], seeds: list[int], levers: dict[str, Any], fresh_second: bool = False, sim: str = SUITE_SIM
+) -> dict[str, Any]:
     import os
 
     tasks = suite_tasks()
     second_tasks = fresh_instances(tasks) if fresh_second else tasks
     splits = {t.id: t.split for t in tasks + second_tasks}
-    out: dict[str, Any] = {"suite": {"tasks": len(tasks), "val": sum(t.split == "val" for t in tasks),
-                                     "train": sum(t.split == "train" for t in tasks),
-                                     "backend": sim, "seeds": seeds, "levers": levers,
-                                     "second_night": "new instances" if fresh_second else "the same tasks"},
-                           "by_k": {}}
+    out: dict[str, Any] = {
+        "suite": {
+            "tasks": len(tasks),
+            "val": sum(t.split == "val" for t in tasks),
+            "train": sum(t.split == "train" for t in tasks),
+            "backend": sim,
+            "seeds": seeds,
+            "levers": levers,
+            "second_night": "new instances" if fresh_second else "the same tasks",
+        },
+        "by_k": {},
+    }
     old_home = os.environ.get("SKILLOPT_SLEEP_HOME")
     try:
         for k in ks:
@@ -268,20 +305,31 @@ def run_calls(ks: list[int], seeds: list[int], levers: dict[str, Any],
 
 # lever sets compared by ``calls --variants``: each changes only what it names from the defaults
 VARIANTS: dict[str, dict[str, Any]] = {
-    "before (every train task dreamed; other val tasks matched to the edit's own)":
-        {"dream_kind_tasks": 0, "val_others_samples": 0},
+    "before (every train task dreamed; other val tasks matched to the edit's own)": {
+        "dream_kind_tasks": 0,
+        "val_others_samples": 0,
+    },
     "dream by kind (the defaults)": {"dream_kind_tasks": 3, "val_others_samples": 0},
     "other val tasks at a first look only": {"dream_kind_tasks": 0, "val_others_samples": 4},
     "dream by kind + other val tasks at a first look": {"dream_kind_tasks": 3, "val_others_samples": 4},
     "dream by kind + other val tasks at 2": {"dream_kind_tasks": 3, "val_others_samples": 2},
-    "dream by kind + first look 2 (val_samples 2, others 2)":
-        {"dream_kind_tasks": 3, "val_others_samples": 2, "val_samples": 2},
+    "dream by kind + first look 2 (val_samples 2, others 2)": {
+        "dream_kind_tasks": 3,
+        "val_others_samples": 2,
+        "val_samples": 2,
+    },
     "dream by kind, max_edits 2": {"dream_kind_tasks": 3, "val_others_samples": 0, "max_edits": 2},
     "dream by kind, max_edits 1": {"dream_kind_tasks": 3, "val_others_samples": 0, "max_edits": 1},
-    "dream by kind + others at a first look, max_edits 1": {"dream_kind_tasks": 3, "val_others_samples": 4,
-                                                            "max_edits": 1},
-    "the three levers off (one reading, no screen, gain on the score)":
-        {"reflect_samples": 1, "screen_pool": 1, "targeted_gain": False},
+    "dream by kind + others at a first look, max_edits 1": {
+        "dream_kind_tasks": 3,
+        "val_others_samples": 4,
+        "max_edits": 1,
+    },
+    "the three levers off (one reading, no screen, gain on the score)": {
+        "reflect_samples": 1,
+        "screen_pool": 1,
+        "targeted_gain": False,
+    },
     "one reading of each reflect request": {"reflect_samples": 1},
     "no screen on train": {"screen_pool": 1},
     "gain on the score": {"targeted_gain": False},
@@ -305,40 +353,83 @@ def main(argv: list[str] | None = None) -> int:
         parser = argparse.ArgumentParser(description="calls per phase of a first and a second night")
         parser.add_argument("--ks", default="1,3,5", help="samples per train task, comma-separated")
         parser.add_argument("--seeds", type=int, default=5, help="sim seeds 1..N")
-        parser.add_argument("--sim", default=SUITE_SIM,
-                            help=f"the sim backend and its knobs (default {SUITE_SIM}; large effects: "
-                            "sim:follow=0.98,base=0.05,correct=0.6,harmful=0.2)")
-        parser.add_argument("--score-cache-days", type=float, default=14.0,
-                            help="0 turns the cross-night score cache off (to measure it)")
+        parser.add_argument(
+            "--sim",
+            default=SUITE_SIM,
+            help=f"the sim backend and its knobs (default {SUITE_SIM}; large effects: "
+            "sim:follow=0.98,base=0.05,correct=0.6,harmful=0.2)",
+        )
+        parser.add_argument(
+            "--score-cache-days",
+            type=float,
+            default=14.0,
+            help="0 turns the cross-night score cache off (to measure it)",
+        )
         parser.add_argument("--k-agree", type=int, default=2, help="0 turns adaptive K off (to measure it)")
         parser.add_argument("--recall-k", type=int, default=Config.recall_k, help="past tasks recalled into train")
-        parser.add_argument("--dream-factor", type=int, default=Config.dream_factor,
-                            help="dream variants per train task (0: off)")
-        parser.add_argument("--dream-kind-tasks", type=int, default=Config.dream_kind_tasks,
-                            help="a kind stops being dreamed once this many of its tasks teach something (0: all)")
-        parser.add_argument("--val-others-samples", type=int, default=Config.val_others_samples,
-                            help="samples the val tasks outside an edit's kind start with (0: as many as its own)")
+        parser.add_argument(
+            "--dream-factor", type=int, default=Config.dream_factor, help="dream variants per train task (0: off)"
+        )
+        parser.add_argument(
+            "--dream-kind-tasks",
+            type=int,
+            default=Config.dream_kind_tasks,
+            help="a kind stops being dreamed once this many of its tasks teach something (0: all)",
+        )
+        parser.add_argument(
+            "--val-others-samples",
+            type=int,
+            default=Config.val_others_samples,
+            help="samples the val tasks outside an edit's kind start with (0: as many as its own)",
+        )
         parser.add_argument("--val-samples", type=int, default=Config.val_samples, help="first look per val task")
-        parser.add_argument("--max-edits", type=int, default=Config.max_edits, help="edits reflect may send to the gate")
-        parser.add_argument("--screen-pool", type=int, default=Config.screen_pool,
-                            help="rules replayed on train per rule gated (1: none dropped for fixing nothing)")
-        parser.add_argument("--reflect-samples", type=int, default=Config.reflect_samples,
-                            help="readings of each reflect request")
-        parser.add_argument("--score-gain", action="store_true",
-                            help="test a rule's gain on its tasks' score, not on the checks it fixes")
-        parser.add_argument("--max-calls", default="",
-                            help="per-night call cap (Config.max_calls): one number, or one per --ks entry "
-                            "(e.g. 39,72,94); empty: uncapped")
-        parser.add_argument("--fresh-second", action="store_true",
-                            help="the second night gets new instances of the same kinds (recall has something to draw)")
-        parser.add_argument("--variants", action="store_true",
-                            help="every lever set of VARIANTS side by side in one run (the other lever flags are ignored)")
+        parser.add_argument(
+            "--max-edits", type=int, default=Config.max_edits, help="edits reflect may send to the gate"
+        )
+        parser.add_argument(
+            "--screen-pool",
+            type=int,
+            default=Config.screen_pool,
+            help="rules replayed on train per rule gated (1: none dropped for fixing nothing)",
+        )
+        parser.add_argument(
+            "--reflect-samples", type=int, default=Config.reflect_samples, help="readings of each reflect request"
+        )
+        parser.add_argument(
+            "--score-gain",
+            action="store_true",
+            help="test a rule's gain on its tasks' score, not on the checks it fixes",
+        )
+        parser.add_argument(
+            "--max-calls",
+            default="",
+            help="per-night call cap (Config.max_calls): one number, or one per --ks entry "
+            "(e.g. 39,72,94); empty: uncapped",
+        )
+        parser.add_argument(
+            "--fresh-second",
+            action="store_true",
+            help="the second night gets new instances of the same kinds (recall has something to draw)",
+        )
+        parser.add_argument(
+            "--variants",
+            action="store_true",
+            help="every lever set of VARIANTS side by side in one run (the other lever flags are ignored)",
+        )
         args = parser.parse_args(argv[1:])
-        levers = {"score_cache_days": args.score_cache_days, "k_agree": args.k_agree,
-                  "recall_k": args.recall_k, "dream_factor": args.dream_factor,
-                  "dream_kind_tasks": args.dream_kind_tasks, "val_others_samples": args.val_others_samples,
-                  "val_samples": args.val_samples, "max_edits": args.max_edits, "screen_pool": args.screen_pool,
-                  "reflect_samples": args.reflect_samples, "targeted_gain": not args.score_gain}
+        levers = {
+            "score_cache_days": args.score_cache_days,
+            "k_agree": args.k_agree,
+            "recall_k": args.recall_k,
+            "dream_factor": args.dream_factor,
+            "dream_kind_tasks": args.dream_kind_tasks,
+            "val_others_samples": args.val_others_samples,
+            "val_samples": args.val_samples,
+            "max_edits": args.max_edits,
+            "screen_pool": args.screen_pool,
+            "reflect_samples": args.reflect_samples,
+            "targeted_gain": not args.score_gain,
+        }
         ks, seeds = [int(k) for k in args.ks.split(",")], list(range(1, args.seeds + 1))
         caps = [int(c) for c in args.max_calls.split(",")] if args.max_calls else []
         if caps:
@@ -346,17 +437,27 @@ def main(argv: list[str] | None = None) -> int:
                 parser.error("--max-calls takes one number or one per --ks entry")
             levers["max_calls"] = dict(zip(ks, caps * len(ks) if len(caps) == 1 else caps, strict=True))
         if args.variants:
-            defaults = {"score_cache_days": 14.0, "k_agree": 2, "recall_k": Config.recall_k,
-                        "dream_factor": Config.dream_factor}
+            defaults = {
+                "score_cache_days": 14.0,
+                "k_agree": 2,
+                "recall_k": Config.recall_k,
+                "dream_factor": Config.dream_factor,
+            }
             result = {"variants": {}}
             for name, changed in VARIANTS.items():
                 full = run_calls(ks, seeds, defaults | changed, fresh_second=args.fresh_second, sim=args.sim)
-                result["variants"][name] = {"levers": changed, "by_k": {k: {
-                    "first_night_mean_calls": v["first_night_mean_calls"],
-                    "second_night_mean_calls": v["second_night_mean_calls"],
-                    "first_night_mean_per_phase": v["first_night_mean_per_phase"],
-                    "first_night_accepted": [r["first"]["accepted"] for r in v["nights"]],
-                } for k, v in full["by_k"].items()}}
+                result["variants"][name] = {
+                    "levers": changed,
+                    "by_k": {
+                        k: {
+                            "first_night_mean_calls": v["first_night_mean_calls"],
+                            "second_night_mean_calls": v["second_night_mean_calls"],
+                            "first_night_mean_per_phase": v["first_night_mean_per_phase"],
+                            "first_night_accepted": [r["first"]["accepted"] for r in v["nights"]],
+                        }
+                        for k, v in full["by_k"].items()
+                    },
+                }
                 print(f"{name}: done", file=sys.stderr)
         else:
             result = run_calls(ks, seeds, levers, fresh_second=args.fresh_second, sim=args.sim)

@@ -37,10 +37,27 @@ def main(argv: list[str] | None = None) -> int:
             at_margin += gate.no_worse(base, costly, margin=args.margin, alpha=args.alpha).accepted
             same = {f"t{i}": draws(rng, 0.8, n) for i in range(args.tasks)}
             unchanged += gate.no_worse(base, same, margin=args.margin, alpha=args.alpha, looks=3).accepted
-        rows.append({"samples_per_task": n, "retired_at_the_margin": round(at_margin / args.seeds, 4),
-                     "retired_when_nothing_changes_3_looks": round(unchanged / args.seeds, 4)})
-    print(json.dumps({"benchmark": "no_worse", "seeds": args.seeds, "tasks": args.tasks, "margin": args.margin,
-                      "alpha": args.alpha, "base_score": 0.8, "rows": rows}, indent=2))
+        rows.append(
+            {
+                "samples_per_task": n,
+                "retired_at_the_margin": round(at_margin / args.seeds, 4),
+                "retired_when_nothing_changes_3_looks": round(unchanged / args.seeds, 4),
+            }
+        )
+    print(
+        json.dumps(
+            {
+                "benchmark": "no_worse",
+                "seeds": args.seeds,
+                "tasks": args.tasks,
+                "margin": args.margin,
+                "alpha": args.alpha,
+                "base_score": 0.8,
+                "rows": rows,
+            },
+            indent=2,
+        )
+    )
     return 0
 
 

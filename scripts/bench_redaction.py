@@ -84,8 +84,7 @@ def recall(seed: int, per_shape: int) -> dict:
 
 def precision(show: bool, lines: tuple[str, ...] = ORDINARY) -> dict:
     mangled = [(line, redact(line)) for line in lines if redact(line) != line]
-    out = {"ordinary_lines": len(lines), "mangled": len(mangled),
-           "mangled_rate": round(len(mangled) / len(lines), 4)}
+    out = {"ordinary_lines": len(lines), "mangled": len(mangled), "mangled_rate": round(len(mangled) / len(lines), 4)}
     if show:
         out["mangled_lines"] = [{"line": a, "redacted": b} for a, b in mangled]
     return out
@@ -97,10 +96,18 @@ def detector_corpus(name: str, show: bool) -> dict:
     leaked = [e for e in examples if not caught(e.line, e.secret)]
     rules = {e.rule for e in examples}
     leaky = sorted({e.rule for e in leaked})
-    out = {"source": meta["source"], "commit": meta["commit"], "role": "tuned" if name in TUNED else "held_out",
-           "shapes": len(rules), "lines": len(examples), "leaked_lines": len(leaked),
-           "leaking_shapes": len(leaky), "shape_recall": round(1 - len(leaky) / len(rules), 4),
-           "line_recall": round(1 - len(leaked) / len(examples), 4), "leaks": leaky}
+    out = {
+        "source": meta["source"],
+        "commit": meta["commit"],
+        "role": "tuned" if name in TUNED else "held_out",
+        "shapes": len(rules),
+        "lines": len(examples),
+        "leaked_lines": len(leaked),
+        "leaking_shapes": len(leaky),
+        "shape_recall": round(1 - len(leaky) / len(rules), 4),
+        "line_recall": round(1 - len(leaked) / len(examples), 4),
+        "leaks": leaky,
+    }
     if show:
         out["leaked"] = [{"rule": e.rule, "line": e.line, "redacted": redact(e.line)} for e in leaked]
     return out
@@ -114,7 +121,10 @@ def real_file_lines(count: int, seed: int) -> list[str]:
     run = re.compile(r"[A-Za-z0-9_\-.]{20,}")
     found: set[str] = set()
     for path in sorted(root.rglob("*")):
-        if path.suffix not in (".py", ".pyi", ".md", ".rst", ".txt", ".toml", ".cfg", ".json") and path.name != "RECORD":
+        if (
+            path.suffix not in (".py", ".pyi", ".md", ".rst", ".txt", ".toml", ".cfg", ".json")
+            and path.name != "RECORD"
+        ):
             continue
         try:
             if not path.is_file() or path.stat().st_size > 2_000_000:
@@ -156,8 +166,12 @@ def throughput(mb: float, seed: int) -> dict:
         for s in strings:
             redact(s)
         seconds = time.perf_counter() - start
-        out[label] = {"mb": round(total / 1e6, 2), "strings": len(strings), "seconds": round(seconds, 3),
-                      "mb_per_s": round(total / 1e6 / seconds, 1)}
+        out[label] = {
+            "mb": round(total / 1e6, 2),
+            "strings": len(strings),
+            "seconds": round(seconds, 3),
+            "mb_per_s": round(total / 1e6 / seconds, 1),
+        }
     return out
 
 
@@ -199,8 +213,13 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--per-shape", type=int, default=20, help="generated samples per shape")
     parser.add_argument("--mb", type=float, default=20.0, help="MB of transcript text for throughput")
-    parser.add_argument("--real-files", type=int, default=0, metavar="N",
-                        help="also measure precision on N lines of the installed packages' files")
+    parser.add_argument(
+        "--real-files",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also measure precision on N lines of the installed packages' files",
+    )
     parser.add_argument("--show", action="store_true", help="list missed shapes, leaked and mangled lines")
     args = parser.parse_args()
     result = {"seed": args.seed, "shape_count": len(SHAPES)}

@@ -71,12 +71,21 @@ class World:
 
 def tasks_for(focus: int, others: int) -> list[TaskRecord]:
     judge = {"kind": "rule", "checks": [{"op": "contains", "arg": "Refs:"}]}
-    out = [TaskRecord(id=f"c{i}", intent=f"write commit message {i}", project="/p", split="val",
-                      skill_hint="commit", judge=judge) for i in range(focus)]
-    out += [TaskRecord(id=f"n{i}", intent=f"write release note {i}", project="/p", split="val",
-                       skill_hint="notes", judge=judge) for i in range(others)]
-    out.append(TaskRecord(id="t0", intent="train commit", project="/p", split="train", skill_hint="commit",
-                          judge=judge))
+    out = [
+        TaskRecord(
+            id=f"c{i}", intent=f"write commit message {i}", project="/p", split="val", skill_hint="commit", judge=judge
+        )
+        for i in range(focus)
+    ]
+    out += [
+        TaskRecord(
+            id=f"n{i}", intent=f"write release note {i}", project="/p", split="val", skill_hint="notes", judge=judge
+        )
+        for i in range(others)
+    ]
+    out.append(
+        TaskRecord(id="t0", intent="train commit", project="/p", split="train", skill_hint="commit", judge=judge)
+    )
     return out
 
 
@@ -98,8 +107,9 @@ def one_trial(trial: int, args: argparse.Namespace, root: Path, cap: int | None)
         if not candidates:
             return {"verdict": "refused", "nights": night, "calls": calls}
         outcome = Outcome(docs)
-        gate = NightGate(Evaluator(models, val, {}, "val", pool), LoopSettings(), docs, tasks, set(), 1,
-                         CallCap(budget))
+        gate = NightGate(
+            Evaluator(models, val, {}, "val", pool), LoopSettings(), docs, tasks, set(), 1, CallCap(budget)
+        )
         won = gate_each(outcome, gate, candidates, pool, lambda m: None, resumed=bool(night))
         gate.evaluator.store()
         calls.append(budget.calls_used)
@@ -119,13 +129,16 @@ def summary(runs: list[dict]) -> dict:
         "refused": sum(r["verdict"] == "refused" for r in runs),
         "undecided_at_end": sum(r["verdict"] == "undecided" for r in runs),
         "mean_nights_to_accept": round(sum(r["nights"] for r in accepted) / len(accepted), 2) if accepted else None,
-        "mean_calls_per_night": round(sum(sum(r["calls"]) for r in runs) / max(1, sum(len(r["calls"]) for r in runs)), 1),
+        "mean_calls_per_night": round(
+            sum(sum(r["calls"]) for r in runs) / max(1, sum(len(r["calls"]) for r in runs)), 1
+        ),
     }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__
+    )
     parser.add_argument("--trials", type=int, default=200, help="rules tested (default 200)")
     parser.add_argument("--nights", type=int, default=8, help="capped nights a rule may be resumed on (default 8)")
     parser.add_argument("--max-calls", type=int, nargs="+", default=[24, 45], help="caps per night (default 24 45)")
@@ -136,9 +149,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     started = time.time()
-    out: dict = {"benchmark": "resume", "trials": args.trials, "nights": args.nights, "focus": args.focus,
-                 "others": args.others, "base": args.base, "effect": args.effect, "seed": args.seed,
-                 "nominal_gain_alpha": LoopSettings().gate.gain_alpha, "by_cap": {}}
+    out: dict = {
+        "benchmark": "resume",
+        "trials": args.trials,
+        "nights": args.nights,
+        "focus": args.focus,
+        "others": args.others,
+        "base": args.base,
+        "effect": args.effect,
+        "seed": args.seed,
+        "nominal_gain_alpha": LoopSettings().gate.gain_alpha,
+        "by_cap": {},
+    }
     with tempfile.TemporaryDirectory(prefix="skillopt-bench-resume-") as tmp:
         for cap in [None, *args.max_calls]:
             runs = [one_trial(t, args, Path(tmp), cap) for t in range(args.trials)]

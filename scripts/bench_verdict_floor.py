@@ -21,6 +21,7 @@ that all improve is 2^-T).
     python scripts/bench_verdict_floor.py
     python scripts/bench_verdict_floor.py --base 0.05 --follow 0.98 --own 3 --val 10
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from skillopt_sleep.gate.decide import GateConfig, decide  # noqa: E402
 
 
-def accept_rate(n: int, p_own: float, base: float, own: int, val: int, share: float, trials: int,
-                rng: random.Random) -> float:
+def accept_rate(
+    n: int, p_own: float, base: float, own: int, val: int, share: float, trials: int, rng: random.Random
+) -> float:
     """How often the gate's test accepts, at ``n`` samples a task under each document set, a rule
     that moves its own tasks' pass rate from ``base`` to ``p_own`` and leaves the others at ``base``."""
     cfg = GateConfig(looks=1)
@@ -51,9 +53,11 @@ def accept_rate(n: int, p_own: float, base: float, own: int, val: int, share: fl
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
     ap.add_argument("--follow", type=float, default=0.9, help="chance the model follows a rule (default 0.9)")
     ap.add_argument("--base", type=float, default=0.3, help="the check's pass rate without the rule (default 0.3)")
     ap.add_argument("--own", type=int, default=2, help="val tasks of the rule's kind (default 2)")
@@ -73,28 +77,54 @@ def main(argv: list[str] | None = None) -> int:
     for n in range(1, args.max_n + 1):
         useful = accept_rate(n, p_own, args.base, args.own, args.val, share, args.trials, rng)
         neutral = accept_rate(n, args.base, args.base, args.own, args.val, share, args.trials, rng)
-        rows.append({"samples_per_task": n, "useful_accepted": round(useful, 4),
-                     "neutral_accepted": round(neutral, 4),
-                     "val_calls_bundle_only": 2 * args.val * n,
-                     "val_calls_with_per_rule_guards": (2 * args.val + args.rules * args.own) * n})
+        rows.append(
+            {
+                "samples_per_task": n,
+                "useful_accepted": round(useful, 4),
+                "neutral_accepted": round(neutral, 4),
+                "val_calls_bundle_only": 2 * args.val * n,
+                "val_calls_with_per_rule_guards": (2 * args.val + args.rules * args.own) * n,
+            }
+        )
 
     def first(power: float) -> dict | None:
         return next((r for r in rows if r["useful_accepted"] >= power), None)
 
     tasks_needed = math.ceil(math.log2(1 / alpha))
-    print(json.dumps({
-        "benchmark": "verdict_floor",
-        "command": "python scripts/bench_verdict_floor.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "world": {"follow": args.follow, "base": args.base, "own_pass_rate_with_rule": round(p_own, 4),
-                  "own_val_tasks": args.own, "val_tasks": args.val, "rules": args.rules},
-        "test": {"gain_alpha": GateConfig().gain_alpha, "share_per_rule": round(share, 4),
-                 "alpha_per_rule": alpha, "looks": 1, "samples": "independent"},
-        "by_samples": rows,
-        "fewest_for_power_0.5": first(0.5), "fewest_for_power_0.8": first(0.8),
-        "task_level": {"tasks_of_a_kind_needed": tasks_needed, "own_val_tasks": args.own,
-                       "smallest_p_with_own_tasks": 2.0 ** -args.own,
-                       "can_accept": args.own >= tasks_needed},
-    }, indent=1))
+    print(
+        json.dumps(
+            {
+                "benchmark": "verdict_floor",
+                "command": "python scripts/bench_verdict_floor.py "
+                + " ".join(argv if argv is not None else sys.argv[1:]),
+                "world": {
+                    "follow": args.follow,
+                    "base": args.base,
+                    "own_pass_rate_with_rule": round(p_own, 4),
+                    "own_val_tasks": args.own,
+                    "val_tasks": args.val,
+                    "rules": args.rules,
+                },
+                "test": {
+                    "gain_alpha": GateConfig().gain_alpha,
+                    "share_per_rule": round(share, 4),
+                    "alpha_per_rule": alpha,
+                    "looks": 1,
+                    "samples": "independent",
+                },
+                "by_samples": rows,
+                "fewest_for_power_0.5": first(0.5),
+                "fewest_for_power_0.8": first(0.8),
+                "task_level": {
+                    "tasks_of_a_kind_needed": tasks_needed,
+                    "own_val_tasks": args.own,
+                    "smallest_p_with_own_tasks": 2.0**-args.own,
+                    "can_accept": args.own >= tasks_needed,
+                },
+            },
+            indent=1,
+        )
+    )
     return 0
 
 

@@ -94,10 +94,20 @@ def classified(rules: list[str], world: str) -> dict[str, Any]:
 
 # ---- this engine ----
 
+
 def our_tasks() -> list[TaskRecord]:
-    return [TaskRecord(id=t.id, intent=t.intent, project=PROJECT, kind=t.kind, split=t.split, recurrence=3,
-                       judge={"kind": "rule", "checks": [judges.validate_check(dict(c)) for c in t.checks]})
-            for t in vw.world_tasks()]
+    return [
+        TaskRecord(
+            id=t.id,
+            intent=t.intent,
+            project=PROJECT,
+            kind=t.kind,
+            split=t.split,
+            recurrence=3,
+            judge={"kind": "rule", "checks": [judges.validate_check(dict(c)) for c in t.checks]},
+        )
+        for t in vw.world_tasks()
+    ]
 
 
 def our_rules(project: Path) -> list[str]:
@@ -112,8 +122,16 @@ def truths(knobs: vw.SimKnobs, documents: str, world: str) -> dict[str, float]:
     return out
 
 
-def run_this(seed: int, nights: int, world: str, max_calls: int | None, transport: str,
-             concurrency: int = 1, corr: float = 0.0, drift: float = 0.0) -> dict[str, Any]:
+def run_this(
+    seed: int,
+    nights: int,
+    world: str,
+    max_calls: int | None,
+    transport: str,
+    concurrency: int = 1,
+    corr: float = 0.0,
+    drift: float = 0.0,
+) -> dict[str, Any]:
     world = extra.logic(world)
     knobs = vw.knobs_for(seed, corr, drift)
     the_world = vw.World(seed, world, corr, drift)
@@ -148,11 +166,17 @@ def run_this(seed: int, nights: int, world: str, max_calls: int | None, transpor
                 else:
                     target = f"versus:seed={seed},world={world},corr={corr},drift={drift}"
                     optimizer = f"versus:seed={seed * 1000 + n},world={world}"
-                config = Config(backend=target, optimizer_backend=optimizer, agent="claude", max_calls=max_calls or 0,
-                                concurrency=concurrency)
+                config = Config(
+                    backend=target,
+                    optimizer_backend=optimizer,
+                    agent="claude",
+                    max_calls=max_calls or 0,
+                    concurrency=concurrency,
+                )
                 try:
-                    report = night.run_night(night.NightOptions(project=project, config=config, mode="run",
-                                                                tasks_file=tasks_file))
+                    report = night.run_night(
+                        night.NightOptions(project=project, config=config, mode="run", tasks_file=tasks_file)
+                    )
                 except Exception as exc:  # a failed night is a result: recorded, and the next night runs
                     report, error = None, f"{type(exc).__name__}: {exc}"[:400]
                 if report is not None and report.status == "staged" and report.accepted_edits:
@@ -160,13 +184,19 @@ def run_this(seed: int, nights: int, world: str, max_calls: int | None, transpor
                 after = our_rules(project)
                 calls1, chars1 = the_world.snapshot()
                 world_calls = dict(calls1 - calls0) if server else dict(vw.VersusBackend.counts)
-                row = {"night": n, "status": report.status if report else "failed",
-                       "calls": sum(report.calls.values()) if report else sum(world_calls.values()),
-                       "calls_by_purpose": dict(report.calls) if report else world_calls,
-                       "prompt_chars": chars1 - chars0 if server else vw.VersusBackend.prompt_chars,
-                       "adopted": classified([r for r in after if r not in before], world), **truth(),
-                       "refused": [{"rule": r["edit"]["content"], "reasons": r["reasons"]}
-                                   for r in (report.rejected_edits if report else [])]}
+                row = {
+                    "night": n,
+                    "status": report.status if report else "failed",
+                    "calls": sum(report.calls.values()) if report else sum(world_calls.values()),
+                    "calls_by_purpose": dict(report.calls) if report else world_calls,
+                    "prompt_chars": chars1 - chars0 if server else vw.VersusBackend.prompt_chars,
+                    "adopted": classified([r for r in after if r not in before], world),
+                    **truth(),
+                    "refused": [
+                        {"rule": r["edit"]["content"], "reasons": r["reasons"]}
+                        for r in (report.rejected_edits if report else [])
+                    ],
+                }
                 if report is None:
                     row["error"] = error
                 if not server:
@@ -180,30 +210,51 @@ def run_this(seed: int, nights: int, world: str, max_calls: int | None, transpor
                 server.shutdown()
                 server.server_close()
         agreement = (the_world.agreement if server else vw.VersusBackend.agreement).summary()
-        return {"engine": "this", "seed": seed, "transport": transport, "nights": rows, "final_rules": final,
-                "repeat_agreement": agreement}
+        return {
+            "engine": "this",
+            "seed": seed,
+            "transport": transport,
+            "nights": rows,
+            "final_rules": final,
+            "repeat_agreement": agreement,
+        }
 
 
 # ---- the reference engine ----
+
 
 def learned_lines(text: str) -> list[str]:
     start, end = text.find(LEARNED_START), text.find(LEARNED_END)
     if start < 0 or end < start:
         return []
-    block = text[start + len(LEARNED_START):end]
+    block = text[start + len(LEARNED_START) : end]
     return [ln.strip()[2:].strip() for ln in block.splitlines() if ln.strip().startswith("- ")]
 
 
 def reference_tasks(project: Path) -> dict[str, Any]:
     """The world's tasks in the reference's task-file format (``skillopt_sleep.tasks.v1``)."""
-    return {"format": "skillopt_sleep.tasks.v1", "project": str(project), "reviewed": True,
-            "tasks": [{"id": t.id, "project": str(project), "intent": t.intent, "reference_kind": "rule",
-                       "judge": {"kind": "rule", "checks": list(t.checks)}, "tags": [t.kind], "split": t.split}
-                      for t in vw.world_tasks()]}
+    return {
+        "format": "skillopt_sleep.tasks.v1",
+        "project": str(project),
+        "reviewed": True,
+        "tasks": [
+            {
+                "id": t.id,
+                "project": str(project),
+                "intent": t.intent,
+                "reference_kind": "rule",
+                "judge": {"kind": "rule", "checks": list(t.checks)},
+                "tags": [t.kind],
+                "split": t.split,
+            }
+            for t in vw.world_tasks()
+        ],
+    }
 
 
-def run_reference(python: str, seed: int, nights: int, world: str, corr: float = 0.0,
-                  drift: float = 0.0) -> dict[str, Any]:
+def run_reference(
+    python: str, seed: int, nights: int, world: str, corr: float = 0.0, drift: float = 0.0
+) -> dict[str, Any]:
     world = extra.logic(world)
     knobs = vw.knobs_for(seed, corr, drift)
     with tempfile.TemporaryDirectory(prefix="skillopt-bench-versus-ref-") as tmp:
@@ -222,8 +273,13 @@ def run_reference(python: str, seed: int, nights: int, world: str, corr: float =
         stand_in.chmod(stand_in.stat().st_mode | stat.S_IXUSR)
         the_world = vw.World(seed, world, corr, drift)
         server = vw.serve(the_world)
-        env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": str(home), "LANG": "C.UTF-8",
-               "VERSUS_WORLD_URL": f"http://127.0.0.1:{server.server_address[1]}", "SKILLOPT_SLEEP_WORKERS": "1"}
+        env = {
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+            "HOME": str(home),
+            "LANG": "C.UTF-8",
+            "VERSUS_WORLD_URL": f"http://127.0.0.1:{server.server_address[1]}",
+            "SKILLOPT_SLEEP_WORKERS": "1",
+        }
 
         def documents() -> str:
             return skill.read_text(encoding="utf-8") + "\n" + memory.read_text(encoding="utf-8")
@@ -235,30 +291,63 @@ def run_reference(python: str, seed: int, nights: int, world: str, corr: float =
         try:
             for n in range(1, nights + 1):
                 before, (calls0, chars0) = rules(), the_world.snapshot()
-                out = subprocess.run([python, "-I", "-m", "skillopt_sleep", "run", "--project", str(project),
-                                      "--backend", "claude", "--claude-home", str(claude_home),
-                                      "--tasks-file", str(tasks_file), "--auto-adopt", "--json"],
-                                     cwd=project, env=env, capture_output=True, text=True, timeout=REFERENCE_TIMEOUT)
+                out = subprocess.run(
+                    [
+                        python,
+                        "-I",
+                        "-m",
+                        "skillopt_sleep",
+                        "run",
+                        "--project",
+                        str(project),
+                        "--backend",
+                        "claude",
+                        "--claude-home",
+                        str(claude_home),
+                        "--tasks-file",
+                        str(tasks_file),
+                        "--auto-adopt",
+                        "--json",
+                    ],
+                    cwd=project,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=REFERENCE_TIMEOUT,
+                )
                 if out.returncode != 0:
                     raise RuntimeError(f"reference night {n} exited {out.returncode}: {out.stderr.strip()[-300:]}")
                 result = json.loads(out.stdout)
                 calls1, chars1 = the_world.snapshot()
                 by_purpose = dict(calls1 - calls0)
                 after = rules()
-                rows.append({"night": n, "status": result.get("gate_action"), "accepted": result.get("accepted"),
-                             "calls": sum(by_purpose.values()), "calls_by_purpose": by_purpose,
-                             "prompt_chars": chars1 - chars0,
-                             "adopted": classified([r for r in after if r not in before], world),
-                             **truths(knobs, documents(), world)})
+                rows.append(
+                    {
+                        "night": n,
+                        "status": result.get("gate_action"),
+                        "accepted": result.get("accepted"),
+                        "calls": sum(by_purpose.values()),
+                        "calls_by_purpose": by_purpose,
+                        "prompt_chars": chars1 - chars0,
+                        "adopted": classified([r for r in after if r not in before], world),
+                        **truths(knobs, documents(), world),
+                    }
+                )
             final = classified(rules(), world)
         finally:
             server.shutdown()
             server.server_close()
-        return {"engine": "reference", "seed": seed, "nights": rows, "final_rules": final,
-                "repeat_agreement": the_world.agreement.summary()}
+        return {
+            "engine": "reference",
+            "seed": seed,
+            "nights": rows,
+            "final_rules": final,
+            "repeat_agreement": the_world.agreement.summary(),
+        }
 
 
 # ---- the benchmark ----
+
 
 def one_job(job: tuple[str, int, int, str, int | None, str | None, str, int, float, float]) -> dict[str, Any]:
     engine, seed, nights, world, max_calls, python, transport, concurrency, corr, drift = job
@@ -280,9 +369,12 @@ def summary(runs: list[dict[str, Any]], nights: int) -> list[dict[str, Any]]:
     rows = []
     for n in range(nights + 1):
         at = [r["nights"][n] for r in runs]
-        row: dict[str, Any] = {"night": n, "calls": mean([x["calls"] for x in at]),
-                               "prompt_chars": mean([x["prompt_chars"] for x in at]),
-                               "ground_truth": mean([x["ground_truth"] for x in at])}
+        row: dict[str, Any] = {
+            "night": n,
+            "calls": mean([x["calls"] for x in at]),
+            "prompt_chars": mean([x["prompt_chars"] for x in at]),
+            "ground_truth": mean([x["ground_truth"] for x in at]),
+        }
         if all("ground_truth_tasks" in x for x in at):
             row["ground_truth_tasks"] = mean([x["ground_truth_tasks"] for x in at])
         if n:
@@ -300,38 +392,70 @@ def summary(runs: list[dict[str, Any]], nights: int) -> list[dict[str, Any]]:
 def pooled(parts: list[dict[str, Any]]) -> dict[str, Any]:
     """Runs' ``repeat_agreement`` pooled by pairs."""
     pairs = sum(p["pairs"] for p in parts)
-    return {"cells": sum(p["cells"] for p in parts), "pairs": pairs,
-            **{k: round(sum(p[k] * p["pairs"] for p in parts if p["pairs"]) / pairs, 4) if pairs else None
-               for k in ("measured", "if_independent")}}
+    return {
+        "cells": sum(p["cells"] for p in parts),
+        "pairs": pairs,
+        **{
+            k: round(sum(p[k] * p["pairs"] for p in parts if p["pairs"]) / pairs, 4) if pairs else None
+            for k in ("measured", "if_independent")
+        },
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog=__doc__.split("\n\n", 1)[1])
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
     parser.add_argument("--nights", type=int, default=3, help="nights per run (default 3)")
     parser.add_argument("--seeds", type=int, default=8, help="seeds 0..N-1 per engine (default 8)")
-    parser.add_argument("--world", choices=vw.WORLDS, default="default",
-                        help="default; subtle-harm: harmful rules read as style advice and scale every check "
-                             "they reach by 0.8; trade-off: some covering rules also halve another kind's "
-                             "check; correlated: the default world with within-task correlation "
-                             f"(corr {extra.CORRELATED} unless --corr says) (default: default)")
-    parser.add_argument("--corr", type=float, default=None,
-                        help="within-task correlation of the world's answers, 0..1 (default 0; "
-                             f"{extra.CORRELATED} in the correlated world)")
-    parser.add_argument("--drift", type=float, default=0.0,
-                        help="share of a task's latent redrawn when the documents change, 0..1 (default 0)")
-    parser.add_argument("--engines", default="reference,this",
-                        help="comma-separated, of: reference, this (default both)")
-    parser.add_argument("--max-calls", type=int, default=None,
-                        help="this engine's per-night call cap (default none, even though the engine caps a "
-                        "model backend's night by default)")
-    parser.add_argument("--transport", choices=("http", "in-process"), default="http",
-                        help="how this engine reaches the world: its anthropic backend over HTTP (default), "
-                             "or an in-process backend with the same logic")
-    parser.add_argument("--concurrency", type=int, default=1,
-                        help="this engine's concurrent model calls (default 1: the world numbers repeats of one "
-                             "prompt in arrival order, so one at a time keeps a run reproducible)")
+    parser.add_argument(
+        "--world",
+        choices=vw.WORLDS,
+        default="default",
+        help="default; subtle-harm: harmful rules read as style advice and scale every check "
+        "they reach by 0.8; trade-off: some covering rules also halve another kind's "
+        "check; correlated: the default world with within-task correlation "
+        f"(corr {extra.CORRELATED} unless --corr says) (default: default)",
+    )
+    parser.add_argument(
+        "--corr",
+        type=float,
+        default=None,
+        help="within-task correlation of the world's answers, 0..1 (default 0; "
+        f"{extra.CORRELATED} in the correlated world)",
+    )
+    parser.add_argument(
+        "--drift",
+        type=float,
+        default=0.0,
+        help="share of a task's latent redrawn when the documents change, 0..1 (default 0)",
+    )
+    parser.add_argument(
+        "--engines", default="reference,this", help="comma-separated, of: reference, this (default both)"
+    )
+    parser.add_argument(
+        "--max-calls",
+        type=int,
+        default=None,
+        help="this engine's per-night call cap (default none, even though the engine caps a "
+        "model backend's night by default)",
+    )
+    parser.add_argument(
+        "--transport",
+        choices=("http", "in-process"),
+        default="http",
+        help="how this engine reaches the world: its anthropic backend over HTTP (default), "
+        "or an in-process backend with the same logic",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=1,
+        help="this engine's concurrent model calls (default 1: the world numbers repeats of one "
+        "prompt in arrival order, so one at a time keeps a run reproducible)",
+    )
     parser.add_argument("--workers", type=int, default=1, help="runs in parallel (default 1)")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
     args = parser.parse_args(argv)
@@ -339,7 +463,9 @@ def main(argv: list[str] | None = None) -> int:
     if not engines or not set(engines) <= set(ENGINES):
         print(f"--engines takes some of: {', '.join(ENGINES)}", file=sys.stderr)
         return 2
-    if min(args.nights, args.seeds, args.workers, args.concurrency) < 1 or (args.max_calls is not None and args.max_calls < 1):
+    if min(args.nights, args.seeds, args.workers, args.concurrency) < 1 or (
+        args.max_calls is not None and args.max_calls < 1
+    ):
         print("--nights, --seeds, --workers, --concurrency and --max-calls must be >= 1", file=sys.stderr)
         return 2
     corr = extra.corr_for(args.world, args.corr)
@@ -352,8 +478,22 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, subprocess.SubprocessError) as exc:
         print(f"could not build the reference engine's virtualenv: {exc}", file=sys.stderr)
         return 1
-    jobs = [(engine, seed, args.nights, args.world, args.max_calls, python, args.transport, args.concurrency,
-             corr, args.drift) for engine in engines for seed in range(args.seeds)]
+    jobs = [
+        (
+            engine,
+            seed,
+            args.nights,
+            args.world,
+            args.max_calls,
+            python,
+            args.transport,
+            args.concurrency,
+            corr,
+            args.drift,
+        )
+        for engine in engines
+        for seed in range(args.seeds)
+    ]
     if args.workers == 1:
         results = [one_job(job) for job in jobs]
     else:
@@ -368,22 +508,37 @@ def main(argv: list[str] | None = None) -> int:
         "world": args.world,
         "knobs": vw.KNOBS,
         "world_knobs": extra.world_knobs(args.world, corr, args.drift),
-        "tasks": {"kinds": [k for k, _, _ in vw.KINDS], "train_per_kind": vw.SPLITS.count("train"),
-                  "val_per_kind": vw.SPLITS.count("val"), "checks": "one contains check per kind (a token)"},
-        "nights": args.nights, "seeds": list(range(args.seeds)), "max_calls": args.max_calls,
+        "tasks": {
+            "kinds": [k for k, _, _ in vw.KINDS],
+            "train_per_kind": vw.SPLITS.count("train"),
+            "val_per_kind": vw.SPLITS.count("val"),
+            "checks": "one contains check per kind (a token)",
+        },
+        "nights": args.nights,
+        "seeds": list(range(args.seeds)),
+        "max_calls": args.max_calls,
         "concurrency": args.concurrency,
         "engines": {
-            "reference": {"package": REFERENCE, "transport": "its claude backend; a stand-in claude on PATH forwards "
-                          "each prompt to the world's Anthropic Messages endpoint on 127.0.0.1"},
+            "reference": {
+                "package": REFERENCE,
+                "transport": "its claude backend; a stand-in claude on PATH forwards "
+                "each prompt to the world's Anthropic Messages endpoint on 127.0.0.1",
+            },
             "this": {"commit": engine_commit(), "transport": THIS_TRANSPORT[args.transport]},
         },
         "ground_truth_start": round(vw.ground_truth(knobs, vw.world_tasks(), start_docs, logic), 4),
         "ceiling": round(vw.ground_truth(knobs, vw.world_tasks(), ceiling_docs, logic), 4),
         "summary": {engine: summary([r for r in results if r["engine"] == engine], args.nights) for engine in engines},
-        "runs_ending_with": {engine: {k: sum(r["final_rules"][k] > 0 for r in results if r["engine"] == engine)
-                                      for k in ("harmful", "neutral", "trade-off")} for engine in engines},
-        "repeat_agreement": {engine: pooled([r["repeat_agreement"] for r in results if r["engine"] == engine])
-                             for engine in engines},
+        "runs_ending_with": {
+            engine: {
+                k: sum(r["final_rules"][k] > 0 for r in results if r["engine"] == engine)
+                for k in ("harmful", "neutral", "trade-off")
+            }
+            for engine in engines
+        },
+        "repeat_agreement": {
+            engine: pooled([r["repeat_agreement"] for r in results if r["engine"] == engine]) for engine in engines
+        },
         "runs": results,
         "command": "python scripts/bench_versus.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "wall_s": round(time.monotonic() - started, 1),

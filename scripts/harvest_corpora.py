@@ -119,11 +119,19 @@ class SmallRecordCorpus:
         def base(kind: str) -> dict:
             nonlocal t
             t += rng.uniform(1, 30)
-            return {"parentUuid": str(uuid.UUID(int=rng.getrandbits(128))), "isSidechain": False,
-                    "userType": "external", "cwd": cwd, "sessionId": sid, "version": "2.0.31",
-                    "gitBranch": "main", "entrypoint": entry, "type": kind,
-                    "uuid": str(uuid.UUID(int=rng.getrandbits(128))),
-                    "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + ".000Z"}
+            return {
+                "parentUuid": str(uuid.UUID(int=rng.getrandbits(128))),
+                "isSidechain": False,
+                "userType": "external",
+                "cwd": cwd,
+                "sessionId": sid,
+                "version": "2.0.31",
+                "gitBranch": "main",
+                "entrypoint": entry,
+                "type": kind,
+                "uuid": str(uuid.UUID(int=rng.getrandbits(128))),
+                "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + ".000Z",
+            }
 
         for turn in range(turns):
             prompt = rng.choice(PROMPTS).format(x=rng.choice(WORDS), v=rng.randint(1, 9))
@@ -133,28 +141,68 @@ class SmallRecordCorpus:
             for _step in range(rng.randint(1, 6)):
                 mid = f"msg_{rng.getrandbits(64):016x}"
                 tool = rng.choice(["Bash", "Read", "Edit", "Write", "Grep", "Skill"])
-                tool_input = {"command": "pytest -q"} if tool == "Bash" else {"file_path": f"{cwd}/src/{rng.choice(WORDS)}.py"}
+                tool_input = (
+                    {"command": "pytest -q"} if tool == "Bash" else {"file_path": f"{cwd}/src/{rng.choice(WORDS)}.py"}
+                )
                 if tool == "Write":
                     tool_input["content"] = self.text(self.output_size() // 4)
                 if tool == "Skill":
                     tool_input = {"skill": "commit-style"}
-                blocks = [{"type": "thinking", "thinking": self.text(300), "signature": "Eq" + "A" * 200},
-                          {"type": "text", "text": self.text(rng.randint(50, 600))},
-                          {"type": "tool_use", "id": f"toolu_{rng.getrandbits(48):012x}", "name": tool, "input": tool_input}]
+                blocks = [
+                    {"type": "thinking", "thinking": self.text(300), "signature": "Eq" + "A" * 200},
+                    {"type": "text", "text": self.text(rng.randint(50, 600))},
+                    {"type": "tool_use", "id": f"toolu_{rng.getrandbits(48):012x}", "name": tool, "input": tool_input},
+                ]
                 for block in blocks:
-                    recs.append(base("assistant") | {"message": {"model": "claude-sonnet-4-5", "id": mid, "type": "message",
-                                "role": "assistant", "content": [block], "usage": {"input_tokens": 4, "output_tokens": 300}},
-                                "requestId": f"req_{rng.getrandbits(48):012x}"})
+                    recs.append(
+                        base("assistant")
+                        | {
+                            "message": {
+                                "model": "claude-sonnet-4-5",
+                                "id": mid,
+                                "type": "message",
+                                "role": "assistant",
+                                "content": [block],
+                                "usage": {"input_tokens": 4, "output_tokens": 300},
+                            },
+                            "requestId": f"req_{rng.getrandbits(48):012x}",
+                        }
+                    )
                 output = self.text(self.output_size())
-                recs.append(base("user") | {"message": {"role": "user", "content": [
-                    {"tool_use_id": "toolu_x", "type": "tool_result", "content": output}]},
-                    "toolUseResult": {"stdout": output[: len(output) // 2], "stderr": "", "interrupted": False}})
-            recs.append(base("assistant") | {"message": {"model": "claude-sonnet-4-5", "id": f"msg_{turn}", "role": "assistant",
-                        "content": [{"type": "text", "text": self.text(rng.randint(100, 1500))}]}})
+                recs.append(
+                    base("user")
+                    | {
+                        "message": {
+                            "role": "user",
+                            "content": [{"tool_use_id": "toolu_x", "type": "tool_result", "content": output}],
+                        },
+                        "toolUseResult": {"stdout": output[: len(output) // 2], "stderr": "", "interrupted": False},
+                    }
+                )
+            recs.append(
+                base("assistant")
+                | {
+                    "message": {
+                        "model": "claude-sonnet-4-5",
+                        "id": f"msg_{turn}",
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": self.text(rng.randint(100, 1500))}],
+                    }
+                }
+            )
             if rng.random() < 0.3:
-                recs.append({"type": "file-history-snapshot", "messageId": "m", "snapshot": {"messageId": "m",
-                             "trackedFileBackups": {f"src/{rng.choice(WORDS)}.py": {"version": 1}}, "timestamp": "2026-11-20T00:00:00.000Z"},
-                             "isSnapshotUpdate": True})
+                recs.append(
+                    {
+                        "type": "file-history-snapshot",
+                        "messageId": "m",
+                        "snapshot": {
+                            "messageId": "m",
+                            "trackedFileBackups": {f"src/{rng.choice(WORDS)}.py": {"version": 1}},
+                            "timestamp": "2026-11-20T00:00:00.000Z",
+                        },
+                        "isSnapshotUpdate": True,
+                    }
+                )
         return recs
 
     # -- Codex ------------------------------------------------------------------------------
@@ -165,31 +213,104 @@ class SmallRecordCorpus:
         def rec(kind: str, payload: dict) -> dict:
             nonlocal t
             t += rng.uniform(1, 30)
-            return {"timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + ".000Z", "type": kind, "payload": payload}
+            return {
+                "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + ".000Z",
+                "type": kind,
+                "payload": payload,
+            }
 
-        recs = [rec("session_meta", {"id": sid, "cwd": cwd, "originator": originator, "cli_version": "0.58.0",
-                                     "source": "exec" if originator == "codex_exec" else "cli",
-                                     "instructions": self.text(3000), "git": {"branch": "main"}}),
-                rec("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text",
-                    "text": "# AGENTS.md instructions for " + cwd + "\n\n" + self.text(2000)}]}),
-                rec("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text",
-                    "text": "<environment_context>\n<cwd>" + cwd + "</cwd>\n</environment_context>"}]})]
+        recs = [
+            rec(
+                "session_meta",
+                {
+                    "id": sid,
+                    "cwd": cwd,
+                    "originator": originator,
+                    "cli_version": "0.58.0",
+                    "source": "exec" if originator == "codex_exec" else "cli",
+                    "instructions": self.text(3000),
+                    "git": {"branch": "main"},
+                },
+            ),
+            rec(
+                "response_item",
+                {
+                    "type": "message",
+                    "role": "user",
+                    "content": [
+                        {"type": "input_text", "text": "# AGENTS.md instructions for " + cwd + "\n\n" + self.text(2000)}
+                    ],
+                },
+            ),
+            rec(
+                "response_item",
+                {
+                    "type": "message",
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "input_text",
+                            "text": "<environment_context>\n<cwd>" + cwd + "</cwd>\n</environment_context>",
+                        }
+                    ],
+                },
+            ),
+        ]
         for _turn in range(turns):
             prompt = rng.choice(PROMPTS).format(x=rng.choice(WORDS), v=rng.randint(1, 9))
             recs.append(rec("turn_context", {"cwd": cwd, "model": "gpt-5-codex", "approval_policy": "on-request"}))
-            recs.append(rec("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": prompt}]}))
+            recs.append(
+                rec(
+                    "response_item",
+                    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": prompt}]},
+                )
+            )
             recs.append(rec("event_msg", {"type": "user_message", "message": prompt, "images": []}))
             for _step in range(rng.randint(1, 6)):
-                recs.append(rec("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": self.text(200)}],
-                                                  "encrypted_content": "gAAAA" + "B" * rng.randint(500, 4000)}))
-                recs.append(rec("response_item", {"type": "function_call", "name": "shell", "call_id": "call_x",
-                                                  "arguments": json.dumps({"command": ["bash", "-lc", "rg " + rng.choice(WORDS)]})}))
-                recs.append(rec("response_item", {"type": "function_call_output", "call_id": "call_x",
-                                                  "output": json.dumps({"output": self.text(self.output_size()), "metadata": {"exit_code": 0}})}))
-                recs.append(rec("event_msg", {"type": "token_count", "info": {"total_token_usage": {"input_tokens": 100}}}))
+                recs.append(
+                    rec(
+                        "response_item",
+                        {
+                            "type": "reasoning",
+                            "summary": [{"type": "summary_text", "text": self.text(200)}],
+                            "encrypted_content": "gAAAA" + "B" * rng.randint(500, 4000),
+                        },
+                    )
+                )
+                recs.append(
+                    rec(
+                        "response_item",
+                        {
+                            "type": "function_call",
+                            "name": "shell",
+                            "call_id": "call_x",
+                            "arguments": json.dumps({"command": ["bash", "-lc", "rg " + rng.choice(WORDS)]}),
+                        },
+                    )
+                )
+                recs.append(
+                    rec(
+                        "response_item",
+                        {
+                            "type": "function_call_output",
+                            "call_id": "call_x",
+                            "output": json.dumps(
+                                {"output": self.text(self.output_size()), "metadata": {"exit_code": 0}}
+                            ),
+                        },
+                    )
+                )
+                recs.append(
+                    rec("event_msg", {"type": "token_count", "info": {"total_token_usage": {"input_tokens": 100}}})
+                )
             reply = self.text(rng.randint(100, 1500))
             recs.append(rec("event_msg", {"type": "agent_message", "message": reply}))
-            recs.append(rec("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": reply}]}))
+            recs.append(
+                rec(
+                    "response_item",
+                    {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": reply}]},
+                )
+            )
         return recs
 
     def session(self, kind: str, index: int, turns: int) -> None:
@@ -200,12 +321,16 @@ class SmallRecordCorpus:
         if kind == "claude":
             slug = project.replace("/", "-")
             entry = "sdk-cli" if rng.random() < 0.03 else "cli"
-            self.write(self.claude / "projects" / slug / f"{sid}.jsonl", self.claude_records(sid, project, turns, t0, entry))
+            self.write(
+                self.claude / "projects" / slug / f"{sid}.jsonl", self.claude_records(sid, project, turns, t0, entry)
+            )
             if rng.random() < 0.15:  # a sub-agent transcript next to it
                 sub = self.claude_records(sid, project, 1, t0)
                 for r in sub:
                     r["isSidechain"] = True
-                self.write(self.claude / "projects" / slug / sid / "subagents" / f"agent-{rng.getrandbits(32):08x}.jsonl", sub)
+                self.write(
+                    self.claude / "projects" / slug / sid / "subagents" / f"agent-{rng.getrandbits(32):08x}.jsonl", sub
+                )
         else:
             day = time.gmtime(t0)
             originator = "codex_exec" if rng.random() < 0.05 else "codex_cli_rs"
@@ -250,8 +375,10 @@ class RealClientCorpus:
         self.codex = root / "codex"
         truth = json.loads((fixtures / "ground_truth.json").read_text())
         self.prompts = sorted({p for s in truth["sessions"].values() for p in s["typed"]}, key=len, reverse=True)
-        self.files = {str(p.relative_to(fixtures))[: -len(".gz")]: gzip.decompress(p.read_bytes()).decode("utf-8")
-                      for p in sorted(fixtures.rglob("*.jsonl.gz"))}
+        self.files = {
+            str(p.relative_to(fixtures))[: -len(".gz")]: gzip.decompress(p.read_bytes()).decode("utf-8")
+            for p in sorted(fixtures.rglob("*.jsonl.gz"))
+        }
         self.bytes = 0
         self.lines = 0
         self.copies = 0

@@ -43,21 +43,27 @@ def summarise(results: list[dict[str, Any]], nights: int, order: list[str]) -> l
         summary.ceiling = _mean([r["ceiling"]["all"] for r in mine if r["policy"] == mine[0]["policy"]])
         for policy in dict.fromkeys(r["policy"] for r in mine):
             runs = [r for r in mine if r["policy"] == policy]
-            summary.per_night[policy] = [_mean([r["nights"][n]["test"]["all"] for r in runs]) for n in range(nights + 1)]
+            summary.per_night[policy] = [
+                _mean([r["nights"][n]["test"]["all"] for r in runs]) for n in range(nights + 1)
+            ]
             summary.calls[policy] = [_mean([r["nights"][n]["calls"] for r in runs]) for n in range(1, nights + 1)]
             summary.rules_lowering_a_kind[policy] = sum(len(r["rules_lowering_a_kind"]) for r in runs)
             summary.final_rules[policy] = _mean([len(r["final_rules"]) for r in runs])
         row = summary.__dict__.copy()
         if summary.ceiling:
-            row["fraction_of_ceiling"] = {p: [None if v is None else round(v / summary.ceiling, 3) for v in vs]
-                                          for p, vs in summary.per_night.items()}
+            row["fraction_of_ceiling"] = {
+                p: [None if v is None else round(v / summary.ceiling, 3) for v in vs]
+                for p, vs in summary.per_night.items()
+            }
             night3 = min(3, nights)
-            row["reaches_95pct_by_night_3"] = {p: bool(any(v is not None and v >= 0.95 * summary.ceiling
-                                                           for v in vs[1:night3 + 1]))
-                                               for p, vs in summary.per_night.items()}
-            row["first_night_at_95pct"] = {p: next((n for n, v in enumerate(vs) if v is not None
-                                                    and v >= 0.95 * summary.ceiling), None)
-                                           for p, vs in summary.per_night.items()}
+            row["reaches_95pct_by_night_3"] = {
+                p: bool(any(v is not None and v >= 0.95 * summary.ceiling for v in vs[1 : night3 + 1]))
+                for p, vs in summary.per_night.items()
+            }
+            row["first_night_at_95pct"] = {
+                p: next((n for n, v in enumerate(vs) if v is not None and v >= 0.95 * summary.ceiling), None)
+                for p, vs in summary.per_night.items()
+            }
         out.append(row)
     return out
 
@@ -81,21 +87,27 @@ class _Frame:
     def axes(self, title: str, y_label: str) -> list[str]:
         """The SVG's opening, title, grid every 0.1, night numbers and axis labels."""
         left, plot_w, plot_h, top = self.left, self.plot_w, self.plot_h, self.top
-        parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" height="{self.height}" '
-                 f'font-family="sans-serif" font-size="12">',
-                 f'<rect width="{self.width}" height="{self.height}" fill="white"/>',
-                 f'<text x="{left}" y="22" font-size="14">{_xml(title)}</text>']
+        parts = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" height="{self.height}" '
+            f'font-family="sans-serif" font-size="12">',
+            f'<rect width="{self.width}" height="{self.height}" fill="white"/>',
+            f'<text x="{left}" y="22" font-size="14">{_xml(title)}</text>',
+        ]
         for i in range(round(self.top_value * 10) + 1):
             v = i / 10
-            parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{self.y(v):.1f}" y2="{self.y(v):.1f}" '
-                         'stroke="#eee"/>')
+            parts.append(
+                f'<line x1="{left}" x2="{left + plot_w}" y1="{self.y(v):.1f}" y2="{self.y(v):.1f}" stroke="#eee"/>'
+            )
             parts.append(f'<text x="{left - 8}" y="{self.y(v) + 4:.1f}" text-anchor="end">{v:.1f}</text>')
         for n in range(self.nights + 1):
             parts.append(f'<text x="{self.x(n):.1f}" y="{top + plot_h + 18}" text-anchor="middle">{n}</text>')
-        parts.append(f'<text x="{left + plot_w / 2}" y="{self.height - 10}" text-anchor="middle">'
-                     'night (0 = before any)</text>')
-        parts.append(f'<text x="16" y="{top + plot_h / 2}" transform="rotate(-90 16 {top + plot_h / 2})" '
-                     f'text-anchor="middle">{_xml(y_label)}</text>')
+        parts.append(
+            f'<text x="{left + plot_w / 2}" y="{self.height - 10}" text-anchor="middle">night (0 = before any)</text>'
+        )
+        parts.append(
+            f'<text x="16" y="{top + plot_h / 2}" transform="rotate(-90 16 {top + plot_h / 2})" '
+            f'text-anchor="middle">{_xml(y_label)}</text>'
+        )
         return parts
 
 
@@ -114,17 +126,23 @@ def svg_chart(summaries: list[dict[str, Any]], nights: int, title: str) -> str:
             path = " ".join(f"{px:.1f},{py:.1f}" for px, py in points)
             parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>')
         if s["ceiling"] is not None:
-            parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(s["ceiling"]):.1f}" y2="{y(s["ceiling"]):.1f}" '
-                         f'stroke="{colour}" stroke-dasharray="2 3"/>')
+            parts.append(
+                f'<line x1="{left}" x2="{left + plot_w}" y1="{y(s["ceiling"]):.1f}" y2="{y(s["ceiling"]):.1f}" '
+                f'stroke="{colour}" stroke-dasharray="2 3"/>'
+            )
         ly = top + 16 + 18 * i
-        parts.append(f'<line x1="{left + plot_w + 16}" x2="{left + plot_w + 40}" y1="{ly}" y2="{ly}" '
-                     f'stroke="{colour}" stroke-width="2"/>')
+        parts.append(
+            f'<line x1="{left + plot_w + 16}" x2="{left + plot_w + 40}" y1="{ly}" y2="{ly}" '
+            f'stroke="{colour}" stroke-width="2"/>'
+        )
         parts.append(f'<text x="{left + plot_w + 46}" y="{ly + 4}">{_xml(s["skill"])}</text>')
     ly = top + 16 + 18 * len(summaries) + 10
     for j, (label, dash) in enumerate((("engine", ""), ("strict mean", "6 4"), ("ceiling", "2 3"))):
         yy = ly + 18 * j
-        parts.append(f'<line x1="{left + plot_w + 16}" x2="{left + plot_w + 40}" y1="{yy}" y2="{yy}" stroke="black" '
-                     f'stroke-dasharray="{dash}"/>')
+        parts.append(
+            f'<line x1="{left + plot_w + 16}" x2="{left + plot_w + 40}" y1="{yy}" y2="{yy}" stroke="black" '
+            f'stroke-dasharray="{dash}"/>'
+        )
         parts.append(f'<text x="{left + plot_w + 46}" y="{yy + 4}">{label}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
@@ -138,8 +156,10 @@ def svg_policies_chart(summaries: list[dict[str, Any]], nights: int, title: str)
     parts = frame.axes(title, "share of the ceiling (mean over skills)")
     x, y = frame.x, frame.y
     left, plot_w, top = frame.left, frame.plot_w, frame.top
-    parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(0.95):.1f}" y2="{y(0.95):.1f}" stroke="black" '
-                 'stroke-dasharray="2 3"/>')
+    parts.append(
+        f'<line x1="{left}" x2="{left + plot_w}" y1="{y(0.95):.1f}" y2="{y(0.95):.1f}" stroke="black" '
+        'stroke-dasharray="2 3"/>'
+    )
     for i, policy in enumerate(policies):
         colour = COLOURS[i % len(COLOURS)]
         rows = [s["fraction_of_ceiling"][policy] for s in summaries if policy in s.get("fraction_of_ceiling", {})]
@@ -151,12 +171,16 @@ def svg_policies_chart(summaries: list[dict[str, Any]], nights: int, title: str)
         path = " ".join(f"{px:.1f},{py:.1f}" for px, py in points)
         parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
         ly = top + 16 + 18 * i
-        parts.append(f'<line x1="{left + plot_w + 16}" x2="{left + plot_w + 40}" y1="{ly}" y2="{ly}" '
-                     f'stroke="{colour}" stroke-width="2"/>')
+        parts.append(
+            f'<line x1="{left + plot_w + 16}" x2="{left + plot_w + 40}" y1="{ly}" y2="{ly}" '
+            f'stroke="{colour}" stroke-width="2"/>'
+        )
         parts.append(f'<text x="{left + plot_w + 46}" y="{ly + 4}">{_xml(policy)}</text>')
     ly = top + 16 + 18 * len(policies) + 10
-    parts.append(f'<line x1="{left + plot_w + 16}" x2="{left + plot_w + 40}" y1="{ly}" y2="{ly}" stroke="black" '
-                 'stroke-dasharray="2 3"/>')
+    parts.append(
+        f'<line x1="{left + plot_w + 16}" x2="{left + plot_w + 40}" y1="{ly}" y2="{ly}" stroke="black" '
+        'stroke-dasharray="2 3"/>'
+    )
     parts.append(f'<text x="{left + plot_w + 46}" y="{ly + 4}">95 % of ceiling</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"

@@ -55,6 +55,7 @@ def claude_slug(path: str) -> str:
 
 # -- the scripted models --------------------------------------------------------------------------
 
+
 def _has_tool_result(body: dict[str, Any]) -> bool:
     messages = body.get("messages") or []
     last = messages[-1] if messages else {}
@@ -74,12 +75,20 @@ def claude_model(body: dict[str, Any]) -> str | Reply:
     if "detailed summary of the conversation" in text or "summary of the conversation so far" in text:
         return "<summary>The user asked for release notes and a TODO count.</summary>"
     if "Agent" in tools and re.match(r"(please|and) delegate", text):
-        return Reply(text="Delegating that.", tool_calls=[ToolCall("Agent", {
-            "description": "Count TODO markers",
-            "prompt": "Count the TODO markers under src/ and report the number.",
-            "subagent_type": "general-purpose",
-            "run_in_background": "background" in text,
-        })])
+        return Reply(
+            text="Delegating that.",
+            tool_calls=[
+                ToolCall(
+                    "Agent",
+                    {
+                        "description": "Count TODO markers",
+                        "prompt": "Count the TODO markers under src/ and report the number.",
+                        "subagent_type": "general-purpose",
+                        "run_in_background": "background" in text,
+                    },
+                )
+            ],
+        )
     return "Done: " + " ".join(text.split())[:80]
 
 
@@ -91,12 +100,16 @@ def codex_model(body: dict[str, Any]) -> str | Reply:
         return "The helper is on it."
     text = last_input_text(body)
     if "sub-agent" in text.lower():
-        return Reply(tool_calls=[ToolCall("spawn_agent", {"message": "List the TODO markers under src/."},
-                                          namespace="multi_agent_v1")])
+        return Reply(
+            tool_calls=[
+                ToolCall("spawn_agent", {"message": "List the TODO markers under src/."}, namespace="multi_agent_v1")
+            ]
+        )
     return "Done: " + " ".join(text.split())[:80]
 
 
 # -- driving the CLIs -----------------------------------------------------------------------------
+
 
 class Tmux:
     """One detached tmux session running a CLI in a fixed-size window."""
@@ -106,17 +119,20 @@ class Tmux:
         assignments = " ".join(f"{key}={shlex.quote(value)}" for key, value in env.items())
         shell = f"cd {shlex.quote(str(cwd))} && exec env -i {assignments} {shlex.join(command)}"
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, timeout=10)
-        subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "150", "-y", "45", shell],
-                       check=True, timeout=10)
+        subprocess.run(
+            ["tmux", "new-session", "-d", "-s", name, "-x", "150", "-y", "45", shell], check=True, timeout=10
+        )
 
     def screen(self) -> str:
-        out = subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True,
-                             text=True, timeout=10)
+        out = subprocess.run(
+            ["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True, timeout=10
+        )
         return out.stdout
 
     def keys(self, *keys: str, literal: bool = False) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *(["-l"] if literal else []), *keys],
-                       check=True, timeout=10)
+        subprocess.run(
+            ["tmux", "send-keys", "-t", self.name, *(["-l"] if literal else []), *keys], check=True, timeout=10
+        )
 
     def type_line(self, text: str) -> None:
         """Type ``text``, wait until it shows (the TUIs treat a fast Enter as part of a paste), press Enter."""
@@ -129,8 +145,7 @@ class Tmux:
         self.keys("Enter")
 
     def alive(self) -> bool:
-        return subprocess.run(["tmux", "has-session", "-t", self.name], capture_output=True,
-                              timeout=10).returncode == 0
+        return subprocess.run(["tmux", "has-session", "-t", self.name], capture_output=True, timeout=10).returncode == 0
 
     def kill(self) -> None:
         subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True, timeout=10)
@@ -221,8 +236,13 @@ class Recorder:
 
     def stop_codex_daemon(self) -> None:
         """The TUI leaves an app-server daemon running (it holds the thread open for writing)."""
-        subprocess.run([self.codex, "app-server", "daemon", "stop"], cwd=self.project, env=self.codex_env,
-                       capture_output=True, timeout=60)
+        subprocess.run(
+            [self.codex, "app-server", "daemon", "stop"],
+            cwd=self.project,
+            env=self.codex_env,
+            capture_output=True,
+            timeout=60,
+        )
 
     def close(self) -> None:
         self.stop_codex_daemon()
@@ -240,8 +260,15 @@ class Recorder:
                 entry[name] = value
 
     def run(self, command: list[str], env: dict[str, str], timeout: float = 120) -> str:
-        out = subprocess.run(command, cwd=self.project, env=env, capture_output=True, text=True, timeout=timeout,
-                             stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            command,
+            cwd=self.project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
         if out.returncode != 0:
             raise RuntimeError(f"{shlex.join(command[:3])} failed ({out.returncode}): {out.stderr[-500:]}")
         return out.stdout
@@ -308,7 +335,10 @@ class Recorder:
             settle(self.openai, quiet=4.0)
             for prompt in after_compact:
                 tui.type_line(prompt)
-                wait_until("the reply", lambda p=prompt: bool(files_containing(self.codex_home / "sessions", "Done: " + p[:30])))
+                wait_until(
+                    "the reply",
+                    lambda p=prompt: bool(files_containing(self.codex_home / "sessions", "Done: " + p[:30])),
+                )
                 settle(self.openai)
             tui.type_line("/quit")
             wait_until("codex to exit", lambda: not tui.alive(), 30)
@@ -345,8 +375,11 @@ def write_fixtures(recorder: Recorder, out: Path) -> None:
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    truth: dict[str, Any] = {"placeholder_root": PLACEHOLDER_ROOT,
-                             "project": portable(str(recorder.project)), "sessions": {}}
+    truth: dict[str, Any] = {
+        "placeholder_root": PLACEHOLDER_ROOT,
+        "project": portable(str(recorder.project)),
+        "sessions": {},
+    }
     for home in (recorder.claude_home, recorder.codex_home):
         for path in sorted(home.rglob("*.jsonl")):
             key = path.relative_to(home.parent).as_posix()
@@ -363,7 +396,9 @@ def write_fixtures(recorder: Recorder, out: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=REPO / "tests" / "fixtures" / "real")
-    parser.add_argument("--clis", type=Path, default=Path(os.environ.get("SKILLOPT_REAL_CLIS", "").split(os.pathsep)[0]))
+    parser.add_argument(
+        "--clis", type=Path, default=Path(os.environ.get("SKILLOPT_REAL_CLIS", "").split(os.pathsep)[0])
+    )
     parser.add_argument("--keep", action="store_true", help="keep the throwaway root (printed)")
     args = parser.parse_args(argv)
     if not (args.clis / "claude").exists() or not (args.clis / "codex").exists() or not shutil.which("tmux"):

@@ -89,15 +89,15 @@ KEYED = (
     "export {NAME}_API_KEY={s}",
     "{NAME}_TOKEN={s}",
     "{NAME}_KEY='{s}'",
-    "{NAME}_SECRET=\"{s}\"",
+    '{NAME}_SECRET="{s}"',
     "{name}_api_key: {s}",
     '"{name}Key": "{s}",',
     '{name}: {{ apiKey: "{s}" }}',
     "{name}.api_key = '{s}'",
-    "{Name}(api_key=\"{s}\")",
+    '{Name}(api_key="{s}")',
     "curl -H 'X-{Name}-Key: {s}' https://api.{name}.example/v1/me",
     "{name} auth --api-key {s}",
-    "{name}_token = \"{s}\"",
+    '{name}_token = "{s}"',
 )
 
 
@@ -150,10 +150,16 @@ def gitleaks_rules(path: Path) -> list[dict]:
         except re.error:
             continue
         group = rule.get("secretGroup", 1 if compiled.groups else 0)
-        rules.append({"id": rule["id"], "regex": regex, "group": group,
-                      "keywords": [k for k in rule.get("keywords", []) if k.isalnum()] or rule.get("keywords", []),
-                      "keyed": ":{1,3}=" in rule["regex"] or "(?:=|>" in rule["regex"],
-                      "entropy": float(rule.get("entropy", 0))})
+        rules.append(
+            {
+                "id": rule["id"],
+                "regex": regex,
+                "group": group,
+                "keywords": [k for k in rule.get("keywords", []) if k.isalnum()] or rule.get("keywords", []),
+                "keyed": ":{1,3}=" in rule["regex"] or "(?:=|>" in rule["regex"],
+                "entropy": float(rule.get("entropy", 0)),
+            }
+        )
     return rules
 
 
@@ -182,7 +188,7 @@ def trufflehog_rules(directory: Path) -> list[dict]:
             prefix = re.search(r"PrefixRegex\(\[\]string\{([^}]*)\}\)", expr)
             if prefix:
                 keywords = re.findall(r"\"([^\"]+)\"", prefix.group(1))
-                expr = expr[prefix.end():]
+                expr = expr[prefix.end() :]
             body = _go_string(expr)
             if not body:
                 continue
@@ -193,8 +199,15 @@ def trufflehog_rules(directory: Path) -> list[dict]:
                 compiled = re.compile(regex)
             except re.error:
                 continue
-            rules.append({"id": source.parent.name, "regex": regex, "group": 1 if compiled.groups else 0,
-                          "keywords": keywords or [source.parent.name], "keyed": bool(keywords)})
+            rules.append(
+                {
+                    "id": source.parent.name,
+                    "regex": regex,
+                    "group": 1 if compiled.groups else 0,
+                    "keywords": keywords or [source.parent.name],
+                    "keyed": bool(keywords),
+                }
+            )
             break  # one secret pattern per detector
     return rules
 
@@ -224,7 +237,7 @@ def sequence_placeholder(secret: str, min_entropy: float = 0.0) -> bool:
     for text in (low, "".join(c for c in low if c.isalpha()), "".join(c for c in low if c.isdigit())):
         for alphabet in _ALPHABETS:
             for seq in (alphabet, alphabet[::-1]):
-                if any(seq[i:i + 5] in text for i in range(len(seq) - 4)):
+                if any(seq[i : i + 5] in text for i in range(len(seq) - 4)):
                     return True
     if re.search(r"(.)\1{3}", low) or re.search(r"(..)\1{3}", low):
         return True
@@ -242,10 +255,17 @@ def documented_lines(rule: dict) -> list[dict]:
                 continue
             start = example.rfind("\n", 0, m.start()) + 1
             end = example.find("\n", m.end())
-            line = example[start:end if end >= 0 else len(example)].strip("\n")
+            line = example[start : end if end >= 0 else len(example)].strip("\n")
             if secret in line:
-                out.append({"rule": rule["id"], "name": rule.get("name", ""), "line": line, "secret": secret,
-                            "from": "documented"})
+                out.append(
+                    {
+                        "rule": rule["id"],
+                        "name": rule.get("name", ""),
+                        "line": line,
+                        "secret": secret,
+                        "from": "documented",
+                    }
+                )
     return out
 
 
@@ -280,14 +300,13 @@ def secret_group(regex: str, groups: int) -> int:
     if by_name:
         return max(by_name)
     regex = re.sub(r"\(\?#[^)]*\)", "", regex)  # comments name the group before them; drop them
-    if regex.startswith("(?") and "x" in regex[2:regex.find(":")]:
+    if regex.startswith("(?") and "x" in regex[2 : regex.find(":")]:
         regex = re.sub(r"(?m)(?<!\\)#.*$", "", regex)
     starts = _group_starts(regex)
     if len(starts) != groups:
         return groups
     # the pattern text between the previous group's start and this group's
-    named = [g for g, at in enumerate(starts, 1)
-             if _SECRET_WORD.search(regex[starts[g - 2] if g > 1 else 0:at])]
+    named = [g for g, at in enumerate(starts, 1) if _SECRET_WORD.search(regex[starts[g - 2] if g > 1 else 0 : at])]
     if named:
         return named[-1]
     at_sign = regex.find("@") if "://" in regex else -1
@@ -313,12 +332,18 @@ def yaml_rules(directory: Path, exclude_from: list[Path] | None = None) -> list[
     taken_ids = {str(r.get("id", "")) for r in others}
     rules = []
     for rule in _yaml_entries(directory):
-        if (str(rule.get("name", "")) in taken_names or str(rule.get("pattern", "")).strip() in taken_patterns
-                or str(rule.get("id", "")) in taken_ids):
+        if (
+            str(rule.get("name", "")) in taken_names
+            or str(rule.get("pattern", "")).strip() in taken_patterns
+            or str(rule.get("id", "")) in taken_ids
+        ):
             continue
         categories = set(rule.get("categories") or [])
-        if rule.get("visible") is False or "pattern" not in rule or (
-                "identifier" in categories and "secret" not in categories):
+        if (
+            rule.get("visible") is False
+            or "pattern" not in rule
+            or ("identifier" in categories and "secret" not in categories)
+        ):
             continue
         regex = go_to_python(rule["pattern"])
         try:
@@ -326,11 +351,18 @@ def yaml_rules(directory: Path, exclude_from: list[Path] | None = None) -> list[
         except re.error:
             continue
         word = _rule_word(rule["id"])
-        rules.append({"id": rule["id"], "regex": regex, "group": secret_group(regex, compiled.groups),
-                      "name": str(rule.get("name", "")), "keywords": [word],
-                      "keyed": not compiled.search("A1b2C3d4E5f6G7h8"),
-                      "entropy": float(rule.get("min_entropy") or 0),
-                      "examples": [str(e) for e in rule.get("examples") or []]})
+        rules.append(
+            {
+                "id": rule["id"],
+                "regex": regex,
+                "group": secret_group(regex, compiled.groups),
+                "name": str(rule.get("name", "")),
+                "keywords": [word],
+                "keyed": not compiled.search("A1b2C3d4E5f6G7h8"),
+                "entropy": float(rule.get("min_entropy") or 0),
+                "examples": [str(e) for e in rule.get("examples") or []],
+            }
+        )
     return rules
 
 
@@ -341,10 +373,12 @@ _KIND_WORDS = frozenset(
     "api key keys token tokens secret secrets access id client auth authorization oauth private public "
     "password passwd credential credentials webhook url app application personal service account bot "
     "user refresh bearer basic pat sdk live test prod production legacy new old code hash signing "
-    "signature sid v1 v2 v3 v4".split())
+    "signature sid v1 v2 v3 v4".split()
+)
 _IDENTIFIER_WORDS = frozenset(
     "id url uri host hostname domain endpoint arn email username ip address external internal elb "
-    "gateway region bucket instance tenant".split())
+    "gateway region bucket instance tenant".split()
+)
 _SECRET_NAME = re.compile(r"(?i)key|token|secret|pass|pwd|cred|auth|private|webhook|signature")
 _GLUED_KIND = sorted((w for w in _KIND_WORDS if len(w) > 2), key=len, reverse=True)
 
@@ -354,7 +388,9 @@ def _vendor_words(text: str) -> list[str]:
     words = [w for w in re.split(r"[^a-z0-9]+", text.lower()) if w and not w.isdigit() and w not in _KIND_WORDS]
     if len(words) == 1:  # kind words glued on: "slackwebhook", "jiratoken"
         word = words[0]
-        while stripped := next((word[: -len(k)] for k in _GLUED_KIND if word.endswith(k) and len(word) - len(k) >= 3), None):
+        while stripped := next(
+            (word[: -len(k)] for k in _GLUED_KIND if word.endswith(k) and len(word) - len(k) >= 3), None
+        ):
             word = stripped
         words = [word]
     return words
@@ -412,10 +448,18 @@ def spdb_rules(path: Path, exclude_corpora: list[Path]) -> list[dict]:
         keyword = re.match(r"\(\?:([A-Za-z0-9_-]+)", regex)
         slug = "-".join(re.split(r"[^a-z0-9]+", name.lower())).strip("-")
         ids[slug] += 1
-        rules.append({"id": f"spdb.{slug}" + (f".{ids[slug]}" if ids[slug] > 1 else ""), "regex": regex,
-                      "group": group, "name": name, "keywords": [keyword.group(1) if keyword else "".join(words)],
-                      "keyed": not compiled.search("A1b2C3d4E5f6G7h8"), "entropy": 0.0,
-                      "confidence": rule.get("confidence", "")})
+        rules.append(
+            {
+                "id": f"spdb.{slug}" + (f".{ids[slug]}" if ids[slug] > 1 else ""),
+                "regex": regex,
+                "group": group,
+                "name": name,
+                "keywords": [keyword.group(1) if keyword else "".join(words)],
+                "keyed": not compiled.search("A1b2C3d4E5f6G7h8"),
+                "entropy": 0.0,
+                "confidence": rule.get("confidence", ""),
+            }
+        )
     return rules
 
 
@@ -428,10 +472,20 @@ def main() -> int:
     source.add_argument("--kingfisher", type=Path, help="kingfisher's data/rules directory")
     source.add_argument("--titus", type=Path, help="titus' pkg/rule/rules directory")
     source.add_argument("--secrets-patterns-db", type=Path, help="secrets-patterns-db's db/rules-stable.yml")
-    parser.add_argument("--exclude-corpus", type=Path, nargs="*", default=[],
-                        help="generated corpora (JSON lines) whose vendors are left out (secrets-patterns-db)")
-    parser.add_argument("--exclude-from", type=Path, nargs="*", default=[],
-                        help="YAML rule folders whose rules (by name or pattern) are left out")
+    parser.add_argument(
+        "--exclude-corpus",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="generated corpora (JSON lines) whose vendors are left out (secrets-patterns-db)",
+    )
+    parser.add_argument(
+        "--exclude-from",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="YAML rule folders whose rules (by name or pattern) are left out",
+    )
     parser.add_argument("--commit", required=True, help="the rule set's commit, recorded in the output")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--per-rule", type=int, default=2)
@@ -452,11 +506,18 @@ def main() -> int:
         lines = documented_lines(rule) if rule.get("examples") else []
         lines += example_lines(rng, rule, args.per_rule)
         (records.extend(lines) if lines else skipped.append(rule["id"]))
-    meta = {"source": name, "commit": args.commit, "rules_read": len(rules),
-            "rules_with_examples": len({r["rule"] for r in records}), "examples": len(records),
-            "seed": args.seed, "per_rule": args.per_rule, "stored": "enil = line[::-1], terces = secret[::-1]",
-            "excluded_rule_sets": [str(p.name) for p in args.exclude_from + args.exclude_corpus],
-            "rules_without_examples": skipped}
+    meta = {
+        "source": name,
+        "commit": args.commit,
+        "rules_read": len(rules),
+        "rules_with_examples": len({r["rule"] for r in records}),
+        "examples": len(records),
+        "seed": args.seed,
+        "per_rule": args.per_rule,
+        "stored": "enil = line[::-1], terces = secret[::-1]",
+        "excluded_rule_sets": [str(p.name) for p in args.exclude_from + args.exclude_corpus],
+        "rules_without_examples": skipped,
+    }
     with args.out.open("w", encoding="utf-8") as fh:
         fh.write(json.dumps({"meta": meta}) + "\n")
         for record in records:
@@ -466,8 +527,11 @@ def main() -> int:
             if record.get("name"):
                 stored["name"] = record["name"]
             fh.write(json.dumps(stored) + "\n")
-    print(json.dumps({k: v for k, v in meta.items() if k != "rules_without_examples"}
-                     | {"rules_without_examples": len(skipped)}))
+    print(
+        json.dumps(
+            {k: v for k, v in meta.items() if k != "rules_without_examples"} | {"rules_without_examples": len(skipped)}
+        )
+    )
     return 0
 
 

@@ -23,8 +23,17 @@ MAX_EXTRA = 6  # an unbounded repeat runs this many times past its minimum, at m
 # ---------------------------------------------------------------------------- Go regex -> Python
 
 
-_POSIX = {"alnum": "A-Za-z0-9", "alpha": "A-Za-z", "digit": "0-9", "lower": "a-z", "upper": "A-Z",
-          "xdigit": "0-9A-Fa-f", "space": r"\s", "punct": r"!-/:-@\[-`{-~", "word": r"\w"}
+_POSIX = {
+    "alnum": "A-Za-z0-9",
+    "alpha": "A-Za-z",
+    "digit": "0-9",
+    "lower": "a-z",
+    "upper": "A-Z",
+    "xdigit": "0-9A-Fa-f",
+    "space": r"\s",
+    "punct": r"!-/:-@\[-`{-~",
+    "word": r"\w",
+}
 
 
 def go_to_python(pattern: str) -> str:
@@ -36,7 +45,7 @@ def go_to_python(pattern: str) -> str:
     flags = ""
     while m := re.match(r"\s*\(\?([imsx]+)\)" if "x" in flags or not flags else r"\(\?([imsx]+)\)", pattern):
         flags += m.group(1)
-        pattern = pattern[m.end():]
+        pattern = pattern[m.end() :]
     if flags:
         end = "\n)" if "x" in flags else ")"  # in verbose mode a newline ends a trailing comment
         pattern = f"(?{''.join(sorted(set(flags)))}:{pattern}{end}"
@@ -55,8 +64,14 @@ def _class_chars(items: list, ignore_case: bool) -> list[str]:
         elif op is C.RANGE:
             chars.update(chr(c) for c in range(av[0], av[1] + 1) if c < 0x250)
         elif op is C.CATEGORY:
-            probe = {C.CATEGORY_DIGIT: r"\d", C.CATEGORY_NOT_DIGIT: r"\D", C.CATEGORY_SPACE: r"\s",
-                     C.CATEGORY_NOT_SPACE: r"\S", C.CATEGORY_WORD: r"\w", C.CATEGORY_NOT_WORD: r"\W"}.get(av)
+            probe = {
+                C.CATEGORY_DIGIT: r"\d",
+                C.CATEGORY_NOT_DIGIT: r"\D",
+                C.CATEGORY_SPACE: r"\s",
+                C.CATEGORY_NOT_SPACE: r"\S",
+                C.CATEGORY_WORD: r"\w",
+                C.CATEGORY_NOT_WORD: r"\W",
+            }.get(av)
             if probe:
                 chars.update(c for c in PRINTABLE + [" ", "\t", "\n"] if re.fullmatch(probe, c))
     if negate:

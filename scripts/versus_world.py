@@ -64,8 +64,9 @@ KINDS = (
 SUBJECTS = ("parser timeout", "cache cleanup", "auth rewrite", "billing rollback", "upload throttle")
 SPLITS = ("train", "train", "train", "val", "val")
 HAND_WRITTEN = "# Writing\n\nHelp write commit messages, release notes, incident summaries and review comments.\n"
-SKILL_TEXT = ("---\nname: skillopt-sleep-learned\ndescription: How this project writes its messages.\n---\n\n"
-              + HAND_WRITTEN)
+SKILL_TEXT = (
+    "---\nname: skillopt-sleep-learned\ndescription: How this project writes its messages.\n---\n\n" + HAND_WRITTEN
+)
 MEMORY_TEXT = "# Project\n"
 
 
@@ -109,8 +110,9 @@ def _harmful_lines(directives: list[Any], world: str) -> int:
 def check_probabilities(knobs: SimKnobs, task: Task, documents: str, world: str) -> list[float]:
     """The exact probability that the documents make each of the task's checks pass."""
     everything = parse_documents(documents)
-    view = target.DocumentView(applicable(everything, task_text(task.as_payload())),
-                               knobs.effective_follow(rule_count(everything)))
+    view = target.DocumentView(
+        applicable(everything, task_text(task.as_payload())), knobs.effective_follow(rule_count(everything))
+    )
     factor = SUBTLE_FACTOR ** _harmful_lines(view.directives, world)
     if world == "trade-off":  # a trade-off clause acts wherever it is in the documents
         factor *= extra.tradeoff_factor([d.text for d in everything], task.kind, [k for k, _ in kind_tokens()])
@@ -156,8 +158,7 @@ def classify(rule: str, tasks: list[Task], world: str) -> str:
     return "harmful" if False in found else "covering" if True in found else "neutral"
 
 
-def proposed_rules(knobs: SimKnobs, failing: list[dict[str, Any]], world: str, limit: int,
-                   *parts: object) -> list[str]:
+def proposed_rules(knobs: SimKnobs, failing: list[dict[str, Any]], world: str, limit: int, *parts: object) -> list[str]:
     """The world as optimizer: rules for the failing checks (most-failed first)."""
     rng = knobs.rng("versus-reflect", *parts)
     rules: list[str] = []
@@ -210,8 +211,13 @@ class VersusBackend(SimBackend):
             text = world_reflect(self.knobs, self.world, request)
         else:
             return super().complete(request)
-        return Completion(text=text, model="sim", usage=Usage(input_tokens=(len(request.system) + len(request.user)) // 4 + 1,
-                                                              output_tokens=len(text) // 4 + 1))
+        return Completion(
+            text=text,
+            model="sim",
+            usage=Usage(
+                input_tokens=(len(request.system) + len(request.user)) // 4 + 1, output_tokens=len(text) // 4 + 1
+            ),
+        )
 
 
 def payload_task(task: dict[str, Any]) -> Task:
@@ -229,7 +235,11 @@ def respond(knobs: SimKnobs, world: str, task: Task, documents: str, sample: int
         request = Request("attempt", "", "", sample=sample, payload={"task": task.as_payload(), "documents": documents})
         return target.attempt(knobs, request)[0]
     rng = knobs.rng("versus-attempt", task.id, documents, sample)
-    return f"{task.checks[0]['arg']} done." if rng.random() < answer_probability(knobs, task, documents, world) else "Done."
+    return (
+        f"{task.checks[0]['arg']} done."
+        if rng.random() < answer_probability(knobs, task, documents, world)
+        else "Done."
+    )
 
 
 def record(agreement: extra.Agreement, knobs: SimKnobs, world: str, task: Task, documents: str, text: str) -> None:
@@ -244,8 +254,9 @@ def world_reflect(knobs: SimKnobs, world: str, request: Request) -> str:
     if world != "trade-off":
         return subtle_reflect(knobs, request)
     edits = json.loads(sim_optimizer.reflect(knobs, request)[0])["edits"]
-    rules = extra.as_tradeoffs([e["content"] for e in edits], kind_tokens(),
-                               knobs.rng("versus-tradeoff", request.user, request.sample))
+    rules = extra.as_tradeoffs(
+        [e["content"] for e in edits], kind_tokens(), knobs.rng("versus-tradeoff", request.user, request.sample)
+    )
     return json.dumps({"edits": [{**e, "content": r} for e, r in zip(edits, rules, strict=True)]})
 
 
@@ -262,16 +273,26 @@ def subtle_reflect(knobs: SimKnobs, request: Request) -> str:
                 failed.setdefault(str(check.get("arg")), []).append(str(item.get("task_id", "")))
     for _, task_ids in sorted(failed.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         if rng.random() < knobs.harmful:
-            edits.append({"target": "skill", "op": "add", "content": rng.choice(SUBTLE_RULES),
-                          "rationale": "good attempts looked tighter and more focused",
-                          "evidence": sorted(set(task_ids))})
-    return json.dumps({"edits": edits[:int(request.payload.get("max_edits") or 4)]})
+            edits.append(
+                {
+                    "target": "skill",
+                    "op": "add",
+                    "content": rng.choice(SUBTLE_RULES),
+                    "rationale": "good attempts looked tighter and more focused",
+                    "evidence": sorted(set(task_ids)),
+                }
+            )
+    return json.dumps({"edits": edits[: int(request.payload.get("max_edits") or 4)]})
 
 
 def from_options(options: dict[str, Any], model: str | None) -> VersusBackend:
     """``versus:seed=N,world=default,corr=0,drift=0`` (registered by ``bench_versus.py``)."""
-    return VersusBackend(int(options.get("seed", 0)), str(options.get("world", "default")),
-                         float(options.get("corr", 0.0)), float(options.get("drift", 0.0)))
+    return VersusBackend(
+        int(options.get("seed", 0)),
+        str(options.get("world", "default")),
+        float(options.get("corr", 0.0)),
+        float(options.get("drift", 0.0)),
+    )
 
 
 # ---- the reference engine's prompts, as its ``claude`` backend sends them ----
@@ -367,17 +388,30 @@ class World:
         for block in prompt.split("\n### Task ")[1:]:
             task_id = re.split(r"[\s(]", block, maxsplit=1)[0]
             request = re.search(r"^Request: (.*)$", block, re.M)
-            failed = sorted({arg for line in re.findall(r"^Failed checks: (.*)$", block, re.M)
-                             for arg in FAILED_TOKEN_RE.findall(line)})
-            tasks.append({"task_id": task_id, "intent": request.group(1) if request else "",
-                          "failed_checks": [{"op": "contains", "arg": a} for a in failed]})
+            failed = sorted(
+                {
+                    arg
+                    for line in re.findall(r"^Failed checks: (.*)$", block, re.M)
+                    for arg in FAILED_TOKEN_RE.findall(line)
+                }
+            )
+            tasks.append(
+                {
+                    "task_id": task_id,
+                    "intent": request.group(1) if request else "",
+                    "failed_checks": [{"op": "contains", "arg": a} for a in failed],
+                }
+            )
         rules_part = prompt.partition("Current learned rules:\n")[2]
         current = [ln[2:] for ln in rules_part.split("\n\n", 1)[0].splitlines() if ln.startswith("- ")]
         limit = re.search(r"at most\s+(\d+)\s+small", system)
         contrast, failure = "Contrast the better and the worse" in prompt, "failed in every attempt" in prompt
-        payload = {"mode": "mixed" if contrast and failure else "contrastive" if contrast else "failure",
-                   "tasks": tasks, "current_rules": {"all": current},
-                   "max_edits": int(limit.group(1)) if limit else 4}
+        payload = {
+            "mode": "mixed" if contrast and failure else "contrastive" if contrast else "failure",
+            "tasks": tasks,
+            "current_rules": {"all": current},
+            "max_edits": int(limit.group(1)) if limit else 4,
+        }
         knobs = knobs_for(self.optimizer_seed)
         request = Request("reflect", system, prompt, sample=sample, payload=payload)
         if self.world == "default":
@@ -388,23 +422,30 @@ class World:
         """This engine's rank prompt read back (candidates, the failed checks behind them) for the
         sim's ranking."""
         candidates = [{"content": c} for c in re.findall(r"^\d+\. \[[^\]]*\] (.*)$", prompt, re.M)]
-        tasks = [{"failed_checks": [{"op": "contains", "arg": a} for a in FAILED_TOKEN_RE.findall(line)]}
-                 for line in re.findall(r"^- task .*$", prompt, re.M)]
+        tasks = [
+            {"failed_checks": [{"op": "contains", "arg": a} for a in FAILED_TOKEN_RE.findall(line)]}
+            for line in re.findall(r"^- task .*$", prompt, re.M)
+        ]
         keep = re.search(r"Only the best (\d+)", system)
         payload = {"candidates": candidates, "tasks": tasks, "keep": int(keep.group(1)) if keep else 1}
-        return sim_optimizer.rank(knobs_for(self.optimizer_seed), Request("rank", system, prompt, sample=sample,
-                                                                          payload=payload))[0]
+        return sim_optimizer.rank(
+            knobs_for(self.optimizer_seed), Request("rank", system, prompt, sample=sample, payload=payload)
+        )[0]
 
     def _our_refine(self, prompt: str, sample: int) -> str:
         """This engine's refine prompt read back (the rule, the checks it newly broke) for the sim's
         reviser."""
         rule = prompt.partition("The proposed rule:\n")[2].partition("\n\n")[0].strip()
         failures = prompt.partition("now fail checks that passed before it:\n")[2]
-        tasks = [{"failed_checks": [{"op": "contains", "arg": a} for a in FAILED_TOKEN_RE.findall(line)]}
-                 for line in failures.splitlines() if "now fails:" in line]
+        tasks = [
+            {"failed_checks": [{"op": "contains", "arg": a} for a in FAILED_TOKEN_RE.findall(line)]}
+            for line in failures.splitlines()
+            if "now fails:" in line
+        ]
         payload = {"rule": rule, "tasks": tasks}
-        return sim_optimizer.refine(knobs_for(self.optimizer_seed), Request("refine", "", prompt, sample=sample,
-                                                                            payload=payload))[0]
+        return sim_optimizer.refine(
+            knobs_for(self.optimizer_seed), Request("refine", "", prompt, sample=sample, payload=payload)
+        )[0]
 
     def snapshot(self) -> tuple[Counter, int]:
         with self.lock:
@@ -426,9 +467,18 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, {"type": "error", "error": {"type": "invalid_request_error", "message": "bad body"}})
             return
         text = self.world.answer(system, prompt)
-        self._send(200, {"id": "msg_world", "type": "message", "role": "assistant", "model": body.get("model", "world"),
-                         "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-                         "usage": {"input_tokens": (len(system) + len(prompt)) // 4 + 1, "output_tokens": len(text) // 4 + 1}})
+        self._send(
+            200,
+            {
+                "id": "msg_world",
+                "type": "message",
+                "role": "assistant",
+                "model": body.get("model", "world"),
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": (len(system) + len(prompt)) // 4 + 1, "output_tokens": len(text) // 4 + 1},
+            },
+        )
 
     def _send(self, status: int, obj: dict[str, Any]) -> None:
         data = json.dumps(obj).encode()
@@ -453,7 +503,7 @@ def serve(world: World) -> ThreadingHTTPServer:
 
 # The stand-in ``claude``: ``claude -p ... -- <prompt>`` (or the prompt on stdin), forwarded to the
 # world as one Messages request; the reply's text on stdout. Standard library only.
-STAND_IN = r'''
+STAND_IN = r"""
 import json, os, sys, urllib.request
 argv = sys.argv[1:]
 prompt = argv[argv.index("--") + 1] if "--" in argv and argv.index("--") + 1 < len(argv) else sys.stdin.read()
@@ -463,4 +513,4 @@ req = urllib.request.Request(os.environ["VERSUS_WORLD_URL"] + "/v1/messages", da
 with urllib.request.urlopen(req, timeout=60) as resp:
     reply = json.load(resp)
 sys.stdout.write("".join(p.get("text", "") for p in reply.get("content", [])) + "\n")
-'''
+"""

@@ -120,5 +120,9 @@ class Agreement:
             pairs += both
             agree += k * (k - 1) / 2 + (n - k) * (n - k - 1) / 2
             expected += both * (p * p + (1 - p) * (1 - p))
-        return {"cells": cells, "pairs": int(pairs), "measured": round(agree / pairs, 4) if pairs else None,
-                "if_independent": round(expected / pairs, 4) if pairs else None}
+        return {
+            "cells": cells,
+            "pairs": int(pairs),
+            "measured": round(agree / pairs, 4) if pairs else None,
+            "if_independent": round(expected / pairs, 4) if pairs else None,
+        }

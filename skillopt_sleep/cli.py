@@ -49,8 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
                 problem = f"its module skillopt_sleep/commands/{name}.py is missing"
             else:
                 problem = f"it cannot be loaded ({exc})"
-            raise UserError(f"this installation is broken: the '{name}' command: {problem}; "
-                            "reinstall skillopt-sleep", code=EXIT_ERROR) from exc
+            raise UserError(
+                f"this installation is broken: the '{name}' command: {problem}; reinstall skillopt-sleep",
+                code=EXIT_ERROR,
+            ) from exc
         module.register(sub)
     return parser
 

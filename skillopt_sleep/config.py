@@ -104,8 +104,9 @@ class Config:
         offline simulator, ``sim``), and none on the simulator alone."""
         if self.max_calls is not None:
             return self.max_calls or None
-        simulated = all(self.backend_for(role).split(":", 1)[0].strip().lower() == "sim"
-                        for role in ("target", "optimizer"))
+        simulated = all(
+            self.backend_for(role).split(":", 1)[0].strip().lower() == "sim" for role in ("target", "optimizer")
+        )
         return None if simulated else DEFAULT_MODEL_CALLS
 
 
@@ -121,9 +122,15 @@ CONFIG_READ_LIMIT = 1024 * 1024
 _FIELDS = {f.name: f for f in dataclasses.fields(Config)}
 # Locations (read by paths.py) and the agent plugins' hook runner's own knobs, which it passes
 # down to the engine it starts: none of them is an engine setting.
-ENV_NOT_SETTINGS = frozenset({"SKILLOPT_SLEEP_HOME", "SKILLOPT_SLEEP_PYTHON",
-                              # the plugin launcher's: where it sets the engine up, and its own path
-                              "SKILLOPT_SLEEP_ENGINE_DIR", "SKILLOPT_SLEEP_LAUNCHER"})
+ENV_NOT_SETTINGS = frozenset(
+    {
+        "SKILLOPT_SLEEP_HOME",
+        "SKILLOPT_SLEEP_PYTHON",
+        # the plugin launcher's: where it sets the engine up, and its own path
+        "SKILLOPT_SLEEP_ENGINE_DIR",
+        "SKILLOPT_SLEEP_LAUNCHER",
+    }
+)
 
 
 def _coerce(key: str, value: Any, where: str) -> Any:
@@ -168,8 +175,7 @@ def _coerce(key: str, value: Any, where: str) -> Any:
     return value
 
 
-def _apply(config: Config, values: Mapping[str, Any], where: str,
-           origins: dict[str, str] | None = None) -> None:
+def _apply(config: Config, values: Mapping[str, Any], where: str, origins: dict[str, str] | None = None) -> None:
     for key, value in values.items():
         name = key.replace("-", "_")
         if name not in _FIELDS:
@@ -196,6 +202,7 @@ def check_backends(config: Config, origins: Mapping[str, str]) -> None:
     """Every backend setting names a backend (or ``auto``); else one line naming the setting and
     where it was set: usage (2) on the command line, config (3) in a file or the environment."""
     from skillopt_sleep.backends import BACKEND_NAMES, BackendSpecError, parse_spec
+
     AUTO = "auto"  # the backend setting that picks one (backends/auto.py)
 
     for key in ("backend", "target_backend", "optimizer_backend"):
@@ -206,11 +213,17 @@ def check_backends(config: Config, origins: Mapping[str, str]) -> None:
             parse_spec(value)
         except BackendSpecError as exc:
             name = value.partition(":")[0].strip().lower()
-            problem = (str(exc) if name in BACKEND_NAMES else f"{AUTO} takes no options" if name == AUTO
-                       else f"unknown backend (choose from {', '.join((AUTO, *BACKEND_NAMES))})")
+            problem = (
+                str(exc)
+                if name in BACKEND_NAMES
+                else f"{AUTO} takes no options"
+                if name == AUTO
+                else f"unknown backend (choose from {', '.join((AUTO, *BACKEND_NAMES))})"
+            )
             where = origins.get(key, "defaults")
-            raise UserError(f"{_setting(key, value, where)}: {problem}",
-                            EXIT_USAGE if where == COMMAND_LINE else EXIT_CONFIG) from None
+            raise UserError(
+                f"{_setting(key, value, where)}: {problem}", EXIT_USAGE if where == COMMAND_LINE else EXIT_CONFIG
+            ) from None
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
@@ -236,28 +249,41 @@ def validate(config: Config, origins: Mapping[str, str] | None = None) -> Config
         (config.dream_kind_tasks >= 0, "dream_kind_tasks must be >= 0 (0: every train task is dreamed)"),
         (config.score_cache_days >= 0, "score_cache_days must be >= 0 (0: no answers kept across nights)"),
         (config.val_samples >= 1, "val_samples must be at least 1"),
-        (0 < config.retire_margin < 1, "retire_margin must be between 0 and 1 (the largest drop a retirement may cost)"),
+        (
+            0 < config.retire_margin < 1,
+            "retire_margin must be between 0 and 1 (the largest drop a retirement may cost)",
+        ),
         (config.max_val_samples >= config.val_samples, "max_val_samples must be >= val_samples"),
-        (0 <= config.val_others_samples <= config.max_val_samples,
-         "val_others_samples must be within 0..max_val_samples (0: as many as the edit's own val tasks)"),
+        (
+            0 <= config.val_others_samples <= config.max_val_samples,
+            "val_others_samples must be within 0..max_val_samples (0: as many as the edit's own val tasks)",
+        ),
         (config.concurrency >= 1, "concurrency must be at least 1"),
         (config.retries >= 1, "retries must be at least 1"),
         (config.call_timeout is None or config.call_timeout > 0, "call_timeout must be a positive number of seconds"),
-        (config.night_deadline is None or config.night_deadline > 0,
-         "night_deadline must be a positive number of seconds"),
+        (
+            config.night_deadline is None or config.night_deadline > 0,
+            "night_deadline must be a positive number of seconds",
+        ),
         (config.retry_base_delay >= 0, "retry_base_delay must be >= 0"),
         (config.max_edits >= 1, "max_edits must be at least 1"),
         (1 <= config.screen_pool <= 4, "screen_pool must be within 1..4"),
         (1 <= config.reflect_samples <= 4, "reflect_samples must be within 1..4"),
         (config.edit_schedule in ("constant", "linear", "cosine"), "edit_schedule must be constant, linear or cosine"),
         (config.edit_floor >= 1, "edit_floor must be at least 1"),
-        (config.edit_schedule == "constant" or config.edit_floor <= config.max_edits,
-         "edit_floor must not exceed max_edits (the schedule decays from max_edits to edit_floor)"),
+        (
+            config.edit_schedule == "constant" or config.edit_floor <= config.max_edits,
+            "edit_floor must not exceed max_edits (the schedule decays from max_edits to edit_floor)",
+        ),
         (config.edit_horizon >= 1, "edit_horizon must be at least 1 night"),
         (config.recall_k >= 0, "recall_k must be >= 0 (0: no past tasks recalled)"),
         (0 <= config.dream_factor <= 5, "dream_factor must be within 0..5 (0: no dream variants)"),
-        (0 <= config.val_fraction < 1 and 0 <= config.test_fraction < 1
-         and config.val_fraction + config.test_fraction < 1, "val_fraction + test_fraction must be < 1"),
+        (
+            0 <= config.val_fraction < 1
+            and 0 <= config.test_fraction < 1
+            and config.val_fraction + config.test_fraction < 1,
+            "val_fraction + test_fraction must be < 1",
+        ),
         (config.min_recurrence >= 1, "min_recurrence must be at least 1"),
         (0 < config.regression_alpha < 1, "regression_alpha must be within (0, 1)"),
         (0 < config.gain_alpha < 1, "gain_alpha must be within (0, 1)"),
@@ -282,8 +308,9 @@ def _where_set(message: str, origins: Mapping[str, str]) -> str:
     return f" ({'; '.join(places)})" if places else ""
 
 
-def load_config(project: Path | None = None, overrides: Mapping[str, Any] | None = None,
-                env: Mapping[str, str] | None = None) -> Config:
+def load_config(
+    project: Path | None = None, overrides: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None
+) -> Config:
     config = Config()
     origins: dict[str, str] = {}
     user_file = user_dirs().config_file
@@ -293,14 +320,16 @@ def load_config(project: Path | None = None, overrides: Mapping[str, Any] | None
         _apply(config, read_config_file(project_file), str(project_file), origins)
     env = os.environ if env is None else env
     env_values = {
-        key[len("SKILLOPT_SLEEP_"):].lower(): value
+        key[len("SKILLOPT_SLEEP_") :].lower(): value
         for key, value in env.items()
         if key.startswith("SKILLOPT_SLEEP_") and key not in ENV_NOT_SETTINGS
     }
     for key in env_values:
         if key not in _FIELDS:
-            raise UserError(f"environment: SKILLOPT_SLEEP_{key.upper()} is not a setting "
-                            f"(settings: {', '.join(sorted(_FIELDS))})", EXIT_CONFIG)
+            raise UserError(
+                f"environment: SKILLOPT_SLEEP_{key.upper()} is not a setting (settings: {', '.join(sorted(_FIELDS))})",
+                EXIT_CONFIG,
+            )
     _apply(config, env_values, ENVIRONMENT, origins)
     _apply(config, {k: v for k, v in (overrides or {}).items() if v is not None}, COMMAND_LINE, origins)
     check_backends(config, origins)

@@ -66,8 +66,13 @@ class StandIn:
         if request.purpose == "mine" and (request.payload or {}).get("grouping"):
             # the simulator has no grouping behaviour: one call that merges nothing
             text = json.dumps({"same_kind": []})
-            return Completion(text=text, model="rehearsal", usage=Usage(
-                input_tokens=(len(request.system) + len(request.user)) // 4 + 1, output_tokens=len(text) // 4 + 1))
+            return Completion(
+                text=text,
+                model="rehearsal",
+                usage=Usage(
+                    input_tokens=(len(request.system) + len(request.user)) // 4 + 1, output_tokens=len(text) // 4 + 1
+                ),
+            )
         return self.sim.complete(request)
 
 
@@ -94,8 +99,12 @@ class Rehearsal:
     harvested: Any = None  # the transcripts the rehearsals read, for the night that follows them
 
     def to_dict(self) -> dict[str, Any]:
-        return {"calls": self.calls, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "calls_by_phase": dict(self.by_phase)}
+        return {
+            "calls": self.calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "calls_by_phase": dict(self.by_phase),
+        }
 
 
 def rehearse(opts: Any, seeds: tuple[int, ...] = REHEARSAL_SEEDS) -> Rehearsal:
@@ -110,13 +119,19 @@ def rehearse(opts: Any, seeds: tuple[int, ...] = REHEARSAL_SEEDS) -> Rehearsal:
     runs = [_rehearse_once(opts, seed) for seed in seeds]
     first, n = runs[0][0], len(runs)
     phases = sorted({k for report, _ in runs for k, v in report.calls.items() if v})
-    return Rehearsal(calls=round(sum(sum(r.calls.values()) for r, _ in runs) / n),
-                     input_tokens=round(sum(_input(r.usage) for r, _ in runs) / n),
-                     output_tokens=round(sum(r.usage.output_tokens for r, _ in runs) / n),
-                     by_phase={k: v for k in phases if (v := round(sum(r.calls.get(k, 0) for r, _ in runs) / n))},
-                     backends=dict(first.backends), splits=dict(first.splits), sessions=first.n_sessions,
-                     status=first.status, seconds=time.monotonic() - started, harvested=opts.harvested,
-                     target_price=next((b.price for b in runs[0][1] if b.id == first.backends.get("target")), None))
+    return Rehearsal(
+        calls=round(sum(sum(r.calls.values()) for r, _ in runs) / n),
+        input_tokens=round(sum(_input(r.usage) for r, _ in runs) / n),
+        output_tokens=round(sum(r.usage.output_tokens for r, _ in runs) / n),
+        by_phase={k: v for k in phases if (v := round(sum(r.calls.get(k, 0) for r, _ in runs) / n))},
+        backends=dict(first.backends),
+        splits=dict(first.splits),
+        sessions=first.n_sessions,
+        status=first.status,
+        seconds=time.monotonic() - started,
+        harvested=opts.harvested,
+        target_price=next((b.price for b in runs[0][1] if b.id == first.backends.get("target")), None),
+    )
 
 
 def _input(usage: Usage) -> int:
@@ -137,9 +152,18 @@ def _rehearse_once(opts: Any, seed: int) -> tuple[NightReport, list[Any]]:
         real.append(backend)
         return _stand_in(backend, seed, known)
 
-    dry = replace(opts, project=opts.project.expanduser().resolve(), config=config, mode="dry-run",
-                  progress=lambda message: None, call_progress=None, auto_adopt=False, resume=False,
-                  wrap_backend=stand_in, stores=[])
+    dry = replace(
+        opts,
+        project=opts.project.expanduser().resolve(),
+        config=config,
+        mode="dry-run",
+        progress=lambda message: None,
+        call_progress=None,
+        auto_adopt=False,
+        resume=False,
+        wrap_backend=stand_in,
+        stores=[],
+    )
     try:
         report = _night(dry, new_night_id(), False, History(), RejectedLedger(), staging)
     except NightStopped as stopped:  # the call cap's backstop: the night stops there too
@@ -163,12 +187,18 @@ def record(project: Path, rehearsal: Rehearsal, report: NightReport) -> dict[str
     if report.started is not None and report.finished is not None:
         seconds = round(max(0.0, (report.finished - report.started).total_seconds()), 3)
     entry = {
-        "night_id": report.night_id, "project": project_key(project), "status": report.status,
-        "finished": format_time(report.finished), "backend": report.backends.get("target"),
+        "night_id": report.night_id,
+        "project": project_key(project),
+        "status": report.status,
+        "finished": format_time(report.finished),
+        "backend": report.backends.get("target"),
         "estimated": rehearsal.to_dict(),
-        "actual": {"calls": sum(report.calls.values()),
-                   "input_tokens": _input(usage),
-                   "output_tokens": usage.output_tokens, "seconds": seconds},
+        "actual": {
+            "calls": sum(report.calls.values()),
+            "input_tokens": _input(usage),
+            "output_tokens": usage.output_tokens,
+            "seconds": seconds,
+        },
     }
     append_jsonl(log_path(), entry)
     return entry
@@ -176,8 +206,11 @@ def record(project: Path, rehearsal: Rehearsal, report: NightReport) -> dict[str
 
 def past_nights(project: Path) -> list[dict[str, Any]]:
     key = project_key(project)
-    return [e for e in read_jsonl(log_path()) if e.get("project") == key
-            and isinstance(e.get("estimated"), dict) and isinstance(e.get("actual"), dict)]
+    return [
+        e
+        for e in read_jsonl(log_path())
+        if e.get("project") == key and isinstance(e.get("estimated"), dict) and isinstance(e.get("actual"), dict)
+    ]
 
 
 def _ratio(entries: list[dict[str, Any]], name: str) -> float | None:
@@ -190,9 +223,13 @@ def _ratio(entries: list[dict[str, Any]], name: str) -> float | None:
 
 
 def _pace(entries: list[dict[str, Any]]) -> float | None:
-    paces = [e["actual"]["seconds"] / e["actual"]["calls"] for e in entries
-             if isinstance(e["actual"].get("seconds"), (int, float)) and isinstance(e["actual"].get("calls"), int)
-             and e["actual"]["calls"] > 0]
+    paces = [
+        e["actual"]["seconds"] / e["actual"]["calls"]
+        for e in entries
+        if isinstance(e["actual"].get("seconds"), (int, float))
+        and isinstance(e["actual"].get("calls"), int)
+        and e["actual"]["calls"] > 0
+    ]
     return statistics.median(paces) if paces else None
 
 
@@ -211,8 +248,13 @@ class Correction:
         entries = [e for e in past_nights(project) if e.get("backend") == backend][-PAST_NIGHTS:]
         if not entries:
             return cls()
-        return cls(len(entries), _ratio(entries, "calls") or 1.0, _ratio(entries, "input_tokens") or 1.0,
-                   _ratio(entries, "output_tokens") or 1.0, _pace(entries))
+        return cls(
+            len(entries),
+            _ratio(entries, "calls") or 1.0,
+            _ratio(entries, "input_tokens") or 1.0,
+            _ratio(entries, "output_tokens") or 1.0,
+            _pace(entries),
+        )
 
 
 # -- the estimate --------------------------------------------------------------------------------
@@ -234,15 +276,27 @@ class Estimate:
         r, c = self.rehearsal, self.correction
         return {
             "ok": True,
-            "calls": self.calls, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-            "minutes": round(self.minutes, 1), "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 4),
+            "calls": self.calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "minutes": round(self.minutes, 1),
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 4),
             "payer": self.payer,
-            "plan": {"sessions": r.sessions, "tasks": r.splits, "backends": r.backends, "status": r.status,
-                     "calls_by_phase": r.by_phase},
+            "plan": {
+                "sessions": r.sessions,
+                "tasks": r.splits,
+                "backends": r.backends,
+                "status": r.status,
+                "calls_by_phase": r.by_phase,
+            },
             "rehearsal": r.to_dict(),
-            "correction": {"nights": c.nights, "calls": round(c.calls, 3), "input_tokens": round(c.input_tokens, 3),
-                           "output_tokens": round(c.output_tokens, 3),
-                           "seconds_per_call": None if c.seconds_per_call is None else round(c.seconds_per_call, 3)},
+            "correction": {
+                "nights": c.nights,
+                "calls": round(c.calls, 3),
+                "input_tokens": round(c.input_tokens, 3),
+                "output_tokens": round(c.output_tokens, 3),
+                "seconds_per_call": None if c.seconds_per_call is None else round(c.seconds_per_call, 3),
+            },
             "notes": list(self.notes),
         }
 
@@ -253,17 +307,29 @@ def payer_of(backend_id: str | None, price: Any = None) -> dict[str, Any]:
     name = spec[0].split("(", 1)[0]
     model = spec[1] if len(spec) > 1 else ""
     if name == "sim":
-        return {"kind": "none", "backend": backend_id, "login": None,
-                "text": "the simulator answers: no model, nothing to pay"}
+        return {
+            "kind": "none",
+            "backend": backend_id,
+            "login": None,
+            "text": "the simulator answers: no model, nothing to pay",
+        }
     if name in ("claude-cli", "codex-cli"):
         login = name.split("-")[0]
         who = "Claude Code" if login == "claude" else "Codex"
-        return {"kind": "login", "backend": backend_id, "login": login,
-                "text": f"your {who} login (the `{login}` CLI): its plan's usage limits, no separate bill"}
-    return {"kind": "api", "backend": backend_id, "login": None,
-            "price_known": price is not None,
-            "text": f"the API account of {name} (billed per token)" + ("" if price else "; no price known for "
-                                                                             f"{model or 'its model'}")}
+        return {
+            "kind": "login",
+            "backend": backend_id,
+            "login": login,
+            "text": f"your {who} login (the `{login}` CLI): its plan's usage limits, no separate bill",
+        }
+    return {
+        "kind": "api",
+        "backend": backend_id,
+        "login": None,
+        "price_known": price is not None,
+        "text": f"the API account of {name} (billed per token)"
+        + ("" if price else f"; no price known for {model or 'its model'}"),
+    }
 
 
 def estimate(opts: Any) -> Estimate:
@@ -280,11 +346,15 @@ def estimate(opts: Any) -> Estimate:
     if pace is None:
         pace = 0.0 if payer["kind"] == "none" else FIRST_PACE / max(1, opts.config.concurrency)
         if payer["kind"] != "none":
-            notes.append(f"minutes assume ~{FIRST_PACE:g} s a call, {opts.config.concurrency} at once, until this "
-                         "project has a night of its own")
+            notes.append(
+                f"minutes assume ~{FIRST_PACE:g} s a call, {opts.config.concurrency} at once, until this "
+                "project has a night of its own"
+            )
     if correction.nights:
-        notes.append(f"corrected by this project's last {correction.nights} night(s): calls x{correction.calls:.2f}, "
-                     f"input tokens x{correction.input_tokens:.2f}, output tokens x{correction.output_tokens:.2f}")
+        notes.append(
+            f"corrected by this project's last {correction.nights} night(s): calls x{correction.calls:.2f}, "
+            f"input tokens x{correction.input_tokens:.2f}, output tokens x{correction.output_tokens:.2f}"
+        )
     else:
         notes.append("no earlier night of this project on this backend to correct it yet")
     cost = None
@@ -294,11 +364,22 @@ def estimate(opts: Any) -> Estimate:
         notes.append("no recurring, checkable tasks tonight: the night would only check the backend")
     cap = opts.config.call_cap()
     if cap is not None:
-        notes.append(f"capped at {cap:,} calls a night" + (
-            " (the default when a model answers; max_calls = 0 lifts it)" if opts.config.max_calls is None else "")
-            + ": the night plans to fit it and resumes what it leaves undecided on the next night")
-    return Estimate(calls=calls, input_tokens=tokens_in, output_tokens=tokens_out, minutes=calls * pace / 60.0,
-                    cost_usd=cost, payer=payer, rehearsal=rehearsal, correction=correction, notes=notes)
+        notes.append(
+            f"capped at {cap:,} calls a night"
+            + (" (the default when a model answers; max_calls = 0 lifts it)" if opts.config.max_calls is None else "")
+            + ": the night plans to fit it and resumes what it leaves undecided on the next night"
+        )
+    return Estimate(
+        calls=calls,
+        input_tokens=tokens_in,
+        output_tokens=tokens_out,
+        minutes=calls * pace / 60.0,
+        cost_usd=cost,
+        payer=payer,
+        rehearsal=rehearsal,
+        correction=correction,
+        notes=notes,
+    )
 
 
 def minutes_text(minutes: float) -> str:
@@ -313,10 +394,17 @@ def render(est: Estimate) -> str:
     """The estimate as a person reads it."""
     r = est.rehearsal
     tasks = ", ".join(f"{n} {s}" for s, n in r.splits.items() if n) or "none"
-    spend = f"about ${est.cost_usd:.2f}" if est.cost_usd is not None else (
-        "no bill (simulator)" if est.payer["kind"] == "none" else
-        f"{est.calls:,} calls and ~{est.input_tokens + est.output_tokens:,} tokens" if est.payer["kind"] == "login"
-        else "price unknown")
+    spend = (
+        f"about ${est.cost_usd:.2f}"
+        if est.cost_usd is not None
+        else (
+            "no bill (simulator)"
+            if est.payer["kind"] == "none"
+            else f"{est.calls:,} calls and ~{est.input_tokens + est.output_tokens:,} tokens"
+            if est.payer["kind"] == "login"
+            else "price unknown"
+        )
+    )
     lines = [
         f"estimate for tonight: ~{est.calls:,} model calls, ~{est.input_tokens:,} input + ~{est.output_tokens:,} "
         f"output tokens, {minutes_text(est.minutes)}",
@@ -331,5 +419,7 @@ def render(est: Estimate) -> str:
 def one_line(est: Estimate) -> str:
     """The estimate in one progress line."""
     cost = f", about ${est.cost_usd:.2f}" if est.cost_usd is not None else ""
-    return (f"estimate: ~{est.calls:,} model calls, ~{est.input_tokens + est.output_tokens:,} tokens{cost}, "
-            f"{minutes_text(est.minutes)} ({est.payer['text'].split(':')[0]})")
+    return (
+        f"estimate: ~{est.calls:,} model calls, ~{est.input_tokens + est.output_tokens:,} tokens{cost}, "
+        f"{minutes_text(est.minutes)} ({est.payer['text'].split(':')[0]})"
+    )

@@ -118,8 +118,13 @@ def sha256_bytes(data: bytes) -> str:
 # or journal a night writes, far below what exhausts memory
 READ_LIMIT = 64 * 1024 * 1024
 
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 class UnreadableFile(OSError):
@@ -200,8 +205,14 @@ def append_jsonl(path: str | os.PathLike[str], *objs: Any) -> None:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     data = b"".join(utf8(json.dumps(o, ensure_ascii=False, default=str)) + b"\n" for o in objs)
-    flags = (os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-             | getattr(os, "O_NOFOLLOW", 0))
+    flags = (
+        os.O_RDWR
+        | os.O_APPEND
+        | os.O_CREAT
+        | getattr(os, "O_NONBLOCK", 0)
+        | getattr(os, "O_BINARY", 0)
+        | getattr(os, "O_NOFOLLOW", 0)
+    )
     try:
         fd = os.open(target, flags, 0o666)
     except OSError as exc:

@@ -98,10 +98,13 @@ def read_transcripts(opts: NightOptions) -> Any:
 
     config = opts.config
     return harvest(
-        opts.project, source=config.source,
+        opts.project,
+        source=config.source,
         claude_home=Path(config.claude_home).expanduser() if config.claude_home else None,
         codex_home=Path(config.codex_home).expanduser() if config.codex_home else None,
-        since=opts.since, state_dir=user_dirs().state, progress=opts.progress,
+        since=opts.since,
+        state_dir=user_dirs().state,
+        progress=opts.progress,
     )
 
 
@@ -116,22 +119,38 @@ def gather_tasks(opts: NightOptions, judge_maker: Any = None, grouper: Any = Non
     result = opts.harvested if opts.harvested is not None else read_transcripts(opts)
     from skillopt_sleep.sources import describe_read, home_warnings
 
-    notes = [f"warning: {line}" for line in home_warnings(
-        result, {"claude": bool(config.claude_home), "codex": bool(config.codex_home)})]
+    notes = [
+        f"warning: {line}"
+        for line in home_warnings(result, {"claude": bool(config.claude_home), "codex": bool(config.codex_home)})
+    ]
     for line in notes:
         opts.progress(line)
     notes.append(f"{describe_read(result)}; {len(result.digests)} session(s) for this project")
     opts.progress(notes[-1])
     opts.progress(f"mining {len(result.digests)} session(s)")
-    mined = mining.mine(result.digests, min_recurrence=config.min_recurrence, seed=config.split_seed,
-                        val_fraction=config.val_fraction, test_fraction=config.test_fraction,
-                        judge_maker=judge_maker, grouper=grouper)
+    mined = mining.mine(
+        result.digests,
+        min_recurrence=config.min_recurrence,
+        seed=config.split_seed,
+        val_fraction=config.val_fraction,
+        test_fraction=config.test_fraction,
+        judge_maker=judge_maker,
+        grouper=grouper,
+    )
     notes.extend(mined.notes)
     if mined.one_off or mined.uncheckable:
-        notes.append(f"{mined.one_off} one-off request group(s) not promoted; "
-                     f"{mined.uncheckable} recurring group(s) had no checkable feedback")
-    return Gathered(tasks=mined.tasks, n_sessions=len(result.digests), skipped=dict(result.skipped),
-                    sources=list(result.sources_used), harvest=result, notes=notes)
+        notes.append(
+            f"{mined.one_off} one-off request group(s) not promoted; "
+            f"{mined.uncheckable} recurring group(s) had no checkable feedback"
+        )
+    return Gathered(
+        tasks=mined.tasks,
+        n_sessions=len(result.digests),
+        skipped=dict(result.skipped),
+        sources=list(result.sources_used),
+        harvest=result,
+        notes=notes,
+    )
 
 
 def _agent(config: Config, sources: list[str]) -> str:
@@ -202,16 +221,29 @@ def _auto_agents(opts: NightOptions) -> tuple[list[str], bool]:
     found = available_sources(
         opts.project,
         claude_home=Path(config.claude_home).expanduser() if config.claude_home else None,
-        codex_home=Path(config.codex_home).expanduser() if config.codex_home else None)
+        codex_home=Path(config.codex_home).expanduser() if config.codex_home else None,
+    )
     if config.source in ("claude", "codex"):
         found = [a for a in found if a == config.source]
     return found, True
 
 
-def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledger: Any,
-           staging: Any, resume_from: str | None = None) -> NightReport:
-    report = NightReport(night_id=night_id, project=str(opts.project), mode=opts.mode,
-                         status="running", started=datetime.now(timezone.utc))
+def _night(
+    opts: NightOptions,
+    night_id: str,
+    stateful: bool,
+    history: Any,
+    ledger: Any,
+    staging: Any,
+    resume_from: str | None = None,
+) -> NightReport:
+    report = NightReport(
+        night_id=night_id,
+        project=str(opts.project),
+        mode=opts.mode,
+        status="running",
+        started=datetime.now(timezone.utc),
+    )
     # A tasks file is checked before anything else (it needs no model) ...
     gathered = gather_tasks(opts) if opts.tasks_file is not None else None
     # ... then ``auto`` becomes a concrete backend, or the night stops here with the choices.
@@ -226,8 +258,11 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
     evidence_path = project_dirs(opts.project).tmp / f"evidence-{night_id}.jsonl" if stateful else None
     evidence = EvidenceLog(evidence_path) if evidence_path is not None else None
     journal = open_journal(opts.project, night_id) if stateful else None
-    earlier = (open_journal(opts.project, resume_from, read_only=True)
-               if stateful and resume_from not in (None, night_id) else None)
+    earlier = (
+        open_journal(opts.project, resume_from, read_only=True)
+        if stateful and resume_from not in (None, night_id)
+        else None
+    )
     scores = _score_cache(opts)
     carried = sum(j.loaded for j in (journal, earlier) if j is not None)
     if carried:
@@ -237,15 +272,21 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
         opts.progress(note)
     models: Models | None = None
     try:
-        models = build_models(opts.config, evidence, wrap=opts.wrap_backend,
-                              stores=[s for s in (journal, earlier, scores) if s is not None] + list(opts.stores))
+        models = build_models(
+            opts.config,
+            evidence,
+            wrap=opts.wrap_backend,
+            stores=[s for s in (journal, earlier, scores) if s is not None] + list(opts.stores),
+        )
         for note in models.notes:  # a local stall, named as such before any call
             opts.progress(note)
             report.notes.append(note)
         if gathered is not None and not gathered.reviewed and not models.offline:
             raise UserError(
                 f"{opts.tasks_file} is not reviewed; real backends only replay a reviewed tasks file "
-                "(check it, then set \"reviewed\": true)", EXIT_CONFIG)
+                '(check it, then set "reviewed": true)',
+                EXIT_CONFIG,
+            )
         # Rules a simulator wrote for transcripts (or tasks) nobody reviewed are not real findings.
         report.simulated = models.simulated and not (gathered is not None and gathered.reviewed)
         models.target.calls_progress = models.optimizer.calls_progress = opts.call_progress
@@ -256,8 +297,10 @@ def _night(opts: NightOptions, night_id: str, stateful: bool, history: Any, ledg
     except ProviderError as exc:
         # A deadline (the night's or one call's) is a provider failure too: exit 4, nothing
         # staged, no state advanced; the next night re-reads the same transcripts.
-        raise UserError(f"provider {exc.backend_id} failed ({exc.kind}): {exc.message}; "
-                        "nothing staged, no state advanced", EXIT_PROVIDER) from None
+        raise UserError(
+            f"provider {exc.backend_id} failed ({exc.kind}): {exc.message}; nothing staged, no state advanced",
+            EXIT_PROVIDER,
+        ) from None
     except BudgetExceeded as exc:
         report.status = "budget"
         report.calls, report.usage = models.calls(), models.usage()
@@ -307,9 +350,17 @@ def _save_pool(pool: EvidencePool, report: NightReport) -> None:
         report.notes.append(f"val evidence not saved ({pool.path}: {exc.strerror or exc})")
 
 
-def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, staging: Any,
-           report: NightReport, models: Models, evidence: EvidenceLog | None,
-           gathered: Gathered | None) -> NightReport:
+def _learn(
+    opts: NightOptions,
+    stateful: bool,
+    history: Any,
+    ledger: Any,
+    staging: Any,
+    report: NightReport,
+    models: Models,
+    evidence: EvidenceLog | None,
+    gathered: Gathered | None,
+) -> NightReport:
     """The night's phases: preflight, tasks, documents, consolidate, stage (and adopt)."""
     _preflight(opts, models)
     gathered = _tasks(opts, report, models, gathered)
@@ -325,9 +376,16 @@ def _learn(opts: NightOptions, stateful: bool, history: Any, ledger: Any, stagin
     budget = edit_budget(opts.config, history.nights(opts.project))
     if budget.note:
         report.notes.append(budget.note)
-    outcome = consolidate(tasks, docs, models, LoopSettings.from_config(opts.config, budget.edits),
-                          already_refused=lambda e: ledger.contains(ledger_project, e),
-                          pool=pool, progress=opts.progress, archived_val=_archived_val(opts, pool))
+    outcome = consolidate(
+        tasks,
+        docs,
+        models,
+        LoopSettings.from_config(opts.config, budget.edits),
+        already_refused=lambda e: ledger.contains(ledger_project, e),
+        pool=pool,
+        progress=opts.progress,
+        archived_val=_archived_val(opts, pool),
+    )
     if evidence is not None:
         evidence.close()
     _fill(report, outcome, models)
@@ -353,8 +411,9 @@ def _widen(opts: NightOptions, report: NightReport, models: Models, tasks: list[
     """Tonight's tasks plus recalled past tasks and dream variants, all train (learning/train_set.py)."""
     if not any(t.split == "train" for t in tasks):
         return tasks
-    widened = widen_train(tasks, models, opts.project, recall_k=opts.config.recall_k,
-                          dream_factor=opts.config.dream_factor)
+    widened = widen_train(
+        tasks, models, opts.project, recall_k=opts.config.recall_k, dream_factor=opts.config.dream_factor
+    )
     report.notes.extend(widened.notes)
     report.task_index.update(task_summaries(widened.tasks))
     return tasks + widened.tasks
@@ -382,15 +441,19 @@ def _tasks(opts: NightOptions, report: NightReport, models: Models, gathered: Ga
             judge_maker = LlmMiner(models.optimizer)
             grouper = LlmGrouper(models.optimizer)
         if config.miner == "auto":
-            report.notes.append(f"miner: {miner} (auto: "
-                                + ("the optimizer is a real model)" if miner == "llm" else "the simulator)"))
+            report.notes.append(
+                f"miner: {miner} (auto: " + ("the optimizer is a real model)" if miner == "llm" else "the simulator)")
+            )
         gathered = gather_tasks(opts, judge_maker, grouper)
     if judge_maker is not None and judge_maker.unusable:
-        report.notes.append(f"LLM miner: {judge_maker.unusable} reply(ies) not JSON after one repair; "
-                            "the heuristic checks alone judge those kinds")
+        report.notes.append(
+            f"LLM miner: {judge_maker.unusable} reply(ies) not JSON after one repair; "
+            "the heuristic checks alone judge those kinds"
+        )
     if judge_maker is not None and judge_maker.rejected:
-        report.notes.append("LLM miner checks rejected as invalid: " +
-                            ", ".join(f"{k} ({v})" for k, v in judge_maker.rejected.items()))
+        report.notes.append(
+            "LLM miner checks rejected as invalid: " + ", ".join(f"{k} ({v})" for k, v in judge_maker.rejected.items())
+        )
     report.n_sessions = gathered.n_sessions
     report.skipped = gathered.skipped
     report.notes.extend(gathered.notes)
@@ -403,7 +466,8 @@ def _measurable(report: NightReport, gathered: Gathered, models: Models) -> list
     if unmeasurable:
         report.notes.append(
             f"{len(unmeasurable)} task(s) left out of the score: their checks need a tool call and "
-            f"{models.target.id} cannot offer tools ({', '.join(t.id for t in unmeasurable)})")
+            f"{models.target.id} cannot offer tools ({', '.join(t.id for t in unmeasurable)})"
+        )
     report.n_tasks = len(tasks)
     report.task_index = task_summaries(tasks)
     report.splits = {s: sum(1 for t in tasks if t.split == s) for s in ("train", "val", "test")}
@@ -412,17 +476,29 @@ def _measurable(report: NightReport, gathered: Gathered, models: Models) -> list
 
 def _documents(opts: NightOptions, report: NightReport, gathered: Gathered) -> DocumentSet:
     config = opts.config
-    docs = load_documents(opts.project, _agent(config, gathered.sources), config.skill_name,
-                          opts.target_skill_path, max_rules=config.max_rules,
-                          user_level_skill=config.user_level_skill,
-                          whole_skill=whole_skill_opted_in(config.skill_name, config.edit_whole_skill,
-                                                           opts.edit_whole_skill))
+    docs = load_documents(
+        opts.project,
+        _agent(config, gathered.sources),
+        config.skill_name,
+        opts.target_skill_path,
+        max_rules=config.max_rules,
+        user_level_skill=config.user_level_skill,
+        whole_skill=whole_skill_opted_in(config.skill_name, config.edit_whole_skill, opts.edit_whole_skill),
+    )
     report.documents = {d.role: described(d.path) for d in docs.all()}
     return docs
 
 
-def _stage(opts: NightOptions, report: NightReport, docs: DocumentSet, outcome: Outcome, history: Any,
-           ledger: Any, staging: Any, evidence: EvidenceLog | None) -> None:
+def _stage(
+    opts: NightOptions,
+    report: NightReport,
+    docs: DocumentSet,
+    outcome: Outcome,
+    history: Any,
+    ledger: Any,
+    staging: Any,
+    evidence: EvidenceLog | None,
+) -> None:
     """Stage the proposal, record refused edits in the ledger, adopt when asked to."""
     ledger_project = str(opts.project)
     files = [
@@ -431,14 +507,21 @@ def _stage(opts: NightOptions, report: NightReport, docs: DocumentSet, outcome: 
         if new.text != old.text
     ]
     report.finished = datetime.now(timezone.utc)
-    staging.stage(opts.project, report, files, evidence=evidence.path if evidence else None,
-                  past_nights=history.nights(opts.project))
+    staging.stage(
+        opts.project,
+        report,
+        files,
+        evidence=evidence.path if evidence else None,
+        past_nights=history.nights(opts.project),
+    )
     for item in report.rejected_edits:
         if item.get("ledger"):
             ledger.add(ledger_project, Edit.from_dict(item["edit"]), item["reasons"], report.night_id)
     if opts.auto_adopt and outcome.accepted and report.simulated:
-        report.notes.append("not auto-adopted: the proposal is simulated (sim backend); "
-                            "adopt it by hand with --allow-simulated if you mean to")
+        report.notes.append(
+            "not auto-adopted: the proposal is simulated (sim backend); "
+            "adopt it by hand with --allow-simulated if you mean to"
+        )
     elif opts.auto_adopt and outcome.accepted:
         from skillopt_sleep.staging.adoption import adopt_locked, allowed_targets
 
@@ -454,8 +537,7 @@ def _fill(report: NightReport, outcome: Outcome, models: Models) -> None:
     report.accepted_edits = list(outcome.accepted)
     report.decisions = list(outcome.decisions)
     report.rejected_edits = [
-        {"edit": item.edit.to_dict(), "reasons": list(item.reasons), "ledger": item.ban}
-        for item in outcome.rejected
+        {"edit": item.edit.to_dict(), "reasons": list(item.reasons), "ledger": item.ban} for item in outcome.rejected
     ]
     report.calls, report.usage = models.calls(), models.usage()
     report.left_out = models.left_out()
@@ -464,8 +546,10 @@ def _fill(report: NightReport, outcome: Outcome, models: Models) -> None:
     report.notes.extend(left_out_notes(report.left_out))
     reused = sum(s.reused for s in models.stats)
     if reused:
-        report.notes.append(f"{reused} answer(s) reused instead of drawn again (unchanged documents, "
-                            "tasks and model: kept from an earlier or an interrupted night)")
+        report.notes.append(
+            f"{reused} answer(s) reused instead of drawn again (unchanged documents, "
+            "tasks and model: kept from an earlier or an interrupted night)"
+        )
     report.notes.extend(models.spending_notes())
     report.notes.append("phases (requests issued): " + ", ".join(f"{k}={v}" for k, v in outcome.phases.items()))
 

@@ -33,8 +33,10 @@ def print_estimate(opts: Any, as_json: bool) -> int:
         print(json.dumps(clean_obj(est.to_dict()), indent=2))
     else:
         print(sanitize(render(est)))
-        print("nothing was run or staged; start the night with: skillopt-sleep run"
-              + ("" if opts.project == Path.cwd() else f" --project {shlex.quote(str(opts.project))}"))
+        print(
+            "nothing was run or staged; start the night with: skillopt-sleep run"
+            + ("" if opts.project == Path.cwd() else f" --project {shlex.quote(str(opts.project))}")
+        )
     return EXIT_OK
 
 
@@ -74,10 +76,17 @@ def followed_night(opts: Any, mode: str = "run", *, show: bool = True, log: str 
     if est is not None and opts.harvested is None:
         opts.harvested = est.rehearsal.harvested  # the night reads what its rehearsals read
     if est is not None and show:
-        for line in (render(est).splitlines() if mode == "dry-run" else [one_line(est)]):
+        for line in render(est).splitlines() if mode == "dry-run" else [one_line(est)]:
             _say(line.strip())
-    progress = NightProgress(opts.project, planned=est.calls if est else None, payer=est.payer if est else None,
-                             mode=mode, log=log, show=show, write=mode == "run")
+    progress = NightProgress(
+        opts.project,
+        planned=est.calls if est else None,
+        payer=est.payer if est else None,
+        mode=mode,
+        log=log,
+        show=show,
+        write=mode == "run",
+    )
     answers = AnswerLog() if mode == "run" else None
     if answers is not None:
         opts.stores = [*opts.stores, answers]
@@ -99,8 +108,9 @@ def followed_night(opts: Any, mode: str = "run", *, show: bool = True, log: str 
         code = 130
         raise
     finally:
-        progress.end(code, report.status if report is not None else None,
-                     report.night_id if report is not None else None)
+        progress.end(
+            code, report.status if report is not None else None, report.night_id if report is not None else None
+        )
         if report is not None and mode == "run":
             _remember(opts.project, est, report, answers)
 
@@ -151,13 +161,18 @@ def detach(args: argparse.Namespace, project: Path) -> int:
     if os.name == "nt":  # pragma: no cover - Windows has no sessions
         kwargs = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.DETACHED_PROCESS}
     with open(log, "ab") as out:
-        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                 cwd=str(project), close_fds=True,
-                                 **kwargs)
+        child = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=str(project),
+            close_fds=True,
+            **kwargs,
+        )
     write_starting(project, child.pid, str(log))
     if getattr(args, "json", False):
-        print(json.dumps(clean_obj({"ok": True, "started": True, "pid": child.pid, "log": str(log),
-                                    "follow": follow})))
+        print(json.dumps(clean_obj({"ok": True, "started": True, "pid": child.pid, "log": str(log), "follow": follow})))
     else:
         print(sanitize(f"skillopt-sleep: night started in the background (pid {child.pid}); log: {log}"))
         print(sanitize(f"follow it with: {follow}"))

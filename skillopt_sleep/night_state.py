@@ -54,9 +54,19 @@ class NightProgress(CallProgress):
     the state file beside it. ``planned``: the estimate's calls (None: unknown, the calls asked
     for so far stand in)."""
 
-    def __init__(self, project: Path, *, planned: int | None = None, payer: dict[str, Any] | None = None,
-                 mode: str = "run", log: str | None = None, show: bool = True, write: bool = True,
-                 every: float = EVERY, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        project: Path,
+        *,
+        planned: int | None = None,
+        payer: dict[str, Any] | None = None,
+        mode: str = "run",
+        log: str | None = None,
+        show: bool = True,
+        write: bool = True,
+        every: float = EVERY,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.path = state_path(project)
         self.planned = planned
@@ -66,8 +76,16 @@ class NightProgress(CallProgress):
         self.every = every
         self.phase = "starting"
         self.night_id: str | None = None
-        self._state: dict[str, Any] = {"version": 1, "state": "running", "pid": os.getpid(), "mode": mode,
-                                       "started": _now(), "log": log, "exit_code": None, "result": None}
+        self._state: dict[str, Any] = {
+            "version": 1,
+            "state": "running",
+            "pid": os.getpid(),
+            "mode": mode,
+            "started": _now(),
+            "log": log,
+            "exit_code": None,
+            "result": None,
+        }
         self._budget: Any = None
         self._begun = False  # a model call was made: from then on the state file is written
         self._written = float("-inf")
@@ -117,10 +135,20 @@ class NightProgress(CallProgress):
         if budget is not None:
             tokens = int(getattr(budget, "tokens_used", 0))  # input + output
             cost = round(float(getattr(budget, "cost_used", 0.0)), 6) if self.payer.get("kind") == "api" else None
-        return {**self._state, "night_id": self.night_id, "phase": self.phase, "updated": _now(),
-                "elapsed_s": round(elapsed, 1), "calls_done": self.completed, "calls_planned": total,
-                "eta_s": None if eta is None else round(eta, 1), "tokens": tokens, "cost_usd": cost,
-                "payer": self.payer.get("kind"), "login": self.payer.get("login")}
+        return {
+            **self._state,
+            "night_id": self.night_id,
+            "phase": self.phase,
+            "updated": _now(),
+            "elapsed_s": round(elapsed, 1),
+            "calls_done": self.completed,
+            "calls_planned": total,
+            "eta_s": None if eta is None else round(eta, 1),
+            "tokens": tokens,
+            "cost_usd": cost,
+            "payer": self.payer.get("kind"),
+            "login": self.payer.get("login"),
+        }
 
     def save(self, force: bool = False, create: bool = True) -> None:
         """Write the state file (at most every ``every`` seconds unless ``force``); a file that
@@ -153,11 +181,34 @@ def write_starting(project: Path, pid: int, log: str, mode: str = "run") -> None
     """The state of a night just started in the background, before its process writes its own."""
     path = state_path(project)
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(clean_obj({
-        "version": 1, "state": "running", "pid": pid, "mode": mode, "phase": "starting", "started": _now(),
-        "updated": _now(), "elapsed_s": 0.0, "calls_done": 0, "calls_planned": None, "eta_s": None,
-        "tokens": 0, "cost_usd": None, "payer": None, "login": None, "log": log, "exit_code": None,
-        "result": None})) + "\n")
+    atomic_write_text(
+        path,
+        json.dumps(
+            clean_obj(
+                {
+                    "version": 1,
+                    "state": "running",
+                    "pid": pid,
+                    "mode": mode,
+                    "phase": "starting",
+                    "started": _now(),
+                    "updated": _now(),
+                    "elapsed_s": 0.0,
+                    "calls_done": 0,
+                    "calls_planned": None,
+                    "eta_s": None,
+                    "tokens": 0,
+                    "cost_usd": None,
+                    "payer": None,
+                    "login": None,
+                    "log": log,
+                    "exit_code": None,
+                    "result": None,
+                }
+            )
+        )
+        + "\n",
+    )
 
 
 def read_state(project: Path) -> dict[str, Any] | None:
@@ -213,17 +264,24 @@ def format_night(data: dict[str, Any] | None) -> list[str]:
         planned = data.get("calls_planned")
         calls = f"{data.get('calls_done', 0)}/{planned if planned else '?'} model calls"
         eta = data.get("eta_s")
-        spent = (f"${data['cost_usd']:.4f} so far" if isinstance(data.get("cost_usd"), (int, float))
-                 else f"{data.get('tokens') or 0:,} tokens so far"
-                 + (f" on your {data['login']} login" if data.get("login") else ""))
+        spent = (
+            f"${data['cost_usd']:.4f} so far"
+            if isinstance(data.get("cost_usd"), (int, float))
+            else f"{data.get('tokens') or 0:,} tokens so far"
+            + (f" on your {data['login']} login" if data.get("login") else "")
+        )
         elapsed = data.get("elapsed_s") or 0
-        return [f"  night running now (pid {data.get('pid')}): {sanitize(str(data.get('phase') or '?'))}",
-                f"    {calls}, {_duration(float(elapsed))} elapsed"
-                + (f", about {_duration(float(eta))} left" if isinstance(eta, (int, float)) else "")
-                + f", {spent}{where}"]
+        return [
+            f"  night running now (pid {data.get('pid')}): {sanitize(str(data.get('phase') or '?'))}",
+            f"    {calls}, {_duration(float(elapsed))} elapsed"
+            + (f", about {_duration(float(eta))} left" if isinstance(eta, (int, float)) else "")
+            + f", {spent}{where}",
+        ]
     if state == "stopped":
-        return [f"  the last night (pid {data.get('pid')}, started {sanitize(str(data.get('started')))}) "
-                f"stopped without finishing, after {data.get('calls_done', 0)} model calls{where}"]
+        return [
+            f"  the last night (pid {data.get('pid')}, started {sanitize(str(data.get('started')))}) "
+            f"stopped without finishing, after {data.get('calls_done', 0)} model calls{where}"
+        ]
     code = data.get("exit_code")
     how = f"ended with exit {code}" if code else "finished"
     result = f" ({sanitize(str(data['result']))})" if data.get("result") else ""

@@ -15,8 +15,9 @@ from typing import TextIO
 
 
 class CallProgress:
-    def __init__(self, stream: TextIO | None = None, *, plain_every: float = 10.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, stream: TextIO | None = None, *, plain_every: float = 10.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.plain_every = plain_every

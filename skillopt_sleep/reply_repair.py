@@ -39,8 +39,7 @@ def repair_request(request: Request, reply: str, error: str) -> Request:
     """``request`` again, with the unusable reply and why it failed, asking for the JSON only."""
     reply = clean_text(reply)  # model output goes back to a provider: no escapes or invisibles
     shown = reply if len(reply) <= REPLY_EXCERPT else reply[:REPLY_EXCERPT] + " …"
-    user = render("repair", request=request.user.strip(), error=error.rstrip("."),
-                  reply=shown.strip() or "(empty)")
+    user = render("repair", request=request.user.strip(), error=error.rstrip("."), reply=shown.strip() or "(empty)")
     return replace(request, user=user, temperature=0.0, payload={**request.payload, "repair": True})
 
 
@@ -61,8 +60,9 @@ def _try(parse: Callable[[str], T], completion: Completion) -> tuple[T | None, s
         return None, str(exc) or type(exc).__name__
 
 
-def parse_replies(client: Client, requests: Sequence[Request], replies: Sequence[Completion],
-                  parse: Callable[[str], T], *, who: str) -> tuple[list[T | Unusable], int]:
+def parse_replies(
+    client: Client, requests: Sequence[Request], replies: Sequence[Completion], parse: Callable[[str], T], *, who: str
+) -> tuple[list[T | Unusable], int]:
     """``parse`` (raising ValueError when a reply is unusable) over ``replies``, with one
     concurrent round of repair requests for the unusable ones; returns the results in order and
     how many repair requests were made. ``who`` names the replier in the reason ("judge",

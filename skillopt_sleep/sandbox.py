@@ -27,7 +27,7 @@ def engine_program() -> str:
 
 def codex_rule() -> str:
     """The line of Codex rules that lets it run the engine outside its sandbox."""
-    return f"prefix_rule(pattern = [{json.dumps(engine_program())}], decision = \"allow\")"
+    return f'prefix_rule(pattern = [{json.dumps(engine_program())}], decision = "allow")'
 
 
 def codex_rules_file() -> str:
@@ -54,12 +54,16 @@ def not_writable_message(exc: BaseException) -> str | None:
     message = f"cannot write {where}: {exc.strerror or os.strerror(exc.errno)}"
     if in_codex_sandbox() and shlex.quote(engine_program()) != engine_program():
         # measured: Codex matches its rules only against a program word that is not quoted
-        return (message + f"; Codex's sandbox keeps it read-only, and its rules cannot allow a program whose "
-                f"path needs quoting ({engine_program()}): run the same command in a terminal")
+        return (
+            message + f"; Codex's sandbox keeps it read-only, and its rules cannot allow a program whose "
+            f"path needs quoting ({engine_program()}): run the same command in a terminal"
+        )
     if in_codex_sandbox():
-        return (message + "; Codex's sandbox keeps it read-only. Let Codex run the engine outside its sandbox: "
-                f"put the line {codex_rule()} in {codex_rules_file()} (or approve the command when Codex asks), "
-                "then ask again")
+        return (
+            message + "; Codex's sandbox keeps it read-only. Let Codex run the engine outside its sandbox: "
+            f"put the line {codex_rule()} in {codex_rules_file()} (or approve the command when Codex asks), "
+            "then ask again"
+        )
     return message + "; run the command where that path is writable"
 
 

@@ -138,8 +138,7 @@ _TAG = re.compile(
 # even inside a code span (prompts are not rendered Markdown).
 _DOCUMENT_WRAPPER = re.compile(r"<\s*/?\s*document\b", re.IGNORECASE)
 # Link schemes that run code or read local data when a rendered Markdown file is clicked.
-_BAD_SCHEME = re.compile(
-    r"(?<![A-Za-z0-9+.-])(?:(?:javascript|vbscript):\S|data:[a-z-]+/|file:/)", re.IGNORECASE)
+_BAD_SCHEME = re.compile(r"(?<![A-Za-z0-9+.-])(?:(?:javascript|vbscript):\S|data:[a-z-]+/|file:/)", re.IGNORECASE)
 _IMAGE = re.compile(r"!\[[^\]]*\]\(")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 # A numeric character reference renders as any character, invisible ones included.

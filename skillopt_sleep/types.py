@@ -134,9 +134,7 @@ class SessionDigest(Record):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SessionDigest:
         digest = super().from_dict(data)
-        digest.feedback = [
-            f if isinstance(f, Feedback) else Feedback.from_dict(f) for f in digest.feedback
-        ]
+        digest.feedback = [f if isinstance(f, Feedback) else Feedback.from_dict(f) for f in digest.feedback]
         return digest
 
 
@@ -255,9 +253,7 @@ class GateDecision(Record):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GateDecision:
         decision = super().from_dict(data)
-        decision.per_task = [
-            d if isinstance(d, TaskDelta) else TaskDelta.from_dict(d) for d in decision.per_task
-        ]
+        decision.per_task = [d if isinstance(d, TaskDelta) else TaskDelta.from_dict(d) for d in decision.per_task]
         decision.edits = [e if isinstance(e, Edit) else Edit.from_dict(e) for e in decision.edits]
         return decision
 
@@ -316,12 +312,8 @@ class NightReport(Record):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> NightReport:
         report = super().from_dict(data)
-        report.accepted_edits = [
-            e if isinstance(e, Edit) else Edit.from_dict(e) for e in report.accepted_edits
-        ]
-        report.decisions = [
-            d if isinstance(d, GateDecision) else GateDecision.from_dict(d) for d in report.decisions
-        ]
+        report.accepted_edits = [e if isinstance(e, Edit) else Edit.from_dict(e) for e in report.accepted_edits]
+        report.decisions = [d if isinstance(d, GateDecision) else GateDecision.from_dict(d) for d in report.decisions]
         if isinstance(report.usage, dict):
             report.usage = Usage.from_dict(report.usage)
         return report

@@ -151,8 +151,11 @@ def temp_leftovers(directory: Path | None = None, now: float | None = None) -> l
             continue
         if path.name.startswith(NIGHT_LOG_PREFIX) and stat.S_ISREG(info.st_mode):
             found.append(path)
-        elif (path.name.startswith(SANDBOX_PREFIX) and stat.S_ISDIR(info.st_mode)
-              and now - info.st_mtime > SANDBOX_MIN_AGE):
+        elif (
+            path.name.startswith(SANDBOX_PREFIX)
+            and stat.S_ISDIR(info.st_mode)
+            and now - info.st_mtime > SANDBOX_MIN_AGE
+        ):
             found.append(path)
     return found
 
@@ -165,8 +168,9 @@ def make_plan(extra_projects: Iterable[str | os.PathLike[str]] = (), platform: s
         live = [g for g in adoption.adoptions(project) if not g["reverted"]]
         projects.append(ProjectPlan(project, list(reversed(live))))
     target = schedule_path()
-    return Plan(installed_vias(platform), target if target.exists() else None, projects, engine_dirs(),
-                temp_leftovers())
+    return Plan(
+        installed_vias(platform), target if target.exists() else None, projects, engine_dirs(), temp_leftovers()
+    )
 
 
 def describe(plan: Plan, revert_documents: bool) -> list[str]:

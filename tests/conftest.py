@@ -35,5 +35,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     if _LIVE["seconds"]:
-        terminalreporter.write_line(f"live tests: {len(_LIVE['ran'])} ran in {sum(_LIVE['seconds']):.1f} s wall "
-                                    "(with the model server's start and stop)")
+        terminalreporter.write_line(
+            f"live tests: {len(_LIVE['ran'])} ran in {sum(_LIVE['seconds']):.1f} s wall "
+            "(with the model server's start and stop)"
+        )

@@ -16,8 +16,9 @@ def run_cli(*args: str, env_home: Path) -> subprocess.CompletedProcess[str]:
     import os
 
     env = dict(os.environ, SKILLOPT_SLEEP_HOME=str(env_home))
-    return subprocess.run([sys.executable, "-m", "skillopt_sleep", *args], capture_output=True, text=True,
-                          env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "skillopt_sleep", *args], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 def test_help_lists_every_verb(home: Path) -> None:
@@ -40,8 +41,7 @@ def test_a_verb_rejects_another_verbs_flag(home: Path) -> None:
 
 def test_bad_backend_is_one_clear_line(tmp_path: Path, home: Path) -> None:
     tasks = write_tasks_file(tmp_path / "t.json", make_tasks())
-    out = run_cli("dry-run", "--project", str(tmp_path), "--tasks-file", str(tasks), "--backend", "nope",
-                  env_home=home)
+    out = run_cli("dry-run", "--project", str(tmp_path), "--tasks-file", str(tasks), "--backend", "nope", env_home=home)
     assert out.returncode == 2
     assert "--backend nope: unknown backend (choose from auto, sim," in out.stderr and "Traceback" not in out.stderr
 
@@ -56,8 +56,11 @@ def test_broken_config_is_reported_with_its_file(tmp_path: Path, home: Path) -> 
 
 
 def test_invalid_tasks_file_names_the_task(tmp_path: Path, home: Path) -> None:
-    bad = {"format": "skillopt_sleep.tasks.v1", "reviewed": True,
-           "tasks": [{"id": "t1", "intent": "x", "judge": {"kind": "rule", "checks": [{"op": "shout", "arg": "x"}]}}]}
+    bad = {
+        "format": "skillopt_sleep.tasks.v1",
+        "reviewed": True,
+        "tasks": [{"id": "t1", "intent": "x", "judge": {"kind": "rule", "checks": [{"op": "shout", "arg": "x"}]}}],
+    }
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(bad))
     out = run_cli("dry-run", "--project", str(tmp_path), "--tasks-file", str(path), env_home=home)
@@ -67,8 +70,18 @@ def test_invalid_tasks_file_names_the_task(tmp_path: Path, home: Path) -> None:
 
 def test_run_json_then_status_then_adopt(tmp_path: Path, home: Path) -> None:
     tasks = write_tasks_file(tmp_path / "t.json", make_tasks(per_kind=5, test=True))
-    out = run_cli("run", "--project", str(tmp_path), "--tasks-file", str(tasks), "--json", "--quiet",
-                  "--backend", "sim:correct=1,harmful=0,seed=2", env_home=home)
+    out = run_cli(
+        "run",
+        "--project",
+        str(tmp_path),
+        "--tasks-file",
+        str(tasks),
+        "--json",
+        "--quiet",
+        "--backend",
+        "sim:correct=1,harmful=0,seed=2",
+        env_home=home,
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["accepted"] and data["staging_dir"]
@@ -85,8 +98,17 @@ def test_provider_outage_exits_4_with_one_line(tmp_path: Path, home: Path) -> No
     (tmp_path / ".skillopt-sleep").mkdir()
     (tmp_path / ".skillopt-sleep" / "config.toml").write_text("retries = 1\n")
     tasks = write_tasks_file(tmp_path / "t.json", make_tasks())
-    out = run_cli("run", "--project", str(tmp_path), "--tasks-file", str(tasks), "--quiet",
-                  "--backend", "sim:down=1", env_home=home)
+    out = run_cli(
+        "run",
+        "--project",
+        str(tmp_path),
+        "--tasks-file",
+        str(tasks),
+        "--quiet",
+        "--backend",
+        "sim:down=1",
+        env_home=home,
+    )
     assert out.returncode == 4
     lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "nothing staged" in lines[0]
@@ -94,8 +116,9 @@ def test_provider_outage_exits_4_with_one_line(tmp_path: Path, home: Path) -> No
 
 
 @pytest.mark.parametrize("as_json", [False, True])
-def test_a_missing_verb_module_fails_loudly(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                                            as_json: bool) -> None:
+def test_a_missing_verb_module_fails_loudly(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], as_json: bool
+) -> None:
     """A broken install (a lost commands/<verb>.py) is one clear line and exit 1 for every verb,
     never a CLI that quietly lacks the verb."""
     from skillopt_sleep import cli
@@ -105,12 +128,16 @@ def test_a_missing_verb_module_fails_loudly(monkeypatch: pytest.MonkeyPatch, cap
     out, err = capsys.readouterr()
     assert err.count("\n") == 1 and "the 'sweep' command" in err and "commands/sweep.py is missing" in err
     assert "Traceback" not in err
-    assert (json.loads(out) == {"ok": False, "error": err.strip().removeprefix("skillopt-sleep: "), "code": 1}
-            if as_json else out == "")
+    assert (
+        json.loads(out) == {"ok": False, "error": err.strip().removeprefix("skillopt-sleep: "), "code": 1}
+        if as_json
+        else out == ""
+    )
 
 
-def test_a_verb_whose_dependency_is_missing_fails_loudly(monkeypatch: pytest.MonkeyPatch,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_verb_whose_dependency_is_missing_fails_loudly(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import importlib
 
     from skillopt_sleep import cli

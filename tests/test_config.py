@@ -71,13 +71,13 @@ def test_environment_is_read_from_os_environ_by_default(project: Path, monkeypat
 
 
 def test_environment_ignores_home_and_unrelated_variables(project: Path):
-    config = load_config(project, env={"SKILLOPT_SLEEP_HOME": "/elsewhere", "OTHER_K": "9",
-                                       "SKILLOPT_SLEEPK": "9"})
+    config = load_config(project, env={"SKILLOPT_SLEEP_HOME": "/elsewhere", "OTHER_K": "9", "SKILLOPT_SLEEPK": "9"})
     assert config == Config()
 
 
-@pytest.mark.parametrize(("raw", "value"), [("1", True), ("true", True), ("ON", True), ("no", False),
-                                            ("0", False), ("off", False)])
+@pytest.mark.parametrize(
+    ("raw", "value"), [("1", True), ("true", True), ("ON", True), ("no", False), ("0", False), ("off", False)]
+)
 def test_environment_booleans(project: Path, raw: str, value: bool):
     assert load_config(project, env={"SKILLOPT_SLEEP_BATCH": raw}).batch is value
 
@@ -89,8 +89,9 @@ def test_none_overrides_are_ignored(user_file: Path):
 
 
 def test_dashed_keys_and_tables(user_file: Path):
-    user_file.write_text('max-edits = 2\nval-samples = 3\n[backend_options.sim]\nfollow = 0.8\nseed = 7\n',
-                         encoding="utf-8")
+    user_file.write_text(
+        "max-edits = 2\nval-samples = 3\n[backend_options.sim]\nfollow = 0.8\nseed = 7\n", encoding="utf-8"
+    )
     config = load_config(None, env={})
     assert config.max_edits == 2 and config.val_samples == 3
     assert config.backend_options == {"sim": {"follow": 0.8, "seed": 7}}
@@ -104,8 +105,9 @@ def test_integers_are_accepted_for_floats(user_file: Path):
 
 
 def test_optional_settings(user_file: Path):
-    user_file.write_text('max_tokens = 100000\ntarget_backend = "anthropic"\noptimizer_model = "big"\n',
-                         encoding="utf-8")
+    user_file.write_text(
+        'max_tokens = 100000\ntarget_backend = "anthropic"\noptimizer_model = "big"\n', encoding="utf-8"
+    )
     config = load_config(None, env={})
     assert config.max_tokens == 100000
     assert config.backend_for("target") == "anthropic" and config.backend_for("optimizer") == "auto"
@@ -116,13 +118,13 @@ def test_optional_settings(user_file: Path):
 
 
 def test_unknown_key_in_user_file_names_the_file(user_file: Path):
-    user_file.write_text("k = 2\nbakend = \"sim\"\n", encoding="utf-8")
+    user_file.write_text('k = 2\nbakend = "sim"\n', encoding="utf-8")
     err = config_error(env={})
     assert str(user_file) in err.message and "'bakend'" in err.message
 
 
 def test_unknown_key_in_project_file_names_the_file(project: Path):
-    project_file(project).write_text("[models]\nbackend = \"sim\"\n", encoding="utf-8")
+    project_file(project).write_text('[models]\nbackend = "sim"\n', encoding="utf-8")
     err = config_error(project=project, env={})
     assert str(project_file(project).resolve()) in err.message and "'models'" in err.message
 
@@ -227,8 +229,9 @@ def test_edit_whole_skill_is_a_list_of_skill_names(project: Path):
     assert "must be a list of strings" in config_error(project=project, env={}).message
 
 
-def test_an_unknown_backend_in_a_file_names_the_file_and_the_key(project: Path, capsys: pytest.CaptureFixture[str],
-                                                                  monkeypatch: pytest.MonkeyPatch):
+def test_an_unknown_backend_in_a_file_names_the_file_and_the_key(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+):
     """``backend = "gpt5"`` in the project's config.toml: one line naming the file, the key and the
     choices, exit 3 — from ``run`` as from load_config; ``status`` says so and still works."""
     from skillopt_sleep.cli import main
@@ -236,8 +239,10 @@ def test_an_unknown_backend_in_a_file_names_the_file_and_the_key(project: Path, 
     monkeypatch.delenv("SKILLOPT_SLEEP_BACKEND")  # the tests' default would win over the file
     project_file(project).write_text('backend = "gpt5"\n', encoding="utf-8")
     err = config_error(project=project, env={})
-    assert err.message == (f'backend = "gpt5" in {project_file(project)}: unknown backend '
-                           "(choose from auto, sim, anthropic, openai, claude-cli, codex-cli)")
+    assert err.message == (
+        f'backend = "gpt5" in {project_file(project)}: unknown backend '
+        "(choose from auto, sim, anthropic, openai, claude-cli, codex-cli)"
+    )
     assert main(["run", "--project", str(project), "--quiet"]) == EXIT_CONFIG
     assert capsys.readouterr().err.strip() == f"skillopt-sleep: {err.message}"
     assert main(["status", "--project", str(project)]) == 0
@@ -249,11 +254,13 @@ def test_an_unknown_backend_in_a_file_names_the_file_and_the_key(project: Path, 
 
 def test_backend_errors_say_where_the_backend_was_set(user_file: Path):
     user_file.write_text('optimizer_backend = "sim:seed"\n', encoding="utf-8")
-    assert config_error(env={}).message == (f'optimizer_backend = "sim:seed" in {user_file}: '
-                                            "backend option 'seed' is not key=value")
+    assert config_error(env={}).message == (
+        f"optimizer_backend = \"sim:seed\" in {user_file}: backend option 'seed' is not key=value"
+    )
     user_file.write_text("", encoding="utf-8")
     assert config_error(env={"SKILLOPT_SLEEP_BACKEND": "gpt5"}).message.startswith(
-        "SKILLOPT_SLEEP_BACKEND=gpt5 in the environment: unknown backend (choose from auto, ")
+        "SKILLOPT_SLEEP_BACKEND=gpt5 in the environment: unknown backend (choose from auto, "
+    )
     with pytest.raises(UserError) as info:
         load_config(overrides={"backend": "gpt5"}, env={})
     assert info.value.code == EXIT_USAGE and info.value.message.startswith("--backend gpt5: unknown backend")
@@ -263,7 +270,9 @@ def test_backend_errors_say_where_the_backend_was_set(user_file: Path):
 def test_an_invalid_value_names_where_it_was_set(project: Path):
     project_file(project).write_text("k = 0\n", encoding="utf-8")
     assert config_error(project=project, env={}).message == (
-        f"invalid setting (k set in {project_file(project)}): k must be at least 1")
+        f"invalid setting (k set in {project_file(project)}): k must be at least 1"
+    )
     project_file(project).write_text("val_samples = 20\n", encoding="utf-8")
     assert config_error(project=project, env={}).message == (
-        f"invalid setting (val_samples set in {project_file(project)}): max_val_samples must be >= val_samples")
+        f"invalid setting (val_samples set in {project_file(project)}): max_val_samples must be >= val_samples"
+    )

@@ -24,11 +24,15 @@ from tests.support.tasks import make_tasks, write_tasks_file
 
 
 def engine(*args: str, home: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("SKILLOPT_SLEEP_") and k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("SKILLOPT_SLEEP_") and k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
+    }
     env["SKILLOPT_SLEEP_HOME"] = str(home)
-    return subprocess.run([sys.executable, "-m", "skillopt_sleep", *args], capture_output=True, text=True,
-                          env=env, timeout=300, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "skillopt_sleep", *args], capture_output=True, text=True, env=env, timeout=300, cwd=cwd
+    )
 
 
 def test_estimate_calls_no_model_and_stages_nothing_while_the_night_does(tmp_path: Path) -> None:
@@ -39,8 +43,18 @@ def test_estimate_calls_no_model_and_stages_nothing_while_the_night_does(tmp_pat
     with FakeOpenAI() as fake:
         fake.responder = lambda body: json.dumps({"checkable": False, "checks": []})
         spec = f"openai:base_url={fake.base_url},api_key={fake.key},model=gpt-4.1-mini"
-        common = ["--project", str(project), "--claude-home", str(claude), "--backend", spec,
-                  "--agent", "claude", "--source", "claude"]
+        common = [
+            "--project",
+            str(project),
+            "--claude-home",
+            str(claude),
+            "--backend",
+            spec,
+            "--agent",
+            "claude",
+            "--source",
+            "claude",
+        ]
         done = engine("run", "--estimate", "--json", *common, home=home)
         assert done.returncode == 0, done.stderr
         assert fake.requests == []
@@ -58,8 +72,21 @@ def test_estimate_calls_no_model_and_stages_nothing_while_the_night_does(tmp_pat
 
 def test_estimate_text_names_the_cli_login_that_pays(tmp_path: Path) -> None:
     home, claude, project = build_demo_home(tmp_path / "demo")
-    done = engine("run", "--estimate", "--project", str(project), "--claude-home", str(claude),
-                  "--backend", "claude-cli", "--agent", "claude", "--source", "claude", home=home)
+    done = engine(
+        "run",
+        "--estimate",
+        "--project",
+        str(project),
+        "--claude-home",
+        str(claude),
+        "--backend",
+        "claude-cli",
+        "--agent",
+        "claude",
+        "--source",
+        "claude",
+        home=home,
+    )
     assert done.returncode == 0, done.stderr
     assert "Claude Code login" in done.stdout and "`claude` CLI" in done.stdout
     assert "model calls" in done.stdout and "nothing was run or staged" in done.stdout
@@ -74,9 +101,15 @@ def test_the_estimate_names_the_call_cap_in_force(tmp_path: Path, monkeypatch) -
     assert [n for n in notes if n.startswith("capped at 90 calls a night: the night plans to fit it")], notes
 
 
-@pytest.mark.parametrize(("backend", "kind", "login"), [
-    ("claude-cli:default", "login", "claude"), ("codex-cli:default", "login", "codex"),
-    ("anthropic:claude-sonnet-4-6", "api", None), ("sim(follow=0.9,seed=1)", "none", None)])
+@pytest.mark.parametrize(
+    ("backend", "kind", "login"),
+    [
+        ("claude-cli:default", "login", "claude"),
+        ("codex-cli:default", "login", "codex"),
+        ("anthropic:claude-sonnet-4-6", "api", None),
+        ("sim(follow=0.9,seed=1)", "none", None),
+    ],
+)
 def test_who_pays(backend: str, kind: str, login: str | None) -> None:
     payer = estimate.payer_of(backend)
     assert payer["kind"] == kind and payer["login"] == login
@@ -87,8 +120,9 @@ def _options(tmp_path: Path, backend: str = "sim:seed=3", **config: object) -> N
     project.mkdir(exist_ok=True)
     (project / "CLAUDE.md").write_text("# p\n", encoding="utf-8")
     tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks(4))
-    return NightOptions(project=project, config=Config(backend=backend, agent="claude", **config),
-                        mode="run", tasks_file=tasks_file)
+    return NightOptions(
+        project=project, config=Config(backend=backend, agent="claude", **config), mode="run", tasks_file=tasks_file
+    )
 
 
 def test_past_nights_on_the_same_backend_correct_the_estimate(tmp_path: Path, monkeypatch) -> None:
@@ -98,13 +132,23 @@ def test_past_nights_on_the_same_backend_correct_the_estimate(tmp_path: Path, mo
     assert first.correction.nights == 0 and first.calls == first.rehearsal.calls
     target = first.rehearsal.backends["target"]
     raw = first.rehearsal.to_dict()
-    doubled = {"calls": 2 * raw["calls"], "input_tokens": 3 * raw["input_tokens"],
-               "output_tokens": raw["output_tokens"], "seconds": 2 * raw["calls"] * 0.5}
-    append_jsonl(estimate.log_path(),
-                 {"project": project_key(opts.project), "backend": target, "estimated": raw, "actual": doubled},
-                 {"project": project_key(opts.project), "backend": "claude-cli:default", "estimated": raw,
-                  "actual": {**doubled, "calls": 10 * raw["calls"]}},  # another backend: not this one's
-                 {"project": "/elsewhere", "backend": target, "estimated": raw, "actual": {"calls": 1}})
+    doubled = {
+        "calls": 2 * raw["calls"],
+        "input_tokens": 3 * raw["input_tokens"],
+        "output_tokens": raw["output_tokens"],
+        "seconds": 2 * raw["calls"] * 0.5,
+    }
+    append_jsonl(
+        estimate.log_path(),
+        {"project": project_key(opts.project), "backend": target, "estimated": raw, "actual": doubled},
+        {
+            "project": project_key(opts.project),
+            "backend": "claude-cli:default",
+            "estimated": raw,
+            "actual": {**doubled, "calls": 10 * raw["calls"]},
+        },  # another backend: not this one's
+        {"project": "/elsewhere", "backend": target, "estimated": raw, "actual": {"calls": 1}},
+    )
     second = estimate.estimate(opts)
     assert second.correction.nights == 1
     assert second.calls == round(2 * second.rehearsal.calls)
@@ -121,8 +165,20 @@ def test_a_run_records_its_estimate_beside_what_it_spent(tmp_path: Path) -> None
     env_home = os.environ.get("SKILLOPT_SLEEP_HOME")
     os.environ["SKILLOPT_SLEEP_HOME"] = str(home)
     try:
-        code = main(["run", "--project", str(opts.project), "--tasks-file", str(opts.tasks_file),
-                     "--backend", "sim:seed=3", "--agent", "claude", "--quiet"])
+        code = main(
+            [
+                "run",
+                "--project",
+                str(opts.project),
+                "--tasks-file",
+                str(opts.tasks_file),
+                "--backend",
+                "sim:seed=3",
+                "--agent",
+                "claude",
+                "--quiet",
+            ]
+        )
         entries = estimate.past_nights(opts.project)
     finally:
         if env_home is None:
@@ -138,8 +194,18 @@ def test_a_run_records_its_estimate_beside_what_it_spent(tmp_path: Path) -> None
 
 def test_dry_run_says_its_estimate_first_and_that_nothing_was_staged(tmp_path: Path) -> None:
     opts = _options(tmp_path)
-    done = engine("dry-run", "--project", str(opts.project), "--tasks-file", str(opts.tasks_file),
-                  "--backend", "sim:seed=3", "--agent", "claude", home=tmp_path / "home")
+    done = engine(
+        "dry-run",
+        "--project",
+        str(opts.project),
+        "--tasks-file",
+        str(opts.tasks_file),
+        "--backend",
+        "sim:seed=3",
+        "--agent",
+        "claude",
+        home=tmp_path / "home",
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
     first_estimate = next(i for i, line in enumerate(lines) if "estimate for tonight" in line)
@@ -178,8 +244,17 @@ def test_run_keeps_its_answers_and_dry_run_does_not(tmp_path: Path) -> None:
     from skillopt_sleep import estimate_answers
 
     opts = _options(tmp_path)
-    common = ["--project", str(opts.project), "--tasks-file", str(opts.tasks_file), "--backend", "sim:seed=3",
-              "--agent", "claude", "--quiet"]
+    common = [
+        "--project",
+        str(opts.project),
+        "--tasks-file",
+        str(opts.tasks_file),
+        "--backend",
+        "sim:seed=3",
+        "--agent",
+        "claude",
+        "--quiet",
+    ]
     assert engine("dry-run", *common, home=tmp_path / "home").returncode == 0
     assert not estimate_answers.answers_path(opts.project).exists()
     done = engine("run", *common, home=tmp_path / "home")

@@ -16,11 +16,11 @@ from tests.support.staged_project import project_with_memory
 from tests.support.tasks import make_tasks, write_tasks_file
 
 
-def options(project: Path, tasks_file: Path, mode: str = "run", backend: str = "sim:correct=1,harmful=0,seed=1",
-            **kw) -> NightOptions:
+def options(
+    project: Path, tasks_file: Path, mode: str = "run", backend: str = "sim:correct=1,harmful=0,seed=1", **kw
+) -> NightOptions:
     config = Config(backend=backend, agent="claude", retries=2, retry_base_delay=0.0)
-    return NightOptions(project=project, config=config, mode=mode,
-                        tasks_file=tasks_file, **kw)
+    return NightOptions(project=project, config=config, mode=mode, tasks_file=tasks_file, **kw)
 
 
 @pytest.fixture
@@ -148,8 +148,10 @@ def test_a_failed_night_leaves_no_temp_dir(project: Path, tmp_path: Path, monkey
 
 def test_the_next_night_removes_what_a_killed_night_left(project: Path, tmp_path: Path) -> None:
     dirs = project_dirs(project)
-    leftovers = [dirs.tmp / "evidence-20260101T000000Z-dead.jsonl",
-                 dirs.staging / ".tmp-20260101T000000Z-dead-0a0b" / "manifest.json"]
+    leftovers = [
+        dirs.tmp / "evidence-20260101T000000Z-dead.jsonl",
+        dirs.staging / ".tmp-20260101T000000Z-dead-0a0b" / "manifest.json",
+    ]
     for path in leftovers:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("{}\n")
@@ -179,10 +181,13 @@ def test_auto_adopt_happens_under_the_night_lock(project: Path, tmp_path: Path) 
         assert "skillopt-sleep:learned:start" in Path(entry["path"]).read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize(("wrap", "miner", "expected"), [
-    (True, "auto", "llm"), (False, "auto", "heuristic"), (True, "heuristic", "heuristic"), (False, "llm", "llm")])
-def test_the_miner_follows_the_resolved_backend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                wrap: bool, miner: str, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("wrap", "miner", "expected"),
+    [(True, "auto", "llm"), (False, "auto", "heuristic"), (True, "heuristic", "heuristic"), (False, "llm", "llm")],
+)
+def test_the_miner_follows_the_resolved_backend(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wrap: bool, miner: str, expected: str
+) -> None:
     from skillopt_sleep.backends import assembly
     from skillopt_sleep.commands.demo import build_demo_home
 
@@ -194,12 +199,22 @@ def test_the_miner_follows_the_resolved_backend(tmp_path: Path, monkeypatch: pyt
     def make(*args, **kwargs):
         backend = real(*args, **kwargs)
         # any backend that is not the simulator (here: one that lets it answer)
-        built.append(FakeBackend(forward(backend), id="wrapped-" + backend.id, price=backend.price) if wrap else backend)
+        built.append(
+            FakeBackend(forward(backend), id="wrapped-" + backend.id, price=backend.price) if wrap else backend
+        )
         return built[-1]
 
     monkeypatch.setattr(assembly, "make_backend", make)
-    config = Config(backend="sim:correct=1,harmful=0,seed=1", agent="claude", source="claude",
-                    claude_home=str(claude), k=1, val_samples=1, max_val_samples=1, miner=miner)
+    config = Config(
+        backend="sim:correct=1,harmful=0,seed=1",
+        agent="claude",
+        source="claude",
+        claude_home=str(claude),
+        k=1,
+        val_samples=1,
+        max_val_samples=1,
+        miner=miner,
+    )
     report = run_night(NightOptions(project=demo_project, config=config, mode="dry-run"))
     assert report.n_tasks > 0
     mined_with_model = any("mine" in getattr(b, "purposes", []) for b in built)
@@ -228,8 +243,16 @@ def test_a_night_with_a_real_optimizer_asks_it_to_merge_groups(tmp_path: Path, m
         return built[-1]
 
     monkeypatch.setattr(assembly, "make_backend", make)
-    config = Config(backend="sim:correct=1,harmful=0,seed=1", agent="claude", source="claude",
-                    claude_home=str(claude), k=1, val_samples=1, max_val_samples=1, miner="auto")
+    config = Config(
+        backend="sim:correct=1,harmful=0,seed=1",
+        agent="claude",
+        source="claude",
+        claude_home=str(claude),
+        k=1,
+        val_samples=1,
+        max_val_samples=1,
+        miner="auto",
+    )
     report = run_night(NightOptions(project=demo_project, config=config, mode="dry-run"))
     asked = [r for b in built for r in b.requests if r.payload.get("grouping")]
     assert len(asked) == 1 and asked[0].purpose == "mine"
@@ -246,10 +269,12 @@ def test_a_lone_surrogate_in_every_prompt_still_records_the_night(tmp_path: Path
 
     _, claude, project = build_demo_home(tmp_path / "demo")
     for path in claude.rglob("*.jsonl"):
-        path.write_text(path.read_text(encoding="utf-8").replace('"content": "', '"content": "\\ud83d'),
-                        encoding="utf-8")
-    config = Config(backend="sim:follow=0.9,base=0.15,correct=0.6,seed=1", agent="claude", source="claude",
-                    claude_home=str(claude))
+        path.write_text(
+            path.read_text(encoding="utf-8").replace('"content": "', '"content": "\\ud83d'), encoding="utf-8"
+        )
+    config = Config(
+        backend="sim:follow=0.9,base=0.15,correct=0.6,seed=1", agent="claude", source="claude", claude_home=str(claude)
+    )
     report = run_night(NightOptions(project=project, config=config, mode="run", progress=lambda _m: None))
     assert report.n_sessions > 0
     nights = History().nights(project)

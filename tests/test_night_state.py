@@ -25,8 +25,9 @@ class Clock:
 
 def test_progress_counts_the_whole_night_against_its_estimate(tmp_path: Path) -> None:
     clock, out = Clock(), io.StringIO()
-    progress = night_state.NightProgress(tmp_path, planned=400, stream=out, clock=clock, plain_every=0,
-                                         payer={"kind": "api"}, every=0)
+    progress = night_state.NightProgress(
+        tmp_path, planned=400, stream=out, clock=clock, plain_every=0, payer={"kind": "api"}, every=0
+    )
     progress.expect(2)  # mining asks for two calls: the line still shows the night's 400
     clock.now += 10
     progress.done()
@@ -40,8 +41,9 @@ def test_progress_counts_the_whole_night_against_its_estimate(tmp_path: Path) ->
 
 def test_the_state_file_holds_phase_calls_eta_tokens_and_cost(tmp_path: Path) -> None:
     clock = Clock()
-    progress = night_state.NightProgress(tmp_path, planned=100, payer={"kind": "api"}, log="/x/night.log",
-                                         stream=io.StringIO(), clock=clock, every=0)
+    progress = night_state.NightProgress(
+        tmp_path, planned=100, payer={"kind": "api"}, log="/x/night.log", stream=io.StringIO(), clock=clock, every=0
+    )
     budget = Budget()
     progress.watch(SimpleNamespace(target=SimpleNamespace(budget=budget)))
     progress.on_phase("dreaming 4 train task(s) x 2")
@@ -73,8 +75,9 @@ def test_the_state_file_is_written_at_most_every_few_seconds(tmp_path: Path) -> 
 
 
 def test_a_login_night_is_followed_in_calls_and_tokens_not_dollars(tmp_path: Path) -> None:
-    progress = night_state.NightProgress(tmp_path, planned=10, payer={"kind": "login", "login": "claude"},
-                                         stream=io.StringIO(), every=0)
+    progress = night_state.NightProgress(
+        tmp_path, planned=10, payer={"kind": "login", "login": "claude"}, stream=io.StringIO(), every=0
+    )
     budget = Budget()
     budget.tokens_used, budget.cost_used = 999, 0.5  # claude -p reports a notional cost
     progress.watch(SimpleNamespace(target=SimpleNamespace(budget=budget)))
@@ -107,8 +110,9 @@ def test_a_running_state_shows_phase_calls_and_eta(tmp_path: Path, monkeypatch) 
     monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(tmp_path / "home"))
     project = tmp_path / "proj"
     project.mkdir()
-    progress = night_state.NightProgress(project, planned=50, stream=io.StringIO(), every=0,
-                                         payer={"kind": "api"}, log="/logs/n.log")
+    progress = night_state.NightProgress(
+        project, planned=50, stream=io.StringIO(), every=0, payer={"kind": "api"}, log="/logs/n.log"
+    )
     budget = Budget()
     budget.cost_used = 0.25
     progress.watch(SimpleNamespace(target=SimpleNamespace(budget=budget)))

@@ -17,8 +17,17 @@ def test_skillopt_sleep_home_relocates_config_state_and_cache(tmp_path: Path, mo
     dirs = user_dirs()
     root = (tmp_path / "sleep-home").resolve()
     assert (dirs.config, dirs.state, dirs.cache) == (root / "config", root / "state", root / "cache")
-    state_files = [dirs.checkpoints, dirs.digests, dirs.history, dirs.archive, dirs.rejected_ledger,
-                   dirs.sessions_seen, dirs.logs, dirs.schedule_file, dirs.scheduled_runs]
+    state_files = [
+        dirs.checkpoints,
+        dirs.digests,
+        dirs.history,
+        dirs.archive,
+        dirs.rejected_ledger,
+        dirs.sessions_seen,
+        dirs.logs,
+        dirs.schedule_file,
+        dirs.scheduled_runs,
+    ]
     assert all(path.is_relative_to(root) for path in state_files)
     assert len(set(state_files)) == len(state_files)  # no two records share a file
     assert dirs.config_file == root / "config" / "config.toml"

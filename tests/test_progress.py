@@ -37,9 +37,11 @@ def test_plain_lines_are_periodic_and_carry_counts_and_an_eta() -> None:
     clock.now = 21.0
     progress.done()  # the last call always shows
     lines = out.getvalue().splitlines()
-    assert lines == ["skillopt-sleep: model calls 1/4, 5s, ETA 15s",
-                     "skillopt-sleep: model calls 3/4, 20s, ETA 7s",
-                     "skillopt-sleep: model calls 4/4, 21s"]
+    assert lines == [
+        "skillopt-sleep: model calls 1/4, 5s, ETA 15s",
+        "skillopt-sleep: model calls 3/4, 20s, ETA 7s",
+        "skillopt-sleep: model calls 4/4, 21s",
+    ]
 
 
 def test_a_terminal_gets_one_line_rewritten_in_place() -> None:

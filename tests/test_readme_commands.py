@@ -36,18 +36,26 @@ REPO = readme.REPO
 
 # Sections whose commands a test runs as written: heading -> (the test, the programs it runs there).
 RUN_AS_WRITTEN = {
-    "## Quick start": ("tests/test_readme_commands.py::test_quick_start_commands",
-                       {"python3", ".", "pip", "python"}),
+    "## Quick start": ("tests/test_readme_commands.py::test_quick_start_commands", {"python3", ".", "pip", "python"}),
     "## Install": ("tests/plugins/test_real_plugins.py::test_claude_readme_install_commands", {"git"}),
-    "### Install in Claude Code": ("tests/plugins/test_real_plugins.py::test_claude_readme_install_commands",
-                                   {"/plugin"}),
+    "### Install in Claude Code": (
+        "tests/plugins/test_real_plugins.py::test_claude_readme_install_commands",
+        {"/plugin"},
+    ),
     "### Install in Codex": ("tests/plugins/test_real_plugins.py::test_codex_readme_install_commands", {"codex"}),
-    "### Install in a terminal": ("tests/test_readme_commands.py::test_terminal_install_in_a_virtualenv",
-                                  {"python3", "~/.local/share/skillopt-sleep/venv/bin/pip",
-                                   "~/.local/share/skillopt-sleep/venv/bin/skillopt-sleep"}),
+    "### Install in a terminal": (
+        "tests/test_readme_commands.py::test_terminal_install_in_a_virtualenv",
+        {
+            "python3",
+            "~/.local/share/skillopt-sleep/venv/bin/pip",
+            "~/.local/share/skillopt-sleep/venv/bin/skillopt-sleep",
+        },
+    ),
     "## Scheduling": ("tests/commands/test_schedule_readme.py::test_readme_scheduling_commands", {"umask", "echo"}),
-    "## Uninstall": ("tests/plugins/test_real_plugins.py::test_readme_uninstall_removes_the_plugins",
-                     {"claude", "codex", "rm"}),
+    "## Uninstall": (
+        "tests/plugins/test_real_plugins.py::test_readme_uninstall_removes_the_plugins",
+        {"claude", "codex", "rm"},
+    ),
 }
 
 # The one name a person types in Claude Code (kept in one place in the README).
@@ -136,13 +144,16 @@ def test_every_readme_command_is_covered():
     assert problems == []
 
 
-@pytest.mark.parametrize("line, expected", [
-    ("skillopt-sleep run --project . --no-such-flag", "run has no flag --no-such-flag"),
-    ("skillopt-sleep frobnicate --project .", "no verb 'frobnicate'"),
-    ("skillopt-sleep schedule --at", "the parser refuses"),
-    ("rm -rf ~/somewhere", "no test runs it"),
-    ("pipx install skillopt-sleep", "not the clone"),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("skillopt-sleep run --project . --no-such-flag", "run has no flag --no-such-flag"),
+        ("skillopt-sleep frobnicate --project .", "no verb 'frobnicate'"),
+        ("skillopt-sleep schedule --at", "the parser refuses"),
+        ("rm -rf ~/somewhere", "no test runs it"),
+        ("pipx install skillopt-sleep", "not the clone"),
+    ],
+)
 def test_the_coverage_check_catches(line, expected):
     """The check above fails for a README command that a test would not catch."""
     assert any(expected in p for p in _covered("## Your first real night", line))
@@ -194,17 +205,22 @@ def test_quick_start_commands(tmp_path):
     """(2) is what .ci/run runs; (1) installs the same way and its demo night runs."""
     one, two = readme.commands("## Quick start")
     install_two = [" ".join(w) for w in _parts(two)]
-    assert install_two == ["python3 -m venv .venv", ". .venv/bin/activate", "pip install -e .[test]",
-                           "python -m pytest -q"]
+    assert install_two == [
+        "python3 -m venv .venv",
+        ". .venv/bin/activate",
+        "pip install -e .[test]",
+        "python -m pytest -q",
+    ]
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
-    assert "python3 -m venv \"$venv\" && . \"$venv/bin/activate\" && pip install -e '.[test]'" in ci
+    assert 'python3 -m venv "$venv" && . "$venv/bin/activate" && pip install -e \'.[test]\'' in ci
     assert re.search(r"^python -m pytest -q( |$)", ci, re.M)
     parts_one = [" ".join(w) for w in _parts(one)]
     assert parts_one[:2] == install_two[:2] and parts_one[2] == "pip install -e ."
     assert parts_one[3] == "python -m skillopt_sleep demo"
     env = {**os.environ, "TMPDIR": str(tmp_path), "HOME": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-m", "skillopt_sleep", "demo"], cwd=REPO, env=env,
-                         capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-m", "skillopt_sleep", "demo"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600
+    )
     assert out.returncode == 0, out.stderr
     assert "To review the proposal:" in out.stdout and "accepted" in out.stdout
 
@@ -213,7 +229,10 @@ def test_terminal_install_in_a_virtualenv(tmp_path):
     """The terminal route without pipx, run as written in a throwaway HOME from a clone's files."""
     lines = readme.commands("### Install in a terminal", block=1)
     assert [shlex.split(line)[0] for line in lines] == [
-        "python3", "~/.local/share/skillopt-sleep/venv/bin/pip", "~/.local/share/skillopt-sleep/venv/bin/skillopt-sleep"]
+        "python3",
+        "~/.local/share/skillopt-sleep/venv/bin/pip",
+        "~/.local/share/skillopt-sleep/venv/bin/skillopt-sleep",
+    ]
     clone = tmp_path / shlex.split(readme.clone_line())[-1]
     files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True, timeout=60).stdout
     for rel in filter(None, files.decode().split("\0")):
@@ -222,14 +241,17 @@ def test_terminal_install_in_a_virtualenv(tmp_path):
             (clone / rel).write_bytes((REPO / rel).read_bytes())
     home = tmp_path / "home"
     home.mkdir()
-    env = {**os.environ, "HOME": str(home),
-           "PIP_CACHE_DIR": os.environ.get("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip"))}
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "PIP_CACHE_DIR": os.environ.get("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip")),
+    }
     out = None
     for line in lines:
-        out = subprocess.run(["bash", "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True,
-                             timeout=900)
+        out = subprocess.run(["bash", "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
         assert out.returncode == 0, line + "\n" + out.stdout + out.stderr
     from skillopt_sleep import __version__
+
     assert out.stdout.strip() == f"skillopt-sleep {__version__}"
 
 
@@ -255,8 +277,12 @@ def test_every_benchmark_result_is_cited():
     benchmarks = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
     for result in (REPO / "docs" / "bench").iterdir():
         assert f"bench/{result.name}" in benchmarks, result.name
-    named = [readme.README, *(REPO / "docs").glob("*.md"), *(REPO / "scripts").glob("*.py"),
-             *(REPO / "skillopt_sleep").rglob("*.py")]
+    named = [
+        readme.README,
+        *(REPO / "docs").glob("*.md"),
+        *(REPO / "scripts").glob("*.py"),
+        *(REPO / "skillopt_sleep").rglob("*.py"),
+    ]
     for path in named:
         for cited in re.findall(r"docs/bench/([\w.-]+\.(?:json|svg))", path.read_text(encoding="utf-8")):
             assert (REPO / "docs" / "bench" / cited).is_file(), f"{path.name} cites docs/bench/{cited}"

@@ -9,7 +9,7 @@ from skillopt_sleep.reply_json import extract_json
     ("text", "expected"),
     [
         ('{"a": 1}', {"a": 1}),
-        ('  \n[1, 2, 3]\n ', [1, 2, 3]),
+        ("  \n[1, 2, 3]\n ", [1, 2, 3]),
         ('```json\n{"edits": []}\n```', {"edits": []}),
         ('```JSON\n{"a": [1]}\n```', {"a": [1]}),
         ('```\n{"a": 2}\n```', {"a": 2}),

@@ -31,8 +31,10 @@ def read_only(path: str) -> OSError:
 def test_inside_codex_it_gives_the_rules_line_for_the_launcher(codex_sandbox):
     message = not_writable_message(read_only("/p/.skillopt-sleep/night.lock"))
     assert message.startswith("cannot write /p/.skillopt-sleep/night.lock: Read-only file system; Codex's sandbox")
-    assert f'put the line prefix_rule(pattern = ["{LAUNCHER}"], decision = "allow") in ' \
-           "~/.codex/rules/skillopt-sleep.rules" in message
+    assert (
+        f'put the line prefix_rule(pattern = ["{LAUNCHER}"], decision = "allow") in '
+        "~/.codex/rules/skillopt-sleep.rules" in message
+    )
 
 
 def test_a_launcher_path_that_needs_quoting_cannot_be_allowed_by_a_rule(codex_sandbox, monkeypatch):

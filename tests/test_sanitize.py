@@ -104,8 +104,7 @@ def _unsafe(ch: str) -> bool:
 
 
 def test_clean_text_removes_every_control_and_format_character() -> None:
-    every = "".join(chr(c) for c in range(sys.maxunicode + 1)
-                    if not 0xD800 <= c <= 0xDFFF and _unsafe(chr(c)))
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF and _unsafe(chr(c)))
     assert set(clean_text(every)) <= {"\n"}  # CR and NEL end a line; everything else goes
 
 
@@ -146,29 +145,38 @@ def _hostile_optimizer(sim) -> FakeBackend:
         for original in edits or [{"target": "memory", "op": "add", "content": "Always sign off."}]:
             for _ in range(len(HOSTILE)):
                 _name, payload, _marker = next(payloads)
-                hostile.append(original | {"content": f"{original['content']} {payload}",
-                                           "rationale": f"because {payload}", "evidence": [payload]})
-        return Completion(text=json.dumps({"edits": hostile + edits}), usage=completion.usage,
-                          model=completion.model)
+                hostile.append(
+                    original
+                    | {
+                        "content": f"{original['content']} {payload}",
+                        "rationale": f"because {payload}",
+                        "evidence": [payload],
+                    }
+                )
+        return Completion(text=json.dumps({"edits": hostile + edits}), usage=completion.usage, model=completion.model)
 
     return FakeBackend(answer, id=sim.id, offline=sim.offline)
 
 
 def test_a_hostile_optimizer_never_reaches_the_documents_or_the_report(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     home, claude, project = build_demo_home(tmp_path)
     monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(home))
     real = assembly.make_backend
     monkeypatch.setattr(assembly, "make_backend", lambda *a, **k: _hostile_optimizer(real(*a, **k)))
-    config = Config(backend="sim:correct=1,harmful=0,seed=3", agent="claude", source="claude",
-                    claude_home=str(claude))
+    config = Config(backend="sim:correct=1,harmful=0,seed=3", agent="claude", source="claude", claude_home=str(claude))
     report = run_night(NightOptions(project=project, config=config, mode="run", auto_adopt=True))
 
     reasons = [r for item in report.rejected_edits for r in item["reasons"]]
     assert sum(r.startswith("rule contains") for r in reasons) >= len(HOSTILE)
     assert report.accepted_edits, "the clean rules still get through: the night did learn"
-    written = [project / "CLAUDE.md", *project.rglob("SKILL.md"),
-               *(project / ".skillopt-sleep").rglob("*"), *home.rglob("*")]
+    written = [
+        project / "CLAUDE.md",
+        *project.rglob("SKILL.md"),
+        *(project / ".skillopt-sleep").rglob("*"),
+        *home.rglob("*"),
+    ]
     texts = {p: p.read_text("utf-8", "surrogateescape") for p in written if p.is_file()}
     assert any(p.name == "report.json" for p in texts) and any(p.name == "report.md" for p in texts)
     for path, text in texts.items():
@@ -200,8 +208,9 @@ def test_a_malformed_reply_is_a_refused_reply_not_a_crash(tmp_path: Path, monkey
 
     monkeypatch.setattr(assembly, "make_backend", malformed)
     before = (project / "CLAUDE.md").read_bytes()
-    config = Config(backend="sim:correct=1,harmful=0,seed=3", agent="claude", source="claude",
-                    claude_home=str(claude), miner="llm")
+    config = Config(
+        backend="sim:correct=1,harmful=0,seed=3", agent="claude", source="claude", claude_home=str(claude), miner="llm"
+    )
     report = run_night(NightOptions(project=project, config=config, mode="run", auto_adopt=True))
     assert report.accepted_edits == [] and report.status in ("no-change", "no-tasks")
     assert (project / "CLAUDE.md").read_bytes() == before

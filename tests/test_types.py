@@ -26,15 +26,34 @@ from skillopt_sleep.types import (
 NOON = datetime(2026, 11, 23, 12, 0, tzinfo=timezone.utc)
 
 
-@pytest.mark.parametrize("text", ["2026-11-23T12:00:00Z", "2026-11-23T12:00:00z", "2026-11-23T12:00:00+00:00",
-                                  "2026-11-23T13:00:00+01:00", "2026-11-23T07:00:00-05:00", " 2026-11-23T12:00:00 "])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-11-23T12:00:00Z",
+        "2026-11-23T12:00:00z",
+        "2026-11-23T12:00:00+00:00",
+        "2026-11-23T13:00:00+01:00",
+        "2026-11-23T07:00:00-05:00",
+        " 2026-11-23T12:00:00 ",
+    ],
+)
 def test_every_spelling_of_one_instant_parses_to_the_same_aware_utc_time(text: str) -> None:
     parsed = parse_time(text)
     assert parsed == NOON and parsed.utcoffset() == timedelta(0)
 
 
-@pytest.mark.parametrize("value", [None, "", "yesterday", 1732363200, "2026-13-01T00:00:00Z",
-                                   "0001-01-01T00:00:00+01:00", "9999-12-31T23:00:00-05:00"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        "",
+        "yesterday",
+        1732363200,
+        "2026-13-01T00:00:00Z",
+        "0001-01-01T00:00:00+01:00",
+        "9999-12-31T23:00:00-05:00",
+    ],
+)
 def test_what_is_not_a_comparable_time_is_none(value: object) -> None:
     assert parse_time(value) is None
 
@@ -46,8 +65,15 @@ def test_a_naive_datetime_is_taken_as_utc_and_written_with_z() -> None:
 
 
 def test_a_session_digest_round_trips_with_its_times_and_feedback() -> None:
-    digest = SessionDigest(source="claude", session_id="s1", project="/p", path="/t/s1.jsonl", started=NOON,
-                           user_prompts=["write it", "no, shorter"], feedback=[Feedback("negative", "no, shorter", 1)])
+    digest = SessionDigest(
+        source="claude",
+        session_id="s1",
+        project="/p",
+        path="/t/s1.jsonl",
+        started=NOON,
+        user_prompts=["write it", "no, shorter"],
+        feedback=[Feedback("negative", "no, shorter", 1)],
+    )
     data = json.loads(json.dumps(digest.to_dict()))
     assert data["started"] == "2026-11-23T12:00:00Z" and data["ended"] is None
     again = SessionDigest.from_dict(data)
@@ -65,11 +91,25 @@ def test_unknown_keys_are_ignored_and_a_missing_field_is_a_value_error() -> None
 
 def test_a_night_report_round_trips_its_nested_records() -> None:
     edit = Edit("memory", "add", "Cite the ticket.", rationale="3 of 4 failed")
-    decision = GateDecision(accepted=True, action="accept", baseline=0.25, candidate=0.75,
-                            per_task=[TaskDelta("a", 0.25, 0.75, 0.5, 4, 4)], edits=[edit])
-    report = NightReport(night_id="n1", project="/p", mode="run", status="staged", started=NOON,
-                         accepted_edits=[edit], decisions=[decision], usage=Usage(10, 5, 2, 1),
-                         calls={"attempt": 8})
+    decision = GateDecision(
+        accepted=True,
+        action="accept",
+        baseline=0.25,
+        candidate=0.75,
+        per_task=[TaskDelta("a", 0.25, 0.75, 0.5, 4, 4)],
+        edits=[edit],
+    )
+    report = NightReport(
+        night_id="n1",
+        project="/p",
+        mode="run",
+        status="staged",
+        started=NOON,
+        accepted_edits=[edit],
+        decisions=[decision],
+        usage=Usage(10, 5, 2, 1),
+        calls={"attempt": 8},
+    )
     data = json.loads(json.dumps(report.to_dict()))
     assert data["accepted"] is True and data["started"] == "2026-11-23T12:00:00Z"
     again = NightReport.from_dict(data)
@@ -78,8 +118,9 @@ def test_a_night_report_round_trips_its_nested_records() -> None:
 
 
 def test_a_report_as_stored_carries_no_escape_sequence() -> None:
-    report = NightReport(night_id="n1", project="/p", mode="run", status="staged",
-                         notes=["model said \x1b[2Jhello\x07"])
+    report = NightReport(
+        night_id="n1", project="/p", mode="run", status="staged", notes=["model said \x1b[2Jhello\x07"]
+    )
     assert "\x1b" not in json.dumps(report.to_dict()) and "\x07" not in json.dumps(report.to_dict())
     assert "hello" in report.to_dict()["notes"][0]
 

@@ -66,9 +66,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     name, _, rest = spec.partition(":")
     name = name.strip().lower()
     if name not in _REGISTRY:
-        raise BackendSpecError(
-            f"unknown backend {name!r}; choose one of: {', '.join(BACKEND_NAMES)}"
-        )
+        raise BackendSpecError(f"unknown backend {name!r}; choose one of: {', '.join(BACKEND_NAMES)}")
     options: dict[str, Any] = {}
     for part in filter(None, (p.strip() for p in rest.split(","))):
         key, eq, value = part.partition("=")
@@ -78,8 +76,9 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name, options
 
 
-def spec_options(spec: str, backend_options: Mapping[str, Mapping[str, Any]] | None = None
-                 ) -> tuple[str, dict[str, Any]]:
+def spec_options(
+    spec: str, backend_options: Mapping[str, Mapping[str, Any]] | None = None
+) -> tuple[str, dict[str, Any]]:
     """The backend ``spec`` names and the options it will be built with: the config's defaults
     for that backend (``backend_options``, keyed by backend name as in
     ``[backend_options.anthropic]``), overridden by the spec's own."""
@@ -89,8 +88,9 @@ def spec_options(spec: str, backend_options: Mapping[str, Mapping[str, Any]] | N
     return name, merged
 
 
-def make_backend(spec: str, *, model: str | None = None,
-                 backend_options: Mapping[str, Mapping[str, Any]] | None = None) -> Backend:
+def make_backend(
+    spec: str, *, model: str | None = None, backend_options: Mapping[str, Mapping[str, Any]] | None = None
+) -> Backend:
     """Build a backend from a spec, with the config's defaults (see ``spec_options``)."""
     name, merged = spec_options(spec, backend_options)
     module = importlib.import_module(_REGISTRY[name])

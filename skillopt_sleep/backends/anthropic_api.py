@@ -49,8 +49,7 @@ class AnthropicBackend(SdkBackend):
         max_output: int | None = None,
         price: Price | None = None,
     ):
-        super().__init__(model, api_key=api_key, base_url=base_url, timeout=timeout,
-                         max_output=max_output, price=price)
+        super().__init__(model, api_key=api_key, base_url=base_url, timeout=timeout, max_output=max_output, price=price)
         self.structured = structured
         self.send_temperature = send_temperature
         self.prompt_cache = prompt_cache
@@ -74,8 +73,11 @@ class AnthropicBackend(SdkBackend):
             params["system"] = [block]
         if request.tools:
             params["tools"] = [
-                {"name": name, "description": STUB_TOOL_DESCRIPTION,
-                 "input_schema": {"type": "object", "properties": {}}}
+                {
+                    "name": name,
+                    "description": STUB_TOOL_DESCRIPTION,
+                    "input_schema": {"type": "object", "properties": {}},
+                }
                 for name in request.tools
             ]
         if request.json_schema and self.structured:
@@ -87,29 +89,31 @@ class AnthropicBackend(SdkBackend):
         get = (lambda obj, key: obj.get(key)) if isinstance(message, dict) else getattr
         try:
             blocks = get(message, "content") or []
-            text = "".join(
-                (get(block, "text") or "") for block in blocks if get(block, "type") == "text"
-            )
+            text = "".join((get(block, "text") or "") for block in blocks if get(block, "type") == "text")
             usage = get(message, "usage")
-            counted = Usage(
-                input_tokens=int(get(usage, "input_tokens") or 0),
-                output_tokens=int(get(usage, "output_tokens") or 0),
-                cache_read_tokens=int(get(usage, "cache_read_input_tokens") or 0),
-                cache_write_tokens=int(get(usage, "cache_creation_input_tokens") or 0),
-            ) if usage is not None else Usage()
+            counted = (
+                Usage(
+                    input_tokens=int(get(usage, "input_tokens") or 0),
+                    output_tokens=int(get(usage, "output_tokens") or 0),
+                    cache_read_tokens=int(get(usage, "cache_read_input_tokens") or 0),
+                    cache_write_tokens=int(get(usage, "cache_creation_input_tokens") or 0),
+                )
+                if usage is not None
+                else Usage()
+            )
             model = str(get(message, "model") or self.model)
             tools = [str(get(b, "name")) for b in blocks if get(b, "type") == "tool_use"]
             truncated = get(message, "stop_reason") == "max_tokens"
         except (AttributeError, TypeError, ValueError) as exc:
             return self.malformed(exc, latency)
-        return Completion(text=text, usage=counted, model=model, latency=latency, tools_called=tools,
-                          truncated=truncated)
+        return Completion(
+            text=text, usage=counted, model=model, latency=latency, tools_called=tools, truncated=truncated
+        )
 
     # -- direct calls and Message Batches ----------------------------------------------------
 
     def complete(self, request: Request) -> Completion:
-        return self._call(lambda sdk: sdk.messages.create, self.message_params(request),
-                          self.completion_from_message)
+        return self._call(lambda sdk: sdk.messages.create, self.message_params(request), self.completion_from_message)
 
     def submit_batch(self, items: list[tuple[str, Request]]) -> str:
         requests = [{"custom_id": cid, "params": self.message_params(r)} for cid, r in items]

@@ -24,9 +24,14 @@ from skillopt_sleep.errors import EXIT_USAGE, UserError
 ROLES = ("target", "optimizer")
 
 
-def build_models(config: Config, evidence: EvidenceSink | None = None, *,
-                 budget: Budget | None = None, stores: Sequence[CallStore] = (),
-                 wrap: Callable[[Backend], Backend] | None = None) -> Models:
+def build_models(
+    config: Config,
+    evidence: EvidenceSink | None = None,
+    *,
+    budget: Budget | None = None,
+    stores: Sequence[CallStore] = (),
+    wrap: Callable[[Backend], Backend] | None = None,
+) -> Models:
     """Target and optimizer clients sharing one concurrency limit, budget, deadline and stats.
 
     Two roles with the same spec and model share one backend. A spec that does not parse is a
@@ -42,14 +47,25 @@ def build_models(config: Config, evidence: EvidenceSink | None = None, *,
     clients = {}
     for role in ROLES:
         key = (config.backend_for(role), config.model_for(role))
-        clients[role] = Client(built[key], limiter=limiter, evidence=evidence, role=role, stats=stats,
-                               budget=budget, batch=config.batch, retry=retry, deadline=deadline,
-                               call_timeout=config.call_timeout, stores=stores)
+        clients[role] = Client(
+            built[key],
+            limiter=limiter,
+            evidence=evidence,
+            role=role,
+            stats=stats,
+            budget=budget,
+            batch=config.batch,
+            retry=retry,
+            deadline=deadline,
+            call_timeout=config.call_timeout,
+            stores=stores,
+        )
     return Models(target=clients["target"], optimizer=clients["optimizer"], notes=notes)
 
 
-def _backends(config: Config, wrap: Callable[[Backend], Backend] | None
-              ) -> tuple[dict[tuple[str, str | None], Backend], list[str]]:
+def _backends(
+    config: Config, wrap: Callable[[Backend], Backend] | None
+) -> tuple[dict[tuple[str, str | None], Backend], list[str]]:
     """Each distinct (spec, model) of the roles built once, and what building them cost worth
     telling (``startup_notes``: a slow SDK import is the machine's stall, not the provider's)."""
     built: dict[tuple[str, str | None], Backend] = {}

@@ -81,12 +81,18 @@ def choose_backend(
         "ANTHROPIC_API_KEY nor OPENAI_API_KEY is set; install/log in to the agent CLI, set a key, "
         "or choose one with --backend claude-cli|codex-cli|anthropic|openai "
         "(--backend sim runs the offline simulator; its proposals are marked simulated)",
-        EXIT_PROVIDER)
+        EXIT_PROVIDER,
+    )
 
 
-def resolve_config(config: Config, agents: Sequence[str], *, which: Which = shutil.which,
-                   env: Mapping[str, str] | None = None, harvested: bool = True
-                   ) -> tuple[Config, AutoChoice | None]:
+def resolve_config(
+    config: Config,
+    agents: Sequence[str],
+    *,
+    which: Which = shutil.which,
+    env: Mapping[str, str] | None = None,
+    harvested: bool = True,
+) -> tuple[Config, AutoChoice | None]:
     """A copy of ``config`` with every ``auto`` role replaced by the chosen backend.
 
     Returns the config unchanged and ``None`` when no role uses ``auto``.
@@ -95,8 +101,7 @@ def resolve_config(config: Config, agents: Sequence[str], *, which: Which = shut
     auto_roles = [r for r in roles if is_auto(config.backend_for(r))]
     if not auto_roles:
         return config, None
-    choice = choose_backend(agents, backend_options=config.backend_options, which=which, env=env,
-                            harvested=harvested)
+    choice = choose_backend(agents, backend_options=config.backend_options, which=which, env=env, harvested=harvested)
     changes = {roles[r]: choice.spec for r in auto_roles}
     if is_auto(config.backend):
         changes["backend"] = choice.spec

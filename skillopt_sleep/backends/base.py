@@ -46,8 +46,16 @@ class Request:
         import hashlib
         import json
 
-        fields = [backend_id, self.purpose, self.system, self.user, self.max_tokens, self.temperature,
-                  self.sample, self.json_schema]
+        fields = [
+            backend_id,
+            self.purpose,
+            self.system,
+            self.user,
+            self.max_tokens,
+            self.temperature,
+            self.sample,
+            self.json_schema,
+        ]
         if self.tools:
             fields.append(list(self.tools))
         blob = json.dumps(fields, sort_keys=True)
@@ -94,8 +102,7 @@ class Backend(Protocol):
 
 
 STUB_TOOL_DESCRIPTION = (
-    "Declared for this task so a call to it can be recorded; in this replay it is not executed "
-    "and returns nothing."
+    "Declared for this task so a call to it can be recorded; in this replay it is not executed and returns nothing."
 )
 
 

@@ -80,7 +80,12 @@ class Budget:
         return Reservation(tokens, cost, price, model)
 
     def settle(
-        self, reservation: Reservation, usage: Usage, *, discount: float = 1.0, cost: float | None = None,
+        self,
+        reservation: Reservation,
+        usage: Usage,
+        *,
+        discount: float = 1.0,
+        cost: float | None = None,
     ) -> None:
         """Replace the reservation with what the call really used (``discount`` 0.5 for batches).
         ``cost`` is the provider's own bill for the call when it reports one; it wins over the

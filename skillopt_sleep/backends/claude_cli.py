@@ -52,13 +52,24 @@ REPLAY_ENV = {
 
 
 def build_argv(
-    system_prompt_file: str, *, command: str = COMMAND, model: str | None = None,
+    system_prompt_file: str,
+    *,
+    command: str = COMMAND,
+    model: str | None = None,
     session_persistence: bool = False,
 ) -> list[str]:
     """The argv for one call; the task itself goes on stdin."""
     argv = [
-        command, "-p", "--output-format", "json", "--safe-mode", "--strict-mcp-config",
-        "--tools", "", "--system-prompt-file", system_prompt_file,
+        command,
+        "-p",
+        "--output-format",
+        "json",
+        "--safe-mode",
+        "--strict-mcp-config",
+        "--tools",
+        "",
+        "--system-prompt-file",
+        system_prompt_file,
     ]
     if not session_persistence:
         argv.append("--no-session-persistence")
@@ -71,8 +82,13 @@ class ClaudeCliBackend:
     offline = False
 
     def __init__(
-        self, model: str | None = None, *, command: str = COMMAND, timeout: float = DEFAULT_TIMEOUT,
-        session_persistence: bool = False, price: Price | None = None,
+        self,
+        model: str | None = None,
+        *,
+        command: str = COMMAND,
+        timeout: float = DEFAULT_TIMEOUT,
+        session_persistence: bool = False,
+        price: Price | None = None,
     ):
         self.model = model
         self.command = command
@@ -85,7 +101,9 @@ class ClaudeCliBackend:
         with ReplaySandbox.create() as sandbox:
             system_file = sandbox.write(SYSTEM_PROMPT_FILE, request.system)
             argv = build_argv(
-                str(system_file), command=self.command, model=self.model,
+                str(system_file),
+                command=self.command,
+                model=self.model,
                 session_persistence=self.session_persistence,
             )
             config = PrivateClaudeConfig(sandbox)
@@ -103,19 +121,23 @@ class ClaudeCliBackend:
             text = (stderr + "\n" + stdout).strip()
             if returncode != 0 or looks_like_auth_failure(stdout) or not text:
                 return _failure(text or f"claude exited {returncode} with no output", returncode)
-            return Completion(text="", error="server",
-                              error_message=clean_message(f"claude printed no JSON result: {text}"))
+            return Completion(
+                text="", error="server", error_message=clean_message(f"claude printed no JSON result: {text}")
+            )
 
         answer = result.get("result")
         answer = answer if isinstance(answer, str) else ""
         cost = _cost(result)
-        usage = parse_usage(result.get("usage"), cached_key="cache_read_input_tokens",
-                            written_key="cache_creation_input_tokens", input_includes_cached=False)
+        usage = parse_usage(
+            result.get("usage"),
+            cached_key="cache_read_input_tokens",
+            written_key="cache_creation_input_tokens",
+            input_includes_cached=False,
+        )
         if result.get("api_error") == "max_output_tokens" or _CUT_OFF.search(answer if result.get("is_error") else ""):
             # The CLI asks for the model's own maximum and has already tried to continue: the
             # answer was cut off (its text is the CLI's error message, not a fragment of it).
-            return Completion(text="", usage=usage, model=_model(result, self.model), cost_usd=cost,
-                              truncated=True)
+            return Completion(text="", usage=usage, model=_model(result, self.model), cost_usd=cost, truncated=True)
         if result.get("is_error") or returncode != 0 or result.get("subtype", "success") != "success":
             detail = answer or stderr.strip() or str(result.get("subtype") or "error")
             failure = _failure(detail, returncode, status=result.get("api_error_status"))
@@ -145,7 +167,8 @@ def _failure(text: str, returncode: int, *, status: Any = None) -> Completion:
     reset = _RESET_AT.search(text)  # "Claude AI usage limit reached|<epoch of the reset>"
     known_status = isinstance(status, int) and not isinstance(status, bool) and status >= 400
     return Completion(
-        text="", error=kind_for_status(status) if known_status else classify_failure(text),
+        text="",
+        error=kind_for_status(status) if known_status else classify_failure(text),
         error_message=clean_message(f"claude exited {returncode}: {text}"),
         retry_after=max(0.0, int(reset.group(1)) - time.time()) if reset else None,
     )

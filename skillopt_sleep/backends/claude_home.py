@@ -36,8 +36,14 @@ SETTINGS_FILE = "settings.json"
 # The configuration files a login needs are small; a bigger one is read no further than this.
 MAX_CONFIG_BYTES = 8 * 1024 * 1024
 LOGIN_STATE_KEYS = ("primaryApiKey", "oauthAccount", "customApiKeyResponses", "hasCompletedOnboarding")
-LOGIN_SETTINGS_KEYS = ("env", "apiKeyHelper", "awsAuthRefresh", "awsCredentialExport",
-                       "forceLoginMethod", "forceLoginOrgUUID")
+LOGIN_SETTINGS_KEYS = (
+    "env",
+    "apiKeyHelper",
+    "awsAuthRefresh",
+    "awsCredentialExport",
+    "forceLoginMethod",
+    "forceLoginOrgUUID",
+)
 
 
 def user_config_dir(environ: dict[str, str] | os._Environ[str] = os.environ) -> Path:

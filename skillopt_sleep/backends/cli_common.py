@@ -95,8 +95,13 @@ class ReplaySandbox:
 
 
 def run_cli(
-    argv: list[str], stdin: str, timeout: float, sandbox: ReplaySandbox, *,
-    env: Mapping[str, str] | None = None, watch: Watch | None = None,
+    argv: list[str],
+    stdin: str,
+    timeout: float,
+    sandbox: ReplaySandbox,
+    *,
+    env: Mapping[str, str] | None = None,
+    watch: Watch | None = None,
 ) -> CliRun:
     """Run ``argv`` in ``sandbox.cwd`` with ``stdin``; stop it at ``timeout`` or when ``watch``
     says so. The process gets its own process group, so stopping it stops its children too."""
@@ -104,15 +109,23 @@ def run_cli(
     name = os.path.basename(argv[0])
     try:
         proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, encoding="utf-8", errors="replace", cwd=sandbox.cwd,
-            env=dict(env) if env is not None else sandbox.env(), start_new_session=True,
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            cwd=sandbox.cwd,
+            env=dict(env) if env is not None else sandbox.env(),
+            start_new_session=True,
         )
     except FileNotFoundError:
         return CliRun(-1, "", "", time.monotonic() - started, "unavailable", f"{argv[0]!r} not found on PATH")
     except OSError as exc:  # not executable, or an argument list the OS refuses
-        return CliRun(-1, "", "", time.monotonic() - started, "unavailable",
-                      clean_message(f"cannot run {argv[0]!r}: {exc}"))
+        return CliRun(
+            -1, "", "", time.monotonic() - started, "unavailable", clean_message(f"cannot run {argv[0]!r}: {exc}")
+        )
 
     stopped: list[tuple[str, str]] = []
     out_lines: list[str] = []
@@ -160,8 +173,9 @@ def run_cli(
         kind, message = stopped[0]
         return CliRun(proc.returncode, stdout, stderr, latency, kind, clean_message(f"{name}: {message}"), proc.pid)
     if timed_out:
-        return CliRun(proc.returncode, stdout, stderr, latency, "timeout",
-                      f"{name} did not answer within {timeout:g}s", proc.pid)
+        return CliRun(
+            proc.returncode, stdout, stderr, latency, "timeout", f"{name} did not answer within {timeout:g}s", proc.pid
+        )
     return CliRun(proc.returncode, stdout, stderr, latency, pid=proc.pid)
 
 
@@ -176,12 +190,16 @@ def _kill(proc: subprocess.Popen[str]) -> None:
 
 
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("auth", re.compile(
-        r"not logged in|please run /login|run `?\w* ?login|invalid api key|authenticat|unauthori[sz]ed"
-        r"|\b401\b|\b403\b|oauth token|credentials?|forbidden", re.I)),
+    (
+        "auth",
+        re.compile(
+            r"not logged in|please run /login|run `?\w* ?login|invalid api key|authenticat|unauthori[sz]ed"
+            r"|\b401\b|\b403\b|oauth token|credentials?|forbidden",
+            re.I,
+        ),
+    ),
     ("budget", re.compile(r"credit balance is too low|insufficient[_ ]quota|billing", re.I)),
-    ("rate_limit", re.compile(
-        r"rate.?limit|usage limit|limit reached|too many requests|\b429\b|quota", re.I)),
+    ("rate_limit", re.compile(r"rate.?limit|usage limit|limit reached|too many requests|\b429\b|quota", re.I)),
     ("overloaded", re.compile(r"overloaded|\b529\b", re.I)),
     ("model", re.compile(r"model .*(not found|does not exist|not available|not supported)|unknown model", re.I)),
     ("bad_request", re.compile(r"unknown option|unexpected argument|unrecognized|invalid value|usage:", re.I)),
@@ -198,8 +216,16 @@ def classify_failure(text: str, default: str = "server") -> str:
     return default
 
 
-_STATUS_KINDS = {400: "bad_request", 401: "auth", 403: "auth", 404: "model", 408: "timeout",
-                 413: "bad_request", 429: "rate_limit", 529: "overloaded"}
+_STATUS_KINDS = {
+    400: "bad_request",
+    401: "auth",
+    403: "auth",
+    404: "model",
+    408: "timeout",
+    413: "bad_request",
+    429: "rate_limit",
+    529: "overloaded",
+}
 
 
 def kind_for_status(status: int) -> str:
@@ -210,8 +236,10 @@ def kind_for_status(status: int) -> str:
 def looks_like_auth_failure(text: str) -> bool:
     """A short answer that is really the CLI asking for a login."""
     head = text.strip()[:200]
-    return bool(head) and len(text.strip()) < 400 and bool(
-        re.search(r"not logged in|please run /login|invalid api key|run `?\w* ?login", head, re.I)
+    return (
+        bool(head)
+        and len(text.strip()) < 400
+        and bool(re.search(r"not logged in|please run /login|invalid api key|run `?\w* ?login", head, re.I))
     )
 
 
@@ -231,6 +259,8 @@ def parse_usage(raw: Any, *, cached_key: str, written_key: str, input_includes_c
     cached, written = count(cached_key), count(written_key)
     uncached = count("input_tokens") - (cached + written if input_includes_cached else 0)
     return Usage(
-        input_tokens=max(0, uncached), output_tokens=count("output_tokens"),
-        cache_read_tokens=cached, cache_write_tokens=written,
+        input_tokens=max(0, uncached),
+        output_tokens=count("output_tokens"),
+        cache_read_tokens=cached,
+        cache_write_tokens=written,
     )

@@ -331,9 +331,14 @@ class Client:
                 reservations[i] = self._reserve(requests[i])
             ids = {f"r{i}": i for i in pending}
             try:
-                results = run_batch(self.backend, [(cid, requests[i]) for cid, i in ids.items()],
-                                    policy=self.batch_policy, slot=self.limiter, deadline=self.deadline,
-                                    sleep=lambda seconds: self.retry.wait(seconds, self.deadline))
+                results = run_batch(
+                    self.backend,
+                    [(cid, requests[i]) for cid, i in ids.items()],
+                    policy=self.batch_policy,
+                    slot=self.limiter,
+                    deadline=self.deadline,
+                    sleep=lambda seconds: self.retry.wait(seconds, self.deadline),
+                )
             except BatchError as exc:
                 self._note_batch_fallback(str(exc))
                 return delivered
@@ -362,8 +367,12 @@ class Client:
             reservation = self._reserve(request)  # BudgetExceeded propagates: the night ends
             started = time.monotonic()
             try:
-                completion = call_within(lambda: self.backend.complete(request), limit, self.deadline,
-                                         name=f"skillopt-call-{request.purpose}")
+                completion = call_within(
+                    lambda: self.backend.complete(request),
+                    limit,
+                    self.deadline,
+                    name=f"skillopt-call-{request.purpose}",
+                )
             except ProviderError:
                 self._release(reservation)
                 raise
@@ -391,9 +400,14 @@ class Client:
 
     def _call_with_retry(self, request: Request) -> Completion:
         try:
-            return call_with_retry(lambda left: self._call_once(request, left), policy=self.retry,
-                                   deadline=self.deadline, backend_id=self.backend.id,
-                                   limit=self._call_limit(request), on_retry=self._count_retry)
+            return call_with_retry(
+                lambda left: self._call_once(request, left),
+                policy=self.retry,
+                deadline=self.deadline,
+                backend_id=self.backend.id,
+                limit=self._call_limit(request),
+                on_retry=self._count_retry,
+            )
         except ProviderError as exc:
             # one call failing for good ends the night: stop every other call of it too
             self.deadline.cancel(f"another call failed ({exc.backend_id}: {exc.kind})", exc)
@@ -404,8 +418,11 @@ def preflight(client: Client) -> None:
     """One tiny call before a night spends anything; raises ProviderError with one clear line
     naming the provider and the cause (missing key, unknown model, unreachable server…)."""
     request = Request(
-        purpose="preflight", system="", user="Reply with the single word OK.",
-        max_tokens=16, temperature=0.0,
+        purpose="preflight",
+        system="",
+        user="Reply with the single word OK.",
+        max_tokens=16,
+        temperature=0.0,
     )
     try:
         client.complete(request)

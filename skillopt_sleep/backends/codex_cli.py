@@ -58,20 +58,44 @@ EMPTY_INSTRUCTIONS = "Answer the user's message."
 # search, sub-agents, goals, image viewing, asking the user; and the preambles it sends besides
 # the model instructions.
 ISOLATION_FLAGS = [
-    "--disable", "shell_tool", "--disable", "unified_exec", "--disable", "multi_agent",
-    "--disable", "goals", "--disable", "view_image", "--disable", "apps", "--disable", "plugins",
-    "-c", 'web_search="disabled"',
-    "-c", "tools.experimental_request_user_input={enabled=false}",
-    "-c", "include_environment_context=false",
-    "-c", "include_permissions_instructions=false",
-    "-c", "include_apps_instructions=false",
-    "-c", "skills.include_instructions=false",
+    "--disable",
+    "shell_tool",
+    "--disable",
+    "unified_exec",
+    "--disable",
+    "multi_agent",
+    "--disable",
+    "goals",
+    "--disable",
+    "view_image",
+    "--disable",
+    "apps",
+    "--disable",
+    "plugins",
+    "-c",
+    'web_search="disabled"',
+    "-c",
+    "tools.experimental_request_user_input={enabled=false}",
+    "-c",
+    "include_environment_context=false",
+    "-c",
+    "include_permissions_instructions=false",
+    "-c",
+    "include_apps_instructions=false",
+    "-c",
+    "skills.include_instructions=false",
 ]
 
 # The user's config.toml keys a replay keeps: which model, through which provider, logged in how.
 LOGIN_KEYS = (
-    "model", "model_provider", "model_providers", "model_reasoning_effort", "openai_base_url",
-    "chatgpt_base_url", "forced_login_method", "forced_chatgpt_workspace_id",
+    "model",
+    "model_provider",
+    "model_providers",
+    "model_reasoning_effort",
+    "openai_base_url",
+    "chatgpt_base_url",
+    "forced_login_method",
+    "forced_chatgpt_workspace_id",
     "cli_auth_credentials_store",
 )
 AUTH_FILE = "auth.json"
@@ -80,13 +104,29 @@ _CUT_OFF = re.compile(r"incomplete response returned, reason: max_output_tokens"
 
 
 def build_argv(
-    instructions_file: str, output_file: str, *, command: str = COMMAND, model: str | None = None,
+    instructions_file: str,
+    output_file: str,
+    *,
+    command: str = COMMAND,
+    model: str | None = None,
 ) -> list[str]:
     """The argv for one call; the task itself goes on stdin (the ``-`` argument)."""
     argv = [
-        command, "exec", "--ephemeral", "--sandbox", "read-only", "--skip-git-repo-check",
-        "--ignore-rules", "--color", "never", "--json", "-o", output_file,
-        *ISOLATION_FLAGS, "-c", f"model_instructions_file={json.dumps(instructions_file)}",
+        command,
+        "exec",
+        "--ephemeral",
+        "--sandbox",
+        "read-only",
+        "--skip-git-repo-check",
+        "--ignore-rules",
+        "--color",
+        "never",
+        "--json",
+        "-o",
+        output_file,
+        *ISOLATION_FLAGS,
+        "-c",
+        f"model_instructions_file={json.dumps(instructions_file)}",
     ]
     if model:
         argv += ["--model", model]
@@ -167,8 +207,10 @@ class PrivateCodexHome:
         """Why a login failure may be this private home's doing: Codex keys a login it keeps in the
         system keyring by the CODEX_HOME path, so a private home cannot find it."""
         if self.store in ("keyring", "auto") and self.auth_copied is None:
-            return (f"your Codex login is in the system keyring (cli_auth_credentials_store = \"{self.store}\"), "
-                    "which codex-cli replays cannot reach: set it to \"file\" and run `codex login` again")
+            return (
+                f'your Codex login is in the system keyring (cli_auth_credentials_store = "{self.store}"), '
+                'which codex-cli replays cannot reach: set it to "file" and run `codex login` again'
+            )
         return ""
 
     def sync_refreshed_login(self) -> None:
@@ -178,7 +220,10 @@ class PrivateCodexHome:
             return
         try:
             refreshed = read_regular(self.path / AUTH_FILE, 1024 * 1024)
-            if refreshed == self.auth_copied or read_regular(self.user_home / AUTH_FILE, 1024 * 1024) != self.auth_copied:
+            if (
+                refreshed == self.auth_copied
+                or read_regular(self.user_home / AUTH_FILE, 1024 * 1024) != self.auth_copied
+            ):
                 return
             staging = self.user_home / f".{AUTH_FILE}.skillopt-sleep.tmp"
             fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -241,8 +286,12 @@ def _usage(events: list[dict[str, Any]]) -> Usage:
     total = Usage()
     for event in events:
         if event.get("type") == "turn.completed":
-            total = total + parse_usage(event.get("usage"), cached_key="cached_input_tokens",
-                                        written_key="cache_write_input_tokens", input_includes_cached=True)
+            total = total + parse_usage(
+                event.get("usage"),
+                cached_key="cached_input_tokens",
+                written_key="cache_write_input_tokens",
+                input_includes_cached=True,
+            )
     return total
 
 
@@ -250,7 +299,11 @@ class CodexCliBackend:
     offline = False
 
     def __init__(
-        self, model: str | None = None, *, command: str = COMMAND, timeout: float = DEFAULT_TIMEOUT,
+        self,
+        model: str | None = None,
+        *,
+        command: str = COMMAND,
+        timeout: float = DEFAULT_TIMEOUT,
         price: Price | None = None,
     ):
         self.model = model
@@ -262,7 +315,9 @@ class CodexCliBackend:
     def complete(self, request: Request) -> Completion:
         with ReplaySandbox.create() as sandbox:
             home = PrivateCodexHome(sandbox, user_codex_home())
-            instructions = sandbox.write(SYSTEM_PROMPT_FILE, request.system if request.system.strip() else EMPTY_INSTRUCTIONS)
+            instructions = sandbox.write(
+                SYSTEM_PROMPT_FILE, request.system if request.system.strip() else EMPTY_INSTRUCTIONS
+            )
             output_file = sandbox.files / OUTPUT_FILE
             argv = build_argv(str(instructions), str(output_file), command=self.command, model=self.model)
             env = sandbox.env({"CODEX_HOME": str(home.path)})
@@ -281,15 +336,18 @@ class CodexCliBackend:
         events = read_events(run.stdout)
         failure = turn_failure(events)
         if failure and _CUT_OFF.search(failure):
-            return Completion(text="", usage=_usage(events), model=self.model or "codex", latency=run.latency,
-                              truncated=True)
+            return Completion(
+                text="", usage=_usage(events), model=self.model or "codex", latency=run.latency, truncated=True
+            )
         if run.returncode != 0 or failure or looks_like_auth_failure(answer):
             detail = failure or answer or run.stderr.strip() or run.stdout.strip() or "no output"
             kind = classify_failure(detail)
             if kind == "auth" and keyring_note:  # the explanation first: the detail may be cut
                 detail = f"{keyring_note} ({detail})"
             return Completion(
-                text="", error=kind, latency=run.latency,
+                text="",
+                error=kind,
+                latency=run.latency,
                 error_message=clean_message(f"codex exited {run.returncode}: {detail}"),
             )
         return Completion(text=answer, usage=_usage(events), model=self.model or "codex", latency=run.latency)

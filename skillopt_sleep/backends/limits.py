@@ -31,8 +31,9 @@ class Limiter:
         self._sem.release()
 
 
-def call_within(call: Callable[[], Completion], limit: float | None, deadline: Deadline, *,
-                name: str = "skillopt-call") -> Completion:
+def call_within(
+    call: Callable[[], Completion], limit: float | None, deadline: Deadline, *, name: str = "skillopt-call"
+) -> Completion:
     """``call()`` bounded by ``limit`` seconds and by ``deadline`` (its time left and its cancel).
 
     Without any limit the call runs inline. Running out of time is a ``timeout`` Completion, a

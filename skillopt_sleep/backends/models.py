@@ -78,17 +78,24 @@ class Models:
         budget = self.target.budget
         if budget is not None:
             summary = budget.summary()
-            limits = [f"{summary['tokens_used']:,} tokens"
-                      + (f" of {summary['max_tokens']:,}" if summary["max_tokens"] else "")]
+            limits = [
+                f"{summary['tokens_used']:,} tokens"
+                + (f" of {summary['max_tokens']:,}" if summary["max_tokens"] else "")
+            ]
             if summary["cost_used_usd"] or summary["max_cost_usd"]:
-                limits.append(f"${summary['cost_used_usd']:.4f}" +
-                              (f" of ${summary['max_cost_usd']:.2f}" if summary["max_cost_usd"] else ""))
+                limits.append(
+                    f"${summary['cost_used_usd']:.4f}"
+                    + (f" of ${summary['max_cost_usd']:.2f}" if summary["max_cost_usd"] else "")
+                )
             if summary["max_calls"]:
                 limits.append(f"{summary['calls_used']:,} calls of {summary['max_calls']:,}")
             notes.append("spent " + ", ".join(limits))
             if summary["unpriced_models"]:
-                notes.append("no price known for " + ", ".join(summary["unpriced_models"]) +
-                             " (cost budget not enforced for them; set price_in/price_out)")
+                notes.append(
+                    "no price known for "
+                    + ", ".join(summary["unpriced_models"])
+                    + " (cost budget not enforced for them; set price_in/price_out)"
+                )
         for stats in self.stats:
             if stats.batched:
                 notes.append(f"{stats.batched} call(s) answered through provider batches (half price)")

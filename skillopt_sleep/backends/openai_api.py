@@ -48,8 +48,7 @@ class OpenAIBackend(SdkBackend):
         max_output: int | None = None,
         price: Price | None = None,
     ):
-        super().__init__(model, api_key=api_key, base_url=base_url, timeout=timeout,
-                         max_output=max_output, price=price)
+        super().__init__(model, api_key=api_key, base_url=base_url, timeout=timeout, max_output=max_output, price=price)
         official = self._base_url is None or "api.openai.com" in self._base_url
         self.token_param = token_param or ("max_completion_tokens" if official else "max_tokens")
         if self.token_param not in ("max_tokens", "max_completion_tokens"):
@@ -73,8 +72,14 @@ class OpenAIBackend(SdkBackend):
             params["temperature"] = float(request.temperature)
         if request.tools:
             params["tools"] = [
-                {"type": "function", "function": {"name": name, "description": STUB_TOOL_DESCRIPTION,
-                                                  "parameters": {"type": "object", "properties": {}}}}
+                {
+                    "type": "function",
+                    "function": {
+                        "name": name,
+                        "description": STUB_TOOL_DESCRIPTION,
+                        "parameters": {"type": "object", "properties": {}},
+                    },
+                }
                 for name in request.tools
             ]
         if request.json_schema:
@@ -86,8 +91,11 @@ class OpenAIBackend(SdkBackend):
 
     def completion_from_chat(self, chat: Any, latency: float = 0.0) -> Completion:
         """A Completion from a chat completion object (an SDK model or a plain dict)."""
-        get = (lambda obj, key: obj.get(key) if obj is not None else None) if isinstance(chat, dict) \
+        get = (
+            (lambda obj, key: obj.get(key) if obj is not None else None)
+            if isinstance(chat, dict)
             else (lambda obj, key: getattr(obj, key, None))
+        )
         try:
             choices = get(chat, "choices") or []
             message = get(choices[0], "message") if choices else None
@@ -109,14 +117,14 @@ class OpenAIBackend(SdkBackend):
             truncated = bool(choices) and get(choices[0], "finish_reason") == "length"
         except (AttributeError, TypeError, ValueError, IndexError) as exc:
             return self.malformed(exc, latency)
-        return Completion(text=text, usage=counted, model=model, latency=latency, tools_called=tools,
-                          truncated=truncated)
+        return Completion(
+            text=text, usage=counted, model=model, latency=latency, tools_called=tools, truncated=truncated
+        )
 
     # -- direct calls and the Batch API (files endpoint) -------------------------------------
 
     def complete(self, request: Request) -> Completion:
-        return self._call(lambda sdk: sdk.chat.completions.create, self.chat_params(request),
-                          self.completion_from_chat)
+        return self._call(lambda sdk: sdk.chat.completions.create, self.chat_params(request), self.completion_from_chat)
 
     def submit_batch(self, items: list[tuple[str, Request]]) -> str:
         lines = [
@@ -127,9 +135,7 @@ class OpenAIBackend(SdkBackend):
 
         def submit(client: Any) -> str:
             uploaded = client.files.create(file=("skillopt-batch.jsonl", io.BytesIO(data)), purpose="batch")
-            batch = client.batches.create(
-                input_file_id=uploaded.id, endpoint=ENDPOINT, completion_window="24h"
-            )
+            batch = client.batches.create(input_file_id=uploaded.id, endpoint=ENDPOINT, completion_window="24h")
             return str(batch.id)
 
         return self._batch_call("batch submit", submit)

@@ -56,9 +56,15 @@ def stop_if_over(deadline: Deadline, backend_id: str) -> None:
     raise ProviderError(backend_id, "cancelled" if deadline.cancelled else "deadline", reason)
 
 
-def call_with_retry(attempt: Callable[[float | None], Completion], *, policy: RetryPolicy,
-                    deadline: Deadline, backend_id: str, limit: float | None,
-                    on_retry: Callable[[], None] = lambda: None) -> Completion:
+def call_with_retry(
+    attempt: Callable[[float | None], Completion],
+    *,
+    policy: RetryPolicy,
+    deadline: Deadline,
+    backend_id: str,
+    limit: float | None,
+    on_retry: Callable[[], None] = lambda: None,
+) -> Completion:
     """Try ``attempt(seconds_left)`` until it succeeds or the policy gives up.
 
     ``limit`` is the call's total wall time across all its tries (None: no limit). Returns a
@@ -70,8 +76,7 @@ def call_with_retry(attempt: Callable[[float | None], Completion], *, policy: Re
         stop_if_over(deadline, backend_id)
         left = None if ends is None else ends - time.monotonic()
         if left is not None and left <= 0:
-            raise ProviderError(backend_id, "timeout",
-                                f"no answer within the call's {limit:g}s limit ({tries} tries)")
+            raise ProviderError(backend_id, "timeout", f"no answer within the call's {limit:g}s limit ({tries} tries)")
         completion = attempt(left)
         tries += 1
         if completion.ok:

@@ -51,8 +51,16 @@ class SdkBackend:
     key_hint = "api_key= in the backend spec"
     offline = False
 
-    def __init__(self, model: str, *, api_key: str | None, base_url: str | None, timeout: float,
-                 max_output: int | None, price: Price | None):
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        timeout: float,
+        max_output: int | None,
+        price: Price | None,
+    ):
         self.model = model
         self.id = f"{self.provider}:{model}"
         self.price = price
@@ -82,13 +90,18 @@ class SdkBackend:
         """What building this backend cost the machine worth telling (a slow SDK import)."""
         if self.import_seconds < SLOW_IMPORT:
             return []
-        return [f"importing the {self.provider} SDK took {self.import_seconds:.0f} s (a local stall: the "
-                "machine is busy; no call's time was spent on it)"]
+        return [
+            f"importing the {self.provider} SDK took {self.import_seconds:.0f} s (a local stall: the "
+            "machine is busy; no call's time was spent on it)"
+        ]
 
     def _client(self) -> Any:
         if self._sdk_client is None:
             self._sdk_client = getattr(self._sdk(), self.client_class)(
-                api_key=self._api_key, base_url=self._base_url, timeout=self._timeout, max_retries=0,
+                api_key=self._api_key,
+                base_url=self._base_url,
+                timeout=self._timeout,
+                max_retries=0,
             )
         return self._sdk_client
 
@@ -102,15 +115,22 @@ class SdkBackend:
     def _missing_key(self) -> Completion | None:
         if self._api_key:
             return None
-        return Completion(text="", error="auth",
-                          error_message=f"no API key: set {self.key_env} (or {self.key_hint})")
+        return Completion(text="", error="auth", error_message=f"no API key: set {self.key_env} (or {self.key_hint})")
 
     def malformed(self, exc: BaseException, latency: float = 0.0) -> Completion:
-        return Completion(text="", error="server", latency=latency,
-                          error_message=clean_message(f"malformed response from {self.provider}: {exc}"))
+        return Completion(
+            text="",
+            error="server",
+            latency=latency,
+            error_message=clean_message(f"malformed response from {self.provider}: {exc}"),
+        )
 
-    def _call(self, locate: Callable[[Any], Callable[..., Any]], params: dict[str, Any],
-              parse: Callable[[Any, float], Completion]) -> Completion:
+    def _call(
+        self,
+        locate: Callable[[Any], Callable[..., Any]],
+        params: dict[str, Any],
+        parse: Callable[[Any, float], Completion],
+    ) -> Completion:
         """One direct call of ``locate(sdk_client)``: never raises for provider errors, never
         returns error text as text."""
         missing = self._missing_key()

@@ -90,7 +90,8 @@ def completion_from_exception(exc: BaseException, sdk: ModuleType, provider: str
     if isinstance(exc, sdk.APIConnectionError):
         cause = exc.__cause__ or exc
         return Completion(
-            text="", error="connection",
+            text="",
+            error="connection",
             error_message=clean_message(f"cannot reach {provider}: {cause}"),
         )
     if isinstance(exc, sdk.APIStatusError):
@@ -104,7 +105,8 @@ def completion_from_exception(exc: BaseException, sdk: ModuleType, provider: str
         )
     if isinstance(exc, (sdk.APIResponseValidationError, json.JSONDecodeError, UnicodeDecodeError)):
         return Completion(
-            text="", error="server",
+            text="",
+            error="server",
             error_message=clean_message(f"malformed response from {provider}: {exc}"),
         )
     if isinstance(exc, sdk.APIError):

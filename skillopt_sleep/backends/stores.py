@@ -48,10 +48,14 @@ def completion_from(record: Any) -> Completion | None:
         return None
     tools = record.get("tools_called") or []
     usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
-    counts = {k: v for k, v in usage.items() if k in Usage.__dataclass_fields__
-              and isinstance(v, int) and not isinstance(v, bool) and v >= 0}
+    counts = {
+        k: v
+        for k, v in usage.items()
+        if k in Usage.__dataclass_fields__ and isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    }
     kept_usage = Usage(**counts)
     if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
         return None
-    return Completion(text=record["text"], usage=kept_usage, model=str(record.get("model") or ""),
-                      tools_called=list(tools))
+    return Completion(
+        text=record["text"], usage=kept_usage, model=str(record.get("model") or ""), tools_called=list(tools)
+    )

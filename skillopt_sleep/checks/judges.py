@@ -78,8 +78,11 @@ def describe_check(check: dict[str, Any]) -> str:
     if op == "regex":
         limit = limit_of(arg)
         if limit:
-            return f"must have {limit_words(*limit)}" if limit[0] == "first_line_chars" else \
-                f"must be {limit_words(*limit)}"
+            return (
+                f"must have {limit_words(*limit)}"
+                if limit[0] == "first_line_chars"
+                else f"must be {limit_words(*limit)}"
+            )
         text = readable_regex(arg)
         return f'must contain text like "{text}"' if text else f"must match the pattern /{arg}/"
     if op == "section_present":
@@ -101,9 +104,7 @@ def required_tools(judge: dict[str, Any]) -> tuple[str, ...]:
     """The tools a judge's ``tool_called`` checks name: a backend must offer them (as stubs) for
     the task to be measurable at all."""
     checks = judge.get("checks") if isinstance(judge, dict) else None
-    return tuple(dict.fromkeys(
-        c["arg"] for c in checks or [] if isinstance(c, dict) and c.get("op") == "tool_called"
-    ))
+    return tuple(dict.fromkeys(c["arg"] for c in checks or [] if isinstance(c, dict) and c.get("op") == "tool_called"))
 
 
 def validate_check(check: Any) -> dict[str, Any]:
@@ -129,11 +130,14 @@ def validate_check(check: Any) -> dict[str, Any]:
         if isinstance(arg, str) and "::" in arg:  # compact form "Section::text"
             section, _, text = arg.partition("::")
             arg = {"section": section.strip(), "text": text.strip()}
-        if not (isinstance(arg, dict) and isinstance(arg.get("section"), str)
-                and isinstance(arg.get("text"), str) and arg["section"] and arg["text"]):
-            raise JudgeError(
-                f'check section_contains needs arg {{"section": str, "text": str}}, got {arg!r}'
-            )
+        if not (
+            isinstance(arg, dict)
+            and isinstance(arg.get("section"), str)
+            and isinstance(arg.get("text"), str)
+            and arg["section"]
+            and arg["text"]
+        ):
+            raise JudgeError(f'check section_contains needs arg {{"section": str, "text": str}}, got {arg!r}')
         arg = {"section": _heading_title(arg["section"]), "text": arg["text"]}
     elif op in ("max_chars", "min_chars"):
         if isinstance(arg, bool) or not isinstance(arg, int) or arg < 0:
@@ -205,7 +209,7 @@ def sections(text: str) -> dict[str, str]:
     matches = list(_HEADING_RE.finditer(text))
     for i, m in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-        out[_norm_heading(m.group(2))] = text[m.end():end]
+        out[_norm_heading(m.group(2))] = text[m.end() : end]
     return out
 
 
@@ -240,8 +244,12 @@ def run_check(check: dict[str, Any], text: str, tools_called: list[str] | None =
 def score_rule(checks: list[dict[str, Any]], text: str, tools_called: list[str] | None = None) -> Score:
     failed = [c for c in checks if not run_check(c, text, tools_called)]
     n = len(checks)
-    return Score(hard=1.0 if not failed else 0.0, soft=(n - len(failed)) / n,
-                 fail_reasons=[describe_check(c) for c in failed], failed_checks=[check_id(c) for c in failed])
+    return Score(
+        hard=1.0 if not failed else 0.0,
+        soft=(n - len(failed)) / n,
+        fail_reasons=[describe_check(c) for c in failed],
+        failed_checks=[check_id(c) for c in failed],
+    )
 
 
 def normalize(text: str) -> str:
@@ -265,7 +273,7 @@ def parse_rubric_reply(text: str) -> tuple[float, str]:
 
     data = extract_json(text)
     if not isinstance(data, dict) or "score" not in data:
-        raise JudgeError("rubric judge reply has no {\"score\", \"reason\"} object")
+        raise JudgeError('rubric judge reply has no {"score", "reason"} object')
     try:
         score = float(data["score"])
     except (TypeError, ValueError):
@@ -286,8 +294,13 @@ def rubric_text(task_judge: dict[str, Any], reference: str) -> str:
     return task_judge.get("rubric") or reference
 
 
-def score(task_judge: dict[str, Any], reference: str, text: str,
-          tools_called: list[str] | None = None, rubric: RubricCall | None = None) -> Score:
+def score(
+    task_judge: dict[str, Any],
+    reference: str,
+    text: str,
+    tools_called: list[str] | None = None,
+    rubric: RubricCall | None = None,
+) -> Score:
     """Score one response. ``task_judge`` must already be validated."""
     kind = task_judge.get("kind", "rule")
     if kind == "rule":

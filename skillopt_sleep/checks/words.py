@@ -41,12 +41,13 @@ def limit_check(unit: str, maximum: int) -> dict[str, Any]:
     # Runs of blank lines / whitespace are matched whole ("(?=(x*))\1" cannot backtrack), so a
     # response of many blank lines or spaces is judged in linear time.
     if unit == "lines":
-        return {"op": "regex",
-                "arg": rf"\A(?=((?:[^\S\n]*\n)*))\1(?:[^\n]*\n){{0,{n - 1}}}[^\n]*(?:\n[^\S\n]*)*\Z"}
+        return {"op": "regex", "arg": rf"\A(?=((?:[^\S\n]*\n)*))\1(?:[^\n]*\n){{0,{n - 1}}}[^\n]*(?:\n[^\S\n]*)*\Z"}
     if unit == "words":
         return {"op": "regex", "arg": rf"\A(?=(\s*))\1(?:\S+(?=(\s+))\2){{0,{n - 1}}}\S*(?=(\s*))\3\Z"}
-    return {"op": "regex",
-            "arg": rf"\A(?:{_NOT_BULLET_LINE})*(?:{_BULLET}[^\n]*(?:\n|\Z)(?:{_NOT_BULLET_LINE})*){{0,{n}}}\Z"}
+    return {
+        "op": "regex",
+        "arg": rf"\A(?:{_NOT_BULLET_LINE})*(?:{_BULLET}[^\n]*(?:\n|\Z)(?:{_NOT_BULLET_LINE})*){{0,{n}}}\Z",
+    }
 
 
 def limit_of(pattern: str) -> tuple[str, int] | None:
@@ -60,7 +61,7 @@ def limit_of(pattern: str) -> tuple[str, int] | None:
 
 
 def limit_words(unit: str, n: int) -> str:
-    """"at most 50 words", "a first line of at most 60 characters"."""
+    """ "at most 50 words", "a first line of at most 60 characters"."""
     noun = _LIMIT_NOUNS[unit] + ("" if n == 1 else "s")
     return f"a first line of at most {n} {noun}" if unit == "first_line_chars" else f"at most {n} {noun}"
 
@@ -163,8 +164,13 @@ _SYNTAX = [
     (re.compile(r"\\[\[\]().*+?{}|^$/]"), "a regex escape"),
     (re.compile(r"(?<![.\w])\.[*+](?![\w.])|\[\^?[^\]\s]{1,12}\][*+?]"), "a regex wildcard"),
     (re.compile(r"[\])]\{\d{1,4}(?:,\d{0,4})?\}"), "a regex repeat"),
-    (re.compile(r"\b(?:section_present|section_contains|not_contains|max_chars|min_chars|tool_called|"
-                r"no_refusal)\b|\"op\"\s*:"), "a check's internal name"),
+    (
+        re.compile(
+            r"\b(?:section_present|section_contains|not_contains|max_chars|min_chars|tool_called|"
+            r"no_refusal)\b|\"op\"\s*:"
+        ),
+        "a check's internal name",
+    ),
 ]
 _CASE_PAIR = re.compile(r"\[([A-Za-z])([A-Za-z])\]")
 

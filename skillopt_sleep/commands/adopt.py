@@ -29,8 +29,7 @@ def format_adopt(result: adoption.AdoptResult, project: Path) -> str:
         was = f"backup {entry['backup']}" if entry["backup"] else "new file"
         lines.append(f"  {entry['role']:<6} {sanitize(entry['path'])} ({sanitize(was)})")
     lines.append(f"Backups: {sanitize(str(result.backup_dir))}")
-    lines.append(f"Undo with: skillopt-sleep revert --project {shlex.quote(str(project))} "
-                 f"--night {result.night_id}")
+    lines.append(f"Undo with: skillopt-sleep revert --project {shlex.quote(str(project))} --night {result.night_id}")
     return "\n".join(lines)
 
 
@@ -61,27 +60,47 @@ def run_and_print(
     return EXIT_OK
 
 
-def adopt(project: str | os.PathLike[str] | None, night_id: str | None = None,
-          as_json: bool = False, allow_simulated: bool = False, skill_path: Path | None = None) -> int:
-    return run_and_print(partial(adoption.adopt, allow_simulated=allow_simulated, skill_path=skill_path),
-                         format_adopt, project, night_id, as_json)
+def adopt(
+    project: str | os.PathLike[str] | None,
+    night_id: str | None = None,
+    as_json: bool = False,
+    allow_simulated: bool = False,
+    skill_path: Path | None = None,
+) -> int:
+    return run_and_print(
+        partial(adoption.adopt, allow_simulated=allow_simulated, skill_path=skill_path),
+        format_adopt,
+        project,
+        night_id,
+        as_json,
+    )
 
 
 def add_target_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--target-skill-path", type=Path, metavar="PATH",
-                        help="the SKILL.md the night evolved, when it ran with --target-skill-path")
+    parser.add_argument(
+        "--target-skill-path",
+        type=Path,
+        metavar="PATH",
+        help="the SKILL.md the night evolved, when it ran with --target-skill-path",
+    )
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "adopt", help="write a staged proposal back (backed up, revertible)",
+        "adopt",
+        help="write a staged proposal back (backed up, revertible)",
         description="Write the latest staged proposal (or --night ID) to the live skill and "
-        "memory documents. Refuses when a live file changed since the night read it.")
+        "memory documents. Refuses when a live file changed since the night read it.",
+    )
     parser.add_argument("--project", metavar="PATH", help="project directory (default: cwd)")
     parser.add_argument("--night", metavar="ID", help="the night to adopt (default: latest)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--allow-simulated", action="store_true",
-                        help="adopt a proposal the offline sim backend made (refused by default)")
+    parser.add_argument(
+        "--allow-simulated",
+        action="store_true",
+        help="adopt a proposal the offline sim backend made (refused by default)",
+    )
     add_target_flag(parser)
-    parser.set_defaults(func=lambda args: adopt(args.project, args.night, args.json,
-                                                args.allow_simulated, args.target_skill_path))
+    parser.set_defaults(
+        func=lambda args: adopt(args.project, args.night, args.json, args.allow_simulated, args.target_skill_path)
+    )

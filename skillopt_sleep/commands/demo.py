@@ -37,18 +37,24 @@ Invoicing service for ACME: PDF invoices, reminders and exports. Python 3.11, py
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="a whole night on bundled sample transcripts (offline sim backend)",
-                       description="Run a complete night — harvest, mine, dream, reflect, gate, stage — "
-                       "on bundled Claude Code transcripts of a sample project, with the offline `sim` "
-                       "backend and noise on, in a throwaway directory. Needs no keys or network.")
+    p = sub.add_parser(
+        "demo",
+        help="a whole night on bundled sample transcripts (offline sim backend)",
+        description="Run a complete night — harvest, mine, dream, reflect, gate, stage — "
+        "on bundled Claude Code transcripts of a sample project, with the offline `sim` "
+        "backend and noise on, in a throwaway directory. Needs no keys or network.",
+    )
     p.add_argument("--seed", type=int, default=1, help="sim seed (default 1)")
-    p.add_argument("--sim", default=DEFAULT_SIM,
-                   help=f"sim knobs, comma-separated (default {DEFAULT_SIM!r})")
+    p.add_argument("--sim", default=DEFAULT_SIM, help=f"sim knobs, comma-separated (default {DEFAULT_SIM!r})")
     p.add_argument("--dir", type=Path, help="where to build the demo (default: a new temp directory)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    p.add_argument("--max-calls", type=int, metavar="N",
-                   help="a per-night call cap (as `run --max-calls`): see what a night learns within it")
+    p.add_argument(
+        "--max-calls",
+        type=int,
+        metavar="N",
+        help="a per-night call cap (as `run --max-calls`): see what a night learns within it",
+    )
     add_whole_skill_flag(p)
     p.set_defaults(func=cmd_demo)
 
@@ -76,8 +82,9 @@ def build_demo_home(root: Path) -> tuple[Path, Path, Path]:
     project.mkdir(parents=True, exist_ok=True)
     (project / "src" / "acme").mkdir(parents=True, exist_ok=True)
     (project / "src" / "acme" / "money.py").write_text(
-        "from decimal import Decimal\n\n\ndef parse_amount(text: str) -> Decimal:\n"
-        "    return Decimal(text.strip())\n", encoding="utf-8")
+        "from decimal import Decimal\n\n\ndef parse_amount(text: str) -> Decimal:\n    return Decimal(text.strip())\n",
+        encoding="utf-8",
+    )
     (project / "CLAUDE.md").write_text(CLAUDE_MD, encoding="utf-8")
     target_dir = claude / "projects" / _slug(str(project))
     target_dir.mkdir(parents=True, exist_ok=True)
@@ -107,8 +114,14 @@ def _environ(**values: str) -> Iterator[None]:
                 os.environ[k] = v
 
 
-def run_demo(root: Path, seed: int = 1, sim: str = DEFAULT_SIM, quiet: bool = False,
-             edit_whole_skill: bool = False, max_calls: int | None = None) -> dict[str, Any]:
+def run_demo(
+    root: Path,
+    seed: int = 1,
+    sim: str = DEFAULT_SIM,
+    quiet: bool = False,
+    edit_whole_skill: bool = False,
+    max_calls: int | None = None,
+) -> dict[str, Any]:
     from skillopt_sleep.commands.run import progress_printer
     from skillopt_sleep.config import Config
     from skillopt_sleep.night import NightOptions, run_night
@@ -116,15 +129,22 @@ def run_demo(root: Path, seed: int = 1, sim: str = DEFAULT_SIM, quiet: bool = Fa
     if max_calls is not None and max_calls < 1:
         raise UserError("--max-calls must be a positive number of calls", EXIT_USAGE)
     home, claude, project = build_demo_home(root)
-    config = Config(backend=f"sim:{sim},seed={seed}", agent="claude", source="claude",
-                    claude_home=str(claude), max_calls=max_calls)
+    config = Config(
+        backend=f"sim:{sim},seed={seed}", agent="claude", source="claude", claude_home=str(claude), max_calls=max_calls
+    )
     key, _ = state_key.state_key()  # the person's own; without one, the demo keeps its own
     with _environ(SKILLOPT_SLEEP_HOME=str(home)):
         if key is not None:
             state_key.share_key(key)
-        report = run_night(NightOptions(project=project, config=config, mode="demo",
-                                        progress=progress_printer(not quiet),
-                                        edit_whole_skill=edit_whole_skill))
+        report = run_night(
+            NightOptions(
+                project=project,
+                config=config,
+                mode="demo",
+                progress=progress_printer(not quiet),
+                edit_whole_skill=edit_whole_skill,
+            )
+        )
     data = report.to_dict()
     data["calls_total"] = sum(report.calls.values())
     data["demo_dir"] = str(root)
@@ -141,8 +161,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     root = args.dir.expanduser().resolve() if args.dir else Path(tempfile.mkdtemp(prefix="skillopt-sleep-demo-"))
     if args.dir and root.exists() and any(root.iterdir()):
         raise UserError(f"--dir {root} is not empty; give a new or empty directory", EXIT_USAGE)
-    data = run_demo(root, seed=args.seed, sim=args.sim, quiet=args.quiet,
-                    edit_whole_skill=args.edit_whole_skill, max_calls=args.max_calls)
+    data = run_demo(
+        root,
+        seed=args.seed,
+        sim=args.sim,
+        quiet=args.quiet,
+        edit_whole_skill=args.edit_whole_skill,
+        max_calls=args.max_calls,
+    )
     if args.json:
         print(json.dumps(data, indent=2))
         return EXIT_OK
@@ -152,7 +178,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(render_text(NightReport.from_dict(data)))
     print(f"\n{data['calls_total']} model calls (sim backend). Demo directory: {root}")
     if data.get("staging_dir"):
-        print(f"To review the proposal: {data['review_command']} "
-              f"(or open {Path(data['staging_dir']) / 'report.html'})")
+        print(f"To review the proposal: {data['review_command']} (or open {Path(data['staging_dir']) / 'report.html'})")
         print(f"To adopt it into the demo project: {data['adopt_command']}")
     return EXIT_OK

@@ -20,14 +20,20 @@ from skillopt_sleep.types import SessionDigest, TaskRecord
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("harvest", help="show harvested sessions and mined tasks, or write a tasks draft",
-                       description="Read Claude Code / Codex transcripts (read-only), mine the recurring "
-                       "tasks, and show them; --output writes a skillopt_sleep.tasks.v1 draft "
-                       "(reviewed: false) to check by hand and replay with `run --tasks-file`.")
+    p = sub.add_parser(
+        "harvest",
+        help="show harvested sessions and mined tasks, or write a tasks draft",
+        description="Read Claude Code / Codex transcripts (read-only), mine the recurring "
+        "tasks, and show them; --output writes a skillopt_sleep.tasks.v1 draft "
+        "(reviewed: false) to check by hand and replay with `run --tasks-file`.",
+    )
     p.add_argument("--project", default=".", help="project directory (default: the current one)")
     p.add_argument("--all-projects", action="store_true", help="every project found in the transcripts")
-    p.add_argument("--source", choices=("claude", "codex", "auto", "all"),
-                   help="which agent's transcripts (auto: those that have sessions for the project)")
+    p.add_argument(
+        "--source",
+        choices=("claude", "codex", "auto", "all"),
+        help="which agent's transcripts (auto: those that have sessions for the project)",
+    )
     p.add_argument("--claude-home", type=Path, help="Claude Code data dir (default ~/.claude)")
     p.add_argument("--codex-home", type=Path, help="Codex data dir (default $CODEX_HOME or ~/.codex)")
     p.add_argument("--since", default="all", help='only sessions active since this ISO-8601 time, or "all"')
@@ -46,8 +52,13 @@ def mine_by_project(digests: list[SessionDigest], config: Any) -> tuple[list[Tas
     tasks: list[TaskRecord] = []
     counts = {"one_off_groups": 0, "uncheckable_groups": 0}
     for project in sorted(by_project):
-        result = mine(by_project[project], min_recurrence=config.min_recurrence, seed=config.split_seed,
-                      val_fraction=config.val_fraction, test_fraction=config.test_fraction)
+        result = mine(
+            by_project[project],
+            min_recurrence=config.min_recurrence,
+            seed=config.split_seed,
+            val_fraction=config.val_fraction,
+            test_fraction=config.test_fraction,
+        )
         tasks.extend(result.tasks)
         counts["one_off_groups"] += result.one_off
         counts["uncheckable_groups"] += result.uncheckable
@@ -65,10 +76,16 @@ def cmd_harvest(args: argparse.Namespace) -> int:
     config = load_config(project, {"source": args.source})
     claude_home = args.claude_home or (Path(config.claude_home).expanduser() if config.claude_home else None)
     codex_home = args.codex_home or (Path(config.codex_home).expanduser() if config.codex_home else None)
-    result = harvest(None if args.all_projects else project, source=config.source,
-                     claude_home=claude_home, codex_home=codex_home, since=parse_since(args.since),
-                     all_projects=args.all_projects, state_dir=None,
-                     progress=progress_printer(not args.quiet))
+    result = harvest(
+        None if args.all_projects else project,
+        source=config.source,
+        claude_home=claude_home,
+        codex_home=codex_home,
+        since=parse_since(args.since),
+        all_projects=args.all_projects,
+        state_dir=None,
+        progress=progress_printer(not args.quiet),
+    )
     from skillopt_sleep.sources import describe_read, home_warnings
 
     warnings = home_warnings(result, {"claude": claude_home is not None, "codex": codex_home is not None})
@@ -82,19 +99,28 @@ def cmd_harvest(args: argparse.Namespace) -> int:
     if args.json:
         from skillopt_sleep.sanitize import clean_obj
 
-        print(json.dumps(clean_obj({
-            "sessions": [d.to_dict() for d in result.digests],
-            "tasks": [t.to_dict() for t in tasks],
-            "skipped": dict(result.skipped),
-            "sources": list(result.sources_used),
-            "files_read": result.files_read,
-            "homes": {name: {"path": home, "files": result.files_found.get(name, 0)}
-                      for name, home in result.homes.items()},
-            "warnings": warnings,
-            "bytes_read": result.bytes_read,
-            "mining": counts,
-            "output": str(args.output) if args.output else None,
-        }), indent=2))
+        print(
+            json.dumps(
+                clean_obj(
+                    {
+                        "sessions": [d.to_dict() for d in result.digests],
+                        "tasks": [t.to_dict() for t in tasks],
+                        "skipped": dict(result.skipped),
+                        "sources": list(result.sources_used),
+                        "files_read": result.files_read,
+                        "homes": {
+                            name: {"path": home, "files": result.files_found.get(name, 0)}
+                            for name, home in result.homes.items()
+                        },
+                        "warnings": warnings,
+                        "bytes_read": result.bytes_read,
+                        "mining": counts,
+                        "output": str(args.output) if args.output else None,
+                    }
+                ),
+                indent=2,
+            )
+        )
         return EXIT_OK
     print_summary(result, tasks, counts, args.output)
     return EXIT_OK
@@ -104,23 +130,31 @@ def print_summary(result: Any, tasks: list[TaskRecord], counts: dict[str, int], 
     from skillopt_sleep.sanitize import sanitize
 
     sources = ", ".join(result.sources_used) or "none"
-    print(f"{len(result.digests)} session(s) from {sources}; {result.files_read} file(s), "
-          f"{result.bytes_read:,} bytes read")
+    print(
+        f"{len(result.digests)} session(s) from {sources}; {result.files_read} file(s), "
+        f"{result.bytes_read:,} bytes read"
+    )
     if result.skipped:
         print("skipped: " + ", ".join(f"{k} {v}" for k, v in sorted(result.skipped.items())))
     kinds: dict[str, list[TaskRecord]] = defaultdict(list)
     for t in tasks:
         kinds[t.skill_hint or t.id].append(t)
-    print(f"{len(tasks)} task(s) in {len(kinds)} recurring kind(s); "
-          f"{counts['one_off_groups']} one-off and {counts['uncheckable_groups']} uncheckable group(s) not promoted")
+    print(
+        f"{len(tasks)} task(s) in {len(kinds)} recurring kind(s); "
+        f"{counts['one_off_groups']} one-off and {counts['uncheckable_groups']} uncheckable group(s) not promoted"
+    )
     for kind, items in sorted(kinds.items()):
         checks = "; ".join(_check_text(c) for c in items[0].judge.get("checks", []))
-        print(f"  {sanitize(kind, 60)}  x{items[0].recurrence} sessions, {len(items)} task(s)  checks: {sanitize(checks, 200)}")
+        print(
+            f"  {sanitize(kind, 60)}  x{items[0].recurrence} sessions, {len(items)} task(s)  checks: {sanitize(checks, 200)}"
+        )
         for t in items[:3]:
             print(f"    [{t.split}] {sanitize(t.intent, 100)}")
     if output:
-        print(f"wrote a draft to {output} (reviewed: false) — check it, set \"reviewed\": true, then "
-              f"`skillopt-sleep run --tasks-file {output}`")
+        print(
+            f'wrote a draft to {output} (reviewed: false) — check it, set "reviewed": true, then '
+            f"`skillopt-sleep run --tasks-file {output}`"
+        )
 
 
 def _check_text(check: dict[str, Any]) -> str:

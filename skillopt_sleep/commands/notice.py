@@ -46,8 +46,9 @@ def record_session(project: Path, agent: str, now: datetime | None = None) -> No
         return
     if too_big:
         latest = projects_seen()
-        atomic_write_text(path, "".join(
-            json.dumps({"project": p, "at": at, "agent": a}) + "\n" for p, (at, a) in latest.items()))
+        atomic_write_text(
+            path, "".join(json.dumps({"project": p, "at": at, "agent": a}) + "\n" for p, (at, a) in latest.items())
+        )
 
 
 def projects_seen() -> dict[str, tuple[str, str]]:
@@ -64,8 +65,9 @@ def projects_seen() -> dict[str, tuple[str, str]]:
 # --------------------------------------------------------------------------- verb
 
 
-def notice(project: str | os.PathLike[str] | None, event: str = "session-start",
-           agent: str = "cli", as_json: bool = False) -> int:
+def notice(
+    project: str | os.PathLike[str] | None, event: str = "session-start", agent: str = "cli", as_json: bool = False
+) -> int:
     try:
         root = staging.resolve_project(project)
     except OutsideDocument as exc:  # a state folder that is a link elsewhere or not a folder:
@@ -80,8 +82,7 @@ def notice(project: str | os.PathLike[str] | None, event: str = "session-start",
     else:
         lines = read_notices(root, agent)
     if as_json:
-        print(json.dumps({"version": __version__, "event": event, "project": clean_line(str(root)),
-                          "notices": lines}))
+        print(json.dumps({"version": __version__, "event": event, "project": clean_line(str(root)), "notices": lines}))
     elif lines:
         print("\n".join(lines))
     return EXIT_OK
@@ -89,15 +90,21 @@ def notice(project: str | os.PathLike[str] | None, event: str = "session-start",
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "notice", help="the notices a session start shows (a proposal waiting, a missed night)",
+        "notice",
+        help="the notices a session start shows (a proposal waiting, a missed night)",
         description="At session start, print one line per notice that applies now (a proposal "
         "waiting for review, a scheduled night that did not run); at session end, record that the "
-        "project had a session. Reads only small files; never harvests or calls a model.")
+        "project had a session. Reads only small files; never harvests or calls a model.",
+    )
     parser.add_argument("--project", metavar="PATH", help="project directory (default: cwd)")
-    parser.add_argument("--event", choices=EVENTS, default="session-start",
-                        help="which session event (default: session-start)")
-    parser.add_argument("--agent", choices=AGENTS, default="cli",
-                        help="whose hook asks: decides how the review hint is worded (default: cli)")
-    parser.add_argument("--json", action="store_true",
-                        help="print one JSON object: {version, event, project, notices}")
+    parser.add_argument(
+        "--event", choices=EVENTS, default="session-start", help="which session event (default: session-start)"
+    )
+    parser.add_argument(
+        "--agent",
+        choices=AGENTS,
+        default="cli",
+        help="whose hook asks: decides how the review hint is worded (default: cli)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object: {version, event, project, notices}")
     parser.set_defaults(func=lambda args: notice(args.project, args.event, args.agent, args.json))

@@ -20,20 +20,24 @@ def format_revert(result: adoption.RevertResult, project: Path | None = None) ->
     return "\n".join(lines)
 
 
-def revert(project: str | os.PathLike[str] | None, night_id: str | None = None,
-           as_json: bool = False, skill_path: Path | None = None) -> int:
-    return run_and_print(partial(adoption.revert, skill_path=skill_path), format_revert, project,
-                         night_id, as_json)
+def revert(
+    project: str | os.PathLike[str] | None,
+    night_id: str | None = None,
+    as_json: bool = False,
+    skill_path: Path | None = None,
+) -> int:
+    return run_and_print(partial(adoption.revert, skill_path=skill_path), format_revert, project, night_id, as_json)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "revert", help="undo an adoption (restores the previous bytes)",
+        "revert",
+        help="undo an adoption (restores the previous bytes)",
         description="Restore the documents an adoption overwrote (latest adoption, or --night "
-        "ID). Refuses when a file was edited after adoption.")
+        "ID). Refuses when a file was edited after adoption.",
+    )
     parser.add_argument("--project", metavar="PATH", help="project directory (default: cwd)")
     parser.add_argument("--night", metavar="ID", help="the night to revert (default: latest)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_target_flag(parser)
-    parser.set_defaults(func=lambda args: revert(args.project, args.night, args.json,
-                                                 args.target_skill_path))
+    parser.set_defaults(func=lambda args: revert(args.project, args.night, args.json, args.target_skill_path))

@@ -19,7 +19,12 @@ from skillopt_sleep.report.agent_surface import ask_for, calling_agent
 from skillopt_sleep.documents.handwritten import conflict_notes
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_OK, UserError
 from skillopt_sleep.report.proposal import (
-    EvidenceTask, ProposalView, gate_label, headline_statistic, load_view, why_accepted,
+    EvidenceTask,
+    ProposalView,
+    gate_label,
+    headline_statistic,
+    load_view,
+    why_accepted,
 )
 from skillopt_sleep.report.markdown import (
     SIMULATED_WARNING,
@@ -64,8 +69,10 @@ def _scope_and_evidence(scope: list[str], evidence: list[EvidenceTask]) -> list[
     out = [f"Scope (task kinds of its evidence): {_cell(', '.join(scope) or 'none recorded', 300)}", ""]
     if evidence:
         out += ["Evidence:", ""]
-        out += [f"- `{_cell(e.task_id, 80)}` ({_cell(e.kind, 60)}, {_cell(e.split, 10)}): "
-                f"{_cell(e.excerpt, 200)}" for e in evidence]
+        out += [
+            f"- `{_cell(e.task_id, 80)}` ({_cell(e.kind, 60)}, {_cell(e.split, 10)}): {_cell(e.excerpt, 200)}"
+            for e in evidence
+        ]
         out.append("")
     return out
 
@@ -73,8 +80,7 @@ def _scope_and_evidence(scope: list[str], evidence: list[EvidenceTask]) -> list[
 def _decision(decision: GateDecision) -> list[str]:
     verdict = "accepted" if decision.accepted else "refused"
     alone = gate_label(decision)
-    out = [f"Gate ({alone}): **{verdict}**, val {_score(decision.baseline)} → "
-           f"{_score(decision.candidate)}"]
+    out = [f"Gate ({alone}): **{verdict}**, val {_score(decision.baseline)} → {_score(decision.candidate)}"]
     stats = headline_statistic(decision)
     if stats:
         out[-1] += f" ({stats})"
@@ -84,9 +90,12 @@ def _decision(decision: GateDecision) -> list[str]:
         out.append("")
     if decision.per_task:
         out += ["| val task | baseline | candidate | gain | regressed |", "|---|---|---|---|---|"]
-        out += [f"| {_cell(d.task_id, 80)} | {_score(d.baseline)} (n={d.n_baseline}) | "
-                f"{_score(d.candidate)} (n={d.n_candidate}) | {d.delta:+.3f} | "
-                f"{'**yes**' if d.regressed else 'no'} |" for d in decision.per_task]
+        out += [
+            f"| {_cell(d.task_id, 80)} | {_score(d.baseline)} (n={d.n_baseline}) | "
+            f"{_score(d.candidate)} (n={d.n_candidate}) | {d.delta:+.3f} | "
+            f"{'**yes**' if d.regressed else 'no'} |"
+            for d in decision.per_task
+        ]
         out.append("")
     return out
 
@@ -97,8 +106,10 @@ def render_review(view: ProposalView) -> str:
     out = [f"# skillopt-sleep proposal: night {sanitize(r.night_id)} ({sanitize(state)})", ""]
     if r.simulated:
         out += [f"> **{SIMULATED_WARNING}**", ""]
-    out += [f"- Project: `{_cell(r.project, 300)}`",
-            f"- Val score, baseline → candidate: {_score(r.baseline)} → {_score(r.candidate)}"]
+    out += [
+        f"- Project: `{_cell(r.project, 300)}`",
+        f"- Val score, baseline → candidate: {_score(r.baseline)} → {_score(r.candidate)}",
+    ]
     out += [f"- {line}" for line in backend_lines(r) if not line.startswith("**")]
     out += [f"- Full report: `{_cell(str(Path(view.staging_dir) / 'report.html'), 300)}`", ""]
     out += ["## Numbers", "", *numbers_table(r), ""]
@@ -156,8 +167,7 @@ def render_review(view: ProposalView) -> str:
 def _next_step(r: NightReport) -> list[str]:
     """Adopt and revert, as the person types them where this is read (agent_surface.py)."""
     if calling_agent() is None:
-        return ["## Next step", "", "```", adopt_command(r), "```", "",
-                f"Undo later with `{revert_command(r)}`.", ""]
+        return ["## Next step", "", "```", adopt_command(r), "```", "", f"Undo later with `{revert_command(r)}`.", ""]
     night = ["--night", sanitize(r.night_id)]
     adopt = ask_for("adopt", *night, *(["--allow-simulated"] if r.simulated else []))
     return ["## Next step", "", f"Adopt it with `{adopt}`; undo later with `{ask_for('revert', *night)}`.", ""]
@@ -181,16 +191,14 @@ def _pick(project: Path, night_id: str | None) -> dict | None:
     raise UserError(f"no staged proposal for night {sanitize(night_id, 80)} in {project}", EXIT_CONFLICT)
 
 
-def review(project: str | os.PathLike[str] | None, night_id: str | None = None,
-           as_json: bool = False) -> int:
+def review(project: str | os.PathLike[str] | None, night_id: str | None = None, as_json: bool = False) -> int:
     root = staging.resolve_project(project)
     proposal = _pick(root, night_id)
     if proposal is None:
         if as_json:
             print(json.dumps({"project": str(root), "proposal": None}))
         else:
-            print(f"No proposal is staged for {sanitize(str(root))}; a night stages one "
-                  "(`skillopt-sleep run`).")
+            print(f"No proposal is staged for {sanitize(str(root))}; a night stages one (`skillopt-sleep run`).")
         return EXIT_OK
     view = load_view(proposal)
     if as_json:
@@ -202,11 +210,13 @@ def review(project: str | os.PathLike[str] | None, night_id: str | None = None,
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "review", help="show the staged proposal: rules, evidence, per-task gain, diffs",
+        "review",
+        help="show the staged proposal: rules, evidence, per-task gain, diffs",
         description="Print the latest staged proposal (or --night ID) as Markdown: each proposed "
         "rule with its scope, the evidence it came from and the per-task gain that justified it, "
         "the refused edits and why, and the diff of each document. report.html beside the "
-        "staged report.md shows the same with the score trend.")
+        "staged report.md shows the same with the score trend.",
+    )
     parser.add_argument("--project", metavar="PATH", help="project directory (default: cwd)")
     parser.add_argument("--night", metavar="ID", help="the night to review (default: latest)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")

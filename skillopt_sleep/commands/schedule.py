@@ -22,7 +22,16 @@ from skillopt_sleep.redact import redact
 from skillopt_sleep.sanitize import sanitize
 from skillopt_sleep.scheduler.preflight import Needs, check_backends, config_record
 from skillopt_sleep.scheduler.schedule_file import (
-    LOCATION_VARS, OUTPUT_LOG, ProjectEntry, Schedule, load_schedule, now_iso, remove_schedule, save_schedule, schedule_path)
+    LOCATION_VARS,
+    OUTPUT_LOG,
+    ProjectEntry,
+    Schedule,
+    load_schedule,
+    now_iso,
+    remove_schedule,
+    save_schedule,
+    schedule_path,
+)
 from skillopt_sleep.scheduler.timing import DEFAULT_AT, parse_at
 
 
@@ -65,11 +74,19 @@ def _preflight(warn: Warn | None, fallback: Any, check: Callable[..., Any], *arg
         return fallback
 
 
-def plan_schedule(*, at: str | None = None, projects: Sequence[str] | None = None, backend: str | None = None,
-                  model: str | None = None, via: str | None = None, env_file: str | None = None,
-                  auto_adopt: bool = False, platform: str | None = None,
-                  which: Callable[[str], str | None] = shutil.which,
-                  warn: Warn | None = None) -> tuple[Schedule, Schedule | None]:
+def plan_schedule(
+    *,
+    at: str | None = None,
+    projects: Sequence[str] | None = None,
+    backend: str | None = None,
+    model: str | None = None,
+    via: str | None = None,
+    env_file: str | None = None,
+    auto_adopt: bool = False,
+    platform: str | None = None,
+    which: Callable[[str], str | None] = shutil.which,
+    warn: Warn | None = None,
+) -> tuple[Schedule, Schedule | None]:
     """The schedule ``schedule`` would save (and the one it replaces); checks everything, changes
     nothing. With ``warn``, what the job would not find is passed to it instead of refused."""
     for label, value in (("--at", at), ("--backend", backend), ("--model", model), ("--env-file", env_file)):
@@ -78,8 +95,11 @@ def plan_schedule(*, at: str | None = None, projects: Sequence[str] | None = Non
     previous = load_schedule()
     hour, minute = parse_at(at or (previous.at if previous else DEFAULT_AT))
     at = f"{hour:02d}:{minute:02d}"
-    via = via or (previous.via if previous and previous.via in scheduler.supported_vias(platform)
-                  else scheduler.default_via(platform))
+    via = via or (
+        previous.via
+        if previous and previous.via in scheduler.supported_vias(platform)
+        else scheduler.default_via(platform)
+    )
     scheduler.make_mechanism(via, platform)
     env_file = env_file or (previous.env_file if previous else None)
     env_vars: dict[str, str] = {}
@@ -87,8 +107,13 @@ def plan_schedule(*, at: str | None = None, projects: Sequence[str] | None = Non
         env_file = str(Path(env_file).expanduser().resolve())
         env_vars = _preflight(warn, {}, read_env_file, env_file)
     python = str(Path(sys.executable).absolute())
-    schedule = Schedule(at=at, via=via, python=python, env_file=env_file,
-                        locations={k: os.environ[k] for k in LOCATION_VARS if os.environ.get(k)})
+    schedule = Schedule(
+        at=at,
+        via=via,
+        python=python,
+        env_file=env_file,
+        locations={k: os.environ[k] for k in LOCATION_VARS if os.environ.get(k)},
+    )
     for value in schedule.locations.values():
         refuse_control_chars("a location variable", value)
     from skillopt_sleep.scheduler.nightly import config_from_record
@@ -119,25 +144,34 @@ def check_interpreter(python: str) -> None:
     import subprocess
 
     try:
-        proc = subprocess.run([python, "-c", "import skillopt_sleep"], env={}, cwd=Path(python).anchor or "/",
-                              capture_output=True, timeout=60)
+        proc = subprocess.run(
+            [python, "-c", "import skillopt_sleep"],
+            env={},
+            cwd=Path(python).anchor or "/",
+            capture_output=True,
+            timeout=60,
+        )
         ok = proc.returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         ok = False
     if not ok:
-        raise UserError(f"{python} cannot import skillopt_sleep without your shell's environment (is it "
-                        "found through PYTHONPATH?); install it into that interpreter, e.g. "
-                        f"`{python} -m pip install skillopt-sleep`, then schedule again", EXIT_CONFIG)
+        raise UserError(
+            f"{python} cannot import skillopt_sleep without your shell's environment (is it "
+            "found through PYTHONPATH?); install it into that interpreter, e.g. "
+            f"`{python} -m pip install skillopt-sleep`, then schedule again",
+            EXIT_CONFIG,
+        )
 
 
-def schedule(*, print_only: bool = False, as_json: bool = False, platform: str | None = None,
-             **options: Any) -> int:
+def schedule(*, print_only: bool = False, as_json: bool = False, platform: str | None = None, **options: Any) -> int:
     warnings: list[str] = []
     new, previous = plan_schedule(platform=platform, warn=warnings.append if print_only else None, **options)
     warnings = [sanitize(redact(w), 400) for w in warnings]
     for warning in warnings:  # --print shows the entry anyway; installing it would be refused
-        print(f"skillopt-sleep: warning: {warning} (`schedule` without --print refuses "
-              "until this is fixed)", file=sys.stderr)
+        print(
+            f"skillopt-sleep: warning: {warning} (`schedule` without --print refuses until this is fixed)",
+            file=sys.stderr,
+        )
     target = schedule_path()
     job = build_job(new, target)
     mechanism = scheduler.make_mechanism(new.via, platform)
@@ -145,11 +179,22 @@ def schedule(*, print_only: bool = False, as_json: bool = False, platform: str |
     refuse_secrets(plan)
     if print_only:
         if as_json:
-            print(json.dumps({"plan": {"mechanism": plan.mechanism,
-                                       "artifacts": [a.__dict__ for a in plan.artifacts],
-                                       "commands": plan.commands, "notes": plan.notes},
-                              "schedule_file": str(target), "schedule": new.to_dict(),
-                              "warnings": warnings}, indent=2))
+            print(
+                json.dumps(
+                    {
+                        "plan": {
+                            "mechanism": plan.mechanism,
+                            "artifacts": [a.__dict__ for a in plan.artifacts],
+                            "commands": plan.commands,
+                            "notes": plan.notes,
+                        },
+                        "schedule_file": str(target),
+                        "schedule": new.to_dict(),
+                        "warnings": warnings,
+                    },
+                    indent=2,
+                )
+            )
         else:
             print(plan.render())
             print(f"--- {target}")
@@ -172,29 +217,52 @@ def schedule(*, print_only: bool = False, as_json: bool = False, platform: str |
         scheduler.make_mechanism(previous.via, platform).uninstall()  # one entry per user
     next_at = scheduler.next_run(new.at)
     if as_json:
-        print(json.dumps({"via": new.via, "at": new.at, "next_run": next_at.isoformat(timespec="minutes"),
-                          "schedule_file": str(target), "projects": [p.project for p in new.projects]}))
+        print(
+            json.dumps(
+                {
+                    "via": new.via,
+                    "at": new.at,
+                    "next_run": next_at.isoformat(timespec="minutes"),
+                    "schedule_file": str(target),
+                    "projects": [p.project for p in new.projects],
+                }
+            )
+        )
         return EXIT_OK
-    print(f"skillopt-sleep: nightly at {new.at} via {new.via} (next {next_at:%a %d %b %H:%M}) for "
-          f"{len(new.projects)} project(s):")
+    print(
+        f"skillopt-sleep: nightly at {new.at} via {new.via} (next {next_at:%a %d %b %H:%M}) for "
+        f"{len(new.projects)} project(s):"
+    )
     for entry in new.projects:
         cfg = entry.config
-        print(f"  {entry.project}  backend {cfg.get('backend')}, agent {cfg.get('agent')}, "
-              f"auto-adopt {'on' if entry.auto_adopt else 'off'}")
+        print(
+            f"  {entry.project}  backend {cfg.get('backend')}, agent {cfg.get('agent')}, "
+            f"auto-adopt {'on' if entry.auto_adopt else 'off'}"
+        )
     for note in plan.notes:
         print(f"  note: {note}")
-    print(f"  each project's configuration is recorded in {target}; after changing a config, run "
-          "`skillopt-sleep schedule` again")
+    print(
+        f"  each project's configuration is recorded in {target}; after changing a config, run "
+        "`skillopt-sleep schedule` again"
+    )
     return EXIT_OK
 
 
-def unschedule(*, projects: Sequence[str] | None = None, print_only: bool = False, as_json: bool = False,
-               platform: str | None = None) -> int:
+def unschedule(
+    *,
+    projects: Sequence[str] | None = None,
+    print_only: bool = False,
+    as_json: bool = False,
+    platform: str | None = None,
+) -> int:
     current = load_schedule()
     named = _project_dirs(projects) if projects else []
     remaining = [p for p in (current.projects if current else []) if p.project not in named] if named else []
-    vias = [current.via] if current and current.via in scheduler.supported_vias(platform) else \
-        list(scheduler.supported_vias(platform))
+    vias = (
+        [current.via]
+        if current and current.via in scheduler.supported_vias(platform)
+        else list(scheduler.supported_vias(platform))
+    )
     remove_entry = not remaining
     if print_only:
         if remove_entry:
@@ -220,8 +288,10 @@ def unschedule(*, projects: Sequence[str] | None = None, print_only: bool = Fals
     if as_json:
         print(json.dumps({"removed_entry": removed_from, "remaining": [p.project for p in remaining]}))
     elif remove_entry:
-        print("skillopt-sleep: " + (f"removed the nightly {' and '.join(removed_from)} entry"
-                                    if removed_from else "nothing was scheduled"))
+        print(
+            "skillopt-sleep: "
+            + (f"removed the nightly {' and '.join(removed_from)} entry" if removed_from else "nothing was scheduled")
+        )
     else:
         print(f"skillopt-sleep: unregistered {', '.join(named)}; {len(remaining)} project(s) stay scheduled")
     return EXIT_OK
@@ -244,42 +314,77 @@ def nightly(schedule_file: str | None) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("schedule", help="run a night for your projects every night (cron, systemd, launchd, schtasks)",
-                       description="Install one per-user OS entry that runs a night for every registered "
-                       "project, each with its configuration as resolved now. Re-running adds projects "
-                       "and updates the time; it never duplicates the entry.")
-    p.add_argument("--at", metavar="HH:MM", help=f"local time of the nightly run (default {DEFAULT_AT}, "
-                   "or the time already scheduled)")
-    p.add_argument("--project", action="append", metavar="DIR",
-                   help="register this project (repeatable; default: the current directory)")
+    p = sub.add_parser(
+        "schedule",
+        help="run a night for your projects every night (cron, systemd, launchd, schtasks)",
+        description="Install one per-user OS entry that runs a night for every registered "
+        "project, each with its configuration as resolved now. Re-running adds projects "
+        "and updates the time; it never duplicates the entry.",
+    )
+    p.add_argument(
+        "--at",
+        metavar="HH:MM",
+        help=f"local time of the nightly run (default {DEFAULT_AT}, or the time already scheduled)",
+    )
+    p.add_argument(
+        "--project",
+        action="append",
+        metavar="DIR",
+        help="register this project (repeatable; default: the current directory)",
+    )
     p.add_argument("--backend", help="model backend for these projects' nights (default: their config)")
     p.add_argument("--model", help="model name for these projects' nights")
-    p.add_argument("--via", choices=tuple(scheduler.MECHANISMS),
-                   help="OS mechanism (default: systemd or cron on Linux, launchd on macOS, schtasks on Windows)")
-    p.add_argument("--env-file", metavar="FILE",
-                   help="KEY=VALUE file (mode 0600) the nightly job reads API keys from")
-    p.add_argument("--auto-adopt", action="store_true",
-                   help="adopt these projects' proposals right away when the gate accepts edits")
-    p.add_argument("--print", dest="print_only", action="store_true",
-                   help="show exactly what would be installed, with a warning for anything the "
-                   "night would not find (a CLI, a key); change nothing")
+    p.add_argument(
+        "--via",
+        choices=tuple(scheduler.MECHANISMS),
+        help="OS mechanism (default: systemd or cron on Linux, launchd on macOS, schtasks on Windows)",
+    )
+    p.add_argument("--env-file", metavar="FILE", help="KEY=VALUE file (mode 0600) the nightly job reads API keys from")
+    p.add_argument(
+        "--auto-adopt",
+        action="store_true",
+        help="adopt these projects' proposals right away when the gate accepts edits",
+    )
+    p.add_argument(
+        "--print",
+        dest="print_only",
+        action="store_true",
+        help="show exactly what would be installed, with a warning for anything the "
+        "night would not find (a CLI, a key); change nothing",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=lambda a: schedule(at=a.at, projects=a.project, backend=a.backend, model=a.model,
-                                           via=a.via, env_file=a.env_file, auto_adopt=a.auto_adopt,
-                                           print_only=a.print_only, as_json=a.json))
-    u = sub.add_parser("unschedule", help="remove the nightly entry, or unregister projects",
-                       description="Without --project: remove our OS entry (every foreign entry is kept) "
-                       "and the schedule file. With --project: unregister those projects; the entry is "
-                       "removed when none remain.")
+    p.set_defaults(
+        func=lambda a: schedule(
+            at=a.at,
+            projects=a.project,
+            backend=a.backend,
+            model=a.model,
+            via=a.via,
+            env_file=a.env_file,
+            auto_adopt=a.auto_adopt,
+            print_only=a.print_only,
+            as_json=a.json,
+        )
+    )
+    u = sub.add_parser(
+        "unschedule",
+        help="remove the nightly entry, or unregister projects",
+        description="Without --project: remove our OS entry (every foreign entry is kept) "
+        "and the schedule file. With --project: unregister those projects; the entry is "
+        "removed when none remain.",
+    )
     u.add_argument("--project", action="append", metavar="DIR", help="unregister only this project (repeatable)")
     u.add_argument("--print", dest="print_only", action="store_true", help="show what would be removed")
     u.add_argument("--json", action="store_true", help="print one JSON object")
     u.set_defaults(func=lambda a: unschedule(projects=a.project, print_only=a.print_only, as_json=a.json))
-    n = sub.add_parser(NIGHTLY_VERB, help="run the scheduled night now for every registered project",
-                       description="What the scheduled OS entry runs: a night for every registered "
-                       "project, one after another, each with its recorded configuration. A failing "
-                       "project is logged and the others still run; a project with no session "
-                       "written since its last night is skipped, with no model call. Run it by hand "
-                       "to catch up on a missed night.")
+    n = sub.add_parser(
+        NIGHTLY_VERB,
+        help="run the scheduled night now for every registered project",
+        description="What the scheduled OS entry runs: a night for every registered "
+        "project, one after another, each with its recorded configuration. A failing "
+        "project is logged and the others still run; a project with no session "
+        "written since its last night is skipped, with no model call. Run it by hand "
+        "to catch up on a missed night.",
+    )
     n.add_argument("--schedule-file", metavar="FILE", help="(default: the user schedule file)")
     n.set_defaults(func=lambda a: nightly(a.schedule_file))

@@ -59,18 +59,23 @@ def collect_status(project: Path, recent: int = 5) -> dict[str, Any]:
     if proposals:
         p = proposals[0]
         latest = {
-            "night_id": p.get("night_id"), "created": p.get("created"),
-            "staging_dir": p["staging_dir"], "state": p["state"], "adopted": p["adopted"],
+            "night_id": p.get("night_id"),
+            "created": p.get("created"),
+            "staging_dir": p["staging_dir"],
+            "state": p["state"],
+            "adopted": p["adopted"],
             "simulated": bool(p.get("simulated")),
-            "files": [{"role": f.get("role"), "live_path": f.get("live_path")}
-                      for f in p["files"]],
+            "files": [{"role": f.get("role"), "live_path": f.get("live_path")} for f in p["files"]],
         }
     last_adoption = None
     if adoptions:
         a = adoptions[-1]
         last_adoption = {
-            "night_id": a["night_id"], "adopted_at": a["adopted_at"], "reverted": a["reverted"],
-            "reverted_at": a.get("reverted_at"), "files": [f.get("path") for f in a["files"]],
+            "night_id": a["night_id"],
+            "adopted_at": a["adopted_at"],
+            "reverted": a["reverted"],
+            "reverted_at": a.get("reverted_at"),
+            "files": [f.get("path") for f in a["files"]],
         }
     return {
         "project": str(project),
@@ -99,9 +104,11 @@ def format_status(data: dict[str, Any]) -> str:
     lines += _night_section(data)
     interrupted = data["interrupted"]
     if interrupted is not None:
-        lines.append(f"  an interrupted {sanitize(interrupted['op'])} of night "
-                     f"{sanitize(interrupted['night_id'])} (started {sanitize(interrupted['started'])}) "
-                     "is pending: the next adopt, revert or run finishes or rolls it back first")
+        lines.append(
+            f"  an interrupted {sanitize(interrupted['op'])} of night "
+            f"{sanitize(interrupted['night_id'])} (started {sanitize(interrupted['started'])}) "
+            "is pending: the next adopt, revert or run finishes or rolls it back first"
+        )
     if not data["n_nights"]:
         lines.append(_no_nights_line())
     else:
@@ -112,15 +119,18 @@ def format_status(data: dict[str, Any]) -> str:
                 f"    {when}  {sanitize(n.get('night_id'))}  {sanitize(n.get('state') or n.get('status')):<9} "
                 f"val {_fmt(n.get('baseline'))} → {_fmt(n.get('candidate'))}  "
                 f"edits +{n.get('n_accepted', 0)} / refused {n.get('n_rejected', 0)}"
-                + ("  (from its staged report; history kept elsewhere)" if n.get("recorded") == "staging" else ""))
+                + ("  (from its staged report; history kept elsewhere)" if n.get("recorded") == "staging" else "")
+            )
         lines += ["  " + line for line in trend_lines([NightScores(**t) for t in data["trend"]])]
     latest = data["latest_proposal"]
     if latest is None:
         lines.append("  latest proposal: none")
     else:
         simulated = ", simulated" if latest.get("simulated") else ""
-        lines.append(f"  latest proposal: night {sanitize(latest['night_id'])} "
-                     f"({latest['state']}{simulated}) at {sanitize(latest['staging_dir'])}")
+        lines.append(
+            f"  latest proposal: night {sanitize(latest['night_id'])} "
+            f"({latest['state']}{simulated}) at {sanitize(latest['staging_dir'])}"
+        )
         for f in latest["files"]:
             lines.append(f"    {sanitize(f['role']):<6} {sanitize(f['live_path'])}")
         if latest["state"] != "adopted" and latest["files"]:
@@ -130,8 +140,9 @@ def format_status(data: dict[str, Any]) -> str:
         lines.append("  last adoption: none")
     else:
         state = f"reverted {last['reverted_at']}" if last["reverted"] else "in effect"
-        lines.append(f"  last adoption: night {sanitize(last['night_id'])} at "
-                     f"{sanitize(last['adopted_at'])} ({sanitize(state)})")
+        lines.append(
+            f"  last adoption: night {sanitize(last['night_id'])} at {sanitize(last['adopted_at'])} ({sanitize(state)})"
+        )
     lines += scheduler.format_schedule(data.get("schedule"), data["project"])
     return "\n".join(lines)
 
@@ -145,8 +156,10 @@ def _no_nights_line() -> str:
 def _next_steps(project: str, latest: dict[str, Any]) -> list[str]:
     """How to review and adopt the latest proposal, in the words of where status is read."""
     adopt = ["--night", sanitize(latest["night_id"])] + (["--allow-simulated"] if latest.get("simulated") else [])
-    return [f"    review with: {ask_for('review', project=project)}",
-            f"    adopt with: {ask_for('adopt', *adopt, project=project)}"]
+    return [
+        f"    review with: {ask_for('review', project=project)}",
+        f"    adopt with: {ask_for('adopt', *adopt, project=project)}",
+    ]
 
 
 def _config_line(problem: str | None) -> list[str]:
@@ -165,8 +178,7 @@ def _night_section(data: dict[str, Any]) -> list[str]:
     return shown
 
 
-def status(project: str | os.PathLike[str] | None, as_json: bool = False,
-           recent: int = 5) -> int:
+def status(project: str | os.PathLike[str] | None, as_json: bool = False, recent: int = 5) -> int:
     data = collect_status(staging.resolve_project(project), recent)
     print(json.dumps(clean_obj(data)) if as_json else format_status(data))
     return EXIT_OK
@@ -174,11 +186,12 @@ def status(project: str | os.PathLike[str] | None, as_json: bool = False,
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "status", help="nights so far, score trend, latest proposal",
+        "status",
+        help="nights so far, score trend, latest proposal",
         description="Show this project's nights, the val score trend, the latest staged "
-        "proposal and the last adoption.")
+        "proposal and the last adoption.",
+    )
     parser.add_argument("--project", metavar="PATH", help="project directory (default: cwd)")
-    parser.add_argument("--last", type=int, default=5, metavar="N",
-                        help="how many recent nights to list (default: 5)")
+    parser.add_argument("--last", type=int, default=5, metavar="N", help="how many recent nights to list (default: 5)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(func=lambda args: status(args.project, args.json, args.last))

@@ -38,8 +38,9 @@ def _resolved(path: Path) -> Path:
     try:
         return path.resolve()
     except (OSError, RuntimeError):  # a link loop
-        raise OutsideDocument(f"{path} is a link that never ends (a loop); refusing to read or write it",
-                              EXIT_CONFIG) from None
+        raise OutsideDocument(
+            f"{path} is a link that never ends (a loop); refusing to read or write it", EXIT_CONFIG
+        ) from None
 
 
 def contained(path: Path, root: Path, where: str) -> Path:
@@ -56,7 +57,9 @@ def contained(path: Path, root: Path, where: str) -> Path:
             shown = "" if current == path else f" (on the way to {path})"
             raise OutsideDocument(
                 f"{current}{shown} is a link to {real}, outside {where} ({base}); refusing to read or write "
-                "it (make it a regular file or folder, or point the link inside)", EXIT_CONFIG)
+                "it (make it a regular file or folder, or point the link inside)",
+                EXIT_CONFIG,
+            )
     return _resolved(path)
 
 
@@ -204,8 +207,10 @@ def check_state_dir(project: Path) -> None:
         if folder.exists() or folder.is_symlink():
             contained(folder, root, "the project")
             if not folder.is_dir():
-                raise OutsideDocument(f"{folder} is not a folder; refusing to use it (remove it, and "
-                                      "skillopt-sleep makes it again)", EXIT_CONFIG)
+                raise OutsideDocument(
+                    f"{folder} is not a folder; refusing to use it (remove it, and skillopt-sleep makes it again)",
+                    EXIT_CONFIG,
+                )
     for name in ("adoptions.jsonl", "journal.json", "scores.jsonl", "night.lock"):
         if (dirs.root / name).is_symlink():  # appended to or locked in place: never through a link
             raise OutsideDocument(f"{dirs.root / name} is a link; refusing to use it (remove it)", EXIT_CONFIG)

@@ -31,7 +31,7 @@ class Line:
 
     def prefix(self, text: str) -> str:
         """Leading indentation and list marker, kept when the line is replaced."""
-        match = _LIST_PREFIX.match(text[self.start:self.end])
+        match = _LIST_PREFIX.match(text[self.start : self.end])
         return match.group(0) if match else ""
 
 
@@ -92,12 +92,12 @@ def split_supersedes(rule: str) -> tuple[str, str | None]:
     match = SUPERSEDES_RE.search(rule)
     if match is None:
         return rule, None
-    return rule[:match.start()], "\n".join(match.group(1).split(SEPARATOR))
+    return rule[: match.start()], "\n".join(match.group(1).split(SEPARATOR))
 
 
 def replace_line(text: str, line: Line, new_content: str) -> str:
     """``text`` with one line's content replaced (its indentation, list marker and line ending kept)."""
-    return text[:line.start] + line.prefix(text) + new_content + text[line.end:]
+    return text[: line.start] + line.prefix(text) + new_content + text[line.end :]
 
 
 def delete_line(text: str, line: Line) -> str:
@@ -105,9 +105,9 @@ def delete_line(text: str, line: Line) -> str:
     final newline takes the newline before it instead, so the file still ends the way it did."""
     after = line.end
     if text.startswith("\r\n", after):
-        return text[:line.start] + text[after + 2:]
+        return text[: line.start] + text[after + 2 :]
     if text.startswith(("\n", "\r"), after):
-        return text[:line.start] + text[after + 1:]
+        return text[: line.start] + text[after + 1 :]
     before = line.start
     if text.endswith("\r\n", 0, before):
         before -= 2
@@ -124,12 +124,17 @@ def conflict_notes(edits: list[Edit]) -> list[str]:
         if edit.supersedes:
             lines = superseded_lines(edit.supersedes)
             named = " and ".join(f'"{line}"' for line in lines)
-            notes.append(f'The rule "{edit.content}" ({edit.target}) overrides your line{"s" if len(lines) > 1 else ""} '
-                         f'{named} (the line{"s stay" if len(lines) > 1 else " stays"}; the rule says it wins).')
+            notes.append(
+                f'The rule "{edit.content}" ({edit.target}) overrides your line{"s" if len(lines) > 1 else ""} '
+                f"{named} (the line{'s stay' if len(lines) > 1 else ' stays'}; the rule says it wins)."
+            )
         elif edit.op == "replace_line":
-            notes.append(f'Your line "{edit.anchor.strip()}" in the {edit.target} document is replaced '
-                         f'by "{edit.content}" (whole-skill editing).')
+            notes.append(
+                f'Your line "{edit.anchor.strip()}" in the {edit.target} document is replaced '
+                f'by "{edit.content}" (whole-skill editing).'
+            )
         elif edit.op == "delete_line":
-            notes.append(f'Your line "{edit.anchor.strip()}" in the {edit.target} document is deleted '
-                         "(whole-skill editing).")
+            notes.append(
+                f'Your line "{edit.anchor.strip()}" in the {edit.target} document is deleted (whole-skill editing).'
+            )
     return notes

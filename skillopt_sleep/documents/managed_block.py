@@ -69,7 +69,7 @@ class Document:
         block = _find_block(self.text)
         if block is None:
             return []
-        inner = self.text[block[0]:block[1]]
+        inner = self.text[block[0] : block[1]]
         return [m.group(1).strip() for m in re.finditer(r"^\s*[-*]\s+(.+?)\s*$", inner, re.MULTILINE)]
 
     def hand_written(self) -> list[handwritten.Line]:
@@ -115,19 +115,22 @@ class DocumentSet:
         for doc in (self.memory, self.skill):
             body = doc.text.strip()
             if body:
-                parts.append(f"<document name=\"{doc.path.name}\" role=\"{doc.role}\">\n{body}\n</document>")
+                parts.append(f'<document name="{doc.path.name}" role="{doc.role}">\n{body}\n</document>')
         return "\n\n".join(parts)
 
     def fingerprint(self) -> str:
         import hashlib
 
-        return hashlib.sha256(
-            (self.skill.text + "\0" + self.memory.text).encode("utf-8")
-        ).hexdigest()[:16]
+        return hashlib.sha256((self.skill.text + "\0" + self.memory.text).encode("utf-8")).hexdigest()[:16]
 
 
-def document_paths(project: Path, agent: str, skill_name: str = DEFAULT_SKILL_NAME,
-                   skill_path: Path | None = None, user_level_skill: bool = False) -> tuple[Path, Path]:
+def document_paths(
+    project: Path,
+    agent: str,
+    skill_name: str = DEFAULT_SKILL_NAME,
+    skill_path: Path | None = None,
+    user_level_skill: bool = False,
+) -> tuple[Path, Path]:
     """(skill path, memory path) for an agent per DESIGN §5."""
     if agent not in ("claude", "codex"):
         raise UserError(f"unknown agent {agent!r} (use claude or codex)", EXIT_CONFIG)
@@ -171,9 +174,15 @@ def is_read_only(path: Path) -> bool:
         return False
 
 
-def load_documents(project: Path, agent: str = "claude", skill_name: str = DEFAULT_SKILL_NAME,
-                   skill_path: Path | None = None, max_rules: int = 12,
-                   user_level_skill: bool = False, whole_skill: bool = False) -> DocumentSet:
+def load_documents(
+    project: Path,
+    agent: str = "claude",
+    skill_name: str = DEFAULT_SKILL_NAME,
+    skill_path: Path | None = None,
+    max_rules: int = 12,
+    user_level_skill: bool = False,
+    whole_skill: bool = False,
+) -> DocumentSet:
     """The skill and memory documents of a project; ``whole_skill``: the owner opted this skill in
     to edits of its hand-written lines (never the memory file)."""
     skill_file, memory_file = document_paths(project, agent, skill_name, skill_path, user_level_skill)
@@ -189,7 +198,9 @@ def load_documents(project: Path, agent: str = "claude", skill_name: str = DEFAU
         if skill_file.name != "SKILL.md" or not SKILL_NAME_RE.match(name) or len(name) > 64:
             raise UserError(
                 f"cannot create {skill_file}: a new skill is a SKILL.md in a folder whose name is "
-                "lowercase letters, digits and hyphens (at most 64 characters)", EXIT_CONFIG)
+                "lowercase letters, digits and hyphens (at most 64 characters)",
+                EXIT_CONFIG,
+            )
         skill = replace(skill, text=new_skill_text(name))
     skill = replace(skill, whole_skill=whole_skill)
     return DocumentSet(skill=skill, memory=_read("memory", memory_file, memory_limits))
@@ -211,16 +222,22 @@ def optimizer_view(docs: DocumentSet, max_chars: int = OPTIMIZER_VIEW_CHARS) -> 
         if not body:
             body = "(empty: the file does not exist yet)"
         elif len(body) > max_chars:
-            body = body[:max_chars] + f"\n[... {len(body) - max_chars} more characters of {doc.path.name} not shown ...]"
+            body = (
+                body[:max_chars] + f"\n[... {len(body) - max_chars} more characters of {doc.path.name} not shown ...]"
+            )
         if doc.read_only:
             may = "read-only: no edit is applied to it"
         elif doc.whole_skill:
-            may = ("whole-skill editing is on: besides rules, you may replace or delete a hand-written "
-                   "line (op replace_line / delete_line, anchor = that exact line)")
+            may = (
+                "whole-skill editing is on: besides rules, you may replace or delete a hand-written "
+                "line (op replace_line / delete_line, anchor = that exact line)"
+            )
         else:
-            may = ("rules go in the learned block; a rule that must override a hand-written line "
-                   "names it in \"supersedes\" (that exact line)")
-        parts.append(f"<document name=\"{doc.path.name}\" role=\"{doc.role}\">\n({may})\n{body}\n</document>")
+            may = (
+                "rules go in the learned block; a rule that must override a hand-written line "
+                'names it in "supersedes" (that exact line)'
+            )
+        parts.append(f'<document name="{doc.path.name}" role="{doc.role}">\n({may})\n{body}\n</document>')
     return "\n\n".join(parts)
 
 
@@ -228,8 +245,11 @@ def optimizer_payload(docs: DocumentSet) -> dict[str, dict[str, object]]:
     """The same as data for a simulated optimizer: each document's hand-written lines (redacted) and
     what a night may do to it."""
     return {
-        doc.role: {"hand_written": doc.redacted_hand_written(),
-                   "whole_skill": doc.whole_skill, "read_only": doc.read_only}
+        doc.role: {
+            "hand_written": doc.redacted_hand_written(),
+            "whole_skill": doc.whole_skill,
+            "read_only": doc.read_only,
+        }
         for doc in docs.all()
     }
 
@@ -293,7 +313,9 @@ def _find_block(text: str) -> tuple[int, int] | None:
             f"a document has {len(starts)} skillopt-sleep start and {len(ends)} end marker line(s)"
             + (" (the end before the start)" if len(starts) == len(ends) == 1 else "")
             + "; the learned block is ambiguous. Leave one start and one end marker, each on its "
-            "own line, or remove both", EXIT_CONFIG)
+            "own line, or remove both",
+            EXIT_CONFIG,
+        )
     return starts[0], ends[0]
 
 
@@ -301,7 +323,7 @@ def _set_block(text: str, rules: list[str], nl: str) -> str:
     body = nl + f"## {BLOCK_TITLE}" + nl + nl + "".join(f"- {r}{nl}" for r in rules)
     block = _find_block(text)
     if block is not None:
-        return text[:block[0]] + body + text[block[1]:]
+        return text[: block[0]] + body + text[block[1] :]
     prefix = text
     if prefix and not prefix.endswith(nl):
         prefix += nl
@@ -386,22 +408,26 @@ def _new_rule(docs: DocumentSet, doc: Document, edit: Edit) -> str:
 def _edit_line(doc: Document, edit: Edit) -> Document:
     """A ``replace_line`` / ``delete_line`` edit of a hand-written line of an opted-in skill."""
     if doc.role != "skill" or not doc.whole_skill:
-        raise EditRefused(f"{edit.op} edits hand-written text, and whole-skill editing is off for "
-                          f"{doc.path.name} (opt in with edit_whole_skill or --edit-whole-skill)")
+        raise EditRefused(
+            f"{edit.op} edits hand-written text, and whole-skill editing is off for "
+            f"{doc.path.name} (opt in with edit_whole_skill or --edit-whole-skill)"
+        )
     matches = handwritten.find_line(doc.hand_written(), edit.anchor)
     if not matches:
         raise EditRefused(f"anchor {edit.anchor[:80]!r} is not a hand-written line of {doc.path.name}")
     if len(matches) > 1:
-        raise EditRefused(f"anchor {edit.anchor[:80]!r} is {len(matches)} lines of {doc.path.name}; "
-                          "which one is meant is ambiguous")
+        raise EditRefused(
+            f"anchor {edit.anchor[:80]!r} is {len(matches)} lines of {doc.path.name}; which one is meant is ambiguous"
+        )
     line = matches[0]
     _quotable(line.content, doc, "edited")
     if edit.op == "delete_line":
         return replace(doc, text=handwritten.delete_line(doc.text, line))
     content = clean_rule(edit.content, doc.limits)
     if content == line.content or redact(content) != content:
-        raise EditRefused("the new line is the old one" if content == line.content
-                          else "the new line holds what looks like a secret")
+        raise EditRefused(
+            "the new line is the old one" if content == line.content else "the new line holds what looks like a secret"
+        )
     return replace(doc, text=handwritten.replace_line(doc.text, line, content))
 
 
@@ -423,7 +449,7 @@ def apply_edit(docs: DocumentSet, edit: Edit) -> DocumentSet:
     elif edit.op == "replace":
         at = _index(rules, edit.anchor)
         rule = _new_rule(docs, doc, edit)
-        _refuse_duplicate(rule, rules[:at] + rules[at + 1:])
+        _refuse_duplicate(rule, rules[:at] + rules[at + 1 :])
         rules[at] = rule
     elif edit.op == "delete":
         rules.pop(_index(rules, edit.anchor))

@@ -81,9 +81,11 @@ class CallCap:
         need = train + kinds * settings.reflect_samples + 2 * 2 * settings.val_samples
         if left >= need + reserve(need):
             return None
-        return (f"call cap: {left} call(s) left cannot pay for a night's learning here (at least {need}: one "
-                f"attempt per train task, reflection, and one gate's first look); nothing learned tonight — "
-                "raise max_calls")
+        return (
+            f"call cap: {left} call(s) left cannot pay for a night's learning here (at least {need}: one "
+            f"attempt per train task, reflection, and one gate's first look); nothing learned tonight — "
+            "raise max_calls"
+        )
 
     def share(self, wanted: int, per_unit: int, fraction: float, least: int = 1) -> int:
         """How many of ``wanted`` units (``per_unit`` calls each) fit in ``fraction`` of the calls
@@ -98,8 +100,11 @@ def reserve(cost: int) -> int:
     return math.ceil(cost * RESERVE)
 
 
-def in_turn(gates: list[Callable[[], GateDecision]], limit: int | None,
-            room: Callable[[list[GateDecision]], bool] = lambda done: True) -> list[GateDecision]:
+def in_turn(
+    gates: list[Callable[[], GateDecision]],
+    limit: int | None,
+    room: Callable[[list[GateDecision]], bool] = lambda done: True,
+) -> list[GateDecision]:
     """A capped night's gates, one at a time in rank order; once one runs out of calls, or
     ``room`` (given the decisions so far) says the calls left are spoken for, the rest are left
     undecided without a draw."""
@@ -118,15 +123,30 @@ def undecided(decision: GateDecision | None, limit: int | None, behind: bool = F
     cap = f"the night's cap of {limit} calls" if limit is not None else "the night's call cap"
     if decision is None:
         why = "went to the edits ranked above it" if behind else "left no calls to test it"
-        return GateDecision(False, "reject", 0.0, 0.0, statistic={OUT_OF_CALLS: True}, reasons=[
-            f"undecided: {cap} {why}; tested again on a later night"])
+        return GateDecision(
+            False,
+            "reject",
+            0.0,
+            0.0,
+            statistic={OUT_OF_CALLS: True},
+            reasons=[f"undecided: {cap} {why}; tested again on a later night"],
+        )
     stat = dict(decision.statistic, **{OUT_OF_CALLS: True})
     so_far = ""
     if isinstance(stat.get("gain"), (int, float)) and isinstance(stat.get("lower_bound"), (int, float)):
         so_far = f" (gain so far {stat['gain']:+.3f}, lower bound {stat['lower_bound']:+.3f})"
-    return GateDecision(False, "reject", decision.baseline, decision.candidate, list(decision.per_task), stat, [
-        f"undecided: {cap} ran out before the gate could decide{so_far}; its samples are kept and it is "
-        "tested again on a later night"])
+    return GateDecision(
+        False,
+        "reject",
+        decision.baseline,
+        decision.candidate,
+        list(decision.per_task),
+        stat,
+        [
+            f"undecided: {cap} ran out before the gate could decide{so_far}; its samples are kept and it is "
+            "tested again on a later night"
+        ],
+    )
 
 
 def out_of_calls(decision: GateDecision) -> bool:
@@ -136,7 +156,9 @@ def out_of_calls(decision: GateDecision) -> bool:
 def cap_note(cap: CallCap, undecided: int, val_tasks: int, max_samples: int) -> str:
     """Why a capped night left edits undecided, and what one verdict can cost here."""
     most = 2 * val_tasks * max_samples
-    return (f"call cap: {undecided} edit(s) left undecided by the cap of {cap.limit} calls; one rule's verdict on "
-            f"{val_tasks} val task(s) can take up to {most} calls (each task to {max_samples} samples under both "
-            "document sets; twice that for a kind with one val task), so a cap far below that mostly postpones "
-            "learning (docs/gate.md: A per-night call cap)")
+    return (
+        f"call cap: {undecided} edit(s) left undecided by the cap of {cap.limit} calls; one rule's verdict on "
+        f"{val_tasks} val task(s) can take up to {most} calls (each task to {max_samples} samples under both "
+        "document sets; twice that for a kind with one val task), so a cap far below that mostly postpones "
+        "learning (docs/gate.md: A per-night call cap)"
+    )

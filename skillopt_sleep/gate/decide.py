@@ -119,15 +119,16 @@ def _betainc(a: float, b: float, x: float) -> float:
         return 1.0
     if x > (a + 1) / (a + b + 2):
         return 1.0 - _betainc(b, a, 1.0 - x)
-    log_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                 + a * math.log(x) + b * math.log1p(-x))
+    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
     tiny = 1e-300
     c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
     d = 1.0 / (d if abs(d) > tiny else tiny)
     fraction = d
     for m in range(1, 500):
-        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
             d = 1.0 + numerator * d
             d = 1.0 / (d if abs(d) > tiny else tiny)
             c = 1.0 + numerator / c
@@ -179,27 +180,37 @@ def _gain(deltas: Sequence[TaskDelta], ses: Sequence[float]) -> tuple[float, flo
     """Mean per-task difference, its standard error under "nothing changed", and the pooled
     degrees of freedom."""
     n = len(deltas)
-    return (sum(d.delta for d in deltas) / n, math.sqrt(sum(s**2 for s in ses)) / n,
-            max(1, sum(d.n_baseline + d.n_candidate - 2 for d in deltas)))
+    return (
+        sum(d.delta for d in deltas) / n,
+        math.sqrt(sum(s**2 for s in ses)) / n,
+        max(1, sum(d.n_baseline + d.n_candidate - 2 for d in deltas)),
+    )
 
 
-def _targeted(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequence[float]],
-              task_ids: Iterable[str]) -> tuple[list[TaskDelta], list[float]]:
+def _targeted(
+    baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequence[float]], task_ids: Iterable[str]
+) -> tuple[list[TaskDelta], list[float]]:
     deltas, ses = [], []
     for tid in task_ids:
         b, c = list(baseline.get(tid) or ()), list(candidate.get(tid) or ())
         if b and c:
-            deltas.append(TaskDelta(tid, round(_mean(b), 4), round(_mean(c), 4), round(_mean(c) - _mean(b), 4),
-                                    len(b), len(c)))
+            deltas.append(
+                TaskDelta(tid, round(_mean(b), 4), round(_mean(c), 4), round(_mean(c) - _mean(b), 4), len(b), len(c))
+            )
             ses.append(_se_null(b, c))
     return deltas, ses
 
 
-def decide(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequence[float]],
-           cfg: GateConfig = GateConfig(), train_ids: Iterable[str] = (),
-           focus: Iterable[str] | None = None, share: float = 1.0, look: int | None = None,
-           targeted: tuple[Mapping[str, Sequence[float]], Mapping[str, Sequence[float]]] | None = None,
-           ) -> GateDecision:
+def decide(
+    baseline: Mapping[str, Sequence[float]],
+    candidate: Mapping[str, Sequence[float]],
+    cfg: GateConfig = GateConfig(),
+    train_ids: Iterable[str] = (),
+    focus: Iterable[str] | None = None,
+    share: float = 1.0,
+    look: int | None = None,
+    targeted: tuple[Mapping[str, Sequence[float]], Mapping[str, Sequence[float]]] | None = None,
+) -> GateDecision:
     """Compare scores per val task (task id -> samples of the soft score).
 
     ``focus``: the val tasks the edit is meant to help (same kind as its evidence). The gain is
@@ -216,8 +227,13 @@ def decide(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequ
     if not task_ids:
         return GateDecision(False, "skip", 0.0, 0.0, reasons=["no val tasks: the night cannot be validated"])
     if overlap:
-        return GateDecision(False, "skip", 0.0, 0.0,
-                            reasons=[f"val overlaps train ({', '.join(overlap[:5])}): the night cannot be validated"])
+        return GateDecision(
+            False,
+            "skip",
+            0.0,
+            0.0,
+            reasons=[f"val overlaps train ({', '.join(overlap[:5])}): the night cannot be validated"],
+        )
     per_task: list[TaskDelta] = []
     reasons: list[str] = []
     ses = []  # under "nothing changed": for the gain and the all-task mean
@@ -236,8 +252,10 @@ def decide(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequ
         if delta < -cfg.regression_tolerance and (regressed or -delta > 0.5 * se):
             suspect.append(tid)
         if regressed:
-            reasons.append(f"task {tid} regressed: {mb:.3f} -> {mc:.3f} over {len(c)} samples "
-                           f"(drop {-delta:.3f} > {critical:.2f} x se {se:.3f})")
+            reasons.append(
+                f"task {tid} regressed: {mb:.3f} -> {mc:.3f} over {len(c)} samples "
+                f"(drop {-delta:.3f} > {critical:.2f} x se {se:.3f})"
+            )
     n = len(task_ids)
     base_score = sum(d.baseline for d in per_task) / n
     cand_score = sum(d.candidate for d in per_task) / n
@@ -259,16 +277,28 @@ def decide(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequ
     z_mean = t_quantile(1 - cfg.mean_alpha, mean_df)
     mean_lower = mean_gain - z_mean * se_mean
     mean_upper = mean_gain + NormalDist().inv_cdf(1 - cfg.harm_alpha) * se_mean
-    statistic = {"name": "paired per-task mean difference", "gain": round(gain, 4),
-                 "gain_over": sorted(per_task[i].task_id for i in chosen) if focused else "all val tasks",
-                 "gain_of": "the checks it fixes" if checks else "the score",
-                 "se": round(se_gain, 4), "lower_bound": round(lower, 4), "z": z, "alpha_share": share, "look": look,
-                 "score_gain": round(score_gain, 4), "score_se": round(score_se, 4),
-                 "score_lower_bound": round(score_lower, 4),
-                 "mean_gain": round(mean_gain, 4), "mean_se": round(se_mean, 4),
-                 "mean_lower_bound": round(mean_lower, 4), "mean_upper_bound": round(mean_upper, 4),
-                 "min_gain": cfg.min_gain, "n_tasks": n, "regression_alpha": cfg.regression_alpha,
-                 "suspect_tasks": suspect}
+    statistic = {
+        "name": "paired per-task mean difference",
+        "gain": round(gain, 4),
+        "gain_over": sorted(per_task[i].task_id for i in chosen) if focused else "all val tasks",
+        "gain_of": "the checks it fixes" if checks else "the score",
+        "se": round(se_gain, 4),
+        "lower_bound": round(lower, 4),
+        "z": z,
+        "alpha_share": share,
+        "look": look,
+        "score_gain": round(score_gain, 4),
+        "score_se": round(score_se, 4),
+        "score_lower_bound": round(score_lower, 4),
+        "mean_gain": round(mean_gain, 4),
+        "mean_se": round(se_mean, 4),
+        "mean_lower_bound": round(mean_lower, 4),
+        "mean_upper_bound": round(mean_upper, 4),
+        "min_gain": cfg.min_gain,
+        "n_tasks": n,
+        "regression_alpha": cfg.regression_alpha,
+        "suspect_tasks": suspect,
+    }
     if checks:
         statistic["checks_per_task"] = [d.to_dict() for d in checks]
     what = "of the checks it fixes " if checks else ""
@@ -277,19 +307,29 @@ def decide(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequ
     elif lower <= 0:
         reasons.append(f"gain {what}{gain:+.3f} is not distinguishable from noise (lower bound {lower:+.3f})")
     elif checks and score_gain < cfg.min_gain:
-        reasons.append(f"gain in its own tasks' score {score_gain:+.3f} is below the minimum {cfg.min_gain:.3f} "
-                       f"(its checks gained {gain:+.3f})")
+        reasons.append(
+            f"gain in its own tasks' score {score_gain:+.3f} is below the minimum {cfg.min_gain:.3f} "
+            f"(its checks gained {gain:+.3f})"
+        )
     elif checks and score_lower <= 0:
-        reasons.append(f"gain in its own tasks' score {score_gain:+.3f} is not distinguishable from noise "
-                       f"(lower bound {score_lower:+.3f}; its checks gained {gain:+.3f})")
+        reasons.append(
+            f"gain in its own tasks' score {score_gain:+.3f} is not distinguishable from noise "
+            f"(lower bound {score_lower:+.3f}; its checks gained {gain:+.3f})"
+        )
     if mean_upper < 0:
         reasons.append(f"the mean over all {n} val tasks fell: {mean_gain:+.3f} (upper bound {mean_upper:+.3f})")
     elif gain >= cfg.min_gain and mean_lower < 0:
-        reasons.append(f"the mean over all {n} val tasks may fall: {mean_gain:+.3f} "
-                       f"(lower bound {mean_lower:+.3f})")
+        reasons.append(f"the mean over all {n} val tasks may fall: {mean_gain:+.3f} (lower bound {mean_lower:+.3f})")
     accepted = not reasons
-    return GateDecision(accepted, "accept" if accepted else "reject", round(base_score, 4),
-                        round(cand_score, 4), per_task, statistic, reasons)
+    return GateDecision(
+        accepted,
+        "accept" if accepted else "reject",
+        round(base_score, 4),
+        round(cand_score, 4),
+        per_task,
+        statistic,
+        reasons,
+    )
 
 
 def wants_more(decision: GateDecision, cfg: GateConfig = GateConfig()) -> list[str]:
@@ -306,8 +346,7 @@ def wants_more(decision: GateDecision, cfg: GateConfig = GateConfig()) -> list[s
     if futile(decision, cfg):
         return []
     tasks: set[str] = set()
-    if (stat.get("lower_bound", 0) <= 0 or stat.get("score_lower_bound", 0) <= 0
-            or stat.get("mean_lower_bound", 0) < 0):
+    if stat.get("lower_bound", 0) <= 0 or stat.get("score_lower_bound", 0) <= 0 or stat.get("mean_lower_bound", 0) < 0:
         # every task: what the edit costs elsewhere is measured as closely as what it gains
         tasks.update(d.task_id for d in decision.per_task)
     tasks.update(stat.get("suspect_tasks", []))
@@ -345,9 +384,16 @@ def significant_harm(decision: GateDecision) -> bool:
     return isinstance(upper, (int, float)) and upper < 0
 
 
-def no_worse(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequence[float]], *,
-             margin: float, alpha: float = 0.05, regression_alpha: float = 0.05, looks: int = 1,
-             train_ids: Iterable[str] = ()) -> GateDecision:
+def no_worse(
+    baseline: Mapping[str, Sequence[float]],
+    candidate: Mapping[str, Sequence[float]],
+    *,
+    margin: float,
+    alpha: float = 0.05,
+    regression_alpha: float = 0.05,
+    looks: int = 1,
+    train_ids: Iterable[str] = (),
+) -> GateDecision:
     """The "no worse" test for a removal (non-inferiority): accept ``candidate`` — the documents
     without a rule — only when the evidence shows the val scores do not fall by ``margin`` or more.
 
@@ -371,8 +417,12 @@ def no_worse(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Se
     if checked.action == "skip":
         return checked
     per_task = checked.per_task
-    reasons = [f"task {d.task_id} regressed without the rule: {d.baseline:.3f} -> {d.candidate:.3f} over "
-               f"{d.n_candidate} samples" for d in per_task if d.regressed]
+    reasons = [
+        f"task {d.task_id} regressed without the rule: {d.baseline:.3f} -> {d.candidate:.3f} over "
+        f"{d.n_candidate} samples"
+        for d in per_task
+        if d.regressed
+    ]
     task_ids = [d.task_id for d in per_task]
     ses = [_se_null(baseline[tid], candidate[tid]) for tid in task_ids]
     n = len(task_ids)
@@ -381,12 +431,30 @@ def no_worse(baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Se
     t = t_quantile(1 - alpha / max(1, looks), max(1, sum(d.n_baseline + d.n_candidate - 2 for d in per_task)))
     upper, lower = drop + t * se, drop - t * se
     if upper >= margin:
-        reasons.append(f"not shown to be no worse on {n} val task(s): drop {drop:+.3f}, upper bound "
-                       f"{upper:+.3f} is not below the margin {margin:.3f}")
+        reasons.append(
+            f"not shown to be no worse on {n} val task(s): drop {drop:+.3f}, upper bound "
+            f"{upper:+.3f} is not below the margin {margin:.3f}"
+        )
     accepted = not reasons
-    statistic = {"name": "no worse (non-inferiority of a removal)", "drop": round(drop, 4), "se": round(se, 4),
-                 "upper_bound": round(upper, 4), "lower_bound": round(lower, 4), "t": t, "margin": margin,
-                 "alpha": alpha, "looks": looks, "n_tasks": n, "regression_alpha": regression_alpha}
-    return GateDecision(accepted, "accept" if accepted else "reject",
-                        round(sum(d.baseline for d in per_task) / n, 4),
-                        round(sum(d.candidate for d in per_task) / n, 4), per_task, statistic, reasons)
+    statistic = {
+        "name": "no worse (non-inferiority of a removal)",
+        "drop": round(drop, 4),
+        "se": round(se, 4),
+        "upper_bound": round(upper, 4),
+        "lower_bound": round(lower, 4),
+        "t": t,
+        "margin": margin,
+        "alpha": alpha,
+        "looks": looks,
+        "n_tasks": n,
+        "regression_alpha": regression_alpha,
+    }
+    return GateDecision(
+        accepted,
+        "accept" if accepted else "reject",
+        round(sum(d.baseline for d in per_task) / n, 4),
+        round(sum(d.candidate for d in per_task) / n, 4),
+        per_task,
+        statistic,
+        reasons,
+    )

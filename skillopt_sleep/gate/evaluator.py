@@ -37,8 +37,14 @@ class Evaluator:
     back through the score cache, answers and all (sample ``i`` is the same draw).
     """
 
-    def __init__(self, models: Models, tasks: list[TaskRecord], phases: dict[str, int], phase: str,
-                 pool: EvidencePool | None = None):
+    def __init__(
+        self,
+        models: Models,
+        tasks: list[TaskRecord],
+        phases: dict[str, int],
+        phase: str,
+        pool: EvidencePool | None = None,
+    ):
         self.models = models
         self.tasks = {t.id: t for t in tasks}
         self.content = {t.id: task_content_key(t) for t in tasks}
@@ -66,10 +72,13 @@ class Evaluator:
         with self._guard:
             if key not in self.scores:
                 pooled = self.pool is not None and identity is not None
-                self.scores[key] = {tid: list(self.pool.stored(identity, self.content[tid])) if pooled else []
-                                    for tid in self.tasks}
-                self.failed[key] = {tid: list(self.pool.stored_failed(identity, self.content[tid])) if pooled
-                                    else [] for tid in self.tasks}
+                self.scores[key] = {
+                    tid: list(self.pool.stored(identity, self.content[tid])) if pooled else [] for tid in self.tasks
+                }
+                self.failed[key] = {
+                    tid: list(self.pool.stored_failed(identity, self.content[tid])) if pooled else []
+                    for tid in self.tasks
+                }
                 self.answers[key] = {tid: [None] * len(self.scores[key][tid]) for tid in self.tasks}
                 if pooled:
                     self.identities[key] = identity
@@ -101,15 +110,17 @@ class Evaluator:
                 total += self.calls_per_sample[tid] - (1 if answered else 0)
         return total
 
-    def ensure(self, docs: DocumentSet, n: int, task_ids: list[str] | None = None,
-               identity: str | None = None) -> dict[str, list[float | None]]:
+    def ensure(
+        self, docs: DocumentSet, n: int, task_ids: list[str] | None = None, identity: str | None = None
+    ) -> dict[str, list[float | None]]:
         """At least ``n`` samples per task (all tasks, or ``task_ids``) for ``docs``."""
         key, have = self._have(docs, identity)
         with self._locks[key]:
             return self._fill(docs, have, n, task_ids)
 
-    def _fill(self, docs: DocumentSet, have: dict[str, list[float | None]], n: int,
-              task_ids: list[str] | None) -> dict[str, list[float | None]]:
+    def _fill(
+        self, docs: DocumentSet, have: dict[str, list[float | None]], n: int, task_ids: list[str] | None
+    ) -> dict[str, list[float | None]]:
         wanted = task_ids if task_ids is not None else list(self.tasks)
         groups: dict[int, list[TaskRecord]] = {}
         for tid in wanted:
@@ -159,12 +170,23 @@ class Evaluator:
             for tid, scores in self.scores[key].items():
                 kept = [i for i, x in enumerate(scores) if x is not None]
                 failed = self.failed[key][tid]
-                self.pool.record_samples(identity, self.content[tid], [scores[i] for i in kept],
-                                         [failed[i] if i < len(failed) else None for i in kept])
+                self.pool.record_samples(
+                    identity,
+                    self.content[tid],
+                    [scores[i] for i in kept],
+                    [failed[i] if i < len(failed) else None for i in kept],
+                )
 
 
-def measure_test(models: Models, test: list[TaskRecord], base: DocumentSet, final: DocumentSet, samples: int,
-                 phases: dict[str, int], cap: CallCap) -> tuple[float | None, float | None] | str:
+def measure_test(
+    models: Models,
+    test: list[TaskRecord],
+    base: DocumentSet,
+    final: DocumentSet,
+    samples: int,
+    phases: dict[str, int],
+    cap: CallCap,
+) -> tuple[float | None, float | None] | str:
     """The test split's mean under ``base`` and ``final`` (``samples`` per task), or why it was
     not measured. Test tasks are measured, never used by the gate, and only when the documents
     changed: with nothing proposed there is no change to measure."""
@@ -183,8 +205,9 @@ def mean_of(scores: dict[str, list[float | None]]) -> float | None:
     return sum(per_task) / len(per_task) if per_task else None
 
 
-def draw_within(cap: CallCap, evaluator: Evaluator, sets: list[tuple[DocumentSet, str | None]], n: int,
-                task_ids: list[str]) -> list[dict[str, list[float | None]]] | None:
+def draw_within(
+    cap: CallCap, evaluator: Evaluator, sets: list[tuple[DocumentSet, str | None]], n: int, task_ids: list[str]
+) -> list[dict[str, list[float | None]]] | None:
     """``n`` samples of each of ``task_ids`` under each (documents, pooled identity) of ``sets``,
     or ``None`` when a capped night cannot afford them. A draw the plan thought would fit but the
     budget's backstop stopped (more repairs than reserved) is also ``None``: the gate it was for
@@ -194,21 +217,27 @@ def draw_within(cap: CallCap, evaluator: Evaluator, sets: list[tuple[DocumentSet
     return _ensure_all(evaluator, sets, n, task_ids)
 
 
-def _ensure_all(evaluator: Evaluator, sets: list[tuple[DocumentSet, str | None]], n: int,
-                task_ids: list[str]) -> list[dict[str, list[float | None]]] | None:
+def _ensure_all(
+    evaluator: Evaluator, sets: list[tuple[DocumentSet, str | None]], n: int, task_ids: list[str]
+) -> list[dict[str, list[float | None]]] | None:
     """The sets at once (each waits for the others to finish, a failed one too); ``None`` when the
     call limit's backstop stopped a draw."""
     try:
-        return run_together(*[(lambda docs=docs, ident=ident: evaluator.ensure(docs, n, task_ids, identity=ident))
-                              for docs, ident in sets])
+        return run_together(
+            *[
+                (lambda docs=docs, ident=ident: evaluator.ensure(docs, n, task_ids, identity=ident))
+                for docs, ident in sets
+            ]
+        )
     except BudgetExceeded as exc:
         if exc.limit != "calls":
             raise  # a token or cost budget still ends the night
         return None
 
 
-def draw_what_fits(cap: CallCap, evaluator: Evaluator, sets: list[tuple[DocumentSet, str | None]], n: int,
-                   task_ids: list[str]) -> int:
+def draw_what_fits(
+    cap: CallCap, evaluator: Evaluator, sets: list[tuple[DocumentSet, str | None]], n: int, task_ids: list[str]
+) -> int:
     """A capped night's partial round: when ``draw_within`` cannot afford all of ``task_ids``, the
     tasks (in order) whose ``n`` samples under every set still fit are drawn, and their number is
     returned. No decision uses them tonight; they are kept (the score cache, the evidence pool),

@@ -36,8 +36,9 @@ from skillopt_sleep.types import kind_of
 from skillopt_sleep.types import Edit, GateDecision, TaskRecord
 
 
-def resumable(pool: EvidencePool, docs: DocumentSet, tasks: list[TaskRecord],
-              refused: Callable[[Edit], bool]) -> list[tuple[Edit, DocumentSet]]:
+def resumable(
+    pool: EvidencePool, docs: DocumentSet, tasks: list[TaskRecord], refused: Callable[[Edit], bool]
+) -> list[tuple[Edit, DocumentSet]]:
     """Tonight's undecided rules and their candidate documents, best evidence first. A resumed
     rule's ``evidence`` is tonight's tasks of its stored kinds."""
     out: list[tuple[Edit, DocumentSet]] = []
@@ -58,8 +59,9 @@ def resumable(pool: EvidencePool, docs: DocumentSet, tasks: list[TaskRecord],
 MAX_EARLIER = 8  # earlier nights' val tasks a resumed rule's test goes on over, newest first
 
 
-def earlier_val(pool: EvidencePool, edit: Edit, tasks: list[TaskRecord],
-                archived: list[tuple[str, TaskRecord]]) -> list[TaskRecord]:
+def earlier_val(
+    pool: EvidencePool, edit: Edit, tasks: list[TaskRecord], archived: list[tuple[str, TaskRecord]]
+) -> list[TaskRecord]:
     """Val tasks of earlier nights that ``edit``'s test drew on and tonight does not have: the
     test goes on over them too, so its evidence builds across the nights' different tasks of its
     kind (the task, not the repeat, is the unit of evidence). ``archived``: the project's archived

@@ -37,8 +37,9 @@ def focus_for(edits: list[Edit], tasks: list[TaskRecord]) -> set[str]:
     return {t.id for t in tasks if t.split == "val" and kind_of(t) in kinds}
 
 
-def gate_alone(night: NightGate, pool: EvidencePool | None, edit: Edit, cand: DocumentSet,
-               own_tasks_only: bool = False) -> GateDecision:
+def gate_alone(
+    night: NightGate, pool: EvidencePool | None, edit: Edit, cand: DocumentSet, own_tasks_only: bool = False
+) -> GateDecision:
     """One edit against tonight's documents (``NightGate.gate``), from its pooled evidence when it
     has some, with the "no worse" test first when it retires a learned rule (``gate_removal``).
     ``own_tasks_only``: its gain on its own tasks only (the night's rules are then measured on the
@@ -52,18 +53,32 @@ def gate_alone(night: NightGate, pool: EvidencePool | None, edit: Edit, cand: Do
 
     def gate() -> GateDecision:
         if going_on is not None:
-            return night.gate(cand, focus, share=going_on[1], looks_before=going_on[0], identity=identity,
-                              targets=edit.targets, own_tasks_only=own_tasks_only)
-        return night.gate(cand, focus, share=share, identity=identity, targets=edit.targets,
-                          own_tasks_only=own_tasks_only)
+            return night.gate(
+                cand,
+                focus,
+                share=going_on[1],
+                looks_before=going_on[0],
+                identity=identity,
+                targets=edit.targets,
+                own_tasks_only=own_tasks_only,
+            )
+        return night.gate(
+            cand, focus, share=share, identity=identity, targets=edit.targets, own_tasks_only=own_tasks_only
+        )
 
     return gate_removal(night, edit, cand, focus, gate, identity)
 
 
-def gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, DocumentSet]],
-               pool: EvidencePool | None, progress: Progress,
-               own_only: bool = False, resumed: bool = False,
-               night_for: Callable[[Edit], NightGate] | None = None) -> list[tuple[Edit, DocumentSet, GateDecision]]:
+def gate_each(
+    outcome: Outcome,
+    night: NightGate,
+    candidates: list[tuple[Edit, DocumentSet]],
+    pool: EvidencePool | None,
+    progress: Progress,
+    own_only: bool = False,
+    resumed: bool = False,
+    night_for: Callable[[Edit], NightGate] | None = None,
+) -> list[tuple[Edit, DocumentSet, GateDecision]]:
     """Phase 3: every edit alone against tonight's documents, concurrently. ``own_only``: on its
     own tasks only; a winner's test is then recorded in the pool once the night's rules have been
     measured together (``together.py``). ``resumed``: the candidates start with rules resumed from
@@ -74,15 +89,17 @@ def gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, D
     where = "their own val tasks" if own_only else f"{len(night.evaluator.tasks)} val task(s)"
     progress(f"gating {len(candidates)} edit(s) on {where}")
     gate_of = night_for or (lambda edit: night)
-    gates = [(lambda edit=edit, cand=cand: gate_alone(gate_of(edit), pool, edit, cand, own_only))
-             for edit, cand in candidates]
+    gates = [
+        (lambda edit=edit, cand=cand: gate_alone(gate_of(edit), pool, edit, cand, own_only))
+        for edit, cand in candidates
+    ]
 
     def room(done: list[GateDecision]) -> bool:
         """Own-task gates under a cap start another only while the calls left would pay for the
         next one's whole test on its own tasks and still for two looks at the passed edits
         together on every val task: edits that passed but cannot be measured together buy
         nothing tonight."""
-        passed = [edit for (edit, _), d in zip(candidates[:len(done)], done, strict=True) if d.accepted]
+        passed = [edit for (edit, _), d in zip(candidates[: len(done)], done, strict=True) if d.accepted]
         if not own_only or not passed:
             return True
         s, ev, every = night.settings, night.evaluator, list(night.evaluator.tasks)
@@ -131,8 +148,9 @@ def gate_each(outcome: Outcome, night: NightGate, candidates: list[tuple[Edit, D
         if decision.accepted:
             winners.append((edit, cand, decision))
         else:
-            outcome.rejected.append(Rejection(edit, list(decision.reasons), "gate",
-                                              ban=gating.significant_harm(decision)))
+            outcome.rejected.append(
+                Rejection(edit, list(decision.reasons), "gate", ban=gating.significant_harm(decision))
+            )
     return winners
 
 
@@ -144,8 +162,15 @@ def _bound(decision: GateDecision) -> float | None:
 def record_undecided(pool: EvidencePool, edit: Edit, decision: GateDecision, tasks: list[TaskRecord]) -> None:
     """``edit``'s test a cap stopped after ``decision``'s look: kept pending in the pool, with
     the looks and share it goes on from on a later night (``pending_rules``)."""
-    pool.record_test(edit, False, undecided=True, kinds=evidence_kinds(edit, tasks), lower_bound=_bound(decision),
-                     looks=int(decision.statistic.get("look") or 0), share=decision.statistic.get("alpha_share"))
+    pool.record_test(
+        edit,
+        False,
+        undecided=True,
+        kinds=evidence_kinds(edit, tasks),
+        lower_bound=_bound(decision),
+        looks=int(decision.statistic.get("look") or 0),
+        share=decision.statistic.get("alpha_share"),
+    )
 
 
 def apply_all(docs: DocumentSet, edits: list[Edit]) -> DocumentSet:
@@ -154,8 +179,9 @@ def apply_all(docs: DocumentSet, edits: list[Edit]) -> DocumentSet:
     return docs
 
 
-def combine(outcome: Outcome, night: NightGate,
-             winners: list[tuple[Edit, DocumentSet, GateDecision]], progress: Progress) -> DocumentSet:
+def combine(
+    outcome: Outcome, night: NightGate, winners: list[tuple[Edit, DocumentSet, GateDecision]], progress: Progress
+) -> DocumentSet:
     """Phase 4: the proposal from the edits that passed alone. Each whose own tasks another
     accepted edit also claims must add something beside the others (``leave_one_out``), so a
     useless rule cannot ride along with a useful one doing the same job; the survivors'
@@ -187,9 +213,13 @@ def combine(outcome: Outcome, night: NightGate,
     best = max((w for w in winners if w[0] in survivors), key=lambda w: w[2].statistic.get("gain", 0))
     for edit in survivors:
         if edit is not best[0]:
-            outcome.rejected.append(Rejection(edit, [
-                "accepted alone, but the combination did not hold up: " + "; ".join(decision.reasons)],
-                "budget" if out_of_calls(decision) else "combination"))
+            outcome.rejected.append(
+                Rejection(
+                    edit,
+                    ["accepted alone, but the combination did not hold up: " + "; ".join(decision.reasons)],
+                    "budget" if out_of_calls(decision) else "combination",
+                )
+            )
     outcome.accepted = [best[0]]
     return best[1]
 
@@ -199,18 +229,22 @@ def joint_targets(edits: list[Edit]) -> list[str] | None:
     return sorted({c for e in edits for c in e.targets}) if all(e.targets for e in edits) else None
 
 
-def fitting(outcome: Outcome, night: NightGate,
-            winners: list[tuple[Edit, DocumentSet, GateDecision]]) -> list[tuple[Edit, DocumentSet, GateDecision]]:
+def fitting(
+    outcome: Outcome, night: NightGate, winners: list[tuple[Edit, DocumentSet, GateDecision]]
+) -> list[tuple[Edit, DocumentSet, GateDecision]]:
     """The winners that fit in the documents together, best gain first; the others refused."""
     best_first = sorted(winners, key=lambda w: -w[2].statistic.get("gain", 0))
     fits, no_room = fit_together(night.base, [w[0] for w in best_first])
-    outcome.rejected.extend(Rejection(e, [f"accepted alone, but no room beside the other accepted edits: {why}"],
-                                      "combination") for e, why in no_room)
+    outcome.rejected.extend(
+        Rejection(e, [f"accepted alone, but no room beside the other accepted edits: {why}"], "combination")
+        for e, why in no_room
+    )
     return [w for w in winners if any(w[0] is e for e in fits)]
 
 
-def leave_one_out(outcome: Outcome, night: NightGate, winners: list[tuple[Edit, DocumentSet, GateDecision]],
-                  progress: Progress) -> list[Edit]:
+def leave_one_out(
+    outcome: Outcome, night: NightGate, winners: list[tuple[Edit, DocumentSet, GateDecision]], progress: Progress
+) -> list[Edit]:
     """The winners that add something beside the others: one whose own tasks another also claims
     must gain there in the combination against the combination without it (its own tasks only);
     the others are refused (stage combination, or budget when a capped night ran out)."""
@@ -224,14 +258,25 @@ def leave_one_out(outcome: Outcome, night: NightGate, winners: list[tuple[Edit, 
             survivors.append(edit)  # no other claims its tasks; the combination's gate guards the rest
             continue
         rest = apply_all(night.base, [e for e in edits if e is not edit])
-        decision = undecided(None, night.cap.limit, behind=True) if spent else night.gate(
-            combined, focus[id(edit)], base=rest, own_tasks_only=True, targets=edit.targets)
+        decision = (
+            undecided(None, night.cap.limit, behind=True)
+            if spent
+            else night.gate(combined, focus[id(edit)], base=rest, own_tasks_only=True, targets=edit.targets)
+        )
         spent = spent or out_of_calls(decision)
         if decision.accepted:
             survivors.append(edit)
         else:
-            why = ("could not be checked beside the other accepted edits" if out_of_calls(decision)
-                   else "adds nothing beside the other accepted edits")
-            outcome.rejected.append(Rejection(edit, [f"accepted alone, but {why}: " + "; ".join(decision.reasons)],
-                                              "budget" if out_of_calls(decision) else "combination"))
+            why = (
+                "could not be checked beside the other accepted edits"
+                if out_of_calls(decision)
+                else "adds nothing beside the other accepted edits"
+            )
+            outcome.rejected.append(
+                Rejection(
+                    edit,
+                    [f"accepted alone, but {why}: " + "; ".join(decision.reasons)],
+                    "budget" if out_of_calls(decision) else "combination",
+                )
+            )
     return survivors

@@ -35,15 +35,23 @@ from skillopt_sleep.types import Edit, TaskRecord
 QUALITY_JUDGED = 12  # answers judged a side, at least
 QUALITY_ALPHA = 0.05  # chance of refusing a rule whose answers are really as good
 QUALITY_MARGIN = 0.25  # refused outright when this much less often judged as good
-QUALITY_SCHEMA = {"type": "object", "properties": {"as_good": {"type": "boolean"}, "reason": {"type": "string"}},
-                  "required": ["as_good", "reason"]}
+QUALITY_SCHEMA = {
+    "type": "object",
+    "properties": {"as_good": {"type": "boolean"}, "reason": {"type": "string"}},
+    "required": ["as_good", "reason"],
+}
 EXCERPT = 6000  # characters of each answer shown to the judge
 OMIT_RE = re.compile(
     r"\b(?:omit|leave out|skip|drop|no (?:explanation|prose|preamble|details?|examples?|commentary)|"
     r"without (?:explanation|explaining|details?|examples?|commentary|prose)|don'?t explain|nothing else|"
-    r"only (?:the|a|one|code|output)|just (?:the|a|one))\b", re.I)
-FORMAT_RE = re.compile(r"\b(?:one|a single) (?:line|sentence|word|paragraph)\b|\bas a (?:list|table)\b|"
-                       r"\bbullets? only\b", re.I)
+    r"only (?:the|a|one|code|output)|just (?:the|a|one))\b",
+    re.I,
+)
+FORMAT_RE = re.compile(
+    r"\b(?:one|a single) (?:line|sentence|word|paragraph)\b|\bas a (?:list|table)\b|"
+    r"\bbullets? only\b",
+    re.I,
+)
 
 
 def constrains_form(edit: Edit) -> bool:
@@ -58,12 +66,19 @@ def constrains_form(edit: Edit) -> bool:
 
 
 def quality_request(task: TaskRecord, reference: str, answer: str) -> Request:
-    return Request(purpose="quality", system=render("quality_system"),
-                   user=render("quality_user", task=task.intent[:EXCERPT], reference=reference[:EXCERPT],
-                               answer=answer[:EXCERPT]),
-                   max_tokens=200, temperature=0.0, json_schema=QUALITY_SCHEMA,
-                   payload={"task": {"id": task.id, "intent": task.intent}, "reference": reference[:EXCERPT],
-                            "answer": answer[:EXCERPT]})
+    return Request(
+        purpose="quality",
+        system=render("quality_system"),
+        user=render("quality_user", task=task.intent[:EXCERPT], reference=reference[:EXCERPT], answer=answer[:EXCERPT]),
+        max_tokens=200,
+        temperature=0.0,
+        json_schema=QUALITY_SCHEMA,
+        payload={
+            "task": {"id": task.id, "intent": task.intent},
+            "reference": reference[:EXCERPT],
+            "answer": answer[:EXCERPT],
+        },
+    )
 
 
 def parse_verdict(text: str) -> bool:
@@ -78,8 +93,13 @@ def exact_p(good_base: int, n_base: int, good_cand: int, n_cand: int) -> float:
     exact test: the chance of as few candidate "as good" verdicts among all of them)."""
     total, good = n_base + n_cand, good_base + good_cand
     denominator = math.comb(total, n_cand)
-    return sum(math.comb(good, k) * math.comb(total - good, n_cand - k)
-               for k in range(max(0, n_cand - (total - good)), good_cand + 1)) / denominator
+    return (
+        sum(
+            math.comb(good, k) * math.comb(total - good, n_cand - k)
+            for k in range(max(0, n_cand - (total - good)), good_cand + 1)
+        )
+        / denominator
+    )
 
 
 def reference_of(task: TaskRecord) -> str:
@@ -94,8 +114,9 @@ def reached(edit: Edit, focus: set[str], val: list[str]) -> list[str]:
     return sorted(val) if edit.target == "memory" or not focus else sorted(focus)
 
 
-UNDECIDED = ("undecided: the night's call cap has no room to judge what its checks do not measure; "
-             "tested again on a later night")
+UNDECIDED = (
+    "undecided: the night's call cap has no room to judge what its checks do not measure; tested again on a later night"
+)
 
 
 def guard(night: object, edit: Edit, cand: DocumentSet, focus: set[str]) -> str | None:
@@ -126,7 +147,7 @@ def guard(night: object, edit: Edit, cand: DocumentSet, focus: set[str]) -> str 
     items: list[tuple[str, TaskRecord, str, str]] = []
     for tid in tasks:
         task = evaluator.tasks[tid]
-        ours = evaluator.answered(base, tid)[:base_wanted[tid]]
+        ours = evaluator.answered(base, tid)[: base_wanted[tid]]
         theirs = evaluator.answered(cand, tid)[:per_task]
         if refs[tid]:
             items += [("base", task, refs[tid], a) for a in ours[:per_task]]
@@ -151,7 +172,9 @@ def guard(night: object, edit: Edit, cand: DocumentSet, focus: set[str]) -> str 
     p = exact_p(gb, nb, gc, nc)
     drop = gb / nb - gc / nc
     if p <= QUALITY_ALPHA or drop >= QUALITY_MARGIN:
-        return (f"lowers what its checks do not measure: its answers were judged to do the task as well as the "
-                f"reference in {gc} of {nc}, the current documents' in {gb} of {nb} (p = {p:.3f}, over "
-                f"{len(tasks)} val task(s))")
+        return (
+            f"lowers what its checks do not measure: its answers were judged to do the task as well as the "
+            f"reference in {gc} of {nc}, the current documents' in {gb} of {nb} (p = {p:.3f}, over "
+            f"{len(tasks)} val task(s))"
+        )
     return None

@@ -27,8 +27,14 @@ def guarded_tasks(rule: str, val: list[TaskRecord], focus: set[str]) -> list[str
     return served or sorted(t.id for t in others)
 
 
-def gate_removal(night: Any, edit: Edit, cand: DocumentSet, focus: set[str],
-                 gate: Callable[[], GateDecision], identity: str | None = None) -> GateDecision:
+def gate_removal(
+    night: Any,
+    edit: Edit,
+    cand: DocumentSet,
+    focus: set[str],
+    gate: Callable[[], GateDecision],
+    identity: str | None = None,
+) -> GateDecision:
     """The verdict on ``cand`` (``edit`` applied): ``gate()`` (the ordinary gate), preceded — when
     ``edit`` drops a learned rule — by the "no worse" test of that removal on the tasks the rule
     served. The removal goes first: a rule its work still needs is usually shown to be needed on a
@@ -47,22 +53,30 @@ def gate_removal(night: Any, edit: Edit, cand: DocumentSet, focus: set[str],
     check, scored = _removal_check(night, cand, tasks, identity)
     if out_of_calls(check):  # a capped night ran out of calls: undecided, like a gate that did
         decision = undecided(None, night.cap.limit)
-        decision.reasons = [f"retiring {rule!r}: undecided: the night's call cap ran out before the removal could "
-                            "be judged; tested again on a later night"]
+        decision.reasons = [
+            f"retiring {rule!r}: undecided: the night's call cap ran out before the removal could "
+            "be judged; tested again on a later night"
+        ]
         return decision
     stat = dict(check.statistic, retired=rule, tasks=sorted(scored), per_task=[d.to_dict() for d in check.per_task])
     if not check.accepted:
-        return GateDecision(False, "reject" if check.action != "skip" else "skip", check.baseline, check.candidate,
-                            check.per_task, {"no_worse": stat, "samples_per_task": {
-                                d.task_id: d.n_candidate for d in check.per_task}},
-                            [f"retiring {rule!r}: {why}" for why in check.reasons])
+        return GateDecision(
+            False,
+            "reject" if check.action != "skip" else "skip",
+            check.baseline,
+            check.candidate,
+            check.per_task,
+            {"no_worse": stat, "samples_per_task": {d.task_id: d.n_candidate for d in check.per_task}},
+            [f"retiring {rule!r}: {why}" for why in check.reasons],
+        )
     decision = gate()
     decision.statistic["no_worse"] = stat
     return decision
 
 
-def _removal_check(night: Any, cand: DocumentSet, tasks: list[str],
-                   identity: str | None) -> tuple[GateDecision, dict[str, list[float]]]:
+def _removal_check(
+    night: Any, cand: DocumentSet, tasks: list[str], identity: str | None
+) -> tuple[GateDecision, dict[str, list[float]]]:
     """``gate.decide.no_worse`` on ``tasks``, from ``val_samples`` per task, drawing more while the bound
     is too wide, up to ``max_val_samples``; the looks share its false-retire rate. A capped night
     that cannot afford the next draw returns the check so far marked ``out_of_calls``."""
@@ -72,14 +86,16 @@ def _removal_check(night: Any, cand: DocumentSet, tasks: list[str],
     n = s.val_samples
     check, b = GateDecision(False, "reject", 0.0, 0.0), {}
     while True:
-        drawn = draw_within(getattr(night, "cap", None) or CallCap(), ev, [(night.base, None), (cand, identity)],
-                            n, tasks)
+        drawn = draw_within(
+            getattr(night, "cap", None) or CallCap(), ev, [(night.base, None), (cand, identity)], n, tasks
+        )
         if drawn is None:
             check.statistic[OUT_OF_CALLS] = True
             return check, b
         b, c = _scored(drawn[0], tasks, n), _scored(drawn[1], tasks, n)
-        check = gating.no_worse(b, c, margin=margin, regression_alpha=s.gate.regression_alpha, looks=looks,
-                                train_ids=night.overlap)
+        check = gating.no_worse(
+            b, c, margin=margin, regression_alpha=s.gate.regression_alpha, looks=looks, train_ids=night.overlap
+        )
         shown_worse = check.statistic.get("lower_bound", 0.0) >= margin or any(d.regressed for d in check.per_task)
         if check.accepted or shown_worse or check.action == "skip" or n >= s.max_val_samples:
             return check, b

@@ -29,9 +29,18 @@ class NightGate:
     family: int  # edits tested tonight: they share the false-accept rate
     cap: CallCap = field(default_factory=CallCap)  # a capped night's calls (``call_cap``)
 
-    def gate(self, cand: DocumentSet, focus: set[str], *, share: float = 1.0, base: DocumentSet | None = None,
-             identity: str | None = None, own_tasks_only: bool = False,
-             targets: list[str] | None = None, looks_before: int = 0) -> GateDecision:
+    def gate(
+        self,
+        cand: DocumentSet,
+        focus: set[str],
+        *,
+        share: float = 1.0,
+        base: DocumentSet | None = None,
+        identity: str | None = None,
+        own_tasks_only: bool = False,
+        targets: list[str] | None = None,
+        looks_before: int = 0,
+    ) -> GateDecision:
         """``cand`` against ``base`` (default: tonight's documents), on the tasks the edit claims
         to help first: an edit whose gain there does not hold up is refused before the other val
         tasks are measured for it (they could only add reasons to refuse); one that may still pass
@@ -56,10 +65,15 @@ class NightGate:
         budget = s.max_val_samples * max(1, -(-s.min_focus_tasks // len(first)))
         sampling = Sampling(
             cfg=replace(s.gate, looks=-(-budget // s.val_samples)),
-            base=base, cand=cand, focus=focus, share=share / max(1, self.family),
+            base=base,
+            cand=cand,
+            focus=focus,
+            share=share / max(1, self.family),
             identity=identity,
-            start=ev.count(cand, identity, first) if identity is not None else 0, budget=budget,
-            targets=list(targets or ()) if s.targeted_gain else [])
+            start=ev.count(cand, identity, first) if identity is not None else 0,
+            budget=budget,
+            targets=list(targets or ()) if s.targeted_gain else [],
+        )
         if looks_before:
             resumed(sampling, share, looks_before)
             if sampling.look >= sampling.most:
@@ -162,8 +176,9 @@ class NightGate:
         g.wanted.update({tid: max(n, g.wanted.get(tid, 0)) for tid in task_ids})
         return drawn[0], drawn[1]
 
-    def _decide(self, g: Sampling, b: dict[str, list[float | None]], c: dict[str, list[float | None]],
-                look: bool = True) -> GateDecision:
+    def _decide(
+        self, g: Sampling, b: dict[str, list[float | None]], c: dict[str, list[float | None]], look: bool = True
+    ) -> GateDecision:
         """The verdict on the samples this gate asked for; ``look``: it counts as one more look
         (``False``: the same evidence an earlier look judged, at that look's rate)."""
         g.look += look
@@ -171,9 +186,20 @@ class NightGate:
         if g.targets:
             ev = self.evaluator
             wanted = {tid: n for tid, n in g.wanted.items() if tid in g.focus}
-            targeted = (first_draws(ev.targeted(g.base, g.targets), wanted), first_draws(ev.targeted(g.cand, g.targets), wanted))
-        return gating.decide(first_draws(b, g.wanted), first_draws(c, g.wanted), g.cfg, self.overlap, g.focus, g.share, g.look,
-                             targeted=targeted)
+            targeted = (
+                first_draws(ev.targeted(g.base, g.targets), wanted),
+                first_draws(ev.targeted(g.cand, g.targets), wanted),
+            )
+        return gating.decide(
+            first_draws(b, g.wanted),
+            first_draws(c, g.wanted),
+            g.cfg,
+            self.overlap,
+            g.focus,
+            g.share,
+            g.look,
+            targeted=targeted,
+        )
 
 
 @dataclass
@@ -211,9 +237,17 @@ def resumed(g: Sampling, share: float, looks_before: int) -> None:
 
 def spent(looks: int) -> GateDecision:
     """The verdict on a resumed test with no look left."""
-    return GateDecision(False, "reject", 0.0, 0.0, statistic={"look": looks}, reasons=[
-        f"refused: its test took {looks} looks over its nights, every one the gate allows one rule, "
-        "without showing a gain"])
+    return GateDecision(
+        False,
+        "reject",
+        0.0,
+        0.0,
+        statistic={"look": looks},
+        reasons=[
+            f"refused: its test took {looks} looks over its nights, every one the gate allows one rule, "
+            "without showing a gain"
+        ],
+    )
 
 
 def gain_refused(decision: GateDecision) -> bool:
@@ -226,6 +260,7 @@ def gain_refused(decision: GateDecision) -> bool:
 def first_draws(scores: dict[str, list[float | None]], wanted: dict[str, int]) -> dict[str, list[float]]:
     """The scores of each task's first ``wanted`` draws; a task none of whose draws could be
     scored is left out of the comparison."""
-    first = {tid: [x for x in samples[: wanted[tid]] if x is not None]
-             for tid, samples in scores.items() if tid in wanted}
+    first = {
+        tid: [x for x in samples[: wanted[tid]] if x is not None] for tid, samples in scores.items() if tid in wanted
+    }
     return {tid: xs for tid, xs in first.items() if xs}

@@ -16,10 +16,13 @@ from skillopt_sleep.config import Config
 
 def gate_config(config: Config) -> gating.GateConfig:
     """The gate's settings from ``config``: a gate looks once per ``val_samples`` up to the ceiling."""
-    return gating.GateConfig(min_gain=config.min_gain, gain_alpha=config.gain_alpha,
-                             looks=math.ceil(config.max_val_samples / config.val_samples),
-                             regression_tolerance=config.regression_tolerance,
-                             regression_alpha=config.regression_alpha)
+    return gating.GateConfig(
+        min_gain=config.min_gain,
+        gain_alpha=config.gain_alpha,
+        looks=math.ceil(config.max_val_samples / config.val_samples),
+        regression_tolerance=config.regression_tolerance,
+        regression_alpha=config.regression_alpha,
+    )
 
 
 @dataclass
@@ -49,12 +52,21 @@ class LoopSettings:
     @classmethod
     def from_config(cls, config: Config, max_edits: int | None = None) -> LoopSettings:
         """The loop's settings; ``max_edits``: tonight's scheduled edit budget (default: the config's)."""
-        return cls(k=config.k, val_samples=config.val_samples, max_val_samples=config.max_val_samples,
-                   max_edits=max_edits or config.max_edits, screen_pool=config.screen_pool,
-                   reflect_samples=config.reflect_samples, targeted_gain=config.targeted_gain,
-                   k_agree=config.k_agree, dream_kind_tasks=config.dream_kind_tasks,
-                   val_others_samples=config.val_others_samples, retire_rules=config.retire_rules,
-                   retire_margin=config.retire_margin, gate=gate_config(config))
+        return cls(
+            k=config.k,
+            val_samples=config.val_samples,
+            max_val_samples=config.max_val_samples,
+            max_edits=max_edits or config.max_edits,
+            screen_pool=config.screen_pool,
+            reflect_samples=config.reflect_samples,
+            targeted_gain=config.targeted_gain,
+            k_agree=config.k_agree,
+            dream_kind_tasks=config.dream_kind_tasks,
+            val_others_samples=config.val_others_samples,
+            retire_rules=config.retire_rules,
+            retire_margin=config.retire_margin,
+            gate=gate_config(config),
+        )
 
     @property
     def first_samples(self) -> int:

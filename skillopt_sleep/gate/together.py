@@ -45,8 +45,14 @@ class _OutOfCalls(Exception):
     """A capped night cannot afford the next draw of the night's rules measured together."""
 
 
-def gate_together(outcome: Outcome, night: NightGate, winners: list[Winner], pool: EvidencePool | None,
-                  val_set: str, progress: Callable[[str], None]) -> DocumentSet:
+def gate_together(
+    outcome: Outcome,
+    night: NightGate,
+    winners: list[Winner],
+    pool: EvidencePool | None,
+    val_set: str,
+    progress: Callable[[str], None],
+) -> DocumentSet:
     """Phase 4 after own-task gates (module docstring): the proposal, with ``outcome`` updated. On
     a capped night whose calls run out before a verdict, the edits not yet refused are left
     undecided: no verdict, their samples kept, resumed first on a later night (``pending_rules``)."""
@@ -74,8 +80,9 @@ def gate_together(outcome: Outcome, night: NightGate, winners: list[Winner], poo
     return final
 
 
-def _verdict(outcome: Outcome, night: NightGate, kept: list[Winner], pool: EvidencePool | None,
-             progress: Callable[[str], None]) -> tuple[DocumentSet, list[Edit]]:
+def _verdict(
+    outcome: Outcome, night: NightGate, kept: list[Winner], pool: EvidencePool | None, progress: Callable[[str], None]
+) -> tuple[DocumentSet, list[Edit]]:
     final, accepted = _settle(outcome, night, kept, progress)
     if final is not None:
         return final, accepted
@@ -92,17 +99,23 @@ def _verdict(outcome: Outcome, night: NightGate, kept: list[Winner], pool: Evide
         if alone.accepted:
             passed.append((edit, cand, alone))
         else:
-            outcome.rejected.append(cons.Rejection(edit, ["accepted on its own tasks, but not on every val task: "
-                                                          + "; ".join(alone.reasons)], "gate",
-                                                   ban=gating.significant_harm(alone)))
+            outcome.rejected.append(
+                cons.Rejection(
+                    edit,
+                    ["accepted on its own tasks, but not on every val task: " + "; ".join(alone.reasons)],
+                    "gate",
+                    ban=gating.significant_harm(alone),
+                )
+            )
     final, accepted = _settle(outcome, night, passed, progress, alone_checked=True)
     if final is not None:
         return final, accepted
     best = max(passed, key=lambda w: w[2].statistic.get("gain", 0))  # not even together: the best one
     for edit, _, _ in passed:
         if edit is not best[0]:
-            outcome.rejected.append(cons.Rejection(
-                edit, ["accepted alone, but the combination did not hold up"], "combination"))
+            outcome.rejected.append(
+                cons.Rejection(edit, ["accepted alone, but the combination did not hold up"], "combination")
+            )
     return best[1], [best[0]]
 
 
@@ -118,13 +131,21 @@ def _left_undecided(outcome: Outcome, night: NightGate, open_: list[Winner]) -> 
     for tonight without a ban (stage budget), tested again on a later night."""
     cap = f"the night's cap of {night.cap.limit} calls" if night.cap.limit is not None else "the night's call cap"
     for edit, _, _ in open_:
-        outcome.rejected.append(cons.Rejection(edit, [
-            f"undecided: passed on its own val tasks, but {cap} ran out before it could be measured on every val "
-            "task; its samples are kept and it is tested again on a later night"], "budget"))
+        outcome.rejected.append(
+            cons.Rejection(
+                edit,
+                [
+                    f"undecided: passed on its own val tasks, but {cap} ran out before it could be measured on every val "
+                    "task; its samples are kept and it is tested again on a later night"
+                ],
+                "budget",
+            )
+        )
 
 
-def _settle(outcome: Outcome, night: NightGate, kept: list[Winner], progress: Callable[[str], None],
-            alone_checked: bool = False) -> tuple[DocumentSet | None, list[Edit]]:
+def _settle(
+    outcome: Outcome, night: NightGate, kept: list[Winner], progress: Callable[[str], None], alone_checked: bool = False
+) -> tuple[DocumentSet | None, list[Edit]]:
     """The documents and edits accepted from ``kept``: their combination measured on every val task
     (one alone: it; ``alone_checked``: each already passed there alone), each edit's own tasks
     no worse beside the others than alone, and an edit that lowers another's tasks refused and the
@@ -134,8 +155,10 @@ def _settle(outcome: Outcome, night: NightGate, kept: list[Winner], progress: Ca
             return kept[0][1], [kept[0][0]]
         edits = [w[0] for w in kept]
         combined = cons.apply_all(night.base, edits) if len(kept) > 1 else kept[0][1]
-        progress(f"measuring {'the combination of ' + str(len(kept)) + ' edits' if len(kept) > 1 else 'it'} "
-                 "on every val task")
+        progress(
+            f"measuring {'the combination of ' + str(len(kept)) + ' edits' if len(kept) > 1 else 'it'} "
+            "on every val task"
+        )
         decision = night.gate(combined, cons.focus_for(edits, night.tasks), targets=cons.joint_targets(edits))
         if out_of_calls(decision):
             raise _OutOfCalls
@@ -150,8 +173,9 @@ def _settle(outcome: Outcome, night: NightGate, kept: list[Winner], progress: Ca
         if decision.accepted:
             return combined, edits
         if len(kept) == 1:
-            outcome.rejected.append(cons.Rejection(kept[0][0], list(decision.reasons), "gate",
-                                                   ban=gating.significant_harm(decision)))
+            outcome.rejected.append(
+                cons.Rejection(kept[0][0], list(decision.reasons), "gate", ban=gating.significant_harm(decision))
+            )
             return night.base, []
         if not blamed:
             return None, []
@@ -161,8 +185,9 @@ def _settle(outcome: Outcome, night: NightGate, kept: list[Winner], progress: Ca
     return night.base, []
 
 
-def blame(night: NightGate, kept: list[Winner], worse: list[tuple[Edit, str]],
-          progress: Callable[[str], None]) -> dict[int, tuple[Edit, str]]:
+def blame(
+    night: NightGate, kept: list[Winner], worse: list[tuple[Edit, str]], progress: Callable[[str], None]
+) -> dict[int, tuple[Edit, str]]:
     """The edits that lower another edit's own tasks: for each edit whose tasks the combination
     left worse than that edit alone, each other edit is put beside it alone (the pair against the
     edit alone, on its tasks)."""
@@ -180,8 +205,14 @@ def blame(night: NightGate, kept: list[Winner], worse: list[tuple[Edit, str]],
     return out
 
 
-def _record(outcome: Outcome, night: NightGate, pool: EvidencePool | None, winners: list[Winner],
-            accepted: set[int], val_set: str) -> None:
+def _record(
+    outcome: Outcome,
+    night: NightGate,
+    pool: EvidencePool | None,
+    winners: list[Winner],
+    accepted: set[int],
+    val_set: str,
+) -> None:
     """Each own-task winner's test, once the night's verdict on it is known: accepted when it
     passed on every val task (alone or in the combination); undecided when a capped night's calls
     ran out first (its own-task test goes on from where it stopped, ``pending_rules``)."""
@@ -201,8 +232,9 @@ def worse_than_alone(night: NightGate, combined: DocumentSet, kept: list[Winner]
     for edit, alone, _ in kept:
         found = worse_on(night, combined, alone, edit, len(kept))
         if found:
-            out.append((edit, f"on the tasks of {edit.describe()}, the combination is worse than that edit alone: "
-                              + found))
+            out.append(
+                (edit, f"on the tasks of {edit.describe()}, the combination is worse than that edit alone: " + found)
+            )
     return out
 
 
@@ -216,8 +248,9 @@ def worse_on(night: NightGate, docs: DocumentSet, alone: DocumentSet, edit: Edit
     task_ids = sorted(cons.focus_for([edit], night.tasks) & set(ev.tasks))
     if not task_ids:
         return ""
-    cfg = replace(s.gate, regression_alpha=s.gate.regression_alpha / max(1, checks),
-                  harm_alpha=s.gate.harm_alpha / max(1, checks))
+    cfg = replace(
+        s.gate, regression_alpha=s.gate.regression_alpha / max(1, checks), harm_alpha=s.gate.harm_alpha / max(1, checks)
+    )
     n = max(s.val_samples, min(ev.count(docs, None, task_ids), ev.count(alone, None, task_ids)))
     ceiling = max(n, s.max_val_samples)
     while True:

@@ -50,8 +50,10 @@ class EditSchedule:
         budget = self.edits_for(night)
         if self.kind == "constant":
             return f"edit budget tonight: {budget} (constant schedule)"
-        return (f"edit budget tonight: {budget} ({self.kind} schedule from {self.initial} to {self.floor} "
-                f"over {self.horizon} nights; this is night {night + 1})")
+        return (
+            f"edit budget tonight: {budget} ({self.kind} schedule from {self.initial} to {self.floor} "
+            f"over {self.horizon} nights; this is night {night + 1})"
+        )
 
 
 def learning_nights(nights: list[dict[str, Any]]) -> int:
@@ -67,8 +69,9 @@ class Budget:
 
 def schedule_from(config: Any) -> EditSchedule:
     """The schedule a ``Config`` names (``max_edits`` is its first-night value)."""
-    return EditSchedule(kind=config.edit_schedule, initial=config.max_edits, floor=config.edit_floor,
-                        horizon=config.edit_horizon)
+    return EditSchedule(
+        kind=config.edit_schedule, initial=config.max_edits, floor=config.edit_floor, horizon=config.edit_horizon
+    )
 
 
 def edit_budget(config: Any, nights: list[dict[str, Any]]) -> Budget:

@@ -26,7 +26,14 @@ from dataclasses import dataclass, field, replace
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.models import run_together
-from skillopt_sleep.documents.managed_block import DocumentSet, EditRefused, Limits, apply_edit, clean_rule, optimizer_view
+from skillopt_sleep.documents.managed_block import (
+    DocumentSet,
+    EditRefused,
+    Limits,
+    apply_edit,
+    clean_rule,
+    optimizer_view,
+)
 from skillopt_sleep.replay.dream import run_attempts
 from skillopt_sleep.checks.judges import check_from_id
 from skillopt_sleep.prompts import render
@@ -69,19 +76,31 @@ class Lookahead:
         left_out = []
         for i in order[n:]:
             if i in nothing:
-                left_out.append((self.edits[i], "fixed nothing on its own train tasks (no check failed less often when "
-                                 f"it was replayed there than in the night's attempts), and the night's {n} slot(s) "
-                                 "went to rules that did or ranked higher", "lookahead"))
+                left_out.append(
+                    (
+                        self.edits[i],
+                        "fixed nothing on its own train tasks (no check failed less often when "
+                        f"it was replayed there than in the night's attempts), and the night's {n} slot(s) "
+                        "went to rules that did or ranked higher",
+                        "lookahead",
+                    )
+                )
             else:
-                left_out.append((self.edits[i], f"ranked below the best {n} that fixed something on their own "
-                                 "train tasks", "guardrail"))
+                left_out.append(
+                    (
+                        self.edits[i],
+                        f"ranked below the best {n} that fixed something on their own train tasks",
+                        "guardrail",
+                    )
+                )
         return [self.edits[i] for i in order[:n]], left_out
 
     def notes(self) -> list[str]:
         """What the night's report says about it."""
-        return ([f"rewritten before the gate (it broke checks on its own train tasks): {before} -> {after}"
-                 for before, after in self.rewritten]
-                + [f"lookahead: {why}; the rule was gated as proposed" for why in self.unusable])
+        return [
+            f"rewritten before the gate (it broke checks on its own train tasks): {before} -> {after}"
+            for before, after in self.rewritten
+        ] + [f"lookahead: {why}; the rule was gated as proposed" for why in self.unusable]
 
 
 def failure_rates(attempts: list[Attempt]) -> dict[str, float]:
@@ -114,17 +133,22 @@ def newly_broken(before: list[Attempt], after: list[Attempt]) -> list[str]:
     already is the night's ordinary evidence, not the rule's doing; a few replays of a check
     that fails at random must not pass for breakage."""
     was, now = failure_rates(before), failure_rates(after)
-    return sorted(c for c, rate in now.items()
-                  if was.get(c, 0.0) <= WAS_RARE and rate >= NOW_OFTEN and rate * len(after) >= MIN_FAILURES)
+    return sorted(
+        c
+        for c, rate in now.items()
+        if was.get(c, 0.0) <= WAS_RARE and rate >= NOW_OFTEN and rate * len(after) >= MIN_FAILURES
+    )
 
 
-def _own_tasks(edit: Edit, tasks: dict[str, TaskRecord], attempts: dict[str, list[Attempt]],
-               limit: int) -> list[TaskRecord]:
+def _own_tasks(
+    edit: Edit, tasks: dict[str, TaskRecord], attempts: dict[str, list[Attempt]], limit: int
+) -> list[TaskRecord]:
     return [tasks[t] for t in edit.evidence if t in tasks and attempts.get(t)][:limit]
 
 
-def _request(edit: Edit, checks: list[str], broken: list[tuple[TaskRecord, list[Attempt]]], docs: DocumentSet,
-             limits: Limits) -> Request:
+def _request(
+    edit: Edit, checks: list[str], broken: list[tuple[TaskRecord, list[Attempt]]], docs: DocumentSet, limits: Limits
+) -> Request:
     """One refine request: the rule, and the replies under it that failed a newly broken check (the
     judges' reasons for those checks only)."""
     scope, body = split_scoped(edit.content)
@@ -132,23 +156,48 @@ def _request(edit: Edit, checks: list[str], broken: list[tuple[TaskRecord, list[
     lines = []
     for task, xs in broken:
         reasons = sorted({r for a in xs for c, r in zip(a.failed_checks, a.fail_reasons, strict=False) if c in wanted})
-        lines.append(f"- task {task.id}: {clean_text(task.intent)[:300]}\n  now fails: "
-                     f"{clean_text('; '.join(reasons))[:400] or 'a check that passed before'}")
+        lines.append(
+            f"- task {task.id}: {clean_text(task.intent)[:300]}\n  now fails: "
+            f"{clean_text('; '.join(reasons))[:400] or 'a check that passed before'}"
+        )
     return Request(
-        purpose="refine", system=render("refine_system", max_rule_chars=limits.max_rule_chars),
-        user=render("refine_user", rule=clean_text(edit.content), failures="\n".join(lines),
-                    documents=optimizer_view(docs)),
-        max_tokens=400, temperature=0.0, json_schema=CONTENT_SCHEMA,
-        payload={"rule": body, "scope": scope or edit.scope,
-                 "tasks": [{"task_id": t.id, "intent": t.intent, "kind": t.kind,
-                            "failed_checks": [check_from_id(c) for c in checks if any(c in a.failed_checks for a in xs)]}
-                           for t, xs in broken]})
+        purpose="refine",
+        system=render("refine_system", max_rule_chars=limits.max_rule_chars),
+        user=render(
+            "refine_user", rule=clean_text(edit.content), failures="\n".join(lines), documents=optimizer_view(docs)
+        ),
+        max_tokens=400,
+        temperature=0.0,
+        json_schema=CONTENT_SCHEMA,
+        payload={
+            "rule": body,
+            "scope": scope or edit.scope,
+            "tasks": [
+                {
+                    "task_id": t.id,
+                    "intent": t.intent,
+                    "kind": t.kind,
+                    "failed_checks": [check_from_id(c) for c in checks if any(c in a.failed_checks for a in xs)],
+                }
+                for t, xs in broken
+            ],
+        },
+    )
 
 
-def look_ahead(target: Client, optimizer: Client, edits: list[Edit], tasks: list[TaskRecord],
-               attempts: dict[str, list[Attempt]], docs: DocumentSet, *, rubric: RubricJudge | None = None,
-               limits: Limits = Limits(), samples: int = SAMPLES,
-               tasks_per_edit: int = TASKS_PER_EDIT) -> Lookahead:
+def look_ahead(
+    target: Client,
+    optimizer: Client,
+    edits: list[Edit],
+    tasks: list[TaskRecord],
+    attempts: dict[str, list[Attempt]],
+    docs: DocumentSet,
+    *,
+    rubric: RubricJudge | None = None,
+    limits: Limits = Limits(),
+    samples: int = SAMPLES,
+    tasks_per_edit: int = TASKS_PER_EDIT,
+) -> Lookahead:
     """Replay each added or replacing rule of ``edits`` on its own train tasks and have the
     optimizer rewrite the ones that newly break a check there (module docstring)."""
     by_id = {t.id: t for t in tasks}
@@ -165,8 +214,11 @@ def look_ahead(target: Client, optimizer: Client, edits: list[Edit], tasks: list
     if not plans:
         return out
     replays: list[dict[str, list[Attempt]]] = run_together(
-        *[(lambda own=own, cand=cand: run_attempts(target, own, cand, range(samples), rubric))
-          for _, own, cand in plans])
+        *[
+            (lambda own=own, cand=cand: run_attempts(target, own, cand, range(samples), rubric))
+            for _, own, cand in plans
+        ]
+    )
     out.replays = sum(len(own) for _, own, _ in plans) * samples
     out.replayed = {i for i, _, _ in plans}
     requests, which = [], []
@@ -175,8 +227,11 @@ def look_ahead(target: Client, optimizer: Client, edits: list[Edit], tasks: list
         after = [a for task in own for a in replays[p].get(task.id, [])]
         out.edits[i] = replace(edits[i], targets=fixed(before, after), evidence=list(edits[i].evidence))
         checks = set(newly_broken(before, after))
-        broken = [(task, xs) for task in own
-                  if (xs := [a for a in replays[p].get(task.id, []) if checks & set(a.failed_checks)])]
+        broken = [
+            (task, xs)
+            for task in own
+            if (xs := [a for a in replays[p].get(task.id, []) if checks & set(a.failed_checks)])
+        ]
         if checks and broken:
             requests.append(_request(edits[i], sorted(checks), broken, docs, limits))
             which.append(i)
@@ -201,8 +256,13 @@ def look_ahead(target: Client, optimizer: Client, edits: list[Edit], tasks: list
         if content.lower() == edit.content.lower():
             continue
         why = "rewritten: as first proposed it broke checks that passed on its own train tasks"
-        rewritten = replace(edit, content=content, rationale=f"{edit.rationale} | {why}" if edit.rationale else why,
-                            evidence=list(edit.evidence), targets=list(edit.targets))
+        rewritten = replace(
+            edit,
+            content=content,
+            rationale=f"{edit.rationale} | {why}" if edit.rationale else why,
+            evidence=list(edit.evidence),
+            targets=list(edit.targets),
+        )
         out.rewritten.append((edit.content, content))
         out.edits[i] = rewritten
     return out

@@ -64,12 +64,17 @@ def overlapping(val: list[TaskRecord], train: list[TaskRecord]) -> set[str]:
     return {t.id for t in val if t.id in train_ids or task_content_key(t) in train_content}
 
 
-def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
-                settings: LoopSettings = LoopSettings(), *,
-                already_refused: Callable[[Edit], bool] = lambda e: False,
-                pool: EvidencePool | None = None,
-                progress: Progress = lambda msg: None,
-                archived_val: list[tuple[str, TaskRecord]] | None = None) -> Outcome:
+def consolidate(
+    tasks: list[TaskRecord],
+    docs: DocumentSet,
+    models: Models,
+    settings: LoopSettings = LoopSettings(),
+    *,
+    already_refused: Callable[[Edit], bool] = lambda e: False,
+    pool: EvidencePool | None = None,
+    progress: Progress = lambda msg: None,
+    archived_val: list[tuple[str, TaskRecord]] | None = None,
+) -> Outcome:
     """``pool``: val evidence from earlier nights for these documents and this target model; the
     night's samples are added to it (the caller saves it). ``archived_val``: the project's earlier
     val tasks as (content key, task), oldest first: a rule resumed under a cap goes on over those
@@ -96,8 +101,15 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
         night = NightGate(evaluator, settings, docs, tasks, overlapping(val, train), len(resumed), cap)
         assert pool is not None
         widened_gates = _over_earlier_tasks(outcome, night, resumed, pool, archived_val or [])
-        winners = gate_each(outcome, night, resumed, pool, progress, resumed=True,
-                            night_for=lambda edit: widened_gates.get(id(edit), night))
+        winners = gate_each(
+            outcome,
+            night,
+            resumed,
+            pool,
+            progress,
+            resumed=True,
+            night_for=lambda edit: widened_gates.get(id(edit), night),
+        )
         for gate in widened_gates.values():
             gate.evaluator.store()
     settings = _fit_reflection(outcome, cap, len(train), len({kind_of(t) for t in train}), settings)
@@ -107,8 +119,9 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
         return outcome
     candidates: list[tuple[Edit, DocumentSet]] = []
     if short:
-        outcome.notes.append(f"call cap: {cap.left()} call(s) left after the resumed rule(s): no new rule "
-                             "started tonight")
+        outcome.notes.append(
+            f"call cap: {cap.left()} call(s) left after the resumed rule(s): no new rule started tonight"
+        )
     else:
         _dream(outcome, models, train, val, docs, settings, evaluator, progress, cap)
         candidates = _propose(outcome, models, train, docs, settings, already_refused, pool, progress, tasks, cap)
@@ -117,18 +130,23 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
     final = docs
     together = False
     if candidates and not val:
-        outcome.rejected.extend(Rejection(edit, ["no val tasks to validate it"], "unvalidated")
-                                for edit, _ in candidates)
+        outcome.rejected.extend(
+            Rejection(edit, ["no val tasks to validate it"], "unvalidated") for edit, _ in candidates
+        )
     elif candidates:
         candidates = _worth_testing(outcome, candidates, pool, val)
     if candidates and val:
         night = NightGate(evaluator, settings, docs, tasks, overlapping(val, train), len(candidates), cap)
         together = settings.together and len(candidates) > 1
-        winners += gate_each(outcome, night, candidates, pool, progress, own_only=together,
-                              resumed=not cap.capped and bool(resumed))
+        winners += gate_each(
+            outcome, night, candidates, pool, progress, own_only=together, resumed=not cap.capped and bool(resumed)
+        )
     if night is not None:
-        final = (gate_together(outcome, night, winners, pool, val_set_key(val), progress) if together
-                 else combine(outcome, night, winners, progress))
+        final = (
+            gate_together(outcome, night, winners, pool, val_set_key(val), progress)
+            if together
+            else combine(outcome, night, winners, progress)
+        )
         undecided = sum(r.stage == "budget" for r in outcome.rejected)
         if undecided:
             outcome.notes.append(cap_note(cap, undecided, len(val), settings.max_val_samples))
@@ -148,8 +166,13 @@ def consolidate(tasks: list[TaskRecord], docs: DocumentSet, models: Models,
     return outcome
 
 
-def _over_earlier_tasks(outcome: Outcome, night: NightGate, resumed: list[tuple[Edit, DocumentSet]],
-                        pool: EvidencePool, archived_val: list[tuple[str, TaskRecord]]) -> dict[int, NightGate]:
+def _over_earlier_tasks(
+    outcome: Outcome,
+    night: NightGate,
+    resumed: list[tuple[Edit, DocumentSet]],
+    pool: EvidencePool,
+    archived_val: list[tuple[str, TaskRecord]],
+) -> dict[int, NightGate]:
     """For each resumed rule whose test drew on val tasks of earlier nights that tonight does not
     have, a gate over tonight's val tasks and those (``earlier_val``); keyed by the rule's id()."""
     gates: dict[int, NightGate] = {}
@@ -161,14 +184,24 @@ def _over_earlier_tasks(outcome: Outcome, night: NightGate, resumed: list[tuple[
         outcome.earlier_val.extend(t for t in earlier if all(t.id != o.id for o in outcome.earlier_val))
         evaluator = Evaluator(night.evaluator.models, val, outcome.phases, "val", pool)
         gates[id(edit)] = replace(night, evaluator=evaluator, tasks=night.tasks + earlier)
-        outcome.notes.append(f"resumed rule {edit.content[:60]!r} goes on over {len(earlier)} val task(s) "
-                             "of earlier nights as well as tonight's")
+        outcome.notes.append(
+            f"resumed rule {edit.content[:60]!r} goes on over {len(earlier)} val task(s) "
+            "of earlier nights as well as tonight's"
+        )
     return gates
 
 
-def _dream(outcome: Outcome, models: Models, train: list[TaskRecord], val: list[TaskRecord],
-           docs: DocumentSet, settings: LoopSettings, evaluator: Evaluator, progress: Progress,
-           cap: CallCap) -> None:
+def _dream(
+    outcome: Outcome,
+    models: Models,
+    train: list[TaskRecord],
+    val: list[TaskRecord],
+    docs: DocumentSet,
+    settings: LoopSettings,
+    evaluator: Evaluator,
+    progress: Progress,
+    cap: CallCap,
+) -> None:
     """Phase 1: train attempts and the first val samples of tonight's documents, at once (a
     capped night: fewer train samples to fit, and no val sample before a gate asks for it)."""
     k = settings.k
@@ -177,12 +210,15 @@ def _dream(outcome: Outcome, models: Models, train: list[TaskRecord], val: list[
         k = cap.share(k, len(train), DREAM_SHARE, least=least)
     if k < settings.k:
         outcome.notes.append(f"call cap: {k} sample(s) per train task instead of {settings.k}")
-    progress(f"dreaming {len(train)} train task(s) x {k}" + (
-        f" and evaluating {len(val)} val task(s)" if val and not cap.capped else ""))
+    progress(
+        f"dreaming {len(train)} train task(s) x {k}"
+        + (f" and evaluating {len(val)} val task(s)" if val and not cap.capped else "")
+    )
     rubric = rubric_scorer(models.optimizer)
     train_attempts, _ = run_together(
-        lambda: dream_by_kind(models.target, train, docs, k, kind_of, settings.dream_kind_tasks, rubric,
-                              settings.k_agree, always=widened),
+        lambda: dream_by_kind(
+            models.target, train, docs, k, kind_of, settings.dream_kind_tasks, rubric, settings.k_agree, always=widened
+        ),
         lambda: evaluator.ensure(docs, settings.first_samples) if val and not cap.capped else None,
     )
     outcome.phases["dream"] = sum(len(attempts) for attempts in train_attempts.values())
@@ -190,9 +226,18 @@ def _dream(outcome: Outcome, models: Models, train: list[TaskRecord], val: list[
     outcome.train_baseline = mean_soft(train_attempts)
 
 
-def _propose(outcome: Outcome, models: Models, train: list[TaskRecord], docs: DocumentSet,
-             settings: LoopSettings, already_refused: Callable[[Edit], bool], pool: EvidencePool | None,
-             progress: Progress, tasks: list[TaskRecord], cap: CallCap) -> list[tuple[Edit, DocumentSet]]:
+def _propose(
+    outcome: Outcome,
+    models: Models,
+    train: list[TaskRecord],
+    docs: DocumentSet,
+    settings: LoopSettings,
+    already_refused: Callable[[Edit], bool],
+    pool: EvidencePool | None,
+    progress: Progress,
+    tasks: list[TaskRecord],
+    cap: CallCap,
+) -> list[tuple[Edit, DocumentSet]]:
     """Phase 2: reflect, then apply each edit on its own. A rule banned by the ledger, or tested on
     enough earlier nights without proving itself, is not offered again. ``tasks``: all of tonight's
     (which kinds its work asks for: a full document may retire a rule that serves none)."""
@@ -204,12 +249,28 @@ def _propose(outcome: Outcome, models: Models, train: list[TaskRecord], docs: Do
     pool_size = settings.max_edits * max(1, settings.screen_pool)
     if cap.capped:  # the candidates' replays on their train tasks get a share of what is left
         pool_size = cap.share(pool_size, LOOKAHEAD_SAMPLES * TASKS_PER_EDIT, LOOKAHEAD_SHARE)
-    proposal = reflect(models.optimizer, train, outcome.train_attempts, docs, max_edits=pool_size,
-                       limits=docs.skill.limits, already_refused=refused, samples=settings.reflect_samples)
+    proposal = reflect(
+        models.optimizer,
+        train,
+        outcome.train_attempts,
+        docs,
+        max_edits=pool_size,
+        limits=docs.skill.limits,
+        already_refused=refused,
+        samples=settings.reflect_samples,
+    )
     outcome.phases["reflect"] = proposal.calls
     outcome.rejected.extend(Rejection(edit, [reason], "guardrail") for edit, reason in proposal.refused)
-    ahead = look_ahead(models.target, models.optimizer, proposal.edits, train, outcome.train_attempts, docs,
-                       rubric=rubric_scorer(models.optimizer), limits=docs.skill.limits)
+    ahead = look_ahead(
+        models.target,
+        models.optimizer,
+        proposal.edits,
+        train,
+        outcome.train_attempts,
+        docs,
+        rubric=rubric_scorer(models.optimizer),
+        limits=docs.skill.limits,
+    )
     outcome.phases["lookahead"] = ahead.replays + ahead.calls
     outcome.notes.extend(ahead.notes())
     chosen, left_out = ahead.slots(min(settings.max_edits, pool_size), screen=settings.screen_pool > 1)
@@ -223,13 +284,17 @@ def _propose(outcome: Outcome, models: Models, train: list[TaskRecord], docs: Do
             outcome.rejected.append(Rejection(edit, [str(exc)], "apply"))
     if not candidates:
         unusable = Counter(proposal.unusable)
-        outcome.notes.append("no edit to try: " + "; ".join(f"{n} x {why}" for why, n in unusable.items())
-                             if unusable else "the optimizer proposed no applicable edit")
+        outcome.notes.append(
+            "no edit to try: " + "; ".join(f"{n} x {why}" for why, n in unusable.items())
+            if unusable
+            else "the optimizer proposed no applicable edit"
+        )
     return candidates
 
 
-def _worth_testing(outcome: Outcome, candidates: list[tuple[Edit, DocumentSet]], pool: EvidencePool | None,
-                   val: list[TaskRecord]) -> list[tuple[Edit, DocumentSet]]:
+def _worth_testing(
+    outcome: Outcome, candidates: list[tuple[Edit, DocumentSet]], pool: EvidencePool | None, val: list[TaskRecord]
+) -> list[tuple[Edit, DocumentSet]]:
     """The edits with something new to be tested on. One refused on an earlier night on exactly
     tonight's val tasks (the pool's scope fixes the documents and the model) is refused again
     without a draw: more samples of the same question would only give it another lottery ticket,
@@ -241,9 +306,16 @@ def _worth_testing(outcome: Outcome, candidates: list[tuple[Edit, DocumentSet]],
     keep = []
     for edit, cand in candidates:
         if not pool.accepted_before(edit) and pool.unchanged(edit, val_set):
-            outcome.rejected.append(Rejection(edit, [
-                "not re-tested: refused on an earlier night on these same val tasks, documents and model "
-                "(tested again when the val tasks change)"], "unchanged"))
+            outcome.rejected.append(
+                Rejection(
+                    edit,
+                    [
+                        "not re-tested: refused on an earlier night on these same val tasks, documents and model "
+                        "(tested again when the val tasks change)"
+                    ],
+                    "unchanged",
+                )
+            )
         else:
             keep.append((edit, cand))
     return keep
@@ -252,8 +324,11 @@ def _worth_testing(outcome: Outcome, candidates: list[tuple[Edit, DocumentSet]],
 def _fit_reflection(outcome: Outcome, cap: CallCap, train: int, kinds: int, settings: LoopSettings) -> LoopSettings:
     """A capped night that could learn with one reading of each reflect request, but not with
     ``reflect_samples``, reads each once (as it dreams each train task once when calls are short)."""
-    if (settings.reflect_samples <= 1 or not cap.too_small(train, kinds, settings)
-            or cap.too_small(train, kinds, replace(settings, reflect_samples=1))):
+    if (
+        settings.reflect_samples <= 1
+        or not cap.too_small(train, kinds, settings)
+        or cap.too_small(train, kinds, replace(settings, reflect_samples=1))
+    ):
         return settings
     outcome.notes.append(f"call cap: 1 reading of each reflect request instead of {settings.reflect_samples}")
     return replace(settings, reflect_samples=1)

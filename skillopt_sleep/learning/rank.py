@@ -62,30 +62,40 @@ def order_from_reply(text: str, n: int) -> list[int]:
 def _listing(candidates: list[Edit]) -> str:
     lines = []
     for i, edit in enumerate(candidates, 1):
-        lines.append(f"{i}. [{edit.target}, for {clean_text(scope_label(edit))}] {clean_text(edit.content)}\n"
-                     f"   Rationale: {clean_text(edit.rationale)[:300] or '(none)'}\n"
-                     f"   Evidence: {', '.join(edit.evidence[:10]) or '(none)'}")
+        lines.append(
+            f"{i}. [{edit.target}, for {clean_text(scope_label(edit))}] {clean_text(edit.content)}\n"
+            f"   Rationale: {clean_text(edit.rationale)[:300] or '(none)'}\n"
+            f"   Evidence: {', '.join(edit.evidence[:10]) or '(none)'}"
+        )
     return "\n".join(lines)
 
 
-def rank(optimizer: Client, candidates: list[Edit], keep: int, evidence: str,
-         tasks_payload: list[dict]) -> Ranking:
+def rank(optimizer: Client, candidates: list[Edit], keep: int, evidence: str, tasks_payload: list[dict]) -> Ranking:
     """Order ``candidates`` best first with one optimizer request (no request when there are no
     more candidates than ``keep``). ``evidence`` is the failures they came from, as the reflect
     requests showed them; ``tasks_payload`` is the same as data."""
     if len(candidates) <= keep:
         return Ranking(order=list(range(len(candidates))))
     request = Request(
-        purpose="rank", system=render("rank_system", keep=keep),
+        purpose="rank",
+        system=render("rank_system", keep=keep),
         user=render("rank_user", candidates=_listing(candidates), evidence=evidence),
-        max_tokens=400, temperature=0.0, json_schema=ORDER_SCHEMA,
-        payload={"candidates": [{"content": e.content, "target": e.target, "scope": e.scope,
-                                 "evidence": list(e.evidence)} for e in candidates],
-                 "tasks": tasks_payload, "keep": keep},
+        max_tokens=400,
+        temperature=0.0,
+        json_schema=ORDER_SCHEMA,
+        payload={
+            "candidates": [
+                {"content": e.content, "target": e.target, "scope": e.scope, "evidence": list(e.evidence)}
+                for e in candidates
+            ],
+            "tasks": tasks_payload,
+            "keep": keep,
+        },
     )
     replies = optimizer.map([request])
-    [result], repairs = parse_replies(optimizer, [request], replies,
-                                      lambda text: order_from_reply(text, len(candidates)), who="optimizer")
+    [result], repairs = parse_replies(
+        optimizer, [request], replies, lambda text: order_from_reply(text, len(candidates)), who="optimizer"
+    )
     if isinstance(result, Unusable):
         optimizer.leave_out(f"rank: {result.reason}")
         fallback = sorted(range(len(candidates)), key=lambda i: -len(candidates[i].evidence))

@@ -26,7 +26,6 @@ MIN_SIMILARITY = 0.25  # below this a past task is about something else
 RECALLED_TAG = "recalled"
 
 
-
 def similarity(a: TaskRecord, b: TaskRecord) -> float:
     """How alike two tasks' requests are (0..1)."""
     return jaccard(signature(a.intent), signature(b.intent))
@@ -62,6 +61,7 @@ def recall(past: list[ArchivedTask], tonight: list[TaskRecord], k: int) -> list[
                 continue
             taken_keys.add(entry.key)
             taken_ids.add(new_id)
-            out.append(replace(entry.task, id=new_id, split="train", origin="real",
-                               tags=[*entry.task.tags, RECALLED_TAG]))
+            out.append(
+                replace(entry.task, id=new_id, split="train", origin="real", tags=[*entry.task.tags, RECALLED_TAG])
+            )
     return out

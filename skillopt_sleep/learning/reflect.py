@@ -53,13 +53,20 @@ EDITS_PER_KIND = 2  # proposals a reflect request may make per kind it shows (at
 FORMAT_WORDS = ("json", "yaml", "xml", "html", "csv", "markdown", "plain text")
 EDIT_SCHEMA = {
     "type": "object",
-    "properties": {"edits": {"type": "array", "items": {
-        "type": "object",
-        "properties": {k: {"type": "string"} for k in ("target", "op", "content", "anchor", "scope",
-                                                       "rationale", "supersedes")}
-        | {"evidence": {"type": "array", "items": {"type": "string"}}},
-        "required": ["target", "op", "content"],
-    }}},
+    "properties": {
+        "edits": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    k: {"type": "string"}
+                    for k in ("target", "op", "content", "anchor", "scope", "rationale", "supersedes")
+                }
+                | {"evidence": {"type": "array", "items": {"type": "string"}}},
+                "required": ["target", "op", "content"],
+            },
+        }
+    },
     "required": ["edits"],
 }
 
@@ -76,7 +83,6 @@ class Proposal:
 def spread(attempts: list[Attempt]) -> float:
     scores = [a.soft for a in attempts]
     return max(scores) - min(scores) if scores else 0.0
-
 
 
 @dataclass
@@ -96,8 +102,9 @@ class KindEvidence:
         return sum(1.0 - x for x in softs) / len(softs) if softs else 0.0
 
 
-def select(tasks: list[TaskRecord], attempts: dict[str, list[Attempt]],
-           tasks_per_kind: int = TASKS_PER_KIND) -> list[KindEvidence]:
+def select(
+    tasks: list[TaskRecord], attempts: dict[str, list[Attempt]], tasks_per_kind: int = TASKS_PER_KIND
+) -> list[KindEvidence]:
     """Every kind with something to learn, the worst-off first (ties by kind), each with at most
     ``tasks_per_kind`` tasks: contrastive pairs from its highest-spread tasks, then tasks without a
     good attempt."""
@@ -124,7 +131,7 @@ def select(tasks: list[TaskRecord], attempts: dict[str, list[Attempt]],
 def minibatches(kinds: list[KindEvidence], per_request: int = KINDS_PER_REQUEST) -> list[list[KindEvidence]]:
     """The kinds in groups of ``per_request``, one reflect request each."""
     per_request = max(1, per_request)
-    return [kinds[i:i + per_request] for i in range(0, len(kinds), per_request)]
+    return [kinds[i : i + per_request] for i in range(0, len(kinds), per_request)]
 
 
 def _excerpt(text: str) -> str:
@@ -165,10 +172,15 @@ def _failure_evidence(failures: list[tuple[TaskRecord, list[Attempt]]]) -> str:
 def _payload_tasks(items: list[tuple[TaskRecord, list[Attempt]]]) -> list[dict]:
     """The evidence as data for the simulator: the failed checks themselves, not their wording."""
     return [
-        {"task_id": t.id, "intent": t.intent, "kind": t.kind,
-         "fail_reasons": sorted({r for a in xs if a.soft < 1.0 for r in a.fail_reasons}),
-         "failed_checks": [check_from_id(c) for c in sorted({c for a in xs if a.soft < 1.0
-                                                              for c in a.failed_checks})]}
+        {
+            "task_id": t.id,
+            "intent": t.intent,
+            "kind": t.kind,
+            "fail_reasons": sorted({r for a in xs if a.soft < 1.0 for r in a.fail_reasons}),
+            "failed_checks": [
+                check_from_id(c) for c in sorted({c for a in xs if a.soft < 1.0 for c in a.failed_checks})
+            ],
+        }
         for t, xs in items
     ]
 
@@ -222,16 +234,18 @@ def edits_from_reply(text: str) -> list[Edit]:
         if not isinstance(item, dict):
             continue
         evidence = item.get("evidence") or []
-        edits.append(Edit(
-            target=str(item.get("target", "")).strip().lower(),
-            op=str(item.get("op", "add")).strip().lower(),
-            content=str(item.get("content") or ""),
-            anchor=str(item.get("anchor") or ""),
-            scope=str(item.get("scope") or ""),
-            rationale=str(item.get("rationale") or "")[:500],
-            evidence=[str(e) for e in evidence][:20] if isinstance(evidence, list) else [],
-            supersedes=_supersedes(item.get("supersedes")),
-        ))
+        edits.append(
+            Edit(
+                target=str(item.get("target", "")).strip().lower(),
+                op=str(item.get("op", "add")).strip().lower(),
+                content=str(item.get("content") or ""),
+                anchor=str(item.get("anchor") or ""),
+                scope=str(item.get("scope") or ""),
+                rationale=str(item.get("rationale") or "")[:500],
+                evidence=[str(e) for e in evidence][:20] if isinstance(evidence, list) else [],
+                supersedes=_supersedes(item.get("supersedes")),
+            )
+        )
     return edits
 
 
@@ -248,23 +262,39 @@ def _documents_view(docs: DocumentSet) -> tuple[str, dict[str, list[str]]]:
     return text, {"skill": docs.skill.rules(), "memory": docs.memory.rules()}
 
 
-def _batch_request(batch: list[KindEvidence], system: str, documents: tuple[str, dict[str, list[str]]],
-                   max_edits: int, docs: DocumentSet) -> Request:
+def _batch_request(
+    batch: list[KindEvidence],
+    system: str,
+    documents: tuple[str, dict[str, list[str]]],
+    max_edits: int,
+    docs: DocumentSet,
+) -> Request:
     """One reflect request over a few kinds: their contrastive pairs and their plain failures."""
     contrastive = [pair for group in batch for pair in group.contrastive]
     failures = [item for group in batch for item in group.failures]
-    sections = ([_contrastive_evidence(contrastive)] if contrastive else []) + \
-        ([_failure_evidence(failures)] if failures else [])
+    sections = ([_contrastive_evidence(contrastive)] if contrastive else []) + (
+        [_failure_evidence(failures)] if failures else []
+    )
     mode = "mixed" if contrastive and failures else "contrastive" if contrastive else "failure"
     items = [item for group in batch for item in group.items()]
-    return Request(purpose="reflect", system=system,
-                   user=render("reflect_user", current_rules=documents[0], evidence="\n\n".join(sections),
-                               documents=optimizer_view(docs)),
-                   max_tokens=1500, temperature=0.7,
-                   payload={"mode": mode, "kinds": [g.kind for g in batch], "tasks": _payload_tasks(items),
-                            "current_rules": documents[1], "max_edits": max_edits,
-                            "documents": optimizer_payload(docs)},
-                   json_schema=EDIT_SCHEMA)
+    return Request(
+        purpose="reflect",
+        system=system,
+        user=render(
+            "reflect_user", current_rules=documents[0], evidence="\n\n".join(sections), documents=optimizer_view(docs)
+        ),
+        max_tokens=1500,
+        temperature=0.7,
+        payload={
+            "mode": mode,
+            "kinds": [g.kind for g in batch],
+            "tasks": _payload_tasks(items),
+            "current_rules": documents[1],
+            "max_edits": max_edits,
+            "documents": optimizer_payload(docs),
+        },
+        json_schema=EDIT_SCHEMA,
+    )
 
 
 def _rank_evidence(kinds: list[KindEvidence]) -> str:
@@ -273,8 +303,10 @@ def _rank_evidence(kinds: list[KindEvidence]) -> str:
     for group in kinds:
         for task, xs in group.items():
             reasons = sorted({r for a in xs if a.soft < 1.0 for r in a.fail_reasons})
-            lines.append(f"- task {task.id} (kind: {clean_text(group.kind)}): "
-                         f"{clean_text('; '.join(reasons))[:400] or 'scored below 1'}")
+            lines.append(
+                f"- task {task.id} (kind: {clean_text(group.kind)}): "
+                f"{clean_text('; '.join(reasons))[:400] or 'scored below 1'}"
+            )
     return "\n".join(lines)
 
 
@@ -282,17 +314,29 @@ def _merge_into(kept: list[Edit], edit: Edit) -> bool:
     """Fold ``edit`` into a kept near-duplicate (same op, text one rewording apart — whichever
     document each names), pooling their evidence; False when none of ``kept`` is one."""
     for other in kept:
-        if (other.op == edit.op and similar_text(rule_text(other), rule_text(edit))
-                and other.anchor.lower() == edit.anchor.lower() and other.supersedes == edit.supersedes):
+        if (
+            other.op == edit.op
+            and similar_text(rule_text(other), rule_text(edit))
+            and other.anchor.lower() == edit.anchor.lower()
+            and other.supersedes == edit.supersedes
+        ):
             other.evidence += [e for e in edit.evidence if e not in other.evidence]
             return True
     return False
 
 
-def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list[Attempt]],
-            docs: DocumentSet, *, max_edits: int = 4, limits: Limits = Limits(),
-            already_refused: Callable[[Edit], bool] = lambda e: False,
-            kinds_per_request: int = KINDS_PER_REQUEST, samples: int = 1) -> Proposal:
+def reflect(
+    optimizer: Client,
+    tasks: list[TaskRecord],
+    attempts: dict[str, list[Attempt]],
+    docs: DocumentSet,
+    *,
+    max_edits: int = 4,
+    limits: Limits = Limits(),
+    already_refused: Callable[[Edit], bool] = lambda e: False,
+    kinds_per_request: int = KINDS_PER_REQUEST,
+    samples: int = 1,
+) -> Proposal:
     """Ask the optimizer for edits over every failing kind (a few kinds per request), filter them,
     merge near-duplicates, and rank the rest when there are more than ``max_edits``.
 
@@ -321,16 +365,25 @@ def reflect(optimizer: Client, tasks: list[TaskRecord], attempts: dict[str, list
     proposed, reworded = reword(optimizer, proposed, attempts, limits.max_rule_chars)
     hand_written = docs.skill.redacted_hand_written() + docs.memory.redacted_hand_written()
     candidates, refused = _guard(proposed, tasks, documents, limits, already_refused, hand_written)
-    ranking = rank(optimizer, candidates, max_edits, _rank_evidence(kinds),
-                   [item for request in requests if request.sample == 0 for item in request.payload["tasks"]])
+    ranking = rank(
+        optimizer,
+        candidates,
+        max_edits,
+        _rank_evidence(kinds),
+        [item for request in requests if request.sample == 0 for item in request.payload["tasks"]],
+    )
     if ranking.unusable:
         unusable.append(f"rank: {ranking.unusable}; kept the best supported")
     ordered = spread_over_kinds([candidates[i] for i in ranking.order], tasks)
     for edit in ordered[max_edits:]:
         refused.append((edit, f"ranked below the best {max_edits} of {len(ordered)} candidates"))
-    return Proposal(edits=ordered[:max_edits], refused=refused,
-                    calls=len(requests) + repairs + reworded + ranking.calls,
-                    unusable=unusable, candidates=len(ordered))
+    return Proposal(
+        edits=ordered[:max_edits],
+        refused=refused,
+        calls=len(requests) + repairs + reworded + ranking.calls,
+        unusable=unusable,
+        candidates=len(ordered),
+    )
 
 
 def spread_over_kinds(ordered: list[Edit], tasks: list[TaskRecord]) -> list[Edit]:
@@ -358,14 +411,21 @@ def _contradicts(edit: Edit, hand_written: Sequence[str]) -> str | None:
     for line in hand_written:
         what = contradiction(body, line) if line not in named else None
         if what:
-            return (f'contradicts the hand-written line "{line[:120]}" ({what}): a rule that overrides '
-                    "a person's line names it in supersedes")
+            return (
+                f'contradicts the hand-written line "{line[:120]}" ({what}): a rule that overrides '
+                "a person's line names it in supersedes"
+            )
     return None
 
 
-def _guard(proposed: list[Edit], tasks: list[TaskRecord], documents: tuple[str, dict[str, list[str]]],
-           limits: Limits, already_refused: Callable[[Edit], bool],
-           hand_written: Sequence[str] = ()) -> tuple[list[Edit], list[tuple[Edit, str]]]:
+def _guard(
+    proposed: list[Edit],
+    tasks: list[TaskRecord],
+    documents: tuple[str, dict[str, list[str]]],
+    limits: Limits,
+    already_refused: Callable[[Edit], bool],
+    hand_written: Sequence[str] = (),
+) -> tuple[list[Edit], list[tuple[Edit, str]]]:
     """The guardrails over every proposed edit; near-duplicates merged into the first."""
     by_id = {t.id: t for t in tasks}
     contracts = [t.system for t in tasks if t.system]

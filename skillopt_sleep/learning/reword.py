@@ -43,23 +43,38 @@ def problem(edit: Edit) -> tuple[str, list[str]] | None:
         lost = dropped(split_scoped(edit.content)[1], line)
         if lost:
             parts = "; ".join(f'"{clause}"' for clause, _ in lost)
-            return (f'it supersedes the hand-written line "{line}" but drops {parts}, which it does '
-                    "not override: restate what it keeps", [rest for _, rest in lost])
+            return (
+                f'it supersedes the hand-written line "{line}" but drops {parts}, which it does '
+                "not override: restate what it keeps",
+                [rest for _, rest in lost],
+            )
     return None
 
 
-def _request(edit: Edit, why: str, keep: list[str], attempts: dict[str, list[Attempt]],
-             max_rule_chars: int) -> Request:
+def _request(edit: Edit, why: str, keep: list[str], attempts: dict[str, list[Attempt]], max_rule_chars: int) -> Request:
     seen = [a for tid in edit.evidence for a in attempts.get(tid, [])]
     failed = sorted({c for a in seen for c in a.failed_checks})
     reasons = "\n".join(f"- {clean_text(r)[:300]}" for r in sorted({r for a in seen for r in a.fail_reasons})[:20])
     scope, body = split_scoped(edit.content)
-    return Request(purpose="reword", system=render("reword_system", max_rule_chars=max_rule_chars),
-                   user=render("reword_user", rule=clean_text(edit.content), problem=clean_text(why),
-                               failures=reasons or "- (none recorded)"),
-                   max_tokens=400, temperature=0.0, json_schema=CONTENT_SCHEMA,
-                   payload={"rule": clean_text(body), "scope": scope or edit.scope, "keep": keep,
-                            "failed_checks": [check_from_id(c) for c in failed]})
+    return Request(
+        purpose="reword",
+        system=render("reword_system", max_rule_chars=max_rule_chars),
+        user=render(
+            "reword_user",
+            rule=clean_text(edit.content),
+            problem=clean_text(why),
+            failures=reasons or "- (none recorded)",
+        ),
+        max_tokens=400,
+        temperature=0.0,
+        json_schema=CONTENT_SCHEMA,
+        payload={
+            "rule": clean_text(body),
+            "scope": scope or edit.scope,
+            "keep": keep,
+            "failed_checks": [check_from_id(c) for c in failed],
+        },
+    )
 
 
 def said_again(edit: Edit, attempts: dict[str, list[Attempt]], patterns: bool = True) -> Edit:
@@ -81,8 +96,9 @@ def said_again(edit: Edit, attempts: dict[str, list[Attempt]], patterns: bool = 
     return replace(edit, content=content)
 
 
-def reword(optimizer: Client, edits: list[Edit], attempts: dict[str, list[Attempt]],
-           max_rule_chars: int) -> tuple[list[Edit], int]:
+def reword(
+    optimizer: Client, edits: list[Edit], attempts: dict[str, list[Attempt]], max_rule_chars: int
+) -> tuple[list[Edit], int]:
     """``edits`` with every rule that has a ``problem`` mended: without a model where that is
     exact (``said_again``), else reworded by the optimizer (one request each, concurrently) and
     mended again; the requests made, repairs included. A rule still with a problem is returned as

@@ -38,11 +38,16 @@ MAX_CONTEXT_CHARS = 4000
 DREAM_TAG = "dream"
 VARIANTS_SCHEMA = {
     "type": "object",
-    "properties": {"variants": {"type": "array", "items": {
-        "type": "object",
-        "properties": {"intent": {"type": "string"}, "context_excerpt": {"type": "string"}},
-        "required": ["intent"],
-    }}},
+    "properties": {
+        "variants": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"intent": {"type": "string"}, "context_excerpt": {"type": "string"}},
+                "required": ["intent"],
+            },
+        }
+    },
     "required": ["variants"],
 }
 
@@ -57,8 +62,12 @@ class Variants:
 
 def can_vary(task: TaskRecord) -> bool:
     """A real train task of tonight's own (not recalled), not judged by an exact reference."""
-    return (task.split == "train" and task.origin == "real" and RECALLED_TAG not in task.tags
-            and task.reference_kind != "exact")
+    return (
+        task.split == "train"
+        and task.origin == "real"
+        and RECALLED_TAG not in task.tags
+        and task.reference_kind != "exact"
+    )
 
 
 def vary_request(task: TaskRecord, n: int) -> Request:
@@ -66,9 +75,14 @@ def vary_request(task: TaskRecord, n: int) -> Request:
     return Request(
         purpose="vary",
         system=render("vary_system", n=n),
-        user=render("vary_user", intent=clean_text(task.intent), context=clean_text(task.context_excerpt) or "(none)",
-                    contract=clean_text(task.system) or "(none)"),
-        max_tokens=400 + 300 * n, temperature=1.0,
+        user=render(
+            "vary_user",
+            intent=clean_text(task.intent),
+            context=clean_text(task.context_excerpt) or "(none)",
+            contract=clean_text(task.system) or "(none)",
+        ),
+        max_tokens=400 + 300 * n,
+        temperature=1.0,
         payload={"task": task.to_dict(), "n": n},
         json_schema=VARIANTS_SCHEMA,
     )
@@ -96,8 +110,7 @@ def _clean(text: str, limit: int) -> str:
     return text[:limit]
 
 
-def dream_variants(optimizer: Client, tasks: list[TaskRecord], factor: int,
-                   enough: int = ENOUGH_PER_KIND) -> Variants:
+def dream_variants(optimizer: Client, tasks: list[TaskRecord], factor: int, enough: int = ENOUGH_PER_KIND) -> Variants:
     """Up to ``factor`` variants of every variable train task in ``tasks`` (one request each)
     whose kind has fewer than ``enough`` train tasks tonight."""
     per_kind = Counter(kind_of(t) for t in tasks if t.split == "train")
@@ -120,10 +133,18 @@ def dream_variants(optimizer: Client, tasks: list[TaskRecord], factor: int,
             if made >= factor:
                 break
             intent = _clean(item["intent"], MAX_INTENT_CHARS)
-            variant = replace(source, id=f"{source.id}~dream{made + 1}", intent=intent,
-                              context_excerpt=_clean(item["context_excerpt"], MAX_CONTEXT_CHARS),
-                              split="train", origin="dream", derived_from=source.id, source_sessions=[],
-                              tags=[*source.tags, DREAM_TAG], recurrence=1)
+            variant = replace(
+                source,
+                id=f"{source.id}~dream{made + 1}",
+                intent=intent,
+                context_excerpt=_clean(item["context_excerpt"], MAX_CONTEXT_CHARS),
+                split="train",
+                origin="dream",
+                derived_from=source.id,
+                source_sessions=[],
+                tags=[*source.tags, DREAM_TAG],
+                recurrence=1,
+            )
             key = task_content_key(variant)
             if not intent or key in taken or _norm(intent) in asked:
                 result.dropped += 1

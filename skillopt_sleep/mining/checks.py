@@ -34,7 +34,8 @@ QUOTED_RE = re.compile(
 # Positive cues that contain a negation word: "don't forget X", "there's no X line" (X is missing).
 REMINDER_RE = re.compile(r"\b(?:don'?t|do not|never) forget\b|\bremember\b|\bthere(?:'s| is) no\b|\bhas no\b", re.I)
 NEGATIVE_CUE_RE = re.compile(
-    r"\b(don'?t|do not|never|no more|stop|remove|without|drop|avoid|get rid of|not use|no)\b(?!,)", re.I)
+    r"\b(don'?t|do not|never|no more|stop|remove|without|drop|avoid|get rid of|not use|no)\b(?!,)", re.I
+)
 POSITIVE_CUE_RE = re.compile(
     r"\b(forgot|forget|missing|missed|left out|dropped|include|add|needs?|should (?:have|include|contain)|"
     r"always|where(?:'s| is)|lacks?|put|contain)\b",
@@ -44,26 +45,57 @@ CLAUSE_SPLIT_RE = re.compile(r"[,;]|\b(?:and|but|also|then|plus)\b", re.I)
 SECTION_WORD_RE = re.compile(r"^\s*(?:section|heading|header)\b", re.I)
 SECTION_CUE_RE = re.compile(
     r"\b(forgot|forget|missing|missed|left out|dropped|where(?:'s| is)|needs?|add|include|always|remember|"
-    r"there(?:'s| is) no|should|must|put|lacks?|section|heading)\b", re.I)
+    r"there(?:'s| is) no|should|must|put|lacks?|section|heading)\b",
+    re.I,
+)
 SECTION_NEGATION_RE = re.compile(
-    r"\b(drop|remove|delete|get rid of|without|(?:don'?t|do not|never|stop) (?:add|include|put|us)\w*)\b", re.I)
+    r"\b(drop|remove|delete|get rid of|without|(?:don'?t|do not|never|stop) (?:add|include|put|us)\w*)\b", re.I
+)
 
 # -- tickets ------------------------------------------------------------------------------------
 
-ISSUE_WORDS = ("close", "closes", "closed", "fix", "fixes", "fixed", "resolve", "resolves", "resolved",
-               "ref", "refs", "references", "see", "related", "issue", "ticket", "part-of")
+ISSUE_WORDS = (
+    "close",
+    "closes",
+    "closed",
+    "fix",
+    "fixes",
+    "fixed",
+    "resolve",
+    "resolves",
+    "resolved",
+    "ref",
+    "refs",
+    "references",
+    "see",
+    "related",
+    "issue",
+    "ticket",
+    "part-of",
+)
 TICKET_RE = re.compile(
     r"(?:(?P<label>\b[A-Za-z][A-Za-z-]{1,24}:[ \t]?)|(?P<word>\b(?:" + "|".join(ISSUE_WORDS) + r")[ \t]))?"
     r"(?P<key>(?<![\w#-])[A-Z][A-Z0-9]{1,9}-|#)\d{1,7}\b",
     re.I,
 )
-TICKET_CONTEXT_RE = re.compile(r"\b(ticket|issue|jira|key|ref|refs|reference|trailer|footer|link|bug|story|id)\b",
-                               re.I)
+TICKET_CONTEXT_RE = re.compile(r"\b(ticket|issue|jira|key|ref|refs|reference|trailer|footer|link|bug|story|id)\b", re.I)
 
 # -- limits -------------------------------------------------------------------------------------
 
-NUMBER_WORDS = {"one": 1, "a single": 1, "single": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-                "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+NUMBER_WORDS = {
+    "one": 1,
+    "a single": 1,
+    "single": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
 _NUM = r"(?P<n>\d{1,5}|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")"
 _UNIT = r"[ \t]*-?[ \t]*(?P<unit>characters?|chars?|words?|lines?|bullet[ \t]+points?|bullets?)\b"
 CAP_BEFORE_RE = re.compile(
@@ -75,7 +107,8 @@ CAP_BEFORE_RE = re.compile(
     re.I,
 )
 CAP_AFTER_RE = re.compile(
-    r"\b" + _NUM + _UNIT + r"[ \t]*(?:max(?:imum)?\b|tops\b|limit\b|or (?:fewer|less)\b|at most\b|only\b)", re.I)
+    r"\b" + _NUM + _UNIT + r"[ \t]*(?:max(?:imum)?\b|tops\b|limit\b|or (?:fewer|less)\b|at most\b|only\b)", re.I
+)
 FLOOR_RE = re.compile(
     r"\b(?:at least|minimum of|min(?:imum)?|no fewer than|no less than|(?<!no )longer than)[ \t]*" + _NUM + _UNIT,
     re.I,
@@ -89,25 +122,45 @@ _PUNCTUATED = r"@?[A-Za-z][\w]*(?:[-.:][\w]+)+:?|[:.][A-Za-z][\w-]+"  # :latest,
 _BRACKETED = r"\[[^\]\n]{1,30}\]"
 _CAPS = r"[A-Z][A-Z0-9_]{1,}(?:[ \t]+[A-Z][A-Z0-9_]{1,})*(?:s\b)?"
 _FILLER = r"(?:(?:the|a|an|any|those|these|all|your|my|our|its|that|this|more|of|so|many|proper|usual)[ \t]+){0,2}"
-_CONTENT_VERB = (r"(?:use|using|include|including|add|adding|put|putting|write|writing|leave|leaving|mention|"
-                 r"hard-?code|hard-?coding|commit|committing|ship|shipping|pin|pinning|"
-                 r"mentioning|output|print|emit|sign|end)")
+_CONTENT_VERB = (
+    r"(?:use|using|include|including|add|adding|put|putting|write|writing|leave|leaving|mention|"
+    r"hard-?code|hard-?coding|commit|committing|ship|shipping|pin|pinning|"
+    r"mentioning|output|print|emit|sign|end)"
+)
 NEGATED_LITERAL_RE = re.compile(
     r"(?i:\b(?:(?:no|without|avoid|drop|remove|get rid of)(?![,.!?])[ \t]+"
-    r"|(?:don'?t|do not|never|stop)[ \t]+" + _CONTENT_VERB + r"[ \t]+)"
-    + _FILLER + r")" + r"(?P<lit>" + _BRACKETED + "|" + _PUNCTUATED + "|" + _CAPS + r")(?![\w-])",
+    r"|(?:don'?t|do not|never|stop)[ \t]+"
+    + _CONTENT_VERB
+    + r"[ \t]+)"
+    + _FILLER
+    + r")"
+    + r"(?P<lit>"
+    + _BRACKETED
+    + "|"
+    + _PUNCTUATED
+    + "|"
+    + _CAPS
+    + r")(?![\w-])",
 )
 REMINDED_LITERAL_RE = re.compile(
     r"(?i:\b(?:forgot|forget|missing|missed|left out|dropped|needs?|add|include|always (?:add|include|use|put)|"
-    r"should (?:have|include|contain|end with)|where(?:'s| is))[ \t]+" + _FILLER + r")"
-    + r"(?P<lit>" + _BRACKETED + "|" + _PUNCTUATED + r"|[A-Z][A-Z0-9_]{1,}(?:[ \t]+[A-Z][A-Z0-9_]{1,})+)(?![\w-])",
+    r"should (?:have|include|contain|end with)|where(?:'s| is))[ \t]+"
+    + _FILLER
+    + r")"
+    + r"(?P<lit>"
+    + _BRACKETED
+    + "|"
+    + _PUNCTUATED
+    + r"|[A-Z][A-Z0-9_]{1,}(?:[ \t]+[A-Z][A-Z0-9_]{1,})+)(?![\w-])",
 )
 
 # -- headings -----------------------------------------------------------------------------------
 
 _TITLE_STOP = re.compile(
     r"\s+(?:section|heading|header|at|in|is|are|was|and|please|again|like|to|for|every|should|must|needs?|"
-    r"on|with|too|here|there|as)\b.*$|\s*[?!.,;:].*$", re.I | re.S)
+    r"on|with|too|here|there|as)\b.*$|\s*[?!.,;:].*$",
+    re.I | re.S,
+)
 HASH_HEADING_RE = re.compile(r"(?<![\w#])#{1,6}[ \t]*(?P<title>[A-Za-z][^\n#\"`“”]{0,60})")
 NAMED_HEADING_RE = re.compile(
     r"(?:\b(?:[Tt]he|[Aa]n?|[Nn]o|[Yy]our|[Oo]ur|[Ii]ts|[Tt]hat)[ \t]+|^[ \t]*)"
@@ -196,7 +249,7 @@ def _quoted_checks(sentence: str, taken: list[tuple[int, int]]) -> list[Check]:
     for m in QUOTED_RE.finditer(sentence):
         taken.append(m.span())
         value = next(g for g in m.groups() if g is not None).strip()
-        before, after = _clause_before(sentence[: m.start()]), sentence[m.end():]
+        before, after = _clause_before(sentence[: m.start()]), sentence[m.end() :]
         if value.startswith("#") or SECTION_WORD_RE.match(after):
             title = value.lstrip("#").strip()
             if title and not SECTION_NEGATION_RE.search(before):

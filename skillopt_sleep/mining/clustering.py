@@ -56,8 +56,7 @@ def _unit(vec: Vector) -> Vector:
     return {k: v / norm for k, v in vec.items()}
 
 
-def _features(shapes: list[RequestShape],
-              weights: list[int]) -> tuple[list[Packed], list[Packed], list[set[str]]]:
+def _features(shapes: list[RequestShape], weights: list[int]) -> tuple[list[Packed], list[Packed], list[set[str]]]:
     """Per distinct request (typed ``weights[i]`` times), its candidate keys (see ``_keys``) and two
     unit vectors whose dot products are ``(1 - GRAM_SHARE)`` × a word cosine + ``GRAM_SHARE`` × the
     object-trigram cosine: one over the whole request, one over its object only.
@@ -89,11 +88,25 @@ def _features(shapes: list[RequestShape],
     for s in shapes:
         object_words = set(s.object_words)
         grams = {g: math.log((1 + n) / (1 + gram_df[g])) + 1.0 for g in s.grams}
-        whole.append(combined({w: idf(w) * (OBJECT_WEIGHT if w in object_words
-                                            else KIND_WEIGHT if as_object[w] >= 2 else 1.0)
-                               for w in s.words}, grams))
-        objects.append(combined({w: idf(w) * (1.0 if w in object_words else KIND_IN_OBJECT)
-                                 for w in s.words if w in object_words or as_object[w] >= 2}, grams))
+        whole.append(
+            combined(
+                {
+                    w: idf(w) * (OBJECT_WEIGHT if w in object_words else KIND_WEIGHT if as_object[w] >= 2 else 1.0)
+                    for w in s.words
+                },
+                grams,
+            )
+        )
+        objects.append(
+            combined(
+                {
+                    w: idf(w) * (1.0 if w in object_words else KIND_IN_OBJECT)
+                    for w in s.words
+                    if w in object_words or as_object[w] >= 2
+                },
+                grams,
+            )
+        )
         keys.append(_keys(s, {w for w in s.words if as_object[w] >= 2}))
     return whole, objects, keys
 
@@ -151,8 +164,9 @@ class _Groups:
         ``MAX_GROUPS_PER_KEY`` groups says nothing) until that many groups are found, and those
         holding most of the keys looked up, a rarer key counting more, are kept."""
         by_key = self.by_key.get(mode, {})
-        held = sorted((len(groups), key) for key in keys
-                      if (groups := by_key.get(key)) and len(groups) <= MAX_GROUPS_PER_KEY)
+        held = sorted(
+            (len(groups), key) for key in keys if (groups := by_key.get(key)) and len(groups) <= MAX_GROUPS_PER_KEY
+        )
         score: dict[int, float] = {}
         for size, key in held:
             if len(score) >= MAX_CANDIDATES:
@@ -177,8 +191,9 @@ class _Groups:
         return (_dot(vec, self.sums[g]) - own) / size
 
 
-def cluster(requests: list[UserRequest], threshold: float = DEFAULT_THRESHOLD,
-            rounds: int = 2) -> list[list[UserRequest]]:
+def cluster(
+    requests: list[UserRequest], threshold: float = DEFAULT_THRESHOLD, rounds: int = 2
+) -> list[list[UserRequest]]:
     """Group requests into kinds of task.
 
     A leader pass in a stable order (case-insensitive text) puts each request in the group it is
@@ -188,8 +203,9 @@ def cluster(requests: list[UserRequest], threshold: float = DEFAULT_THRESHOLD,
     """
     if not requests:
         return []
-    order = sorted(range(len(requests)),
-                   key=lambda i: (requests[i].text.lower(), requests[i].text, requests[i].session.session_id))
+    order = sorted(
+        range(len(requests)), key=lambda i: (requests[i].text.lower(), requests[i].text, requests[i].session.session_id)
+    )
     typed: dict[str, list[int]] = {}  # each distinct text once, weighted by how often it was typed
     for i in order:
         typed.setdefault(requests[i].text, []).append(i)

@@ -26,8 +26,10 @@ MINE_SCHEMA = {
     "type": "object",
     "properties": {
         "checkable": {"type": "boolean"},
-        "checks": {"type": "array", "items": {"type": "object", "properties": {
-            "op": {"type": "string"}, "arg": {}}, "required": ["op"]}},
+        "checks": {
+            "type": "array",
+            "items": {"type": "object", "properties": {"op": {"type": "string"}, "arg": {}}, "required": ["op"]},
+        },
         "rubric": {"type": "string"},
     },
     "required": ["checkable", "checks"],
@@ -70,12 +72,15 @@ class LlmMiner:
         request = Request(
             purpose="mine",
             system=render("mine_system", ops=", ".join(RULE_OPS)),
-            user=render("mine_user", label=label, examples="\n".join(lines),
-                        heuristic="\n".join(f"- {c['op']}: {c.get('arg')!r}" for c in heuristic) or "(none)"),
+            user=render(
+                "mine_user",
+                label=label,
+                examples="\n".join(lines),
+                heuristic="\n".join(f"- {c['op']}: {c.get('arg')!r}" for c in heuristic) or "(none)",
+            ),
             max_tokens=800,
             temperature=0.0,
-            payload={"label": label, "feedback": [fb for r in group for fb in r.feedback],
-                     "heuristic": heuristic},
+            payload={"label": label, "feedback": [fb for r in group for fb in r.feedback], "heuristic": heuristic},
             json_schema=MINE_SCHEMA,
         )
         completion = self.optimizer.complete(request)

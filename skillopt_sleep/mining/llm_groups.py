@@ -94,8 +94,9 @@ class LlmGrouper:
             return groups
         return self._merge(groups, shown_ids, answer)
 
-    def _merge(self, groups: list[list[UserRequest]], shown_ids: list[int],
-               same_kind: list[list[int]]) -> list[list[UserRequest]]:
+    def _merge(
+        self, groups: list[list[UserRequest]], shown_ids: list[int], same_kind: list[list[int]]
+    ) -> list[list[UserRequest]]:
         into: dict[int, int] = {}  # group index -> the group index it is merged into
         seen: set[int] = set()
         for numbers in same_kind:
@@ -109,8 +110,9 @@ class LlmGrouper:
             for g in members[1:]:
                 into[g] = members[0]
         if self.ignored_ids:
-            self.notes.append(f"LLM grouping: {self.ignored_ids} group number(s) in the reply were unknown or "
-                              "repeated and ignored")
+            self.notes.append(
+                f"LLM grouping: {self.ignored_ids} group number(s) in the reply were unknown or repeated and ignored"
+            )
         merged: dict[int, list[UserRequest]] = {}
         for g, group in enumerate(groups):
             merged.setdefault(into.get(g, g), []).extend(group)
@@ -119,4 +121,3 @@ class LlmGrouper:
             self.notes.append(f"LLM grouping merged {len(into)} heuristic group(s) into others")
         out = list(merged.values())
         return sorted(out, key=lambda g: (-len(g), g[0].text.lower(), g[0].text))
-

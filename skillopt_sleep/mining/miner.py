@@ -53,10 +53,18 @@ JudgeMaker = Callable[[str, list[UserRequest], list[dict[str, Any]]], "dict[str,
 Grouper = Callable[[list[list[UserRequest]]], list[list[UserRequest]]]
 
 
-def mine(digests: list[SessionDigest], *, min_recurrence: int = 2, threshold: float = DEFAULT_THRESHOLD,
-         seed: int = 0, val_fraction: float = 0.34, test_fraction: float = 0.0,
-         max_instances: int = 8, judge_maker: JudgeMaker | None = None,
-         grouper: Grouper | None = None) -> MineResult:
+def mine(
+    digests: list[SessionDigest],
+    *,
+    min_recurrence: int = 2,
+    threshold: float = DEFAULT_THRESHOLD,
+    seed: int = 0,
+    val_fraction: float = 0.34,
+    test_fraction: float = 0.0,
+    max_instances: int = 8,
+    judge_maker: JudgeMaker | None = None,
+    grouper: Grouper | None = None,
+) -> MineResult:
     """Digests -> recurring TaskRecords with splits assigned.
 
     ``judge_maker`` (the LLM miner, see ``mining.llm``) turns each recurring group into a judge;
@@ -81,8 +89,11 @@ def mine(digests: list[SessionDigest], *, min_recurrence: int = 2, threshold: fl
         else:
             judge = None
         if judge is not None and judge.get("kind") == "rule":
-            said = {check_id(c): found for c in judge["checks"]
-                    if (found := complaint_for(c, [fb for r in group for fb in r.feedback]))}
+            said = {
+                check_id(c): found
+                for c in judge["checks"]
+                if (found := complaint_for(c, [fb for r in group for fb in r.feedback]))
+            }
             if said:
                 judge = {**judge, "said": said}
         if judge is None:
@@ -95,22 +106,29 @@ def mine(digests: list[SessionDigest], *, min_recurrence: int = 2, threshold: fl
                 continue
             seen.add(key)
             outcome = "failure" if r.feedback else ("success" if r.praised else "unknown")
-            tasks.append(TaskRecord(
-                id=task_id(r.session.project, r.text),
-                project=r.session.project,
-                intent=r.text[:4000],
-                context_excerpt=r.session.branch and f"branch: {r.session.branch}" or "",
-                attempted_solution=r.reply[:4000],
-                outcome=outcome,
-                reference_kind="rubric" if judge["kind"] == "rubric" else "rule",
-                reference=judge.get("rubric", "") if judge["kind"] == "rubric" else "",
-                judge=judge,
-                tags=[label],
-                source_sessions=[r.session.session_id],
-                skill_hint=label,
-                kind=kind_from_label(label),
-                recurrence=len(sessions),
-            ))
+            tasks.append(
+                TaskRecord(
+                    id=task_id(r.session.project, r.text),
+                    project=r.session.project,
+                    intent=r.text[:4000],
+                    context_excerpt=r.session.branch and f"branch: {r.session.branch}" or "",
+                    attempted_solution=r.reply[:4000],
+                    outcome=outcome,
+                    reference_kind="rubric" if judge["kind"] == "rubric" else "rule",
+                    reference=judge.get("rubric", "") if judge["kind"] == "rubric" else "",
+                    judge=judge,
+                    tags=[label],
+                    source_sessions=[r.session.session_id],
+                    skill_hint=label,
+                    kind=kind_from_label(label),
+                    recurrence=len(sessions),
+                )
+            )
     assign_splits(tasks, seed=seed, val_fraction=val_fraction, test_fraction=test_fraction)
-    return MineResult(tasks=tasks, groups=len(groups), one_off=one_off, uncheckable=uncheckable,
-                      notes=list(getattr(grouper, "notes", [])))
+    return MineResult(
+        tasks=tasks,
+        groups=len(groups),
+        one_off=one_off,
+        uncheckable=uncheckable,
+        notes=list(getattr(grouper, "notes", [])),
+    )

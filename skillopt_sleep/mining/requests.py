@@ -42,10 +42,14 @@ def requests_from(digests: Iterable[SessionDigest]) -> list[UserRequest]:
                 continue
             fbs = by_prompt.get(i, [])
             reply = digest.assistant_finals[i] if i < len(digest.assistant_finals) else ""
-            out.append(UserRequest(
-                session=digest, index=i, text=prompt.strip(),
-                feedback=[f.text for f in fbs if f.polarity == "negative"],
-                praised=any(f.polarity == "positive" for f in fbs),
-                reply=reply,
-            ))
+            out.append(
+                UserRequest(
+                    session=digest,
+                    index=i,
+                    text=prompt.strip(),
+                    feedback=[f.text for f in fbs if f.polarity == "negative"],
+                    praised=any(f.polarity == "positive" for f in fbs),
+                    reply=reply,
+                )
+            )
     return out

@@ -52,11 +52,13 @@ VERB_FOLLOWERS = frozenset(
 STATEMENT_RE = re.compile(
     r"\b(?:is|are|was|were|isn't|aren't|wasn't|doesn't|don't|didn't|won't|can't|cannot|keeps|fails|failed|failing|"
     r"broke|breaks|ignores|ignored|throws|threw|crashes|crashed|hangs|hung|leaks|loses|lost|drops|dropped|"
-    r"returns|returned|times out|timed out|errors|stopped|stops|never|always)\b")
+    r"returns|returned|times out|timed out|errors|stopped|stops|never|always)\b"
+)
 # Verbs that ask for a piece of writing, beyond the generic ones: "summarize the week for standup".
 # "file an issue", "cover it with tests", "scaffold a CLI", "set up CI": verbs of making something.
-WRITING_VERBS = frozenset("summarize summarise document describe outline file cover scaffold craft author sketch "
-                          "setup".split())
+WRITING_VERBS = frozenset(
+    "summarize summarise document describe outline file cover scaffold craft author sketch setup".split()
+)
 PARTICLE_RE = re.compile(r"^\s*(?:in|up|out|together|down|me|us)\b")
 GRAM = 3
 INNER_HYPHEN_RE = re.compile(r"(?<=[a-z])-(?=[a-z])")
@@ -92,7 +94,7 @@ def _opening(canonical_text: str) -> tuple[str, str, str, str]:
     if not tokens:
         return PRODUCE, "", body, "produce"
     first, second = tokens[0], (tokens[1] if len(tokens) > 1 else "")
-    after_verb = body[body.index(first) + len(first):]
+    after_verb = body[body.index(first) + len(first) :]
     if first in QUESTION_WORDS and not (first == "do" and second in VERB_FOLLOWERS):
         return ASK, _head(body), body, "question"
     if first in GENERIC_VERBS or first in WRITING_VERBS or (first == "set" and second == "up"):
@@ -118,10 +120,15 @@ def shape_of(text: str) -> RequestShape:
     object_words = tuple(dict.fromkeys(_content(head_words)))
     joined = "".join(w for w in head_words if w not in STOPWORDS and w not in GENERIC_VERBS and not w.isdigit())
     joined = re.sub(r"[^a-z]", "", joined)
-    grams = frozenset(joined[i:i + GRAM] for i in range(len(joined) - GRAM + 1))
+    grams = frozenset(joined[i : i + GRAM] for i in range(len(joined) - GRAM + 1))
     kind = work_kind_of(body.strip(), head.strip(), produce=opens == "produce", asks=opens == "question")
-    return RequestShape(mode=mode, object_words=object_words, words=frozenset(_content(WORD_RE.findall(lowered))),
-                        grams=grams, kind=kind)
+    return RequestShape(
+        mode=mode,
+        object_words=object_words,
+        words=frozenset(_content(WORD_RE.findall(lowered))),
+        grams=grams,
+        kind=kind,
+    )
 
 
 @lru_cache(maxsize=1 << 16)
@@ -132,5 +139,6 @@ def grouping_shape(text: str) -> RequestShape:
     shape = shape_of(text)
     if shape.kind is None:
         return shape
-    return RequestShape(mode=KIND_MODE, object_words=(shape.kind,), words=shape.words | {shape.kind},
-                        grams=frozenset(), kind=shape.kind)
+    return RequestShape(
+        mode=KIND_MODE, object_words=(shape.kind,), words=shape.words | {shape.kind}, grams=frozenset(), kind=shape.kind
+    )

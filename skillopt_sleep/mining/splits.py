@@ -12,8 +12,9 @@ def _unit(task_id: str, seed: int) -> float:
     return int.from_bytes(h[:8], "big") / 2**64
 
 
-def assign_splits(tasks: list[TaskRecord], *, seed: int = 0, val_fraction: float = 0.34,
-                  test_fraction: float = 0.0) -> None:
+def assign_splits(
+    tasks: list[TaskRecord], *, seed: int = 0, val_fraction: float = 0.34, test_fraction: float = 0.0
+) -> None:
     """Stable splits from a hash of id + seed, stratified by kind of task (``skill_hint``).
 
     Within a kind, instances are ordered by their hash; the first ones go to test and val, the
@@ -32,8 +33,7 @@ def assign_splits(tasks: list[TaskRecord], *, seed: int = 0, val_fraction: float
         n = len(ordered)
         if n == 1:
             u = _unit(ordered[0].id, seed)
-            ordered[0].split = ("test" if u < test_fraction
-                                else "val" if u < test_fraction + val_fraction else "train")
+            ordered[0].split = "test" if u < test_fraction else "val" if u < test_fraction + val_fraction else "train"
             continue
         n_test = min(int(n * test_fraction), n - 2) if n >= 3 else 0
         n_val = min(max(1, round(n * val_fraction)), n - n_test - 1)  # >= 1: n - n_test >= 2

@@ -39,17 +39,19 @@ def load_tasks(path: Path) -> tuple[list[TaskRecord], bool]:
     except ValueError as exc:
         raise UserError(f"tasks file {path} is not valid JSON: {exc}", EXIT_CONFIG) from None
     if not isinstance(data, dict):
-        raise UserError(f"tasks file {path} is not a {TASKS_FORMAT} file (expected a JSON object with "
-                        f"\"format\" and \"tasks\", got {type(data).__name__})", EXIT_CONFIG)
+        raise UserError(
+            f"tasks file {path} is not a {TASKS_FORMAT} file (expected a JSON object with "
+            f'"format" and "tasks", got {type(data).__name__})',
+            EXIT_CONFIG,
+        )
     if "format" not in data:
-        raise UserError(f"tasks file {path} is not a {TASKS_FORMAT} file (missing \"format\")", EXIT_CONFIG)
+        raise UserError(f'tasks file {path} is not a {TASKS_FORMAT} file (missing "format")', EXIT_CONFIG)
     if data["format"] != TASKS_FORMAT:
         shown = repr(data["format"])[:80]  # cli.main sanitizes the whole line
-        raise UserError(f"tasks file {path} has \"format\": {shown}; this version reads only "
-                        f"{TASKS_FORMAT}", EXIT_CONFIG)
+        raise UserError(f'tasks file {path} has "format": {shown}; this version reads only {TASKS_FORMAT}', EXIT_CONFIG)
     items = data.get("tasks")
     if not isinstance(items, list):
-        raise UserError(f"tasks file {path} has no \"tasks\" list", EXIT_CONFIG)
+        raise UserError(f'tasks file {path} has no "tasks" list', EXIT_CONFIG)
     tasks: list[TaskRecord] = []
     ids: set[str] = set()
     for n, item in enumerate(items):

@@ -25,17 +25,20 @@ STOPWORDS = frozenset(
 GENERIC_VERBS = frozenset(
     "write add draft create make prepare compose give generate produce put together fill suggest update do".split()
 )
-SPELLINGS = tuple((re.compile(pattern), replacement) for pattern, replacement in (
-    (r"\bmsgs?\b", "message"),
-    (r"\bdescr?s?\b", "description"),
-    (r"\bpull[ -]requests?\b|\bprs\b", "pr"),
-    (r"\brel(?:ease)?[ -]?notes\b", "release notes"),
-    (r"\buts\b", "unit tests"),
-    (r"\but\b", "unit test"),
-    (r"\bdocs\b|\bdocumentation\b", "doc"),
-    (r"\bchange[ -]log\b", "changelog"),
-    (r"\bread[ -]?me\b", "readme"),
-))
+SPELLINGS = tuple(
+    (re.compile(pattern), replacement)
+    for pattern, replacement in (
+        (r"\bmsgs?\b", "message"),
+        (r"\bdescr?s?\b", "description"),
+        (r"\bpull[ -]requests?\b|\bprs\b", "pr"),
+        (r"\brel(?:ease)?[ -]?notes\b", "release notes"),
+        (r"\buts\b", "unit tests"),
+        (r"\but\b", "unit test"),
+        (r"\bdocs\b|\bdocumentation\b", "doc"),
+        (r"\bchange[ -]log\b", "changelog"),
+        (r"\bread[ -]?me\b", "readme"),
+    )
+)
 HEAD_SPLIT_RE = re.compile(r"\b(?:for|about|of|on|in|from|to|that|with|where|which|because)\b")
 WORD_RE = re.compile(r"[a-z][a-z0-9_+-]{1,}")
 

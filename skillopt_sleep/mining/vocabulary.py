@@ -49,85 +49,214 @@ OPERATION_VERBS = frozenset(
 )
 
 LANGUAGES = (
-    "german", "french", "spanish", "italian", "portuguese", "brazilian portuguese", "dutch", "danish",
-    "swedish", "norwegian", "finnish", "polish", "czech", "slovak", "hungarian", "romanian", "greek",
-    "turkish", "russian", "ukrainian", "arabic", "hebrew", "persian", "farsi", "hindi", "bengali", "urdu",
-    "chinese", "mandarin", "cantonese", "japanese", "korean", "vietnamese", "thai", "indonesian", "malay",
-    "tagalog", "catalan", "basque", "swahili",
+    "german",
+    "french",
+    "spanish",
+    "italian",
+    "portuguese",
+    "brazilian portuguese",
+    "dutch",
+    "danish",
+    "swedish",
+    "norwegian",
+    "finnish",
+    "polish",
+    "czech",
+    "slovak",
+    "hungarian",
+    "romanian",
+    "greek",
+    "turkish",
+    "russian",
+    "ukrainian",
+    "arabic",
+    "hebrew",
+    "persian",
+    "farsi",
+    "hindi",
+    "bengali",
+    "urdu",
+    "chinese",
+    "mandarin",
+    "cantonese",
+    "japanese",
+    "korean",
+    "vietnamese",
+    "thai",
+    "indonesian",
+    "malay",
+    "tagalog",
+    "catalan",
+    "basque",
+    "swahili",
 )
 _LANGUAGE = "(?:" + "|".join(sorted(LANGUAGES, key=len, reverse=True)) + ")"
 
 KINDS = (
-    TaskKind("commit-message",
-             nouns=(r"commit (?:message|text|description|subject|title)", r"conventional commit",
-                    r"message (?:for|of) (?:the |this |that |these |my )?(?:\w+ )?(?:commit|staged|diff|change)")),
-    TaskKind("pr-description",
-             nouns=(r"pr (?:description|body|text|summary|template|writeup|title)",
-                    r"(?:description|body|summary) (?:for|of) (?:my |the |this |our )?pr",
-                    r"(?:merge request|mr) (?:description|body|text)")),
-    TaskKind("release-notes", nouns=(r"release notes", r"release summary", r"what's new", r"whats new",
-                                     r"notes (?:for|of|on) (?:the |this |our )?(?:[\w.]+ )?release")),
+    TaskKind(
+        "commit-message",
+        nouns=(
+            r"commit (?:message|text|description|subject|title)",
+            r"conventional commit",
+            r"message (?:for|of) (?:the |this |that |these |my )?(?:\w+ )?(?:commit|staged|diff|change)",
+        ),
+    ),
+    TaskKind(
+        "pr-description",
+        nouns=(
+            r"pr (?:description|body|text|summary|template|writeup|title)",
+            r"(?:description|body|summary) (?:for|of) (?:my |the |this |our )?pr",
+            r"(?:merge request|mr) (?:description|body|text)",
+        ),
+    ),
+    TaskKind(
+        "release-notes",
+        nouns=(
+            r"release notes",
+            r"release summary",
+            r"what's new",
+            r"whats new",
+            r"notes (?:for|of|on) (?:the |this |our )?(?:[\w.]+ )?release",
+        ),
+    ),
     TaskKind("changelog", nouns=(r"changelog(?: entry| entries| line)?", r"news ?fragment")),
-    TaskKind("unit-tests",
-             nouns=(r"(?:unit |integration |regression |snapshot |e2e |end-to-end )?tests?", r"test ?cases?",
-                    r"specs?", r"pytest(?: cases| tests)?", r"jest(?: tests)?", r"test coverage")),
-    TaskKind("test-data",
-             nouns=(r"(?:test|sample|fake|mock|dummy|seed|synthetic|example) (?:\w+ )?(?:data|records|rows|entries)",
-                    r"fixtures?", r"seed ?data")),
-    TaskKind("benchmark",
-             nouns=(r"benchmarks?", r"perf(?:ormance)? tests?", r"load tests?", r"stress tests?", r"microbenchmarks?")),
+    TaskKind(
+        "unit-tests",
+        nouns=(
+            r"(?:unit |integration |regression |snapshot |e2e |end-to-end )?tests?",
+            r"test ?cases?",
+            r"specs?",
+            r"pytest(?: cases| tests)?",
+            r"jest(?: tests)?",
+            r"test coverage",
+        ),
+    ),
+    TaskKind(
+        "test-data",
+        nouns=(
+            r"(?:test|sample|fake|mock|dummy|seed|synthetic|example) (?:\w+ )?(?:data|records|rows|entries)",
+            r"fixtures?",
+            r"seed ?data",
+        ),
+    ),
+    TaskKind(
+        "benchmark",
+        nouns=(r"benchmarks?", r"perf(?:ormance)? tests?", r"load tests?", r"stress tests?", r"microbenchmarks?"),
+    ),
     TaskKind("docstring", nouns=(r"docstrings?", r"doc ?comments?", r"jsdoc", r"javadoc", r"rustdoc")),
-    TaskKind("type-hints", nouns=(r"type (?:hints?|annotations?)", r"return types?", r"typings?"),
-             verbs=(r"type-?hint", r"annotate")),
-    TaskKind("refactor", nouns=(r"refactor(?:ing)?", r"clean-?up"),
-             verbs=(r"refactor", r"clean ?up", r"tidy(?: up)?", r"restructure", r"reorgani[sz]e", r"simplify",
-                    r"modulari[sz]e", r"decouple", r"untangle", r"deduplicate")),
+    TaskKind(
+        "type-hints",
+        nouns=(r"type (?:hints?|annotations?)", r"return types?", r"typings?"),
+        verbs=(r"type-?hint", r"annotate"),
+    ),
+    TaskKind(
+        "refactor",
+        nouns=(r"refactor(?:ing)?", r"clean-?up"),
+        verbs=(
+            r"refactor",
+            r"clean ?up",
+            r"tidy(?: up)?",
+            r"restructure",
+            r"reorgani[sz]e",
+            r"simplify",
+            r"modulari[sz]e",
+            r"decouple",
+            r"untangle",
+            r"deduplicate",
+        ),
+    ),
     TaskKind("api-docs", nouns=(r"api (?:doc|reference)", r"endpoint doc", r"openapi(?: spec)?", r"swagger")),
     TaskKind("readme", nouns=(r"readme",)),
-    TaskKind("sql-query",
-             nouns=(r"sql", r"(?:sql |postgres |postgresql |mysql |sqlite |bigquery )?quer(?:y|ies)",
-                    r"select statements?")),
+    TaskKind(
+        "sql-query",
+        nouns=(r"sql", r"(?:sql |postgres |postgresql |mysql |sqlite |bigquery )?quer(?:y|ies)", r"select statements?"),
+    ),
     TaskKind("regex", nouns=(r"regexp?e?s?", r"regular expressions?")),
-    TaskKind("bug-report",
-             nouns=(r"bug reports?", r"(?:github |gh |gitlab |jira )?issues?", r"(?:jira )?tickets?")),
-    TaskKind("postmortem",
-             nouns=(r"postmortems?", r"incident (?:report|review|writeup|summary)", r"rca", r"root cause analysis")),
+    TaskKind("bug-report", nouns=(r"bug reports?", r"(?:github |gh |gitlab |jira )?issues?", r"(?:jira )?tickets?")),
+    TaskKind(
+        "postmortem",
+        nouns=(r"postmortems?", r"incident (?:report|review|writeup|summary)", r"rca", r"root cause analysis"),
+    ),
     TaskKind("standup", nouns=(r"stand ?ups?(?: update| notes)?", r"(?:daily|status) (?:update|report)")),
-    TaskKind("dockerfile", nouns=(r"dockerfiles?", r"docker ?images?", r"container images?"),
-             verbs=(r"dockeri[sz]e", r"containeri[sz]e")),
-    TaskKind("k8s-manifest",
-             nouns=(r"k8s", r"kubernetes", r"manifests?", r"helm charts?", r"deployment\.? ?ya?ml")),
-    TaskKind("ci-workflow",
-             nouns=(r"ci", r"ci/cd", r"workflows?", r"(?:github|gh) actions?(?: job| workflow)?", r"pipelines?",
-                    r"gitlab-ci", r"jenkinsfile", r"circleci")),
-    TaskKind("migration", nouns=(r"(?:db |database |schema )?migrations?", r"alembic(?: revision)?",
-                                 r"schema changes?")),
-    TaskKind("announcement",
-             nouns=(r"announcements?", r"launch (?:post|blog|email)", r"blog ?posts?", r"(?:linkedin|social|twitter) posts?",
-                    r"tweets?", r"newsletter", r"press release"),
-             verbs=(r"announce",)),
-    TaskKind("reply",
-             nouns=(r"repl(?:y|ies)", r"answer", r"e-?mail (?:to|for|reply|response|draft)",
-                    r"(?:customer|support) (?:e-?mail|response|message)", r"responses? to"),
-             verbs=(r"reply", r"respond", r"answer")),
+    TaskKind(
+        "dockerfile",
+        nouns=(r"dockerfiles?", r"docker ?images?", r"container images?"),
+        verbs=(r"dockeri[sz]e", r"containeri[sz]e"),
+    ),
+    TaskKind("k8s-manifest", nouns=(r"k8s", r"kubernetes", r"manifests?", r"helm charts?", r"deployment\.? ?ya?ml")),
+    TaskKind(
+        "ci-workflow",
+        nouns=(
+            r"ci",
+            r"ci/cd",
+            r"workflows?",
+            r"(?:github|gh) actions?(?: job| workflow)?",
+            r"pipelines?",
+            r"gitlab-ci",
+            r"jenkinsfile",
+            r"circleci",
+        ),
+    ),
+    TaskKind(
+        "migration", nouns=(r"(?:db |database |schema )?migrations?", r"alembic(?: revision)?", r"schema changes?")
+    ),
+    TaskKind(
+        "announcement",
+        nouns=(
+            r"announcements?",
+            r"launch (?:post|blog|email)",
+            r"blog ?posts?",
+            r"(?:linkedin|social|twitter) posts?",
+            r"tweets?",
+            r"newsletter",
+            r"press release",
+        ),
+        verbs=(r"announce",),
+    ),
+    TaskKind(
+        "reply",
+        nouns=(
+            r"repl(?:y|ies)",
+            r"answer",
+            r"e-?mail (?:to|for|reply|response|draft)",
+            r"(?:customer|support) (?:e-?mail|response|message)",
+            r"responses? to",
+        ),
+        verbs=(r"reply", r"respond", r"answer"),
+    ),
     TaskKind("design-doc", nouns=(r"design docs?", r"rfc", r"adr", r"tech(?:nical)? spec")),
-    TaskKind("translation", nouns=(r"translations?", _LANGUAGE + r" (?:version|translation|copy|text|strings?)"),
-             verbs=(r"translate", r"locali[sz]e", r"i18n")),
-    TaskKind("summary", nouns=(r"summary", r"summaries", r"recap", r"tl;? ?dr", r"gist"),
-             verbs=(r"summari[sz]e", r"recap", r"condense", r"tl;? ?dr", r"sum up", r"boil down")),
-    TaskKind("explanation", nouns=(r"explanation",),
-             verbs=(r"explain", r"walk (?:me )?through", r"break down", r"help me understand", r"eli5")),
-    TaskKind("code-review", nouns=(r"code review", r"review(?: comments)?"),
-             verbs=(r"review", r"critique", r"look over", r"go over", r"code-review")),
+    TaskKind(
+        "translation",
+        nouns=(r"translations?", _LANGUAGE + r" (?:version|translation|copy|text|strings?)"),
+        verbs=(r"translate", r"locali[sz]e", r"i18n"),
+    ),
+    TaskKind(
+        "summary",
+        nouns=(r"summary", r"summaries", r"recap", r"tl;? ?dr", r"gist"),
+        verbs=(r"summari[sz]e", r"recap", r"condense", r"tl;? ?dr", r"sum up", r"boil down"),
+    ),
+    TaskKind(
+        "explanation",
+        nouns=(r"explanation",),
+        verbs=(r"explain", r"walk (?:me )?through", r"break down", r"help me understand", r"eli5"),
+    ),
+    TaskKind(
+        "code-review",
+        nouns=(r"code review", r"review(?: comments)?"),
+        verbs=(r"review", r"critique", r"look over", r"go over", r"code-review"),
+    ),
 )
 
-_NOUN_RES = tuple((kind.name, re.compile(r"(?<![\w-])(?:" + "|".join(kind.nouns) + r")(?![\w-])"))
-                  for kind in KINDS if kind.nouns)
+_NOUN_RES = tuple(
+    (kind.name, re.compile(r"(?<![\w-])(?:" + "|".join(kind.nouns) + r")(?![\w-])")) for kind in KINDS if kind.nouns
+)
 # Any kind's noun, anywhere: most requests name none, and one search then saves a search per kind.
 _ANY_NOUN_RE = re.compile(r"(?<![\w-])(?:" + "|".join(n for kind in KINDS for n in kind.nouns) + r")(?![\w-])")
 _VERB_RE = re.compile(
-    r"^(?:" + "|".join(f"(?P<k{n}>" + "|".join(kind.verbs) + ")" for n, kind in enumerate(KINDS) if kind.verbs)
-    + r")(?![\w-])")
+    r"^(?:"
+    + "|".join(f"(?P<k{n}>" + "|".join(kind.verbs) + ")" for n, kind in enumerate(KINDS) if kind.verbs)
+    + r")(?![\w-])"
+)
 PHRASE_END_RE = re.compile(r"[:;,!?()]|\s[-–—]\s")  # "set up CI: run the tests" names CI, not tests
 _INTO_LANGUAGE_RE = re.compile(r"\b(?:in|into|to)\s+" + _LANGUAGE + r"\b")
 _LANGUAGE_VERSION_RE = re.compile(r"\b" + _LANGUAGE + r"\s+(?:version|translation|copy)\b")
@@ -136,7 +265,8 @@ _WHAT_IT_DOES_RE = re.compile(
     r"|^what\s+(?:does|do)\s+\S+\s+(?:do|mean)\b"
     r"|^how\s+(?:does|do)\s+(?:this|that|the|these|those)\b[^?]*?\bwork"
     r"|^what(?:'s| is| are)\s+(?:this|that|these|those)\s+(?:\w+\s+)?(?:code|function|method|class|snippet|"
-    r"script|regex|query|hook|line|file|module|decorator)s?\b")
+    r"script|regex|query|hook|line|file|module|decorator)s?\b"
+)
 
 
 def work_kind_of(body: str, head: str, *, produce: bool, asks: bool) -> str | None:

@@ -41,7 +41,7 @@ def _closes_code(text: str, start: int, value: str) -> int:
     """Where an unquoted value ends: at the first closing bracket whose opener stands before the
     key on its line (``auth(token=self.token)+1``: the ``)`` closes the call), else its end."""
     window = max(start - 256, 0)  # bounded: a line a megabyte long is scanned once, not per key
-    line = text[max(text.rfind("\n", window, start) + 1, window):start]
+    line = text[max(text.rfind("\n", window, start) + 1, window) : start]
     open_count = {o: line.count(o) - line.count(c) for c, o in _OPENER.items()}
     for i, c in enumerate(value):
         if c in _OPENER and open_count[_OPENER[c]] > 0:
@@ -60,11 +60,11 @@ def _assignment(m: re.Match[str]) -> str:
     if not quote:
         cut = _closes_code(m.string, m.start(), value)
         value, tail = value[:cut], value[cut:]
-    inner = value[len(quote): len(value) - len(quote)]
+    inner = value[len(quote) : len(value) - len(quote)]
     if not is_secret_value(inner, quoted=bool(quote)):
         return m.group(0)
     if not quote and inner.isalpha():
-        after = m.string[m.end(): m.end() + 1]
+        after = m.string[m.end() : m.end() + 1]
         after = tail[:1] or after
         if inner.lower() == m.group(1).lower() or after in (",", ")"):
             return m.group(0)  # credentials=credentials, password=hashed, (a variable)

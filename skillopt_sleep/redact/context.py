@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from .keyed import looks_generated
 from .values import PLACEHOLDER, has_digit, is_secret_value, mark
 
+
 @dataclass(frozen=True)
 class _Rule:
     kind: str
@@ -56,8 +57,9 @@ class _Rule:
         return "".join(pieces)
 
 
-def _keep_prefix_group(kind: str, *, require_digit: bool = False,
-                       check_value: bool = False) -> Callable[[re.Match[str]], str]:
+def _keep_prefix_group(
+    kind: str, *, require_digit: bool = False, check_value: bool = False
+) -> Callable[[re.Match[str]], str]:
     """Replace the ``secret`` group and keep everything before it (a header, flag or user)."""
 
     def repl(m: re.Match[str]) -> str:
@@ -66,7 +68,7 @@ def _keep_prefix_group(kind: str, *, require_digit: bool = False,
             return m.group(0)
         if check_value and PLACEHOLDER.match(secret.strip("'\"`")):
             return m.group(0)
-        return m.string[m.start():m.start("secret")] + mark(kind) + m.string[m.end("secret"):m.end()]
+        return m.string[m.start() : m.start("secret")] + mark(kind) + m.string[m.end("secret") : m.end()]
 
     return repl
 
@@ -79,7 +81,7 @@ def _keep_if_secret(kind: str) -> Callable[[re.Match[str]], str]:
         secret = m.group("secret")
         if not is_secret_value(secret, quoted=bool(m.groupdict().get("quote"))):
             return m.group(0)
-        return m.string[m.start():m.start("secret")] + mark(kind) + m.string[m.end("secret"):m.end()]
+        return m.string[m.start() : m.start("secret")] + mark(kind) + m.string[m.end("secret") : m.end()]
 
     return repl
 
@@ -120,14 +122,14 @@ def _cookie(m: re.Match[str]) -> str:
     pairs = [p.partition("=")[2].strip() for p in m.group("secret").split(";")]
     if not any(_random_looking(v) for v in pairs):
         return m.group(0)
-    return m.string[m.start():m.start("secret")] + mark("cookie") + m.string[m.end("secret"):m.end()]
+    return m.string[m.start() : m.start("secret")] + mark("cookie") + m.string[m.end("secret") : m.end()]
 
 
 def _auth_header(m: re.Match[str]) -> str:
     secret = m.group("secret").strip("'\"`")
     if PLACEHOLDER.match(secret) or (secret.isalpha() and secret.islower()):
         return m.group(0)  # "authorization: required", "Authorization: $TOKEN"
-    return m.string[m.start():m.start("secret")] + mark("auth_header") + m.string[m.end("secret"):m.end()]
+    return m.string[m.start() : m.start("secret")] + mark("auth_header") + m.string[m.end("secret") : m.end()]
 
 
 def _basic(m: re.Match[str]) -> str:
@@ -138,7 +140,7 @@ def _basic(m: re.Match[str]) -> str:
     except (binascii.Error, ValueError):
         return m.group(0)
     if b":" in decoded:
-        return m.string[m.start():m.start("secret")] + mark("basic_auth") + m.string[m.end("secret"):m.end()]
+        return m.string[m.start() : m.start("secret")] + mark("basic_auth") + m.string[m.end("secret") : m.end()]
     return m.group(0)
 
 
@@ -197,8 +199,13 @@ _RULES: tuple[_Rule, ...] = (
         replace=_keep_prefix_group("bearer_token", require_digit=True),
         anchored=True,
     ),
-    _Rule("basic_auth", re.compile(r"(?<![A-Za-z0-9])Basic\s{1,5}(?P<secret>[A-Za-z0-9+/]{8,}={0,2})"), ("Basic",),
-          replace=_basic, anchored=True),
+    _Rule(
+        "basic_auth",
+        re.compile(r"(?<![A-Za-z0-9])Basic\s{1,5}(?P<secret>[A-Za-z0-9+/]{8,}={0,2})"),
+        ("Basic",),
+        replace=_basic,
+        anchored=True,
+    ),
     _Rule(
         "basic_auth",  # a Docker config.json entry: base64 of user:password
         re.compile(r"\"auth\"\s{0,5}:\s{0,5}\"(?P<secret>[A-Za-z0-9+/]{8,}={0,2})\""),
@@ -208,7 +215,9 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "cookie",
-        re.compile(r"(?i)(?<![A-Za-z0-9])cookie[\"']?\s{0,5}:\s{0,5}(?P<secret>[^\s\"'\\;=]{1,256}=[^\n\"'\\]{1,4096})"),
+        re.compile(
+            r"(?i)(?<![A-Za-z0-9])cookie[\"']?\s{0,5}:\s{0,5}(?P<secret>[^\s\"'\\;=]{1,256}=[^\n\"'\\]{1,4096})"
+        ),
         ("cookie",),
         lower=True,
         replace=_cookie,
@@ -264,16 +273,20 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "password_hash",  # crypt(3) and hashcat formats: $1$, $2b$, $5$, $6$, $y$, $argon2id$, $krb5asrep$
-        re.compile(r"(?<![A-Za-z0-9$])\$(?:1|2[abxy]?|5|6|7|8|9|y|gy|sha1|md5|argon2(?:id|i|d)|scrypt"
-                   r"|pbkdf2(?:-sha\d{1,3})?|krb5(?:asrep|tgs|pa)|bcrypt-sha256)\$[A-Za-z0-9./=,:@$+*_-]{16,1024}"),
+        re.compile(
+            r"(?<![A-Za-z0-9$])\$(?:1|2[abxy]?|5|6|7|8|9|y|gy|sha1|md5|argon2(?:id|i|d)|scrypt"
+            r"|pbkdf2(?:-sha\d{1,3})?|krb5(?:asrep|tgs|pa)|bcrypt-sha256)\$[A-Za-z0-9./=,:@$+*_-]{16,1024}"
+        ),
         ("$",),
         anchored=True,
         replace=lambda m: mark("password_hash") if m.group().count("$") >= 3 else m.group(),
     ),
     _Rule(
         "password",  # prose: the password is 'Secret123'
-        re.compile(r"(?i)(?<![A-Za-z0-9])pass(?:word|phrase)\b[^\n\"']{0,40}?\bis[ \t]{1,5}(?P<quote>[\"'`])"
-                   r"(?P<secret>[^\s\"'`]{4,128})(?P=quote)"),
+        re.compile(
+            r"(?i)(?<![A-Za-z0-9])pass(?:word|phrase)\b[^\n\"']{0,40}?\bis[ \t]{1,5}(?P<quote>[\"'`])"
+            r"(?P<secret>[^\s\"'`]{4,128})(?P=quote)"
+        ),
         ("pass",),
         lower=True,
         replace=_keep_if_secret("password"),
@@ -288,8 +301,10 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "password",  # a setting with no operator: password "…" (Gradle, Ruby DSLs); a quoted value only
-        re.compile(r"(?i)(?<![A-Za-z0-9_.$-])(?:password|passwd)[ \t]{1,5}(?P<quote>[\"'])"
-                   r"(?P<secret>[^\s\"'`]{4,256})(?P=quote)"),
+        re.compile(
+            r"(?i)(?<![A-Za-z0-9_.$-])(?:password|passwd)[ \t]{1,5}(?P<quote>[\"'])"
+            r"(?P<secret>[^\s\"'`]{4,256})(?P=quote)"
+        ),
         ("password", "passwd"),
         lower=True,
         replace=_keep_if_secret("password"),
@@ -297,8 +312,10 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "password",  # a PowerShell or Windows flag: -Password …, -Secret …
-        re.compile(r"(?i)(?<![A-Za-z0-9_.$-])-(?:password|passwd|secret|token)[ \t]{1,5}(?P<quote>[\"']?)"
-                   r"(?P<secret>[^\s\"'`|;,)<>{}]{4,256})(?P=quote)"),
+        re.compile(
+            r"(?i)(?<![A-Za-z0-9_.$-])-(?:password|passwd|secret|token)[ \t]{1,5}(?P<quote>[\"']?)"
+            r"(?P<secret>[^\s\"'`|;,)<>{}]{4,256})(?P=quote)"
+        ),
         ("-password", "-passwd", "-secret", "-token"),
         lower=True,
         replace=_keep_if_secret("password"),
@@ -306,8 +323,10 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "password",  # PsExec \\host -u user -p password
-        re.compile(r"(?i)\bpsexec(?:64)?(?:\.exe)?\b[^\n]{0,300}?\s-u[ \t]{1,5}\S{1,128}[ \t]{1,5}-p[ \t]{1,5}"
-                   r"(?P<quote>[\"']?)(?P<secret>[^\s\"']{1,256})(?P=quote)"),
+        re.compile(
+            r"(?i)\bpsexec(?:64)?(?:\.exe)?\b[^\n]{0,300}?\s-u[ \t]{1,5}\S{1,128}[ \t]{1,5}-p[ \t]{1,5}"
+            r"(?P<quote>[\"']?)(?P<secret>[^\s\"']{1,256})(?P=quote)"
+        ),
         ("psexec",),
         lower=True,
         replace=_keep_if_secret("password"),
@@ -315,15 +334,19 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "password",  # .NET: new NetworkCredential("user", "password"), DirectoryEntry(path, user, password)
-        re.compile(r"(?:NetworkCredential|DirectoryEntry|PSCredential)\((?:\s{0,20}[^,()]{0,256},){1,2}\s{0,20}"
-                   r"(?P<quote>\\?\")(?P<secret>[^\"\\\n]{1,256})\\?\"\s{0,20}\)"),
+        re.compile(
+            r"(?:NetworkCredential|DirectoryEntry|PSCredential)\((?:\s{0,20}[^,()]{0,256},){1,2}\s{0,20}"
+            r"(?P<quote>\\?\")(?P<secret>[^\"\\\n]{1,256})\\?\"\s{0,20}\)"
+        ),
         ("NetworkCredential(", "DirectoryEntry(", "PSCredential("),
         replace=_keep_if_secret("password"),
     ),
     _Rule(
         "password",  # <add key="SmtpPassword" value="…"/> (.NET configuration files)
-        re.compile(r"(?i)key[ \t]{0,5}=[ \t]{0,5}\"[^\"\n]{0,60}(?:password|passwd|pwd|secret|token|apikey|api_key)\""
-                   r"[ \t]{1,20}value[ \t]{0,5}=[ \t]{0,5}(?P<quote>\")(?P<secret>[^\"\n]{1,512})\""),
+        re.compile(
+            r"(?i)key[ \t]{0,5}=[ \t]{0,5}\"[^\"\n]{0,60}(?:password|passwd|pwd|secret|token|apikey|api_key)\""
+            r"[ \t]{1,20}value[ \t]{0,5}=[ \t]{0,5}(?P<quote>\")(?P<secret>[^\"\n]{1,512})\""
+        ),
         ("key=", "key ="),
         lower=True,
         replace=_keep_if_secret("password"),
@@ -331,7 +354,9 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "password",  # <Pass>…</Pass>, <Password encoding="base64">…</Password> (FileZilla, XML settings)
-        re.compile(r"(?i)<(?P<tag>pass|password|passwd|pwd)(?:[ \t][^<>\n]{0,100})?>(?P<secret>[^<>\s]{1,512})</(?P=tag)>"),
+        re.compile(
+            r"(?i)<(?P<tag>pass|password|passwd|pwd)(?:[ \t][^<>\n]{0,100})?>(?P<secret>[^<>\s]{1,512})</(?P=tag)>"
+        ),
         ("<pass", "<pwd"),
         lower=True,
         replace=_keep_if_secret("password"),
@@ -346,22 +371,28 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "webhook",  # a self-hosted chat server's incoming webhook: https://<host>/hooks/<generated id>
-        re.compile(r"https?://[A-Za-z0-9.-]{1,128}(?::\d{1,5})?/hooks/(?P<secret>[A-Za-z0-9_\-]{20,128})(?![A-Za-z0-9_\-])"),
+        re.compile(
+            r"https?://[A-Za-z0-9.-]{1,128}(?::\d{1,5})?/hooks/(?P<secret>[A-Za-z0-9_\-]{20,128})(?![A-Za-z0-9_\-])"
+        ),
         ("/hooks/",),
         replace=lambda m: _WEBHOOK_ID(m) if looks_generated(m.group("secret")) else m.group(0),
     ),
     _Rule(
         "vault_unseal_key",  # "Unseal Key 1: <base64>", vault operator unseal <base64>
-        re.compile(r"(?i)(?:unseal key(?:[ \t]{1,3}\d{1,2})?:|operator[ \t]{1,5}unseal)[ \t]{1,5}"
-                   r"(?P<secret>[A-Za-z0-9+/]{40,100}={0,2})(?![A-Za-z0-9+/])"),
+        re.compile(
+            r"(?i)(?:unseal key(?:[ \t]{1,3}\d{1,2})?:|operator[ \t]{1,5}unseal)[ \t]{1,5}"
+            r"(?P<secret>[A-Za-z0-9+/]{40,100}={0,2})(?![A-Za-z0-9+/])"
+        ),
         ("unseal",),
         lower=True,
         replace=_keep_prefix_group("vault_unseal_key"),
     ),
     _Rule(
         "teams_webhook",
-        re.compile(r"https?://[A-Za-z0-9.-]{0,64}(?:outlook\.office(?:365)?\.com|webhook\.office\.com)/webhook(?:b2)?/"
-                   r"[^\s\"'`<>]{20,1024}"),
+        re.compile(
+            r"https?://[A-Za-z0-9.-]{0,64}(?:outlook\.office(?:365)?\.com|webhook\.office\.com)/webhook(?:b2)?/"
+            r"[^\s\"'`<>]{20,1024}"
+        ),
         ("/webhook",),
     ),
     _Rule(
@@ -372,8 +403,10 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "cli_password",  # curl -u user:password, curl --user user:password
-        re.compile(rf"(?<![A-Za-z0-9])curl\b[^\n]{{0,500}}?\s(?:-[A-Za-z]{{0,8}}u|--user)(?:\s{{1,5}}|=)[\"']?[^\s:\"']{{1,256}}:"
-                   rf"(?P<secret>{_VALUE}{{1,256}})"),
+        re.compile(
+            rf"(?<![A-Za-z0-9])curl\b[^\n]{{0,500}}?\s(?:-[A-Za-z]{{0,8}}u|--user)(?:\s{{1,5}}|=)[\"']?[^\s:\"']{{1,256}}:"
+            rf"(?P<secret>{_VALUE}{{1,256}})"
+        ),
         ("curl",),
         replace=_keep_prefix_group("cli_password", check_value=True),
         anchored=True,
@@ -411,14 +444,18 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "private_key",  # a PuTTY .ppk file: the base64 lines after "Private-Lines: <n>"
-        re.compile(r"Private-Lines:[ \t]{0,5}\d{1,4}[ \t]*\r?\n(?P<secret>[A-Za-z0-9+/=]{1,128}(?:\r?\n[A-Za-z0-9+/=]{1,128}){0,400})"),
+        re.compile(
+            r"Private-Lines:[ \t]{0,5}\d{1,4}[ \t]*\r?\n(?P<secret>[A-Za-z0-9+/=]{1,128}(?:\r?\n[A-Za-z0-9+/=]{1,128}){0,400})"
+        ),
         ("Private-Lines",),
         replace=_keep_prefix_group("private_key"),
         anchored=True,
     ),
     _Rule(
         "netrc_password",
-        re.compile(r'(?<![A-Za-z0-9])machine\s{1,5}\S{1,256}\s{1,5}login\s{1,5}\S{1,256}\s{1,5}password\s{1,5}(?P<secret>[^\s"]{1,256})'),
+        re.compile(
+            r'(?<![A-Za-z0-9])machine\s{1,5}\S{1,256}\s{1,5}login\s{1,5}\S{1,256}\s{1,5}password\s{1,5}(?P<secret>[^\s"]{1,256})'
+        ),
         ("machine",),
         replace=_keep_prefix_group("netrc_password", check_value=True),
         anchored=True,

@@ -45,16 +45,69 @@ _PIECES = re.compile(r"[_.-]+")
 # a run glued to these is part of something larger (a path, a URL, an address, base64, a flag value)
 _GLUE_BEFORE = frozenset("/\\@+=%$#&*")
 _GLUE_AFTER = frozenset("/\\@+=%")
-_NOT_SECRET_HEADS = frozenset({
-    # digests and revisions
-    "sha", "sha1", "sha224", "sha256", "sha384", "sha512", "md5", "blake2b", "blake2s", "git",
-    "commit", "rev", "revision", "hash", "digest", "checksum", "etag", "integrity",
-    # ids the model APIs and agents write into every transcript
-    "msg", "toolu", "srvtoolu", "req", "request", "chatcmpl", "resp", "call", "fc", "rs", "run",
-    "thread", "asst", "file", "batch", "evt", "event", "trace", "span", "compl", "cmpl", "item",
-    "ws", "conv", "sess", "session", "step", "job", "build", "task", "agent", "wrkspc", "org",
-    "user", "apikey", "proj", "vs", "ftjob", "modr",
-})
+_NOT_SECRET_HEADS = frozenset(
+    {
+        # digests and revisions
+        "sha",
+        "sha1",
+        "sha224",
+        "sha256",
+        "sha384",
+        "sha512",
+        "md5",
+        "blake2b",
+        "blake2s",
+        "git",
+        "commit",
+        "rev",
+        "revision",
+        "hash",
+        "digest",
+        "checksum",
+        "etag",
+        "integrity",
+        # ids the model APIs and agents write into every transcript
+        "msg",
+        "toolu",
+        "srvtoolu",
+        "req",
+        "request",
+        "chatcmpl",
+        "resp",
+        "call",
+        "fc",
+        "rs",
+        "run",
+        "thread",
+        "asst",
+        "file",
+        "batch",
+        "evt",
+        "event",
+        "trace",
+        "span",
+        "compl",
+        "cmpl",
+        "item",
+        "ws",
+        "conv",
+        "sess",
+        "session",
+        "step",
+        "job",
+        "build",
+        "task",
+        "agent",
+        "wrkspc",
+        "org",
+        "user",
+        "apikey",
+        "proj",
+        "vs",
+        "ftjob",
+        "modr",
+    }
+)
 
 
 def _generated_rest(rest: str, shortest: int = 20) -> bool:
@@ -96,14 +149,14 @@ def _token(text: str, start: int, end: int) -> int | None:
 
 def _is_token(text: str, start: int, end: int) -> bool:
     if _NUMBERED.fullmatch(text, start, end):
-        return looks_generated(text[text.index("-", start) + 1:end])
+        return looks_generated(text[text.index("-", start) + 1 : end])
     head = _HEAD.match(text, start, end)
     if head is None:
         return _bare(text[start:end]) and not _DIGEST_BEFORE.search(text, max(start - 8, 0), start)
     if head.group(1).lower() in _NOT_SECRET_HEADS:
         return False
     # a one-letter head is a sentence's "a-" or "s." unless a long random string follows it
-    return _generated_rest(text[head.end():end], 20 if len(head.group(1)) > 1 else 32)
+    return _generated_rest(text[head.end() : end], 20 if len(head.group(1)) > 1 else 32)
 
 
 # a digest: an SSH fingerprint (SHA256:<base64>), a go.sum line (h1:<base64>)
@@ -135,8 +188,7 @@ def _bare(run: str) -> bool:
     joined = "".join(pieces)  # base64url keeps "-" and "_" inside
     if len(joined) < 32 or joined.startswith("AAAA") or not joined.isalnum() or joined.isdigit():
         return False
-    if not (any(c.isupper() for c in joined) and any(c.islower() for c in joined)
-            and any(c.isdigit() for c in joined)):
+    if not (any(c.isupper() for c in joined) and any(c.islower() for c in joined) and any(c.isdigit() for c in joined)):
         return False
     if name_like(joined) or _SEQUENCE.search(joined) or _mostly_words(joined):
         return False

@@ -50,8 +50,9 @@ class TokenShape:
     check: Callable[[str], bool] | None = None
 
 
-def _shape(kind: str, prefixes: tuple[str, ...] | str, body: str,
-           check: Callable[[str], bool] | None = None) -> TokenShape:
+def _shape(
+    kind: str, prefixes: tuple[str, ...] | str, body: str, check: Callable[[str], bool] | None = None
+) -> TokenShape:
     prefixes = (prefixes,) if isinstance(prefixes, str) else prefixes
     # ends at a token boundary, so a longer identifier that merely starts alike is left alone
     return TokenShape(kind, prefixes, re.compile(body + r"(?![A-Za-z0-9])"), check)
@@ -101,8 +102,12 @@ SHAPES: tuple[TokenShape, ...] = (
     _shape("heroku_token", "HRKU-", rf"HRKU-{_B64URL}{{58,60}}"),
     _shape("grafana_token", "glc_", r"glc_[A-Za-z0-9+/]{32,400}={0,2}"),
     _shape("grafana_token", "glsa_", r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),
-    _shape("newrelic_key", ("NRAK-", "NRII-", "NRJS-", "NRIQ-", "NRBR-", "NRAA-"), r"NR(?:AK|II|JS|IQ|BR|AA)-[A-Za-z0-9_\-]{19,40}",
-           _has_digit),
+    _shape(
+        "newrelic_key",
+        ("NRAK-", "NRII-", "NRJS-", "NRIQ-", "NRBR-", "NRAA-"),
+        r"NR(?:AK|II|JS|IQ|BR|AA)-[A-Za-z0-9_\-]{19,40}",
+        _has_digit,
+    ),
     _shape("prefect_token", "pnu_", r"pnu_[A-Za-z0-9]{36}"),
     _shape("onepassword_token", "ops_eyJ", rf"ops_eyJ{_B64URL}{{100,}}={{0,2}}"),
     # SaaS
@@ -152,8 +157,17 @@ SHAPES: tuple[TokenShape, ...] = (
     _shape("gocardless_token", "live_", rf"live_{_B64URL}{{40}}", _random_looking),
     _shape("klaviyo_key", "pk_", r"pk_[A-Za-z0-9]{34}", _has_digit),
     _shape("mapbox_token", "sk.", r"sk\.[A-Za-z0-9.\-]{80,240}", _random_looking),
-    _shape("pubnub_key", ("pub-c-", "sub-c-"), r"(?:pub|sub)-c-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}"),
-    _shape("onepassword_secret_key", "A3-", r"A3-[A-Z0-9]{6}-[A-Z0-9]{6}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}", _has_digit),
+    _shape(
+        "pubnub_key",
+        ("pub-c-", "sub-c-"),
+        r"(?:pub|sub)-c-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}",
+    ),
+    _shape(
+        "onepassword_secret_key",
+        "A3-",
+        r"A3-[A-Z0-9]{6}-[A-Z0-9]{6}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}",
+        _has_digit,
+    ),
     _shape("riot_key", "RGAPI-", r"RGAPI-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}"),
     _shape("scale_key", ("live_", "test_"), r"(?:live|test)_[0-9a-f]{32}", _has_digit),
     _shape("tencent_secret_id", "AKID", r"AKID[A-Za-z0-9]{32}"),
@@ -169,18 +183,40 @@ PREFIXES: tuple[str, ...] = tuple(sorted({p for s in SHAPES for p in s.prefixes}
 
 # Shapes without a prefix, found by a fixed infix inside a candidate token.
 INFIX_SHAPES: tuple[tuple[str, TokenShape], ...] = (
-    ("Q~", TokenShape("azure_client_secret", (),
-                      re.compile(r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9])"))),
+    (
+        "Q~",
+        TokenShape(
+            "azure_client_secret", (), re.compile(r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9])")
+        ),
+    ),
     (".atlasv1.", TokenShape("terraform_token", (), re.compile(r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,70}"))),
-    (".", TokenShape("discord_bot_token", (), re.compile(
-        r"(?<![A-Za-z0-9])[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}(?![A-Za-z0-9])"),
-        _user_id_part)),
+    (
+        ".",
+        TokenShape(
+            "discord_bot_token",
+            (),
+            re.compile(
+                r"(?<![A-Za-z0-9])[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}(?![A-Za-z0-9])"
+            ),
+            _user_id_part,
+        ),
+    ),
     ("-us", TokenShape("mailchimp_key", (), re.compile(r"(?<![A-Za-z0-9])[0-9a-f]{32}-us\d{1,2}(?![A-Za-z0-9])"))),
     ("-NRMA", TokenShape("newrelic_key", (), re.compile(r"(?<![A-Za-z0-9])AA[a-f0-9]{40}-NRMA(?![A-Za-z0-9])"))),
     ("NRAL", TokenShape("newrelic_key", (), re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{36}NRAL(?![A-Za-z0-9])"))),
     # Azure's keys carry a signature at a fixed place: "JQQJ9" (most services), "AZDO" (DevOps PATs)
-    ("JQQJ9", TokenShape("azure_key", (), re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{40,60}JQQJ9[A-Za-z0-9]{20,35}(?![A-Za-z0-9])"))),
-    ("AZDO", TokenShape("azure_devops_token", (), re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{70,80}AZDO[A-Za-z0-9]{4}(?![A-Za-z0-9])"))),
+    (
+        "JQQJ9",
+        TokenShape(
+            "azure_key", (), re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{40,60}JQQJ9[A-Za-z0-9]{20,35}(?![A-Za-z0-9])")
+        ),
+    ),
+    (
+        "AZDO",
+        TokenShape(
+            "azure_devops_token", (), re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{70,80}AZDO[A-Za-z0-9]{4}(?![A-Za-z0-9])")
+        ),
+    ),
 )
 
 # A candidate: a run of token characters long enough to hold any shape above.

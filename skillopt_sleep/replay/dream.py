@@ -49,8 +49,9 @@ def rubric_scorer(optimizer: Client) -> RubricJudge:
     return RubricJudge(optimizer)
 
 
-def run_attempts(target: Client, tasks: list[TaskRecord], docs: DocumentSet, samples: range,
-                 rubric: RubricJudge | None = None) -> dict[str, list[Attempt]]:
+def run_attempts(
+    target: Client, tasks: list[TaskRecord], docs: DocumentSet, samples: range, rubric: RubricJudge | None = None
+) -> dict[str, list[Attempt]]:
     """Every task x every sample index, concurrently; results grouped per task in sample order.
     A reply that cannot be scored is left out of its task's list (``scoring.py``)."""
     pairs = [(task, s) for task in tasks for s in samples]
@@ -64,9 +65,14 @@ def mean_soft(attempts: dict[str, list[Attempt]]) -> float | None:
     return sum(per_task) / len(per_task) if per_task else None
 
 
-def run_train_attempts(target: Client, tasks: list[TaskRecord], docs: DocumentSet, k: int,
-                       rubric: RubricJudge | None = None,
-                       agree_after: int = 2) -> dict[str, list[Attempt]]:
+def run_train_attempts(
+    target: Client,
+    tasks: list[TaskRecord],
+    docs: DocumentSet,
+    k: int,
+    rubric: RubricJudge | None = None,
+    agree_after: int = 2,
+) -> dict[str, list[Attempt]]:
     """``k`` samples per train task, drawn adaptively.
 
     Every task first gets ``agree_after`` samples. A task whose samples all scored alike (the same
@@ -98,9 +104,17 @@ def teaches(attempts: list[Attempt]) -> bool:
     return len({a.soft for a in attempts}) > 1 or attempts[0].soft < 1.0
 
 
-def dream_by_kind(target: Client, tasks: list[TaskRecord], docs: DocumentSet, k: int, kind_of: Callable[[TaskRecord], str],
-                  enough: int, rubric: RubricJudge | None = None, agree_after: int = 2,
-                  always: Callable[[TaskRecord], bool] = lambda task: False) -> dict[str, list[Attempt]]:
+def dream_by_kind(
+    target: Client,
+    tasks: list[TaskRecord],
+    docs: DocumentSet,
+    k: int,
+    kind_of: Callable[[TaskRecord], str],
+    enough: int,
+    rubric: RubricJudge | None = None,
+    agree_after: int = 2,
+    always: Callable[[TaskRecord], bool] = lambda task: False,
+) -> dict[str, list[Attempt]]:
     """Train attempts, a kind at a time only as far as reflection can use them.
 
     Reflection shows the optimizer at most a few tasks per kind (contrastive pairs first, then

@@ -14,8 +14,11 @@ from skillopt_sleep.backends.client import Client
 from skillopt_sleep.prompts import render
 from skillopt_sleep.reply_repair import Unusable, parse_replies
 
-RUBRIC_SCHEMA = {"type": "object", "properties": {"score": {"type": "number"}, "reason": {"type": "string"}},
-                 "required": ["score", "reason"]}
+RUBRIC_SCHEMA = {
+    "type": "object",
+    "properties": {"score": {"type": "number"}, "reason": {"type": "string"}},
+    "required": ["score", "reason"],
+}
 
 
 def rubric_request(rubric: str, response: str) -> Request:

@@ -21,8 +21,12 @@ from skillopt_sleep.types import Attempt, TaskRecord
 CUT_OFF = "target reply was cut off at the output-token limit, also with a larger cap"
 
 
-def score_replies(target: Client, pairs: Sequence[tuple[TaskRecord, int]], completions: Sequence[Completion],
-                  rubric: RubricJudge | None) -> dict[str, list[Attempt]]:
+def score_replies(
+    target: Client,
+    pairs: Sequence[tuple[TaskRecord, int]],
+    completions: Sequence[Completion],
+    rubric: RubricJudge | None,
+) -> dict[str, list[Attempt]]:
     """(task, sample) pairs and their replies -> scored attempts per task, in sample order;
     every task of ``pairs`` has an entry, empty when none of its replies could be scored."""
     scores: list[judges.Score | Unusable | None] = [None] * len(pairs)
@@ -46,18 +50,20 @@ def score_replies(target: Client, pairs: Sequence[tuple[TaskRecord, int]], compl
             target.leave_out(result.reason)
             continue
         assert result is not None
-        out[task.id].append(Attempt(
-            task_id=task.id,
-            sample=sample,
-            response=completion.text,
-            hard=result.hard,
-            soft=result.soft,
-            fail_reasons=result.fail_reasons,
-            failed_checks=result.failed_checks,
-            tools_called=list(completion.tools_called),
-            usage=completion.usage,
-            latency=completion.latency,
-        ))
+        out[task.id].append(
+            Attempt(
+                task_id=task.id,
+                sample=sample,
+                response=completion.text,
+                hard=result.hard,
+                soft=result.soft,
+                fail_reasons=result.fail_reasons,
+                failed_checks=result.failed_checks,
+                tools_called=list(completion.tools_called),
+                usage=completion.usage,
+                latency=completion.latency,
+            )
+        )
     return out
 
 

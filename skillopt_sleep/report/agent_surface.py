@@ -28,8 +28,7 @@ def calling_agent(env: Mapping[str, str] | None = None) -> str | None:
     return None
 
 
-def ask_for(action: str, *arguments: str, project: str | None = None,
-            env: Mapping[str, str] | None = None) -> str:
+def ask_for(action: str, *arguments: str, project: str | None = None, env: Mapping[str, str] | None = None) -> str:
     """What to type for ``action`` (``review``, ``adopt``…) with ``arguments``: the slash command
     in Claude Code, a request for the skill in Codex, else ``skillopt-sleep <action> --project …``."""
     rest = " ".join(arguments)

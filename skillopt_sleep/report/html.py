@@ -64,8 +64,10 @@ def _scope_and_evidence(scope: list[str], evidence: list[EvidenceTask]) -> list[
     out = [f"<p>Scope (task kinds of its evidence): {_t(', '.join(scope) or 'none recorded')}</p>"]
     if evidence:
         out.append("<p>Evidence:</p><ul>")
-        out += [f"<li><code>{_t(e.task_id, 80)}</code> ({_t(e.kind, 60)}, {_t(e.split, 10)}): "
-                f"{_t(e.excerpt, 200)}</li>" for e in evidence]
+        out += [
+            f"<li><code>{_t(e.task_id, 80)}</code> ({_t(e.kind, 60)}, {_t(e.split, 10)}): {_t(e.excerpt, 200)}</li>"
+            for e in evidence
+        ]
         out.append("</ul>")
     return out
 
@@ -73,8 +75,7 @@ def _scope_and_evidence(scope: list[str], evidence: list[EvidenceTask]) -> list[
 def _decision(decision: GateDecision) -> list[str]:
     verdict = "accepted" if decision.accepted else "refused"
     alone = gate_label(decision)
-    out = [f"<p>Gate ({_t(alone)}): <b>{verdict}</b>, val {_score(decision.baseline)} → "
-           f"{_score(decision.candidate)}"]
+    out = [f"<p>Gate ({_t(alone)}): <b>{verdict}</b>, val {_score(decision.baseline)} → {_score(decision.candidate)}"]
     stats = headline_statistic(decision)
     if stats:
         out.append(f"<br><span class=muted>{_t(stats)}</span>")
@@ -82,14 +83,17 @@ def _decision(decision: GateDecision) -> list[str]:
     if decision.reasons:
         out.append("<ul>" + "".join(f"<li>{_t(r, 500)}</li>" for r in decision.reasons) + "</ul>")
     if decision.per_task:
-        out.append("<table><tr><th>val task</th><th>baseline</th><th>candidate</th><th>gain</th>"
-                   "<th>regressed</th></tr>")
+        out.append(
+            "<table><tr><th>val task</th><th>baseline</th><th>candidate</th><th>gain</th><th>regressed</th></tr>"
+        )
         for d in decision.per_task:
-            regressed = '<span class=yes>yes</span>' if d.regressed else "no"
-            out.append(f"<tr><td><code>{_t(d.task_id, 80)}</code></td>"
-                       f"<td>{_score(d.baseline)} (n={d.n_baseline})</td>"
-                       f"<td>{_score(d.candidate)} (n={d.n_candidate})</td>"
-                       f"<td>{d.delta:+.3f}</td><td>{regressed}</td></tr>")
+            regressed = "<span class=yes>yes</span>" if d.regressed else "no"
+            out.append(
+                f"<tr><td><code>{_t(d.task_id, 80)}</code></td>"
+                f"<td>{_score(d.baseline)} (n={d.n_baseline})</td>"
+                f"<td>{_score(d.candidate)} (n={d.n_candidate})</td>"
+                f"<td>{d.delta:+.3f}</td><td>{regressed}</td></tr>"
+            )
         out.append("</table>")
     return out
 
@@ -97,8 +101,11 @@ def _decision(decision: GateDecision) -> list[str]:
 def _diff(text: str) -> str:
     lines = []
     for line in clean_text(text).splitlines():
-        css = "add" if line.startswith("+") and not line.startswith("+++") else (
-            "del" if line.startswith("-") and not line.startswith("---") else "")
+        css = (
+            "add"
+            if line.startswith("+") and not line.startswith("+++")
+            else ("del" if line.startswith("-") and not line.startswith("---") else "")
+        )
         lines.append(f'<span class="{css}">{escape(line)}</span>' if css else escape(line))
     return "<pre>" + "\n".join(lines) + "</pre>"
 
@@ -106,16 +113,22 @@ def _diff(text: str) -> str:
 def render_html(view: ProposalView, trend: list[TrendPoint]) -> str:
     """The whole page, one string."""
     r = view.report
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
-           f"<title>skillopt-sleep night {_t(r.night_id)}</title><style>{_CSS}</style></head><body>",
-           f"<h1>skillopt-sleep night {_t(r.night_id)}</h1>"]
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
+        f"<title>skillopt-sleep night {_t(r.night_id)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>skillopt-sleep night {_t(r.night_id)}</h1>",
+    ]
     if r.simulated:
         out.append(f'<p class="warn">{_t(SIMULATED_WARNING)}</p>')
     out.append("<table>")
-    rows = [("Project", r.project), ("State", f"{view.state} · night status {r.status}"),
-            ("Finished", format_time(r.finished) or "n/a"),
-            ("Backends", ", ".join(f"{k}: {v}" for k, v in r.backends.items()) or "n/a")]
+    rows = [
+        ("Project", r.project),
+        ("State", f"{view.state} · night status {r.status}"),
+        ("Finished", format_time(r.finished) or "n/a"),
+        ("Backends", ", ".join(f"{k}: {v}" for k, v in r.backends.items()) or "n/a"),
+    ]
     if r.backend_choice:
         rows.append(("Backend choice", r.backend_choice))
     out += [f"<tr><th>{escape(k)}</th><td>{_t(v, 300)}</td></tr>" for k, v in rows]
@@ -129,10 +142,12 @@ def render_html(view: ProposalView, trend: list[TrendPoint]) -> str:
 
     out.append("<h2>Score across nights</h2>")
     out.append('<div class="chart">' + render_svg(trend) + "</div>")
-    out.append("<p class=muted>Blue line: the validation score of the documents in effect after each "
-               "night — its baseline, or its candidate once adopted and not reverted. Grey squares: each "
-               "night's baseline. Diamonds: proposals, joined to their baseline — orange staged, green "
-               "adopted, red reverted; never part of the line. Hollow: simulated or not in effect.</p>")
+    out.append(
+        "<p class=muted>Blue line: the validation score of the documents in effect after each "
+        "night — its baseline, or its candidate once adopted and not reverted. Grey squares: each "
+        "night's baseline. Diamonds: proposals, joined to their baseline — orange staged, green "
+        "adopted, red reverted; never part of the line. Hollow: simulated or not in effect.</p>"
+    )
 
     for note in conflict_notes([rule.edit for rule in view.rules]):
         out.append(f'<p class="warn"><strong>Changes what you wrote:</strong> {_t(note, 800)}</p>')
@@ -158,8 +173,7 @@ def render_html(view: ProposalView, trend: list[TrendPoint]) -> str:
         out += _edit(refused.edit) if refused.edit else ["<p>(unreadable edit)</p>"]
         out += _scope_and_evidence(refused.scope, refused.evidence)
         reasons = refused.reasons or ["(no reason recorded)"]
-        out.append("<p>Refused because:</p><ul>" + "".join(f"<li>{_t(x, 500)}</li>" for x in reasons)
-                   + "</ul></div>")
+        out.append("<p>Refused because:</p><ul>" + "".join(f"<li>{_t(x, 500)}</li>" for x in reasons) + "</ul></div>")
 
     out.append("<h2>Document changes</h2>")
     if not view.documents:
@@ -171,9 +185,11 @@ def render_html(view: ProposalView, trend: list[TrendPoint]) -> str:
     if r.notes:
         out.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_t(n, 1000)}</li>" for n in r.notes) + "</ul>")
     if view.documents and r.accepted_edits:
-        out.append("<h2>Next step</h2><p>Adopt with</p>"
-                   f"<pre>{_t(adopt_command(r))}</pre><p>and undo later with</p>"
-                   f"<pre>{_t(revert_command(r))}</pre>")
+        out.append(
+            "<h2>Next step</h2><p>Adopt with</p>"
+            f"<pre>{_t(adopt_command(r))}</pre><p>and undo later with</p>"
+            f"<pre>{_t(revert_command(r))}</pre>"
+        )
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 

@@ -17,6 +17,7 @@ from skillopt_sleep.sanitize import sanitize
 from skillopt_sleep.rules.scope import scope_label
 from skillopt_sleep.types import Edit, NightReport, format_time
 
+
 def _cell(value: Any, limit: int = 120) -> str:
     """One Markdown table cell: sanitized, on one line, with ``|`` escaped."""
     text = " ".join(sanitize(value, limit).split())
@@ -39,31 +40,37 @@ def _quote(text: str) -> list[str]:
 
 
 def adopt_command(report: NightReport) -> str:
-    command = (f"skillopt-sleep adopt --project {shlex.quote(sanitize(report.project))} "
-               f"--night {sanitize(report.night_id)}")
+    command = (
+        f"skillopt-sleep adopt --project {shlex.quote(sanitize(report.project))} --night {sanitize(report.night_id)}"
+    )
     return command + " --allow-simulated" if report.simulated else command
 
 
 def revert_command(report: NightReport) -> str:
-    return (f"skillopt-sleep revert --project {shlex.quote(sanitize(report.project))} "
-            f"--night {sanitize(report.night_id)}")
+    return (
+        f"skillopt-sleep revert --project {shlex.quote(sanitize(report.project))} --night {sanitize(report.night_id)}"
+    )
 
 
 def review_command(report: NightReport) -> str:
-    return (f"skillopt-sleep review --project {shlex.quote(sanitize(report.project))} "
-            f"--night {sanitize(report.night_id)}")
+    return (
+        f"skillopt-sleep review --project {shlex.quote(sanitize(report.project))} --night {sanitize(report.night_id)}"
+    )
 
 
-SIMULATED_WARNING = ("SIMULATED: the offline sim backend made this proposal, so its rules and scores "
-                     "were never tried on a real model; `adopt` refuses it without --allow-simulated.")
+SIMULATED_WARNING = (
+    "SIMULATED: the offline sim backend made this proposal, so its rules and scores "
+    "were never tried on a real model; `adopt` refuses it without --allow-simulated."
+)
 
 
 def backend_lines(report: NightReport) -> list[str]:
     """Which models the night used, why (``auto``), and the simulated warning — for every view."""
     lines = []
     if report.backends:
-        lines.append("Backends: " + ", ".join(f"{sanitize(k)}: `{sanitize(v, 200)}`"
-                                              for k, v in report.backends.items()))
+        lines.append(
+            "Backends: " + ", ".join(f"{sanitize(k)}: `{sanitize(v, 200)}`" for k, v in report.backends.items())
+        )
     if report.backend_choice:
         lines.append(f"Backend choice: {sanitize(report.backend_choice, 300)}")
     if report.simulated:
@@ -73,13 +80,16 @@ def backend_lines(report: NightReport) -> list[str]:
 
 def numbers_table(report: NightReport) -> list[str]:
     """``numbers`` as a Markdown table."""
-    return ["| measure | value |", "|---|---|"] + [f"| {_cell(k, 200)} | {_cell(v, 400)} |"
-                                                     for k, v in numbers(report)]
+    return ["| measure | value |", "|---|---|"] + [f"| {_cell(k, 200)} | {_cell(v, 400)} |" for k, v in numbers(report)]
 
 
 def _edit_block(index: int, edit: Edit) -> list[str]:
-    lines = [f"### {index}. {sanitize(edit.target)} · {sanitize(edit.op)}", "",
-             f"Scope: {sanitize(scope_label(edit), 200)}", ""]
+    lines = [
+        f"### {index}. {sanitize(edit.target)} · {sanitize(edit.op)}",
+        "",
+        f"Scope: {sanitize(scope_label(edit), 200)}",
+        "",
+    ]
     if edit.anchor:
         lines += ["Anchor:", "", *_quote(edit.anchor), ""]
     if edit.content:
@@ -98,8 +108,7 @@ def render_markdown(report: NightReport) -> str:
     out += [
         f"- Project: `{sanitize(report.project)}`",
         f"- Mode: {sanitize(report.mode)} · Status: **{sanitize(report.status)}**",
-        f"- Started: {format_time(report.started) or 'n/a'} · "
-        f"Finished: {format_time(report.finished) or 'n/a'}",
+        f"- Started: {format_time(report.started) or 'n/a'} · Finished: {format_time(report.finished) or 'n/a'}",
     ]
     out += [f"- {line}" for line in backend_lines(report)]
     for role, path in report.documents.items():
@@ -139,24 +148,28 @@ def render_markdown(report: NightReport) -> str:
         out += ["No gate decision was made.", ""]
     for i, decision in enumerate(report.decisions, 1):
         verdict = "accepted" if decision.accepted else "refused"
-        out += [f"### Decision {i}: {sanitize(decision.action)} ({verdict}), "
-                f"val {_change(decision.baseline, decision.candidate)}", ""]
+        out += [
+            f"### Decision {i}: {sanitize(decision.action)} ({verdict}), "
+            f"val {_change(decision.baseline, decision.candidate)}",
+            "",
+        ]
         if decision.edits:
             out += ["Edits judged:", ""]
             out += [f"- {sanitize(e.describe(), 300)}" for e in decision.edits]
             out.append("")
         if decision.statistic:
-            stats = ", ".join(f"{sanitize(k)}={sanitize(v, 80)}"
-                              for k, v in decision.statistic.items())
+            stats = ", ".join(f"{sanitize(k)}={sanitize(v, 80)}" for k, v in decision.statistic.items())
             out += [f"Statistic: {stats}", ""]
         if decision.reasons:
             out += ["Reasons:", ""] + [f"- {sanitize(r, 500)}" for r in decision.reasons] + [""]
         if decision.per_task:
             out += ["| task | baseline | candidate | delta | regressed |", "|---|---|---|---|---|"]
             for d in decision.per_task:
-                out.append(f"| {_cell(d.task_id)} | {_score(d.baseline)} "
-                           f"(n={d.n_baseline}) | {_score(d.candidate)} (n={d.n_candidate}) | "
-                           f"{d.delta:+.3f} | {'**yes**' if d.regressed else 'no'} |")
+                out.append(
+                    f"| {_cell(d.task_id)} | {_score(d.baseline)} "
+                    f"(n={d.n_baseline}) | {_score(d.candidate)} (n={d.n_candidate}) | "
+                    f"{d.delta:+.3f} | {'**yes**' if d.regressed else 'no'} |"
+                )
             out.append("")
 
     if report.notes:
@@ -167,8 +180,16 @@ def render_markdown(report: NightReport) -> str:
     if not report.staging_dir:
         return "\n".join(out + ["Nothing was staged.", ""])
     if report.accepted_edits:
-        out += [f"Proposal staged at `{where}`. Review `proposed/`, then:",
-                "", "```", adopt_command(report), "```", "", f"Undo later with `{revert_command(report)}`.", ""]
+        out += [
+            f"Proposal staged at `{where}`. Review `proposed/`, then:",
+            "",
+            "```",
+            adopt_command(report),
+            "```",
+            "",
+            f"Undo later with `{revert_command(report)}`.",
+            "",
+        ]
     else:
         out += [f"Report staged at `{where}`; there is nothing to adopt.", ""]
     out += [f"Review it with `{review_command(report)}` or open `report.html` beside this file.", ""]
@@ -177,8 +198,10 @@ def render_markdown(report: NightReport) -> str:
 
 def render_text(report: NightReport) -> str:
     """A compact terminal summary of the night."""
-    lines = [f"skillopt-sleep night {sanitize(report.night_id)}: {sanitize(report.status)} "
-             f"({sanitize(report.mode)}) for {sanitize(report.project)}"]
+    lines = [
+        f"skillopt-sleep night {sanitize(report.night_id)}: {sanitize(report.status)} "
+        f"({sanitize(report.mode)}) for {sanitize(report.project)}"
+    ]
     splits = sanitize(_splits(report))
     if report.backend_choice:
         lines.append(f"  {sanitize(report.backend_choice, 300)}")
@@ -187,8 +210,7 @@ def render_text(report: NightReport) -> str:
     lines.append(f"  sessions {report.n_sessions}, tasks {report.n_tasks}{splits}")
     lines.append(f"  val score {_change(report.baseline, report.candidate)}")
     if report.test_baseline is not None or report.test_candidate is not None:
-        lines.append(f"  test score {_change(report.test_baseline, report.test_candidate)} "
-                     "(measured only)")
+        lines.append(f"  test score {_change(report.test_baseline, report.test_candidate)} (measured only)")
     for note in conflict_notes(report.accepted_edits):
         lines.append(f"  WARNING: {sanitize(note, 400)}")
     lines.append(f"  accepted {len(report.accepted_edits)} edit(s)")
@@ -221,6 +243,8 @@ def dry_run_line(report: NightReport) -> str:
     """How a dry-run ends: nothing staged, and where nothing was written."""
     from skillopt_sleep.paths import project_dirs, user_dirs
 
-    return (f"dry-run: nothing was staged or saved — nothing written in "
-            f"{sanitize(str(project_dirs(report.project).root))} nor in {sanitize(str(user_dirs().state))} "
-            "(no proposal, harvest checkpoint or history); `skillopt-sleep run` stages a proposal")
+    return (
+        f"dry-run: nothing was staged or saved — nothing written in "
+        f"{sanitize(str(project_dirs(report.project).root))} nor in {sanitize(str(user_dirs().state))} "
+        "(no proposal, harvest checkpoint or history); `skillopt-sleep run` stages a proposal"
+    )

@@ -34,22 +34,27 @@ def _calls(report: NightReport) -> str:
 
 def _tokens(report: NightReport) -> str:
     u = report.usage
-    return (f"input {u.input_tokens:,}, output {u.output_tokens:,}, "
-            f"cache read {u.cache_read_tokens:,}, cache write {u.cache_write_tokens:,}")
+    return (
+        f"input {u.input_tokens:,}, output {u.output_tokens:,}, "
+        f"cache read {u.cache_read_tokens:,}, cache write {u.cache_write_tokens:,}"
+    )
 
 
 def numbers(report: NightReport) -> list[tuple[str, str]]:
     """What a night measured and spent, as (measure, value) rows: the one list report.md,
     ``review`` and report.html all show."""
-    rows = [("sessions harvested", str(report.n_sessions)),
-            ("tasks", f"{report.n_tasks}{_splits(report)}")]
+    rows = [("sessions harvested", str(report.n_sessions)), ("tasks", f"{report.n_tasks}{_splits(report)}")]
     rows += [(f"skipped: {reason}", str(count)) for reason, count in report.skipped.items()]
     if report.train_baseline is not None:
         rows.append(("train score (current documents)", _score(report.train_baseline)))
     rows.append(("val score, baseline → candidate", _change(report.baseline, report.candidate)))
     if report.test_baseline is not None or report.test_candidate is not None:
-        rows.append(("test score, baseline → final (measured only, not used by the gate)",
-                     _change(report.test_baseline, report.test_candidate)))
+        rows.append(
+            (
+                "test score, baseline → final (measured only, not used by the gate)",
+                _change(report.test_baseline, report.test_candidate),
+            )
+        )
     rows.append(("model calls", _calls(report)))
     rows.append(("tokens", _tokens(report)))
     return rows
@@ -67,8 +72,10 @@ def nothing_learned(report: NightReport) -> str:
     if said:
         return "; ".join(said)
     if report.rejected_edits:
-        return (f"the gate refused every edit tried ({len(report.rejected_edits)}); "
-                "each one's reasons are under Refused edits")
+        return (
+            f"the gate refused every edit tried ({len(report.rejected_edits)}); "
+            "each one's reasons are under Refused edits"
+        )
     if report.status in ("no-tasks", "budget", "failed"):
         return f"the night ended {report.status} (see Notes)"
     return "no edit was proposed (see Notes)"

@@ -157,15 +157,19 @@ def proposal_notices(project: Path) -> list[Notice]:
     simulated = " (simulated, from the offline simulator)" if newest.get("simulated") else ""
 
     def line(when: str) -> dict[str, str]:
-        return {agent: f"skillopt-sleep: {when} proposed {what} for this project{simulated} — {hint}"
-                for agent, hint in REVIEW_HINTS.items()}
+        return {
+            agent: f"skillopt-sleep: {when} proposed {what} for this project{simulated} — {hint}"
+            for agent, hint in REVIEW_HINTS.items()
+        }
 
     created = parse_time(newest.get("created"))
     if created is None:
         return [make_notice(line("a night"))]
     fresh_until = created + RECENT
-    return [make_notice(line("last night"), end=fresh_until),
-            make_notice(line(f"the night of {created.date().isoformat()}"), start=fresh_until)]
+    return [
+        make_notice(line("last night"), end=fresh_until),
+        make_notice(line(f"the night of {created.date().isoformat()}"), start=fresh_until),
+    ]
 
 
 def refresh_project_notice(project: str | os.PathLike[str]) -> None:
@@ -202,8 +206,9 @@ def schedule_notices() -> list[Notice]:
         from skillopt_sleep.scheduler.missed import what_happened
         from skillopt_sleep.scheduler.timing import last_slot
 
-        failed = what_happened(schedule.via, last_slot(schedule.at, started + timedelta(minutes=1)),
-                               datetime.now(timezone.utc), runs)
+        failed = what_happened(
+            schedule.via, last_slot(schedule.at, started + timedelta(minutes=1)), datetime.now(timezone.utc), runs
+        )
         if failed:
             notices.insert(0, make_notice(failed, end=slot + GRACE))
     return notices
@@ -245,11 +250,16 @@ def parse_notice_file(data: bytes, agent: str, now: int, fingerprint: str) -> li
         lines = data.decode("utf-8").split("\n")
     except UnicodeDecodeError:
         return []
-    if len(lines) < 4 or lines[0] != HEADER or lines[1] != f"project\t{fingerprint}" \
-            or not lines[2].startswith("written\t") or lines[-1] != "":
+    if (
+        len(lines) < 4
+        or lines[0] != HEADER
+        or lines[1] != f"project\t{fingerprint}"
+        or not lines[2].startswith("written\t")
+        or lines[-1] != ""
+    ):
         return []
     shown = []
-    for line in lines[3:-1][:MAX_NOTICES * len(AGENTS)]:
+    for line in lines[3:-1][: MAX_NOTICES * len(AGENTS)]:
         fields = line.split("\t", 3)
         if len(fields) != 4:
             return []

@@ -82,12 +82,24 @@ class ProposalView:
             "usage": report.usage.to_dict(),
             "nothing_learned": nothing_learned(report) or None,
             "notes": list(report.notes),
-            "rules": [{"edit": r.edit.to_dict(), "scope": r.scope,
-                       "evidence": [asdict(e) for e in r.evidence],
-                       "decisions": [d.to_dict() for d in r.decisions]} for r in self.rules],
-            "refused": [{"edit": r.edit.to_dict() if r.edit else None, "reasons": r.reasons,
-                         "scope": r.scope, "evidence": [asdict(e) for e in r.evidence]}
-                        for r in self.refused],
+            "rules": [
+                {
+                    "edit": r.edit.to_dict(),
+                    "scope": r.scope,
+                    "evidence": [asdict(e) for e in r.evidence],
+                    "decisions": [d.to_dict() for d in r.decisions],
+                }
+                for r in self.rules
+            ],
+            "refused": [
+                {
+                    "edit": r.edit.to_dict() if r.edit else None,
+                    "reasons": r.reasons,
+                    "scope": r.scope,
+                    "evidence": [asdict(e) for e in r.evidence],
+                }
+                for r in self.refused
+            ],
             "documents": [asdict(d) for d in self.documents],
         }
 
@@ -129,8 +141,9 @@ def why_accepted(edit: Edit, decisions: list[GateDecision], task_index: dict[str
         kind = (task_index.get(d.task_id) or {}).get("kind") or "unknown"
         by_kind.setdefault(kind, []).append(d.delta)
     moved = sorted(by_kind.items(), key=lambda kv: -sum(kv[1]) / len(kv[1]))
-    parts = [f"{kind} {sum(ds) / len(ds):+.2f} on {len(ds)} task(s)" for kind, ds in moved
-             if any(abs(x) > 1e-9 for x in ds)]
+    parts = [
+        f"{kind} {sum(ds) / len(ds):+.2f} on {len(ds)} task(s)" for kind, ds in moved if any(abs(x) > 1e-9 for x in ds)
+    ]
     kinds = "; ".join(parts) or "no val task moved"
     gain = decision.statistic.get("gain")
     low = decision.statistic.get("lower_bound")
@@ -181,7 +194,7 @@ def task_summaries(tasks: list[TaskRecord]) -> dict[str, dict[str, str]]:
         kind = task.kind or task.skill_hint or (task.tags[0] if task.tags else "") or "unknown"
         excerpt = " ".join(redact(task.intent).split())
         if len(excerpt) > EXCERPT_CHARS:
-            excerpt = excerpt[:EXCERPT_CHARS - 1].rstrip() + "…"
+            excerpt = excerpt[: EXCERPT_CHARS - 1].rstrip() + "…"
         out[task.id] = {"kind": kind, "split": task.split, "excerpt": excerpt}
         said = (task.judge or {}).get("said")
         if isinstance(said, dict) and said:
@@ -194,7 +207,7 @@ def _block_lines(text: str) -> list[str]:
     end = text.find(END, start + len(START)) if start >= 0 else -1
     if start < 0 or end < 0:
         return []
-    return text[start:end + len(END)].splitlines(keepends=True)
+    return text[start : end + len(END)].splitlines(keepends=True)
 
 
 def managed_block_diff(path: str, baseline: bytes | None, proposed: bytes) -> str:
@@ -214,9 +227,14 @@ def _evidence(ids: list[str], index: dict[str, Any]) -> tuple[list[str], list[Ev
     tasks = []
     for task_id in ids:
         info = index.get(task_id) if isinstance(index.get(task_id), dict) else {}
-        tasks.append(EvidenceTask(task_id=str(task_id), kind=str(info.get("kind") or "unknown"),
-                                  split=str(info.get("split") or "?"),
-                                  excerpt=str(info.get("excerpt") or "")))
+        tasks.append(
+            EvidenceTask(
+                task_id=str(task_id),
+                kind=str(info.get("kind") or "unknown"),
+                split=str(info.get("split") or "?"),
+                excerpt=str(info.get("excerpt") or ""),
+            )
+        )
     scope = sorted({t.kind for t in tasks})
     return scope, tasks
 
@@ -230,8 +248,7 @@ def _as_edit(value: Any) -> Edit | None:
         return None
 
 
-def build_view(report: NightReport, manifest: dict[str, Any], state: str, staging_dir: str
-               ) -> ProposalView:
+def build_view(report: NightReport, manifest: dict[str, Any], state: str, staging_dir: str) -> ProposalView:
     view = ProposalView(report=report, state=state, staging_dir=staging_dir)
     for edit in report.accepted_edits:
         scope, evidence = _evidence(list(edit.evidence), report.task_index)
@@ -242,13 +259,18 @@ def build_view(report: NightReport, manifest: dict[str, Any], state: str, stagin
         item = item if isinstance(item, dict) else {"edit": item}
         edit = _as_edit(item.get("edit"))
         scope, evidence = _evidence(list(edit.evidence) if edit else [], report.task_index)
-        view.refused.append(RefusedView(edit=edit, reasons=[str(r) for r in item.get("reasons") or []],
-                                        scope=scope, evidence=evidence))
+        view.refused.append(
+            RefusedView(edit=edit, reasons=[str(r) for r in item.get("reasons") or []], scope=scope, evidence=evidence)
+        )
     for entry in manifest.get("files") or []:
         if isinstance(entry, dict):
-            view.documents.append(DocumentDiff(role=str(entry.get("role")),
-                                               live_path=str(entry.get("live_path")),
-                                               diff=str(entry.get("diff") or "")))
+            view.documents.append(
+                DocumentDiff(
+                    role=str(entry.get("role")),
+                    live_path=str(entry.get("live_path")),
+                    diff=str(entry.get("diff") or ""),
+                )
+            )
     return view
 
 
@@ -259,7 +281,9 @@ def load_view(proposal: dict[str, Any]) -> ProposalView:
         data = read_json(staging_dir / "report.json")
         report = NightReport.from_dict(redact_obj(data))  # read back like anything else shown
     except (OSError, ValueError) as exc:
-        raise UserError(f"the report of night {proposal.get('night_id')} in {staging_dir} is "
-                        f"unreadable ({exc.__class__.__name__}); nothing to review", EXIT_CONFLICT
-                        ) from None
+        raise UserError(
+            f"the report of night {proposal.get('night_id')} in {staging_dir} is "
+            f"unreadable ({exc.__class__.__name__}); nothing to review",
+            EXIT_CONFLICT,
+        ) from None
     return build_view(report, proposal, str(proposal.get("state") or "staged"), str(staging_dir))

@@ -61,10 +61,15 @@ def night_scores(night: dict[str, Any], states: dict[str, str]) -> NightScores:
     baseline = _number(night.get("baseline"))
     proposed = _number(night.get("candidate")) if night.get("n_accepted") else None
     live = proposed if state == "adopted" and proposed is not None else baseline
-    return NightScores(night_id=str(night.get("night_id") or "?"),
-                       when=str(night.get("finished") or night.get("started") or ""),
-                       state=state, baseline=baseline, proposed=proposed, live=live,
-                       simulated=bool(night.get("simulated")))
+    return NightScores(
+        night_id=str(night.get("night_id") or "?"),
+        when=str(night.get("finished") or night.get("started") or ""),
+        state=state,
+        baseline=baseline,
+        proposed=proposed,
+        live=live,
+        simulated=bool(night.get("simulated")),
+    )
 
 
 def score_trend(nights: list[dict[str, Any]], states: dict[str, str]) -> list[NightScores]:
@@ -81,10 +86,12 @@ def trend_lines(trend: list[NightScores], last: int = 10) -> list[str]:
     lines = []
     live = [t.live for t in trend if t.live is not None][-last:]
     if live:
-        lines.append("score of the documents in effect (val): " + " → ".join(_fmt(s) for s in live)
-                     + "  (each night's baseline; its candidate once adopted and not reverted)")
+        lines.append(
+            "score of the documents in effect (val): "
+            + " → ".join(_fmt(s) for s in live)
+            + "  (each night's baseline; its candidate once adopted and not reverted)"
+        )
     proposals = [t for t in trend if t.proposed is not None][-last:]
     if proposals:
-        lines.append("proposals: " + ", ".join(f"{_fmt(t.baseline)} → {_fmt(t.proposed)} {t.state}"
-                                               for t in proposals))
+        lines.append("proposals: " + ", ".join(f"{_fmt(t.baseline)} → {_fmt(t.proposed)} {t.state}" for t in proposals))
     return lines

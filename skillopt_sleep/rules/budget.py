@@ -49,8 +49,11 @@ def merged(docs: DocumentSet, edit: Edit) -> Edit | None:
     scope, body = split_scoped(edit.content)
     if not scope:
         return None
-    same = [rule for rule in doc.rules()
-            if split_scoped(rule)[0].lower() == scope.lower() and split_supersedes(rule)[1] is None]
+    same = [
+        rule
+        for rule in doc.rules()
+        if split_scoped(rule)[0].lower() == scope.lower() and split_supersedes(rule)[1] is None
+    ]
     if not same:
         return None
     wanted = _words(body)
@@ -59,8 +62,14 @@ def merged(docs: DocumentSet, edit: Edit) -> Edit | None:
     if len(content) > doc.limits.max_rule_chars:
         return None
     why = f"merged into an existing {scope!r} rule: {doc.path.name} holds its budget of {doc.limits.max_rules} rules"
-    return replace(edit, op="replace", anchor=anchor, content=content, evidence=list(edit.evidence),
-                   rationale=f"{edit.rationale} | {why}" if edit.rationale else why)
+    return replace(
+        edit,
+        op="replace",
+        anchor=anchor,
+        content=content,
+        evidence=list(edit.evidence),
+        rationale=f"{edit.rationale} | {why}" if edit.rationale else why,
+    )
 
 
 def apply_within_budget(docs: DocumentSet, edit: Edit, tonight: Tonight | None = None) -> tuple[Edit, DocumentSet]:

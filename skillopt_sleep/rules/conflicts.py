@@ -27,29 +27,42 @@ _UNIT = r"(?:characters?|chars|words?|lines?|sentences?|bullets?|bullet points?|
 SHORT_RE = re.compile(
     rf"\b(?:at most|under|no more than|fewer than|within|up to|maximum of)\s+\d+\s*{_UNIT}\b"
     r"|\b(?:short|shorter|brief|briefly|concise|concisely|terse|tersely|succinct|succinctly|one[- ]line|"
-    r"a single line)\b", re.I)
+    r"a single line)\b",
+    re.I,
+)
 LONG_RE = re.compile(
     rf"\b(?:exhaustive|exhaustively|detailed|in[- ]depth|thorough|thoroughly|completely|every angle|many scenarios|comprehensive|elaborate|at length|"
-    rf"(?:multiple|several|many) paragraphs|at least\s+\d+\s*{_UNIT})\b", re.I)
+    rf"(?:multiple|several|many) paragraphs|at least\s+\d+\s*{_UNIT})\b",
+    re.I,
+)
 NO_TOOL_RE = re.compile(
-    r"\b(?:do not|don'?t|never|no|without)\b[^.;:—–]{0,80}\b(?:tools?|search(?:ing)?|look(?:ing)? (?:anything|things|it) up)\b|\bfrom memory\b|\bfrom (?:your |its |my )?own knowledge\b", re.I)
+    r"\b(?:do not|don'?t|never|no|without)\b[^.;:—–]{0,80}\b(?:tools?|search(?:ing)?|look(?:ing)? (?:anything|things|it) up)\b|\bfrom memory\b|\bfrom (?:your |its |my )?own knowledge\b",
+    re.I,
+)
 USE_TOOL_RE = re.compile(
     r"\b(?:use|call|run|invoke)\b[^.;]{0,40}?\b(?:tool|search)\b|\bsearch (?:first|before)\b|"
-    r"\blook (?:it|things|this) up\b", re.I)
+    r"\blook (?:it|things|this) up\b",
+    re.I,
+)
 NEGATION_RE = re.compile(r"\b(?:never|don'?t|do not|avoid|without|no longer|must not|omit|drop|remove)\b", re.I)
 # how to answer, said beside what a clause asks: kept unless the rule overrides that too
-STYLE_RE = re.compile(r"\b(?:concise(?:ly)?|direct(?:ly)?|clear(?:ly)?|polite(?:ly)?|plain(?:ly)?|simple|simply|"
-                      r"friendly|formal(?:ly)?|neutral(?:ly)?|honest(?:ly)?|calm(?:ly)?|kind(?:ly)?)\b", re.I)
+STYLE_RE = re.compile(
+    r"\b(?:concise(?:ly)?|direct(?:ly)?|clear(?:ly)?|polite(?:ly)?|plain(?:ly)?|simple|simply|"
+    r"friendly|formal(?:ly)?|neutral(?:ly)?|honest(?:ly)?|calm(?:ly)?|kind(?:ly)?)\b",
+    re.I,
+)
 QUOTED_RE = re.compile(r'"([^"\n]{1,80})"|`([^`\n]{1,80})`')
 _CLAUSES = re.compile(r"\s*(?:[.;!?](?:\s+|$)|\s[—–-]{1,2}\s|—|–)\s*")
 _PARTS = re.compile(r",|\b(?:and|or|but)\b", re.I)
 _WORD = re.compile(r"[a-z][a-z'-]+")
-_FILLER = frozenset("""
+_FILLER = frozenset(
+    """
 a an the and or but so of to in on for with at by from into about as is are be it its this that these those
 just only always never please also then you your any every all each do does not don't no must should
 when asked
 reply answer respond response responses answers write writing make keep give use
-""".split())
+""".split()
+)
 
 
 def _stem(word: str) -> str:

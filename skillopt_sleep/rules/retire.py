@@ -88,15 +88,25 @@ def retiring(docs: DocumentSet, edit: Edit, evidence: Tonight | None) -> Edit | 
     if evidence is None or not evidence.kinds or edit.op != "add" or edit.target not in ("skill", "memory"):
         return None
     doc = docs.get(edit.target)
-    ranked = [(why[0], i, rule, why[1]) for i, rule in enumerate(doc.rules())
-              if (why := _why_retirable(rule, evidence)) is not None]
+    ranked = [
+        (why[0], i, rule, why[1])
+        for i, rule in enumerate(doc.rules())
+        if (why := _why_retirable(rule, evidence)) is not None
+    ]
     if not ranked:
         return None
     _, _, rule, reason = min(ranked)
-    why = (f"retires {rule!r} ({reason}): {doc.path.name} holds its budget of {doc.limits.max_rules} rules "
-           f"and no rule of its scope to merge with")
-    return replace(edit, op="replace", anchor=rule, evidence=list(edit.evidence),
-                   rationale=f"{edit.rationale} | {why}" if edit.rationale else why)
+    why = (
+        f"retires {rule!r} ({reason}): {doc.path.name} holds its budget of {doc.limits.max_rules} rules "
+        f"and no rule of its scope to merge with"
+    )
+    return replace(
+        edit,
+        op="replace",
+        anchor=rule,
+        evidence=list(edit.evidence),
+        rationale=f"{edit.rationale} | {why}" if edit.rationale else why,
+    )
 
 
 def removed_rule(docs: DocumentSet, edit: Edit) -> str | None:
@@ -106,7 +116,9 @@ def removed_rule(docs: DocumentSet, edit: Edit) -> str | None:
         return None
     want = " ".join(edit.anchor.split()).lower()
     rules = docs.get(edit.target).rules()
-    rule = next((r for r in rules if r.lower() == want), None) or next((r for r in rules if want and want in r.lower()), None)
+    rule = next((r for r in rules if r.lower() == want), None) or next(
+        (r for r in rules if want and want in r.lower()), None
+    )
     if rule is None:
         return None
     kept = split_scoped(split_supersedes(rule)[0])[1].rstrip().rstrip(".").lower()

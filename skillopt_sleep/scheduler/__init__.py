@@ -22,8 +22,16 @@ from skillopt_sleep.scheduler.timing import missed_night_notice, next_run
 if TYPE_CHECKING:
     from skillopt_sleep.scheduler.base import Mechanism
 
-__all__ = ["Schedule", "MECHANISMS", "default_via", "make_mechanism", "missed_night_notice",
-           "next_run", "schedule_summary", "supported_vias"]
+__all__ = [
+    "Schedule",
+    "MECHANISMS",
+    "default_via",
+    "make_mechanism",
+    "missed_night_notice",
+    "next_run",
+    "schedule_summary",
+    "supported_vias",
+]
 
 # Imported on use: the missed-night notice runs on every CLI use and must stay light.
 MECHANISMS: dict[str, str] = {
@@ -44,8 +52,9 @@ def os_family(platform: str | None = None) -> str:
 
 
 def supported_vias(platform: str | None = None) -> tuple[str, ...]:
-    return {"windows": ("schtasks",), "macos": ("launchd", "cron"),
-            "linux": ("systemd", "cron")}.get(os_family(platform), ("cron",))
+    return {"windows": ("schtasks",), "macos": ("launchd", "cron"), "linux": ("systemd", "cron")}.get(
+        os_family(platform), ("cron",)
+    )
 
 
 def default_via(platform: str | None = None, systemd_available: Callable[[], bool] | None = None) -> str:
@@ -61,8 +70,11 @@ def default_via(platform: str | None = None, systemd_available: Callable[[], boo
 
 def make_mechanism(via: str, platform: str | None = None) -> Mechanism:
     if via not in supported_vias(platform):
-        raise UserError(f"--via {via} is not available on {os_family(platform)}; choose one of: "
-                        f"{', '.join(supported_vias(platform))}", EXIT_USAGE)
+        raise UserError(
+            f"--via {via} is not available on {os_family(platform)}; choose one of: "
+            f"{', '.join(supported_vias(platform))}",
+            EXIT_USAGE,
+        )
     module, _, name = MECHANISMS[via].partition(":")
     return getattr(importlib.import_module(module), name)()
 
@@ -77,7 +89,8 @@ def schedule_summary(project: str | None = None, now: datetime | None = None) ->
         return None
     resolved = str(Path(project).expanduser().resolve()) if project else None
     return {
-        "at": schedule.at, "via": schedule.via,
+        "at": schedule.at,
+        "via": schedule.via,
         "next_run": next_run(schedule.at, now).isoformat(timespec="minutes"),
         "projects": [p.project for p in schedule.projects],
         "this_project": resolved is not None and schedule.entry(resolved) is not None,
@@ -98,10 +111,13 @@ def format_schedule(summary: dict[str, Any] | None, project: str) -> list[str]:
     when = datetime.fromisoformat(summary["next_run"])
     # inside an agent its command works on the agent's project; in a terminal, name the project
     schedule = ask_for("schedule") if calling_agent() else f"skillopt-sleep schedule --project {sanitize(project)}"
-    registered = "this project is registered" if summary["this_project"] else \
-        f"this project is not registered: {schedule}"
-    lines = [f"  schedule: nightly at {summary['at']} via {summary['via']}, next run "
-             f"{when:%a %d %b %H:%M} ({len(summary['projects'])} project(s); {registered})"]
+    registered = (
+        "this project is registered" if summary["this_project"] else f"this project is not registered: {schedule}"
+    )
+    lines = [
+        f"  schedule: nightly at {summary['at']} via {summary['via']}, next run "
+        f"{when:%a %d %b %H:%M} ({len(summary['projects'])} project(s); {registered})"
+    ]
     last = summary["last_run"]
     if not last:
         lines.append("  last scheduled night: none (no scheduled night has run yet)")
@@ -111,10 +127,14 @@ def format_schedule(summary: dict[str, Any] | None, project: str) -> list[str]:
         state = "running" if not last.get("finished") else tally(results)
         if last.get("error"):
             state = f"could not start: {last['error']}"
-        lines.append(f"  last scheduled night: {sanitize(last.get('started'))}, {sanitize(state)}; "
-                     f"log {sanitize(last.get('log'))}")
+        lines.append(
+            f"  last scheduled night: {sanitize(last.get('started'))}, {sanitize(state)}; "
+            f"log {sanitize(last.get('log'))}"
+        )
         for r in failed:
             lines.append(f"    failed {sanitize(r.get('project'))}: {sanitize(r.get('message'), 160)}")
     if summary["missed"]:  # missed.py names the terminal's `schedule`; inside an agent, the agent's
-        lines.append("  " + sanitize(summary["missed"]).replace("`skillopt-sleep schedule`", f"`{ask_for('schedule')}`"))
+        lines.append(
+            "  " + sanitize(summary["missed"]).replace("`skillopt-sleep schedule`", f"`{ask_for('schedule')}`")
+        )
     return lines

@@ -52,8 +52,7 @@ def entry_command(job: Job) -> str:
     leaves its "not found" in the log, which the missed-night notice reads."""
     log = job.output_log
     run = " ".join(shlex.quote(arg) for arg in job.argv)
-    return (f"mkdir -p {shlex.quote(str(log.parent))} && "
-            f"exec {run} >>{shlex.quote(str(log))} 2>&1")
+    return f"mkdir -p {shlex.quote(str(log.parent))} && exec {run} >>{shlex.quote(str(log))} 2>&1"
 
 
 def runs_our_job(argv: list[str] | tuple[str, ...]) -> bool:
@@ -117,8 +116,9 @@ def refuse_control_chars(what: str, value: str) -> str:
     """``value`` unchanged, or a usage error when it holds a newline or other control character
     (it would split or corrupt a crontab line, a unit file or a plist)."""
     if has_control_chars(value):
-        raise UserError(f"{what} contains a newline or control character ({value!r}); "
-                        "refusing to schedule it", EXIT_USAGE)
+        raise UserError(
+            f"{what} contains a newline or control character ({value!r}); refusing to schedule it", EXIT_USAGE
+        )
     return value
 
 
@@ -127,12 +127,14 @@ def refuse_secrets(plan: Plan) -> None:
     texts = [a.content for a in plan.artifacts] + [" ".join(c) for c in plan.commands]
     for text in texts:
         if redact(text) != text:
-            raise UserError(f"refusing to write a {plan.mechanism} entry that would contain a "
-                            "secret; keep keys in the --env-file instead", EXIT_USAGE)
+            raise UserError(
+                f"refusing to write a {plan.mechanism} entry that would contain a "
+                "secret; keep keys in the --env-file instead",
+                EXIT_USAGE,
+            )
 
 
-def run_tool(argv: list[str], stdin: str | None = None,
-             check: bool = True) -> subprocess.CompletedProcess[str]:
+def run_tool(argv: list[str], stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
     """Run an OS scheduler tool with a timeout; a missing tool or a failure is one clear line."""
     proc = _spawn(argv, input=stdin, text=True, encoding="utf-8", errors="replace")
     if check and proc.returncode != 0:
@@ -140,8 +142,9 @@ def run_tool(argv: list[str], stdin: str | None = None,
     return proc
 
 
-def run_tool_bytes(argv: list[str], stdin: bytes | None = None,
-                   check: bool = True) -> subprocess.CompletedProcess[bytes]:
+def run_tool_bytes(
+    argv: list[str], stdin: bytes | None = None, check: bool = True
+) -> subprocess.CompletedProcess[bytes]:
     """``run_tool`` for a tool whose input and output must pass through as exact bytes (a user's
     crontab: its line ends, encodings and control characters are the user's, not ours)."""
     proc = _spawn(argv, input=stdin)
@@ -156,8 +159,7 @@ def _spawn(argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess[Any]:
     except FileNotFoundError:
         raise UserError(f"{argv[0]} not found on PATH; choose another --via", EXIT_SCHEDULER) from None
     except subprocess.TimeoutExpired:
-        raise UserError(f"{' '.join(argv)} did not finish within {TOOL_TIMEOUT:g}s",
-                        EXIT_SCHEDULER) from None
+        raise UserError(f"{' '.join(argv)} did not finish within {TOOL_TIMEOUT:g}s", EXIT_SCHEDULER) from None
     except OSError as exc:
         raise UserError(f"cannot run {argv[0]}: {exc}", EXIT_SCHEDULER) from None
 
@@ -172,5 +174,6 @@ def tool_failure(argv: list[str], proc: subprocess.CompletedProcess[Any]) -> Use
     """One line: the command, its exit code and the last line it printed."""
     lines = [line for line in tool_output(proc).splitlines() if line.strip()]
     detail = "".join(c for c in lines[-1] if not has_control_chars(c))[:200].strip() if lines else ""
-    return UserError(f"{' '.join(argv)} failed (exit {proc.returncode})" + (f": {detail}" if detail else ""),
-                     EXIT_SCHEDULER)
+    return UserError(
+        f"{' '.join(argv)} failed (exit {proc.returncode})" + (f": {detail}" if detail else ""), EXIT_SCHEDULER
+    )

@@ -12,15 +12,26 @@ missed night never; the next CLI use or the SessionStart hook notices it
 from __future__ import annotations
 
 from skillopt_sleep.scheduler.base import (
-    MARKER, MARKER_NOTE, NIGHTLY_VERB, Artifact, Job, Plan, entry_command, run_tool_bytes, tool_failure,
-    tool_output)
+    MARKER,
+    MARKER_NOTE,
+    NIGHTLY_VERB,
+    Artifact,
+    Job,
+    Plan,
+    entry_command,
+    run_tool_bytes,
+    tool_failure,
+    tool_output,
+)
 
 CRONTAB = "crontab"
 MARKER_LINE = f"# {MARKER_NOTE}".encode()
 # Written instead of MARKER_LINE when the table it is appended to lacked a final newline: removing
 # the entry then takes that newline back out, so the table is left as it was found.
-MARKER_LINE_JOINED = (f"# {MARKER} (managed by `skillopt-sleep schedule`, which ended the line above "
-                      "with a newline; remove with `skillopt-sleep unschedule`)").encode()
+MARKER_LINE_JOINED = (
+    f"# {MARKER} (managed by `skillopt-sleep schedule`, which ended the line above "
+    "with a newline; remove with `skillopt-sleep unschedule`)"
+).encode()
 _JOB = f"skillopt_sleep {NIGHTLY_VERB}".encode()
 
 
@@ -92,11 +103,20 @@ class Cron:
         return proc.stdout
 
     def plan(self, job: Job) -> Plan:
-        return Plan(self.name, [Artifact("user crontab (two lines added; every other line kept as it is)",
-                                         f"# {MARKER_NOTE}\n{job_line(job)}\n")],
-                    [[self.crontab, "-"]],
-                    ["cron never runs a night the machine slept through; the next skillopt-sleep "
-                     "command or Claude Code session start says so"])
+        return Plan(
+            self.name,
+            [
+                Artifact(
+                    "user crontab (two lines added; every other line kept as it is)",
+                    f"# {MARKER_NOTE}\n{job_line(job)}\n",
+                )
+            ],
+            [[self.crontab, "-"]],
+            [
+                "cron never runs a night the machine slept through; the next skillopt-sleep "
+                "command or Claude Code session start says so"
+            ],
+        )
 
     def install(self, job: Job) -> Plan:
         plan = self.plan(job)

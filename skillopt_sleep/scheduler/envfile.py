@@ -34,8 +34,11 @@ def check_env_file(path: str | os.PathLike[str]) -> Path:
     if os.name == "posix":
         mode = stat.S_IMODE(info.st_mode)
         if mode & 0o077:
-            raise UserError(f"env file {resolved} has mode {mode:04o}; it holds keys, so it must be "
-                            f"private to you: chmod 600 {resolved}", EXIT_CONFIG)
+            raise UserError(
+                f"env file {resolved} has mode {mode:04o}; it holds keys, so it must be "
+                f"private to you: chmod 600 {resolved}",
+                EXIT_CONFIG,
+            )
         if hasattr(os, "getuid") and info.st_uid != os.getuid():
             raise UserError(f"env file {resolved} belongs to another user", EXIT_CONFIG)
     return resolved
@@ -53,8 +56,9 @@ def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
     try:
         text = read_regular_text(resolved, ENV_READ_LIMIT)
     except UnreadableFile as exc:  # larger than the bound (read no further), or no regular file
-        raise UserError(f"env file {resolved} cannot be read: {exc.strerror}; an env file holds a few "
-                        "NAME=VALUE lines", EXIT_CONFIG) from None
+        raise UserError(
+            f"env file {resolved} cannot be read: {exc.strerror}; an env file holds a few NAME=VALUE lines", EXIT_CONFIG
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"env file {resolved} cannot be read: {type(exc).__name__}", EXIT_CONFIG) from None
     values: dict[str, str] = {}
@@ -63,7 +67,7 @@ def read_env_file(path: str | os.PathLike[str]) -> dict[str, str]:
         if not line or line.startswith("#"):
             continue
         if line.startswith("export "):
-            line = line[len("export "):].lstrip()
+            line = line[len("export ") :].lstrip()
         name, eq, value = line.partition("=")
         name = name.strip()
         if not eq or not _NAME.fullmatch(name):

@@ -24,13 +24,15 @@ LAUNCHCTL = "launchctl"
 def plist_bytes(job: Job) -> bytes:
     # No StandardOutPath: launchd opens it before the job starts, and a missing directory
     # stops the job there (exit 78). The shell appends to the log instead (base.entry_command).
-    return plistlib.dumps({
-        "Label": LABEL,
-        "ProgramArguments": [SHELL, "-c", entry_command(job)],
-        "StartCalendarInterval": {"Hour": job.hour, "Minute": job.minute},
-        "RunAtLoad": False,
-        "ProcessType": "Background",
-    })
+    return plistlib.dumps(
+        {
+            "Label": LABEL,
+            "ProgramArguments": [SHELL, "-c", entry_command(job)],
+            "StartCalendarInterval": {"Hour": job.hour, "Minute": job.minute},
+            "RunAtLoad": False,
+            "ProcessType": "Background",
+        }
+    )
 
 
 class Launchd:
@@ -54,14 +56,20 @@ class Launchd:
             data = plistlib.loads(read_regular(self.plist, 1024 * 1024))
         except (OSError, ValueError, plistlib.InvalidFileException):
             return False
-        return (isinstance(data, dict) and data.get("Label") == LABEL
-                and runs_our_job(data.get("ProgramArguments") or []))
+        return (
+            isinstance(data, dict) and data.get("Label") == LABEL and runs_our_job(data.get("ProgramArguments") or [])
+        )
 
     def plan(self, job: Job) -> Plan:
-        return Plan(self.name, [Artifact(str(self.plist), plist_bytes(job).decode("utf-8"))],
-                    [[self.launchctl, "bootout", f"{self.domain}/{LABEL}"],
-                     [self.launchctl, "bootstrap", self.domain, str(self.plist)]],
-                    ["a night the Mac slept through starts when it wakes"])
+        return Plan(
+            self.name,
+            [Artifact(str(self.plist), plist_bytes(job).decode("utf-8"))],
+            [
+                [self.launchctl, "bootout", f"{self.domain}/{LABEL}"],
+                [self.launchctl, "bootstrap", self.domain, str(self.plist)],
+            ],
+            ["a night the Mac slept through starts when it wakes"],
+        )
 
     def install(self, job: Job) -> Plan:
         plan = self.plan(job)

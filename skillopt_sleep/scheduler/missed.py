@@ -95,8 +95,10 @@ def _night_result(head: str, last: dict[str, Any], started: datetime, now: datet
     if not failed:
         return None
     first = failed[0]
-    return (f"{head} ran, but {len(failed)} of {len(results)} project(s) failed: "
-            f"{_clean(first.get('project'), 80)}: {_clean(first.get('message') or 'no message', TRACE_MAX)}")
+    return (
+        f"{head} ran, but {len(failed)} of {len(results)} project(s) failed: "
+        f"{_clean(first.get('project'), 80)}: {_clean(first.get('message') or 'no message', TRACE_MAX)}"
+    )
 
 
 def what_happened(via: str, slot: datetime, now: datetime, runs: Path) -> str | None:
@@ -112,10 +114,14 @@ def what_happened(via: str, slot: datetime, now: datetime, runs: Path) -> str | 
 
     trace = output_since(runs / OUTPUT_LOG, slot - timedelta(minutes=1))
     if trace is not None:
-        return (f"{head} did not run: its entry started but failed before the night began: {trace} "
-                f"(log {runs / OUTPUT_LOG})")
+        return (
+            f"{head} did not run: its entry started but failed before the night began: {trace} "
+            f"(log {runs / OUTPUT_LOG})"
+        )
     if via in LOGS_FAILED_STARTS and runs.is_dir():
         return f"{head} did not run: its entry did not start ({NO_START[via]}); {CATCH_UP}"
     where = "no log directory" if not runs.is_dir() else f"{via} logs no failed start"
-    return (f"{head} did not run and left no trace ({where}): unknown whether its entry started; "
-            f"`skillopt-sleep schedule` reinstalls it, {CATCH_UP}")
+    return (
+        f"{head} did not run and left no trace ({where}): unknown whether its entry started; "
+        f"`skillopt-sleep schedule` reinstalls it, {CATCH_UP}"
+    )

@@ -36,8 +36,11 @@ def _homes(config: Config) -> dict[str, Path]:
 
     given = {"claude": config.claude_home, "codex": config.codex_home}
     wanted = list(SOURCES) if config.source in ("auto", "all") else [config.source]
-    return {name: Path(given[name]).expanduser() if given.get(name) else SOURCES[name].default_home()
-            for name in wanted if name in SOURCES}
+    return {
+        name: Path(given[name]).expanduser() if given.get(name) else SOURCES[name].default_home()
+        for name in wanted
+        if name in SOURCES
+    }
 
 
 def written_since(project: Path, config: Config, since: datetime | None) -> bool:
@@ -77,5 +80,7 @@ def nothing_new(project: Path, config: Config) -> str | None:
         return None
     if since is None:
         return "no sessions for this project yet: nothing to learn from, no model call made"
-    return (f"no new sessions since the last night (started {since:%Y-%m-%d %H:%M} UTC): "
-            "nothing new to learn from, no model call made")
+    return (
+        f"no new sessions since the last night (started {since:%Y-%m-%d %H:%M} UTC): "
+        "nothing new to learn from, no model call made"
+    )

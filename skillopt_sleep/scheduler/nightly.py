@@ -44,8 +44,9 @@ def config_from_record(values: dict[str, Any]) -> Config:
     known = {f.name for f in dataclasses.fields(Config)}
     unknown = sorted(set(values) - known)
     if unknown:
-        raise UserError(f"recorded config has unknown settings {unknown}; run `skillopt-sleep schedule` "
-                        "again", EXIT_CONFIG)
+        raise UserError(
+            f"recorded config has unknown settings {unknown}; run `skillopt-sleep schedule` again", EXIT_CONFIG
+        )
     return validate(Config(**values))
 
 
@@ -64,8 +65,9 @@ def run_project_night(entry: ProjectEntry, log: Callable[[str], None]) -> dict[s
         log(f"skipped: {skipped}")
         return {"status": "skipped", "skipped": skipped}
     # A night that a crash, a kill or a stop interrupted is continued, not paid for again.
-    opts = NightOptions(project=Path(entry.project), config=config, mode="run",
-                        auto_adopt=entry.auto_adopt, progress=log, resume=True)
+    opts = NightOptions(
+        project=Path(entry.project), config=config, mode="run", auto_adopt=entry.auto_adopt, progress=log, resume=True
+    )
     report = followed_night(opts, show=False)  # status follows it (night_state) like a run
     log(render_text(report))
     return {"night_id": report.night_id, "status": report.status}
@@ -134,15 +136,20 @@ def run_scheduled(schedule_file: Path | None = None, run_project: RunProject = r
     failing project's exit code."""
     schedule = load_schedule(schedule_file)
     if schedule is None:
-        raise UserError(f"nothing is scheduled ({schedule_file or 'no schedule file'}); "
-                        "see `skillopt-sleep schedule`", EXIT_CONFIG)
+        raise UserError(
+            f"nothing is scheduled ({schedule_file or 'no schedule file'}); see `skillopt-sleep schedule`", EXIT_CONFIG
+        )
     for name, value in schedule.locations.items():  # before any user-level path is computed
         os.environ[name] = value
     runs = user_dirs().scheduled_runs
     started = datetime.now(timezone.utc)
     log_path, fh = _open_log(runs, started)
-    record: dict[str, Any] = {"started": started.isoformat(timespec="seconds"), "finished": None,
-                              "log": str(log_path), "projects": []}
+    record: dict[str, Any] = {
+        "started": started.isoformat(timespec="seconds"),
+        "finished": None,
+        "log": str(log_path),
+        "projects": [],
+    }
 
     def log(message: str) -> None:
         fh.write(clean(message).rstrip("\n") + "\n")
@@ -151,8 +158,7 @@ def run_scheduled(schedule_file: Path | None = None, run_project: RunProject = r
     try:
         _trim_output_log(runs)
         _write_last_run(runs, record)
-        log(f"skillopt-sleep scheduled night, started {record['started']}, "
-            f"{len(schedule.projects)} project(s)")
+        log(f"skillopt-sleep scheduled night, started {record['started']}, {len(schedule.projects)} project(s)")
         try:
             prepare_environment(schedule)
         except UserError as exc:

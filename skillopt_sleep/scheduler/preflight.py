@@ -63,8 +63,9 @@ def _auto_choice(config: Config, env_file_vars: Mapping[str, str], which: Which)
     from the job's environment: the env file's variables, not the shell's."""
     agents = [config.agent] if config.agent in ("claude", "codex") else []
     try:
-        return choose_backend(agents, backend_options=config.backend_options, which=which,
-                              env=env_file_vars, harvested=False).spec
+        return choose_backend(
+            agents, backend_options=config.backend_options, which=which, env=env_file_vars, harvested=False
+        ).spec
     except UserError:
         return None
 
@@ -89,21 +90,32 @@ def check_backends(config: Config, env_file_vars: Mapping[str, str], which: Whic
                 raise UserError(
                     "backend auto: a scheduled night would find neither the claude / codex CLI nor "
                     "an ANTHROPIC_API_KEY / OPENAI_API_KEY in the --env-file; install the agent's "
-                    "CLI, name an env file, or pass --backend", EXIT_CONFIG)
+                    "CLI, name an env file, or pass --backend",
+                    EXIT_CONFIG,
+                )
             name, options = _spec_name_and_options(chosen, config)
         if cli_command(name):
             found = _find_binary(name, options, which)
             if found is None:
-                raise UserError(f"backend {name}: `{cli_command(name)}` is not on PATH, so a scheduled "
-                                f"night could not run it; install it or set backend_options.{name}.command "
-                                "to its absolute path", EXIT_CONFIG)
+                raise UserError(
+                    f"backend {name}: `{cli_command(name)}` is not on PATH, so a scheduled "
+                    f"night could not run it; install it or set backend_options.{name}.command "
+                    "to its absolute path",
+                    EXIT_CONFIG,
+                )
             needs.add_binary(name, found, which)
         elif key := key_env(name):
             if not env_file_vars.get(key):
-                hint = " (it is set in this shell, but a scheduled night does not see your shell)" \
-                    if os.environ.get(key) else ""
-                raise UserError(f"backend {name}: a scheduled night needs {key}{hint}; put it in a "
-                                "file readable only by you (chmod 600) and pass --env-file FILE", EXIT_CONFIG)
+                hint = (
+                    " (it is set in this shell, but a scheduled night does not see your shell)"
+                    if os.environ.get(key)
+                    else ""
+                )
+                raise UserError(
+                    f"backend {name}: a scheduled night needs {key}{hint}; put it in a "
+                    "file readable only by you (chmod 600) and pass --env-file FILE",
+                    EXIT_CONFIG,
+                )
     return needs
 
 
@@ -121,16 +133,24 @@ def _refuse_secrets_in(record: dict[str, Any]) -> None:
     for backend, options in (record.get("backend_options") or {}).items():
         for option, value in (options or {}).items():
             if value and any(word in str(option).lower() for word in SECRET_OPTION_NAMES):
-                raise UserError(f"config backend_options.{backend}.{option} holds a credential; a schedule "
-                                "never records one — put it in the --env-file instead", EXIT_CONFIG)
+                raise UserError(
+                    f"config backend_options.{backend}.{option} holds a credential; a schedule "
+                    "never records one — put it in the --env-file instead",
+                    EXIT_CONFIG,
+                )
     for spec in (record.get("backend"), record.get("target_backend"), record.get("optimizer_backend")):
         if spec and any(f"{word}=" in str(spec).lower() for word in SECRET_OPTION_NAMES):
-            raise UserError("a backend spec holds a credential; a schedule never records one — "
-                            "put it in the --env-file instead", EXIT_CONFIG)
+            raise UserError(
+                "a backend spec holds a credential; a schedule never records one — put it in the --env-file instead",
+                EXIT_CONFIG,
+            )
     text = json.dumps(record, sort_keys=True)
     if redact(text) != text:
-        raise UserError("the project's configuration contains something that looks like a secret; "
-                        "a schedule never records one — keep keys in the --env-file", EXIT_CONFIG)
+        raise UserError(
+            "the project's configuration contains something that looks like a secret; "
+            "a schedule never records one — keep keys in the --env-file",
+            EXIT_CONFIG,
+        )
 
 
 def config_record(config: Config, needs: Needs) -> dict[str, Any]:
@@ -148,6 +168,9 @@ def config_record(config: Config, needs: Needs) -> dict[str, Any]:
     _refuse_secrets_in(record)
     for text in _strings(record):
         if has_control_chars(text):
-            raise UserError(f"the project's configuration holds a value with a newline or control "
-                            f"character ({text!r}); refusing to schedule it", EXIT_USAGE)
+            raise UserError(
+                f"the project's configuration holds a value with a newline or control "
+                f"character ({text!r}); refusing to schedule it",
+                EXIT_USAGE,
+            )
     return record

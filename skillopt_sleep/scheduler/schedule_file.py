@@ -25,8 +25,15 @@ FORMAT = "skillopt_sleep.schedule.v1"
 OUTPUT_LOG = "scheduler-output.log"
 # Environment variables that only locate things (our state, the agents' data); the job restores
 # them so it reads and writes the same places the user's shell does.
-LOCATION_VARS = ("SKILLOPT_SLEEP_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",
-                 "XDG_DATA_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME")
+LOCATION_VARS = (
+    "SKILLOPT_SLEEP_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_STATE_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+)
 
 
 @dataclass

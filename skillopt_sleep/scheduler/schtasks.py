@@ -71,9 +71,12 @@ class Schtasks:
         self.schtasks = schtasks
 
     def plan(self, job: Job) -> Plan:
-        return Plan(self.name, [Artifact("task definition (a temporary XML file)", task_xml(job))],
-                    [[self.schtasks, "/Create", "/TN", TASK_NAME, "/XML", "<that file>", "/F"]],
-                    ["StartWhenAvailable: a night the PC missed runs as soon as it can"])
+        return Plan(
+            self.name,
+            [Artifact("task definition (a temporary XML file)", task_xml(job))],
+            [[self.schtasks, "/Create", "/TN", TASK_NAME, "/XML", "<that file>", "/F"]],
+            ["StartWhenAvailable: a night the PC missed runs as soon as it can"],
+        )
 
     def _query(self) -> subprocess.CompletedProcess[str]:
         return run_tool([self.schtasks, "/Query", "/TN", TASK_NAME, "/XML"], check=False)

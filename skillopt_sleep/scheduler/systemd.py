@@ -12,8 +12,7 @@ import os
 from pathlib import Path
 
 from skillopt_sleep.errors import EXIT_SCHEDULER, UserError
-from skillopt_sleep.scheduler.base import (
-    MARKER, MARKER_NOTE, SHELL, Artifact, Job, Plan, entry_command, run_tool)
+from skillopt_sleep.scheduler.base import MARKER, MARKER_NOTE, SHELL, Artifact, Job, Plan, entry_command, run_tool
 from skillopt_sleep.files import atomic_write_text, read_regular_text
 
 UNIT = "skillopt-sleep-nightly"
@@ -36,17 +35,21 @@ def service_text(job: Job) -> str:
     # Through the shell (base.entry_command), not StandardOutput=append:, which fails the unit
     # (status 209/STDOUT) when the log's directory is missing.
     argv = (SHELL, "-c", entry_command(job))
-    return (f"# {MARKER_NOTE}\n"
-            "[Unit]\nDescription=skillopt-sleep: the nightly run for every scheduled project\n\n"
-            "[Service]\nType=oneshot\n"
-            f"ExecStart={' '.join(_exec_quote(a) for a in argv)}\n")
+    return (
+        f"# {MARKER_NOTE}\n"
+        "[Unit]\nDescription=skillopt-sleep: the nightly run for every scheduled project\n\n"
+        "[Service]\nType=oneshot\n"
+        f"ExecStart={' '.join(_exec_quote(a) for a in argv)}\n"
+    )
 
 
 def timer_text(job: Job) -> str:
-    return (f"# {MARKER_NOTE}\n"
-            "[Unit]\nDescription=skillopt-sleep: nightly timer\n\n"
-            f"[Timer]\nOnCalendar=*-*-* {job.at}:00\nPersistent=true\nUnit={UNIT}.service\n\n"
-            "[Install]\nWantedBy=timers.target\n")
+    return (
+        f"# {MARKER_NOTE}\n"
+        "[Unit]\nDescription=skillopt-sleep: nightly timer\n\n"
+        f"[Timer]\nOnCalendar=*-*-* {job.at}:00\nPersistent=true\nUnit={UNIT}.service\n\n"
+        "[Install]\nWantedBy=timers.target\n"
+    )
 
 
 class Systemd:
@@ -72,11 +75,15 @@ class Systemd:
 
     def plan(self, job: Job) -> Plan:
         ctl = [self.systemctl, "--user"]
-        return Plan(self.name,
-                    [Artifact(str(self.service), service_text(job)), Artifact(str(self.timer), timer_text(job))],
-                    [ctl + ["daemon-reload"], ctl + ["enable", "--now", f"{UNIT}.timer"]],
-                    ["Persistent=true: a night the machine slept through runs at the next boot or wake",
-                     "without `loginctl enable-linger $USER` the timer runs only while you are logged in"])
+        return Plan(
+            self.name,
+            [Artifact(str(self.service), service_text(job)), Artifact(str(self.timer), timer_text(job))],
+            [ctl + ["daemon-reload"], ctl + ["enable", "--now", f"{UNIT}.timer"]],
+            [
+                "Persistent=true: a night the machine slept through runs at the next boot or wake",
+                "without `loginctl enable-linger $USER` the timer runs only while you are logged in",
+            ],
+        )
 
     def install(self, job: Job) -> Plan:
         plan = self.plan(job)
@@ -113,8 +120,7 @@ def user_manager_running(systemctl: str = SYSTEMCTL) -> bool:
     if shutil.which(systemctl) is None:
         return False
     try:
-        proc = subprocess.run([systemctl, "--user", "show-environment"], capture_output=True,
-                              timeout=5, check=False)
+        proc = subprocess.run([systemctl, "--user", "show-environment"], capture_output=True, timeout=5, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return False
     return proc.returncode == 0

@@ -70,8 +70,10 @@ def missed_night_text(slot: datetime) -> str:
     """The precomputed notice for a slot no night answered: written before the slot, it cannot
     know why (the machine asleep, an entry that failed to start), so it blames nothing and points
     to ``status``, which reads the traces (``missed.what_happened``)."""
-    return (f"skillopt-sleep: the scheduled night of {slot:%a %d %b %H:%M} has not run; "
-            "`skillopt-sleep status` says why, `skillopt-sleep nightly` runs it now")
+    return (
+        f"skillopt-sleep: the scheduled night of {slot:%a %d %b %H:%M} has not run; "
+        "`skillopt-sleep status` says why, `skillopt-sleep nightly` runs it now"
+    )
 
 
 def last_run_started(runs_dir) -> datetime | None:
@@ -81,8 +83,9 @@ def last_run_started(runs_dir) -> datetime | None:
     return parse_time(last.get("started")) if last else None
 
 
-def first_unserved_slot(at: str, updated: datetime | None, started: datetime | None,
-                        now: datetime | None = None) -> datetime:
+def first_unserved_slot(
+    at: str, updated: datetime | None, started: datetime | None, now: datetime | None = None
+) -> datetime:
     """The first scheduled time no night has answered yet: after the schedule was last changed
     and after the last scheduled night started (a start up to a minute early counts for its
     slot). ``missed_night_notice`` reports a slot once it is ``GRACE`` late; a precomputed

@@ -27,8 +27,16 @@ from .store import HarvestStore
 
 SOURCES: dict[str, Source] = {"claude": ClaudeCodeSource(), "codex": CodexSource()}
 
-__all__ = ["HarvestResult", "Source", "SOURCES", "available_sources", "describe_read", "harvest", "home_warnings",
-           "SOURCE_CHOICES"]
+__all__ = [
+    "HarvestResult",
+    "Source",
+    "SOURCES",
+    "available_sources",
+    "describe_read",
+    "harvest",
+    "home_warnings",
+    "SOURCE_CHOICES",
+]
 
 SOURCE_CHOICES = ("claude", "codex", "auto", "all")
 _EPOCH = datetime.min.replace(tzinfo=timezone.utc)
@@ -91,9 +99,7 @@ def _homes(claude_home: Path | None, codex_home: Path | None) -> dict[str, Path]
     return {name: Path(os.path.abspath(home.expanduser())) for name, home in homes.items()}
 
 
-def _plan(
-    name: str, home: Path, store: HarvestStore, skipped: Counter[str], seen: set[str]
-) -> list[FileTask]:
+def _plan(name: str, home: Path, store: HarvestStore, skipped: Counter[str], seen: set[str]) -> list[FileTask]:
     tasks: list[FileTask] = []
     for path in SOURCES[name].discover(home, skipped):
         key = str(path)
@@ -169,7 +175,9 @@ def harvest(
     store.vanished = {
         path
         for path, checkpoint in store.checkpoints.items()
-        if isinstance(checkpoint, dict) and checkpoint.get("source") in names and path not in seen
+        if isinstance(checkpoint, dict)
+        and checkpoint.get("source") in names
+        and path not in seen
         and not os.path.exists(path)
     }
 
@@ -242,8 +250,9 @@ def home_warnings(result: HarvestResult, given: dict[str, bool]) -> list[str]:
 
 def describe_read(result: HarvestResult) -> str:
     """What was read, e.g. ``read /home/u/.claude (12 files), /home/u/.codex (0 files)``."""
-    return "read " + ", ".join(f"{home} ({result.files_found.get(name, 0)} file(s))"
-                               for name, home in result.homes.items())
+    return "read " + ", ".join(
+        f"{home} ({result.files_found.get(name, 0)} file(s))" for name, home in result.homes.items()
+    )
 
 
 def available_sources(

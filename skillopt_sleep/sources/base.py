@@ -215,9 +215,7 @@ class DigestBuilder:
         if self.replied and index > 0:
             polarity = feedback.classify(text)
             if polarity:
-                self.feedback.append(
-                    Feedback(polarity, clip(feedback.opening(text), MAX_FEEDBACK_CHARS), index - 1)
-                )
+                self.feedback.append(Feedback(polarity, clip(feedback.opening(text), MAX_FEEDBACK_CHARS), index - 1))
         self._stored_turn = len(self.user_prompts) < MAX_ITEMS
         if self._stored_turn:
             self.user_prompts.append(clip(text, MAX_PROMPT_CHARS))
@@ -297,7 +295,10 @@ class DigestBuilder:
     def has_content(self) -> bool:
         self.settle()
         return bool(
-            self.n_user_turns or self.n_assistant_turns or self.tools_used or self.files_touched
+            self.n_user_turns
+            or self.n_assistant_turns
+            or self.tools_used
+            or self.files_touched
             or self.reply_continuation
         )
 

@@ -54,8 +54,16 @@ _UUID = re.compile(r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4
 _PATCH_FILE = re.compile(r"\*\*\* (?:Add|Update|Delete) File: ([^\n\\\"]{1,1000})")
 _TOOL_ITEMS = {"local_shell_call": "local_shell", "web_search_call": "web_search"}
 # Payload types of response items that carry only model-internal or bulky data.
-_ITEM_TYPES = {"message", "function_call", "custom_tool_call", "reasoning", "function_call_output",
-               "custom_tool_call_output", "local_shell_call", "web_search_call"}
+_ITEM_TYPES = {
+    "message",
+    "function_call",
+    "custom_tool_call",
+    "reasoning",
+    "function_call_output",
+    "custom_tool_call_output",
+    "local_shell_call",
+    "web_search_call",
+}
 
 # The fields ``record`` reads, at every depth (``TranscriptParser.fields``): any other value —
 # instructions, world state, tool output, reasoning, token counts — is checked but never built.
@@ -173,7 +181,8 @@ class CodexParser(TranscriptParser):
         # role -> [record kind, twin key] of the last message not yet paired with its twin
         # ([record kind, "", text] for a message read by this parser: see ``_is_twin``)
         self.pending: dict[str, list[str]] = {
-            role: entry for role, entry in (pending.items() if isinstance(pending, dict) else ())
+            role: entry
+            for role, entry in (pending.items() if isinstance(pending, dict) else ())
             if isinstance(entry, list) and len(entry) == 2 and all(isinstance(part, str) for part in entry)
         }
         trigger = state.get("trigger")
@@ -225,8 +234,10 @@ class CodexParser(TranscriptParser):
             metadata = message_metadata(payload)
             if role == "user":
                 kinds = metadata.get("content_item_kinds")
-                if isinstance(kinds, list) and kinds and not all(
-                    isinstance(k, str) and k.startswith("user.") for k in kinds
+                if (
+                    isinstance(kinds, list)
+                    and kinds
+                    and not all(isinstance(k, str) and k.startswith("user.") for k in kinds)
                 ):
                     self.builder.close_turn()
                     return IGNORED  # injected: AGENTS.md, environment, sub-agent notifications, ...
@@ -311,8 +322,9 @@ class CodexParser(TranscriptParser):
         return USED if self.builder.new_reply(text) else IGNORED
 
     def extra_state(self) -> dict[str, Any]:
-        pending = {role: entry if len(entry) == 2 else [entry[0], _twin_key(entry[2])]
-                   for role, entry in self.pending.items()}
+        pending = {
+            role: entry if len(entry) == 2 else [entry[0], _twin_key(entry[2])] for role, entry in self.pending.items()
+        }
         return {"pending": pending, "trigger": self.trigger}
 
 

@@ -64,18 +64,81 @@ NEGATIVE_STRONG = (
 # Complaints that only start a message ("No, use the other flag").
 NEGATIVE_START = ("no,", "no.", "no!", "nope", "wrong", "undo", "revert that", "ugh")
 # Demands that open a message ("never use X", "max 300 chars"), after an optional "please" / "and".
-DEMAND_START = ("never", "always", "stop", "avoid", "drop", "remove", "without", "max", "at most",
-                "no more than", "not more than", "keep it", "keep the", "keep them", "shorter", "longer", "don't",
-                "dont", "do not", "get rid of", "limit it", "limit the", "cap it", "make it shorter",
-                "make it longer", "make it at least", "it has to", "it must", "it needs to")
+DEMAND_START = (
+    "never",
+    "always",
+    "stop",
+    "avoid",
+    "drop",
+    "remove",
+    "without",
+    "max",
+    "at most",
+    "no more than",
+    "not more than",
+    "keep it",
+    "keep the",
+    "keep them",
+    "shorter",
+    "longer",
+    "don't",
+    "dont",
+    "do not",
+    "get rid of",
+    "limit it",
+    "limit the",
+    "cap it",
+    "make it shorter",
+    "make it longer",
+    "make it at least",
+    "it has to",
+    "it must",
+    "it needs to",
+)
 # "no <something>" opens a demand ("no TODOs", "no more than 2 lines") unless it is a courtesy.
-NO_COURTESY = ("worries", "problem", "problems", "thanks", "thank", "idea", "rush", "hurry", "need",
-               "pressure", "clue", "mind")
+NO_COURTESY = (
+    "worries",
+    "problem",
+    "problems",
+    "thanks",
+    "thank",
+    "idea",
+    "rush",
+    "hurry",
+    "need",
+    "pressure",
+    "clue",
+    "mind",
+)
 # Ambiguous complaint words: counted only in short follow-ups.
-NEGATIVE_WEAK = ("wrong", "incorrect", "missing", "don't", "do not", "still", "again", "broke", "broken",
-                 "needs", "always", "should be", "should include", "should contain", "must", "there's no",
-                 "there is no", "at most", "no more than", "max", "under", "remember", "without", "avoid",
-                 "shorter", "longer")
+NEGATIVE_WEAK = (
+    "wrong",
+    "incorrect",
+    "missing",
+    "don't",
+    "do not",
+    "still",
+    "again",
+    "broke",
+    "broken",
+    "needs",
+    "always",
+    "should be",
+    "should include",
+    "should contain",
+    "must",
+    "there's no",
+    "there is no",
+    "at most",
+    "no more than",
+    "max",
+    "under",
+    "remember",
+    "without",
+    "avoid",
+    "shorter",
+    "longer",
+)
 
 POSITIVE_STRONG = (
     "thanks",
@@ -113,7 +176,9 @@ _DEMAND_START = re.compile(
     r"^\W*(?:(?:please|also|and|oh|ok|okay)\W+)?(?:"
     + "|".join(re.escape(p) for p in sorted(DEMAND_START, key=len, reverse=True))
     + r")(?![\w'])(?!\s+mind\b)"
-    + r"|^\W*(?:(?:please|also|and|oh|ok|okay)\W+)?no\s+(?!(?:" + "|".join(NO_COURTESY) + r")\b)[\w\[\"'`“#]"
+    + r"|^\W*(?:(?:please|also|and|oh|ok|okay)\W+)?no\s+(?!(?:"
+    + "|".join(NO_COURTESY)
+    + r")\b)[\w\[\"'`“#]"
 )
 # "where's the ## Testing section?", "where is the issue link?": asking for a part of the reply.
 _WHERE_IS = re.compile(

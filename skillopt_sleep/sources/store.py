@@ -143,9 +143,7 @@ class HarvestStore:
         remove_temp_files(state_dir / DIGESTS_DIR)
         on_disk = _read_json(state_dir / CHECKPOINTS_FILE).get("files")
         files: dict[str, Any] = on_disk if isinstance(on_disk, dict) else {}
-        conflicted = {
-            path for path, (base, _new) in self.new_checkpoints.items() if files.get(path) != base
-        }
+        conflicted = {path for path, (base, _new) in self.new_checkpoints.items() if files.get(path) != base}
         for path, (_base, new) in self.new_checkpoints.items():
             if path not in conflicted:
                 files[path] = new

@@ -83,15 +83,18 @@ class Targets:
         return sorted(self.skill | self.memory)
 
 
-def allowed_targets(project: Path, config: Config | None = None,
-                    skill_path: Path | None = None) -> Targets:
+def allowed_targets(project: Path, config: Config | None = None, skill_path: Path | None = None) -> Targets:
     """Both agents' documents for this project (DESIGN §5), from its config, never a manifest."""
     config = config or load_config(project)
     skills, memories = set(), set()
     for agent in ("claude", "codex"):
-        skill, memory = document_paths(project, agent, config.skill_name,
-                                       Path(skill_path).expanduser() if skill_path else None,
-                                       config.user_level_skill)
+        skill, memory = document_paths(
+            project,
+            agent,
+            config.skill_name,
+            Path(skill_path).expanduser() if skill_path else None,
+            config.user_level_skill,
+        )
         skills.add(checked_document(project, skill))  # refused when it resolves outside
         memories.add(checked_document(project, memory))
     return Targets(frozenset(skills), frozenset(memories))
@@ -103,7 +106,9 @@ def _target(targets: Targets, role: Any, named: Any, night: str, where: str) -> 
         raise UserError(
             f"the {where} of night {night} names {named!r} as its {role} document, which is not a "
             "document a night of this project may target; refusing (a proposal copied or planted "
-            "from elsewhere? with --target-skill-path, pass the same path here)", EXIT_CONFLICT)
+            "from elsewhere? with --target-skill-path, pass the same path here)",
+            EXIT_CONFLICT,
+        )
     return path
 
 
@@ -111,8 +116,7 @@ def _target(targets: Targets, role: Any, named: Any, night: str, where: str) -> 
 
 
 @contextlib.contextmanager
-def hold_project(project: Path, purpose: str, targets: Targets, night_id: str | None = None
-                 ) -> Iterator[str | None]:
+def hold_project(project: Path, purpose: str, targets: Targets, night_id: str | None = None) -> Iterator[str | None]:
     """Hold the project lock; first finish any interrupted adopt/revert and remove debris.
 
     Yields the one-line account of a recovery (None when there was nothing to recover).
@@ -152,10 +156,16 @@ def adoptions(project: str | os.PathLike[str]) -> list[dict[str, Any]]:
     for entry in _ledger(project_dirs(project).project):
         adoption_id = str(entry.get("adoption_id") or entry.get("night_id"))
         if entry.get("event", "adopt") == "adopt":
-            group = groups.setdefault(adoption_id, {
-                "adoption_id": adoption_id, "night_id": entry.get("night_id"),
-                "adopted_at": entry.get("adopted_at"), "files": [], "reverted": False,
-            })
+            group = groups.setdefault(
+                adoption_id,
+                {
+                    "adoption_id": adoption_id,
+                    "night_id": entry.get("night_id"),
+                    "adopted_at": entry.get("adopted_at"),
+                    "files": [],
+                    "reverted": False,
+                },
+            )
             group["files"].append(entry)
         elif entry.get("event") == "revert" and adoption_id in groups:
             groups[adoption_id]["reverted"] = True
@@ -171,7 +181,7 @@ def _unb64(value: Any) -> bytes:
 
 
 def _splice(data: bytes, prefix: int, suffix: int, middle: bytes) -> bytes:
-    return data[:prefix] + middle + data[len(data) - suffix:]
+    return data[:prefix] + middle + data[len(data) - suffix :]
 
 
 def _pick_proposal(project: Path, night_id: str | None) -> dict[str, Any]:
@@ -183,16 +193,14 @@ def _pick_proposal(project: Path, night_id: str | None) -> dict[str, Any]:
         raise UserError(f"no staged proposal for night {night_id} in {project}", EXIT_CONFLICT)
     with_files = [p for p in proposals if p["files"]]
     if not with_files:
-        raise UserError(f"nothing to adopt: no staged proposal with changes in {project}",
-                        EXIT_CONFLICT)
+        raise UserError(f"nothing to adopt: no staged proposal with changes in {project}", EXIT_CONFLICT)
     return with_files[0]
 
 
 def _proposal_path(staging_dir: Path, rel: str) -> Path:
     path = (staging_dir / rel).resolve()
     if staging_dir.resolve() not in path.parents:
-        raise UserError(f"manifest in {staging_dir} points outside the proposal: {rel}",
-                        EXIT_CONFLICT)
+        raise UserError(f"manifest in {staging_dir} points outside the proposal: {rel}", EXIT_CONFLICT)
     return path
 
 
@@ -211,11 +219,16 @@ def _apply_change(item: dict[str, Any], current: bytes, night: str) -> bytes:
         change = item["change"]
         data = _splice(current, int(change["prefix"]), int(change["suffix"]), _unb64(change["insert"]))
     except (KeyError, TypeError, ValueError):
-        raise UserError(f"the manifest of night {night} has no valid change for {item.get('live_path')}; "
-                        "refusing to adopt", EXIT_CONFLICT) from None
+        raise UserError(
+            f"the manifest of night {night} has no valid change for {item.get('live_path')}; refusing to adopt",
+            EXIT_CONFLICT,
+        ) from None
     if sha256_bytes(data) != item.get("proposed_sha256"):
-        raise UserError(f"the change staged by night {night} for {item.get('live_path')} does not "
-                        "reproduce the proposal; refusing to adopt", EXIT_CONFLICT)
+        raise UserError(
+            f"the change staged by night {night} for {item.get('live_path')} does not "
+            "reproduce the proposal; refusing to adopt",
+            EXIT_CONFLICT,
+        )
     return data
 
 
@@ -223,14 +236,22 @@ def refuse_simulated(proposal: dict[str, Any], allow_simulated: bool) -> None:
     """A proposal the offline simulator made for real transcripts is not adopted unasked."""
     if proposal.get("simulated") and not allow_simulated:
         night = proposal.get("night_id")
-        raise UserError(f"night {night} was made by the offline simulator (sim backend), so its rules "
-                        "were never tried on a real model; nothing was written. Run a night with a real "
-                        "backend, or adopt it anyway with --allow-simulated", EXIT_CONFLICT)
+        raise UserError(
+            f"night {night} was made by the offline simulator (sim backend), so its rules "
+            "were never tried on a real model; nothing was written. Run a night with a real "
+            "backend, or adopt it anyway with --allow-simulated",
+            EXIT_CONFLICT,
+        )
 
 
-def adopt(project: str | os.PathLike[str], night_id: str | None = None, *,
-          allow_simulated: bool = False, config: Config | None = None,
-          skill_path: Path | None = None) -> AdoptResult:
+def adopt(
+    project: str | os.PathLike[str],
+    night_id: str | None = None,
+    *,
+    allow_simulated: bool = False,
+    config: Config | None = None,
+    skill_path: Path | None = None,
+) -> AdoptResult:
     """Write a staged proposal back to the live documents, all or nothing, under the project lock.
 
     Default: the newest proposal that has changes. Refuses (``EXIT_CONFLICT``, nothing written)
@@ -247,22 +268,26 @@ def adopt(project: str | os.PathLike[str], night_id: str | None = None, *,
     return result
 
 
-def _plan_adoption(proposal: dict[str, Any], targets: Targets, night: str
-                   ) -> list[tuple[dict[str, Any], Path, bytes | None, bytes]]:
+def _plan_adoption(
+    proposal: dict[str, Any], targets: Targets, night: str
+) -> list[tuple[dict[str, Any], Path, bytes | None, bytes]]:
     staging_dir = Path(proposal["staging_dir"])
     plan, conflicts, roles = [], [], set()
     for item in proposal["files"]:
         live = _target(targets, item.get("role"), item.get("live_path"), night, "proposal")
         if item["role"] in roles:
-            raise UserError(f"the proposal of night {night} names two {item['role']} documents; "
-                            "refusing to adopt", EXIT_CONFLICT)
+            raise UserError(
+                f"the proposal of night {night} names two {item['role']} documents; refusing to adopt", EXIT_CONFLICT
+            )
         roles.add(item["role"])
         source = _proposal_path(staging_dir, str(item.get("proposal", "")))
         review = read_bytes_or_none(source)
         if review is None or sha256_bytes(review) != item.get("proposal_sha256"):
             raise UserError(
                 f"proposal file {source} does not match its manifest: it was modified or removed "
-                f"after night {night} staged it; refusing to adopt", EXIT_CONFLICT)
+                f"after night {night} staged it; refusing to adopt",
+                EXIT_CONFLICT,
+            )
         current = read_live(live)
         if item.get("baseline_existed"):
             if current is None:
@@ -279,19 +304,20 @@ def _plan_adoption(proposal: dict[str, Any], targets: Targets, night: str
         raise UserError(
             f"live files changed since the night read them ({'; '.join(conflicts)}); nothing was "
             f"written. Run a new night to get a proposal against the current files.",
-            EXIT_CONFLICT)
+            EXIT_CONFLICT,
+        )
     return plan
 
 
-def adopt_locked(project: Path, night_id: str | None, targets: Targets, *,
-                 allow_simulated: bool = False) -> AdoptResult:
+def adopt_locked(
+    project: Path, night_id: str | None, targets: Targets, *, allow_simulated: bool = False
+) -> AdoptResult:
     """``adopt`` for a caller that already holds the project lock (a night's ``--auto-adopt``)."""
     dirs = project_dirs(project)
     proposal = _pick_proposal(dirs.project, night_id)
     night = str(proposal["night_id"])
     if proposal["state"] == "adopted":
-        raise UserError(f"night {night} is already adopted (revert it first to adopt it again)",
-                        EXIT_CONFLICT)
+        raise UserError(f"night {night} is already adopted (revert it first to adopt it again)", EXIT_CONFLICT)
     if not proposal["files"]:
         raise UserError(f"night {night} proposed no changes; nothing to adopt", EXIT_CONFLICT)
     refuse_simulated(proposal, allow_simulated)
@@ -306,28 +332,50 @@ def adopt_locked(project: Path, night_id: str | None, targets: Targets, *,
         if current is not None:
             backup = backup_dir / item["role"] / f"{live.name}.undo.json"
             change = item["change"]
-            undo = {"format": "skillopt_sleep.undo.v1", "path": str(live), "prefix": change["prefix"],
-                    "suffix": change["suffix"], "restore": change["removed"],
-                    "previous_sha256": sha256_bytes(current), "new_sha256": sha256_bytes(data)}
+            undo = {
+                "format": "skillopt_sleep.undo.v1",
+                "path": str(live),
+                "prefix": change["prefix"],
+                "suffix": change["suffix"],
+                "restore": change["removed"],
+                "previous_sha256": sha256_bytes(current),
+                "new_sha256": sha256_bytes(data),
+            }
             try:
                 atomic_write_text(backup, json.dumps(undo, indent=2) + "\n")
             except OSError as exc:
-                raise UserError(f"could not back up {live} to {backup} ({exc.strerror or exc}); "
-                                "nothing was adopted", EXIT_CONFLICT) from None
+                raise UserError(
+                    f"could not back up {live} to {backup} ({exc.strerror or exc}); nothing was adopted", EXIT_CONFLICT
+                ) from None
         step = journal.FileStep.between(item["role"], live, current, data, _missing_parents(live))
         steps.append(step)
-        entries.append(journal.seal_entry(project, {
-            "event": "adopt", "op_id": adoption_id, "adoption_id": adoption_id, "night_id": night,
-            "role": item["role"], "path": str(live), "previous_existed": current is not None,
-            "previous_sha256": step.before_sha256, "backup": None if backup is None else str(backup),
-            "new_sha256": step.after_sha256, "created_dirs": step.created_dirs,
-            "adopted_at": adopted_at,
-        }))
+        entries.append(
+            journal.seal_entry(
+                project,
+                {
+                    "event": "adopt",
+                    "op_id": adoption_id,
+                    "adoption_id": adoption_id,
+                    "night_id": night,
+                    "role": item["role"],
+                    "path": str(live),
+                    "previous_existed": current is not None,
+                    "previous_sha256": step.before_sha256,
+                    "backup": None if backup is None else str(backup),
+                    "new_sha256": step.after_sha256,
+                    "created_dirs": step.created_dirs,
+                    "adopted_at": adopted_at,
+                },
+            )
+        )
     record = journal.Journal("adopt", adoption_id, night, adopted_at, steps, entries)
-    _carry_out(project, record, [data for _item, _live, _current, data in plan],
-               "the files already written were restored, nothing was adopted")
-    return AdoptResult(night_id=night, staging_dir=Path(proposal["staging_dir"]),
-                       backup_dir=backup_dir, files=entries)
+    _carry_out(
+        project,
+        record,
+        [data for _item, _live, _current, data in plan],
+        "the files already written were restored, nothing was adopted",
+    )
+    return AdoptResult(night_id=night, staging_dir=Path(proposal["staging_dir"]), backup_dir=backup_dir, files=entries)
 
 
 def _refresh_page(project: Path, night_id: str) -> None:
@@ -343,8 +391,9 @@ def _carry_out(project: Path, record: journal.Journal, contents: list[bytes | No
     try:
         journal.begin(project, record)
     except OSError as exc:
-        raise UserError(f"could not write the adoption journal ({exc.strerror or exc}); nothing "
-                        "was written", EXIT_CONFLICT) from None
+        raise UserError(
+            f"could not write the adoption journal ({exc.strerror or exc}); nothing was written", EXIT_CONFLICT
+        ) from None
     for index, (step, data) in enumerate(zip(record.files, contents, strict=True)):
         if index:
             journal.pause_between_writes()
@@ -353,8 +402,7 @@ def _carry_out(project: Path, record: journal.Journal, contents: list[bytes | No
         except OSError as exc:
             with contextlib.suppress(OSError, UserError):  # else the next lock holder rolls back
                 journal.abandon(project, record)
-            raise UserError(f"could not write {step.path} ({exc.strerror or exc}); {undone}",
-                            EXIT_CONFLICT) from None
+            raise UserError(f"could not write {step.path} ({exc.strerror or exc}); {undone}", EXIT_CONFLICT) from None
     journal.commit(project, record)
 
 
@@ -373,8 +421,13 @@ def _undo(current: bytes, backup: str) -> bytes | None:
         return None
 
 
-def revert(project: str | os.PathLike[str], night_id: str | None = None, *,
-           config: Config | None = None, skill_path: Path | None = None) -> RevertResult:
+def revert(
+    project: str | os.PathLike[str],
+    night_id: str | None = None,
+    *,
+    config: Config | None = None,
+    skill_path: Path | None = None,
+) -> RevertResult:
     """Undo an adoption under the project lock: restore the exact previous bytes, or remove
     files it created.
 
@@ -414,8 +467,11 @@ def _revert_locked(project: Path, night_id: str | None, targets: Targets) -> Rev
     for entry in group["files"]:
         live = _target(targets, entry.get("role"), entry.get("path"), night, "adoption ledger")
         if not journal.entry_verifies(project, entry):
-            raise UserError(f"the adoption ledger's entry for {live} was not written by this user's "
-                            "skillopt-sleep (its seal does not verify); nothing was reverted", EXIT_CONFLICT)
+            raise UserError(
+                f"the adoption ledger's entry for {live} was not written by this user's "
+                "skillopt-sleep (its seal does not verify); nothing was reverted",
+                EXIT_CONFLICT,
+            )
         current = read_live(live)
         if current is None or sha256_bytes(current) != entry.get("new_sha256"):
             state = "was deleted" if current is None else "was edited"
@@ -425,13 +481,17 @@ def _revert_locked(project: Path, night_id: str | None, targets: Targets) -> Rev
         if entry.get("previous_existed"):
             previous = _undo(current, str(entry.get("backup") or ""))
             if previous is None or sha256_bytes(previous) != entry.get("previous_sha256"):
-                raise UserError(f"the backup of {live} ({entry.get('backup')}) is missing or "
-                                "damaged; nothing was reverted", EXIT_CONFLICT)
+                raise UserError(
+                    f"the backup of {live} ({entry.get('backup')}) is missing or damaged; nothing was reverted",
+                    EXIT_CONFLICT,
+                )
         plan.append((entry, live, current, previous))
     if conflicts:
-        raise UserError(f"cannot revert night {night}: {'; '.join(conflicts)}. Nothing was "
-                        "written; undo those edits by hand or keep the current files.",
-                        EXIT_CONFLICT)
+        raise UserError(
+            f"cannot revert night {night}: {'; '.join(conflicts)}. Nothing was "
+            "written; undo those edits by hand or keep the current files.",
+            EXIT_CONFLICT,
+        )
 
     revert_id = f"revert-{secrets.token_hex(6)}"
     reverted_at = now()
@@ -439,14 +499,24 @@ def _revert_locked(project: Path, night_id: str | None, targets: Targets) -> Rev
     for entry, live, current, previous in plan:
         created = [str(d) for d in entry.get("created_dirs") or [] if previous is None]
         steps.append(journal.FileStep.between(entry["role"], live, current, previous, created))
-        records.append({
-            "event": "revert", "op_id": revert_id, "adoption_id": group["adoption_id"],
-            "night_id": night, "role": entry["role"], "path": str(live),
-            "action": "deleted" if previous is None else "restored",
-            "restored_sha256": None if previous is None else sha256_bytes(previous),
-            "reverted_at": reverted_at,
-        })
+        records.append(
+            {
+                "event": "revert",
+                "op_id": revert_id,
+                "adoption_id": group["adoption_id"],
+                "night_id": night,
+                "role": entry["role"],
+                "path": str(live),
+                "action": "deleted" if previous is None else "restored",
+                "restored_sha256": None if previous is None else sha256_bytes(previous),
+                "reverted_at": reverted_at,
+            }
+        )
     record = journal.Journal("revert", revert_id, night, reverted_at, steps, records)
-    _carry_out(project, record, [previous for _e, _l, _c, previous in plan],
-               "the files already restored were put back, nothing was reverted")
+    _carry_out(
+        project,
+        record,
+        [previous for _e, _l, _c, previous in plan],
+        "the files already restored were put back, nothing was reverted",
+    )
     return RevertResult(night_id=night, files=records)

@@ -28,7 +28,14 @@ from typing import Any
 
 from skillopt_sleep.documents.containment import read_live, remove_file, replace_file
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
-from skillopt_sleep.files import append_jsonl, atomic_write_text, parse_json, read_bytes_or_none, read_jsonl, sha256_bytes
+from skillopt_sleep.files import (
+    append_jsonl,
+    atomic_write_text,
+    parse_json,
+    read_bytes_or_none,
+    read_jsonl,
+    sha256_bytes,
+)
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.store.state_key import mac_verifies, with_mac
 
@@ -61,8 +68,9 @@ class FileStep:
     created_dirs: list[str] = field(default_factory=list)  # made for `after`; removed with it
 
     @classmethod
-    def between(cls, role: str, path: Path, before: bytes | None, after: bytes | None,
-                created_dirs: list[str] | None = None) -> FileStep:
+    def between(
+        cls, role: str, path: Path, before: bytes | None, after: bytes | None, created_dirs: list[str] | None = None
+    ) -> FileStep:
         old, new = before or b"", after or b""
         prefix = suffix = 0
         if before is not None and after is not None:
@@ -71,12 +79,17 @@ class FileStep:
                 prefix += 1
             while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
                 suffix += 1
-        return cls(role=role, path=str(path), prefix=prefix, suffix=suffix,
-                   before_middle=_b64(old[prefix:len(old) - suffix]),
-                   after_middle=_b64(new[prefix:len(new) - suffix]),
-                   before_sha256=None if before is None else sha256_bytes(before),
-                   after_sha256=None if after is None else sha256_bytes(after),
-                   created_dirs=list(created_dirs or []))
+        return cls(
+            role=role,
+            path=str(path),
+            prefix=prefix,
+            suffix=suffix,
+            before_middle=_b64(old[prefix : len(old) - suffix]),
+            after_middle=_b64(new[prefix : len(new) - suffix]),
+            before_sha256=None if before is None else sha256_bytes(before),
+            after_sha256=None if after is None else sha256_bytes(after),
+            created_dirs=list(created_dirs or []),
+        )
 
     def is_state(self, data: bytes | None, side: str) -> bool:
         want = self.before_sha256 if side == "before" else self.after_sha256
@@ -88,7 +101,7 @@ class FileStep:
             return None
         middle = _unb64(self.before_middle if side == "before" else self.after_middle)
         base = other or b""
-        data = base[:self.prefix] + middle + base[len(base) - self.suffix:]
+        data = base[: self.prefix] + middle + base[len(base) - self.suffix :]
         if sha256_bytes(data) != (self.before_sha256 if side == "before" else self.after_sha256):
             raise ValueError(f"the journal cannot rebuild {self.path}")
         return data
@@ -111,8 +124,14 @@ class Journal:
         if data.get("format") != JOURNAL_FORMAT:
             raise ValueError("not a journal")
         files = [FileStep(**step) for step in data["files"]]
-        return cls(op=str(data["op"]), op_id=str(data["op_id"]), night_id=str(data["night_id"]),
-                   started=str(data["started"]), files=files, ledger=list(data["ledger"]))
+        return cls(
+            op=str(data["op"]),
+            op_id=str(data["op_id"]),
+            night_id=str(data["night_id"]),
+            started=str(data["started"]),
+            files=files,
+            ledger=list(data["ledger"]),
+        )
 
 
 def journal_path(project: str | os.PathLike[str]) -> Path:
@@ -129,8 +148,12 @@ def pending(project: str | os.PathLike[str]) -> dict[str, Any] | None:
         journal = Journal.from_dict(parse_json(raw.decode("utf-8")))
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         return {"op": "?", "night_id": "?", "started": "?", "files": [], "damaged": True}
-    return {"op": journal.op, "night_id": journal.night_id, "started": journal.started,
-            "files": [s.path for s in journal.files]}
+    return {
+        "op": journal.op,
+        "night_id": journal.night_id,
+        "started": journal.started,
+        "files": [s.path for s in journal.files],
+    }
 
 
 def _remove_empty_dirs(dirs: list[str], path: str) -> None:
@@ -157,7 +180,8 @@ def _move(project: str | os.PathLike[str], journal: Journal, to: str) -> None:
                 f"an interrupted {journal.op} of night {journal.night_id} cannot be finished: "
                 f"{step.path} was changed by something else meanwhile. Nothing was written; check "
                 f"that file, then delete {journal_path(project)} to give up the {journal.op}",
-                EXIT_CONFLICT)
+                EXIT_CONFLICT,
+            )
         plan.append((step, step.bytes_of(to, current)))
     for step, data in plan:
         write_side(step, data)
@@ -243,17 +267,26 @@ def recover(project: str | os.PathLike[str], allows: Callable[[str, Path], bool]
         data = parse_json(raw.decode("utf-8"))
         journal = Journal.from_dict(data)
     except (ValueError, KeyError, TypeError, UnicodeDecodeError, AttributeError):
-        raise UserError(f"the adoption journal {path} is damaged; check the live documents against "
-                        "the adoption ledger, then delete it", EXIT_CONFLICT) from None
+        raise UserError(
+            f"the adoption journal {path} is damaged; check the live documents against "
+            "the adoption ledger, then delete it",
+            EXIT_CONFLICT,
+        ) from None
     if not mac_verifies(JOURNAL_SEAL, _place(project), data, create=True):
-        raise UserError(f"the adoption journal {path} was not written by this user's skillopt-sleep "
-                        "(its seal does not verify); nothing was written (check the live documents "
-                        "against the adoption ledger, then delete it)", EXIT_CONFLICT)
+        raise UserError(
+            f"the adoption journal {path} was not written by this user's skillopt-sleep "
+            "(its seal does not verify); nothing was written (check the live documents "
+            "against the adoption ledger, then delete it)",
+            EXIT_CONFLICT,
+        )
     strangers = [s.path for s in journal.files if not allows(s.role, Path(s.path))]
     if strangers:
-        raise UserError(f"the adoption journal {path} names {strangers[0]!r}, not a document a night "
-                        "of this project may target; nothing was written (delete the journal if you "
-                        "did not expect it)", EXIT_CONFLICT)
+        raise UserError(
+            f"the adoption journal {path} names {strangers[0]!r}, not a document a night "
+            "of this project may target; nothing was written (delete the journal if you "
+            "did not expect it)",
+            EXIT_CONFLICT,
+        )
     done = {e.get("path") for e in _committed(project, journal)}
     if done:
         _move(project, journal, "after")

@@ -70,6 +70,7 @@ def _change(baseline: bytes, proposed: bytes) -> tuple[int, int]:
         suffix += 1
     return prefix, suffix
 
+
 def _redacted(data: bytes) -> bytes:
     text = data.decode("utf-8", "surrogateescape")
     return redact(text).encode("utf-8", "surrogateescape")
@@ -86,7 +87,7 @@ def _label(live: Path, project: Path) -> str:
 def _outside_block(text: str) -> str:
     start = text.find(START)
     end = text.find(END, start + len(START)) if start >= 0 else -1
-    return text if start < 0 or end < 0 else text[:start] + text[end + len(END):]
+    return text if start < 0 or end < 0 else text[:start] + text[end + len(END) :]
 
 
 def document_diff(label: str, baseline: bytes | None, proposed: bytes) -> str:
@@ -97,13 +98,15 @@ def document_diff(label: str, baseline: bytes | None, proposed: bytes) -> str:
     if baseline is None or _outside_block(before) == _outside_block(after):
         return managed_block_diff(label, baseline, proposed)
     full = f"{label} (whole document: hand-written lines changed)"
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                 fromfile=f"a/{full}", tofile=f"b/{full}")
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=f"a/{full}", tofile=f"b/{full}"
+    )
     return redact("".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in lines))
 
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
+
 
 def now() -> str:
     return format_time(datetime.now(timezone.utc)) or ""
@@ -143,8 +146,7 @@ def stage(
     ensure_project_dir(dirs.project)
     final = dirs.staging / report.night_id
     if final.exists():
-        raise UserError(f"a proposal for night {report.night_id} is already staged at {final}",
-                        EXIT_CONFLICT)
+        raise UserError(f"a proposal for night {report.night_id} is already staged at {final}", EXIT_CONFLICT)
     dirs.staging.mkdir(parents=True, exist_ok=True)
     work = dirs.staging / f".tmp-{report.night_id}-{secrets.token_hex(4)}"
     work.mkdir()
@@ -165,28 +167,32 @@ def stage(
             used.add(f"{folder}/{live.name}")
             baseline = staged.baseline or b""
             prefix, suffix = _change(baseline, staged.proposed)
-            insert = staged.proposed[prefix:len(staged.proposed) - suffix]
-            removed = baseline[prefix:len(baseline) - suffix]
+            insert = staged.proposed[prefix : len(staged.proposed) - suffix]
+            removed = baseline[prefix : len(baseline) - suffix]
             if _redacted(insert) != insert or _redacted(removed) != removed:
-                raise UserError(f"the change to {live} would carry what looks like a secret; refusing "
-                                "to stage it (remove the secret from the managed block by hand)",
-                                EXIT_CONFLICT)
+                raise UserError(
+                    f"the change to {live} would carry what looks like a secret; refusing "
+                    "to stage it (remove the secret from the managed block by hand)",
+                    EXIT_CONFLICT,
+                )
             review = _redacted(staged.proposed)
             atomic_write_bytes(work / rel, review)
             baseline_sha = None if staged.baseline is None else sha256_bytes(staged.baseline)
-            entries.append({
-                "role": staged.role,
-                "live_path": str(live),
-                "proposal": rel,  # for review; secrets redacted
-                "proposal_sha256": sha256_bytes(review),
-                "proposed_sha256": sha256_bytes(staged.proposed),  # what adoption will write
-                "baseline_sha256": baseline_sha,
-                "baseline_existed": staged.baseline is not None,
-                "change": {"prefix": prefix, "suffix": suffix, "insert": _b64(insert),
-                           "removed": _b64(removed)},
-                "diff": document_diff(_label(live, dirs.project), staged.baseline,
-                                      staged.proposed),  # for review only
-            })
+            entries.append(
+                {
+                    "role": staged.role,
+                    "live_path": str(live),
+                    "proposal": rel,  # for review; secrets redacted
+                    "proposal_sha256": sha256_bytes(review),
+                    "proposed_sha256": sha256_bytes(staged.proposed),  # what adoption will write
+                    "baseline_sha256": baseline_sha,
+                    "baseline_existed": staged.baseline is not None,
+                    "change": {"prefix": prefix, "suffix": suffix, "insert": _b64(insert), "removed": _b64(removed)},
+                    "diff": document_diff(
+                        _label(live, dirs.project), staged.baseline, staged.proposed
+                    ),  # for review only
+                }
+            )
         report.staging_dir = str(final)
         manifest = {
             "format": MANIFEST_FORMAT,
@@ -199,13 +205,14 @@ def stage(
         }
         manifest = seal_manifest(dirs.project, manifest)
         atomic_write_text(work / "manifest.json", json.dumps(manifest, indent=2) + "\n")
-        atomic_write_text(work / "report.json",
-                          json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        atomic_write_text(work / "report.json", json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
         shown = report.redacted()  # whatever the night's parts put in it, written without secrets
         atomic_write_text(work / "report.md", render_markdown(shown))
         view = build_view(shown, manifest, "staged", str(final))
-        atomic_write_text(work / "report.html", render_html(view, trend_points(past_nights or [], report,
-                                                                           adoption_states(dirs.project))))
+        atomic_write_text(
+            work / "report.html",
+            render_html(view, trend_points(past_nights or [], report, adoption_states(dirs.project))),
+        )
         if evidence is not None and Path(evidence).is_file():
             shutil.copyfile(evidence, work / "evidence.jsonl")
         os.replace(work, final)

@@ -65,8 +65,7 @@ class TaskArchive:
                 content = task_content_key(task)
                 if content in known:
                     continue
-                line = {"project": key, "key": content, "night_id": night_id,
-                        "task": redact_obj(task.to_dict())}
+                line = {"project": key, "key": content, "night_id": night_id, "task": redact_obj(task.to_dict())}
                 if len(json.dumps(line, ensure_ascii=False)) > MAX_ENTRY_BYTES:
                     continue
                 known.add(content)

@@ -71,8 +71,7 @@ class CallJournal:
         for record in records:
             if not isinstance(record.get("k"), str) or completion_from(record.get("c")) is None:
                 continue
-            if not verifies(self._key, _sealed(self.night_id, self.project, record["k"], record["c"]),
-                            record.get("m")):
+            if not verifies(self._key, _sealed(self.night_id, self.project, record["k"], record["c"]), record.get("m")):
                 self.untrusted += 1
                 continue
             self._kept[record["k"]] = record["c"]

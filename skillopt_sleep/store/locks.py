@@ -52,15 +52,21 @@ def describe_holder(holder: dict[str, Any]) -> str:
     what = str(holder.get("purpose") or "process")
     if holder.get("night_id"):
         what += f" {holder['night_id']}"
-    return (f"another {what} (pid {holder.get('pid')} on {holder.get('hostname', '?')}, "
-            f"since {holder.get('started', '?')})")
+    return (
+        f"another {what} (pid {holder.get('pid')} on {holder.get('hostname', '?')}, since {holder.get('started', '?')})"
+    )
 
 
 class ProjectLock:
     """One night, adopt or revert per project at a time; see the module docstring."""
 
-    def __init__(self, path: str | os.PathLike[str], purpose: str = "night",
-                 night_id: str | None = None, wait: float = DEFAULT_WAIT):
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        purpose: str = "night",
+        night_id: str | None = None,
+        wait: float = DEFAULT_WAIT,
+    ):
         self.path = Path(path)
         self.purpose = purpose
         self.night_id = night_id
@@ -89,20 +95,33 @@ class ProjectLock:
                 lock.acquire()
                 break
             except Timeout:
-                raise UserError(f"{describe_holder(_read_holder(self.path))} holds this project's lock "
-                                f"({self.path}); try again when it has finished", EXIT_LOCKED) from None
+                raise UserError(
+                    f"{describe_holder(_read_holder(self.path))} holds this project's lock "
+                    f"({self.path}); try again when it has finished",
+                    EXIT_LOCKED,
+                ) from None
             except FileNotFoundError:
                 # A refused night removed the folder it had made (footprint.py) while we waited:
                 # make it again and go on waiting for what is left of the wait.
                 if time.monotonic() >= deadline:
-                    raise UserError(f"this project's lock ({self.path}) kept disappearing; try again",
-                                    EXIT_LOCKED) from None
+                    raise UserError(
+                        f"this project's lock ({self.path}) kept disappearing; try again", EXIT_LOCKED
+                    ) from None
         self._lock = lock
         try:
-            atomic_write_text(holder_path(self.path), json.dumps({
-                "pid": os.getpid(), "hostname": socket.gethostname(), "purpose": self.purpose,
-                "night_id": self.night_id, "started": format_time(datetime.now(timezone.utc)),
-            }) + "\n")
+            atomic_write_text(
+                holder_path(self.path),
+                json.dumps(
+                    {
+                        "pid": os.getpid(),
+                        "hostname": socket.gethostname(),
+                        "purpose": self.purpose,
+                        "night_id": self.night_id,
+                        "started": format_time(datetime.now(timezone.utc)),
+                    }
+                )
+                + "\n",
+            )
         except OSError:
             pass  # the holder note only improves a message; the lock itself is held
 
@@ -144,8 +163,7 @@ def exclusive(path: str | os.PathLike[str], wait: float = 120.0) -> Iterator[Non
     try:
         lock.acquire()
     except Timeout:
-        raise UserError(f"timed out after {wait:.0f} s waiting for the lock {lock_path}",
-                        EXIT_LOCKED) from None
+        raise UserError(f"timed out after {wait:.0f} s waiting for the lock {lock_path}", EXIT_LOCKED) from None
     try:
         yield
     finally:

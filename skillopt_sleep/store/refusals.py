@@ -91,9 +91,7 @@ class RejectedLedger:
             self._stamp = stamp
         return self._keys
 
-    def add(
-        self, project: str | os.PathLike[str], edit: Edit, reasons: list[str], night_id: str
-    ) -> None:
+    def add(self, project: str | os.PathLike[str], edit: Edit, reasons: list[str], night_id: str) -> None:
         entry = {
             "project": project_key(project),
             "key": edit_key(edit),

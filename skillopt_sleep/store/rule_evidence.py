@@ -56,8 +56,11 @@ def task_content_key(task: TaskRecord) -> str:
     def norm(text: str) -> str:
         return " ".join((text or "").casefold().split())
 
-    blob = json.dumps([norm(task.intent), norm(task.context_excerpt), norm(task.system),
-                       norm(task.reference), task.judge], sort_keys=True, default=str)
+    blob = json.dumps(
+        [norm(task.intent), norm(task.context_excerpt), norm(task.system), norm(task.reference), task.judge],
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
 
 
@@ -99,9 +102,15 @@ class EditRecord:
         if not isinstance(rule, dict) or not isinstance(rule.get("content"), str):
             return None
         targets = rule.get("targets")
-        return Edit(self.target, self.op, content=rule["content"], anchor=str(rule.get("anchor", "") or ""),
-                    scope=str(rule.get("scope", "") or ""), supersedes=str(rule.get("supersedes", "") or ""),
-                    targets=[str(t) for t in targets] if isinstance(targets, list) else [])
+        return Edit(
+            self.target,
+            self.op,
+            content=rule["content"],
+            anchor=str(rule.get("anchor", "") or ""),
+            scope=str(rule.get("scope", "") or ""),
+            supersedes=str(rule.get("supersedes", "") or ""),
+            targets=[str(t) for t in targets] if isinstance(targets, list) else [],
+        )
 
     def pending(self) -> bool:
         """Its last test ran out of calls before a verdict, and it was never accepted."""
@@ -166,8 +175,11 @@ class EvidencePool:
         Nights a call cap left it undecided do not count toward that, up to ``3 x max_nights``
         nights in all (each spends its share of the false-accept rate all the same)."""
         record = self.edits.get(self.identity(edit))
-        return record is not None and not record.accepted and (
-            record.nights - record.undecided >= self.max_nights or record.nights >= 3 * self.max_nights)
+        return (
+            record is not None
+            and not record.accepted
+            and (record.nights - record.undecided >= self.max_nights or record.nights >= 3 * self.max_nights)
+        )
 
     # -- samples -------------------------------------------------------------------------------
 
@@ -180,17 +192,26 @@ class EvidencePool:
         failed = self.failed.get(identity, {}).get(task_key) or []
         return list(failed) if len(failed) == len(scores) else [None] * len(scores)
 
-    def record_samples(self, identity: str, task_key: str, scores: list[float],
-                       failed: list[frozenset[str] | None] | None = None) -> None:
+    def record_samples(
+        self, identity: str, task_key: str, scores: list[float], failed: list[frozenset[str] | None] | None = None
+    ) -> None:
         """All samples this identity now has for the task (stored ones first), capped; ``failed``:
         the checks each failed, in the same order."""
         self.samples.setdefault(identity, {})[task_key] = list(scores)[-MAX_SAMPLES:]
         known = failed if failed is not None and len(failed) == len(scores) else [None] * len(scores)
         self.failed.setdefault(identity, {})[task_key] = list(known)[-MAX_SAMPLES:]
 
-    def record_test(self, edit: Edit, accepted: bool, val_set: str = "", undecided: bool = False,
-                    kinds: list[str] | None = None, lower_bound: float | None = None,
-                    looks: int = 0, share: float | None = None) -> None:
+    def record_test(
+        self,
+        edit: Edit,
+        accepted: bool,
+        val_set: str = "",
+        undecided: bool = False,
+        kinds: list[str] | None = None,
+        lower_bound: float | None = None,
+        looks: int = 0,
+        share: float | None = None,
+    ) -> None:
         """A night's test of ``edit``; ``undecided``: a call cap stopped it before a verdict.
         ``kinds``: the kinds of its evidence tasks; ``lower_bound``: the gain's at its last look.
         The whole rule is kept beside them, so a later night can resume it (``pending``)."""
@@ -234,14 +255,16 @@ class EvidencePool:
         """Rules whose last test the cap stopped before a verdict, never accepted, that the record
         can rebuild: best evidence first (the highest lower bound of the gain at their last look)."""
         out = [(ident, r) for ident, r in self.edits.items() if r.pending() and r.whole() is not None]
-        return sorted(out, key=lambda item: -(item[1].lower_bound if item[1].lower_bound is not None
-                                              else float("-inf")))
+        return sorted(
+            out, key=lambda item: -(item[1].lower_bound if item[1].lower_bound is not None else float("-inf"))
+        )
 
     # -- persistence ---------------------------------------------------------------------------
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str] | None, project: str | os.PathLike[str], model: str,
-             base: str, **kwargs: Any) -> EvidencePool:
+    def load(
+        cls, path: str | os.PathLike[str] | None, project: str | os.PathLike[str], model: str, base: str, **kwargs: Any
+    ) -> EvidencePool:
         """The pool for this scope; records of other scopes are kept for ``save``; expired ones and
         an unreadable file are dropped (evidence is an optimisation, never a reason to fail)."""
         pool = cls(Path(path) if path is not None else None, project_key(project), model, base, **kwargs)
@@ -278,8 +301,11 @@ class EvidencePool:
         for entry in self._other:
             edit = entry.get("edit")
             updated = parse_time(entry.get("updated"))
-            if (entry.get("project"), entry.get("model")) != (self.project, self.model) \
-                    or not isinstance(edit, dict) or updated is None:
+            if (
+                (entry.get("project"), entry.get("model")) != (self.project, self.model)
+                or not isinstance(edit, dict)
+                or updated is None
+            ):
                 continue
             try:
                 record = _record_of(edit, updated)
@@ -309,7 +335,8 @@ class EvidencePool:
             self.edits[ident] = _record_of(edit, updated)
         self.samples[ident] = {
             str(k): [float(x) for x in v if isinstance(x, (int, float)) and 0.0 <= x <= 1.0][-MAX_SAMPLES:]
-            for k, v in scores.items() if isinstance(v, list)
+            for k, v in scores.items()
+            if isinstance(v, list)
         }
         failed = entry.get("failed")
         self.failed[ident] = {}
@@ -325,17 +352,31 @@ class EvidencePool:
         stamp = format_time(self.now)
         records = list(self._other)
         for ident, scores in self.samples.items():
-            entry: dict[str, Any] = {"project": self.project, "model": self.model, "base": self.base,
-                                     "identity": ident, "updated": stamp, "samples": scores}
-            failed = {key: [None if f is None else sorted(f) for f in self.failed.get(ident, {}).get(key, [])]
-                      for key in scores}
+            entry: dict[str, Any] = {
+                "project": self.project,
+                "model": self.model,
+                "base": self.base,
+                "identity": ident,
+                "updated": stamp,
+                "samples": scores,
+            }
+            failed = {
+                key: [None if f is None else sorted(f) for f in self.failed.get(ident, {}).get(key, [])]
+                for key in scores
+            }
             if any(any(f is not None for f in fs) for fs in failed.values()):
                 entry["failed"] = failed
             record = self.edits.get(ident)
             if record is not None:
-                entry["edit"] = {"target": record.target, "op": record.op, "text": record.text,
-                                 "nights": record.nights, "accepted": record.accepted,
-                                 "val_set": record.val_set, "undecided": record.undecided}
+                entry["edit"] = {
+                    "target": record.target,
+                    "op": record.op,
+                    "text": record.text,
+                    "nights": record.nights,
+                    "accepted": record.accepted,
+                    "val_set": record.val_set,
+                    "undecided": record.undecided,
+                }
                 entry["edit"].update(_rule_fields(record))
                 entry["updated"] = format_time(record.updated or self.now)
             elif ident != BASE:
@@ -372,9 +413,16 @@ def _rule_fields(record: EditRecord) -> dict[str, Any]:
 
 def _record_of(edit: dict[str, Any], updated: datetime) -> EditRecord:
     """A saved record's ``edit`` part read back (the caller drops one that does not parse)."""
-    record = EditRecord(str(edit.get("target", "")), str(edit.get("op", "")), str(edit.get("text", "")),
-                        int(edit.get("nights", 0) or 0), bool(edit.get("accepted")), updated,
-                        str(edit.get("val_set", "") or ""), int(edit.get("undecided", 0) or 0))
+    record = EditRecord(
+        str(edit.get("target", "")),
+        str(edit.get("op", "")),
+        str(edit.get("text", "")),
+        int(edit.get("nights", 0) or 0),
+        bool(edit.get("accepted")),
+        updated,
+        str(edit.get("val_set", "") or ""),
+        int(edit.get("undecided", 0) or 0),
+    )
     _whole_rule(record, edit)
     return record
 
@@ -383,8 +431,11 @@ def _whole_rule(record: EditRecord, edit: dict[str, Any]) -> None:
     """The fields ``_rule_fields`` wrote, read back; a record written without them, or with a
     malformed one, keeps its defaults (it is pooled as before, only never resumed on its own)."""
     rule = edit.get("rule")
-    if isinstance(rule, dict) and all(isinstance(v, str) for k, v in rule.items() if k != "targets") \
-            and isinstance(rule.get("targets", []), list):
+    if (
+        isinstance(rule, dict)
+        and all(isinstance(v, str) for k, v in rule.items() if k != "targets")
+        and isinstance(rule.get("targets", []), list)
+    ):
         record.rule = {k: rule.get(k, [] if k == "targets" else "") for k in RULE_FIELDS}
     kinds = edit.get("kinds")
     if isinstance(kinds, list):
@@ -394,8 +445,14 @@ def _whole_rule(record: EditRecord, edit: dict[str, Any]) -> None:
         record.lower_bound = float(bound)
     record.last_undecided = edit.get("last_undecided") is True
     looks, share = edit.get("looks"), edit.get("share")
-    if (isinstance(looks, int) and not isinstance(looks, bool) and looks > 0 and isinstance(share, (int, float))
-            and not isinstance(share, bool) and 0 < share <= 1):
+    if (
+        isinstance(looks, int)
+        and not isinstance(looks, bool)
+        and looks > 0
+        and isinstance(share, (int, float))
+        and not isinstance(share, bool)
+        and 0 < share <= 1
+    ):
         record.looks, record.share = looks, float(share)
 
 

@@ -55,8 +55,14 @@ class ScoreCache:
 
     REDONE = "score cache records did not verify and were drawn again"
 
-    def __init__(self, path: Path, *, max_age_days: float = 14.0, max_bytes: int = DEFAULT_MAX_BYTES,
-                 now: Callable[[], float] = time.time):
+    def __init__(
+        self,
+        path: Path,
+        *,
+        max_age_days: float = 14.0,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        now: Callable[[], float] = time.time,
+    ):
         self.path = Path(path)
         self.max_age = max_age_days * DAY
         self.max_bytes = max_bytes
@@ -85,8 +91,13 @@ class ScoreCache:
         secret, _ = state_key(create=False)  # reading makes no key: a dry run writes nothing
         for record in records[1:]:
             key, at = record.get("k"), record.get("at")
-            if (isinstance(key, str) and isinstance(at, (int, float)) and not isinstance(at, bool)
-                    and oldest <= at and completion_from(record.get("c")) is not None):
+            if (
+                isinstance(key, str)
+                and isinstance(at, (int, float))
+                and not isinstance(at, bool)
+                and oldest <= at
+                and completion_from(record.get("c")) is not None
+            ):
                 if not verifies(secret, _sealed(path, key, at, record["c"]), record.get("m")):
                     cache.untrusted += 1
                     continue
@@ -145,8 +156,11 @@ class ScoreCache:
             return
         oldest = self.now() - self.max_age
         with self._lock:
-            fresh = sorted(((e["at"], k, e) for k, e in self._entries.items() if e["at"] >= oldest),
-                           key=lambda item: item[0], reverse=True)
+            fresh = sorted(
+                ((e["at"], k, e) for k, e in self._entries.items() if e["at"] >= oldest),
+                key=lambda item: item[0],
+                reverse=True,
+            )
         lines = [json.dumps({"format": FORMAT})]
         size = len(lines[0]) + 1
         for at, key, entry in fresh:

@@ -146,8 +146,7 @@ def share_key(key: bytes, path: Path | None = None) -> None:
 
 def canonical(fields: list[Any]) -> bytes:
     """The bytes a MAC is made over: one JSON array, keys sorted, ASCII only."""
-    return json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                      default=str).encode("ascii")
+    return json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str).encode("ascii")
 
 
 def seal(key: bytes, fields: list[Any]) -> str:
@@ -188,6 +187,8 @@ def trust_notes(stores: list[Any]) -> list[str]:
     notes = [f"{n} {what}" for what, n in counts.items()]
     problem = next((store.key_problem for store in stores if getattr(store, "key_problem", None)), None)
     if problem:
-        notes.append(f"no trusted key for the project's sealed files ({problem}): nothing is kept for "
-                     "a resume, and the proposal cannot be adopted")
+        notes.append(
+            f"no trusted key for the project's sealed files ({problem}): nothing is kept for "
+            "a resume, and the proposal cannot be adopted"
+        )
     return notes

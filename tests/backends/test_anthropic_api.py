@@ -136,8 +136,9 @@ def test_preflight_names_provider_and_cause(anthropic_server, retry):
     good = Client(backend(anthropic_server), retry=retry, limiter=Limiter(1))
     preflight(good)
     assert anthropic_server.seen("/v1/messages")[-1].body["max_tokens"] <= 16
-    bad = Client(AnthropicBackend("no-such-model", api_key=anthropic_server.key,
-                                  base_url=anthropic_server.base_url), retry=retry)
+    bad = Client(
+        AnthropicBackend("no-such-model", api_key=anthropic_server.key, base_url=anthropic_server.base_url), retry=retry
+    )
     with pytest.raises(ProviderError) as info:
         preflight(bad)
     line = str(info.value)

@@ -21,8 +21,7 @@ from tests.support.tasks import make_tasks, write_tasks_file
 
 def test_spec_options_take_the_named_backends_defaults_then_the_specs_own():
     defaults = {"anthropic": {"model": "from-config", "timeout": 5}, "openai": {"timeout": 99}}
-    assert spec_options("Anthropic:model=from-spec", defaults) == (
-        "anthropic", {"model": "from-spec", "timeout": 5})
+    assert spec_options("Anthropic:model=from-spec", defaults) == ("anthropic", {"model": "from-spec", "timeout": 5})
     assert spec_options("sim", defaults) == ("sim", {})
     with pytest.raises(BackendSpecError):
         spec_options("auto", defaults)
@@ -42,8 +41,10 @@ def test_both_roles_share_the_layers_and_one_backend_per_distinct_spec():
 
 
 def test_config_defaults_reach_the_backend_the_spec_names():
-    config = Config(backend="openai", backend_options={"openai": {"model": "gpt-4o-mini", "max_output": 64},
-                                                       "anthropic": {"model": "not-this-one"}})
+    config = Config(
+        backend="openai",
+        backend_options={"openai": {"model": "gpt-4o-mini", "max_output": 64}, "anthropic": {"model": "not-this-one"}},
+    )
     backend = build_models(config).target.backend
     assert backend.id == "openai:gpt-4o-mini" and backend.max_output == 64
 
@@ -54,11 +55,14 @@ def test_a_bad_spec_is_a_usage_error_naming_it():
     assert info.value.code == EXIT_USAGE and info.value.message.startswith("--backend:")
 
 
-@pytest.mark.parametrize(("target", "optimizer", "simulated", "offline"), [
-    ("sim", "sim", True, True),
-    ("sim", "openai:base_url=http://127.0.0.1:9/v1", True, False),
-    ("claude-cli", "anthropic", False, False),
-])
+@pytest.mark.parametrize(
+    ("target", "optimizer", "simulated", "offline"),
+    [
+        ("sim", "sim", True, True),
+        ("sim", "openai:base_url=http://127.0.0.1:9/v1", True, False),
+        ("claude-cli", "anthropic", False, False),
+    ],
+)
 def test_the_models_say_whether_a_real_model_answers(target, optimizer, simulated, offline):
     models = build_models(Config(target_backend=target, optimizer_backend=optimizer))
     assert (models.simulated, models.offline) == (simulated, offline)
@@ -77,7 +81,9 @@ def replay(inner, offline: bool) -> FakeBackend:
 
 
 @pytest.mark.parametrize("offline", [True, False])
-def test_the_night_asks_the_backend_not_the_spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offline: bool) -> None:
+def test_the_night_asks_the_backend_not_the_spec(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offline: bool
+) -> None:
     """A backend that is not called "sim" (here: one the simulator answers through): the night
     goes by what it declares."""
     project = tmp_path / "proj"

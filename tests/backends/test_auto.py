@@ -51,8 +51,16 @@ def test_nothing_available_is_one_line_with_the_choices() -> None:
     assert info.value.code == EXIT_PROVIDER
     message = info.value.message
     assert "\n" not in message
-    for choice in ("`claude`", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "claude-cli", "codex-cli", "anthropic",
-                   "openai", "sim"):
+    for choice in (
+        "`claude`",
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "claude-cli",
+        "codex-cli",
+        "anthropic",
+        "openai",
+        "sim",
+    ):
         assert choice in message
     assert "`codex`" not in message  # only the harvested agent's CLI would have been used
 

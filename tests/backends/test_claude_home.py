@@ -23,11 +23,20 @@ def person(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-STATE = {"primaryApiKey": "sk-ant-api03-managed", "oauthAccount": {"emailAddress": "a@example.com"},
-         "hasCompletedOnboarding": True, "projects": {"/secret/project": {"history": ["x"]}},
-         "mcpServers": {"m": {"command": "/bin/true"}}, "numStartups": 41}
-SETTINGS = {"env": {"ANTHROPIC_BASE_URL": "https://gateway.example"}, "apiKeyHelper": "/usr/bin/key-helper",
-            "hooks": {"Stop": []}, "permissions": {"allow": ["Bash"]}}
+STATE = {
+    "primaryApiKey": "sk-ant-api03-managed",
+    "oauthAccount": {"emailAddress": "a@example.com"},
+    "hasCompletedOnboarding": True,
+    "projects": {"/secret/project": {"history": ["x"]}},
+    "mcpServers": {"m": {"command": "/bin/true"}},
+    "numStartups": 41,
+}
+SETTINGS = {
+    "env": {"ANTHROPIC_BASE_URL": "https://gateway.example"},
+    "apiKeyHelper": "/usr/bin/key-helper",
+    "hooks": {"Stop": []},
+    "permissions": {"allow": ["Bash"]},
+}
 
 
 def _private(environ: dict[str, str] | None = None) -> tuple[dict, dict, dict[str, str]]:

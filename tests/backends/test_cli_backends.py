@@ -110,7 +110,7 @@ def test_codex_home_is_private_and_holds_only_what_login_needs(fake_clis, tmp_pa
         'model = "gpt-5-codex"\nmodel_provider = "corp"\ndeveloper_instructions = "MARKER dev"\n'
         '[model_providers.corp]\nname = "Corp"\nbase_url = "http://127.0.0.1:9/v1"\nenv_key = "CORP_KEY"\n'
         'wire_api = "responses"\n[mcp_servers.marker]\ncommand = "marker-mcp"\n'
-        '[features]\nshell_tool = true\n',
+        "[features]\nshell_tool = true\n",
         encoding="utf-8",
     )
     assert CodexCliBackend().complete(REQ).ok
@@ -120,18 +120,33 @@ def test_codex_home_is_private_and_holds_only_what_login_needs(fake_clis, tmp_pa
     assert run["codex_home_files"] == ["auth.json", "config.toml"]
     config = tomllib.loads(run["codex_config"])
     assert config == {
-        "model": "gpt-5-codex", "model_provider": "corp",
-        "model_providers": {"corp": {"name": "Corp", "base_url": "http://127.0.0.1:9/v1",
-                                     "env_key": "CORP_KEY", "wire_api": "responses"}},
+        "model": "gpt-5-codex",
+        "model_provider": "corp",
+        "model_providers": {
+            "corp": {
+                "name": "Corp",
+                "base_url": "http://127.0.0.1:9/v1",
+                "env_key": "CORP_KEY",
+                "wire_api": "responses",
+            }
+        },
     }
 
 
 def test_login_config_and_toml_round_trip(tmp_path):
     source = {
-        "model": "o3", "model_reasoning_effort": "high",
-        "model_providers": {"a b": {"base_url": "http://x", "query_params": {"api-version": "1"},
-                                    "request_max_retries": 2, "http_headers": {"X-Ü": "ü\"\\"}}},
-        "mcp_servers": {"m": {"command": "x"}}, "notify": ["say", "done"],
+        "model": "o3",
+        "model_reasoning_effort": "high",
+        "model_providers": {
+            "a b": {
+                "base_url": "http://x",
+                "query_params": {"api-version": "1"},
+                "request_max_retries": 2,
+                "http_headers": {"X-Ü": 'ü"\\'},
+            }
+        },
+        "mcp_servers": {"m": {"command": "x"}},
+        "notify": ["say", "done"],
     }
     kept = {k: v for k, v in source.items() if k not in ("mcp_servers", "notify")}
     (tmp_path / "config.toml").write_text(to_toml(source), encoding="utf-8")
@@ -147,9 +162,12 @@ def test_a_login_refreshed_during_the_call_is_kept(fake_clis, monkeypatch):
     monkeypatch.setenv("FAKE_CLI_MODE", "ok")
     refresher = Path(os.environ["PATH"].split(os.pathsep)[0]) / "codex"
     script = refresher.read_text(encoding="utf-8")
-    refresher.write_text(script.replace(
-        "out = argv", 'open(os.path.join(codex_home, "auth.json"), "w").write(\'{"tokens": "new"}\')\nout = argv', 1),
-        encoding="utf-8")
+    refresher.write_text(
+        script.replace(
+            "out = argv", 'open(os.path.join(codex_home, "auth.json"), "w").write(\'{"tokens": "new"}\')\nout = argv', 1
+        ),
+        encoding="utf-8",
+    )
     assert CodexCliBackend().complete(REQ).ok
     assert (user_home / "auth.json").read_text(encoding="utf-8") == '{"tokens": "new"}'
     assert sorted(p.name for p in user_home.iterdir()) == ["auth.json"]
@@ -247,6 +265,7 @@ def test_claude_usage_limit_reset_time_becomes_retry_after(fake_clis, monkeypatc
 
 # -- tool checks ------------------------------------------------------------------------------------
 
+
 def test_a_cli_backend_offers_no_tools_so_tool_tasks_are_left_out_of_the_night(fake_clis, tmp_path):
     from skillopt_sleep.config import Config
     from skillopt_sleep.night import NightOptions, run_night
@@ -256,11 +275,17 @@ def test_a_cli_backend_offers_no_tools_so_tool_tasks_are_left_out_of_the_night(f
     project = tmp_path / "proj"
     project.mkdir()
     tasks = make_tasks()
-    tool_task = TaskRecord(id="lint-0", intent="Run the linter on the change", project="/p", split="val",
-                           judge={"kind": "rule", "checks": [{"op": "tool_called", "arg": "Bash"}]})
+    tool_task = TaskRecord(
+        id="lint-0",
+        intent="Run the linter on the change",
+        project="/p",
+        split="val",
+        judge={"kind": "rule", "checks": [{"op": "tool_called", "arg": "Bash"}]},
+    )
     tasks_file = write_tasks_file(tmp_path / "tasks.json", [*tasks, tool_task])
-    config = Config(backend="claude-cli", agent="claude", retries=1, retry_base_delay=0.0, k=1,
-                    val_samples=1, max_val_samples=1)
+    config = Config(
+        backend="claude-cli", agent="claude", retries=1, retry_base_delay=0.0, k=1, val_samples=1, max_val_samples=1
+    )
     report = run_night(NightOptions(project=project, config=config, mode="dry-run", tasks_file=tasks_file))
     assert any("lint-0" in note and "cannot offer tools" in note for note in report.notes)
     assert report.n_tasks == len(tasks)
@@ -294,8 +319,10 @@ def test_an_interrupted_night_does_not_leave_the_cli_running(fake_clis, monkeypa
     assert real_wait(proc, timeout=10) == -9  # killed, not left sleeping
 
 
-@pytest.mark.parametrize("store,auth_file,explained", [
-    ("keyring", False, True), ("auto", False, True), ("auto", True, False), ("file", False, False)])
+@pytest.mark.parametrize(
+    "store,auth_file,explained",
+    [("keyring", False, True), ("auto", False, True), ("auto", True, False), ("file", False, False)],
+)
 @pytest.mark.parametrize("mode", ["not_logged_in", "auth_retrying"])
 def test_codex_login_in_the_keyring_is_explained(fake_clis, monkeypatch, mode, store, auth_file, explained):
     """Codex keys a keyring login by the CODEX_HOME path, which a replay's private home changes."""

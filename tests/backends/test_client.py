@@ -32,7 +32,6 @@ def test_preflight_fatal_is_one_line(retry, sleep):
     assert sleep.calls == []
 
 
-
 def test_samples_are_independent_but_repeats_are_cached(retry):
     backend = FakeBackend()
     client = Client(backend, retry=retry)
@@ -69,7 +68,10 @@ def test_identical_requests_in_flight_together_share_one_call(retry):
 def test_map_keeps_order_and_never_exceeds_the_shared_limit(retry):
     backend = FakeBackend()
     limiter = Limiter(3)
-    a, b = Client(backend, limiter=limiter, retry=retry), Client(backend, limiter=limiter, retry=retry, role="optimizer")
+    a, b = (
+        Client(backend, limiter=limiter, retry=retry),
+        Client(backend, limiter=limiter, retry=retry, role="optimizer"),
+    )
     out = a.map([req(f"t{i}") for i in range(30)]) + b.map([req(f"u{i}") for i in range(30)])
     assert [c.text for c in out[:3]] == ["answer to t0", "answer to t1", "answer to t2"]
     assert backend.max_in_flight <= 3
@@ -84,9 +86,14 @@ def test_map_raises_on_a_fatal_error(retry):
 def test_no_control_character_or_escape_sequence_reaches_a_provider(retry):
     backend = FakeBackend()
     hostile = "fix \x1b[2J\x1b]0;title\x07the bug\x00 now\u202e sk-ant-\x00api03-" + "a" * 40
-    Client(backend, retry=retry).complete(Request(
-        purpose="attempt", system="## Rules\r\n- be brief\x1b[31m\n", user=hostile,
-        payload={"task": {"intent": hostile}, "documents": "- be brief\x07"}))
+    Client(backend, retry=retry).complete(
+        Request(
+            purpose="attempt",
+            system="## Rules\r\n- be brief\x1b[31m\n",
+            user=hostile,
+            payload={"task": {"intent": hostile}, "documents": "- be brief\x07"},
+        )
+    )
     (sent,) = backend.requests
     for text in (sent.system, sent.user, sent.payload["task"]["intent"], sent.payload["documents"]):
         assert clean_text(text) == text and "\x1b" not in text and "\x00" not in text

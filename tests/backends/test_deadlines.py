@@ -29,11 +29,16 @@ from tests.support.tasks import make_tasks, write_tasks_file
 SLACK = 30.0
 
 
-def client(server, *, deadline: Deadline | None = None, call_timeout: float | None = None,
-           attempts: int = 5) -> Client:
+def client(server, *, deadline: Deadline | None = None, call_timeout: float | None = None, attempts: int = 5) -> Client:
     backend = AnthropicBackend("claude-haiku-4-5", api_key=server.key, base_url=server.base_url, timeout=120)
-    return Client(backend, limiter=Limiter(4), retry=RetryPolicy(attempts=attempts, base_delay=0.01),
-                  deadline=deadline, call_timeout=call_timeout, cache=False)
+    return Client(
+        backend,
+        limiter=Limiter(4),
+        retry=RetryPolicy(attempts=attempts, base_delay=0.01),
+        deadline=deadline,
+        call_timeout=call_timeout,
+        cache=False,
+    )
 
 
 def req(user: str = "Write the commit message.") -> Request:
@@ -90,14 +95,19 @@ def test_a_cancel_cuts_a_retry_backoff_short(anthropic_server) -> None:
 
 
 @pytest.mark.parametrize("fault", [Hang(), Drip(interval=0.5)], ids=["hang", "drip"])
-def test_a_night_against_a_stuck_provider_ends_within_its_deadline(anthropic_server, fault, tmp_path: Path,
-                                                                   home: Path) -> None:
+def test_a_night_against_a_stuck_provider_ends_within_its_deadline(
+    anthropic_server, fault, tmp_path: Path, home: Path
+) -> None:
     anthropic_server.push(*([fault] * 20))
     project = tmp_path / "proj"
     project.mkdir()
     tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
-    config = Config(backend=f"anthropic:base_url={anthropic_server.base_url},api_key={anthropic_server.key}",
-                    model="claude-haiku-4-5", agent="claude", night_deadline=3.0)
+    config = Config(
+        backend=f"anthropic:base_url={anthropic_server.base_url},api_key={anthropic_server.key}",
+        model="claude-haiku-4-5",
+        agent="claude",
+        night_deadline=3.0,
+    )
     started = time.monotonic()
     with pytest.raises(UserError) as info:
         run_night(NightOptions(project=project, config=config, mode="run", tasks_file=tasks_file))

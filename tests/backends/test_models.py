@@ -17,8 +17,10 @@ def req(user: str = "task", purpose: str = "attempt") -> Request:
 
 def roles(target: FakeBackend, optimizer: FakeBackend, retry, budget: Budget | None = None) -> Models:
     shared = Stats()
-    return Models(Client(target, retry=retry, stats=shared, budget=budget),
-                  Client(optimizer, retry=retry, stats=shared, budget=budget, role="optimizer"))
+    return Models(
+        Client(target, retry=retry, stats=shared, budget=budget),
+        Client(optimizer, retry=retry, stats=shared, budget=budget, role="optimizer"),
+    )
 
 
 def test_models_aggregates_both_roles(retry):
@@ -46,8 +48,10 @@ def test_spending_notes_name_the_unpriced_models_and_batch_use(retry):
     notes = models.spending_notes()
     assert notes[0] == "spent 40 tokens"
     assert notes[1].startswith("no price known for mystery (")
-    assert notes[2:] == ["3 call(s) answered through provider batches (half price)",
-                         "batch fell back to direct calls: batch b1 not done after 60s"]
+    assert notes[2:] == [
+        "3 call(s) answered through provider batches (half price)",
+        "batch fell back to direct calls: batch b1 not done after 60s",
+    ]
 
 
 def test_no_budget_no_spending_line(retry):

@@ -50,8 +50,14 @@ def person_trees(home: Path, codex_home: Path) -> tuple[Path, ...]:
 
 def use(env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Make ``env`` this process's environment (the backend passes it on to the CLI)."""
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "CODEX_API_KEY",
-                 "CLAUDE_CONFIG_DIR", "CLAUDE_SECURESTORAGE_CONFIG_DIR"):
+    for name in (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_API_KEY",
+        "CODEX_API_KEY",
+        "CLAUDE_CONFIG_DIR",
+        "CLAUDE_SECURESTORAGE_CONFIG_DIR",
+    ):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
@@ -79,8 +85,9 @@ def test_claude_night_leaves_the_persons_trees_byte_identical(release, tmp_path,
         fake.responder = answer_by_task
         env = provider_env.claude_env(tmp_path, fake)
         home, codex_home = Path(env["HOME"]), Path(env["CODEX_HOME"])
-        own = subprocess.run([claude, "-p", "hello"], cwd=home, env=env, capture_output=True, text=True,
-                             timeout=120)  # the person's own use, before any night
+        own = subprocess.run(
+            [claude, "-p", "hello"], cwd=home, env=env, capture_output=True, text=True, timeout=120
+        )  # the person's own use, before any night
         assert own.returncode == 0, own.stderr
         use(env, monkeypatch, tmp_path)
         before = fingerprint(*person_trees(home, codex_home))
@@ -99,8 +106,15 @@ def test_codex_night_leaves_the_persons_trees_byte_identical(release, tmp_path, 
         home, codex_home = Path(env["HOME"]), Path(env["CODEX_HOME"])
         (home / ".claude").mkdir()
         (home / ".claude.json").write_text("{}", encoding="utf-8")
-        own = subprocess.run([codex, "exec", "--skip-git-repo-check", "--json", "hello"], cwd=home, env=env,
-                             capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        own = subprocess.run(
+            [codex, "exec", "--skip-git-repo-check", "--json", "hello"],
+            cwd=home,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
         assert own.returncode == 0, own.stderr
         use(env, monkeypatch, tmp_path)
         before = fingerprint(*person_trees(home, codex_home))
@@ -131,15 +145,28 @@ def subscription_home(tmp_path: Path, fake: FakeAnthropic, custom_dir: bool) -> 
         state_file = state_file.rename(config_dir / ".claude.json")
     state = json.loads(state_file.read_text(encoding="utf-8"))
     state.pop("customApiKeyResponses")
-    state["oauthAccount"] = {"accountUuid": "0b6c7a52-0000-4000-8000-000000000001", "emailAddress": "a@example.com",
-                             "organizationUuid": "0b6c7a52-0000-4000-8000-000000000002"}
+    state["oauthAccount"] = {
+        "accountUuid": "0b6c7a52-0000-4000-8000-000000000001",
+        "emailAddress": "a@example.com",
+        "organizationUuid": "0b6c7a52-0000-4000-8000-000000000002",
+    }
     state_file.write_text(json.dumps(state, indent=2), encoding="utf-8")
     config_dir.mkdir(exist_ok=True)
     credentials = config_dir / ".credentials.json"
-    credentials.write_text(json.dumps({"claudeAiOauth": {
-        "accessToken": OLD_ACCESS, "refreshToken": OLD_REFRESH, "expiresAt": int(time.time() - 3600) * 1000,
-        "scopes": ["user:inference", "user:profile", "user:sessions:claude_code"], "subscriptionType": "max"}}),
-        encoding="utf-8")
+    credentials.write_text(
+        json.dumps(
+            {
+                "claudeAiOauth": {
+                    "accessToken": OLD_ACCESS,
+                    "refreshToken": OLD_REFRESH,
+                    "expiresAt": int(time.time() - 3600) * 1000,
+                    "scopes": ["user:inference", "user:profile", "user:sessions:claude_code"],
+                    "subscriptionType": "max",
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
     credentials.chmod(0o600)
     return env, config_dir
 
@@ -148,9 +175,19 @@ def subscription_home(tmp_path: Path, fake: FakeAnthropic, custom_dir: bool) -> 
 @pytest.mark.parametrize("release", RELEASES)
 def test_claude_refreshes_the_persons_own_login_not_a_copy(release, custom_dir, tmp_path, monkeypatch):
     claude = real_cli("claude", release)
-    with FakeAnthropic(key=NEW_ACCESS) as fake, TokenProxy(tmp_path, {
-            "access_token": NEW_ACCESS, "refresh_token": NEW_REFRESH, "expires_in": 28800,
-            "scope": "user:inference user:profile user:sessions:claude_code", "token_type": "Bearer"}) as proxy:
+    with (
+        FakeAnthropic(key=NEW_ACCESS) as fake,
+        TokenProxy(
+            tmp_path,
+            {
+                "access_token": NEW_ACCESS,
+                "refresh_token": NEW_REFRESH,
+                "expires_in": 28800,
+                "scope": "user:inference user:profile user:sessions:claude_code",
+                "token_type": "Bearer",
+            },
+        ) as proxy,
+    ):
         fake.responder = answer_by_task
         env, config_dir = subscription_home(tmp_path, fake, custom_dir)
         env.update(proxy.env())
@@ -173,6 +210,7 @@ def test_claude_refreshes_the_persons_own_login_not_a_copy(release, custom_dir, 
 def _jwt(claims: dict) -> str:
     def part(value: dict) -> str:
         return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
     return f"{part({'alg': 'none', 'typ': 'JWT'})}.{part(claims)}.c2lnbmF0dXJl"
 
 
@@ -222,12 +260,28 @@ def test_codex_refreshed_login_reaches_the_persons_auth_json(release, tmp_path, 
             (home / ".claude").mkdir()
             (home / ".claude.json").write_text("{}", encoding="utf-8")
             config = codex_home / "config.toml"
-            config.write_text(config.read_text(encoding="utf-8").replace(
-                'env_key = "FAKE_OPENAI_KEY"', "requires_openai_auth = true"), encoding="utf-8")
+            config.write_text(
+                config.read_text(encoding="utf-8").replace(
+                    'env_key = "FAKE_OPENAI_KEY"', "requires_openai_auth = true"
+                ),
+                encoding="utf-8",
+            )
             auth = codex_home / "auth.json"
-            auth.write_text(json.dumps({"OPENAI_API_KEY": None, "tokens": {
-                "id_token": id_token, "access_token": old_access, "refresh_token": "rt-old",
-                "account_id": "acct-1"}, "last_refresh": "2026-01-01T00:00:00Z"}), encoding="utf-8")
+            auth.write_text(
+                json.dumps(
+                    {
+                        "OPENAI_API_KEY": None,
+                        "tokens": {
+                            "id_token": id_token,
+                            "access_token": old_access,
+                            "refresh_token": "rt-old",
+                            "account_id": "acct-1",
+                        },
+                        "last_refresh": "2026-01-01T00:00:00Z",
+                    }
+                ),
+                encoding="utf-8",
+            )
             auth.chmod(0o600)
             use(env, monkeypatch, tmp_path)
             before = fingerprint(*person_trees(home, codex_home))
@@ -258,24 +312,45 @@ def test_a_whole_claude_cli_night_leaves_the_persons_trees_byte_identical(releas
     with FakeAnthropic(key="sk-ant-fake-" + "k" * 24) as fake:
         env = provider_env.claude_env(tmp_path, fake)
         home, codex_home = Path(env["HOME"]), Path(env["CODEX_HOME"])
-        own = subprocess.run([claude, "-p", "hello"], cwd=home, env=env, capture_output=True, text=True,
-                             timeout=120)
+        own = subprocess.run([claude, "-p", "hello"], cwd=home, env=env, capture_output=True, text=True, timeout=120)
         assert own.returncode == 0, own.stderr
         engine_home, demo_claude, project = build_demo_home(tmp_path / "demo")
         shutil.copytree(demo_claude / "projects", home / ".claude" / "projects", dirs_exist_ok=True)
         before = fingerprint(*person_trees(home, codex_home))
         night = subprocess.run(
-            [sys.executable, "-m", "skillopt_sleep", "run", "--project", str(project), "--backend",
-             f"claude-cli:command={claude}", "--miner", "heuristic", "--max-calls", "60", "--json",
-             "--quiet"],
+            [
+                sys.executable,
+                "-m",
+                "skillopt_sleep",
+                "run",
+                "--project",
+                str(project),
+                "--backend",
+                f"claude-cli:command={claude}",
+                "--miner",
+                "heuristic",
+                "--max-calls",
+                "60",
+                "--json",
+                "--quiet",
+            ],
             env={**env, "SKILLOPT_SLEEP_HOME": str(engine_home), "TMPDIR": str(tmp_path)},
-            capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+            capture_output=True,
+            text=True,
+            timeout=900,
+            stdin=subprocess.DEVNULL,
+        )
         after = fingerprint(*person_trees(home, codex_home))
         calls = len(fake.seen("/v1/messages"))
     report = json.loads(night.stdout) if night.stdout.strip().startswith("{") else {}
     # a night on the person's sessions that made its calls (the call cap may end it: exit 5)
     assert night.returncode in (0, 5) and report.get("night_id"), (night.returncode, night.stderr[-2000:])
-    assert report.get("n_sessions") == 21 and report.get("n_tasks") and calls >= 4, (calls, report.get("notes"), report.get("calls"), night.stderr[-1500:])
+    assert report.get("n_sessions") == 21 and report.get("n_tasks") and calls >= 4, (
+        calls,
+        report.get("notes"),
+        report.get("calls"),
+        night.stderr[-1500:],
+    )
     assert differences(before, after) == []
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("skillopt-sleep-cli-")] == []
 
@@ -286,9 +361,19 @@ def test_parallel_claude_calls_refresh_the_login_once(release, tmp_path, monkeyp
     store's directory, the person's own, so parallel calls (and the person's own sessions) refresh
     once and the others read the new token; with a lock per private copy each would refresh."""
     claude = real_cli("claude", release)
-    with FakeAnthropic(key=NEW_ACCESS) as fake, TokenProxy(tmp_path, {
-            "access_token": NEW_ACCESS, "refresh_token": NEW_REFRESH, "expires_in": 28800,
-            "scope": "user:inference user:profile user:sessions:claude_code", "token_type": "Bearer"}) as proxy:
+    with (
+        FakeAnthropic(key=NEW_ACCESS) as fake,
+        TokenProxy(
+            tmp_path,
+            {
+                "access_token": NEW_ACCESS,
+                "refresh_token": NEW_REFRESH,
+                "expires_in": 28800,
+                "scope": "user:inference user:profile user:sessions:claude_code",
+                "token_type": "Bearer",
+            },
+        ) as proxy,
+    ):
         fake.responder = answer_by_task
         env, config_dir = subscription_home(tmp_path, fake, custom_dir=False)
         env.update(proxy.env())

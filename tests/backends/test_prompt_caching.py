@@ -29,8 +29,13 @@ def night_like(client: Client) -> None:
     """dream (train × K) → reflect (2) → gate (val baseline, val candidate)."""
     docs = SKILL + MEMORY
     target = TARGET_ROLE + docs
-    client.map([Request("attempt", target, f"train task {t}: write the commit message for diff #{t}", sample=k)
-                for t in range(TRAIN) for k in range(K)])
+    client.map(
+        [
+            Request("attempt", target, f"train task {t}: write the commit message for diff #{t}", sample=k)
+            for t in range(TRAIN)
+            for k in range(K)
+        ]
+    )
     client.map([Request("reflect", OPTIMIZER_ROLE + docs, f"failures batch {i}: ...") for i in range(2)])
     client.map([Request("attempt", target, f"val task {v}: summarize PR #{v}") for v in range(VAL)])
     candidate = TARGET_ROLE + docs + "- New rule: mention the touched files.\n"
@@ -39,8 +44,9 @@ def night_like(client: Client) -> None:
 
 def measure(prompt_cache: bool) -> Usage:
     with FakeAnthropic(min_cache_tokens=1024) as server:
-        backend = AnthropicBackend("claude-sonnet-4-6", api_key=server.key, base_url=server.base_url,
-                                   prompt_cache=prompt_cache)
+        backend = AnthropicBackend(
+            "claude-sonnet-4-6", api_key=server.key, base_url=server.base_url, prompt_cache=prompt_cache
+        )
         client = Client(backend, limiter=Limiter(1))  # sequential: deterministic cache order
         night_like(client)
         return client.stats.usage

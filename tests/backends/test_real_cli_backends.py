@@ -52,9 +52,12 @@ def user_context(home: Path, codex_home: Path) -> Path:
     (claude / "CLAUDE.md").write_text(f"{MARKER}-claude-md: answer like a pirate\n", encoding="utf-8")
     (claude / "skills" / "marker-skill" / "SKILL.md").write_text(
         f"---\nname: marker-skill\ndescription: {MARKER}-skill use it always\n---\n{MARKER}-skill-body\n",
-        encoding="utf-8")
-    hooks = {event: [{"hooks": [{"type": "command", "command": f"{hook} {event}"}]}]
-             for event in ("SessionStart", "UserPromptSubmit", "Stop", "PreToolUse")}
+        encoding="utf-8",
+    )
+    hooks = {
+        event: [{"hooks": [{"type": "command", "command": f"{hook} {event}"}]}]
+        for event in ("SessionStart", "UserPromptSubmit", "Stop", "PreToolUse")
+    }
     (claude / "settings.json").write_text(json.dumps({"hooks": hooks}), encoding="utf-8")
     state_file = home / ".claude.json"
     state = json.loads(state_file.read_text(encoding="utf-8"))
@@ -66,17 +69,23 @@ def user_context(home: Path, codex_home: Path) -> Path:
         (skills / "marker-skill").mkdir(parents=True)
         (skills / "marker-skill" / "SKILL.md").write_text(
             f"---\nname: marker-skill\ndescription: {MARKER}-codex-skill\n---\n{MARKER}-codex-skill-body\n",
-            encoding="utf-8")
-    (codex_home / "hooks.json").write_text(json.dumps({"hooks": {
-        "SessionStart": [{"hooks": [{"type": "command", "command": f"{hook} codex-SessionStart"}]}]}}),
-        encoding="utf-8")
+            encoding="utf-8",
+        )
+    (codex_home / "hooks.json").write_text(
+        json.dumps(
+            {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": f"{hook} codex-SessionStart"}]}]}}
+        ),
+        encoding="utf-8",
+    )
     return evidence
 
 
 def with_user_settings(config: str, mcp: Path) -> str:
     """``config`` plus a user's developer instructions (top level) and MCP server (a table)."""
-    return (f'developer_instructions = "{MARKER}-developer-instructions"\n{config}\n'
-            f'[mcp_servers.marker]\ncommand = "{mcp}"\n')
+    return (
+        f'developer_instructions = "{MARKER}-developer-instructions"\n{config}\n'
+        f'[mcp_servers.marker]\ncommand = "{mcp}"\n'
+    )
 
 
 def listing(*roots: Path) -> dict[str, int]:
@@ -108,11 +117,14 @@ def _use(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _bodies(requests: list) -> str:
-    return "\n".join(json.dumps(r.body, ensure_ascii=False) if not isinstance(r.body, bytes)
-                     else r.body.decode("utf-8", "replace") for r in requests)
+    return "\n".join(
+        json.dumps(r.body, ensure_ascii=False) if not isinstance(r.body, bytes) else r.body.decode("utf-8", "replace")
+        for r in requests
+    )
 
 
 # -- claude -----------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def claude_setup(tmp_path, monkeypatch, private_tmp):
@@ -183,6 +195,7 @@ def test_claude_fails_fast_on_401_and_429(claude_setup, status, kind):
 
 # -- codex ------------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def codex_setup(tmp_path, monkeypatch, private_tmp):
     codex = real_cli("codex")
@@ -239,10 +252,17 @@ def test_codex_stops_at_the_first_401(codex_setup):
 
 # -- controls: the same user context does reach a CLI run the ordinary way ------------------------
 
+
 def test_control_plain_claude_print_carries_the_markers_and_runs_the_hooks(claude_setup):
     backend, fake, home, evidence, _ = claude_setup
-    out = subprocess.run([backend.command, "-p", "Summarize the PR.", "--output-format", "json"],
-                         cwd=home, capture_output=True, text=True, timeout=120, env=os.environ.copy())
+    out = subprocess.run(
+        [backend.command, "-p", "Summarize the PR.", "--output-format", "json"],
+        cwd=home,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ.copy(),
+    )
     assert out.returncode == 0, out.stderr
     assert MARKER in _bodies(fake.seen("/v1/messages"))
     assert any(p.name.startswith("hook-") for p in evidence.iterdir())
@@ -250,9 +270,14 @@ def test_control_plain_claude_print_carries_the_markers_and_runs_the_hooks(claud
 
 def test_control_plain_codex_exec_carries_the_markers_and_offers_tools(codex_setup):
     backend, fake, home, _, evidence, _ = codex_setup
-    out = subprocess.run([backend.command, "exec", "--ephemeral", "--skip-git-repo-check", "--json",
-                          "Summarize the PR."], cwd=home, capture_output=True, text=True, timeout=120,
-                         env=os.environ.copy())
+    out = subprocess.run(
+        [backend.command, "exec", "--ephemeral", "--skip-git-repo-check", "--json", "Summarize the PR."],
+        cwd=home,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ.copy(),
+    )
     assert out.returncode == 0, out.stderr
     (turn,) = fake.seen("/v1/responses")
     assert MARKER in _bodies([turn]) and turn.body.get("tools")

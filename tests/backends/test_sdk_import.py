@@ -41,17 +41,22 @@ def slow_sdk_import(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return threads
 
 
-def test_a_slow_sdk_import_is_a_local_stall_not_a_provider_timeout(anthropic_server, slow_sdk_import, tmp_path: Path,
-                                                                   home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_slow_sdk_import_is_a_local_stall_not_a_provider_timeout(
+    anthropic_server, slow_sdk_import, tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(sdk_base, "SLOW_IMPORT", 1.0)  # name stalls from 1 s (the product: longer)
     project = tmp_path / "proj"
     project.mkdir()
     tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks(), reviewed=True)
-    config = Config(backend=f"anthropic:base_url={anthropic_server.base_url},api_key={anthropic_server.key}",
-                    model="claude-haiku-4-5", agent="claude")
+    config = Config(
+        backend=f"anthropic:base_url={anthropic_server.base_url},api_key={anthropic_server.key}",
+        model="claude-haiku-4-5",
+        agent="claude",
+    )
     lines: list[str] = []
-    report = run_night(NightOptions(project=project, config=config, mode="dry-run", tasks_file=tasks_file,
-                                    progress=lines.append))
+    report = run_night(
+        NightOptions(project=project, config=config, mode="dry-run", tasks_file=tasks_file, progress=lines.append)
+    )
     assert report.status != "running"
     # the preflight reached the provider: the import did not use up its time
     assert anthropic_server.seen("/v1/messages")
@@ -62,8 +67,9 @@ def test_a_slow_sdk_import_is_a_local_stall_not_a_provider_timeout(anthropic_ser
     assert any(line.startswith("importing the anthropic SDK took") for line in lines)
 
 
-def test_an_sdk_that_cannot_be_imported_is_one_line_naming_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                                              home: Path) -> None:
+def test_an_sdk_that_cannot_be_imported_is_one_line_naming_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, home: Path
+) -> None:
     from skillopt_sleep.backends.assembly import build_models
     from skillopt_sleep.errors import UserError
 

@@ -31,10 +31,14 @@ def sim(**knobs) -> SimBackend:
 
 def attempt(checks: list[dict], documents: str = "", sample: int = 0, task_id: str = "t1") -> Request:
     checks = [judges.validate_check(c) for c in checks]
-    task = {"id": task_id, "intent": "write the commit message",
-            "judge": {"kind": "rule", "checks": checks}}
-    return Request(purpose="attempt", system="sys", user="write the commit message", sample=sample,
-                   payload={"task": task, "documents": documents})
+    task = {"id": task_id, "intent": "write the commit message", "judge": {"kind": "rule", "checks": checks}}
+    return Request(
+        purpose="attempt",
+        system="sys",
+        user="write the commit message",
+        sample=sample,
+        payload={"task": task, "documents": documents},
+    )
 
 
 def pass_rate(backend: SimBackend, checks: list[dict], documents: str = "", n: int = N) -> float:
@@ -184,16 +188,18 @@ def test_perfect_follower_satisfies_every_covered_check():
         {"op": "no_refusal"},
         {"op": "tool_called", "arg": "Bash"},
     ]
-    documents = "\n".join([
-        COVER,
-        'Never include "WIP" in the response.',
-        'Always include a section headed "Testing".',
-        'In the "Summary" section, always mention "retries".',
-        r"Make the response match the pattern ^feat(\(\w+\))?: \w+ on its own line.",
-        "Write at least 40 characters.",
-        "Keep the response to at most 400 characters.",
-        "Always use the Bash tool for this task.",
-    ])
+    documents = "\n".join(
+        [
+            COVER,
+            'Never include "WIP" in the response.',
+            'Always include a section headed "Testing".',
+            'In the "Summary" section, always mention "retries".',
+            r"Make the response match the pattern ^feat(\(\w+\))?: \w+ on its own line.",
+            "Write at least 40 characters.",
+            "Keep the response to at most 400 characters.",
+            "Always use the Bash tool for this task.",
+        ]
+    )
     backend = sim(follow=1.0, base=0.0, seed=9)
     checks = [judges.validate_check(c) for c in checks]
     for s in range(30):
@@ -210,8 +216,10 @@ def test_perfect_follower_satisfies_every_covered_check():
 
 def test_length_cap_directive_truncates():
     backend = sim(follow=0.9, base=0.15, seed=6)
-    capped = [len(backend.complete(attempt([SIGNOFF], "Keep the response to at most 40 characters.", s)).text)
-              for s in range(N)]
+    capped = [
+        len(backend.complete(attempt([SIGNOFF], "Keep the response to at most 40 characters.", s)).text)
+        for s in range(N)
+    ]
     free = [len(backend.complete(attempt([SIGNOFF], "", s)).text) for s in range(N)]
     assert 0.84 < sum(n <= 40 for n in capped) / N < 0.96
     assert sum(n <= 40 for n in free) / N < 0.02
@@ -265,13 +273,22 @@ def test_usage_is_reported():
 # -- the optimizer -------------------------------------------------------------------------------
 
 
-def reflect_request(checks: list[dict], sample: int, current: list[str] = (), max_edits: int = 4,
-                    user: str = "evidence") -> Request:
-    payload = {"mode": "failure", "max_edits": max_edits,
-               "tasks": [{"task_id": "t1", "intent": "write the commit message",
-                          "fail_reasons": [judges.describe_check(c) for c in checks if isinstance(c, dict)],
-                          "failed_checks": checks}],
-               "current_rules": {"skill": list(current), "memory": []}}
+def reflect_request(
+    checks: list[dict], sample: int, current: list[str] = (), max_edits: int = 4, user: str = "evidence"
+) -> Request:
+    payload = {
+        "mode": "failure",
+        "max_edits": max_edits,
+        "tasks": [
+            {
+                "task_id": "t1",
+                "intent": "write the commit message",
+                "fail_reasons": [judges.describe_check(c) for c in checks if isinstance(c, dict)],
+                "failed_checks": checks,
+            }
+        ],
+        "current_rules": {"skill": list(current), "memory": []},
+    }
     return Request("reflect", "sys", user, sample=sample, payload=payload)
 
 
@@ -300,17 +317,27 @@ def test_a_rule_the_documents_hold_for_the_failing_work_is_not_proposed_again():
     backend = sim(correct=1.0, harmful=0.0, seed=3)
     good = covering_rule(SIGNOFF)
     body = good[:1].lower() + good[1:]
-    for current, again in [([good], False), ([f"When writing a commit message, {body}"], False),
-                           ([f"When writing release notes, {body}"], True), ([], True)]:
+    for current, again in [
+        ([good], False),
+        ([f"When writing a commit message, {body}"], False),
+        ([f"When writing release notes, {body}"], True),
+        ([], True),
+    ]:
         contents = [e["content"] for e in proposed(backend, reflect_request([SIGNOFF], 0, current=current))]
         assert (good in contents) is again, current
 
 
 def test_covering_rules_cover_and_harmful_rules_hurt():
-    for raw in [SIGNOFF, {"op": "not_contains", "arg": "WIP"}, {"op": "section_present", "arg": "Testing"},
-                {"op": "section_contains", "arg": "Summary::retries"}, {"op": "max_chars", "arg": 72},
-                {"op": "min_chars", "arg": 20}, {"op": "regex", "arg": r"^feat: "},
-                {"op": "tool_called", "arg": "Bash"}]:
+    for raw in [
+        SIGNOFF,
+        {"op": "not_contains", "arg": "WIP"},
+        {"op": "section_present", "arg": "Testing"},
+        {"op": "section_contains", "arg": "Summary::retries"},
+        {"op": "max_chars", "arg": 72},
+        {"op": "min_chars", "arg": 20},
+        {"op": "regex", "arg": r"^feat: "},
+        {"op": "tool_called", "arg": "Bash"},
+    ]:
         check = judges.validate_check(raw)
         rule = covering_rule(check)
         assert rule is not None
@@ -329,8 +356,13 @@ def test_optimizer_reads_only_the_payload():
         wording_only = reflect_request([SIGNOFF], s)
         wording_only.payload["tasks"][0].pop("failed_checks")
         assert proposed(backend, wording_only) == []
-        request = Request("reflect", "sys", f"Failed checks: {reason}", sample=s,
-                          payload={"mode": "failure", "tasks": [], "current_rules": {}, "max_edits": 4})
+        request = Request(
+            "reflect",
+            "sys",
+            f"Failed checks: {reason}",
+            sample=s,
+            payload={"mode": "failure", "tasks": [], "current_rules": {}, "max_edits": 4},
+        )
         assert proposed(backend, request) == []
         assert proposed(backend, Request("reflect", "sys", f"Failed checks: {reason}", sample=s)) == []
 
@@ -366,8 +398,17 @@ def test_sim_rubric_judge():
 
 @pytest.mark.parametrize(
     "pattern",
-    [r"^feat(\(\w+\))?: .+$", r"\d{3}-\d{4}", r"(fix|feat): [a-z]+", r"JIRA-[0-9]+", r"^Signed-off-by: .+ <.+@.+>$",
-     r"v\d+\.\d+\.\d+", r"[A-Z][a-z]{2,5}\s+\S+", r"\bcloses #\d+\b", r"[^x]y"],
+    [
+        r"^feat(\(\w+\))?: .+$",
+        r"\d{3}-\d{4}",
+        r"(fix|feat): [a-z]+",
+        r"JIRA-[0-9]+",
+        r"^Signed-off-by: .+ <.+@.+>$",
+        r"v\d+\.\d+\.\d+",
+        r"[A-Z][a-z]{2,5}\s+\S+",
+        r"\bcloses #\d+\b",
+        r"[^x]y",
+    ],
 )
 def test_regex_example_matches(pattern: str):
     example = regex_example(pattern, random.Random(0))

@@ -25,12 +25,25 @@ OTHER = "# project\n\n- Keep the tone friendly.\n"  # a different document set, 
 TASKS = 1500
 
 
-def answer(backend: SimBackend, task_id: str, sample: int, documents: str = PLAIN,
-           checks: list[dict] | None = None, kind: str = "rule") -> str:
-    task = {"id": task_id, "intent": "Write the commit message for the retry fix.",
-            "judge": {"kind": kind, "checks": checks or CHECKS}, "reference": TOKEN}
-    completion = backend.complete(Request(purpose="attempt", system="sys", user="u", sample=sample,
-                                          payload={"task": task, "documents": documents}))
+def answer(
+    backend: SimBackend,
+    task_id: str,
+    sample: int,
+    documents: str = PLAIN,
+    checks: list[dict] | None = None,
+    kind: str = "rule",
+) -> str:
+    task = {
+        "id": task_id,
+        "intent": "Write the commit message for the retry fix.",
+        "judge": {"kind": kind, "checks": checks or CHECKS},
+        "reference": TOKEN,
+    }
+    completion = backend.complete(
+        Request(
+            purpose="attempt", system="sys", user="u", sample=sample, payload={"task": task, "documents": documents}
+        )
+    )
     assert completion.ok
     return completion.text
 
@@ -45,9 +58,15 @@ def agreement(pairs: list[tuple[int, int]]) -> float:
 
 # -- off changes nothing ---------------------------------------------------------------------------
 
-MIXED = [judges.validate_check(c) for c in (
-    {"op": "contains", "arg": TOKEN}, {"op": "max_chars", "arg": 120}, {"op": "section_present", "arg": "Testing"},
-    {"op": "not_contains", "arg": "TODO"})]
+MIXED = [
+    judges.validate_check(c)
+    for c in (
+        {"op": "contains", "arg": TOKEN},
+        {"op": "max_chars", "arg": 120},
+        {"op": "section_present", "arg": "Testing"},
+        {"op": "not_contains", "arg": "TODO"},
+    )
+]
 CAPPED = '# project\n\n- Always include "Refs: ACME-1".\n- Keep answers under 100 characters.\n'
 
 

@@ -34,12 +34,18 @@ def learned(*rules: str) -> str:
 def request(checks: list[dict], documents: str, intent: str = COMMIT, sample: int = 0, **task) -> Request:
     checks = [judges.validate_check(c) for c in checks]
     payload_task = {"id": "t1", "intent": intent, "judge": {"kind": "rule", "checks": checks}, **task}
-    return Request(purpose="attempt", system="sys", user=intent, sample=sample,
-                   payload={"task": payload_task, "documents": documents})
+    return Request(
+        purpose="attempt",
+        system="sys",
+        user=intent,
+        sample=sample,
+        payload={"task": payload_task, "documents": documents},
+    )
 
 
-def responses(backend: SimBackend, checks: list[dict], documents: str, intent: str = COMMIT, n: int = N,
-              **task) -> list[tuple[str, list[str]]]:
+def responses(
+    backend: SimBackend, checks: list[dict], documents: str, intent: str = COMMIT, n: int = N, **task
+) -> list[tuple[str, list[str]]]:
     out = []
     for s in range(n):
         c = backend.complete(request(checks, documents, intent, s, **task))
@@ -48,8 +54,9 @@ def responses(backend: SimBackend, checks: list[dict], documents: str, intent: s
     return out
 
 
-def pass_rate(backend: SimBackend, checks: list[dict], documents: str, intent: str = COMMIT, n: int = N,
-              **task) -> float:
+def pass_rate(
+    backend: SimBackend, checks: list[dict], documents: str, intent: str = COMMIT, n: int = N, **task
+) -> float:
     valid = [judges.validate_check(c) for c in checks]
     got = responses(backend, checks, documents, intent, n, **task)
     return sum(judges.score_rule(valid, text, tools).hard for text, tools in got) / n
@@ -58,8 +65,9 @@ def pass_rate(backend: SimBackend, checks: list[dict], documents: str, intent: s
 # -- knobs ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("knobs", [{"leak": 1.5}, {"leak": -0.1}, {"overload": 2}, {"conflict": -1},
-                                   {"verbose": -5}, {"free_rules": -1}])
+@pytest.mark.parametrize(
+    "knobs", [{"leak": 1.5}, {"leak": -0.1}, {"overload": 2}, {"conflict": -1}, {"verbose": -5}, {"free_rules": -1}]
+)
 def test_honesty_knobs_are_validated(knobs):
     with pytest.raises(ValueError):
         SimKnobs(**knobs)
@@ -69,8 +77,7 @@ def test_honesty_knobs_default_off_and_the_id_names_only_those_on():
     assert SimKnobs().honesty() == {}
     assert SimBackend().id == "sim(follow=0.9,base=0.15,correct=0.6,harmful=0.2,seed=0)"
     backend = make_backend("sim:leak=0.5,verbose=600,overload=0.02,free_rules=4,conflict=0.3")
-    assert backend.knobs.honesty() == {"leak": 0.5, "verbose": 600, "overload": 0.02, "free_rules": 4,
-                                       "conflict": 0.3}
+    assert backend.knobs.honesty() == {"leak": 0.5, "verbose": 600, "overload": 0.02, "free_rules": 4, "conflict": 0.3}
     assert backend.id.endswith(",leak=0.5,verbose=600,overload=0.02,free_rules=4,conflict=0.3)")
     assert make_backend("sim:leak=off").knobs.leak is None
 
@@ -78,14 +85,17 @@ def test_honesty_knobs_default_off_and_the_id_names_only_those_on():
 # -- scope ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("scope", "text", "applies"), [
-    ("writing a commit message", COMMIT, True),
-    ("writing a commit message", "Draft commit messages for these three changes.", True),
-    ("writing a commit message", CHANGELOG, False),
-    ("working on a release notes task", "Prepare the release notes for 2.1.", True),
-    ("working on a release notes task", "Prepare the notes from today's meeting.", False),
-    ("working on any task", CHANGELOG, True),  # no content word: applies everywhere
-])
+@pytest.mark.parametrize(
+    ("scope", "text", "applies"),
+    [
+        ("writing a commit message", COMMIT, True),
+        ("writing a commit message", "Draft commit messages for these three changes.", True),
+        ("writing a commit message", CHANGELOG, False),
+        ("working on a release notes task", "Prepare the release notes for 2.1.", True),
+        ("working on a release notes task", "Prepare the notes from today's meeting.", False),
+        ("working on any task", CHANGELOG, True),  # no content word: applies everywhere
+    ],
+)
 def test_scope_applies_by_content_word_overlap(scope: str, text: str, applies: bool):
     assert scope_applies(scope, text) is applies
 
@@ -108,8 +118,17 @@ def test_scope_reads_the_task_text_never_the_engine_labels():
     backend = sim(follow=1.0, base=0.0, seed=3)
     labels = {"kind": "commit message", "skill_hint": "commit message", "tags": ["commit message"]}
     assert pass_rate(backend, [check], rule, CHANGELOG, n=50, **labels) == 0.0
-    assert pass_rate(backend, [check], rule, "Fix the flaky test.", n=50,
-                     context_excerpt="the commit message must name the ticket") == 1.0
+    assert (
+        pass_rate(
+            backend,
+            [check],
+            rule,
+            "Fix the flaky test.",
+            n=50,
+            context_excerpt="the commit message must name the ticket",
+        )
+        == 1.0
+    )
 
 
 # -- leak ----------------------------------------------------------------------------------------
@@ -159,10 +178,14 @@ def test_a_verbose_model_fails_length_checks_until_a_cap_rule_is_followed():
 
 
 def test_an_obeyed_cap_drops_padding_before_content():
-    checks = [{"op": "max_chars", "arg": 300}, {"op": "section_present", "arg": "Testing"},
-              {"op": "contains", "arg": "Refs: ACME-1"}]
-    documents = learned("Keep the response to at most 300 characters.",
-                        'Always include a section headed "Testing".', REFS)
+    checks = [
+        {"op": "max_chars", "arg": 300},
+        {"op": "section_present", "arg": "Testing"},
+        {"op": "contains", "arg": "Refs: ACME-1"},
+    ]
+    documents = learned(
+        "Keep the response to at most 300 characters.", 'Always include a section headed "Testing".', REFS
+    )
     assert pass_rate(sim(follow=1.0, verbose=900, seed=6), checks, documents) == 1.0
 
 
@@ -184,7 +207,7 @@ def test_follow_decays_with_the_number_of_rules():
 def test_effective_follow_formula():
     knobs = SimKnobs(follow=0.9, overload=0.05, free_rules=8)
     assert knobs.effective_follow(8) == pytest.approx(0.9)
-    assert knobs.effective_follow(12) == pytest.approx(0.9 * 0.95 ** 4)
+    assert knobs.effective_follow(12) == pytest.approx(0.9 * 0.95**4)
 
 
 # -- conflict with hand-written lines ------------------------------------------------------------
@@ -221,12 +244,18 @@ def test_only_a_learned_rule_can_supersede_and_only_where_it_applies():
 
 def test_reflect_names_a_conflicting_hand_written_line_in_supersedes():
     check = judges.validate_check(SEARCH)
-    payload = {"mode": "failure", "max_edits": 4, "current_rules": {"skill": [], "memory": []},
-               "tasks": [{"task_id": "t1", "intent": "look up the latest release", "failed_checks": [check]}]}
+    payload = {
+        "mode": "failure",
+        "max_edits": 4,
+        "current_rules": {"skill": [], "memory": []},
+        "tasks": [{"task_id": "t1", "intent": "look up the latest release", "failed_checks": [check]}],
+    }
     backend = sim(correct=1.0, harmful=0.0)
     plain = json.loads(backend.complete(Request("reflect", "s", "u", payload=payload)).text)["edits"]
     assert [e.get("supersedes") for e in plain] == [None]
-    payload["documents"] = {"skill": {"hand_written": ["# Research", "- " + NO_TOOLS], "whole_skill": False},
-                            "memory": {"hand_written": [], "whole_skill": False}}
+    payload["documents"] = {
+        "skill": {"hand_written": ["# Research", "- " + NO_TOOLS], "whole_skill": False},
+        "memory": {"hand_written": [], "whole_skill": False},
+    }
     edits = json.loads(backend.complete(Request("reflect", "s", "u", payload=payload)).text)["edits"]
     assert [e.get("supersedes") for e in edits] == ["- " + NO_TOOLS]

@@ -7,18 +7,26 @@ import json
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.sim import SimBackend, SimKnobs
 
-FAILING = [{"task_id": "a", "failed_checks": [{"op": "contains", "arg": "Refs:"}]},
-           {"task_id": "b", "failed_checks": [{"op": "contains", "arg": "Refs:"}]},
-           {"task_id": "c", "failed_checks": [{"op": "section_present", "arg": "Testing"}]}]
-CANDIDATES = ["Keep every response short: at most 40 characters.",  # addresses nothing
-              'Never include "Refs:" in the response.',  # contradicts two failures
-              'Always include a section headed "Testing".',  # addresses one
-              'Always include "Refs:" in the response.']  # addresses two
+FAILING = [
+    {"task_id": "a", "failed_checks": [{"op": "contains", "arg": "Refs:"}]},
+    {"task_id": "b", "failed_checks": [{"op": "contains", "arg": "Refs:"}]},
+    {"task_id": "c", "failed_checks": [{"op": "section_present", "arg": "Testing"}]},
+]
+CANDIDATES = [
+    "Keep every response short: at most 40 characters.",  # addresses nothing
+    'Never include "Refs:" in the response.',  # contradicts two failures
+    'Always include a section headed "Testing".',  # addresses one
+    'Always include "Refs:" in the response.',
+]  # addresses two
 
 
 def order(knobs: SimKnobs, salt: str) -> list[int]:
-    request = Request(purpose="rank", system="s", user=f"rank {salt}",
-                      payload={"candidates": [{"content": c} for c in CANDIDATES], "tasks": FAILING, "keep": 2})
+    request = Request(
+        purpose="rank",
+        system="s",
+        user=f"rank {salt}",
+        payload={"candidates": [{"content": c} for c in CANDIDATES], "tasks": FAILING, "keep": 2},
+    )
     return json.loads(SimBackend(knobs).complete(request).text)["order"]
 
 

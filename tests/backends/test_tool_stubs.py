@@ -16,9 +16,14 @@ from skillopt_sleep.types import TaskRecord
 
 from tests.support.fake_backend import FakeBackend
 
-TOOL_JUDGE = {"kind": "rule", "checks": [{"op": "tool_called", "arg": "run_tests"},
-                                         {"op": "contains", "arg": "passed"},
-                                         {"op": "tool_called", "arg": "run_tests"}]}
+TOOL_JUDGE = {
+    "kind": "rule",
+    "checks": [
+        {"op": "tool_called", "arg": "run_tests"},
+        {"op": "contains", "arg": "passed"},
+        {"op": "tool_called", "arg": "run_tests"},
+    ],
+}
 PLAIN_JUDGE = {"kind": "rule", "checks": [{"op": "contains", "arg": "Refs:"}]}
 STUBBED = Request(purpose="attempt", system="S", user="U", tools=("run_tests",))
 
@@ -54,8 +59,11 @@ def test_anthropic_declares_stub_tools_and_records_their_calls(anthropic_server)
     assert tool["name"] == "run_tests" and tool["input_schema"]["type"] == "object"
     assert "not executed" in tool["description"]
     assert "tools" not in backend.message_params(Request(purpose="attempt", system="S", user="U"))
-    message = {"content": [{"type": "tool_use", "id": "t1", "name": "run_tests", "input": {}}],
-               "usage": {"input_tokens": 3, "output_tokens": 2}, "model": "m"}
+    message = {
+        "content": [{"type": "tool_use", "id": "t1", "name": "run_tests", "input": {}}],
+        "usage": {"input_tokens": 3, "output_tokens": 2},
+        "model": "m",
+    }
     assert backend.completion_from_message(message).tools_called == ["run_tests"]
 
 

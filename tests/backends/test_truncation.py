@@ -85,11 +85,14 @@ def test_no_retry_when_the_configured_cap_already_binds(provider, retry):
 def test_a_cut_off_sample_is_left_out_and_counted_not_scored(provider, retry, tmp_path: Path):
     server, make, _, _ = provider
     # one task's replies are cut off whatever the cap; the other's answer in full
-    server.responder = lambda body: (Reply("Signed-off-by: half", cut_off=True)
-                                     if "rambling" in str(body) else "Signed-off-by: me")
+    server.responder = lambda body: (
+        Reply("Signed-off-by: half", cut_off=True) if "rambling" in str(body) else "Signed-off-by: me"
+    )
     checks = [{"op": "contains", "arg": "Signed-off-by:"}]
-    tasks = [TaskRecord(id="short", intent="commit message", judge={"kind": "rule", "checks": checks}),
-             TaskRecord(id="long", intent="rambling essay", judge={"kind": "rule", "checks": checks})]
+    tasks = [
+        TaskRecord(id="short", intent="commit message", judge={"kind": "rule", "checks": checks}),
+        TaskRecord(id="long", intent="rambling essay", judge={"kind": "rule", "checks": checks}),
+    ]
     client = Client(make(server), retry=retry)
     got = run_attempts(client, tasks, load_documents(tmp_path), range(2))
     assert [a.soft for a in got["short"]] == [1.0, 1.0]
@@ -116,9 +119,11 @@ def test_a_truncated_empty_reply_is_not_an_empty_completion(retry):
 def test_a_cut_off_batch_item_is_asked_for_again_directly_with_a_larger_cap(provider, retry):
     server, make, path, field = provider
     server.responder = lambda body: LONG
-    client = Client(make(server), retry=retry, batch=True,
-                    batch_policy=BatchPolicy(deadline=600, first_poll=5, max_poll=60))
-    out = client.map([req(max_tokens=40), Request(purpose="attempt", system="docs", user="other", max_tokens=40)],
-                     bulk=True)
+    client = Client(
+        make(server), retry=retry, batch=True, batch_policy=BatchPolicy(deadline=600, first_poll=5, max_poll=60)
+    )
+    out = client.map(
+        [req(max_tokens=40), Request(purpose="attempt", system="docs", user="other", max_tokens=40)], bulk=True
+    )
     assert all(c.ok and not c.truncated and c.text == LONG for c in out)
     assert sorted(r.body[field] for r in server.seen(path)) == [40 * ROOM_FACTOR] * 2

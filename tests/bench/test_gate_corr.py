@@ -26,7 +26,8 @@ def passed(bench: ModuleType, task_id: str, sample: int, documents: str) -> int:
     checks = [{"op": "contains", "arg": bench.PASS}]
     task = {"id": task_id, "skill_hint": "a", "judge": {"kind": "rule", "checks": checks}}
     completion = bench.WorldBackend("night-1", []).complete(
-        Request(purpose="attempt", system="s", user="u", sample=sample, payload={"task": task, "documents": documents}))
+        Request(purpose="attempt", system="s", user="u", sample=sample, payload={"task": task, "documents": documents})
+    )
     return int(bench.PASS in completion.text)
 
 
@@ -60,22 +61,32 @@ def test_worlds_from_the_options(bench: ModuleType) -> None:
     parser = bench.argparse.ArgumentParser()
     assert bench.correlated_worlds(parser, None, None) is None
     assert bench.correlated_worlds(parser, [0, 0.8], [0, 1]) == [
-        {"corr": 0, "drift": 0.0}, {"corr": 0.8, "drift": 0}, {"corr": 0.8, "drift": 1}]
+        {"corr": 0, "drift": 0.0},
+        {"corr": 0.8, "drift": 0},
+        {"corr": 0.8, "drift": 1},
+    ]
 
 
-@pytest.mark.parametrize(("argv", "reason"), [(["--corr", "1.5"], "--corr=1.5 must be within 0..1"),
-                                              (["--corr", "0.5", "--drift", "-1"], "--drift=-1.0 must be within 0..1"),
-                                              (["--drift", "0.5"], "--drift needs --corr")])
-def test_bad_values_are_one_line_errors(bench: ModuleType, argv: list[str], reason: str,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("argv", "reason"),
+    [
+        (["--corr", "1.5"], "--corr=1.5 must be within 0..1"),
+        (["--corr", "0.5", "--drift", "-1"], "--drift=-1.0 must be within 0..1"),
+        (["--drift", "0.5"], "--drift needs --corr"),
+    ],
+)
+def test_bad_values_are_one_line_errors(
+    bench: ModuleType, argv: list[str], reason: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--seeds", "1", *argv])
     assert exit_info.value.code == 2
     assert capsys.readouterr().err.strip().splitlines()[-1].endswith(f"error: {reason}")
 
 
-def test_each_run_states_its_world_and_keeps_the_default_shape(bench: ModuleType,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_each_run_states_its_world_and_keeps_the_default_shape(
+    bench: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert bench.main(["--seeds", "1", "--n-val", "3"]) == 0
     plain = json.loads(capsys.readouterr().out)
     assert "world" not in plain and "worlds" not in plain

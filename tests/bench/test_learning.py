@@ -65,15 +65,19 @@ def test_the_research_skill_ceiling_needs_rules_that_supersede_its_hand_written_
     assert superseding and all("Do NOT look anything up" in r for r in superseding)
     plain = [r.split(" (supersedes: ")[0] for r in oracle]
     lookup = "dependency lookup"
-    assert (bench.test_scores(with_rules(docs, oracle), test, 0, 32)[lookup]
-            - bench.test_scores(with_rules(docs, plain), test, 0, 32)[lookup]) > 0.15
+    assert (
+        bench.test_scores(with_rules(docs, oracle), test, 0, 32)[lookup]
+        - bench.test_scores(with_rules(docs, plain), test, 0, 32)[lookup]
+    ) > 0.15
 
 
 def test_an_unscoped_include_rule_lowers_the_changelog_kind_of_the_git_skill(bench, tmp_path):
     skill, docs, test = start(bench, tmp_path, "git-writing")
     oracle = bench.oracle_rules(skill, docs)
-    unscoped = ['Always include "Refs: ACME-" in the response.' if "Refs: ACME-" in r and "always include" in r
-                else r for r in oracle]
+    unscoped = [
+        'Always include "Refs: ACME-" in the response.' if "Refs: ACME-" in r and "always include" in r else r
+        for r in oracle
+    ]
     assert unscoped != oracle
     scoped_docs, unscoped_docs = with_rules(docs, oracle), with_rules(docs, unscoped)
     assert bench.harmful_rules(scoped_docs, test, 0, 0.08) == []
@@ -83,20 +87,25 @@ def test_an_unscoped_include_rule_lowers_the_changelog_kind_of_the_git_skill(ben
 
 
 def test_the_svg_chart_is_well_formed(bench):
-    summaries = [{"skill": "a&b", "ceiling": 0.9, "per_night": {"engine": [0.2, 0.5, 0.8], "strict_mean": [0.2, 0.6, None]}}]
+    summaries = [
+        {"skill": "a&b", "ceiling": 0.9, "per_night": {"engine": [0.2, 0.5, 0.8], "strict_mean": [0.2, 0.6, None]}}
+    ]
     root = ET.fromstring(bench.svg_chart(summaries, 2, "knobs <x>"))
     assert root.tag.endswith("svg")
     assert len([e for e in root.iter() if e.tag.endswith("polyline")]) == 2
 
 
-
 def test_the_policies_chart_draws_one_mean_line_per_policy(bench):
-    summaries = [{"skill": "a", "fraction_of_ceiling": {"engine": [0.2, 0.9], "engine_capped_94": [0.2, 0.2]}},
-                 {"skill": "b", "fraction_of_ceiling": {"engine": [0.4, 1.0], "engine_capped_94": [0.4, None]}}]
+    summaries = [
+        {"skill": "a", "fraction_of_ceiling": {"engine": [0.2, 0.9], "engine_capped_94": [0.2, 0.2]}},
+        {"skill": "b", "fraction_of_ceiling": {"engine": [0.4, 1.0], "engine_capped_94": [0.4, None]}},
+    ]
     root = ET.fromstring(bench.svg_policies_chart(summaries, 1, "knobs <x>"))
     lines = [e.get("points") for e in root.iter() if e.tag.endswith("polyline")]
     assert len(lines) == 2
-    assert len(lines[0].split()) == 2 and len(lines[1].split()) == 2, "a night with no value in one skill uses the others"
+    assert len(lines[0].split()) == 2 and len(lines[1].split()) == 2, (
+        "a night with no value in one skill uses the others"
+    )
 
 
 def test_one_engine_night_and_one_strict_night_run_end_to_end(bench, monkeypatch, tmp_path):

@@ -32,8 +32,12 @@ def test_normalise_ignores_spelling_not_meaning(bench):
 
 
 def test_pairwise_clustering_metrics(bench, monkeypatch):
-    items = [{"text": "a", "cluster": "x"}, {"text": "b", "cluster": "x"}, {"text": "c", "cluster": "x"},
-             {"text": "d", "cluster": None}]
+    items = [
+        {"text": "a", "cluster": "x"},
+        {"text": "b", "cluster": "x"},
+        {"text": "c", "cluster": "x"},
+        {"text": "d", "cluster": None},
+    ]
 
     def fake_cluster(requests):  # {a, b} and {c, d}: one right pair of three, one wrong pair
         by_text = {r.text: r for r in requests}
@@ -47,9 +51,14 @@ def test_pairwise_clustering_metrics(bench, monkeypatch):
 
 def test_overall_sums_the_files_counts_not_their_ratios(bench):
     def result(tp, fp, fn, pairs):
-        return {"follow_ups": 3, "requests": 4,
-                "checks": {"by_category": {"all": {"true_positives": tp, "false_positives": fp, "false_negatives": fn}}},
-                "clustering": {"by_cluster": {"all": dict(zip(("true_pairs", "false_pairs", "missed_pairs"), pairs, strict=True))}}}
+        return {
+            "follow_ups": 3,
+            "requests": 4,
+            "checks": {"by_category": {"all": {"true_positives": tp, "false_positives": fp, "false_negatives": fn}}},
+            "clustering": {
+                "by_cluster": {"all": dict(zip(("true_pairs", "false_pairs", "missed_pairs"), pairs, strict=True))}
+            },
+        }
 
     got = bench.overall([result(9, 1, 0, (1, 0, 0)), result(1, 0, 9, (0, 0, 3))])
     assert got["phrasings"] == 14 and got["files"] == 2
@@ -81,11 +90,14 @@ def test_scale_run_reports_sizes_and_growth(bench):
     assert large["requests"] > small["requests"] > 20  # 1-9 requests a session
     assert small["comparisons_per_request"] > 0 and "cpu_growth" in out and "comparisons_growth" in out
     # the synthetic history is seeded: the same size is the same history
-    assert [d.user_prompts for d in bench.synthetic_history(20)] == [d.user_prompts for d in bench.synthetic_history(20)]
+    assert [d.user_prompts for d in bench.synthetic_history(20)] == [
+        d.user_prompts for d in bench.synthetic_history(20)
+    ]
 
 
 def test_llm_miner_is_scored_on_the_labels_through_a_provider(bench, capsys):
     with FakeOpenAI() as fake:
+
         def responder(body):  # merges nothing; adds a wrong check to every complaint
             if "same_kind" in json.dumps(body):
                 return json.dumps({"same_kind": []})

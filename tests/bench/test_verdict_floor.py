@@ -34,8 +34,12 @@ def test_task_level_floor(bench: ModuleType, capsys: pytest.CaptureFixture[str])
     assert bench.main(["--trials", "20", "--max-n", "2"]) == 0
     out = json.loads(capsys.readouterr().out)
     # 0.025 / 4 rules: a sign test needs 8 tasks of a kind, the world has 2
-    assert out["task_level"] == {"tasks_of_a_kind_needed": 8, "own_val_tasks": 2,
-                                 "smallest_p_with_own_tasks": 0.25, "can_accept": False}
+    assert out["task_level"] == {
+        "tasks_of_a_kind_needed": 8,
+        "own_val_tasks": 2,
+        "smallest_p_with_own_tasks": 0.25,
+        "can_accept": False,
+    }
     assert [r["val_calls_with_per_rule_guards"] for r in out["by_samples"]] == [24, 48]
     assert bench.main(["--trials", "20", "--max-n", "1", "--own", "6", "--val", "8", "--rules", "1"]) == 0
     assert json.loads(capsys.readouterr().out)["task_level"]["can_accept"] is True

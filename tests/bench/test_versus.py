@@ -22,8 +22,13 @@ REFERENCE_READY = (CACHE / "ref-skillopt-0.2.0" / ".installed").is_file()
 
 
 def bench(*args: str) -> dict:
-    out = subprocess.run([sys.executable, str(SCRIPT), "--nights", "1", "--seeds", "1", *args],
-                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--nights", "1", "--seeds", "1", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout)
 
@@ -39,7 +44,9 @@ def check_engine(report: dict, engine: str) -> None:
     row = run["nights"][1]
     assert sum(row["calls_by_purpose"].values()) == row["calls"]
     assert row["calls_by_purpose"].get("attempt", 0) > 0
-    assert len(row["adopted"]["rules"]) == sum(row["adopted"][k] for k in ("covering", "neutral", "harmful", "trade-off"))
+    assert len(row["adopted"]["rules"]) == sum(
+        row["adopted"][k] for k in ("covering", "neutral", "harmful", "trade-off")
+    )
     assert 0.0 <= report["ground_truth_start"] <= report["ceiling"] <= 1.0
 
 
@@ -56,8 +63,11 @@ def test_this_engine_over_http_reports_calls_and_ground_truth():
     assert "other" not in row["world_calls_by_purpose"]
 
 
-@pytest.mark.skipif(not REFERENCE_READY, reason="the reference engine's virtualenv is not built in the benchmark "
-                    "cache (run scripts/bench_versus.py once to build it)")
+@pytest.mark.skipif(
+    not REFERENCE_READY,
+    reason="the reference engine's virtualenv is not built in the benchmark "
+    "cache (run scripts/bench_versus.py once to build it)",
+)
 def test_reference_engine_through_its_claude_backend():
     report = bench("--engines", "reference")
     check_engine(report, "reference")
@@ -90,9 +100,10 @@ def expected_truth(rules: list[str]) -> float:
         speaking = [r for r in rules if f'include "{TOKENS[kind]}"' in r]
         stances = {"never include" not in r.lower() for r in speaking}
         p = {frozenset({True}): follow, frozenset({False}): 1 - follow, frozenset({True, False}): 0.5}.get(
-            frozenset(stances), base)
+            frozenset(stances), base
+        )
         halvings = sum(r.count(f"use the same layout for {extra.plural(kind)}") for r in rules)
-        total += p * 0.5 ** halvings
+        total += p * 0.5**halvings
     return total / len(KINDS)
 
 
@@ -102,7 +113,12 @@ def test_trade_off_rule_lowers_the_kind_it_names_wherever_it_is():
     assert rule == 'Always include "Refs: ACME-" in the response, and use the same layout for release notes.'
     scoped = "When working on a commit message task, " + rule[0].lower() + rule[1:]
     for line in (rule, scoped):
-        docs = vw.SKILL_TEXT + "\n<!-- SKILLOPT-SLEEP:LEARNED START -->\n- " + line + "\n<!-- SKILLOPT-SLEEP:LEARNED END -->\n"
+        docs = (
+            vw.SKILL_TEXT
+            + "\n<!-- SKILLOPT-SLEEP:LEARNED START -->\n- "
+            + line
+            + "\n<!-- SKILLOPT-SLEEP:LEARNED END -->\n"
+        )
         by_kind = {t.kind: vw.task_probability(knobs, t, docs, "trade-off") for t in vw.world_tasks()}
         assert by_kind["commit message"] == pytest.approx(0.9)
         assert by_kind["release note"] == pytest.approx(0.15)  # base 0.3 halved, scoped or not
@@ -114,16 +130,28 @@ def test_trade_off_rule_lowers_the_kind_it_names_wherever_it_is():
 
 def test_both_engines_optimizers_propose_trade_offs_at_the_stated_rate():
     checks = [{"op": "contains", "arg": token} for token in TOKENS.values()]
-    rules = [r for seed in range(200) for r in vw.proposed_rules(vw.knobs_for(seed), checks, "trade-off", 99, "p", seed)]
+    rules = [
+        r for seed in range(200) for r in vw.proposed_rules(vw.knobs_for(seed), checks, "trade-off", 99, "p", seed)
+    ]
     covering = [r for r in rules if r.startswith("Always include")]
     share = sum(bool(extra.victims(r, KINDS)) for r in covering) / len(covering)
     assert abs(share - extra.TRADEOFF) < 0.06, share
-    assert not any(extra.victims(r, KINDS) for seed in range(50)
-                   for r in vw.proposed_rules(vw.knobs_for(seed), checks, "default", 99, "p", seed))
+    assert not any(
+        extra.victims(r, KINDS)
+        for seed in range(50)
+        for r in vw.proposed_rules(vw.knobs_for(seed), checks, "default", 99, "p", seed)
+    )
     # this engine's reflect replies carry them too
-    payload = {"mode": "failure", "max_edits": 8, "current_rules": {"all": []},
-               "tasks": [{"task_id": t.id, "intent": t.intent, "failed_checks": list(t.checks)}
-                         for t in vw.world_tasks() if t.split == "train"]}
+    payload = {
+        "mode": "failure",
+        "max_edits": 8,
+        "current_rules": {"all": []},
+        "tasks": [
+            {"task_id": t.id, "intent": t.intent, "failed_checks": list(t.checks)}
+            for t in vw.world_tasks()
+            if t.split == "train"
+        ],
+    }
     seen = 0
     for seed in range(40):
         request = Request("reflect", "", f"evidence {seed}", payload=payload)
@@ -151,8 +179,7 @@ def test_trade_off_world_night_classifies_counts_and_scores_them():
 def test_correlated_answers_keep_the_knobs_pass_rate_over_tasks():
     knobs = vw.knobs_for(3, corr=0.8)
     task = vw.world_tasks()[0]
-    chances = [vw.answer_probability(knobs, replace(task, id=f"t{i}"), vw.SKILL_TEXT, "default")
-               for i in range(3000)]
+    chances = [vw.answer_probability(knobs, replace(task, id=f"t{i}"), vw.SKILL_TEXT, "default") for i in range(3000)]
     assert sum(chances) / len(chances) == pytest.approx(0.3, abs=0.02)
     assert sum(c < 0.05 or c > 0.95 for c in chances) > len(chances) / 2  # most tasks near always / never
 

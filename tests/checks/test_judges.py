@@ -109,8 +109,12 @@ def test_sections_maps_normalised_headings_to_bodies():
 
 
 def test_score_rule_hard_and_soft():
-    checks = [check("contains", "Summary"), check("section_present", "Testing"),
-              check("max_chars", 20), check("not_contains", "WIP")]
+    checks = [
+        check("contains", "Summary"),
+        check("section_present", "Testing"),
+        check("max_chars", 20),
+        check("not_contains", "WIP"),
+    ]
     s = score_rule(checks, PR)
     assert s.hard == 0.0
     assert s.soft == pytest.approx(3 / 4)
@@ -250,7 +254,9 @@ def test_validate_judge_rejects(judge):
 
 def test_validate_judge_defaults_and_references():
     assert validate_judge({"checks": [{"op": "contains", "arg": "x"}]}) == {
-        "kind": "rule", "checks": [{"op": "contains", "arg": "x"}]}
+        "kind": "rule",
+        "checks": [{"op": "contains", "arg": "x"}],
+    }
     assert validate_judge(None, "exact", "42") == {"kind": "exact"}
     assert validate_judge({}, "rubric", "is polite") == {"kind": "rubric"}
     with pytest.raises(JudgeError):
@@ -388,10 +394,17 @@ def test_section_arg_with_hashes_is_normalised_or_rejected():
 
 def test_a_rule_judge_keeps_the_complaints_of_its_own_checks_only():
     check = {"op": "contains", "arg": "Refs:"}
-    judge = judges.validate_judge({"kind": "rule", "checks": [check], "said": {
-        judges.check_id(check): "  Missing the   Refs: trailer. " + "x" * 400,
-        judges.check_id({"op": "contains", "arg": "other"}): "not one of its checks",
-        "junk": 3}})
+    judge = judges.validate_judge(
+        {
+            "kind": "rule",
+            "checks": [check],
+            "said": {
+                judges.check_id(check): "  Missing the   Refs: trailer. " + "x" * 400,
+                judges.check_id({"op": "contains", "arg": "other"}): "not one of its checks",
+                "junk": 3,
+            },
+        }
+    )
     assert list(judge["said"]) == [judges.check_id(check)]
     assert judge["said"][judges.check_id(check)].startswith("Missing the Refs: trailer. x")
     assert len(judge["said"][judges.check_id(check)]) == judges.SAID_CHARS

@@ -56,18 +56,23 @@ def test_demo_refuses_harmful_edits(tmp_path: Path) -> None:
     for r in refused:
         gated = single.get(r["edit"]["content"])
         if gated is None:
-            assert any("ranked below the best" in x or "fixed nothing on its own train tasks" in x
-                       for x in r["reasons"]), r
+            assert any(
+                "ranked below the best" in x or "fixed nothing on its own train tasks" in x for x in r["reasons"]
+            ), r
         else:
             assert not gated["accepted"]
-            assert any(t["candidate"] < t["baseline"] for t in gated["per_task"]) or gated["candidate"] <= gated["baseline"]
+            assert (
+                any(t["candidate"] < t["baseline"] for t in gated["per_task"])
+                or gated["candidate"] <= gated["baseline"]
+            )
 
 
 def test_demo_outcome_comes_from_the_loop_not_a_script(tmp_path: Path) -> None:
     """A sim whose optimizer never finds the right rule must not show an improvement."""
     data = run_demo(tmp_path / "demo", seed=1, sim="follow=0.9,base=0.15,correct=0,harmful=0.5", quiet=True)
-    assert not any(not re.search(r"at most \d+ characters|never include", e["content"], re.I)
-                   for e in data["accepted_edits"])
+    assert not any(
+        not re.search(r"at most \d+ characters|never include", e["content"], re.I) for e in data["accepted_edits"]
+    )
     data = run_demo(tmp_path / "demo2", seed=1, sim="follow=0.9,base=0.15,correct=0,harmful=0", quiet=True)
     assert data["accepted_edits"] == [] and data["candidate"] == data["baseline"]
 
@@ -76,8 +81,16 @@ def test_demo_cli_json_has_the_documented_keys(tmp_path: Path, capsys: pytest.Ca
     code = main(["demo", "--json", "--quiet", "--dir", str(tmp_path / "d")])
     assert code == 0
     data = json.loads(capsys.readouterr().out)
-    for key in ("baseline", "candidate", "accepted", "accepted_edits", "rejected_edits", "n_sessions",
-                "n_tasks", "staging_dir"):
+    for key in (
+        "baseline",
+        "candidate",
+        "accepted",
+        "accepted_edits",
+        "rejected_edits",
+        "n_sessions",
+        "n_tasks",
+        "staging_dir",
+    ):
         assert key in data, key
 
 
@@ -94,6 +107,7 @@ def test_adopting_the_demo_proposal_keeps_hand_written_text(tmp_path: Path, monk
 
     data = run_demo(tmp_path / "demo", seed=1, quiet=True)
     project = tmp_path / "demo" / "acme-invoices"
+
     def documents() -> dict[Path, bytes]:
         return {p: p.read_bytes() for p in project.rglob("*.md") if ".skillopt-sleep" not in p.parts}
 
@@ -116,8 +130,9 @@ def test_adopting_the_demo_proposal_keeps_hand_written_text(tmp_path: Path, monk
     assert documents() == before
 
 
-def test_the_demos_printed_review_and_adopt_commands_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_demos_printed_review_and_adopt_commands_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The commands the demo tells the user to run, run as printed (environment assignment first)."""
     import shlex
 

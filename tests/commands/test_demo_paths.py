@@ -26,8 +26,12 @@ def test_a_demo_directory_with_quotes_and_backslashes(tmp_path: Path, capsys) ->
     assert main(["demo", "--dir", str(root), "--quiet", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     project = str(root.resolve() / "acme-invoices")
-    lines = [line for f in sorted((root / "claude" / "projects").glob("*/*.jsonl"))
-             for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = [
+        line
+        for f in sorted((root / "claude" / "projects").glob("*/*.jsonl"))
+        for line in f.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     assert len(lines) > 100
     records = [json.loads(line) for line in lines]  # every line is JSON
     texts = [s for r in records for s in _strings(r)]

@@ -16,15 +16,26 @@ def demo(tmp_path: Path) -> tuple[Path, Path]:
     return claude, project
 
 
-def test_harvest_json_lists_sessions_tasks_and_skips(demo: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_harvest_json_lists_sessions_tasks_and_skips(
+    demo: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     claude, project = demo
     assert main(["harvest", "--project", str(project), "--claude-home", str(claude), "--json", "--quiet"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert set(data) >= {"sessions", "tasks", "skipped"}
     assert len(data["sessions"]) == 21
     for s in data["sessions"]:
-        for key in ("source", "session_id", "project", "user_prompts", "n_user_turns", "tools_used",
-                    "skills_used", "feedback", "path"):
+        for key in (
+            "source",
+            "session_id",
+            "project",
+            "user_prompts",
+            "n_user_turns",
+            "tools_used",
+            "skills_used",
+            "feedback",
+            "path",
+        ):
             assert key in s, key
         assert s["project"] == str(project)
         assert not any(p.startswith(("<command-name>", "Caveat:")) for p in s["user_prompts"])
@@ -36,15 +47,17 @@ def test_harvest_json_lists_sessions_tasks_and_skips(demo: tuple[Path, Path], ca
 def test_harvest_output_writes_an_unreviewed_draft(demo: tuple[Path, Path], tmp_path: Path) -> None:
     claude, project = demo
     out = tmp_path / "draft.json"
-    assert main(["harvest", "--project", str(project), "--claude-home", str(claude), "--output", str(out),
-                 "--quiet"]) == 0
+    assert (
+        main(["harvest", "--project", str(project), "--claude-home", str(claude), "--output", str(out), "--quiet"]) == 0
+    )
     tasks, reviewed = load_tasks(out)
     assert tasks and reviewed is False
     assert {t.split for t in tasks} >= {"train", "val"}
 
 
-def test_harvest_other_project_finds_nothing(demo: tuple[Path, Path], tmp_path: Path,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_harvest_other_project_finds_nothing(
+    demo: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     claude, _ = demo
     other = tmp_path / "other"
     other.mkdir()

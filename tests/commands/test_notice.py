@@ -36,8 +36,9 @@ def test_cli_json_and_text(project, capsys):
     assert data["version"] and data["event"] == "session-start"
     assert data["notices"] and "/skillopt-sleep review" in data["notices"][0]
     assert main(["notice", "--project", str(project)]) == 0
-    assert capsys.readouterr().out == ("skillopt-sleep: last night proposed 2 rules for this project — "
-                                       "skillopt-sleep review\n")
+    assert capsys.readouterr().out == (
+        "skillopt-sleep: last night proposed 2 rules for this project — skillopt-sleep review\n"
+    )
     adopt(project)
     assert main(["notice", "--project", str(project)]) == 0
     assert capsys.readouterr().out == ""
@@ -64,7 +65,11 @@ def test_sessions_record_is_compacted(project, tmp_path, monkeypatch):
 
 
 def test_missing_project_is_a_one_line_usage_error(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "skillopt_sleep", "notice", "--project",
-                          str(tmp_path / "nope")], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "skillopt_sleep", "notice", "--project", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr

@@ -31,7 +31,8 @@ def night(tmp_path: Path) -> NightReport:
 
 
 def test_review_shows_each_rule_with_scope_evidence_gain_and_the_diff(
-        night: NightReport, capsys: pytest.CaptureFixture[str]) -> None:
+    night: NightReport, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["review", "--project", night.project]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"# skillopt-sleep proposal: night {night.night_id} (staged)")
@@ -86,22 +87,47 @@ def test_review_after_adoption_says_so(night: NightReport, capsys: pytest.Captur
 
 def hostile_night(project: Path) -> NightReport:
     edit = Edit(target="memory", op="add", content="Rule " + HOSTILE, rationale=HOSTILE, evidence=["t1"])
-    decision = GateDecision(accepted=True, action="accept", baseline=0.2, candidate=0.8, edits=[edit],
-                            per_task=[TaskDelta("v" + HOSTILE, 0.2, 0.8, 0.6, 4, 4)],
-                            statistic={"gain": 0.6, "lower_bound": 0.3})
-    return NightReport(night_id="20260101T000000Z-abcd", project=str(project), mode="run", status="staged",
-                       accepted_edits=[edit], decisions=[decision], baseline=0.2, candidate=0.8,
-                       rejected_edits=[{"edit": edit.to_dict(), "reasons": [HOSTILE]}],
-                       task_index={"t1": {"kind": HOSTILE, "split": "train", "excerpt": HOSTILE}},
-                       notes=[HOSTILE], backend_choice=HOSTILE)
+    decision = GateDecision(
+        accepted=True,
+        action="accept",
+        baseline=0.2,
+        candidate=0.8,
+        edits=[edit],
+        per_task=[TaskDelta("v" + HOSTILE, 0.2, 0.8, 0.6, 4, 4)],
+        statistic={"gain": 0.6, "lower_bound": 0.3},
+    )
+    return NightReport(
+        night_id="20260101T000000Z-abcd",
+        project=str(project),
+        mode="run",
+        status="staged",
+        accepted_edits=[edit],
+        decisions=[decision],
+        baseline=0.2,
+        candidate=0.8,
+        rejected_edits=[{"edit": edit.to_dict(), "reasons": [HOSTILE]}],
+        task_index={"t1": {"kind": HOSTILE, "split": "train", "excerpt": HOSTILE}},
+        notes=[HOSTILE],
+        backend_choice=HOSTILE,
+    )
 
 
 def test_untrusted_text_is_sanitized_in_review_and_escaped_in_html(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     report = hostile_night(tmp_path)
-    staged = staging.stage(tmp_path, report, [staging.StagedFile(
-        role="memory", live_path=tmp_path / "CLAUDE.md", baseline=b"# mine\n",
-        proposed=b"# mine\n\n<!-- skillopt-sleep:learned:start -->\n- Rule x\n<!-- skillopt-sleep:learned:end -->\n")])
+    staged = staging.stage(
+        tmp_path,
+        report,
+        [
+            staging.StagedFile(
+                role="memory",
+                live_path=tmp_path / "CLAUDE.md",
+                baseline=b"# mine\n",
+                proposed=b"# mine\n\n<!-- skillopt-sleep:learned:start -->\n- Rule x\n<!-- skillopt-sleep:learned:end -->\n",
+            )
+        ],
+    )
     assert main(["review", "--project", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     for raw in ("\x1b", "\u202e", "<!-- hidden"):
@@ -114,7 +140,8 @@ def test_untrusted_text_is_sanitized_in_review_and_escaped_in_html(
 
 
 def test_a_damaged_report_is_one_line_and_an_old_one_still_reviews(
-        night: NightReport, capsys: pytest.CaptureFixture[str]) -> None:
+    night: NightReport, capsys: pytest.CaptureFixture[str]
+) -> None:
     report_json = Path(night.staging_dir) / "report.json"
     data = json.loads(report_json.read_text())
     del data["task_index"]  # staged by a version that did not record task kinds
@@ -130,19 +157,30 @@ def test_a_damaged_report_is_one_line_and_an_old_one_still_reviews(
 
 def _numbers_section(markdown: str) -> list[str]:
     lines = markdown.split("## Numbers\n\n", 1)[1].splitlines()
-    return [line for line in lines[:lines.index("")] if line.startswith("|")]
+    return [line for line in lines[: lines.index("")] if line.startswith("|")]
 
 
 def test_review_of_a_night_that_learned_nothing_says_why_and_what_it_spent(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A night with no rule shows report.md's Numbers (calls, tokens) and Notes, and why nothing
     was learned — not just "None." three times."""
     project = tmp_path / "project"
     project.mkdir()
     why = "no edit to try: 2 x optimizer reply was not JSON after one repair"
-    report = NightReport(night_id="20260101T000000Z-0a0a", project=str(project), mode="run", status="no-change",
-                         n_sessions=9, n_tasks=6, splits={"train": 4, "val": 2}, baseline=0.5, candidate=0.5,
-                         calls={"attempt": 40, "reflect": 2}, notes=[why, "spent 12,345 tokens"])
+    report = NightReport(
+        night_id="20260101T000000Z-0a0a",
+        project=str(project),
+        mode="run",
+        status="no-change",
+        n_sessions=9,
+        n_tasks=6,
+        splits={"train": 4, "val": 2},
+        baseline=0.5,
+        candidate=0.5,
+        calls={"attempt": 40, "reflect": 2},
+        notes=[why, "spent 12,345 tokens"],
+    )
     report.usage.input_tokens, report.usage.output_tokens = 10_000, 2_345
     directory = staging.stage(project, report, [])
     assert main(["review", "--project", str(project)]) == 0
@@ -163,10 +201,13 @@ def test_review_of_a_night_that_learned_nothing_says_why_and_what_it_spent(
 
 
 def test_review_inside_claude_code_names_the_slash_command(
-        night: NightReport, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    night: NightReport, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CLAUDECODE", "1")
     assert main(["review", "--project", night.project]) == 0
     out = capsys.readouterr().out
-    assert (f"Adopt it with `/skillopt-sleep adopt --night {night.night_id}`; undo later with "
-            f"`/skillopt-sleep revert --night {night.night_id}`.") in out
+    assert (
+        f"Adopt it with `/skillopt-sleep adopt --night {night.night_id}`; undo later with "
+        f"`/skillopt-sleep revert --night {night.night_id}`."
+    ) in out
     assert "skillopt-sleep adopt --project" not in out

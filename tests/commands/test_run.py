@@ -30,16 +30,18 @@ def test_nothing_configured_exits_4_and_stages_nothing(demo: tuple[Path, Path, P
     empty_bin = tmp_path / "empty-bin"
     empty_bin.mkdir()
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
-    out = run_cli("run", "--project", str(project), "--claude-home", str(claude), "--quiet",
-                  home=home, path=str(empty_bin))
+    out = run_cli(
+        "run", "--project", str(project), "--claude-home", str(claude), "--quiet", home=home, path=str(empty_bin)
+    )
     assert out.returncode == 4, out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "backend=auto" in lines[0] and "--backend" in lines[0], out.stderr
     assert "Traceback" not in out.stderr and out.stdout == ""
     project_dir = project_dirs(project).root  # only the (released) OS lock file and its folder may appear
     assert not project_dir.exists() or {p.name for p in project_dir.iterdir()} <= {".gitignore", "night.lock"}
-    after = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")
-                   if p != project_dir and project_dir not in p.parents)
+    after = sorted(
+        p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p != project_dir and project_dir not in p.parents
+    )
     assert after == before  # no staging, no history, no harvest checkpoints
 
 
@@ -50,9 +52,20 @@ def test_a_claude_on_path_is_picked_for_claude_sessions(demo: tuple[Path, Path, 
     log = tmp_path / "cli.jsonl"
     # --since in the future: the preflight runs, then no session is new enough, so the night is
     # short; the choice and the call it made are what this test looks at.
-    out = run_cli("run", "--project", str(project), "--claude-home", str(claude), "--since",
-                  "2099-01-01T00:00:00Z", "--json", "--quiet", home=home, path=str(fake_bin),
-                  extra={"FAKE_CLI_LOG": str(log), "FAKE_CLI_MODE": "ok"})
+    out = run_cli(
+        "run",
+        "--project",
+        str(project),
+        "--claude-home",
+        str(claude),
+        "--since",
+        "2099-01-01T00:00:00Z",
+        "--json",
+        "--quiet",
+        home=home,
+        path=str(fake_bin),
+        extra={"FAKE_CLI_LOG": str(log), "FAKE_CLI_MODE": "ok"},
+    )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["backends"]["target"].startswith("claude-cli")
@@ -67,19 +80,37 @@ def test_a_logged_out_claude_stops_the_night_with_exit_4(demo: tuple[Path, Path,
     home, claude, project = demo
     fake_bin = tmp_path / "fake-bin"
     fake_cli.install(fake_bin)
-    out = run_cli("run", "--project", str(project), "--claude-home", str(claude), "--quiet",
-                  home=home, path=str(fake_bin),
-                  extra={"FAKE_CLI_LOG": str(tmp_path / "cli.jsonl"), "FAKE_CLI_MODE": "not_logged_in"})
+    out = run_cli(
+        "run",
+        "--project",
+        str(project),
+        "--claude-home",
+        str(claude),
+        "--quiet",
+        home=home,
+        path=str(fake_bin),
+        extra={"FAKE_CLI_LOG": str(tmp_path / "cli.jsonl"), "FAKE_CLI_MODE": "not_logged_in"},
+    )
     assert out.returncode == 4 and "claude-cli" in out.stderr and "preflight" in out.stderr, out.stderr
     assert not project_dirs(project).staging.exists()
 
 
-def test_a_sim_proposal_for_real_transcripts_is_refused_by_adopt(demo: tuple[Path, Path, Path],
-                                                                  tmp_path: Path) -> None:
+def test_a_sim_proposal_for_real_transcripts_is_refused_by_adopt(demo: tuple[Path, Path, Path], tmp_path: Path) -> None:
     home, claude, project = demo
     path = str(tmp_path / "no-bin")
-    out = run_cli("run", "--project", str(project), "--claude-home", str(claude), "--backend",
-                  "sim:correct=1,harmful=0,seed=1", "--json", "--quiet", home=home, path=path)
+    out = run_cli(
+        "run",
+        "--project",
+        str(project),
+        "--claude-home",
+        str(claude),
+        "--backend",
+        "sim:correct=1,harmful=0,seed=1",
+        "--json",
+        "--quiet",
+        home=home,
+        path=path,
+    )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["simulated"] is True and report["accepted"] is True
@@ -101,8 +132,9 @@ def test_a_sim_proposal_for_real_transcripts_is_refused_by_adopt(demo: tuple[Pat
 
 
 @pytest.mark.parametrize(("reviewed", "simulated"), [(True, False), (False, True)])
-def test_a_sim_night_on_a_tasks_file_is_simulated_unless_reviewed(tmp_path: Path, reviewed: bool,
-                                                                   simulated: bool) -> None:
+def test_a_sim_night_on_a_tasks_file_is_simulated_unless_reviewed(
+    tmp_path: Path, reviewed: bool, simulated: bool
+) -> None:
     tasks = write_tasks_file(tmp_path / "tasks.json", make_tasks(), reviewed=reviewed)
     config = Config(backend="sim:correct=1,harmful=0,seed=1", agent="claude")
     report = run_night(NightOptions(project=tmp_path, config=config, mode="run", tasks_file=tasks))
@@ -113,9 +145,20 @@ def test_a_sim_night_on_a_tasks_file_is_simulated_unless_reviewed(tmp_path: Path
 
 def test_auto_adopt_never_adopts_a_simulated_proposal(demo: tuple[Path, Path, Path], tmp_path: Path) -> None:
     home, claude, project = demo
-    out = run_cli("run", "--project", str(project), "--claude-home", str(claude), "--backend",
-                  "sim:correct=1,harmful=0,seed=1", "--auto-adopt", "--json", "--quiet", home=home,
-                  path=str(tmp_path / "no-bin"))
+    out = run_cli(
+        "run",
+        "--project",
+        str(project),
+        "--claude-home",
+        str(claude),
+        "--backend",
+        "sim:correct=1,harmful=0,seed=1",
+        "--auto-adopt",
+        "--json",
+        "--quiet",
+        home=home,
+        path=str(tmp_path / "no-bin"),
+    )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["accepted"] and any("not auto-adopted" in n for n in report["notes"])
@@ -130,14 +173,29 @@ def test_a_codex_on_path_is_picked_for_codex_sessions(tmp_path: Path) -> None:
 
     project, codex_home = tmp_path / "acme", tmp_path / "codex"
     project.mkdir()
-    write_rollout(codex_home, project, datetime(2026, 11, 3, 9, tzinfo=timezone.utc),
-                  ["Write the commit message for the footer change."])
+    write_rollout(
+        codex_home,
+        project,
+        datetime(2026, 11, 3, 9, tzinfo=timezone.utc),
+        ["Write the commit message for the footer change."],
+    )
     fake_bin = tmp_path / "fake-bin"
     fake_cli.install(fake_bin)
     log = tmp_path / "cli.jsonl"
-    out = run_cli("dry-run", "--project", str(project), "--codex-home", str(codex_home), "--claude-home",
-                  str(tmp_path / "no-claude"), "--json", "--quiet", home=tmp_path / "home", path=str(fake_bin),
-                  extra={"FAKE_CLI_LOG": str(log), "FAKE_CLI_MODE": "ok", "CODEX_HOME": str(codex_home)})
+    out = run_cli(
+        "dry-run",
+        "--project",
+        str(project),
+        "--codex-home",
+        str(codex_home),
+        "--claude-home",
+        str(tmp_path / "no-claude"),
+        "--json",
+        "--quiet",
+        home=tmp_path / "home",
+        path=str(fake_bin),
+        extra={"FAKE_CLI_LOG": str(log), "FAKE_CLI_MODE": "ok", "CODEX_HOME": str(codex_home)},
+    )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["backends"]["target"].startswith("codex-cli")
@@ -146,11 +204,18 @@ def test_a_codex_on_path_is_picked_for_codex_sessions(tmp_path: Path) -> None:
     assert {Path(c["argv"][0]).name for c in fake_cli.runs(log)} == {"codex"}
 
 
-@pytest.mark.parametrize(("flag", "listed", "opted"), [(False, [], False), (True, [], True),
-                                                       (False, ["skillopt-sleep-learned"], True),
-                                                       (False, ["another-skill"], False)])
+@pytest.mark.parametrize(
+    ("flag", "listed", "opted"),
+    [
+        (False, [], False),
+        (True, [], True),
+        (False, ["skillopt-sleep-learned"], True),
+        (False, ["another-skill"], False),
+    ],
+)
 def test_whole_skill_editing_is_on_by_flag_or_config_list_only(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: bool, listed: list[str], opted: bool) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: bool, listed: list[str], opted: bool
+) -> None:
     import skillopt_sleep.night as night_module
     from skillopt_sleep.cli import build_parser
 
@@ -167,6 +232,5 @@ def test_whole_skill_editing_is_on_by_flag_or_config_list_only(
     monkeypatch.setattr(night_module, "load_documents", spy)
     tasks = write_tasks_file(tmp_path / "tasks.json", make_tasks(), reviewed=True)
     config = Config(backend="sim:seed=1", agent="claude", edit_whole_skill=listed)
-    run_night(NightOptions(project=tmp_path, config=config, mode="dry-run", tasks_file=tasks,
-                           edit_whole_skill=flag))
+    run_night(NightOptions(project=tmp_path, config=config, mode="dry-run", tasks_file=tasks, edit_whole_skill=flag))
     assert seen == [opted]

@@ -25,8 +25,9 @@ SLOW_SIM = "sim:seed=3,latency=0.05"
 def engine(*args: str, home: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLOPT_SLEEP_")}
     env["SKILLOPT_SLEEP_HOME"] = str(home)
-    return subprocess.run([sys.executable, "-m", "skillopt_sleep", *args], capture_output=True, text=True,
-                          env=env, timeout=120, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "skillopt_sleep", *args], capture_output=True, text=True, env=env, timeout=120, cwd=cwd
+    )
 
 
 @pytest.fixture
@@ -56,8 +57,19 @@ def wait_for(check, timeout: float = 90.0) -> Any:
 
 
 def start(project: Path, home: Path, *extra: str) -> tuple[subprocess.CompletedProcess[str], int]:
-    done = engine("run", "--detach", "--tasks-file", str(project.parent / "tasks.json"), "--backend", SLOW_SIM,
-                  "--agent", "claude", *extra, home=home, cwd=project)
+    done = engine(
+        "run",
+        "--detach",
+        "--tasks-file",
+        str(project.parent / "tasks.json"),
+        "--backend",
+        SLOW_SIM,
+        "--agent",
+        "claude",
+        *extra,
+        home=home,
+        cwd=project,
+    )
     assert done.returncode == 0, done.stderr
     state = json.loads((project / ".skillopt-sleep" / "night-state.json").read_text(encoding="utf-8"))
     return done, state["pid"]
@@ -80,11 +92,16 @@ def test_detach_returns_while_the_night_runs_and_status_follows_it_to_the_result
         refused = engine("run", "--detach", "--backend", SLOW_SIM, home=home, cwd=project)
         assert refused.returncode == EXIT_LOCKED and "already running" in refused.stderr
         # while the night makes calls: its calls against the whole night's plan, and an ETA
-        running = wait_for(lambda: (lambda d: d if d["night"]["state"] == "running" and d["night"]["calls_done"]
-                                    else None)(status(project, home)[0]))
+        running = wait_for(
+            lambda: (lambda d: d if d["night"]["state"] == "running" and d["night"]["calls_done"] else None)(
+                status(project, home)[0]
+            )
+        )
         assert running["night"]["calls_planned"] >= running["night"]["calls_done"] > 0
         assert running["night"]["eta_s"] is not None and running["night"]["phase"]
-        finished = wait_for(lambda: (lambda d: d if d["night"]["state"] != "running" else None)(status(project, home)[0]))
+        finished = wait_for(
+            lambda: (lambda d: d if d["night"]["state"] != "running" else None)(status(project, home)[0])
+        )
     finally:
         with_pid_gone(pid)
     assert finished["night"]["state"] == "finished" and finished["night"]["exit_code"] == 0
@@ -105,11 +122,22 @@ def test_a_detached_night_killed_midway_is_shown_as_stopped_with_its_log(project
     data, text = status(project, home)
     assert data["night"]["state"] == "stopped"
     assert "stopped without finishing" in text and data["night"]["log"] in text
-    again = engine("run", "--detach", "--tasks-file", str(project.parent / "tasks.json"), "--backend", "sim:seed=3",
-                   "--agent", "claude", home=home, cwd=project)
+    again = engine(
+        "run",
+        "--detach",
+        "--tasks-file",
+        str(project.parent / "tasks.json"),
+        "--backend",
+        "sim:seed=3",
+        "--agent",
+        "claude",
+        home=home,
+        cwd=project,
+    )
     assert again.returncode == 0, again.stderr  # a stopped night does not block the next
-    with_pid_gone(json.loads((project / ".skillopt-sleep" / "night-state.json").read_text(encoding="utf-8"))["pid"],
-                  wait=True)
+    with_pid_gone(
+        json.loads((project / ".skillopt-sleep" / "night-state.json").read_text(encoding="utf-8"))["pid"], wait=True
+    )
 
 
 def test_detach_json_says_where_to_follow(project: Path, tmp_path: Path) -> None:

@@ -37,8 +37,9 @@ def test_a_run_with_no_backend_leaves_no_skillopt_sleep_folder(demo, tmp_path: P
     home, claude, project = demo
     empty_bin = tmp_path / "empty-bin"
     empty_bin.mkdir()
-    out = run_cli("run", "--project", str(project), "--claude-home", str(claude), "--quiet",
-                  home=home, path=str(empty_bin))
+    out = run_cli(
+        "run", "--project", str(project), "--claude-home", str(claude), "--quiet", home=home, path=str(empty_bin)
+    )
     assert out.returncode == 4 and "no model backend available" in out.stderr, out.stderr
     assert not os.path.lexists(project_dirs(project).root), sorted(project_dirs(project).root.rglob("*"))
 
@@ -47,9 +48,17 @@ def test_a_run_whose_preflight_fails_leaves_no_skillopt_sleep_folder(demo, tmp_p
     home, claude, project = demo
     fake_bin = tmp_path / "fake-bin"
     fake_cli.install(fake_bin)
-    out = run_cli("run", "--project", str(project), "--claude-home", str(claude), "--quiet",
-                  home=home, path=str(fake_bin),
-                  extra={"FAKE_CLI_LOG": str(tmp_path / "cli.jsonl"), "FAKE_CLI_MODE": "not_logged_in"})
+    out = run_cli(
+        "run",
+        "--project",
+        str(project),
+        "--claude-home",
+        str(claude),
+        "--quiet",
+        home=home,
+        path=str(fake_bin),
+        extra={"FAKE_CLI_LOG": str(tmp_path / "cli.jsonl"), "FAKE_CLI_MODE": "not_logged_in"},
+    )
     assert out.returncode == 4 and "preflight" in out.stderr, out.stderr
     assert fake_cli.runs(tmp_path / "cli.jsonl")  # it did try the model
     assert not os.path.lexists(project_dirs(project).root), sorted(project_dirs(project).root.rglob("*"))
@@ -64,8 +73,9 @@ def test_a_refused_run_keeps_exactly_what_was_there_before(demo, tmp_path: Path)
     before = tree(root)
     empty_bin = tmp_path / "empty-bin"
     empty_bin.mkdir()
-    out = run_cli("run", "--project", str(project), "--claude-home", str(claude), "--quiet",
-                  home=home, path=str(empty_bin))
+    out = run_cli(
+        "run", "--project", str(project), "--claude-home", str(claude), "--quiet", home=home, path=str(empty_bin)
+    )
     assert out.returncode == 4, out.stderr
     assert tree(root) == before
 
@@ -86,14 +96,30 @@ def test_a_night_that_did_work_keeps_what_it_wrote(tmp_path: Path) -> None:
 def test_dry_run_says_nothing_was_staged_and_writes_nothing(demo, tmp_path: Path) -> None:
     home, claude, project = demo
     before = tree(home, project, claude)
-    out = run_cli("dry-run", "--project", str(project), "--claude-home", str(claude), "--source", "claude",
-                  "--agent", "claude", "--backend", "sim:seed=3", "--quiet", home=home, path=os.environ["PATH"])
+    out = run_cli(
+        "dry-run",
+        "--project",
+        str(project),
+        "--claude-home",
+        str(claude),
+        "--source",
+        "claude",
+        "--agent",
+        "claude",
+        "--backend",
+        "sim:seed=3",
+        "--quiet",
+        home=home,
+        path=os.environ["PATH"],
+    )
     assert out.returncode == 0, out.stderr
     assert "accepted" in out.stdout  # a whole night's work was done
     last = out.stdout.rstrip("\n").splitlines()[-1]
-    assert last == (f"  dry-run: nothing was staged or saved — nothing written in {project_dirs(project).root} "
-                    f"nor in {home / 'state'} (no proposal, harvest checkpoint or history); "
-                    "`skillopt-sleep run` stages a proposal")
+    assert last == (
+        f"  dry-run: nothing was staged or saved — nothing written in {project_dirs(project).root} "
+        f"nor in {home / 'state'} (no proposal, harvest checkpoint or history); "
+        "`skillopt-sleep run` stages a proposal"
+    )
     assert tree(home, project, claude) == before
 
 
@@ -108,11 +134,14 @@ def test_a_process_waiting_for_the_lock_survives_a_refused_night_removing_it(tmp
     project.mkdir()
     footprint = Footprint(project)
     lock_path = project_dirs(project).lock
-    waiter = ("import sys; from skillopt_sleep.store.locks import ProjectLock\n"
-              f"lock = ProjectLock({str(lock_path)!r}, wait=20); lock.acquire(); print('held'); lock.release()")
+    waiter = (
+        "import sys; from skillopt_sleep.store.locks import ProjectLock\n"
+        f"lock = ProjectLock({str(lock_path)!r}, wait=20); lock.acquire(); print('held'); lock.release()"
+    )
     with ProjectLock(lock_path):
-        other = subprocess.Popen([sys.executable, "-c", waiter], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True)
+        other = subprocess.Popen(
+            [sys.executable, "-c", waiter], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         time.sleep(1.0)  # it is polling the lock now (and makes the folder again as it polls)
         assert lock_path in footprint.undo("20260101T000000Z-abcd")
     out, err = other.communicate(timeout=60)

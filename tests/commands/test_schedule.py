@@ -117,12 +117,15 @@ def test_a_foreign_line_after_a_lookalike_marker_is_kept(cron: FakeTools, projec
     assert cron.table() == FOREIGN + lookalike
 
 
-@pytest.mark.parametrize("argv", [
-    ["--at", "03:00\n* * * * * rm -rf ~"],
-    ["--model", "opus\n0 0 * * * evil"],
-    ["--backend", "sim\r"],
-    ["--env-file", "/tmp/keys\x1b[2J"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--at", "03:00\n* * * * * rm -rf ~"],
+        ["--model", "opus\n0 0 * * * evil"],
+        ["--backend", "sim\r"],
+        ["--env-file", "/tmp/keys\x1b[2J"],
+    ],
+)
 def test_control_characters_are_refused(cron: FakeTools, project: Path, argv: list[str], capsys) -> None:
     assert main(["schedule", "--project", str(project), *argv]) == 2
     err = capsys.readouterr().err
@@ -152,8 +155,9 @@ def _env_file(tmp_path: Path, mode: int, body: str = f"ANTHROPIC_API_KEY={ANTHRO
     return path
 
 
-def test_sdk_backend_needs_the_key_in_an_env_file(cron: FakeTools, project: Path, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+def test_sdk_backend_needs_the_key_in_an_env_file(
+    cron: FakeTools, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
     assert main(["schedule", "--project", str(project), "--backend", "anthropic"]) == 3
     err = capsys.readouterr().err
@@ -178,12 +182,27 @@ def test_env_file_without_the_needed_key_is_refused(cron: FakeTools, project: Pa
     assert "ANTHROPIC_API_KEY" in capsys.readouterr().err
 
 
-def test_no_secret_reaches_any_written_artifact(cron: FakeTools, project: Path, tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_secret_reaches_any_written_artifact(
+    cron: FakeTools, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
     env = _env_file(tmp_path, 0o600)
-    assert main(["schedule", "--project", str(project), "--backend", "anthropic", "--model", "claude-x",
-                 "--env-file", str(env)]) == 0
+    assert (
+        main(
+            [
+                "schedule",
+                "--project",
+                str(project),
+                "--backend",
+                "anthropic",
+                "--model",
+                "claude-x",
+                "--env-file",
+                str(env),
+            ]
+        )
+        == 0
+    )
     assert main(["status", "--project", str(project)]) == 0
     artifacts = cron.written_files() + [_schedule_file()] + [p for p in user_dirs().config.rglob("*") if p.is_file()]
     texts = [p.read_text(encoding="utf-8", errors="replace") for p in artifacts]
@@ -198,7 +217,8 @@ def test_no_secret_reaches_any_written_artifact(cron: FakeTools, project: Path, 
 def test_a_key_in_the_project_config_is_refused(cron: FakeTools, project: Path, tmp_path: Path, capsys) -> None:
     (project / ".skillopt-sleep").mkdir()
     (project / ".skillopt-sleep" / "config.toml").write_text(
-        f'backend = "anthropic"\n[backend_options.anthropic]\napi_key = "{ANTHROPIC_KEY}"\n')
+        f'backend = "anthropic"\n[backend_options.anthropic]\napi_key = "{ANTHROPIC_KEY}"\n'
+    )
     env = _env_file(tmp_path, 0o600)
     assert main(["schedule", "--project", str(project), "--env-file", str(env)]) == 3
     err = capsys.readouterr().err
@@ -206,29 +226,37 @@ def test_a_key_in_the_project_config_is_refused(cron: FakeTools, project: Path, 
     assert cron.table() == FOREIGN and not _schedule_file().exists()
 
 
-def test_the_full_effective_config_is_recorded(cron: FakeTools, project: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_full_effective_config_is_recorded(cron: FakeTools, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (project / ".skillopt-sleep").mkdir()
     (project / ".skillopt-sleep" / "config.toml").write_text(
         'k = 6\nmax_cost_usd = 1.5\nsource = "codex"\nagent = "codex"\nmax_rules = 7\n'
-        '[backend_options.sim]\nfollow = 0.8\n')
+        "[backend_options.sim]\nfollow = 0.8\n"
+    )
     monkeypatch.setenv("SKILLOPT_SLEEP_VAL_SAMPLES", "5")
     monkeypatch.setenv("CODEX_HOME", str(project / "codex-data"))
     assert main(["schedule", "--project", str(project)]) == 0
     entry = json.loads(_schedule_file().read_text())["projects"][0]
     config = entry["config"]
-    assert (config["k"], config["max_cost_usd"], config["source"], config["agent"], config["max_rules"],
-            config["val_samples"]) == (6, 1.5, "codex", "codex", 7, 5)
+    assert (
+        config["k"],
+        config["max_cost_usd"],
+        config["source"],
+        config["agent"],
+        config["max_rules"],
+        config["val_samples"],
+    ) == (6, 1.5, "codex", "codex", 7, 5)
     assert config["backend_options"] == {"sim": {"follow": 0.8}}
     assert config["codex_home"] == str(project / "codex-data")
     assert entry["auto_adopt"] is False
     from skillopt_sleep.config import Config
     import dataclasses
+
     assert set(config) == {f.name for f in dataclasses.fields(Config)}
 
 
-def test_cli_backend_records_the_binary_and_its_path(cron: FakeTools, project: Path, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+def test_cli_backend_records_the_binary_and_its_path(
+    cron: FakeTools, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
     bin_dir = tmp_path / "agent-bin"
     bin_dir.mkdir()
     claude = bin_dir / "claude"
@@ -241,8 +269,9 @@ def test_cli_backend_records_the_binary_and_its_path(cron: FakeTools, project: P
     assert str(bin_dir) in recorded["path"]
 
 
-def test_cli_backend_missing_binary_is_refused(cron: FakeTools, project: Path, monkeypatch: pytest.MonkeyPatch,
-                                               capsys) -> None:
+def test_cli_backend_missing_binary_is_refused(
+    cron: FakeTools, project: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
     monkeypatch.setenv("PATH", str(cron.root / "bin"))
     assert main(["schedule", "--project", str(project), "--backend", "codex-cli"]) == 3
     err = capsys.readouterr().err
@@ -271,15 +300,17 @@ def test_status_shows_the_schedule(cron: FakeTools, project: Path, capsys) -> No
     assert data["schedule"]["at"] == "03:45" and data["schedule"]["this_project"] is True
 
 
-def test_unschedule_with_nothing_scheduled_and_no_cron_installed(fake_tools: FakeTools,
-                                                                 monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+def test_unschedule_with_nothing_scheduled_and_no_cron_installed(
+    fake_tools: FakeTools, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
     monkeypatch.setenv("PATH", str(fake_tools.root / "bin-empty"))
     assert main(["unschedule"]) == 0
     assert "nothing was scheduled" in capsys.readouterr().out
 
 
-def test_a_failing_crontab_is_one_clear_line(cron: FakeTools, project: Path, monkeypatch: pytest.MonkeyPatch,
-                                             capsys) -> None:
+def test_a_failing_crontab_is_one_clear_line(
+    cron: FakeTools, project: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
     monkeypatch.setenv("SKILLOPT_FAKE_CRONTAB", str(cron.root / "no-such-dir" / "table"))
     cron.crontab.unlink()
     (cron.root / "no-such-dir").mkdir()
@@ -300,9 +331,9 @@ def test_reregistering_a_project_keeps_its_place(cron: FakeTools, project: Path,
     assert [p["config"]["model"] for p in projects] == ["m2", None]
 
 
-def test_an_interpreter_that_needs_the_shell_environment_is_refused(cron: FakeTools, project: Path, tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch,
-                                                                    capsys) -> None:
+def test_an_interpreter_that_needs_the_shell_environment_is_refused(
+    cron: FakeTools, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
     import subprocess
     import venv
 
@@ -326,8 +357,9 @@ def _fake_agent(tmp_path: Path, name: str) -> Path:
     return binary
 
 
-def test_auto_backend_is_kept_and_preflighted(cron: FakeTools, project: Path, tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+def test_auto_backend_is_kept_and_preflighted(
+    cron: FakeTools, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
     monkeypatch.setenv("SKILLOPT_SLEEP_BACKEND", "auto")
     monkeypatch.setenv("PATH", f"{cron.root / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin")
     assert main(["schedule", "--project", str(project)]) == 3  # no agent CLI, no key
@@ -340,8 +372,9 @@ def test_auto_backend_is_kept_and_preflighted(cron: FakeTools, project: Path, tm
     assert config["backend_options"]["codex-cli"]["command"] == str(codex)
 
 
-def test_auto_backend_with_a_key_in_the_env_file(cron: FakeTools, project: Path, tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_backend_with_a_key_in_the_env_file(
+    cron: FakeTools, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PATH", f"{cron.root / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin")
     env = _env_file(tmp_path, 0o600)
     assert main(["schedule", "--project", str(project), "--backend", "auto", "--env-file", str(env)]) == 0

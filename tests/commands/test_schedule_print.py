@@ -38,14 +38,17 @@ def _nothing_changed(tools: FakeTools) -> None:
     assert not user_dirs().schedule_file.exists() and not user_dirs().state.exists()
 
 
-@pytest.mark.parametrize("argv, finding", [
-    (["--backend", "auto"], "backend auto: a scheduled night would find neither"),
-    (["--backend", "codex-cli"], "`codex` is not on PATH"),
-    (["--backend", "anthropic"], "a scheduled night needs ANTHROPIC_API_KEY"),
-])
-def test_print_shows_the_entry_when_no_cli_or_key_is_found(cron: FakeTools, project: Path, argv: list[str],
-                                                           finding: str, monkeypatch: pytest.MonkeyPatch,
-                                                           capsys) -> None:
+@pytest.mark.parametrize(
+    "argv, finding",
+    [
+        (["--backend", "auto"], "backend auto: a scheduled night would find neither"),
+        (["--backend", "codex-cli"], "`codex` is not on PATH"),
+        (["--backend", "anthropic"], "a scheduled night needs ANTHROPIC_API_KEY"),
+    ],
+)
+def test_print_shows_the_entry_when_no_cli_or_key_is_found(
+    cron: FakeTools, project: Path, argv: list[str], finding: str, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)  # in this shell only: the job would not see it
     assert main(["schedule", "--project", str(project), "--print", *argv]) == 0
     out, err = capsys.readouterr()
@@ -65,8 +68,22 @@ def test_print_json_carries_the_warnings(cron: FakeTools, project: Path, tmp_pat
     loose = tmp_path / "keys.env"
     loose.write_text(f"ANTHROPIC_API_KEY={KEY}\n")
     loose.chmod(0o644)
-    assert main(["schedule", "--project", str(project), "--backend", "anthropic", "--env-file", str(loose),
-                 "--print", "--json"]) == 0
+    assert (
+        main(
+            [
+                "schedule",
+                "--project",
+                str(project),
+                "--backend",
+                "anthropic",
+                "--env-file",
+                str(loose),
+                "--print",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out, err = capsys.readouterr()
     data = json.loads(out)
     assert data["plan"]["mechanism"] == "cron" and data["schedule"]["projects"][0]["project"] == str(project)

@@ -42,9 +42,14 @@ def test_readme_scheduling_commands(fake_tools: FakeTools, monkeypatch: pytest.M
         (home / "code" / name).mkdir(parents=True)
     commands = scheduling_commands()
     assert [c.split()[:2] for c in commands if c.startswith("skillopt-sleep")] == [
-        ["skillopt-sleep", "schedule"], ["skillopt-sleep", "schedule"], ["skillopt-sleep", "status"],
-        ["skillopt-sleep", "nightly"], ["skillopt-sleep", "schedule"], ["skillopt-sleep", "unschedule"],
-        ["skillopt-sleep", "unschedule"]]
+        ["skillopt-sleep", "schedule"],
+        ["skillopt-sleep", "schedule"],
+        ["skillopt-sleep", "status"],
+        ["skillopt-sleep", "nightly"],
+        ["skillopt-sleep", "schedule"],
+        ["skillopt-sleep", "unschedule"],
+        ["skillopt-sleep", "unschedule"],
+    ]
     outputs = []
     for command in commands:
         if command.startswith("skillopt-sleep "):

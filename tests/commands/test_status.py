@@ -20,11 +20,18 @@ def project(tmp_path) -> Path:
     return project_with_memory(tmp_path, b"old\n")
 
 
-def _night(project: Path, night_id: str, baseline: float, candidate: float, accepted: bool,
-           staged: bytes | None = None) -> None:
-    report = NightReport(night_id=night_id, project=str(project), mode="run", status="staged",
-                         baseline=baseline, candidate=candidate,
-                         accepted_edits=[Edit("memory", "add", "r")] if accepted else [])
+def _night(
+    project: Path, night_id: str, baseline: float, candidate: float, accepted: bool, staged: bytes | None = None
+) -> None:
+    report = NightReport(
+        night_id=night_id,
+        project=str(project),
+        mode="run",
+        status="staged",
+        baseline=baseline,
+        candidate=candidate,
+        accepted_edits=[Edit("memory", "add", "r")] if accepted else [],
+    )
     if staged is not None:
         stage_memory(project, staged, report=report)
     History().record(report)
@@ -88,7 +95,9 @@ def test_a_reverted_night_is_reverted_everywhere_and_never_the_live_score(projec
     revert(project, "n1")
     data = status_cmd.collect_status(project)
     assert [(t["baseline"], t["proposed"], t["live"], t["state"]) for t in data["trend"]] == [
-        (0.4, 0.6, 0.4, "reverted"), (0.5, 0.7, 0.5, "staged")]
+        (0.4, 0.6, 0.4, "reverted"),
+        (0.5, 0.7, 0.5, "staged"),
+    ]
     assert [n["state"] for n in data["nights"]] == ["reverted", "staged"]
 
     assert status_cmd.status(project) == 0
@@ -108,14 +117,29 @@ def test_a_reverted_night_is_reverted_everywhere_and_never_the_live_score(projec
     assert len(re.findall(r"data-baseline=", html)) == 2
 
 
-@pytest.mark.parametrize("env, review, adopt, schedule", [
-    ({}, "skillopt-sleep review --project {p}", "skillopt-sleep adopt --project {p} --night n1",
-     "`skillopt-sleep schedule`"),
-    ({"CLAUDECODE": "1"}, "/skillopt-sleep review", "/skillopt-sleep adopt --night n1",
-     "`/skillopt-sleep schedule`"),
-    ({"CODEX_THREAD_ID": "019a-thread"}, 'ask Codex: "skillopt-sleep review"',
-     'ask Codex: "skillopt-sleep adopt --night n1"', '`ask Codex: "skillopt-sleep schedule"`'),
-])
+@pytest.mark.parametrize(
+    "env, review, adopt, schedule",
+    [
+        (
+            {},
+            "skillopt-sleep review --project {p}",
+            "skillopt-sleep adopt --project {p} --night n1",
+            "`skillopt-sleep schedule`",
+        ),
+        (
+            {"CLAUDECODE": "1"},
+            "/skillopt-sleep review",
+            "/skillopt-sleep adopt --night n1",
+            "`/skillopt-sleep schedule`",
+        ),
+        (
+            {"CODEX_THREAD_ID": "019a-thread"},
+            'ask Codex: "skillopt-sleep review"',
+            'ask Codex: "skillopt-sleep adopt --night n1"',
+            '`ask Codex: "skillopt-sleep schedule"`',
+        ),
+    ],
+)
 def test_status_names_the_command_of_where_it_is_read(project, capsys, monkeypatch, env, review, adopt, schedule):
     """In Claude Code's Bash tool (CLAUDECODE=1) status names the slash command; in Codex's shell
     tool (CODEX_THREAD_ID) the skill; in a terminal the command line."""

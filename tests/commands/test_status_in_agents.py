@@ -22,11 +22,17 @@ from tests.support.real_clients import RELEASES, real_cli
 from tests.support.staged_project import project_with_memory, stage_memory
 
 
-
 def _project(tmp_path: Path) -> Path:
     project = project_with_memory(tmp_path, b"old\n")
-    report = NightReport(night_id="n1", project=str(project), mode="run", status="staged", baseline=0.4,
-                         candidate=0.6, accepted_edits=[Edit("memory", "add", "r")])
+    report = NightReport(
+        night_id="n1",
+        project=str(project),
+        mode="run",
+        status="staged",
+        baseline=0.4,
+        candidate=0.6,
+        accepted_edits=[Edit("memory", "add", "r")],
+    )
     stage_memory(project, b"new\n", report=report)
     History().record(report)
     return project
@@ -57,11 +63,20 @@ def test_status_in_claude_codes_bash_tool_names_the_slash_command(tmp_path: Path
     project = _project(tmp_path)
     command = _status_command(project)
     with FakeAnthropic(key="k") as fake:
-        fake.responder = lambda body: (Reply(tool_calls=[ToolCall("Bash", {"command": command, "description": "status"})])
-                                       if not _tool_output(body) else "done")
+        fake.responder = lambda body: (
+            Reply(tool_calls=[ToolCall("Bash", {"command": command, "description": "status"})])
+            if not _tool_output(body)
+            else "done"
+        )
         env = provider_env.claude_env(tmp_path, fake, trust=(project,), SKILLOPT_SLEEP_HOME=str(home))
-        out = subprocess.run([claude, "-p", "show the status", "--allowedTools", f"Bash({command})",
-                              "--max-turns", "3"], cwd=project, env=env, capture_output=True, text=True, timeout=240)
+        out = subprocess.run(
+            [claude, "-p", "show the status", "--allowedTools", f"Bash({command})", "--max-turns", "3"],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
         results = [_tool_output(seen.body) for seen in fake.seen("/v1/messages")]
     result = next((r for r in results if r), "")
     assert "skillopt-sleep status for" in result, (out.stdout, out.stderr, results)
@@ -87,11 +102,19 @@ def test_status_in_codexs_shell_tool_names_the_skill(tmp_path: Path, home: Path,
     with FakeOpenAI() as fake:
         fake.responder = responder
         env = provider_env.codex_env(tmp_path, fake, SKILLOPT_SLEEP_HOME=str(home))
-        out = subprocess.run([codex, "exec", "--skip-git-repo-check", "--sandbox", "workspace-write", "show the status"],
-                             cwd=project, env=env, capture_output=True, text=True, timeout=240)
+        out = subprocess.run(
+            [codex, "exec", "--skip-git-repo-check", "--sandbox", "workspace-write", "show the status"],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
         results = [_tool_output(seen.body) for seen in fake.seen("/v1/responses")]
     result = next((r for r in results if r), "")
     assert "skillopt-sleep status for" in result, (out.stdout, out.stderr, results)
-    assert 'review with: ask Codex: \\"skillopt-sleep review\\"' in result or \
-        'review with: ask Codex: "skillopt-sleep review"' in result
+    assert (
+        'review with: ask Codex: \\"skillopt-sleep review\\"' in result
+        or 'review with: ask Codex: "skillopt-sleep review"' in result
+    )
     assert "skillopt-sleep review --project" not in result

@@ -67,8 +67,7 @@ def world(fake_tools: FakeTools, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 def _everything(world: dict) -> dict:
     dirs = user_dirs()
-    return fingerprint(world["scheduled"], world["seen"], world["tools"].crontab, dirs.config, dirs.state,
-                       dirs.cache)
+    return fingerprint(world["scheduled"], world["seen"], world["tools"].crontab, dirs.config, dirs.state, dirs.cache)
 
 
 def _gone(world: dict) -> None:
@@ -151,8 +150,10 @@ class _Terminal(io.StringIO):
         return True
 
 
-@pytest.mark.parametrize("answers,reverted,removed", [
-    ("y\ny\n", True, True), ("n\ny\n", False, True), ("y\nn\n", False, False), ("\n\n", False, False)])
+@pytest.mark.parametrize(
+    "answers,reverted,removed",
+    [("y\ny\n", True, True), ("n\ny\n", False, True), ("y\nn\n", False, False), ("\n\n", False, False)],
+)
 def test_on_a_terminal_it_asks(world, capsys, monkeypatch, answers, reverted, removed):
     monkeypatch.setattr("sys.stdin", _Terminal(answers))
     before = _everything(world)

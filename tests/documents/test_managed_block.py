@@ -71,7 +71,9 @@ def test_hand_text_around_an_existing_block_is_byte_identical(tmp_path: Path):
     (tmp_path / "CLAUDE.md").write_text(before + block + after, encoding="utf-8")
     docs = load_documents(tmp_path)
     assert docs.memory.rules() == ["Old rule."]
-    out = apply_edit(apply_edit(docs, add("memory", "New rule.")), Edit("memory", "replace", "Newer rule.", anchor="Old rule."))
+    out = apply_edit(
+        apply_edit(docs, add("memory", "New rule.")), Edit("memory", "replace", "Newer rule.", anchor="Old rule.")
+    )
     text = out.memory.text
     assert text.startswith(before + START)
     assert text.endswith(END + after)
@@ -459,7 +461,7 @@ def test_markers_quoted_in_prose_or_a_fence_are_text(tmp_path: Path):
     assert docs.memory.rules() == []
     new = apply_edit(docs, add("memory", "Always run the tests.")).memory.text
     assert new.startswith(PROSE_WITH_MARKERS)  # the prose and the fence are untouched
-    assert new[len(PROSE_WITH_MARKERS):].count(START) == 1
+    assert new[len(PROSE_WITH_MARKERS) :].count(START) == 1
     assert load_documents_from_text(tmp_path, new).memory.rules() == ["Always run the tests."]
 
 
@@ -468,11 +470,14 @@ def load_documents_from_text(root: Path, text: str):
     return load_documents(root)
 
 
-@pytest.mark.parametrize("text", [
-    f"{START}\n- a\n{END}\n{START}\n- b\n{END}\n",  # two blocks
-    f"{END}\n- a\n{START}\n",  # end before start
-    f"# x\n- a\n{END}\n",  # an end alone
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"{START}\n- a\n{END}\n{START}\n- b\n{END}\n",  # two blocks
+        f"{END}\n- a\n{START}\n",  # end before start
+        f"# x\n- a\n{END}\n",  # an end alone
+    ],
+)
 def test_an_ambiguous_block_is_refused_before_any_work(tmp_path: Path, text: str):
     (tmp_path / "CLAUDE.md").write_text(text, encoding="utf-8")
     with pytest.raises(UserError, match="ambiguous") as info:

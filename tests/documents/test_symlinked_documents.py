@@ -27,8 +27,11 @@ CASES = ("file", "skill-folder", "claude-folder")
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("SKILLOPT_SLEEP_BACKEND", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("SKILLOPT_SLEEP_BACKEND", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL")
+    }
     (tmp_path / "userhome").mkdir(exist_ok=True)
     env.update({"SKILLOPT_SLEEP_HOME": str(tmp_path / "state"), "HOME": str(tmp_path / "userhome"), **extra})
     return env
@@ -36,8 +39,13 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 def _cli(tmp_path: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run([sys.executable, "-m", "skillopt_sleep", *args], capture_output=True, text=True,
-                              env=_env(tmp_path, **extra), timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "skillopt_sleep", *args],
+            capture_output=True,
+            text=True,
+            env=_env(tmp_path, **extra),
+            timeout=120,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"skillopt-sleep {' '.join(args)} still running after 120 s")
 
@@ -85,14 +93,26 @@ def test_run_refuses_before_any_request(tmp_path: Path, case: str) -> None:
     project, target = _project(tmp_path, case)
     tasks = _tasks(tmp_path)
     with FakeAnthropic(key="sk-ant-fake-key") as fake:
-        done = _cli(tmp_path, "run", "--project", str(project), "--tasks-file", str(tasks), "--agent", "claude",
-                    "--backend", f"anthropic:base_url={fake.root}", "--quiet",
-                    ANTHROPIC_API_KEY=fake.key)
+        done = _cli(
+            tmp_path,
+            "run",
+            "--project",
+            str(project),
+            "--tasks-file",
+            str(tasks),
+            "--agent",
+            "claude",
+            "--backend",
+            f"anthropic:base_url={fake.root}",
+            "--quiet",
+            ANTHROPIC_API_KEY=fake.key,
+        )
         seen = list(fake.requests)
     assert not any(MARKER in json.dumps(r.body) for r in seen)
     assert seen == [], f"{len(seen)} request(s) reached the provider"
-    line = _one_line_refusal(done, {"file": "CLAUDE.md", "skill-folder": "skillopt-sleep-learned",
-                                    "claude-folder": ".claude"}[case])
+    line = _one_line_refusal(
+        done, {"file": "CLAUDE.md", "skill-folder": "skillopt-sleep-learned", "claude-folder": ".claude"}[case]
+    )
     assert str(target.parent if case != "file" else target).split("/outside/")[0] in line
     assert not (project / ".skillopt-sleep" / "staging").exists()
 
@@ -102,8 +122,19 @@ def test_run_then_adopt_leave_the_outside_file_alone(tmp_path: Path, case: str) 
     project, target = _project(tmp_path, case)
     before = target.read_bytes()
     tasks = _tasks(tmp_path)
-    _cli(tmp_path, "run", "--project", str(project), "--tasks-file", str(tasks), "--agent", "claude",
-         "--backend", "sim:correct=1,harmful=0,seed=1", "--quiet")
+    _cli(
+        tmp_path,
+        "run",
+        "--project",
+        str(project),
+        "--tasks-file",
+        str(tasks),
+        "--agent",
+        "claude",
+        "--backend",
+        "sim:correct=1,harmful=0,seed=1",
+        "--quiet",
+    )
     adopted = _cli(tmp_path, "adopt", "--project", str(project), "--allow-simulated")
     assert target.read_bytes() == before
     assert adopted.returncode not in (0, 1) and "Traceback" not in adopted.stderr
@@ -111,8 +142,20 @@ def test_run_then_adopt_leave_the_outside_file_alone(tmp_path: Path, case: str) 
 
 
 def _staged_night(tmp_path: Path, project: Path) -> dict:
-    done = _cli(tmp_path, "run", "--project", str(project), "--tasks-file", str(_tasks(tmp_path)), "--agent",
-                "claude", "--backend", "sim:correct=1,harmful=0,seed=1", "--json", "--quiet")
+    done = _cli(
+        tmp_path,
+        "run",
+        "--project",
+        str(project),
+        "--tasks-file",
+        str(_tasks(tmp_path)),
+        "--agent",
+        "claude",
+        "--backend",
+        "sim:correct=1,harmful=0,seed=1",
+        "--json",
+        "--quiet",
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
     assert report["staging_dir"], report
@@ -172,9 +215,20 @@ def test_a_user_level_skill_must_stay_in_the_agent_directory(tmp_path: Path) -> 
     skills.mkdir(parents=True)
     (skills / "skillopt-sleep-learned").symlink_to(outside, target_is_directory=True)
     with FakeAnthropic(key="sk-ant-fake-key") as fake:
-        done = _cli(tmp_path, "run", "--project", str(project), "--tasks-file", str(_tasks(tmp_path)), "--agent",
-                    "claude", "--backend", f"anthropic:base_url={fake.root}", "--quiet",
-                    ANTHROPIC_API_KEY=fake.key)
+        done = _cli(
+            tmp_path,
+            "run",
+            "--project",
+            str(project),
+            "--tasks-file",
+            str(_tasks(tmp_path)),
+            "--agent",
+            "claude",
+            "--backend",
+            f"anthropic:base_url={fake.root}",
+            "--quiet",
+            ANTHROPIC_API_KEY=fake.key,
+        )
         seen = list(fake.requests)
     assert seen == []
     lines = done.stderr.strip().splitlines()

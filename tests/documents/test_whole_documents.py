@@ -79,8 +79,9 @@ def test_a_rule_may_supersede_an_exact_hand_written_line(tmp_path: Path) -> None
     assert FORBID in after.skill.text  # the line itself stays: only whole-skill editing removes it
 
 
-@pytest.mark.parametrize("wanted", ["Do NOT look anything up", "- Answer briefly", "name: lookup",
-                                    "- never written here"])
+@pytest.mark.parametrize(
+    "wanted", ["Do NOT look anything up", "- Answer briefly", "name: lookup", "- never written here"]
+)
 def test_a_supersede_of_a_line_that_is_not_there_verbatim_is_refused(tmp_path: Path, wanted: str) -> None:
     with pytest.raises(EditRefused, match="not a hand-written line"):
         apply_edit(docs_for(tmp_path), Edit("skill", "add", "Search first.", supersedes=wanted))
@@ -98,8 +99,10 @@ def test_line_edits_need_the_skill_opted_in(tmp_path: Path) -> None:
     with pytest.raises(EditRefused, match="whole-skill editing is off"):
         apply_edit(docs_for(tmp_path), edit)
     with pytest.raises(EditRefused, match="whole-skill editing is off"):
-        apply_edit(docs_for(tmp_path / "m", memory=f"- {FORBID}\n", whole=True),
-                   Edit("memory", "delete_line", anchor=f"- {FORBID}"))
+        apply_edit(
+            docs_for(tmp_path / "m", memory=f"- {FORBID}\n", whole=True),
+            Edit("memory", "delete_line", anchor=f"- {FORBID}"),
+        )
     after = apply_edit(docs_for(tmp_path / "on", whole=True), edit)
     assert after.skill.text == SKILL.replace(FORBID, "Search the docs first.")
     assert after.skill.rules() == []

@@ -35,8 +35,10 @@ def capped_models(spec: str, max_calls: int | None) -> tuple[Models, Budget]:
     backend = make_backend(spec)
     limiter, stats, budget = Limiter(4), Stats(), Budget(max_calls=max_calls)
     retry = RetryPolicy(attempts=2, sleep=lambda s: None)
-    return Models(Client(backend, limiter=limiter, stats=stats, retry=retry, budget=budget),
-                  Client(backend, limiter=limiter, stats=stats, retry=retry, role="optimizer", budget=budget)), budget
+    return Models(
+        Client(backend, limiter=limiter, stats=stats, retry=retry, budget=budget),
+        Client(backend, limiter=limiter, stats=stats, retry=retry, role="optimizer", budget=budget),
+    ), budget
 
 
 def test_the_call_limit_is_checked_before_every_call_and_a_failed_call_is_not_counted() -> None:
@@ -60,17 +62,20 @@ def test_a_negative_cap_is_a_config_error() -> None:
         load_config(overrides={"max_calls": -3}, env={})
 
 
-@pytest.mark.parametrize("settings, cap", [
-    ({"backend": "sim"}, None),
-    ({"backend": "sim:follow=0.9,base=0.3"}, None),
-    ({"backend": "claude-cli"}, DEFAULT_MODEL_CALLS),
-    ({"backend": "anthropic"}, DEFAULT_MODEL_CALLS),
-    ({"backend": "auto"}, DEFAULT_MODEL_CALLS),
-    ({"backend": "sim", "optimizer_backend": "openai"}, DEFAULT_MODEL_CALLS),
-    ({"backend": "codex-cli", "max_calls": 0}, None),
-    ({"backend": "codex-cli", "max_calls": 150}, 150),
-    ({"backend": "sim", "max_calls": 90}, 90),
-])
+@pytest.mark.parametrize(
+    "settings, cap",
+    [
+        ({"backend": "sim"}, None),
+        ({"backend": "sim:follow=0.9,base=0.3"}, None),
+        ({"backend": "claude-cli"}, DEFAULT_MODEL_CALLS),
+        ({"backend": "anthropic"}, DEFAULT_MODEL_CALLS),
+        ({"backend": "auto"}, DEFAULT_MODEL_CALLS),
+        ({"backend": "sim", "optimizer_backend": "openai"}, DEFAULT_MODEL_CALLS),
+        ({"backend": "codex-cli", "max_calls": 0}, None),
+        ({"backend": "codex-cli", "max_calls": 150}, 150),
+        ({"backend": "sim", "max_calls": 90}, 90),
+    ],
+)
 def test_a_night_a_model_answers_is_capped_unless_told_otherwise(settings: dict, cap: int | None) -> None:
     """A cost guard by default wherever a model answers; the simulator is free; 0 lifts the cap."""
     assert load_config(overrides=settings, env={}).call_cap() == cap
@@ -87,8 +92,9 @@ def test_the_default_cap_reaches_the_models_budget() -> None:
 
 @pytest.mark.parametrize("cap", [30, 60, 120, 250])
 @pytest.mark.parametrize("seed", [1, 2])
-def test_a_capped_night_stays_within_its_calls_without_hitting_the_backstop(tmp_path: Path, cap: int,
-                                                                            seed: int) -> None:
+def test_a_capped_night_stays_within_its_calls_without_hitting_the_backstop(
+    tmp_path: Path, cap: int, seed: int
+) -> None:
     models, budget = capped_models(f"sim:seed={seed}", cap)
     out = consolidate(make_tasks(per_kind=5, test=True), load_documents(tmp_path), models, LoopSettings())
     assert budget.exhausted is None, "the loop planned to fit; the backstop never fired"
@@ -110,11 +116,17 @@ def test_the_uncapped_night_is_unchanged_by_the_cap_machinery(tmp_path: Path) ->
     for budget in (None, Budget(max_tokens=10**9)):
         backend = make_backend("sim:seed=7")
         stats = Stats()
-        models = Models(Client(backend, stats=stats, budget=budget),
-                        Client(backend, stats=stats, role="optimizer", budget=budget))
+        models = Models(
+            Client(backend, stats=stats, budget=budget), Client(backend, stats=stats, role="optimizer", budget=budget)
+        )
         out = consolidate(tasks, load_documents(tmp_path), models, LoopSettings())
-        runs.append((sum(models.calls().values()), [e.content for e in out.accepted],
-                     [(r.stage, r.reasons) for r in out.rejected]))
+        runs.append(
+            (
+                sum(models.calls().values()),
+                [e.content for e in out.accepted],
+                [(r.stage, r.reasons) for r in out.rejected],
+            )
+        )
     assert runs[0] == runs[1]
     assert not CallCap(Budget(max_tokens=5)).capped and CallCap(Budget(max_calls=5)).capped
 
@@ -206,15 +218,20 @@ def test_a_rubric_judged_val_task_costs_two_calls_a_sample_and_the_plan_counts_t
         if t.skill_hint == "pr":
             t.judge = {"kind": "rubric", "rubric": 'has a "Testing" section'}
     val = [t for t in tasks if t.split == "val"]
-    edit = Edit(target="skill", op="add", content=REFS,
-                evidence=[t.id for t in tasks if t.split == "train" and t.skill_hint == "commit"])
+    edit = Edit(
+        target="skill",
+        op="add",
+        content=REFS,
+        evidence=[t.id for t in tasks if t.split == "train" and t.skill_hint == "commit"],
+    )
     docs = load_documents(tmp_path)
     cand = apply_edit(docs, edit)
     for cap in (None, *range(40, 140, 6)):
         backend = RubricAnswers(make_backend("sim:seed=1"))
         budget, stats = Budget(max_calls=cap), Stats()
-        models = Models(Client(backend, stats=stats, budget=budget),
-                        Client(backend, stats=stats, role="optimizer", budget=budget))
+        models = Models(
+            Client(backend, stats=stats, budget=budget), Client(backend, stats=stats, role="optimizer", budget=budget)
+        )
         night = NightGate(Evaluator(models, val, {}, "val"), LoopSettings(), docs, tasks, set(), 1, CallCap(budget))
         decision = night.gate(cand, focus_for([edit], tasks))
         assert budget.calls_used <= (cap or 10**9) and budget.exhausted is None
@@ -231,8 +248,9 @@ def test_a_cap_too_small_to_learn_says_so_instead_of_ending_the_night(tmp_path: 
     models, budget = capped_models("sim:seed=2", cap)
     out = consolidate(make_tasks(per_kind=per_kind), load_documents(tmp_path), models, LoopSettings())
     assert budget.exhausted is None and budget.calls_used <= cap
-    assert budget.calls_used or any("cannot pay for a night's learning" in n and "raise max_calls" in n
-                                    for n in out.notes)
+    assert budget.calls_used or any(
+        "cannot pay for a night's learning" in n and "raise max_calls" in n for n in out.notes
+    )
 
 
 def test_the_edits_below_one_the_calls_ran_out_for_are_not_started(tmp_path: Path) -> None:
@@ -245,6 +263,7 @@ def test_the_edits_below_one_the_calls_ran_out_for_are_not_started(tmp_path: Pat
             ran.append(name)
             decision = GateDecision(False, "reject", 0.0, 0.0)
             return undecided(decision, 50) if runs_out else decision
+
         return run
 
     decisions = in_turn([gate("a", False), gate("b", True), gate("c", False), gate("d", False)], 50)
@@ -265,8 +284,9 @@ def test_retiring_a_rule_under_a_cap_is_left_undecided_not_a_budget_stop(tmp_pat
         t.kind = kinds[t.skill_hint]
     val = [t for t in tasks if t.split == "val"]
     docs = full(tmp_path, [COMMIT, NOTES, EMAIL])
-    swap = retiring(docs, NEW, Tonight(frozenset(kinds.values()) | {"postmortem", "customer email"},
-                                       frozenset({"release notes"})))
+    swap = retiring(
+        docs, NEW, Tonight(frozenset(kinds.values()) | {"postmortem", "customer email"}, frozenset({"release notes"}))
+    )
     assert swap is not None
     cand = apply_edit(docs, swap)
     focus = focus_for([swap], tasks)

@@ -148,8 +148,16 @@ def test_a_single_sample_per_task_is_not_proof():
 
 
 def test_focus_tests_the_gain_on_the_tasks_the_edit_targets():
-    base = {"commit-1": LOW, "commit-2": LOW, "notes-1": SAME, "notes-2": SAME, "notes-3": SAME,
-            "notes-4": SAME, "notes-5": SAME, "notes-6": SAME}
+    base = {
+        "commit-1": LOW,
+        "commit-2": LOW,
+        "notes-1": SAME,
+        "notes-2": SAME,
+        "notes-3": SAME,
+        "notes-4": SAME,
+        "notes-5": SAME,
+        "notes-6": SAME,
+    }
     cand = dict(base, **{"commit-1": [0.4, 0.6, 0.4, 0.6, 0.5, 0.5], "commit-2": [0.4, 0.6, 0.4, 0.6, 0.5, 0.5]})
     diluted = decide(base, cand, GateConfig(min_gain=0.1))
     assert not diluted.accepted  # averaged over all 8 tasks the gain is 0.05

@@ -21,8 +21,9 @@ OTHER = {"op": "contains", "arg": "Signed-off-by"}
 
 
 def task(tid: str, checks: list[dict]) -> TaskRecord:
-    return TaskRecord(id=tid, intent=f"write {tid}", project="/p", split="val",
-                      judge={"kind": "rule", "checks": checks})
+    return TaskRecord(
+        id=tid, intent=f"write {tid}", project="/p", split="val", judge={"kind": "rule", "checks": checks}
+    )
 
 
 def test_targeted_scores_are_the_share_of_the_fixed_checks_each_sample_passed(tmp_path: Path) -> None:
@@ -100,5 +101,7 @@ def test_a_sample_that_could_not_be_scored_keeps_the_failed_checks_in_line_when_
     ev.store()
     key = ev.content["refs"]
     assert pool.stored(ident, key) == [0.5, 0.0]
-    assert pool.stored_failed(ident, key) == [frozenset({check_id(FIXES)}),
-                                              frozenset({check_id(REFS), check_id(FIXES)})]
+    assert pool.stored_failed(ident, key) == [
+        frozenset({check_id(FIXES)}),
+        frozenset({check_id(REFS), check_id(FIXES)}),
+    ]

@@ -55,13 +55,21 @@ class Recording:
 def capped(backend, max_calls: int | None) -> tuple[Models, Budget]:
     limiter, stats, budget = Limiter(4), Stats(), Budget(max_calls=max_calls)
     retry = RetryPolicy(attempts=2, sleep=lambda s: None)
-    return Models(Client(backend, limiter=limiter, stats=stats, retry=retry, budget=budget),
-                  Client(backend, limiter=limiter, stats=stats, retry=retry, role="optimizer", budget=budget)), budget
+    return Models(
+        Client(backend, limiter=limiter, stats=stats, retry=retry, budget=budget),
+        Client(backend, limiter=limiter, stats=stats, retry=retry, role="optimizer", budget=budget),
+    ), budget
 
 
 def val_task(tid: str) -> TaskRecord:
-    return TaskRecord(id=tid, intent=f"write {tid}", project="/p", split="val", skill_hint="commit",
-                      judge={"kind": "rule", "checks": [{"op": "contains", "arg": "Refs:"}]})
+    return TaskRecord(
+        id=tid,
+        intent=f"write {tid}",
+        project="/p",
+        split="val",
+        skill_hint="commit",
+        judge={"kind": "rule", "checks": [{"op": "contains", "arg": "Refs:"}]},
+    )
 
 
 def test_a_draw_whose_answers_are_in_the_score_cache_costs_nothing(tmp_path: Path) -> None:
@@ -90,7 +98,8 @@ def test_a_draw_an_interrupted_nights_journal_answers_costs_nothing(tmp_path: Pa
     docs = load_documents(tmp_path / "docs")
     journal = open_journal(tmp_path, night_id)
     Evaluator(Models(Client(backend, stores=[journal]), Client(backend, role="optimizer")), tasks, {}, "val").ensure(
-        docs, 2)
+        docs, 2
+    )
     again = open_journal(tmp_path, night_id, read_only=True)
     later = Evaluator(Models(Client(backend, stores=[again]), Client(backend, role="optimizer")), tasks, {}, "val")
     assert later.cost(docs, 2, ["a", "b"]) == 0 and later.cost(docs, 3, ["a"]) == 1
@@ -147,9 +156,17 @@ def test_a_pending_rule_is_resumed_even_when_the_calls_left_are_too_few_to_learn
 def test_a_pool_record_round_trips_the_whole_rule(tmp_path: Path) -> None:
     path = tmp_path / "evidence.json"
     pool = EvidencePool.load(path, tmp_path, "m", "fp")
-    rule = Edit("memory", "replace", content="When writing a commit message, add Refs.", anchor="old rule",
-                scope="commit message", supersedes="Never add trailers.", targets=["c1", "c2"],
-                rationale="why", evidence=["t1"])
+    rule = Edit(
+        "memory",
+        "replace",
+        content="When writing a commit message, add Refs.",
+        anchor="old rule",
+        scope="commit message",
+        supersedes="Never add trailers.",
+        targets=["c1", "c2"],
+        rationale="why",
+        evidence=["t1"],
+    )
     ident = pool.identity(rule)
     pool.record_samples(ident, "task-key", [1.0, 0.0])
     pool.record_test(rule, False, undecided=True, kinds=["commit"], lower_bound=0.125)
@@ -159,7 +176,14 @@ def test_a_pool_record_round_trips_the_whole_rule(tmp_path: Path) -> None:
     assert got_ident == ident and record.kinds == ["commit"] and record.lower_bound == 0.125
     whole = record.whole()
     assert (whole.target, whole.op, whole.content, whole.anchor, whole.scope, whole.supersedes, whole.targets) == (
-        "memory", "replace", rule.content, "old rule", "commit message", "Never add trailers.", ["c1", "c2"])
+        "memory",
+        "replace",
+        rule.content,
+        "old rule",
+        "commit message",
+        "Never add trailers.",
+        ["c1", "c2"],
+    )
     assert again.stored(ident, "task-key") == [1.0, 0.0]
     again.record_test(rule, False, val_set="v")  # decided: no longer pending
     assert again.pending() == []
@@ -197,10 +221,23 @@ def test_a_pending_rule_comes_along_when_the_documents_change_without_its_sample
 def test_an_old_record_without_the_rule_still_loads_and_is_not_resumed(tmp_path: Path) -> None:
     path = tmp_path / "evidence.json"
     pool = EvidencePool.load(path, tmp_path, "m", "fp")
-    entry = {"project": pool.project, "model": "m", "base": "fp", "identity": "edit:abc",
-             "updated": format_time(pool.now), "samples": {"k": [1.0, 0.5]},
-             "edit": {"target": "skill", "op": "add", "text": "add refs", "nights": 2, "accepted": False,
-                      "val_set": "", "undecided": 2}}
+    entry = {
+        "project": pool.project,
+        "model": "m",
+        "base": "fp",
+        "identity": "edit:abc",
+        "updated": format_time(pool.now),
+        "samples": {"k": [1.0, 0.5]},
+        "edit": {
+            "target": "skill",
+            "op": "add",
+            "text": "add refs",
+            "nights": 2,
+            "accepted": False,
+            "val_set": "",
+            "undecided": 2,
+        },
+    }
     path.write_text(json.dumps({"version": 1, "records": [entry]}), encoding="utf-8")
     old = EvidencePool.load(path, tmp_path, "m", "fp")
     record = old.edits["edit:abc"]
@@ -220,8 +257,9 @@ def _neutral(seed: int):
 
 
 @pytest.mark.parametrize("cap", [24, 40])
-def test_a_neutral_rule_resumed_over_capped_nights_is_one_sequential_test(tmp_path: Path, cap: int,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_neutral_rule_resumed_over_capped_nights_is_one_sequential_test(
+    tmp_path: Path, cap: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """One rule resumed night after night is one test: every look across its nights has its own
     number and the share of its first night, at most as many looks as one uncapped gate can take
     (so it spends no more of the false-accept rate than that gate allows one rule); and it is
@@ -237,8 +275,16 @@ def test_a_neutral_rule_resumed_over_capped_nights_is_one_sequential_test(tmp_pa
 
     monkeypatch.setattr(val_gate.gating, "decide", counting)
     tasks = [val_task(f"v{i}") for i in range(4)] + [
-        TaskRecord(id=f"t{i}", intent=f"train {i}", project="/p", split="train", skill_hint="commit",
-                   judge={"kind": "rule", "checks": [{"op": "contains", "arg": "Refs:"}]}) for i in range(2)]
+        TaskRecord(
+            id=f"t{i}",
+            intent=f"train {i}",
+            project="/p",
+            split="train",
+            skill_hint="commit",
+            judge={"kind": "rule", "checks": [{"op": "contains", "arg": "Refs:"}]},
+        )
+        for i in range(2)
+    ]
     val = [t for t in tasks if t.split == "val"]
     docs = load_documents(tmp_path)
     settings = LoopSettings()
@@ -254,8 +300,15 @@ def test_a_neutral_rule_resumed_over_capped_nights_is_one_sequential_test(tmp_pa
                 break  # decided: no longer resumed
             resumed_nights += bool(night)
             outcome = Outcome(docs)
-            gate = NightGate(Evaluator(models, val, {}, "val", pool), settings, docs, tasks, set(), len(candidates),
-                             CallCap(models.target.budget))
+            gate = NightGate(
+                Evaluator(models, val, {}, "val", pool),
+                settings,
+                docs,
+                tasks,
+                set(),
+                len(candidates),
+                CallCap(models.target.budget),
+            )
             accepted += bool(gate_each(outcome, gate, candidates, pool, lambda m: None, resumed=bool(night)))
             gate.evaluator.store()
             if not out_of_calls(outcome.decisions[0]):
@@ -291,7 +344,8 @@ def test_a_cap_that_fits_one_reading_of_reflection_learns_instead_of_refusing(tm
 
 @pytest.mark.parametrize("own, others, looks", [(8, (4, 0), 5), (12, (4, 2), 5), (12, (4, 4), 4)])
 def test_a_resumed_test_takes_its_other_tasks_on_from_their_pooled_samples(
-        tmp_path: Path, own: int, others: tuple[int, int], looks: int) -> None:
+    tmp_path: Path, own: int, others: tuple[int, int], looks: int
+) -> None:
     """An earlier night's cap stopped a rule (after 4 looks) once its own tasks had passed
     (``own`` samples each: a passing look, or the ceiling) and its other val tasks had some
     samples (``others``). Resumed, the own tasks, with nothing new to show, draw nothing and take
@@ -311,11 +365,22 @@ def test_a_resumed_test_takes_its_other_tasks_on_from_their_pooled_samples(
 
     def task(tid: str, kind: str, split: str = "val") -> TaskRecord:
         arg = "Refs:" if kind == "commit" else "LGTM"
-        return TaskRecord(id=tid, intent=f"write a {kind} {tid}", project="/p", split=split, skill_hint=kind,
-                          judge={"kind": "rule", "checks": [{"op": "contains", "arg": arg}]})
+        return TaskRecord(
+            id=tid,
+            intent=f"write a {kind} {tid}",
+            project="/p",
+            split=split,
+            skill_hint=kind,
+            judge={"kind": "rule", "checks": [{"op": "contains", "arg": arg}]},
+        )
 
-    tasks = [task("c1", "commit"), task("c2", "commit"), task("r1", "review"), task("r2", "review"),
-             task("t1", "commit", "train")]
+    tasks = [
+        task("c1", "commit"),
+        task("c2", "commit"),
+        task("r1", "review"),
+        task("r2", "review"),
+        task("t1", "commit", "train"),
+    ]
     val = [t for t in tasks if t.split == "val"]
     docs = load_documents(tmp_path)
     rule = Edit("skill", "add", content=rule_text, evidence=["t1"])
@@ -355,8 +420,14 @@ def test_a_resumed_rule_goes_on_over_the_val_tasks_of_earlier_nights(tmp_path: P
 
     def task(tid: str, kind: str, split: str = "val", what: str = "") -> TaskRecord:
         arg = "Refs:" if kind == "commit" else "LGTM"
-        return TaskRecord(id=tid, intent=f"write a {kind} {what or tid}", project="/p", split=split, skill_hint=kind,
-                          judge={"kind": "rule", "checks": [{"op": "contains", "arg": arg}]})
+        return TaskRecord(
+            id=tid,
+            intent=f"write a {kind} {what or tid}",
+            project="/p",
+            split=split,
+            skill_hint=kind,
+            judge={"kind": "rule", "checks": [{"op": "contains", "arg": arg}]},
+        )
 
     tonight = [task("c1", "commit"), task("r1", "review"), task("r2", "review"), task("t1", "commit", "train")]
     earlier = task("c1", "commit", what="for the parser")  # an earlier night's val task, same id
@@ -378,11 +449,15 @@ def test_a_resumed_rule_goes_on_over_the_val_tasks_of_earlier_nights(tmp_path: P
     measured = {d.task_id for d in resumed.per_task}
     assert f"earlier-{task_content_key(earlier)}" in measured and "c1" in measured
     assert f"earlier-{task_content_key(again_train)}" not in measured, "a task that is train tonight stays out"
-    cand_on_earlier = [r for r in backend.requests if r.purpose == "attempt" and "for the parser" in r.user
-                       and rule_text in r.system and r.sample < 4]
+    cand_on_earlier = [
+        r
+        for r in backend.requests
+        if r.purpose == "attempt" and "for the parser" in r.user and rule_text in r.system and r.sample < 4
+    ]
     assert not cand_on_earlier, "its pooled candidate samples are not drawn again"
-    assert [r for r in backend.requests if "for the parser" in r.user and rule_text not in r.system], \
+    assert [r for r in backend.requests if "for the parser" in r.user and rule_text not in r.system], (
         "its baseline is measured beside them"
+    )
     assert [t.id for t in out.earlier_val] == [f"earlier-{task_content_key(earlier)}"]
     from skillopt_sleep import night
     from skillopt_sleep.types import NightReport

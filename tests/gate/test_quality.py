@@ -19,15 +19,18 @@ from skillopt_sleep.mining.taskfile import tasks_document
 from skillopt_sleep.types import Edit, TaskRecord
 
 
-@pytest.mark.parametrize(("content", "target", "flagged"), [
-    ("Keep every response short: at most 60 characters.", "skill", True),
-    ("When writing a commit message, keep it brief.", "skill", True),
-    ("Give only the code, no explanation.", "skill", True),
-    ("Answer in one line.", "skill", True),
-    ("Always include a section headed \"Testing\".", "skill", False),
-    ("Use the search tool before answering.", "skill", False),
-    ("Money is Decimal.", "memory", True),
-])
+@pytest.mark.parametrize(
+    ("content", "target", "flagged"),
+    [
+        ("Keep every response short: at most 60 characters.", "skill", True),
+        ("When writing a commit message, keep it brief.", "skill", True),
+        ("Give only the code, no explanation.", "skill", True),
+        ("Answer in one line.", "skill", True),
+        ('Always include a section headed "Testing".', "skill", False),
+        ("Use the search tool before answering.", "skill", False),
+        ("Money is Decimal.", "memory", True),
+    ],
+)
 def test_what_could_game_the_checks(content: str, target: str, flagged: bool):
     assert constrains_form(Edit(target=target, op="add", content=content)) is flagged
 
@@ -42,10 +45,20 @@ def test_exact_p():
 
 
 def answer(knobs: SimKnobs, documents: str, task_id: str = "t1", sample: int = 0) -> str:
-    task = {"id": task_id, "intent": "Write an analysis of option 1",
-            "judge": {"kind": "rule", "checks": [{"op": "max_chars", "arg": 1200}]}}
-    return SimBackend(knobs).complete(Request(purpose="attempt", system="s", user="u", sample=sample,
-                                              payload={"task": task, "documents": documents})).text
+    task = {
+        "id": task_id,
+        "intent": "Write an analysis of option 1",
+        "judge": {"kind": "rule", "checks": [{"op": "max_chars", "arg": 1200}]},
+    }
+    return (
+        SimBackend(knobs)
+        .complete(
+            Request(
+                purpose="attempt", system="s", user="u", sample=sample, payload={"task": task, "documents": documents}
+            )
+        )
+        .text
+    )
 
 
 def test_the_simulators_answers_carry_substance_a_tight_cap_cuts():
@@ -59,15 +72,23 @@ def test_the_simulators_answers_carry_substance_a_tight_cap_cuts():
     judge = SimBackend(SimKnobs(follow=1.0))
 
     def as_good(reference: str, text: str) -> bool:
-        reply = judge.complete(Request(purpose="quality", system="s", user=text + reference,
-                                       payload={"task": {"id": "t1"}, "reference": reference, "answer": text}))
+        reply = judge.complete(
+            Request(
+                purpose="quality",
+                system="s",
+                user=text + reference,
+                payload={"task": {"id": "t1"}, "reference": reference, "answer": text},
+            )
+        )
         return json.loads(reply.text)["as_good"]
 
     assert as_good(full, full) and not as_good(full, cut) and as_good(cut, full)
 
 
-SKILL = ("---\nname: skillopt-sleep-learned\ndescription: thorough analyst\n---\n\n# Thorough analyst\n\n"
-         "Be exhaustive and detailed. Write multiple paragraphs.\n")
+SKILL = (
+    "---\nname: skillopt-sleep-learned\ndescription: thorough analyst\n---\n\n# Thorough analyst\n\n"
+    "Be exhaustive and detailed. Write multiple paragraphs.\n"
+)
 
 
 def verbose_night(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, substance: int):
@@ -80,13 +101,24 @@ def verbose_night(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, substance: in
     skill.write_text(SKILL, encoding="utf-8")
     (project / "CLAUDE.md").write_text("# proj\n", encoding="utf-8")
     judge = {"kind": "rule", "checks": [{"op": "max_chars", "arg": 1200}]}
-    tasks = [TaskRecord(id=f"t{i}", intent=f"Write an analysis of option {i} for the team", kind="analysis",
-                        judge=judge, split="val" if i < 4 else "train") for i in range(10)]
+    tasks = [
+        TaskRecord(
+            id=f"t{i}",
+            intent=f"Write an analysis of option {i} for the team",
+            kind="analysis",
+            judge=judge,
+            split="val" if i < 4 else "train",
+        )
+        for i in range(10)
+    ]
     tasks_file = tmp_path / "tasks.json"
     tasks_file.write_text(json.dumps(tasks_document(tasks, True)), encoding="utf-8")
     spec = f"sim:follow=1,base=0.2,correct=1,harmful=1,verbose=2000,substance={substance}"
-    return night.run_night(night.NightOptions(project=project, config=Config(backend=spec, agent="claude"),
-                                              mode="run", tasks_file=tasks_file))
+    return night.run_night(
+        night.NightOptions(
+            project=project, config=Config(backend=spec, agent="claude"), mode="run", tasks_file=tasks_file
+        )
+    )
 
 
 def test_a_rule_that_passes_by_cutting_the_work_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

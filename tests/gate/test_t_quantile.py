@@ -12,8 +12,11 @@ from skillopt_sleep.gate.decide import t_quantile
 
 
 def density(x: float, df: float) -> float:
-    return math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi) \
+    return (
+        math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2))
+        / math.sqrt(df * math.pi)
         * (1 + x * x / df) ** (-(df + 1) / 2)
+    )
 
 
 def upper_tail(t: float, df: float, steps: int = 4000) -> float:

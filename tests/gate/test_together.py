@@ -65,21 +65,27 @@ def test_a_rule_that_lowers_another_kind_is_not_hidden_behind_that_kinds_own_rul
     path = tmp_path / "evidence.json"
     docs = load_documents(tmp_path)
     pool = EvidencePool.load(path, tmp_path, "world", docs.fingerprint())
-    out = consolidate(world_tasks(6), docs, world_models(BHalvedByTerse([TRADE_A, HELPS_B], seed=seed)),
-                      LoopSettings(), pool=pool)
+    out = consolidate(
+        world_tasks(6), docs, world_models(BHalvedByTerse([TRADE_A, HELPS_B], seed=seed)), LoopSettings(), pool=pool
+    )
     assert [e.content for e in out.accepted] == [HELPS_B]
     [refused] = [r for r in out.rejected if r.edit.content == TRADE_A]
     assert "lowers the tasks of" in refused.reasons[0] and not refused.ban
     assert pool.accepted_before(out.accepted[0]) and not pool.accepted_before(refused.edit)
 
 
-def test_without_the_comparison_with_each_rule_alone_the_trade_off_would_pass(tmp_path: Path,
-                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_comparison_with_each_rule_alone_the_trade_off_would_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The guard above is what refuses it: the combination's own gate against tonight's documents
     lets both rules through."""
     monkeypatch.setattr(together, "worse_than_alone", lambda *args: [])
-    out = consolidate(world_tasks(6), load_documents(tmp_path), world_models(BHalvedByTerse([TRADE_A, HELPS_B], seed=1)),
-                      LoopSettings())
+    out = consolidate(
+        world_tasks(6),
+        load_documents(tmp_path),
+        world_models(BHalvedByTerse([TRADE_A, HELPS_B], seed=1)),
+        LoopSettings(),
+    )
     assert sorted(e.content for e in out.accepted) == sorted([TRADE_A, HELPS_B])
 
 
@@ -113,8 +119,9 @@ def test_a_capped_night_that_runs_out_before_the_combination_leaves_its_rules_fo
 
 
 @pytest.mark.parametrize("seed, cap", [(3, 240), (4, 200)])
-def test_a_capped_night_keeps_the_calls_its_passed_rules_need_together(tmp_path: Path, seed: int, cap: int,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_capped_night_keeps_the_calls_its_passed_rules_need_together(
+    tmp_path: Path, seed: int, cap: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Own-task gates under a cap stop starting new rules once the calls left would no longer pay
     for the passed ones measured together: the night accepts some, where spending everything on
     own-task tests leaves every rule undecided."""

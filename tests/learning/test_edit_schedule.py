@@ -28,8 +28,13 @@ def test_cosine_starts_slow_and_ends_slow():
     assert budgets[1] > linear.edits_for(1)
 
 
-@given(kind=st.sampled_from(["linear", "cosine"]), initial=st.integers(1, 12), floor=st.integers(1, 12),
-       horizon=st.integers(1, 30), night=st.integers(0, 60))
+@given(
+    kind=st.sampled_from(["linear", "cosine"]),
+    initial=st.integers(1, 12),
+    floor=st.integers(1, 12),
+    horizon=st.integers(1, 30),
+    night=st.integers(0, 60),
+)
 def test_decay_is_bounded_and_never_rises(kind, initial, floor, horizon, night):
     if floor > initial:
         with pytest.raises(ValueError):
@@ -50,8 +55,12 @@ def test_bad_schedule_is_refused():
 
 
 def test_only_learning_nights_advance_the_schedule():
-    nights = [{"status": "staged", "mode": "run"}, {"status": "no-tasks", "mode": "run"},
-              {"status": "budget", "mode": "run"}, {"status": "no-change", "mode": "demo"}]
+    nights = [
+        {"status": "staged", "mode": "run"},
+        {"status": "no-tasks", "mode": "run"},
+        {"status": "budget", "mode": "run"},
+        {"status": "no-change", "mode": "demo"},
+    ]
     assert learning_nights(nights) == 2
 
 

@@ -22,8 +22,10 @@ CAP_RULE = "When working on a changelog entry task, keep the response to at most
 
 
 def failing(*checks: dict, n: int = 1) -> list[Attempt]:
-    return [Attempt(task_id="t", sample=i, response="r", hard=0.0, soft=0.5,
-                    failed_checks=[check_id(c) for c in checks]) for i in range(n)]
+    return [
+        Attempt(task_id="t", sample=i, response="r", hard=0.0, soft=0.5, failed_checks=[check_id(c) for c in checks])
+        for i in range(n)
+    ]
 
 
 def passing(n: int) -> list[Attempt]:
@@ -42,8 +44,13 @@ def test_a_check_that_failed_often_already_or_rarely_now_is_not_newly_broken() -
 
 
 def changelog(i: int) -> TaskRecord:
-    return TaskRecord(id=f"changelog-{i}", intent=f"Write the changelog entry for the {i}.0 release.",
-                      kind="changelog entry", split="train", judge={"kind": "rule", "checks": [CAP, FLOOR]})
+    return TaskRecord(
+        id=f"changelog-{i}",
+        intent=f"Write the changelog entry for the {i}.0 release.",
+        kind="changelog entry",
+        split="train",
+        judge={"kind": "rule", "checks": [CAP, FLOOR]},
+    )
 
 
 def clients(spec: str) -> tuple[FakeBackend, Client, Client]:
@@ -61,8 +68,13 @@ def ahead(docs: DocumentSet, spec: str, rule: str = CAP_RULE):
     backend, target, optimizer = clients(spec)
     tasks = [changelog(i) for i in range(3)]
     attempts = run_attempts(target, tasks, docs, range(4))
-    edit = Edit(target="skill", op="add", content=rule, scope="working on a changelog entry task",
-                evidence=[t.id for t in tasks])
+    edit = Edit(
+        target="skill",
+        op="add",
+        content=rule,
+        scope="working on a changelog entry task",
+        evidence=[t.id for t in tasks],
+    )
     backend.requests.clear()
     return look_ahead(target, optimizer, [edit], tasks, attempts, docs), backend, edit
 
@@ -72,12 +84,15 @@ def test_a_cap_that_cuts_replies_below_their_floor_is_rewritten_to_keep_both(doc
     out, backend, edit = ahead(docs, "sim:follow=1,base=0,correct=1,harmful=0,verbose=700,seed=3")
     [refine] = [r for r in backend.requests if r.purpose == "refine"]
     assert [c for t in refine.payload["tasks"] for c in t["failed_checks"]] and all(
-        c == FLOOR for t in refine.payload["tasks"] for c in t["failed_checks"])
+        c == FLOOR for t in refine.payload["tasks"] for c in t["failed_checks"]
+    )
     assert "at least 120 characters" in refine.user
     assert {r.payload["task"]["id"] for r in backend.requests if r.purpose == "attempt"} <= set(edit.evidence)
     [rewritten] = out.edits
-    assert rewritten.content == ("When working on a changelog entry task, keep the response to at most 400 "
-                                 "characters; write at least 120 characters.")
+    assert rewritten.content == (
+        "When working on a changelog entry task, keep the response to at most 400 "
+        "characters; write at least 120 characters."
+    )
     assert rewritten.evidence == edit.evidence and "rewritten" in rewritten.rationale
     assert out.rewritten == [(CAP_RULE, rewritten.content)] and out.calls == 1 and out.replays == 6
     assert edit.content == CAP_RULE, "the proposed edit itself is not changed in place"

@@ -25,8 +25,10 @@ def models_for(spec: str) -> Models:
     backend = make_backend(spec)
     limiter, stats = Limiter(4), Stats()
     retry = RetryPolicy(attempts=2, sleep=lambda s: None)
-    return Models(Client(backend, limiter=limiter, stats=stats, retry=retry),
-                  Client(backend, limiter=limiter, stats=stats, retry=retry, role="optimizer"))
+    return Models(
+        Client(backend, limiter=limiter, stats=stats, retry=retry),
+        Client(backend, limiter=limiter, stats=stats, retry=retry, role="optimizer"),
+    )
 
 
 def test_a_correct_optimizer_improves_val_and_the_gate_keeps_it(tmp_path: Path) -> None:
@@ -41,8 +43,10 @@ def test_a_correct_optimizer_improves_val_and_the_gate_keeps_it(tmp_path: Path) 
 
 def test_only_harmful_proposals_are_all_refused(tmp_path: Path) -> None:
     tasks = make_tasks()
-    (tmp_path / "CLAUDE.md").write_text('- Release notes always have a "## Fixes" section and a '
-                                        '"## Breaking changes" section.\n- Never leave "TODO" in text.\n')
+    (tmp_path / "CLAUDE.md").write_text(
+        '- Release notes always have a "## Fixes" section and a '
+        '"## Breaking changes" section.\n- Never leave "TODO" in text.\n'
+    )
     docs = load_documents(tmp_path)
     out = consolidate(tasks, docs, models_for("sim:correct=0,harmful=1,seed=2"), LoopSettings())
     assert out.rejected, "the optimizer proposed harmful rules"
@@ -138,9 +142,13 @@ def _gate_alone(tmp_path: Path, content: str, seed: int, own_tasks_only: bool = 
     cand = apply_edit(docs, Edit(target="skill", op="add", content=content, evidence=commit_train))
     focus = loop.focus_for([Edit(target="skill", op="add", content=content, evidence=commit_train)], tasks)
     decision = loop.NightGate(evaluator, LoopSettings(), docs, tasks, set(), 1).gate(
-        cand, focus, own_tasks_only=own_tasks_only)
-    asked = {r.payload["task"]["id"] for r in backend.requests
-             if r.purpose == "attempt" and r.payload["documents"] == cand.prompt_prefix()}
+        cand, focus, own_tasks_only=own_tasks_only
+    )
+    asked = {
+        r.payload["task"]["id"]
+        for r in backend.requests
+        if r.purpose == "attempt" and r.payload["documents"] == cand.prompt_prefix()
+    }
     return decision, asked, focus, {t.id for t in val}
 
 
@@ -153,21 +161,24 @@ def test_an_edit_without_gain_on_its_own_tasks_is_refused_before_the_others_are_
 
 def test_an_edit_that_may_pass_is_measured_on_every_val_task(tmp_path: Path) -> None:
     decision, asked, focus, val_ids = _gate_alone(
-        tmp_path, 'Every commit message ends with a "Refs: ACME-" trailer.', seed=1)
+        tmp_path, 'Every commit message ends with a "Refs: ACME-" trailer.', seed=1
+    )
     assert decision.accepted, decision.reasons
     assert asked == val_ids and {d.task_id for d in decision.per_task} == val_ids
 
 
 def test_a_leave_one_out_test_measures_the_edit_on_its_own_tasks_only(tmp_path: Path) -> None:
     decision, asked, focus, val_ids = _gate_alone(
-        tmp_path, 'Every commit message ends with a "Refs: ACME-" trailer.', seed=1, own_tasks_only=True)
+        tmp_path, 'Every commit message ends with a "Refs: ACME-" trailer.', seed=1, own_tasks_only=True
+    )
     assert decision.accepted, decision.reasons
     assert asked == focus and focus < val_ids, "the combination's own gate measures the other tasks"
 
 
 def test_a_combination_is_still_gated_on_every_val_task(tmp_path: Path) -> None:
-    out = consolidate(make_tasks(), load_documents(tmp_path), models_for("sim:correct=1,harmful=0,seed=1"),
-                      LoopSettings())
+    out = consolidate(
+        make_tasks(), load_documents(tmp_path), models_for("sim:correct=1,harmful=0,seed=1"), LoopSettings()
+    )
     assert len(out.accepted) > 1, "seed 1 of a correct optimizer: several useful rules"
     [combo] = [d for d in out.decisions if len(d.edits) > 1]
     assert combo.accepted and combo.edits == out.accepted
@@ -196,12 +207,15 @@ class World:
     def complete(self, request: Request) -> Completion:
         if request.purpose == "reflect":
             kind = {c: "b" if "kind b" in c else "a" for c in self.proposals}  # the kind it claims to help
-            edits = [{"target": "skill", "op": "add", "content": c, "evidence": [f"train-{kind[c]}-0", f"train-{kind[c]}-1"]}
-                     for c in self.proposals]
+            edits = [
+                {"target": "skill", "op": "add", "content": c, "evidence": [f"train-{kind[c]}-0", f"train-{kind[c]}-1"]}
+                for c in self.proposals
+            ]
             return Completion(text=json.dumps({"edits": edits}), model="world")
         if request.purpose == "rank":  # as proposed
-            return Completion(text=json.dumps({"order": list(range(1, len(request.payload["candidates"]) + 1))}),
-                              model="world")
+            return Completion(
+                text=json.dumps({"order": list(range(1, len(request.payload["candidates"]) + 1))}), model="world"
+            )
         if request.purpose == "refine":  # it cannot say how to keep a rule without its breakage
             return Completion(text=json.dumps({"content": request.payload["rule"]}), model="world")
         if request.purpose == "quality":  # nothing beside the checks: every answer does the task as well
@@ -218,17 +232,24 @@ class World:
 
 def world_tasks(n_val: int = 4) -> list[TaskRecord]:
     judge = {"kind": "rule", "checks": [{"op": "contains", "arg": PASS}]}
-    tasks = [TaskRecord(id=f"val-{k}-{i}", intent=f"val {k} {i}", judge=judge, skill_hint=k, split="val")
-             for i in range(n_val // 2) for k in "ab"]
-    tasks += [TaskRecord(id=f"train-{k}-{i}", intent=f"train {k} {i}", judge=judge, skill_hint=k, split="train")
-              for i in range(2) for k in "ab"]
+    tasks = [
+        TaskRecord(id=f"val-{k}-{i}", intent=f"val {k} {i}", judge=judge, skill_hint=k, split="val")
+        for i in range(n_val // 2)
+        for k in "ab"
+    ]
+    tasks += [
+        TaskRecord(id=f"train-{k}-{i}", intent=f"train {k} {i}", judge=judge, skill_hint=k, split="train")
+        for i in range(2)
+        for k in "ab"
+    ]
     return tasks
 
 
 def world_models(world: World) -> Models:
     limiter, stats = Limiter(4), Stats()
-    return Models(Client(world, limiter=limiter, stats=stats), Client(world, limiter=limiter, stats=stats,
-                                                                        role="optimizer"))
+    return Models(
+        Client(world, limiter=limiter, stats=stats), Client(world, limiter=limiter, stats=stats, role="optimizer")
+    )
 
 
 def test_a_verbatim_copy_of_a_train_task_under_a_new_id_cannot_validate(tmp_path: Path) -> None:
@@ -241,8 +262,9 @@ def test_a_verbatim_copy_of_a_train_task_under_a_new_id_cannot_validate(tmp_path
 
 
 def test_of_two_edits_doing_the_same_job_only_one_is_kept(tmp_path: Path) -> None:
-    out = consolidate(world_tasks(), load_documents(tmp_path), world_models(World([HELPS_A, ALSO_HELPS_A])),
-                      LoopSettings())
+    out = consolidate(
+        world_tasks(), load_documents(tmp_path), world_models(World([HELPS_A, ALSO_HELPS_A])), LoopSettings()
+    )
     assert len(out.accepted) == 1
     [extra] = [r for r in out.rejected if r.stage == "combination"]
     assert "adds nothing beside the other accepted edits" in extra.reasons[0]
@@ -250,8 +272,9 @@ def test_of_two_edits_doing_the_same_job_only_one_is_kept(tmp_path: Path) -> Non
 
 
 def test_a_harmful_edit_is_banned_and_a_useless_one_is_not(tmp_path: Path) -> None:
-    out = consolidate(world_tasks(6), load_documents(tmp_path), world_models(World([BREAKS_B, NOTHING])),
-                      LoopSettings(screen_pool=1))  # gated, not dropped for fixing nothing on train
+    out = consolidate(
+        world_tasks(6), load_documents(tmp_path), world_models(World([BREAKS_B, NOTHING])), LoopSettings(screen_pool=1)
+    )  # gated, not dropped for fixing nothing on train
     assert out.accepted == []
     by_rule = {r.edit.content: r for r in out.rejected}
     assert by_rule[BREAKS_B].ban and by_rule[BREAKS_B].stage == "gate"
@@ -265,14 +288,19 @@ def test_a_re_proposed_edit_that_never_shows_a_gain_is_settled(tmp_path: Path) -
         pool = EvidencePool.load(path, tmp_path, "world", docs.fingerprint(), max_nights=4)
         wording = NOTHING if night_no % 2 == 0 else NOTHING.lower() + "."  # a rewording is the same edit
         # a new pair of val tasks each night: something new to test it on
-        out = consolidate(world_tasks(4 + 2 * night_no), docs, world_models(World([wording], noise=30, seed=night_no)),
-                          LoopSettings(screen_pool=1), pool=pool)
+        out = consolidate(
+            world_tasks(4 + 2 * night_no),
+            docs,
+            world_models(World([wording], noise=30, seed=night_no)),
+            LoopSettings(screen_pool=1),
+            pool=pool,
+        )
         pool.save()
         decisions = [d for d in out.decisions if d.edits]
         if night_no < 4:
             [decision] = decisions
             assert not decision.accepted
-            assert decision.statistic["alpha_share"] == pytest.approx(0.5 ** night_no)
+            assert decision.statistic["alpha_share"] == pytest.approx(0.5**night_no)
         else:
             assert decisions == [], "tested on four nights without showing a gain: not offered again"
             assert any(r.stage == "guardrail" for r in out.rejected)
@@ -284,8 +312,9 @@ def test_a_refused_edit_is_not_re_tested_on_the_same_val_tasks(tmp_path: Path) -
 
     def night(seed: int, n_val: int, wording: str = WEAK):
         pool = EvidencePool.load(path, tmp_path, "world", docs.fingerprint())
-        out = consolidate(world_tasks(n_val), docs, world_models(World([wording], noise=10, seed=seed)),
-                          LoopSettings(), pool=pool)
+        out = consolidate(
+            world_tasks(n_val), docs, world_models(World([wording], noise=10, seed=seed)), LoopSettings(), pool=pool
+        )
         pool.save()
         return out
 
@@ -310,8 +339,13 @@ def test_a_re_proposed_edit_with_a_promising_gain_is_accepted_once_new_val_tasks
     seen = []
     for night_no in range(4):
         pool = EvidencePool.load(path, tmp_path, "world", docs.fingerprint(), max_nights=4)
-        out = consolidate(world_tasks(4 + 2 * night_no), docs, world_models(World([WEAK], noise=10, seed=night_no)),
-                          LoopSettings(screen_pool=1), pool=pool)
+        out = consolidate(
+            world_tasks(4 + 2 * night_no),
+            docs,
+            world_models(World([WEAK], noise=10, seed=night_no)),
+            LoopSettings(screen_pool=1),
+            pool=pool,
+        )
         pool.save()
         [decision] = [d for d in out.decisions if d.edits]
         seen.append(max(decision.statistic["samples_per_task"].values()))
@@ -325,16 +359,26 @@ def test_an_edit_is_gated_on_the_val_tasks_of_its_evidences_kind_not_its_whole_s
     from skillopt_sleep.types import Edit
 
     def task(tid: str, kind: str, split: str) -> TaskRecord:
-        return TaskRecord(id=tid, intent=f"Write the {kind} for {tid}.", kind=kind, skill_hint="git-writing",
-                          split=split)
+        return TaskRecord(
+            id=tid, intent=f"Write the {kind} for {tid}.", kind=kind, skill_hint="git-writing", split=split
+        )
 
-    tasks = [task(f"{k}-{s}-{i}", k, s) for k in ("commit message", "changelog entry")
-             for s in ("train", "val") for i in range(2)]
-    commit = Edit(target="skill", op="add", content="When writing a commit message, end with Refs.",
-                  evidence=["commit message-train-0", "commit message-train-1"])
+    tasks = [
+        task(f"{k}-{s}-{i}", k, s)
+        for k in ("commit message", "changelog entry")
+        for s in ("train", "val")
+        for i in range(2)
+    ]
+    commit = Edit(
+        target="skill",
+        op="add",
+        content="When writing a commit message, end with Refs.",
+        evidence=["commit message-train-0", "commit message-train-1"],
+    )
     assert focus_for([commit], tasks) == {"commit message-val-0", "commit message-val-1"}
-    both = Edit(target="memory", op="add", content="Be brief.",
-                evidence=["commit message-train-0", "changelog entry-train-1"])
+    both = Edit(
+        target="memory", op="add", content="Be brief.", evidence=["commit message-train-0", "changelog entry-train-1"]
+    )
     assert focus_for([both], tasks) == {t.id for t in tasks if t.split == "val"}
     hinted = [TaskRecord(id=t.id, intent=t.intent, skill_hint=t.skill_hint, split=t.split) for t in tasks]
     assert focus_for([commit], hinted) == {t.id for t in hinted if t.split == "val"}, "no kinds: the skill hint groups"
@@ -344,21 +388,30 @@ TRADE_OFF = "Answers about kind a follow the a checklist; keep kind b terse"
 
 
 @pytest.mark.parametrize("others", [2, 4])
-def test_the_other_val_tasks_start_with_a_first_look_and_grow_only_when_the_gate_asks(tmp_path: Path,
-                                                                                      others: int) -> None:
+def test_the_other_val_tasks_start_with_a_first_look_and_grow_only_when_the_gate_asks(
+    tmp_path: Path, others: int
+) -> None:
     """The edit's own (kind a) tasks need 8 samples to show a noisy gain; the kind b tasks it does
     not touch stay at ``others`` unless one looks like it dropped. 0: as many as the own tasks."""
     grown = 0
     for seed in range(1, 6):
-        out = consolidate(world_tasks(6), load_documents(tmp_path), world_models(World([HELPS_A], noise=25, seed=seed)),
-                          LoopSettings(val_others_samples=others))
+        out = consolidate(
+            world_tasks(6),
+            load_documents(tmp_path),
+            world_models(World([HELPS_A], noise=25, seed=seed)),
+            LoopSettings(val_others_samples=others),
+        )
         [decision] = out.decisions
         spt = decision.statistic["samples_per_task"]
         assert decision.accepted and all(spt[f"val-a-{i}"] == 8 for i in range(3)), spt
         assert all(spt[f"val-b-{i}"] in (others, 12) for i in range(3)), spt
         grown += sum(spt[f"val-b-{i}"] == 12 for i in range(3))
-        matched = consolidate(world_tasks(6), load_documents(tmp_path),
-                              world_models(World([HELPS_A], noise=25, seed=seed)), LoopSettings(val_others_samples=0))
+        matched = consolidate(
+            world_tasks(6),
+            load_documents(tmp_path),
+            world_models(World([HELPS_A], noise=25, seed=seed)),
+            LoopSettings(val_others_samples=0),
+        )
         assert all(n >= 8 for n in matched.decisions[0].statistic["samples_per_task"].values())
     assert grown < 15, "most kind b tasks stay at their first look"
 
@@ -366,8 +419,12 @@ def test_the_other_val_tasks_start_with_a_first_look_and_grow_only_when_the_gate
 @pytest.mark.parametrize("others", [0, 2, 4])
 def test_a_trade_off_is_refused_however_few_samples_the_other_tasks_start_with(tmp_path: Path, others: int) -> None:
     for seed in range(1, 4):
-        out = consolidate(world_tasks(6), load_documents(tmp_path),
-                          world_models(World([TRADE_OFF], noise=10, seed=seed)), LoopSettings(val_others_samples=others))
+        out = consolidate(
+            world_tasks(6),
+            load_documents(tmp_path),
+            world_models(World([TRADE_OFF], noise=10, seed=seed)),
+            LoopSettings(val_others_samples=others),
+        )
         assert out.accepted == [], out.decisions[0].reasons
 
 
@@ -387,7 +444,8 @@ HELPS_B = "Answers about kind b follow the b checklist"
 
 @pytest.mark.parametrize("proposals, leave_one_out", [([HELPS_A, HELPS_B], 0), ([HELPS_A, ALSO_HELPS_A], 2)])
 def test_only_edits_claiming_the_same_tasks_must_show_what_each_adds_beside_the_other(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, proposals: list[str], leave_one_out: int) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, proposals: list[str], leave_one_out: int
+) -> None:
     from skillopt_sleep.learning import loop
 
     calls = []
@@ -422,8 +480,9 @@ def test_an_edit_that_fixed_nothing_on_its_own_train_tasks_yields_its_slot(tmp_p
     assert all(NOTHING not in e.content for d in out.decisions for e in d.edits), "no val draw for it"
     [kept] = out.accepted
     assert kept.targets, "what it fixed on its train tasks is what the gate tested"
-    first = consolidate(world_tasks(6), docs, world_models(World([NOTHING, HELPS_A])),
-                        LoopSettings(max_edits=1, screen_pool=1))
+    first = consolidate(
+        world_tasks(6), docs, world_models(World([NOTHING, HELPS_A])), LoopSettings(max_edits=1, screen_pool=1)
+    )
     assert [e.content for d in first.decisions for e in d.edits] == [NOTHING], "screen_pool 1: the best ranked"
     room = consolidate(world_tasks(6), docs, world_models(World([NOTHING, HELPS_A])), LoopSettings())
     assert any(e.content == NOTHING for d in room.decisions for e in d.edits), "a slot left: it is gated, not vetoed"

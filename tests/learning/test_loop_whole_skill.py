@@ -19,8 +19,13 @@ PASS = "ALL-GOOD"
 FORBID = "- Never use a checklist."
 NEEDED = "- Answer kind b politely."
 SKILL = f"---\nname: skillopt-sleep-learned\ndescription: d\n---\n# Work\n\n{FORBID}\n{NEEDED}\n"
-HELPS = {"target": "skill", "op": "replace_line", "anchor": FORBID, "content": "Use the checklist for kind a.",
-         "evidence": ["train-a-0", "train-a-1"]}
+HELPS = {
+    "target": "skill",
+    "op": "replace_line",
+    "anchor": FORBID,
+    "content": "Use the checklist for kind a.",
+    "evidence": ["train-a-0", "train-a-1"],
+}
 HURTS = {"target": "skill", "op": "delete_line", "anchor": NEEDED, "evidence": ["train-b-0"]}
 
 
@@ -47,10 +52,16 @@ class LineWorld:
 
 def tasks() -> list[TaskRecord]:
     judge = {"kind": "rule", "checks": [{"op": "contains", "arg": PASS}]}
-    out = [TaskRecord(id=f"val-{k}-{i}", intent=f"val {k} {i}", judge=judge, skill_hint=k, split="val")
-           for i in range(3) for k in "ab"]
-    return out + [TaskRecord(id=f"train-{k}-{i}", intent=f"train {k} {i}", judge=judge, skill_hint=k,
-                             split="train") for i in range(2) for k in "ab"]
+    out = [
+        TaskRecord(id=f"val-{k}-{i}", intent=f"val {k} {i}", judge=judge, skill_hint=k, split="val")
+        for i in range(3)
+        for k in "ab"
+    ]
+    return out + [
+        TaskRecord(id=f"train-{k}-{i}", intent=f"train {k} {i}", judge=judge, skill_hint=k, split="train")
+        for i in range(2)
+        for k in "ab"
+    ]
 
 
 def run(tmp_path: Path, edits: list[dict], whole: bool):
@@ -59,8 +70,9 @@ def run(tmp_path: Path, edits: list[dict], whole: bool):
     skill.write_text(SKILL, encoding="utf-8")
     world = LineWorld(edits)
     limiter, stats = Limiter(4), Stats()
-    models = Models(Client(world, limiter=limiter, stats=stats),
-                    Client(world, limiter=limiter, stats=stats, role="optimizer"))
+    models = Models(
+        Client(world, limiter=limiter, stats=stats), Client(world, limiter=limiter, stats=stats, role="optimizer")
+    )
     docs = load_documents(tmp_path, "claude", whole_skill=whole)
     return consolidate(tasks(), docs, models, LoopSettings()), world
 

@@ -21,26 +21,37 @@ def archived(tmp_path: Path, tasks: list[TaskRecord]) -> list:
     return archive.entries(tmp_path)
 
 
-TONIGHT = [task("c1", "Write the commit message for the parser fix"),
-           task("c2", "Write the commit message for the lexer change", split="val")]
+TONIGHT = [
+    task("c1", "Write the commit message for the parser fix"),
+    task("c2", "Write the commit message for the lexer change", split="val"),
+]
 
 
 def test_recalls_the_most_similar_past_train_tasks(tmp_path: Path) -> None:
-    past = archived(tmp_path, [
-        task("old-commit", "Write the commit message for the cache fix"),
-        task("old-notes", "Draft release notes for version 2"),
-        task("old-commit-2", "Write the commit message for the parser refactor"),
-    ])
+    past = archived(
+        tmp_path,
+        [
+            task("old-commit", "Write the commit message for the cache fix"),
+            task("old-notes", "Draft release notes for version 2"),
+            task("old-commit-2", "Write the commit message for the parser refactor"),
+        ],
+    )
     got = recall(past, TONIGHT, k=1)
     assert [t.id for t in got] == ["recalled-old-commit-2"]
     assert got[0].split == "train" and "recalled" in got[0].tags and got[0].origin == "real"
-    assert [t.id for t in recall(past, TONIGHT, k=5)] == ["recalled-old-commit-2", "recalled-old-commit"], \
+    assert [t.id for t in recall(past, TONIGHT, k=5)] == ["recalled-old-commit-2", "recalled-old-commit"], (
         "an unrelated task is not recalled"
+    )
 
 
 def test_past_val_and_test_tasks_stay_held_out(tmp_path: Path) -> None:
-    past = archived(tmp_path, [task("v", "Write the commit message for the parser fix again", split="val"),
-                               task("t", "Write the commit message for the parser tests", split="test")])
+    past = archived(
+        tmp_path,
+        [
+            task("v", "Write the commit message for the parser fix again", split="val"),
+            task("t", "Write the commit message for the parser tests", split="test"),
+        ],
+    )
     assert recall(past, TONIGHT, k=3) == []
 
 
@@ -59,15 +70,25 @@ def test_nothing_without_train_tasks_or_with_k_zero(tmp_path: Path) -> None:
 
 
 @settings(deadline=None, max_examples=60)  # each example writes an archive file under a lock
-@given(st.lists(st.tuples(st.sampled_from(["commit message", "release notes", "pr description"]),
-                          st.integers(0, 30), st.sampled_from(["train", "val", "test"])), max_size=25),
-       st.integers(0, 6))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["commit message", "release notes", "pr description"]),
+            st.integers(0, 30),
+            st.sampled_from(["train", "val", "test"]),
+        ),
+        max_size=25,
+    ),
+    st.integers(0, 6),
+)
 def test_recalled_tasks_are_train_distinct_and_never_tonights(items, k) -> None:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        past = archived(Path(tmp), [task(f"p{i}", f"Write the {what} for item {n}", split)
-                                    for i, (what, n, split) in enumerate(items)])
+        past = archived(
+            Path(tmp),
+            [task(f"p{i}", f"Write the {what} for item {n}", split) for i, (what, n, split) in enumerate(items)],
+        )
     got = recall(past, TONIGHT, k)
     assert len(got) <= k
     assert all(t.split == "train" for t in got)
@@ -79,9 +100,11 @@ def test_recalled_tasks_are_train_distinct_and_never_tonights(items, k) -> None:
 
 
 def test_recall_is_spread_over_tonights_kinds(tmp_path: Path) -> None:
-    tonight = [task("c", "Write the commit message for the parser fix"),
-               task("n", "Draft release notes for version 3")]
-    past = archived(tmp_path, [task(f"old-c{i}", f"Write the commit message for the fix {i}x") for i in range(4)]
-                    + [task("old-n", "Draft release notes for version 2 beta")])
+    tonight = [task("c", "Write the commit message for the parser fix"), task("n", "Draft release notes for version 3")]
+    past = archived(
+        tmp_path,
+        [task(f"old-c{i}", f"Write the commit message for the fix {i}x") for i in range(4)]
+        + [task("old-n", "Draft release notes for version 2 beta")],
+    )
     got = [t.id for t in recall(past, tonight, k=2)]
     assert "recalled-old-n" in got and len(got) == 2

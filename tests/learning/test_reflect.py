@@ -28,14 +28,26 @@ def client(backend: FakeBackend) -> Client:
 
 
 def task(tid: str, system: str = "") -> TaskRecord:
-    return TaskRecord(id=tid, intent=f"request for {tid}", system=system,
-                      judge={"kind": "rule", "checks": [{"op": "contains", "arg": "x"}]})
+    return TaskRecord(
+        id=tid,
+        intent=f"request for {tid}",
+        system=system,
+        judge={"kind": "rule", "checks": [{"op": "contains", "arg": "x"}]},
+    )
 
 
 def runs(tid: str, softs: list[float], reasons: list[str] | None = None) -> list[Attempt]:
-    return [Attempt(task_id=tid, sample=i, response=f"{tid} response {i} soft={s}", hard=float(s == 1.0), soft=s,
-                    fail_reasons=[] if s == 1.0 else list(reasons or [SIGNOFF]))
-            for i, s in enumerate(softs)]
+    return [
+        Attempt(
+            task_id=tid,
+            sample=i,
+            response=f"{tid} response {i} soft={s}",
+            hard=float(s == 1.0),
+            soft=s,
+            fail_reasons=[] if s == 1.0 else list(reasons or [SIGNOFF]),
+        )
+        for i, s in enumerate(softs)
+    ]
 
 
 def edit(content: str, target: str = "skill", op: str = "add", **kw) -> dict:
@@ -119,27 +131,50 @@ def test_select_with_nothing_to_learn():
 
 @pytest.mark.parametrize(
     "text",
-    ["", "no edits today", "{\"edits\": \"none\"}", "{\"edits\": null}", "{\"other\": []}", "42", "[1, 2, \"x\"]",
-     "{broken json"],
+    [
+        "",
+        "no edits today",
+        '{"edits": "none"}',
+        '{"edits": null}',
+        '{"other": []}',
+        "42",
+        '[1, 2, "x"]',
+        "{broken json",
+    ],
 )
 def test_parse_edits_garbage_is_empty(text: str):
     assert parse_edits(text) == []
 
 
 def test_parse_edits_skips_non_dict_items_and_fills_defaults():
-    text = json.dumps({"edits": [
-        "add a rule",
-        None,
-        ["skill", "add"],
-        {"target": " Skill ", "content": "Always sign off.", "evidence": "t1"},
-        {"target": "memory", "op": "REPLACE", "content": None, "anchor": "old", "rationale": "r" * 900,
-         "evidence": [f"t{i}" for i in range(30)]},
-    ]})
+    text = json.dumps(
+        {
+            "edits": [
+                "add a rule",
+                None,
+                ["skill", "add"],
+                {"target": " Skill ", "content": "Always sign off.", "evidence": "t1"},
+                {
+                    "target": "memory",
+                    "op": "REPLACE",
+                    "content": None,
+                    "anchor": "old",
+                    "rationale": "r" * 900,
+                    "evidence": [f"t{i}" for i in range(30)],
+                },
+            ]
+        }
+    )
     edits = parse_edits(text)
     assert len(edits) == 2
     first, second = edits
     assert (first.target, first.op, first.content, first.anchor, first.evidence) == (
-        "skill", "add", "Always sign off.", "", [])
+        "skill",
+        "add",
+        "Always sign off.",
+        "",
+        [],
+    )
     assert (second.target, second.op, second.content, second.anchor) == ("memory", "replace", "", "old")
     assert len(second.rationale) == 500 and len(second.evidence) == 20
 
@@ -218,21 +253,26 @@ def test_only_contrastive_call_when_no_task_failed_everywhere(docs: DocumentSet)
 
 
 def test_edits_from_both_calls_are_collected(docs: DocumentSet):
-    backend = answering_by_mode({"contrastive": {"edits": [edit("Always add Signed-off-by.")]},
-                        "failure": {"edits": [edit("Keep the subject short.", target="memory")]}})
+    backend = answering_by_mode(
+        {
+            "contrastive": {"edits": [edit("Always add Signed-off-by.")]},
+            "failure": {"edits": [edit("Keep the subject short.", target="memory")]},
+        }
+    )
     proposal = reflect(client(backend), TASKS, ATTEMPTS, docs, kinds_per_request=1)
     assert sorted(e.content for e in proposal.edits) == ["Always add Signed-off-by.", "Keep the subject short."]
     assert proposal.refused == []
 
 
 def test_a_reply_that_is_not_json_is_repaired_once_then_reported(docs: DocumentSet):
-    backend = answering_by_mode({"contrastive": "I think the agent should try harder.", "failure": "[\"not an edit\"]"})
+    backend = answering_by_mode({"contrastive": "I think the agent should try harder.", "failure": '["not an edit"]'})
     optimizer = client(backend)
     proposal = reflect(optimizer, TASKS, ATTEMPTS, docs, kinds_per_request=1)
     assert proposal.edits == [] and proposal.refused == []
     # the JSON list of non-edits is a real "no edits"; the prose is not silently read as one
     assert proposal.calls == 3 and proposal.unusable == [
-        "optimizer reply was not JSON after one repair (the reply is not JSON)"]
+        "optimizer reply was not JSON after one repair (the reply is not JSON)"
+    ]
     assert optimizer.stats.left_out == {"reflect: optimizer reply was not JSON after one repair": 1}
     repair = backend.requests[-1]
     assert repair.payload["repair"] and repair.payload["mode"] == "contrastive"
@@ -244,8 +284,11 @@ def test_a_repaired_reply_gives_its_edits(docs: DocumentSet):
     def answer(request: Request) -> str:
         if request.payload.get("repair"):
             return json.dumps({"edits": [edit("Always add Signed-off-by.")]})
-        return "Sure! Here is my edit: add a Signed-off-by line." if request.payload["mode"] == "contrastive" \
+        return (
+            "Sure! Here is my edit: add a Signed-off-by line."
+            if request.payload["mode"] == "contrastive"
             else json.dumps({"edits": []})
+        )
 
     optimizer = client(FakeBackend(answer))
     proposal = reflect(optimizer, TASKS, ATTEMPTS, docs, kinds_per_request=1)
@@ -255,8 +298,19 @@ def test_a_repaired_reply_gives_its_edits(docs: DocumentSet):
 
 def test_the_payload_carries_the_failed_checks_as_data(docs: DocumentSet):
     check = {"op": "contains", "arg": "Signed-off-by:"}
-    attempts = {"failing": [Attempt(task_id="failing", sample=0, response="r", hard=0.0, soft=0.5,
-                                    fail_reasons=["anything at all"], failed_checks=[check_id(check)])]}
+    attempts = {
+        "failing": [
+            Attempt(
+                task_id="failing",
+                sample=0,
+                response="r",
+                hard=0.0,
+                soft=0.5,
+                fail_reasons=["anything at all"],
+                failed_checks=[check_id(check)],
+            )
+        ]
+    }
     backend = answering_by_mode({})
     reflect(client(backend), [task("failing")], attempts, docs)
     assert backend.requests[0].payload["tasks"][0]["failed_checks"] == [check]
@@ -305,15 +359,23 @@ def test_content_is_cleaned(docs: DocumentSet):
 
 
 def test_duplicates_are_collapsed(docs: DocumentSet):
-    p = propose(docs, [edit("Always sign off."), edit("- always SIGN off."), edit("Always sign off.", target="memory"),
-                       edit("Keep it short.")])
+    p = propose(
+        docs,
+        [
+            edit("Always sign off."),
+            edit("- always SIGN off."),
+            edit("Always sign off.", target="memory"),
+            edit("Keep it short."),
+        ],
+    )
     assert [e.content for e in p.edits] == ["Always sign off.", "Keep it short."]
     assert p.refused == []  # a duplicate is dropped, not reported as refused
 
 
 def test_duplicates_across_calls_are_collapsed(docs: DocumentSet):
-    backend = answering_by_mode({"contrastive": {"edits": [edit("Always sign off.")]},
-                        "failure": {"edits": [edit("always sign off.")]}})
+    backend = answering_by_mode(
+        {"contrastive": {"edits": [edit("Always sign off.")]}, "failure": {"edits": [edit("always sign off.")]}}
+    )
     p = reflect(client(backend), TASKS, ATTEMPTS, docs, kinds_per_request=1)
     assert len(p.edits) == 1 and p.refused == []
 
@@ -366,15 +428,24 @@ def test_more_candidates_than_the_budget_are_ranked_by_the_optimizer(docs: Docum
 def test_the_cut_after_ranking_reaches_every_kind_before_any_kind_gets_a_second_rule(docs: DocumentSet):
     tasks = [kinded("c1", "commit message"), kinded("c2", "commit message"), kinded("n1", "release notes")]
     attempts = {t.id: runs(t.id, [0.5, 0.5]) for t in tasks}
-    proposed = [edit("End with a Refs trailer.", evidence=["c1"]), edit("Use the imperative mood.", evidence=["c2"]),
-                edit("Wrap the body at 72 columns.", evidence=["c1", "c2"]), edit("Group the changes by area.", evidence=["n1"]),
-                edit("Never mention ticket numbers.", evidence=["c1", "n1"])]
+    proposed = [
+        edit("End with a Refs trailer.", evidence=["c1"]),
+        edit("Use the imperative mood.", evidence=["c2"]),
+        edit("Wrap the body at 72 columns.", evidence=["c1", "c2"]),
+        edit("Group the changes by area.", evidence=["n1"]),
+        edit("Never mention ticket numbers.", evidence=["c1", "n1"]),
+    ]
     backend = answering_rank(proposed, {"order": [1, 2, 3, 4, 5]})
     p = reflect(client(backend), tasks, attempts, docs, max_edits=3)
-    assert [e.content for e in p.edits] == ["When working on a commit message task, end with a Refs trailer.",
-                                            "When working on a release notes task, group the changes by area.", "Never mention ticket numbers."]
-    assert [e.content for e, _ in p.refused] == ["When working on a commit message task, use the imperative mood.",
-                                                 "When working on a commit message task, wrap the body at 72 columns."]
+    assert [e.content for e in p.edits] == [
+        "When working on a commit message task, end with a Refs trailer.",
+        "When working on a release notes task, group the changes by area.",
+        "Never mention ticket numbers.",
+    ]
+    assert [e.content for e, _ in p.refused] == [
+        "When working on a commit message task, use the imperative mood.",
+        "When working on a commit message task, wrap the body at 72 columns.",
+    ]
 
 
 def test_no_rank_request_when_the_candidates_fit_the_budget(docs: DocumentSet):
@@ -385,27 +456,44 @@ def test_no_rank_request_when_the_candidates_fit_the_budget(docs: DocumentSet):
 
 
 def test_an_unusable_ranking_is_repaired_once_then_reported_and_support_decides(docs: DocumentSet):
-    proposed = [edit("Rule A.", evidence=["x"]), edit("Rule B.", evidence=["x", "y", "z"]),
-                edit("Rule C.", evidence=["x", "y"])]
+    proposed = [
+        edit("Rule A.", evidence=["x"]),
+        edit("Rule B.", evidence=["x", "y", "z"]),
+        edit("Rule C.", evidence=["x", "y"]),
+    ]
     backend = answering_rank(proposed, "The second one looks best to me.")
     optimizer = client(backend)
     p = reflect(optimizer, [task("mixed")], {"mixed": ATTEMPTS["mixed"]}, docs, max_edits=2)
     assert [e.content for e in p.edits] == ["Rule B.", "Rule C."]
     assert p.calls == 3  # reflect, rank, the rank's repair
-    assert p.unusable == ["rank: optimizer reply was not JSON after one repair (the reply has no JSON \"order\" list); "
-                          "kept the best supported"]
+    assert p.unusable == [
+        'rank: optimizer reply was not JSON after one repair (the reply has no JSON "order" list); '
+        "kept the best supported"
+    ]
     assert optimizer.stats.left_out == {"rank: optimizer reply was not JSON after one repair": 1}
 
 
 def test_near_duplicates_from_different_batches_are_merged_with_their_evidence(docs: DocumentSet):
     tasks = [kinded("mixed", "commit message"), kinded("failing", "commit message")]
-    backend = answering_by_mode({"contrastive": {"edits": [edit("Always sign off the message.", evidence=["mixed"])]},
-                                 "failure": {"edits": [edit("always sign off the message", evidence=["failing"])]}})
+    backend = answering_by_mode(
+        {
+            "contrastive": {"edits": [edit("Always sign off the message.", evidence=["mixed"])]},
+            "failure": {"edits": [edit("always sign off the message", evidence=["failing"])]},
+        }
+    )
     p = reflect(client(backend), tasks, ATTEMPTS, docs, kinds_per_request=1)
     # one kind, so one request holding both the contrastive and the failure evidence
     assert [r.payload["mode"] for r in backend.requests] == ["mixed"]
-    backend = answering_by_mode({"mixed": {"edits": [edit("Always sign off the message.", evidence=["mixed"]),
-                                                     edit("always sign off the message", evidence=["failing"])]}})
+    backend = answering_by_mode(
+        {
+            "mixed": {
+                "edits": [
+                    edit("Always sign off the message.", evidence=["mixed"]),
+                    edit("always sign off the message", evidence=["failing"]),
+                ]
+            }
+        }
+    )
     p = reflect(client(backend), tasks, ATTEMPTS, docs)
     [e] = p.edits
     assert e.evidence == ["mixed", "failing"] and p.refused == []
@@ -430,9 +518,10 @@ def test_budget_counts_only_accepted_edits(docs: DocumentSet):
 
 
 def test_rule_that_overrides_an_output_contract_is_refused(docs: DocumentSet):
-    tasks = [task("mixed", system="Return JSON only: {\"message\": str}.")]
-    p = propose(docs, [edit("Always respond in plain text with a heading."), edit("Keep the message short.")],
-                tasks=tasks)
+    tasks = [task("mixed", system='Return JSON only: {"message": str}.')]
+    p = propose(
+        docs, [edit("Always respond in plain text with a heading."), edit("Keep the message short.")], tasks=tasks
+    )
     assert [e.content for e in p.edits] == ["Keep the message short."]
     assert reasons_of(p) == {"Always respond in plain text with a heading.": "overrides a task's output contract"}
 
@@ -444,10 +533,20 @@ def test_a_refused_edit_does_not_shadow_a_valid_one(docs: DocumentSet):
 
 def test_the_evidence_the_optimizer_reads_is_clean_text(docs: DocumentSet):
     hostile = "ok \x1b[2J\x1b]8;;http://x\x07link\x1b]8;;\x07 \u202eevil\u200b"
-    attempts = {"mixed": [Attempt(task_id="mixed", sample=i, response=f"{hostile} {i}", hard=float(s == 1.0),
-                                  soft=s, fail_reasons=[] if s == 1.0 else [f"must contain {hostile}"])
-                          for i, s in enumerate([1.0, 0.5])],
-                "failing": runs("failing", [0.5, 0.5])}
+    attempts = {
+        "mixed": [
+            Attempt(
+                task_id="mixed",
+                sample=i,
+                response=f"{hostile} {i}",
+                hard=float(s == 1.0),
+                soft=s,
+                fail_reasons=[] if s == 1.0 else [f"must contain {hostile}"],
+            )
+            for i, s in enumerate([1.0, 0.5])
+        ],
+        "failing": runs("failing", [0.5, 0.5]),
+    }
     backend = answering_by_mode({})
     reflect(client(backend), [TaskRecord(id="mixed", intent=hostile), task("failing")], attempts, docs)
     for request in backend.requests:
@@ -474,24 +573,37 @@ def test_the_optimizer_sees_each_tasks_kind(docs: DocumentSet):
 
 
 def test_a_scoped_rule_is_rendered_with_its_scope_and_goes_to_the_skill(docs: DocumentSet):
-    proposal = propose(docs, [edit("End with a trailer.", target="memory", scope="writing a commit message",
-                                   evidence=["mixed"])], tasks=[kinded("mixed", "commit message")])
+    proposal = propose(
+        docs,
+        [edit("End with a trailer.", target="memory", scope="writing a commit message", evidence=["mixed"])],
+        tasks=[kinded("mixed", "commit message")],
+    )
     [e] = proposal.edits
-    assert (e.target, e.scope, e.content) == ("skill", "writing a commit message",
-                                              "When writing a commit message, end with a trailer.")
+    assert (e.target, e.scope, e.content) == (
+        "skill",
+        "writing a commit message",
+        "When writing a commit message, end with a trailer.",
+    )
     assert apply_edit(docs, e).skill.rules() == ["When writing a commit message, end with a trailer."]
 
 
 def test_an_unscoped_rule_from_one_kinds_evidence_is_scoped_by_the_engine(docs: DocumentSet):
-    proposal = propose(docs, [edit('Always include "Refs:".', target="memory", evidence=["mixed"])],
-                       tasks=[kinded("mixed", "commit message")])
+    proposal = propose(
+        docs,
+        [edit('Always include "Refs:".', target="memory", evidence=["mixed"])],
+        tasks=[kinded("mixed", "commit message")],
+    )
     [e] = proposal.edits
     assert e.target == "skill" and e.content.startswith("When working on a commit message task, always")
 
 
 def test_a_scope_that_makes_the_rule_too_long_is_refused(docs: DocumentSet):
-    proposal = propose(docs, [edit("x" * 50, scope="writing a commit message", evidence=["mixed"])],
-                       tasks=[kinded("mixed", "commit message")], limits=Limits(max_rule_chars=60))
+    proposal = propose(
+        docs,
+        [edit("x" * 50, scope="writing a commit message", evidence=["mixed"])],
+        tasks=[kinded("mixed", "commit message")],
+        limits=Limits(max_rule_chars=60),
+    )
     assert proposal.edits == [] and "longer than 60" in proposal.refused[0][1]
 
 
@@ -504,9 +616,16 @@ FORBID = "Do NOT look anything up, search, or use any tools."
 def test_the_optimizer_sees_the_hand_written_text_and_may_supersede_a_line(tmp_path: Path):
     (tmp_path / "CLAUDE.md").write_text(f"# Project\n\n{FORBID}\n", encoding="utf-8")
     docs = load_documents(tmp_path)
-    backend = answering_by_mode({"failure": {"edits": [
-        edit("Use the search tool.", target="memory", supersedes=FORBID),
-        edit("", target="skill", op="delete_line", anchor=FORBID)]}})
+    backend = answering_by_mode(
+        {
+            "failure": {
+                "edits": [
+                    edit("Use the search tool.", target="memory", supersedes=FORBID),
+                    edit("", target="skill", op="delete_line", anchor=FORBID),
+                ]
+            }
+        }
+    )
     proposal = reflect(client(backend), TASKS, ATTEMPTS, docs, kinds_per_request=1)
     for request in backend.requests:
         assert FORBID in request.user and "supersedes" in request.system
@@ -523,8 +642,10 @@ def test_each_request_can_be_read_more_than_once_and_the_readings_are_merged(doc
     def by_sample(request: Request) -> object:
         rules = ["Always add Signed-off-by.", "Keep the subject short."]
         # both readings name the first rule (one reworded); only the second names the other
-        return {"edits": [edit(rules[0] if request.sample == 0 else rules[0].lower())]
-                + ([edit(rules[1])] if request.sample == 1 else [])}
+        return {
+            "edits": [edit(rules[0] if request.sample == 0 else rules[0].lower())]
+            + ([edit(rules[1])] if request.sample == 1 else [])
+        }
 
     backend = FakeBackend(by_sample)
     proposal = reflect(client(backend), [task("mixed")], {"mixed": ATTEMPTS["mixed"]}, docs, samples=2)
@@ -532,5 +653,6 @@ def test_each_request_can_be_read_more_than_once_and_the_readings_are_merged(doc
     assert len({r.user for r in backend.requests}) == 1, "the same evidence, read twice"
     assert sorted(e.content for e in proposal.edits) == ["Always add Signed-off-by.", "Keep the subject short."]
     one = FakeBackend(by_sample)
-    assert [e.content for e in reflect(client(one), [task("mixed")], {"mixed": ATTEMPTS["mixed"]}, docs).edits] \
-        == ["Always add Signed-off-by."] and len(one.requests) == 1
+    assert [e.content for e in reflect(client(one), [task("mixed")], {"mixed": ATTEMPTS["mixed"]}, docs).edits] == [
+        "Always add Signed-off-by."
+    ] and len(one.requests) == 1

@@ -23,11 +23,21 @@ PATTERN = r"[Cc]onfidence\s*[:=]"
 CHECK = {"op": "regex", "arg": PATTERN}
 WORDY = f"Make the response match the pattern {PATTERN} on its own line."
 PLAIN = "End with a line `Confidence: <level>`."
-TASKS = [TaskRecord(id="t1", intent="advise on the decision", kind="advice",
-                    judge={"kind": "rule", "checks": [CHECK]})]
-ATTEMPTS = {"t1": [Attempt(task_id="t1", sample=i, response="It depends.", hard=0.0, soft=0.0,
-                           fail_reasons=[describe_check(CHECK)], failed_checks=[check_id(CHECK)])
-                   for i in range(2)]}
+TASKS = [TaskRecord(id="t1", intent="advise on the decision", kind="advice", judge={"kind": "rule", "checks": [CHECK]})]
+ATTEMPTS = {
+    "t1": [
+        Attempt(
+            task_id="t1",
+            sample=i,
+            response="It depends.",
+            hard=0.0,
+            soft=0.0,
+            fail_reasons=[describe_check(CHECK)],
+            failed_checks=[check_id(CHECK)],
+        )
+        for i in range(2)
+    ]
+}
 
 
 @pytest.fixture
@@ -40,6 +50,7 @@ def optimizer(reword_reply: object) -> FakeBackend:
         if request.purpose == "reword":
             return reword_reply
         return {"edits": [{"target": "skill", "op": "add", "content": WORDY, "evidence": ["t1"]}]}
+
     return FakeBackend(answer)
 
 
@@ -65,9 +76,22 @@ def test_a_reword_that_still_quotes_the_pattern_is_mended_with_the_text_it_asks_
 
 
 OPAQUE = {"op": "regex", "arg": r"[A-Z]{2,}-\d+"}
-OPAQUE_TASKS = [TaskRecord(id="t1", intent="write the commit", kind="commit", judge={"kind": "rule", "checks": [OPAQUE]})]
-OPAQUE_ATTEMPTS = {"t1": [Attempt(task_id="t1", sample=0, response="done", hard=0.0, soft=0.0,
-                                  fail_reasons=[describe_check(OPAQUE)], failed_checks=[check_id(OPAQUE)])]}
+OPAQUE_TASKS = [
+    TaskRecord(id="t1", intent="write the commit", kind="commit", judge={"kind": "rule", "checks": [OPAQUE]})
+]
+OPAQUE_ATTEMPTS = {
+    "t1": [
+        Attempt(
+            task_id="t1",
+            sample=0,
+            response="done",
+            hard=0.0,
+            soft=0.0,
+            fail_reasons=[describe_check(OPAQUE)],
+            failed_checks=[check_id(OPAQUE)],
+        )
+    ]
+}
 
 
 @pytest.mark.parametrize("reply", [{"content": "End with [A-Z]{2,}-\\d+."}, "no json here"])
@@ -76,6 +100,7 @@ def test_a_rule_still_quoting_syntax_is_refused(docs: DocumentSet, reply: object
         if request.purpose == "reword":
             return reply
         return {"edits": [{"target": "skill", "op": "add", "content": r"End with [A-Z]{2,}-\d+.", "evidence": ["t1"]}]}
+
     backend = FakeBackend(answer)
     proposal = reflect(client(backend), OPAQUE_TASKS, OPAQUE_ATTEMPTS, docs)
     assert proposal.edits == []
@@ -86,8 +111,7 @@ def test_a_rule_still_quoting_syntax_is_refused(docs: DocumentSet, reply: object
 
 
 def test_a_plain_rule_costs_no_reword(docs: DocumentSet):
-    backend = FakeBackend(lambda r: {"edits": [{"target": "skill", "op": "add", "content": PLAIN,
-                                                "evidence": ["t1"]}]})
+    backend = FakeBackend(lambda r: {"edits": [{"target": "skill", "op": "add", "content": PLAIN, "evidence": ["t1"]}]})
     proposal = reflect(client(backend), TASKS, ATTEMPTS, docs)
     assert [r.purpose for r in backend.requests] == ["reflect"] and len(proposal.edits) == 1
 
@@ -99,15 +123,32 @@ def test_the_simulated_optimizer_writes_plain_words(docs: DocumentSet):
     proposal = reflect(client(sim), TASKS, ATTEMPTS, docs)
     assert proposal.edits and all("\\" not in e.content for e in proposal.edits)
     assert any('"Confidence:"' in e.content for e in proposal.edits)
-    reply = sim.complete(Request(purpose="reword", system="s", user="u",
-                                 payload={"rule": WORDY, "scope": "giving advice", "failed_checks": [CHECK]}))
+    reply = sim.complete(
+        Request(
+            purpose="reword",
+            system="s",
+            user="u",
+            payload={"rule": WORDY, "scope": "giving advice", "failed_checks": [CHECK]},
+        )
+    )
     assert json.loads(reply.text)["content"] == 'When giving advice, always include a line like "Confidence:".'
 
 
 def test_the_simulated_optimizer_restates_what_a_superseding_rule_keeps():
     sim = SimBackend(SimKnobs(correct=1.0, harmful=0.0, seed=3))
-    reply = sim.complete(Request(purpose="reword", system="s", user="u",
-                                 payload={"rule": "Use the search tool before answering.", "scope": "",
-                                          "keep": ["just reply directly and concisely"], "failed_checks": []}))
-    assert json.loads(reply.text)["content"] == \
-        "Use the search tool before answering; just reply directly and concisely."
+    reply = sim.complete(
+        Request(
+            purpose="reword",
+            system="s",
+            user="u",
+            payload={
+                "rule": "Use the search tool before answering.",
+                "scope": "",
+                "keep": ["just reply directly and concisely"],
+                "failed_checks": [],
+            },
+        )
+    )
+    assert (
+        json.loads(reply.text)["content"] == "Use the search tool before answering; just reply directly and concisely."
+    )

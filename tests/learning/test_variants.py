@@ -20,12 +20,25 @@ def client(backend) -> Client:
 
 def tasks() -> list[TaskRecord]:
     return [
-        TaskRecord(id="c1", intent="Write the commit message for change 12", split="train", judge=CHECKS,
-                   system="Plain text, one subject line.", skill_hint="commit", tags=["commit"]),
+        TaskRecord(
+            id="c1",
+            intent="Write the commit message for change 12",
+            split="train",
+            judge=CHECKS,
+            system="Plain text, one subject line.",
+            skill_hint="commit",
+            tags=["commit"],
+        ),
         TaskRecord(id="c2", intent="Write the commit message for change 40", split="val", judge=CHECKS),
         TaskRecord(id="c3", intent="Write the commit message for change 7", split="test", judge=CHECKS),
-        TaskRecord(id="x1", intent="What does this regex match?", split="train", reference_kind="exact",
-                   reference="digits", judge={"kind": "exact"}),
+        TaskRecord(
+            id="x1",
+            intent="What does this regex match?",
+            split="train",
+            reference_kind="exact",
+            reference="digits",
+            judge={"kind": "exact"},
+        ),
     ]
 
 
@@ -45,10 +58,14 @@ def test_only_real_train_tasks_are_varied_and_checks_carry_over() -> None:
 
 
 def test_a_variant_that_copies_one_of_tonights_tasks_is_dropped() -> None:
-    reply = {"variants": [{"intent": "Write the commit message for change 40"},  # the val task
-                          {"intent": "Write the commit message for change 12"},  # its source
-                          {"intent": "   "},
-                          {"intent": "Write the commit message for change 99"}]}
+    reply = {
+        "variants": [
+            {"intent": "Write the commit message for change 40"},  # the val task
+            {"intent": "Write the commit message for change 12"},  # its source
+            {"intent": "   "},
+            {"intent": "Write the commit message for change 99"},
+        ]
+    }
     got = dream_variants(client(FakeBackend(lambda r: reply)), tasks(), 3)
     assert [t.intent for t in got.tasks] == ["Write the commit message for change 99"]
     assert got.dropped == 3
@@ -77,8 +94,9 @@ def test_prose_is_repaired_once_then_reported() -> None:
 
 def test_secrets_and_escapes_in_a_variant_are_cleaned() -> None:
     secret = "ghp_" + "a1B2" * 9
-    reply = {"variants": [{"intent": f"Write the commit message \x1b[31mfor token {secret}",
-                           "context_excerpt": "diff\x07"}]}
+    reply = {
+        "variants": [{"intent": f"Write the commit message \x1b[31mfor token {secret}", "context_excerpt": "diff\x07"}]
+    }
     got = dream_variants(client(FakeBackend(lambda r: reply)), tasks(), 1)
     assert secret not in got.tasks[0].intent and "\x1b" not in got.tasks[0].intent
     assert "\x07" not in got.tasks[0].context_excerpt
@@ -92,7 +110,8 @@ def test_factor_zero_makes_no_call() -> None:
 
 def test_reply_parsing() -> None:
     assert variants_from_reply(json.dumps({"variants": [{"intent": "a"}, "junk", {"intent": 3}]})) == [
-        {"intent": "a", "context_excerpt": ""}]
+        {"intent": "a", "context_excerpt": ""}
+    ]
     for bad in ("[]", "{}", "prose"):
         try:
             variants_from_reply(bad)
@@ -115,8 +134,9 @@ def test_the_simulator_answers_a_variant_as_it_answers_its_source() -> None:
     docs = DocumentSet(Document("skill", Path("SKILL.md"), None, ""), Document("memory", Path("CLAUDE.md"), None, ""))
 
     def pass_rate(task: TaskRecord) -> float:
-        results = [score(task.judge, task.reference, sim.complete(attempt_request(task, docs, s)).text)
-                   for s in range(300)]
+        results = [
+            score(task.judge, task.reference, sim.complete(attempt_request(task, docs, s)).text) for s in range(300)
+        ]
         return sum(r.soft for r in results) / len(results)
 
     base = pass_rate(source)
@@ -125,10 +145,20 @@ def test_the_simulator_answers_a_variant_as_it_answers_its_source() -> None:
 
 
 def test_kinds_seen_often_enough_and_recalled_tasks_are_not_varied() -> None:
-    many = [TaskRecord(id=f"n{i}", intent=f"Draft release notes for version {i}", split="train", judge=CHECKS,
-                       skill_hint="notes") for i in range(4)]
-    recalled = TaskRecord(id="recalled-c0", intent="Write the commit message for change 3", split="train",
-                          judge=CHECKS, skill_hint="commit", tags=["recalled"])
+    many = [
+        TaskRecord(
+            id=f"n{i}", intent=f"Draft release notes for version {i}", split="train", judge=CHECKS, skill_hint="notes"
+        )
+        for i in range(4)
+    ]
+    recalled = TaskRecord(
+        id="recalled-c0",
+        intent="Write the commit message for change 3",
+        split="train",
+        judge=CHECKS,
+        skill_hint="commit",
+        tags=["recalled"],
+    )
     backend = FakeBackend(lambda r: {"variants": [{"intent": r.payload["task"]["intent"] + " again"}]})
     got = dream_variants(client(backend), tasks() + many + [recalled], 1)
     assert [r.payload["task"]["id"] for r in backend.requests] == ["c1"]

@@ -42,9 +42,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "llama_server.sh"
 DOCS = "# Skill\n- Commit subjects stay under 50 characters.\n- Mention the ticket as Refs: ACME-123.\n"
 # maxLength bounds the string: a base model repeats itself until max_tokens cuts the JSON short
-SCHEMA = {"type": "object", "properties": {"score": {"type": "number"},
-                                           "reason": {"type": "string", "maxLength": 40}},
-          "required": ["score", "reason"]}
+SCHEMA = {
+    "type": "object",
+    "properties": {"score": {"type": "number"}, "reason": {"type": "string", "maxLength": 40}},
+    "required": ["score", "reason"],
+}
 
 
 def _stop(pid: int) -> None:
@@ -72,16 +74,20 @@ def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     required = os.environ.get("SKILLOPT_REQUIRE_LIVE") == "1"
     if not required and os.environ.get("SKILLOPT_LIVE") != "1":
         # A CPU model server is slow and heavy on a busy developer machine: opt in locally.
-        pytest.skip("live tests run under .ci/run, or locally with SKILLOPT_LIVE=1 "
-                    "(after `bash scripts/llama_server.sh build`)")
+        pytest.skip(
+            "live tests run under .ci/run, or locally with SKILLOPT_LIVE=1 (after `bash scripts/llama_server.sh build`)"
+        )
     if subprocess.run(["bash", str(SCRIPT), "path"], capture_output=True).returncode != 0:
         reason = "llama-server is not built: run `bash scripts/llama_server.sh build` (.ci/run does)"
         if required:
             pytest.fail(reason)
         pytest.skip(reason)
     log = tmp_path_factory.mktemp("llama-server") / "llama-server.log"  # pytest prunes old runs' tmp dirs
-    env = {**os.environ, "LLAMA_PARENT_PID": str(os.getpid()),  # the server dies with this run
-           "LLAMA_SERVER_LOG": str(log)}
+    env = {
+        **os.environ,
+        "LLAMA_PARENT_PID": str(os.getpid()),  # the server dies with this run
+        "LLAMA_SERVER_LOG": str(log),
+    }
     started = subprocess.run(["bash", str(SCRIPT), "start"], capture_output=True, text=True, timeout=900, env=env)
     assert started.returncode == 0, f"llama-server did not start:\n{started.stderr[-3000:]}"
     url, pid = started.stdout.split()
@@ -109,8 +115,9 @@ def test_calls_complete_and_usage_is_counted(llama_url, make):
     # not asked for again with a larger one (slow on CI's 2 cores), only marked
     c = client(make(llama_url, max_output=48))
     preflight(c)
-    requests = [Request("attempt", DOCS, f"Write the commit message for change {i}.", max_tokens=48, sample=i)
-                for i in range(3)]
+    requests = [
+        Request("attempt", DOCS, f"Write the commit message for change {i}.", max_tokens=48, sample=i) for i in range(3)
+    ]
     out = c.map(requests)
     assert len(out) == 3 and all(o.ok and o.text.strip() for o in out)
     for o in out:
@@ -125,8 +132,16 @@ def test_calls_complete_and_usage_is_counted(llama_url, make):
 
 def test_schema_constrained_json_parses(llama_url):
     c = client(openai_backend(llama_url))
-    answer = c.complete(Request("judge", "You grade answers.", "Grade: 'fixed typo'. Give score and reason.",
-                                max_tokens=128, temperature=0.0, json_schema=SCHEMA))
+    answer = c.complete(
+        Request(
+            "judge",
+            "You grade answers.",
+            "Grade: 'fixed typo'. Give score and reason.",
+            max_tokens=128,
+            temperature=0.0,
+            json_schema=SCHEMA,
+        )
+    )
     value = json.loads(answer.text)
     assert set(value) >= {"score", "reason"} and isinstance(value["score"], (int, float))
 
@@ -149,8 +164,14 @@ def test_dry_run_night(llama_url, tmp_path, spec):
         # max_output: a base model rambles to max_tokens, at ~20-70 tokens/s on CI's 2 cores
         backend=f"{spec}:base_url={base_url},api_key=no-key-required,timeout=120,max_output=48",
         model="gemma3-270m",
-        agent="claude", k=2, val_samples=2, max_val_samples=2, max_edits=1, concurrency=2,
-        retries=2, retry_base_delay=0.5,
+        agent="claude",
+        k=2,
+        val_samples=2,
+        max_val_samples=2,
+        max_edits=1,
+        concurrency=2,
+        retries=2,
+        retry_base_delay=0.5,
     )
     report = run_night(NightOptions(project=project, config=config, mode="dry-run", tasks_file=tasks_file))
     assert report.status in ("proposed", "no-change"), report.notes  # a dry run stages nothing

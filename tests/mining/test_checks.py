@@ -60,10 +60,12 @@ def test_unclear_feedback_gives_no_checks(text):
 
 
 def test_checks_from_feedback_dedupes_and_combines():
-    got = checks_from_feedback([SIGNOFF, SIGNOFF + ". Also keep it under 72 characters.",
-                                'never use "WIP"'])
-    assert got == [{"op": "contains", "arg": "Signed-off-by:"}, {"op": "max_chars", "arg": 72},
-                   {"op": "not_contains", "arg": "WIP"}]
+    got = checks_from_feedback([SIGNOFF, SIGNOFF + ". Also keep it under 72 characters.", 'never use "WIP"'])
+    assert got == [
+        {"op": "contains", "arg": "Signed-off-by:"},
+        {"op": "max_chars", "arg": 72},
+        {"op": "not_contains", "arg": "WIP"},
+    ]
 
 
 def test_cue_is_read_per_sentence():
@@ -74,13 +76,13 @@ def test_cue_is_read_per_sentence():
 
 def test_dont_forget_is_a_positive_request():
     assert checks_from_feedback(['Don\'t forget the "Signed-off-by:" line']) == [
-        {"op": "contains", "arg": "Signed-off-by:"}]
+        {"op": "contains", "arg": "Signed-off-by:"}
+    ]
 
 
 @pytest.mark.parametrize(
     "text",
-    ["Don't add 'WIP', it's noise",
-     "You didn't include the 'Closes' line, it's required"],
+    ["Don't add 'WIP', it's noise", "You didn't include the 'Closes' line, it's required"],
 )
 def test_contractions_do_not_become_quoted_values(text):
     values = {c["arg"] for c in checks_from_feedback([text])}
@@ -160,8 +162,12 @@ def test_limit_checks_count_what_they_say(lines, n):
 @pytest.mark.parametrize("unit", ["lines", "words", "bullets", "first_line_chars"])
 def test_limit_checks_do_not_backtrack_on_long_runs_of_whitespace(unit):
     # each of these took minutes with a leading "\s*" that could give back what it matched
-    for text in (" " * 20000 + "x\ny\nz\nw", "\n" * 20000 + "x\ny\nz\nw", " \n" * 10000 + "a b c d e",
-                 ("x\n" + " " * 3000) * 10):
+    for text in (
+        " " * 20000 + "x\ny\nz\nw",
+        "\n" * 20000 + "x\ny\nz\nw",
+        " \n" * 10000 + "a b c d e",
+        ("x\n" + " " * 3000) * 10,
+    ):
         assert run_check(limit_check(unit, 3), text) in (True, False)
 
 
@@ -174,32 +180,45 @@ def test_limit_check_rejects_what_it_cannot_check():
 
 def test_a_cue_belongs_to_its_own_clause():
     text = 'Please never put "TODO" in it, and it needs a "## Testing" section.'
-    assert checks_from_feedback([text]) == [{"op": "not_contains", "arg": "TODO"},
-                                            {"op": "section_present", "arg": "Testing"}]
+    assert checks_from_feedback([text]) == [
+        {"op": "not_contains", "arg": "TODO"},
+        {"op": "section_present", "arg": "Testing"},
+    ]
     # a value alone in its clause reads the cue before it
     assert checks_from_feedback(['never put "WIP", "TODO" in it']) == [
-        {"op": "not_contains", "arg": "WIP"}, {"op": "not_contains", "arg": "TODO"}]
+        {"op": "not_contains", "arg": "WIP"},
+        {"op": "not_contains", "arg": "TODO"},
+    ]
     assert checks_from_feedback(["drop the ## Notes section, and add a ## Testing section"]) == [
-        {"op": "section_present", "arg": "Testing"}]
+        {"op": "section_present", "arg": "Testing"}
+    ]
 
 
 def test_checks_by_support_lists_the_most_stated_first():
-    texts = ['never put "TODO" in it', 'missing the "## Testing" section', 'no TODOs, and where is "## Testing"?',
-             "you forgot the ## Testing section again"]
-    assert checks_by_support(texts) == [{"op": "section_present", "arg": "Testing"},
-                                         {"op": "not_contains", "arg": "TODO"}]
+    texts = [
+        'never put "TODO" in it',
+        'missing the "## Testing" section',
+        'no TODOs, and where is "## Testing"?',
+        "you forgot the ## Testing section again",
+    ]
+    assert checks_by_support(texts) == [
+        {"op": "section_present", "arg": "Testing"},
+        {"op": "not_contains", "arg": "TODO"},
+    ]
     assert checks_by_support(list(reversed(texts)))[0] == {"op": "section_present", "arg": "Testing"}
     assert checks_by_support([]) == []
 
 
 def test_there_is_no_means_missing():
     assert checks_from_feedback(['there is no "Signed-off-by:" line']) == [{"op": "contains", "arg": "Signed-off-by:"}]
-    assert checks_from_feedback(['No "Generated with" footer, ever.']) == [{"op": "not_contains", "arg": "Generated with"}]
+    assert checks_from_feedback(['No "Generated with" footer, ever.']) == [
+        {"op": "not_contains", "arg": "Generated with"}
+    ]
 
 
 def test_the_complaint_that_states_a_check_is_kept_beside_it():
 
-    texts = ["Thanks. Looks fine otherwise.", "You forgot the \"Signed-off-by:\" line again. Also too long."]
+    texts = ["Thanks. Looks fine otherwise.", 'You forgot the "Signed-off-by:" line again. Also too long.']
     check = {"op": "contains", "arg": "Signed-off-by:"}
     assert complaint_for(check, texts) == 'You forgot the "Signed-off-by:" line again.'
     assert complaint_for({"op": "contains", "arg": "Refs:"}, texts) is None

@@ -25,8 +25,9 @@ def test_cluster_groups_rephrasings_across_sessions_and_separates_kinds():
 
 
 def test_cluster_threshold():
-    reqs = requests_from([digest("a", [("alpha beta gamma delta", "")]),
-                          digest("b", [("alpha beta epsilon zeta", "")])])
+    reqs = requests_from(
+        [digest("a", [("alpha beta gamma delta", "")]), digest("b", [("alpha beta epsilon zeta", "")])]
+    )
     assert len(cluster(reqs, threshold=0.01)) == 1
     assert len(cluster(reqs, threshold=0.99)) == 2
 
@@ -44,9 +45,11 @@ def test_cluster_is_independent_of_input_order():
 
 
 def test_cluster_joins_a_rephrasing_seeded_alone():
-    texts = ["write the commit message for the staged changes",
-             "Write a commit msg for my staged changes",  # cosine 0.57 to the first, above 0.3
-             "commit message for the staged diff please"]
+    texts = [
+        "write the commit message for the staged changes",
+        "Write a commit msg for my staged changes",  # cosine 0.57 to the first, above 0.3
+        "commit message for the staged diff please",
+    ]
     groups = cluster(requests_from([digest(f"s{i}", [(t, "")]) for i, t in enumerate(texts)]))
     together = next(g for g in groups if any(r.text == texts[0] for r in g))
     assert texts[1] in {r.text for r in together}
@@ -57,8 +60,12 @@ def test_cluster_empty():
 
 
 def test_cluster_reads_abbreviations_as_the_same_request():
-    texts = ["write the commit message for the staged change", "commit msg for what's staged please",
-             "write the PR description for this branch", "PR desc for the login branch pls"]
+    texts = [
+        "write the commit message for the staged change",
+        "commit msg for what's staged please",
+        "write the PR description for this branch",
+        "PR desc for the login branch pls",
+    ]
     groups = cluster(requests_from([digest(f"s{i}", [(t, "")]) for i, t in enumerate(texts)]))
     got = sorted(sorted(r.text for r in g) for g in groups)
     assert got == sorted([sorted(texts[:2]), sorted(texts[2:])])
@@ -70,18 +77,23 @@ def _groups_of(texts: list[str]) -> list[list[str]]:
 
 
 def test_a_word_shared_in_another_sense_does_not_join():
-    commit = ["write the commit message for the staged change", "commit msg for what's staged please",
-              "suggest a commit message for these edits"]
-    others = ["commit the lockfile too", "message the team about the outage",
-              "how do I undo the last commit?"]
+    commit = [
+        "write the commit message for the staged change",
+        "commit msg for what's staged please",
+        "suggest a commit message for these edits",
+    ]
+    others = ["commit the lockfile too", "message the team about the outage", "how do I undo the last commit?"]
     got = _groups_of(commit + others)
     assert sorted(commit) in got
     assert all([text] in got for text in others)
 
 
 def test_a_request_joins_on_its_average_similarity_not_one_near_member():
-    tests = ["add a unit test for the invoice parser", "write unit tests for parse_amount",
-             "unit tests for the date helpers please"]
+    tests = [
+        "add a unit test for the invoice parser",
+        "write unit tests for parse_amount",
+        "unit tests for the date helpers please",
+    ]
     fix = "fix the flaky unit test in test_auth.py"  # shares "unit test" with each, asks something else
     got = _groups_of(tests + [fix])
     assert sorted(tests) in got and [fix] in got
@@ -105,7 +117,8 @@ def test_candidates_come_from_shared_keys_only(monkeypatch):
         return "".join(rng.choice("bcdfghjklmnpqrstvwxz") + rng.choice("aeiou") for _ in range(4))
 
     texts = [f"write the release notes for v{i}.0" for i in range(5)] + [
-        f"{word()} {word()} {word()}" for _ in range(40)]
+        f"{word()} {word()} {word()}" for _ in range(40)
+    ]
     got = _groups_of(texts)
     assert sorted(texts[:5]) in got
     assert len(got) == 41
@@ -145,8 +158,10 @@ def test_a_group_a_request_left_is_no_longer_found_by_its_keys():
 
 
 def test_a_request_typed_many_times_stays_with_its_kind():
-    texts = ["commit msg pls"] * 4 + ["write the commit message for the staged change",
-                                      "add a unit test for the invoice parser", "add a unit test for the invoice parser"]
+    texts = ["commit msg pls"] * 4 + [
+        "write the commit message for the staged change",
+        "add a unit test for the invoice parser",
+        "add a unit test for the invoice parser",
+    ]
     groups = cluster(requests_from([digest(f"s{i}", [(t, "")]) for i, t in enumerate(texts)]))
-    assert [sorted(r.session.session_id for r in g) for g in groups] == [
-        ["s0", "s1", "s2", "s3", "s4"], ["s5", "s6"]]
+    assert [sorted(r.session.session_id for r in g) for g in groups] == [["s0", "s1", "s2", "s3", "s4"], ["s5", "s6"]]

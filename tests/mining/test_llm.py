@@ -23,14 +23,24 @@ def digests(n: int = 3, complaint: str | None = None) -> list[SessionDigest]:
         if complaint:
             prompts.append(complaint)
             feedback.append(Feedback("negative", complaint, 0))
-        out.append(SessionDigest(source="claude", session_id=f"s{i}", project="/p", path=f"/t/{i}.jsonl",
-                                 user_prompts=prompts, feedback=feedback, assistant_finals=["ok"]))
+        out.append(
+            SessionDigest(
+                source="claude",
+                session_id=f"s{i}",
+                project="/p",
+                path=f"/t/{i}.jsonl",
+                user_prompts=prompts,
+                feedback=feedback,
+                assistant_finals=["ok"],
+            )
+        )
     return out
 
 
 def test_llm_miner_makes_an_uncheckable_group_checkable() -> None:
-    backend = fenced_json({"checkable": True, "checks": [{"op": "section_present", "arg": "Changed"},
-                                                       {"op": "max_chars", "arg": 1200}]})
+    backend = fenced_json(
+        {"checkable": True, "checks": [{"op": "section_present", "arg": "Changed"}, {"op": "max_chars", "arg": 1200}]}
+    )
     assert mine(digests()).tasks == []  # no complaint: the heuristic path has nothing to check
     result = mine(digests(), judge_maker=LlmMiner(Client(backend, role="optimizer")))
     assert len(result.tasks) == 3
@@ -41,8 +51,16 @@ def test_llm_miner_makes_an_uncheckable_group_checkable() -> None:
 
 
 def test_invalid_checks_are_rejected_and_counted_never_kept() -> None:
-    backend = fenced_json({"checkable": True, "checks": [{"op": "sparkle", "arg": 1}, {"op": "regex", "arg": "(unclosed"},
-                                                       {"op": "contains", "arg": "Changed"}]})
+    backend = fenced_json(
+        {
+            "checkable": True,
+            "checks": [
+                {"op": "sparkle", "arg": 1},
+                {"op": "regex", "arg": "(unclosed"},
+                {"op": "contains", "arg": "Changed"},
+            ],
+        }
+    )
     miner = LlmMiner(Client(backend, role="optimizer"))
     result = mine(digests(), judge_maker=miner)
     checks = result.tasks[0].judge["checks"]
@@ -53,8 +71,10 @@ def test_invalid_checks_are_rejected_and_counted_never_kept() -> None:
 
 def test_heuristic_checks_survive_a_model_that_adds_nothing() -> None:
     backend = fenced_json({"checkable": False, "checks": []})
-    result = mine(digests(complaint='You forgot the "## Upgrading" section again.'),
-                  judge_maker=LlmMiner(Client(backend, role="optimizer")))
+    result = mine(
+        digests(complaint='You forgot the "## Upgrading" section again.'),
+        judge_maker=LlmMiner(Client(backend, role="optimizer")),
+    )
     assert result.tasks and {"op": "section_present", "arg": "Upgrading"} in result.tasks[0].judge["checks"]
 
 

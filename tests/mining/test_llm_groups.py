@@ -13,8 +13,11 @@ from skillopt_sleep.mining.requests import UserRequest
 from skillopt_sleep.types import Feedback, SessionDigest
 from tests.support.fake_backend import FakeBackend
 
-TEXTS = ["make the onboarding mail Portuguese", "the settings labels, but in Korean please",
-         "run the migrations on staging"]
+TEXTS = [
+    "make the onboarding mail Portuguese",
+    "the settings labels, but in Korean please",
+    "run the migrations on staging",
+]
 
 
 def lines(request: Request) -> dict[int, str]:
@@ -85,10 +88,18 @@ def test_only_the_largest_groups_are_shown() -> None:
 
 def test_a_merge_makes_a_kind_recur_across_sessions() -> None:
     complaint = "no more than 3 lines"
-    digests = [SessionDigest(source="claude", session_id=f"s{n}", project="/p", path=f"/t/{n}.jsonl",
-                             user_prompts=[text, complaint], assistant_finals=["ok", "ok"],
-                             feedback=[Feedback("negative", complaint, 0)])
-               for n, text in enumerate(TEXTS[:2])]
+    digests = [
+        SessionDigest(
+            source="claude",
+            session_id=f"s{n}",
+            project="/p",
+            path=f"/t/{n}.jsonl",
+            user_prompts=[text, complaint],
+            assistant_finals=["ok", "ok"],
+            feedback=[Feedback("negative", complaint, 0)],
+        )
+        for n, text in enumerate(TEXTS[:2])
+    ]
     assert mine(digests).tasks == []  # two one-off groups: nothing recurs
     result = mine(digests, grouper=LlmGrouper(Client(FakeBackend(language_model), role="optimizer")))
     assert sorted(t.intent for t in result.tasks) == sorted(TEXTS[:2])

@@ -24,12 +24,15 @@ def test_mine_promotes_a_recurring_checkable_kind():
     tasks = result.tasks
     # one task per distinct request (the upper-cased repeat collapses into the first)
     assert sorted(t.intent.lower() for t in tasks) == sorted(
-        [r.lower() for r in COMMIT_REQUESTS] + ["please write a commit message for the staged changes in utils"])
+        [r.lower() for r in COMMIT_REQUESTS] + ["please write a commit message for the staged changes in utils"]
+    )
     judge = tasks[0].judge
-    assert judge == {"kind": "rule", "checks": [{"op": "contains", "arg": "Signed-off-by:"},
-                                                {"op": "no_refusal", "arg": None}],
-                     # the complaint that asked for the check, shown beside the rule that answers it
-                     "said": {'{"arg": "Signed-off-by:", "op": "contains"}': 'you forgot the "Signed-off-by:" line'}}
+    assert judge == {
+        "kind": "rule",
+        "checks": [{"op": "contains", "arg": "Signed-off-by:"}, {"op": "no_refusal", "arg": None}],
+        # the complaint that asked for the check, shown beside the rule that answers it
+        "said": {'{"arg": "Signed-off-by:", "op": "contains"}': 'you forgot the "Signed-off-by:" line'},
+    }
     assert all(t.judge == judge for t in tasks)  # the kind's judge is shared
     assert all(t.recurrence == 5 for t in tasks)  # sessions, not requests
     assert len({t.id for t in tasks}) == len(tasks)
@@ -50,8 +53,10 @@ def test_mine_outcome_from_feedback():
 
 
 def test_mine_praised_request_is_success():
-    sessions = [digest("a", [("write the commit message", "x"), ("great", "")], [Feedback("positive", "great", 0)]),
-                complaint_session("b", "write a commit message")]
+    sessions = [
+        digest("a", [("write the commit message", "x"), ("great", "")], [Feedback("positive", "great", 0)]),
+        complaint_session("b", "write a commit message"),
+    ]
     by_session = {t.source_sessions[0]: t for t in mine(sessions).tasks}
     assert by_session["a"].outcome == "success"
     assert by_session["b"].outcome == "failure"
@@ -65,25 +70,36 @@ def test_one_off_groups_are_not_promoted():
 
 
 def test_recurrence_counts_sessions_not_requests():
-    d = digest("only", [("write the commit message", "x"), (SIGNOFF, ""),
-                        ("write the commit message for the fix", "y"), (SIGNOFF, "")],
-               [Feedback("negative", SIGNOFF, 0), Feedback("negative", SIGNOFF, 2)])
+    d = digest(
+        "only",
+        [
+            ("write the commit message", "x"),
+            (SIGNOFF, ""),
+            ("write the commit message for the fix", "y"),
+            (SIGNOFF, ""),
+        ],
+        [Feedback("negative", SIGNOFF, 0), Feedback("negative", SIGNOFF, 2)],
+    )
     result = mine([d])
     assert result.tasks == [] and result.one_off == 1
     assert len(mine([d], min_recurrence=1).tasks) == 2
 
 
 def test_uncheckable_groups_are_not_promoted():
-    sessions = [complaint_session(f"s{i}", text, complaint="hmm, that is not quite it")
-                for i, text in enumerate(COMMIT_REQUESTS)]
+    sessions = [
+        complaint_session(f"s{i}", text, complaint="hmm, that is not quite it")
+        for i, text in enumerate(COMMIT_REQUESTS)
+    ]
     result = mine(sessions)
     assert result.tasks == [] and result.uncheckable == 1 and result.one_off == 0
 
 
 def test_feedback_from_any_instance_makes_the_kind_checkable():
-    sessions = [digest("a", [(COMMIT_REQUESTS[0], "x")]),
-                digest("b", [(COMMIT_REQUESTS[1], "y")]),
-                complaint_session("c", COMMIT_REQUESTS[2], complaint="keep it under 50 characters")]
+    sessions = [
+        digest("a", [(COMMIT_REQUESTS[0], "x")]),
+        digest("b", [(COMMIT_REQUESTS[1], "y")]),
+        complaint_session("c", COMMIT_REQUESTS[2], complaint="keep it under 50 characters"),
+    ]
     tasks = mine(sessions).tasks
     assert len(tasks) == 3
     assert all({"op": "max_chars", "arg": 50} in t.judge["checks"] for t in tasks)
@@ -91,8 +107,9 @@ def test_feedback_from_any_instance_makes_the_kind_checkable():
 
 def test_two_kinds_two_judges():
     sessions = [complaint_session(f"c{i}", t) for i, t in enumerate(COMMIT_REQUESTS)]
-    sessions += [complaint_session(f"t{i}", t, complaint='you forgot "import pytest"')
-                 for i, t in enumerate(TEST_REQUESTS)]
+    sessions += [
+        complaint_session(f"t{i}", t, complaint='you forgot "import pytest"') for i, t in enumerate(TEST_REQUESTS)
+    ]
     tasks = mine(sessions).tasks
     kinds = {t.skill_hint for t in tasks}
     assert len(kinds) == 2
@@ -105,8 +122,10 @@ def test_two_kinds_two_judges():
 
 
 def test_max_instances():
-    sessions = [complaint_session(f"s{i}", f"write the commit message for change number {w}")
-                for i, w in enumerate("alpha beta gamma delta epsilon zeta".split())]
+    sessions = [
+        complaint_session(f"s{i}", f"write the commit message for change number {w}")
+        for i, w in enumerate("alpha beta gamma delta epsilon zeta".split())
+    ]
     assert len(mine(sessions).tasks) == 6
     assert len(mine(sessions, max_instances=3).tasks) == 3
 
@@ -135,8 +154,10 @@ def test_judge_maker_replaces_the_heuristic_judge():
     label, texts, checks = calls[0]
     assert label == tasks[0].skill_hint and len(texts) == 5
     assert checks == [{"op": "contains", "arg": "Signed-off-by:"}]  # the heuristic checks, as a hint
-    assert all(t.judge["kind"] == "rubric" and t.reference_kind == "rubric"
-               and t.reference == "Has a Signed-off-by trailer." for t in tasks)
+    assert all(
+        t.judge["kind"] == "rubric" and t.reference_kind == "rubric" and t.reference == "Has a Signed-off-by trailer."
+        for t in tasks
+    )
 
 
 def test_judge_maker_can_decline_a_group():

@@ -7,23 +7,26 @@ import pytest
 from skillopt_sleep.mining.shape import ASK, PRODUCE, shape_of
 
 
-@pytest.mark.parametrize(("text", "mode"), [
-    ("write the commit message for the staged change", PRODUCE),
-    ("commit msg for what's staged please", PRODUCE),
-    ("can you draft a PR desc for feature/login", PRODUCE),
-    ("pls fill in the PR template", PRODUCE),
-    ("summarize the incident for the status page", PRODUCE),
-    ("do a quick review of this PR", PRODUCE),
-    ("why is the build slow?", ASK),
-    ("how do I undo the last commit", ASK),
-    ("the cache ignores my TTL, why?", ASK),
-    ("login form is broken on safari", ASK),
-    ("commit the lockfile too", "commit"),
-    ("message the team about the outage", "messag"),
-    ("test whether the VPN is up", "test"),
-    ("run the migration on staging", "run"),
-    ("Could you revert the last migration", "revert"),
-])
+@pytest.mark.parametrize(
+    ("text", "mode"),
+    [
+        ("write the commit message for the staged change", PRODUCE),
+        ("commit msg for what's staged please", PRODUCE),
+        ("can you draft a PR desc for feature/login", PRODUCE),
+        ("pls fill in the PR template", PRODUCE),
+        ("summarize the incident for the status page", PRODUCE),
+        ("do a quick review of this PR", PRODUCE),
+        ("why is the build slow?", ASK),
+        ("how do I undo the last commit", ASK),
+        ("the cache ignores my TTL, why?", ASK),
+        ("login form is broken on safari", ASK),
+        ("commit the lockfile too", "commit"),
+        ("message the team about the outage", "messag"),
+        ("test whether the VPN is up", "test"),
+        ("run the migration on staging", "run"),
+        ("Could you revert the last migration", "revert"),
+    ],
+)
 def test_mode_is_read_from_the_opening(text, mode):
     assert shape_of(text).mode == mode
 

@@ -12,8 +12,11 @@ from skillopt_sleep.types import TaskRecord
 
 
 def make_tasks(kinds: dict[str, int], prefix: str = "t") -> list[TaskRecord]:
-    return [TaskRecord(id=f"{prefix}-{kind}-{i}", intent=f"{kind} {i}", skill_hint=kind)
-            for kind, n in kinds.items() for i in range(n)]
+    return [
+        TaskRecord(id=f"{prefix}-{kind}-{i}", intent=f"{kind} {i}", skill_hint=kind)
+        for kind, n in kinds.items()
+        for i in range(n)
+    ]
 
 
 def splits_of(tasks: list[TaskRecord]) -> dict[str, str]:
@@ -53,8 +56,9 @@ def test_previous_split_is_overwritten():
 def test_dream_tasks_are_always_train():
     for seed in range(20):
         real = make_tasks({"commit": 3})
-        dreams = [TaskRecord(id=f"dream-{i}", intent="d", skill_hint="commit", origin="dream", split="val")
-                  for i in range(6)]
+        dreams = [
+            TaskRecord(id=f"dream-{i}", intent="d", skill_hint="commit", origin="dream", split="val") for i in range(6)
+        ]
         assign_splits(real + dreams, seed=seed, val_fraction=0.5, test_fraction=0.3)
         assert {t.split for t in dreams} == {"train"}
         assert any(t.split == "val" for t in real)

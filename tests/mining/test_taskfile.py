@@ -15,10 +15,25 @@ from tests.mining.builders import commit_sessions
 
 def sample_tasks() -> list[TaskRecord]:
     tasks = mine(commit_sessions()).tasks
-    tasks.append(TaskRecord(id="release-notes", intent="write release notes for v2", reference_kind="exact",
-                            reference="v2.0.0", judge={"kind": "exact"}, split="val"))
-    tasks.append(TaskRecord(id="dream-1", intent="a variation", origin="dream", derived_from=tasks[0].id,
-                            judge={"kind": "rule", "checks": [{"op": "contains", "arg": "x"}]}))
+    tasks.append(
+        TaskRecord(
+            id="release-notes",
+            intent="write release notes for v2",
+            reference_kind="exact",
+            reference="v2.0.0",
+            judge={"kind": "exact"},
+            split="val",
+        )
+    )
+    tasks.append(
+        TaskRecord(
+            id="dream-1",
+            intent="a variation",
+            origin="dream",
+            derived_from=tasks[0].id,
+            judge={"kind": "rule", "checks": [{"op": "contains", "arg": "x"}]},
+        )
+    )
     return tasks
 
 
@@ -53,15 +68,26 @@ def test_reviewed_must_be_true_literally(tmp_path: Path):
 
 
 def test_load_normalises_compact_checks(tmp_path: Path):
-    doc = {"format": TASKS_FORMAT, "tasks": [{"id": "a", "intent": "x", "judge": {
-        "kind": "rule", "checks": [{"op": "section_contains", "arg": "Testing::pytest"}]}}]}
+    doc = {
+        "format": TASKS_FORMAT,
+        "tasks": [
+            {
+                "id": "a",
+                "intent": "x",
+                "judge": {"kind": "rule", "checks": [{"op": "section_contains", "arg": "Testing::pytest"}]},
+            }
+        ],
+    }
     (task,), _ = load_tasks(write_doc(tmp_path / "t.json", doc))
     assert task.judge["checks"] == [{"op": "section_contains", "arg": {"section": "Testing", "text": "pytest"}}]
 
 
 def good_item(**over) -> dict:
-    item = {"id": "commit-1", "intent": "write the commit message",
-            "judge": {"kind": "rule", "checks": [{"op": "contains", "arg": "Signed-off-by:"}]}}
+    item = {
+        "id": "commit-1",
+        "intent": "write the commit message",
+        "judge": {"kind": "rule", "checks": [{"op": "contains", "arg": "Signed-off-by:"}]},
+    }
     item.update(over)
     return item
 
@@ -75,18 +101,30 @@ def good_item(**over) -> dict:
         ({"format": TASKS_FORMAT}, "tasks"),
         ({"format": TASKS_FORMAT, "tasks": {"id": "x"}}, "tasks"),
         ({"format": TASKS_FORMAT, "tasks": [good_item(), good_item()]}, "duplicate task id 'commit-1'"),
-        ({"format": TASKS_FORMAT, "tasks": [good_item(judge={"kind": "rule", "checks": [{"op": "nope"}]})]},
-         "commit-1"),
-        ({"format": TASKS_FORMAT, "tasks": [good_item(judge={"kind": "rule", "checks": [
-            {"op": "regex", "arg": "(unclosed"}]})]}, "commit-1"),
+        (
+            {"format": TASKS_FORMAT, "tasks": [good_item(judge={"kind": "rule", "checks": [{"op": "nope"}]})]},
+            "commit-1",
+        ),
+        (
+            {
+                "format": TASKS_FORMAT,
+                "tasks": [good_item(judge={"kind": "rule", "checks": [{"op": "regex", "arg": "(unclosed"}]})],
+            },
+            "commit-1",
+        ),
         ({"format": TASKS_FORMAT, "tasks": [good_item(judge={"kind": "rule", "checks": []})]}, "commit-1"),
         ({"format": TASKS_FORMAT, "tasks": [good_item(judge={})]}, "commit-1"),
         ({"format": TASKS_FORMAT, "tasks": [good_item(origin="dream", split="val")]}, "commit-1"),
         ({"format": TASKS_FORMAT, "tasks": [good_item(split="holdout")]}, "commit-1"),
         ({"format": TASKS_FORMAT, "tasks": [good_item(intent="  ")]}, "commit-1"),
         ({"format": TASKS_FORMAT, "tasks": [good_item(), "not a task"]}, "#1"),
-        ({"format": TASKS_FORMAT, "tasks": [good_item(), {"intent": "no id", "judge": {
-            "checks": [{"op": "contains", "arg": "x"}]}}]}, "#1"),
+        (
+            {
+                "format": TASKS_FORMAT,
+                "tasks": [good_item(), {"intent": "no id", "judge": {"checks": [{"op": "contains", "arg": "x"}]}}],
+            },
+            "#1",
+        ),
     ],
 )
 def test_invalid_task_files_are_config_errors(tmp_path: Path, content, needle):
@@ -99,8 +137,10 @@ def test_invalid_task_files_are_config_errors(tmp_path: Path, content, needle):
 
 
 def test_dream_task_in_val_names_the_task_and_reason(tmp_path: Path):
-    path = write_doc(tmp_path / "tasks.json", {"format": TASKS_FORMAT, "tasks": [
-        good_item(), good_item(id="dreamy", origin="dream", split="val")]})
+    path = write_doc(
+        tmp_path / "tasks.json",
+        {"format": TASKS_FORMAT, "tasks": [good_item(), good_item(id="dreamy", origin="dream", split="val")]},
+    )
     with pytest.raises(UserError, match="dreamy.*dream tasks may only be in the train split") as info:
         load_tasks(path)
     assert info.value.code == EXIT_CONFIG

@@ -43,8 +43,9 @@ def engine_dir(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("plugin-engine")
     env = dict(os.environ, SKILLOPT_SLEEP_ENGINE_DIR=str(directory))
     env.pop("SKILLOPT_SLEEP_PYTHON", None)
-    out = subprocess.run([str(LAUNCHER), "--version"], capture_output=True, text=True, env=env, timeout=900,
-                         stdin=subprocess.DEVNULL)
+    out = subprocess.run(
+        [str(LAUNCHER), "--version"], capture_output=True, text=True, env=env, timeout=900, stdin=subprocess.DEVNULL
+    )
     assert out.returncode == 0, out.stderr
     return directory
 
@@ -59,16 +60,27 @@ def _project(tmp_path: Path, proposal: bool = True) -> Path:
 
 
 def _env(tmp_path: Path, engine_dir: Path, **extra: str) -> dict[str, str]:
-    return client_env(tmp_path, SKILLOPT_SLEEP_ENGINE_DIR=str(engine_dir), SKILLOPT_SLEEP_BACKEND="sim",
-                      SKILLOPT_SLEEP_HOME=os.environ["SKILLOPT_SLEEP_HOME"], **extra)
+    return client_env(
+        tmp_path,
+        SKILLOPT_SLEEP_ENGINE_DIR=str(engine_dir),
+        SKILLOPT_SLEEP_BACKEND="sim",
+        SKILLOPT_SLEEP_HOME=os.environ["SKILLOPT_SLEEP_HOME"],
+        **extra,
+    )
 
 
 def _engine(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
     """The same command the session ran, run directly as Claude Code's Bash tool runs it (which
     sets CLAUDECODE=1, so the engine names the slash command): the output to compare with."""
-    return subprocess.run([str(LAUNCHER), *args], capture_output=True, text=True, env=dict(env, CLAUDECODE="1"),
-                          cwd=str(cwd),
-                          timeout=300, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [str(LAUNCHER), *args],
+        capture_output=True,
+        text=True,
+        env=dict(env, CLAUDECODE="1"),
+        cwd=str(cwd),
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _session(release: str, typed: str, env: dict[str, str], cwd: Path, *extra: str) -> Session:
@@ -79,7 +91,7 @@ def _one_allowed_call(session: Session, command: str) -> str:
     """The session ran exactly ``command``, with no permission denial; its tool result."""
     assert session.denials == [], session.denials
     assert [call[0] for call in session.calls] == [command], (session.calls, session.stderr[-2000:])
-    (_, result, is_error), = session.calls
+    ((_, result, is_error),) = session.calls
     assert "requires approval" not in result and "can't be checked" not in result, result
     return result
 
@@ -89,7 +101,9 @@ def _lines(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("release", RELEASES)
-@pytest.mark.parametrize("typed", ["/skillopt-sleep", "/skillopt-sleep status", "/skillopt-sleep:skillopt-sleep status"])
+@pytest.mark.parametrize(
+    "typed", ["/skillopt-sleep", "/skillopt-sleep status", "/skillopt-sleep:skillopt-sleep status"]
+)
 def test_status(tmp_path, engine_dir, release, typed):
     """The short name and the plugin-qualified one both reach the skill."""
     project = _project(tmp_path)
@@ -129,15 +143,23 @@ def test_schedule_then_unschedule(tmp_path, engine_dir, release):
     tools = tmp_path / "fake-os"
     (tools / "bin").mkdir(parents=True)
     (tools / "bin" / "crontab").symlink_to(FAKES / "crontab")
-    env = _env(tmp_path, engine_dir, SKILLOPT_FAKE_SCHED_LOG=str(tools / "calls.jsonl"),
-               SKILLOPT_FAKE_CRONTAB=str(tools / "crontab.txt"))
+    env = _env(
+        tmp_path,
+        engine_dir,
+        SKILLOPT_FAKE_SCHED_LOG=str(tools / "calls.jsonl"),
+        SKILLOPT_FAKE_CRONTAB=str(tools / "crontab.txt"),
+    )
     env["PATH"] = f"{tools / 'bin'}{os.pathsep}{env['PATH']}"
-    result = _one_allowed_call(_session(release, "/skillopt-sleep schedule --via cron --at 04:30", env, project),
-                               "skillopt-sleep schedule --via cron --at 04:30")
+    result = _one_allowed_call(
+        _session(release, "/skillopt-sleep schedule --via cron --at 04:30", env, project),
+        "skillopt-sleep schedule --via cron --at 04:30",
+    )
     table = (tools / "crontab.txt").read_text(encoding="utf-8")
     assert re.search(r"^30 4 \* \* \* .* nightly ", table, re.M), table
     assert "nightly at 04:30 via cron" in result and str(project) in result
-    result = _one_allowed_call(_session(release, "/skillopt-sleep unschedule", env, project), "skillopt-sleep unschedule")
+    result = _one_allowed_call(
+        _session(release, "/skillopt-sleep unschedule", env, project), "skillopt-sleep unschedule"
+    )
     table = (tools / "crontab.txt").read_text(encoding="utf-8") if (tools / "crontab.txt").exists() else ""
     assert " nightly " not in table, table
     assert "removed" in result
@@ -156,8 +178,9 @@ def test_run_shows_the_estimate_and_start_starts_the_night(tmp_path, engine_dir,
     own output; with an engine that has the two flags, both succeed."""
     project = _project(tmp_path, proposal=False)
     env = _env(tmp_path, engine_dir)
-    estimate = _one_allowed_call(_session(release, "/skillopt-sleep run", env, project),
-                                 "skillopt-sleep run --estimate --agent claude")
+    estimate = _one_allowed_call(
+        _session(release, "/skillopt-sleep run", env, project), "skillopt-sleep run --estimate --agent claude"
+    )
     direct = _engine(["run", "--estimate", "--agent", "claude"], env, project)
     assert _lines(direct.stdout + direct.stderr) and set(_lines(direct.stdout + direct.stderr)) <= set(_lines(estimate))
     session = _session(release, "/skillopt-sleep start", env, project)
@@ -180,8 +203,15 @@ def test_installed_from_a_marketplace_it_sets_up_its_engine_on_first_use(tmp_pat
     assert not {"SKILLOPT_SLEEP_PYTHON", "SKILLOPT_SLEEP_ENGINE_DIR", "CLAUDE_PLUGIN_DATA"} & set(env)
     clone = clone_of_repo(tmp_path / "clone")
     for command in (["marketplace", "add", str(clone)], ["install", "skillopt-sleep@skillopt-sleep"]):
-        out = subprocess.run([claude, "plugin", *command], capture_output=True, text=True, env=env, cwd=str(tmp_path),
-                             timeout=300, stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            [claude, "plugin", *command],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=str(tmp_path),
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
         assert out.returncode == 0, out.stdout + out.stderr
     project = _project(tmp_path)
     session = run_session(claude, "/skillopt-sleep status", env, project)

@@ -49,7 +49,8 @@ def session(request, tmp_path):
     codex = real_cli("codex", request.param)
     with FakeOpenAI(key="k") as server:
         yield CodexSession(codex, tmp_path, server).install(
-            config=REAL_HOME_SANDBOX, SKILLOPT_SLEEP_PYTHON=sys.executable, SKILLOPT_SLEEP_BACKEND="sim")
+            config=REAL_HOME_SANDBOX, SKILLOPT_SLEEP_PYTHON=sys.executable, SKILLOPT_SLEEP_BACKEND="sim"
+        )
 
 
 @pytest.fixture
@@ -71,8 +72,11 @@ def ran(model, out) -> str:
     assert re.search(r"Process exited with code \d+", model.outputs[-1]), output
     # codex's --json record of the command, when it printed one (for a command that ends at once it
     # sometimes prints none, seen with both releases under load): the same command
-    recorded = {e["item"]["command"] for e in events(out)
-                if e.get("type") in ("item.started", "item.completed") and e["item"].get("type") == "command_execution"}
+    recorded = {
+        e["item"]["command"]
+        for e in events(out)
+        if e.get("type") in ("item.started", "item.completed") and e["item"].get("type") == "command_execution"
+    }
     assert all(model.commands[0] in command for command in recorded), (recorded, model.commands)
     return output
 
@@ -93,8 +97,9 @@ def allow_engine(session: CodexSession, refusal: str) -> Path:
 def allow_launcher(session: CodexSession, command: str) -> Path:
     """The same allowance for the launcher ``command`` runs (its rules line as the engine gives it)."""
     launcher = shlex.split(command)[0]
-    return allow_engine(session, RULE_HINT.format(launcher=json.dumps(launcher),
-                                                  where="~/.codex/rules/skillopt-sleep.rules"))
+    return allow_engine(
+        session, RULE_HINT.format(launcher=json.dumps(launcher), where="~/.codex/rules/skillopt-sleep.rules")
+    )
 
 
 def test_status_runs_in_the_default_sandbox(session, project):
@@ -180,8 +185,9 @@ def test_run_shows_the_estimate_then_starts_the_night_in_the_background(session,
     assert exit_code(estimate) == 0, estimate
     assert not (project / ".skillopt-sleep" / "night-state.json").exists()  # nothing started yet
 
-    model, out = session.answer(project, "run", "yes, start it", must_have=("--detach",),
-                                extra=("--tasks-file", str(tasks)))
+    model, out = session.answer(
+        project, "run", "yes, start it", must_have=("--detach",), extra=("--tasks-file", str(tasks))
+    )
     started = ran(model, out)
     assert exit_code(started) == 0, started
     assert "night started in the background" in started and "follow it with: skillopt-sleep status" in started
@@ -216,7 +222,8 @@ def test_schedule_and_unschedule_change_the_users_crontab(session, project, tmp_
     bin_dir.mkdir(parents=True)
     (bin_dir / "crontab").symlink_to(FAKES / "crontab")
     (Path(session.env["HOME"]) / ".profile").write_text(
-        'if [ -d "$HOME/.local/bin" ] ; then\n    PATH="$HOME/.local/bin:$PATH"\nfi\n', encoding="utf-8")
+        'if [ -d "$HOME/.local/bin" ] ; then\n    PATH="$HOME/.local/bin:$PATH"\nfi\n', encoding="utf-8"
+    )
     table = fakes / "crontab.txt"
     session.env.update(SKILLOPT_FAKE_SCHED_LOG=str(fakes / "calls.jsonl"), SKILLOPT_FAKE_CRONTAB=str(table))
     model, out = session.ask(project, "status")
@@ -226,8 +233,11 @@ def test_schedule_and_unschedule_change_the_users_crontab(session, project, tmp_
     output = ran(model, out)
     assert exit_code(output) == 0, output
     assert "nightly at" in output and "via cron" in output
-    entries = [line for line in table.read_text(encoding="utf-8").splitlines()
-               if "skillopt" in line and not line.startswith("#")]
+    entries = [
+        line
+        for line in table.read_text(encoding="utf-8").splitlines()
+        if "skillopt" in line and not line.startswith("#")
+    ]
     assert len(entries) == 1 and "skillopt_sleep nightly" in entries[0], table.read_text(encoding="utf-8")
 
     model, out = session.ask(project, "unschedule")
@@ -237,8 +247,12 @@ def test_schedule_and_unschedule_change_the_users_crontab(session, project, tmp_
 
 
 def developer_texts(body: dict) -> list[str]:
-    return [part.get("text", "") for item in body.get("input") or [] if item.get("role") == "developer"
-            for part in item.get("content") or []]
+    return [
+        part.get("text", "")
+        for item in body.get("input") or []
+        if item.get("role") == "developer"
+        for part in item.get("content") or []
+    ]
 
 
 def test_session_start_notice_reaches_the_model_once_the_hook_is_trusted(session, project, tmp_path):

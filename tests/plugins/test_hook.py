@@ -62,17 +62,31 @@ def _python_dir() -> str:
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {"PATH": f"{_python_dir()}:/usr/bin:/bin", "HOME": str(tmp_path / "home"), "LANG": "C.UTF-8",
-           "CLAUDE_PLUGIN_ROOT": str(PLUGIN), "SKILLOPT_SLEEP_HOME": os.environ["SKILLOPT_SLEEP_HOME"]}
+    env = {
+        "PATH": f"{_python_dir()}:/usr/bin:/bin",
+        "HOME": str(tmp_path / "home"),
+        "LANG": "C.UTF-8",
+        "CLAUDE_PLUGIN_ROOT": str(PLUGIN),
+        "SKILLOPT_SLEEP_HOME": os.environ["SKILLOPT_SLEEP_HOME"],
+    }
     env.update(extra)
     return env
 
 
-def _run(event: str, project: Path, env: dict[str, str], stdin: dict | None = None,
-         args: str = "", **popen) -> subprocess.CompletedProcess:
+def _run(
+    event: str, project: Path, env: dict[str, str], stdin: dict | None = None, args: str = "", **popen
+) -> subprocess.CompletedProcess:
     payload = {"session_id": "s1", "cwd": str(project), "hook_event_name": event, "source": "startup"}
-    return subprocess.run(["/bin/sh", "-c", _command(event) + args], input=json.dumps(payload if stdin is None else stdin),
-                          capture_output=True, text=True, env=env, cwd=str(project), timeout=HANG_LIMIT, **popen)
+    return subprocess.run(
+        ["/bin/sh", "-c", _command(event) + args],
+        input=json.dumps(payload if stdin is None else stdin),
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(project),
+        timeout=HANG_LIMIT,
+        **popen,
+    )
 
 
 def _start(project: Path, env: dict[str, str], **kw) -> subprocess.CompletedProcess:
@@ -133,8 +147,7 @@ def test_codex_wording_and_text_format(tmp_path, project):
     out = _start(project, _env(tmp_path), args=" --agent codex --format text")
     # the command line names --agent claude first; the last one given wins
     assert out.returncode == 0
-    assert out.stdout == WAITING.replace("/skillopt-sleep review",
-                                         "ask for the skillopt-sleep review") + "\n"
+    assert out.stdout == WAITING.replace("/skillopt-sleep review", "ask for the skillopt-sleep review") + "\n"
 
 
 def test_a_missed_night_shows_in_every_project(tmp_path, project):
@@ -143,7 +156,7 @@ def test_a_missed_night_shows_in_every_project(tmp_path, project):
     save_schedule(Schedule(at="03:00", via="cron", python="/usr/bin/python3", projects=[ProjectEntry("/p", {})]))
     path = user_dirs().schedule_notice
     lines = path.read_text().split("\n")
-    lines[3:-1] = ["1577848800" + line[line.index("\t"):] for line in lines[3:-1]]  # a slot long past
+    lines[3:-1] = ["1577848800" + line[line.index("\t") :] for line in lines[3:-1]]  # a slot long past
     path.write_text("\n".join(lines))
     assert "has not run" in _message(_start(project, _env(tmp_path)))
 
@@ -160,8 +173,11 @@ def test_secret_in_project_path_is_not_printed(tmp_path):
 def test_lines_are_resanitized(tmp_path, project):
     _stage(project)
     path = _notice_file(project)
-    path.write_text(path.read_text().replace("\tclaude\tskillopt-sleep: last night",
-                                             "\tclaude\ta\x1b[2Jb\x07c\rd\u2028e\u202ef\x9b" + "x" * 400))
+    path.write_text(
+        path.read_text().replace(
+            "\tclaude\tskillopt-sleep: last night", "\tclaude\ta\x1b[2Jb\x07c\rd\u2028e\u202ef\x9b" + "x" * 400
+        )
+    )
     message = _message(_start(project, _env(tmp_path)))
     assert message.startswith("a [2Jb c d e f") and len(message) <= 240
     assert all(ch.isprintable() for ch in message)
@@ -176,8 +192,23 @@ def _device(path: Path) -> None:
     os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 5))  # /dev/zero: endless bytes
 
 
-@pytest.mark.parametrize("bad", ["missing", "fifo", "device", "directory", "huge", "garbage", "torn",
-                                 "bad bound", "stale format", "another project", "symlink", "too few fields"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "missing",
+        "fifo",
+        "device",
+        "directory",
+        "huge",
+        "garbage",
+        "torn",
+        "bad bound",
+        "stale format",
+        "another project",
+        "symlink",
+        "too few fields",
+    ],
+)
 def test_an_untrustworthy_notice_file_is_silent(tmp_path, project, bad):
     _stage(project)
     path = _notice_file(project)
@@ -236,8 +267,14 @@ def test_a_planted_file_in_the_project_is_not_read(tmp_path, project):
 
 def test_stdin_left_open_does_not_hang(tmp_path, project):
     _stage(project)
-    proc = subprocess.Popen(["/bin/sh", "-c", _command("SessionStart") + " --agent codex"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(tmp_path), cwd=str(project))
+    proc = subprocess.Popen(
+        ["/bin/sh", "-c", _command("SessionStart") + " --agent codex"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(tmp_path),
+        cwd=str(project),
+    )
     try:
         code = proc.wait(timeout=HANG_LIMIT)  # stdin is never written nor closed
         stdout = proc.stdout.read().decode()
@@ -250,8 +287,14 @@ def test_stdin_left_open_does_not_hang(tmp_path, project):
 
 
 def test_bad_usage_is_silent_on_stdout_and_exits_0(tmp_path, project):
-    out = subprocess.run(["/bin/sh", "-c", f'python3 "{HOOK}" session-start --agent nobody'], capture_output=True,
-                         text=True, env=_env(tmp_path), cwd=str(project), timeout=HANG_LIMIT)
+    out = subprocess.run(
+        ["/bin/sh", "-c", f'python3 "{HOOK}" session-start --agent nobody'],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        cwd=str(project),
+        timeout=HANG_LIMIT,
+    )
     assert out.returncode == 0 and out.stdout == "" and "usage" in out.stderr
 
 
@@ -308,8 +351,10 @@ def test_the_hook_reads_a_notice_file_as_the_engine_does(text):
     from skillopt_sleep.report import notices
 
     line = " ".join(hook.clean_line(text).split())
-    data = (f"{notices.HEADER}\nproject\t-\nwritten\tnow\n-\t-\tclaude\t{line}\n"
-            f"5\t-\tclaude\tsecond\n-\t5\tclaude\tgone\n-\t-\tcodex\tnot mine\n").encode("utf-8", "surrogatepass")
+    data = (
+        f"{notices.HEADER}\nproject\t-\nwritten\tnow\n-\t-\tclaude\t{line}\n"
+        f"5\t-\tclaude\tsecond\n-\t5\tclaude\tgone\n-\t-\tcodex\tnot mine\n"
+    ).encode("utf-8", "surrogatepass")
     path = Path(os.environ["SKILLOPT_SLEEP_HOME"]) / "notice-parse"
     path.write_bytes(data)
     hook_lines = hook.notice_lines(str(path), "claude", 10, "-")
@@ -331,8 +376,9 @@ def test_the_state_dir_agrees_with_platformdirs(tmp_path, monkeypatch, platform)
         from platformdirs.windows import Windows as Dirs
 
         monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "AppData" / "Local"))
-        monkeypatch.setattr("platformdirs.windows._RESOLVE_WIN_FOLDER",
-                            lambda name: os.environ["LOCALAPPDATA"], raising=False)
+        monkeypatch.setattr(
+            "platformdirs.windows._RESOLVE_WIN_FOLDER", lambda name: os.environ["LOCALAPPDATA"], raising=False
+        )
         cases = [{}]
     else:
         from platformdirs.macos import MacOS
@@ -363,7 +409,12 @@ def test_the_hook_shares_the_engine_s_constants():
 
     hook = _hook_module()
     assert (hook.HEADER, hook.MAX_FILE_BYTES, hook.MAX_NOTICES, hook.MAX_SHOWN, hook.MAX_LINE) == (
-        notices.HEADER, notices.MAX_FILE_BYTES, notices.MAX_NOTICES, notices.MAX_SHOWN, notices.NOTICE_MAX_CHARS)
+        notices.HEADER,
+        notices.MAX_FILE_BYTES,
+        notices.MAX_NOTICES,
+        notices.MAX_SHOWN,
+        notices.NOTICE_MAX_CHARS,
+    )
     assert hook.ENGINE_AGENTS == len(notices.AGENTS) and set(hook.AGENTS) < set(notices.AGENTS)
     assert hook.SESSIONS_COMPACT_BYTES == notice.SESSIONS_COMPACT_BYTES and hook.APP == APP
     assert user_dirs().notices == Path(hook.state_dir()) / "notices"

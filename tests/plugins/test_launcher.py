@@ -46,7 +46,8 @@ def _load_launcher():
 
 def _write_package(source: Path, version: str = "9.9.1", pyproject_extra: str = "") -> None:
     (source / "skillopt_sleep").mkdir(parents=True, exist_ok=True)
-    (source / "pyproject.toml").write_text(textwrap.dedent(f"""\
+    (source / "pyproject.toml").write_text(
+        textwrap.dedent(f"""\
         [build-system]
         requires = ["setuptools>=68"]
         build-backend = "setuptools.build_meta"
@@ -60,7 +61,9 @@ def _write_package(source: Path, version: str = "9.9.1", pyproject_extra: str = 
 
         [tool.setuptools.packages.find]
         include = ["skillopt_sleep*"]
-        """), encoding="utf-8")
+        """),
+        encoding="utf-8",
+    )
     (source / "skillopt_sleep" / "__init__.py").write_text(f"__version__ = {version!r}\n", encoding="utf-8")
     (source / "skillopt_sleep" / "__main__.py").write_text(FAKE_MAIN.format(version=version), encoding="utf-8")
 
@@ -85,8 +88,11 @@ def _launcher_in(root: Path) -> Path:
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("SKILLOPT_SLEEP_PYTHON", "CLAUDE_PLUGIN_DATA",
-                                                              "SKILLOPT_SLEEP_ENGINE_DIR", "PYTHONPATH")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("SKILLOPT_SLEEP_PYTHON", "CLAUDE_PLUGIN_DATA", "SKILLOPT_SLEEP_ENGINE_DIR", "PYTHONPATH")
+    }
     env["SKILLOPT_SLEEP_ENGINE_DIR"] = str(tmp_path / "data")
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"])
     env.update(extra)
@@ -96,8 +102,15 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 def _run(launcher: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     """Run from this repository's root: a project holding a ``skillopt_sleep/`` directory must not
     shadow the engine the launcher set up (``python -m`` would import the project's)."""
-    return subprocess.run([sys.executable, str(launcher), *args], capture_output=True, text=True, env=env,
-                          timeout=600, stdin=subprocess.DEVNULL, cwd=str(REPO))
+    return subprocess.run(
+        [sys.executable, str(launcher), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+        cwd=str(REPO),
+    )
 
 
 @pytest.mark.slow
@@ -165,9 +178,17 @@ def test_an_unfinished_setup_is_not_trusted(tmp_path):
 def test_concurrent_first_uses_set_up_once(tmp_path):
     root = _plugin(tmp_path)
     launcher, env = _launcher_in(root), _env(tmp_path)
-    procs = [subprocess.Popen([sys.executable, str(launcher), "status", str(i)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL)
-             for i in range(3)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(launcher), "status", str(i)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
+        for i in range(3)
+    ]
     results = [(p.wait(timeout=600), *p.communicate()) for p in procs]
     assert [code for code, _, _ in results] == [0, 0, 0], results
     assert sum(err.count(FIRST_USE) for _, _, err in results) == 1
@@ -181,7 +202,8 @@ def test_uv_is_used_when_it_is_on_path(tmp_path):
     ``uv venv`` / ``uv pip install`` do with the standard tools."""
     tools = tmp_path / "tools"
     tools.mkdir()
-    (tools / "uv").write_text(textwrap.dedent(f"""\
+    (tools / "uv").write_text(
+        textwrap.dedent(f"""\
         #!{sys.executable}
         import json, os, subprocess, sys
         args = sys.argv[1:]
@@ -192,7 +214,9 @@ def test_uv_is_used_when_it_is_on_path(tmp_path):
         if args[:2] == ["pip", "install"]:
             sys.exit(subprocess.call([args[args.index("--python") + 1], "-m", "pip", "install", "-q", args[-1]]))
         sys.exit(2)
-        """), encoding="utf-8")
+        """),
+        encoding="utf-8",
+    )
     (tools / "uv").chmod(0o755)
     root = _plugin(tmp_path)
     env = _env(tmp_path)
@@ -228,12 +252,19 @@ def test_a_plugin_without_its_package_source_says_so(tmp_path):
     assert out.stderr.count("\n") == 1
 
 
-@pytest.mark.parametrize(("where", "expected"), [
-    ("home/.claude/plugins/cache/skillopt-sleep/skillopt-sleep/0.1.0/bin",
-     "home/.claude/plugins/data/skillopt-sleep-skillopt-sleep"),
-    ("home/.codex/plugins/cache/my.market/skillopt-sleep/0.1.0/plugins/codex/bin",
-     "home/.codex/plugins/data/skillopt-sleep-my-market"),
-])
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        (
+            "home/.claude/plugins/cache/skillopt-sleep/skillopt-sleep/0.1.0/bin",
+            "home/.claude/plugins/data/skillopt-sleep-skillopt-sleep",
+        ),
+        (
+            "home/.codex/plugins/cache/my.market/skillopt-sleep/0.1.0/plugins/codex/bin",
+            "home/.codex/plugins/data/skillopt-sleep-my-market",
+        ),
+    ],
+)
 def test_the_data_directory_of_an_installed_plugin(tmp_path, monkeypatch, where, expected):
     """Claude Code's plugin data directory (``${CLAUDE_PLUGIN_DATA}``: ``plugins/data/<id>`` with
     the id's other characters as ``-``), and the same place under CODEX_HOME."""
@@ -261,14 +292,22 @@ def test_the_data_directory_of_a_claude_plugin_run_where_it_is(tmp_path, monkeyp
     (plugin / ".claude-plugin" / "plugin.json").write_text('{"name": "skillopt-sleep"}', encoding="utf-8")
     assert launcher.data_dir(plugin / "bin") == config / "plugins" / "data" / "skillopt-sleep-inline"
     (config / "plugins").mkdir(parents=True)
-    (config / "plugins" / "known_marketplaces.json").write_text(json.dumps({
-        "other": {"installLocation": str(tmp_path / "elsewhere")},
-        "my.market": {"installLocation": str(tmp_path / "clone")}}), encoding="utf-8")
+    (config / "plugins" / "known_marketplaces.json").write_text(
+        json.dumps(
+            {
+                "other": {"installLocation": str(tmp_path / "elsewhere")},
+                "my.market": {"installLocation": str(tmp_path / "clone")},
+            }
+        ),
+        encoding="utf-8",
+    )
     assert launcher.data_dir(plugin / "bin") == config / "plugins" / "data" / "skillopt-sleep-my-market"
 
 
 def test_the_repository_layouts_find_the_package_source():
     launcher = _load_launcher()
-    assert launcher.package_source(REPO / "plugins" / "claude-code" / "bin") == REPO / "plugins" / "claude-code" / "engine"
+    assert (
+        launcher.package_source(REPO / "plugins" / "claude-code" / "bin") == REPO / "plugins" / "claude-code" / "engine"
+    )
     assert launcher.package_source(REPO / "plugins" / "codex" / "bin") == REPO
     assert (REPO / "plugins" / "claude-code" / "bin" / "skillopt-sleep").resolve() == LAUNCHER

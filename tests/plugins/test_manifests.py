@@ -15,8 +15,11 @@ from skillopt_sleep import __version__
 REPO = Path(__file__).resolve().parents[2]
 CLAUDE_PLUGIN = REPO / "plugins" / "claude-code"
 CODEX_PLUGIN = REPO / "plugins" / "codex"
-SKILLS = [CLAUDE_PLUGIN / "skills" / "skillopt-sleep", CLAUDE_PLUGIN / "skills" / "skillopt-sleep-guide",
-          CODEX_PLUGIN / "skills" / "skillopt-sleep"]
+SKILLS = [
+    CLAUDE_PLUGIN / "skills" / "skillopt-sleep",
+    CLAUDE_PLUGIN / "skills" / "skillopt-sleep-guide",
+    CODEX_PLUGIN / "skills" / "skillopt-sleep",
+]
 ACTIONS = ("status", "run", "start", "review", "adopt", "revert", "schedule", "unschedule")
 
 
@@ -24,8 +27,9 @@ def _json(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("manifest", [CLAUDE_PLUGIN / ".claude-plugin" / "plugin.json",
-                                      REPO / ".codex-plugin" / "plugin.json"])
+@pytest.mark.parametrize(
+    "manifest", [CLAUDE_PLUGIN / ".claude-plugin" / "plugin.json", REPO / ".codex-plugin" / "plugin.json"]
+)
 def test_plugin_version_is_the_engine_version(manifest):
     data = _json(manifest)
     assert data["name"] == "skillopt-sleep"
@@ -73,10 +77,13 @@ def test_codex_skill_evolves_codex_documents():
 
 def test_hooks_use_the_standalone_hook():
     hooks = _json(CLAUDE_PLUGIN / "hooks" / "hooks.json")["hooks"]
-    commands = [hook["command"] for event in ("SessionStart", "SessionEnd")
-                for group in hooks[event] for hook in group["hooks"]]
-    assert commands == ['python3 -I -S "${CLAUDE_PLUGIN_ROOT}/scripts/hook.py" session-start --agent claude',
-                        'python3 -I -S "${CLAUDE_PLUGIN_ROOT}/scripts/hook.py" session-end --agent claude']
+    commands = [
+        hook["command"] for event in ("SessionStart", "SessionEnd") for group in hooks[event] for hook in group["hooks"]
+    ]
+    assert commands == [
+        'python3 -I -S "${CLAUDE_PLUGIN_ROOT}/scripts/hook.py" session-start --agent claude',
+        'python3 -I -S "${CLAUDE_PLUGIN_ROOT}/scripts/hook.py" session-end --agent claude',
+    ]
     assert (CLAUDE_PLUGIN / "scripts" / "hook.py").is_file()
 
 
@@ -112,8 +119,12 @@ def test_the_claude_skill_prescribes_only_commands_its_allowed_tools_permit():
         commands = [c for c in rows[action] if not c.startswith("/")]
         assert commands, action
         for command in commands:
-            assert re.fullmatch(r"skillopt-sleep [a-z-]+( --[a-z-]+( [a-z]+)?)*( <remaining arguments>)?", command), command
-    assert not (CLAUDE_PLUGIN / "commands").exists()  # a command would be reachable only as /skillopt-sleep:skillopt-sleep
+            assert re.fullmatch(r"skillopt-sleep [a-z-]+( --[a-z-]+( [a-z]+)?)*( <remaining arguments>)?", command), (
+                command
+            )
+    assert not (
+        CLAUDE_PLUGIN / "commands"
+    ).exists()  # a command would be reachable only as /skillopt-sleep:skillopt-sleep
 
 
 def test_the_plugins_carry_the_package_source_and_the_launcher():
@@ -128,11 +139,25 @@ def test_the_plugins_carry_the_package_source_and_the_launcher():
     assert launcher.is_file() and not launcher.is_symlink() and os.access(launcher, os.X_OK)
     assert (CLAUDE_PLUGIN / "bin" / "skillopt-sleep").resolve() == launcher
     tree = ast.parse(launcher.read_text(encoding="utf-8"))
-    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-                for alias in node.names}
+    imported = {
+        alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+    }
     imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert imported <= {"__future__", "hashlib", "json", "os", "re", "shutil", "subprocess", "sys", "tempfile",
-                        "time", "pathlib", "fcntl", "msvcrt"}, imported  # standard library only
+    assert imported <= {
+        "__future__",
+        "hashlib",
+        "json",
+        "os",
+        "re",
+        "shutil",
+        "subprocess",
+        "sys",
+        "tempfile",
+        "time",
+        "pathlib",
+        "fcntl",
+        "msvcrt",
+    }, imported  # standard library only
 
 
 def test_the_codex_skill_runs_the_launcher_next_to_it():

@@ -26,8 +26,9 @@ DATA = Path("plugins") / "data" / "skillopt-sleep-skillopt-sleep"
 
 
 def _run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    out = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=str(cwd), timeout=120,
-                         stdin=subprocess.DEVNULL)
+    out = subprocess.run(
+        argv, capture_output=True, text=True, env=env, cwd=str(cwd), timeout=120, stdin=subprocess.DEVNULL
+    )
     assert out.returncode == 0, " ".join(argv[1:]) + ": " + out.stdout + out.stderr
     return out
 
@@ -62,7 +63,9 @@ def test_claude_plugin_removal(release, tmp_path):
     assert any(p["id"] == PLUGIN for p in json.loads(_run([claude, "plugin", "list", "--json"], env, tmp_path).stdout))
     line = next(line for line in PLUGIN_REMOVAL if line.startswith("claude "))
     _run(["/bin/sh", "-c", line], env, tmp_path)
-    assert not any(p["id"] == PLUGIN for p in json.loads(_run([claude, "plugin", "list", "--json"], env, tmp_path).stdout))
+    assert not any(
+        p["id"] == PLUGIN for p in json.loads(_run([claude, "plugin", "list", "--json"], env, tmp_path).stdout)
+    )
     settings = json.loads((Path(env["HOME"]) / ".claude" / "settings.json").read_text(encoding="utf-8"))
     assert PLUGIN not in settings.get("enabledPlugins", {})
     assert "skillopt-sleep" not in settings.get("extraKnownMarketplaces", {})
@@ -75,7 +78,9 @@ def test_codex_plugin_removal(release, tmp_path):
     env = _with_cli_on_path(client_env(tmp_path), codex)
     repo = _clone(tmp_path)
     _run([codex, "plugin", "marketplace", "add", str(repo)], env, tmp_path)
-    installed = Path(json.loads(_run([codex, "plugin", "add", PLUGIN, "--json"], env, tmp_path).stdout)["installedPath"])
+    installed = Path(
+        json.loads(_run([codex, "plugin", "add", PLUGIN, "--json"], env, tmp_path).stdout)["installedPath"]
+    )
     assert installed.is_dir()
     data = Path(env["CODEX_HOME"]) / DATA
     _engine_set_up(data)

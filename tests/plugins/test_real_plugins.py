@@ -32,8 +32,9 @@ MARKETPLACE = "skillopt-sleep"
 
 
 def _run(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=str(cwd), timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        argv, capture_output=True, text=True, env=env, cwd=str(cwd), timeout=timeout, stdin=subprocess.DEVNULL
+    )
 
 
 def _repo_copy(tmp_path: Path) -> Path:
@@ -79,8 +80,10 @@ def test_claude_validate_strict(tmp_path, target):
 
 def _claude_install_from_readme(claude: str, env: dict[str, str], work: Path) -> None:
     commands = _readme_commands("### Install in Claude Code")
-    assert [c[:3] for c in commands] == [["/plugin", "marketplace", "add"],
-                                         ["/plugin", "install", f"skillopt-sleep@{MARKETPLACE}"]]
+    assert [c[:3] for c in commands] == [
+        ["/plugin", "marketplace", "add"],
+        ["/plugin", "install", f"skillopt-sleep@{MARKETPLACE}"],
+    ]
     for command in commands:  # a slash command, run as its ``claude plugin …`` shell equivalent
         out = _run([claude, "plugin", *command[1:]], env, work)
         assert out.returncode == 0, out.stdout + out.stderr
@@ -105,8 +108,13 @@ def _project_with_proposal(tmp_path: Path) -> Path:
     project = tmp_path / "proj"
     project.mkdir()
     (project / "CLAUDE.md").write_bytes(b"# rules\n")
-    report = NightReport(night_id="n1", project=str(project), mode="run", status="staged",
-                         accepted_edits=[Edit("memory", "add", "a"), Edit("memory", "add", "b")])
+    report = NightReport(
+        night_id="n1",
+        project=str(project),
+        mode="run",
+        status="staged",
+        accepted_edits=[Edit("memory", "add", "a"), Edit("memory", "add", "b")],
+    )
     stage(project, report, [StagedFile("memory", project / "CLAUDE.md", b"# rules\n", b"# rules\n- a\n")])
     return project
 
@@ -114,8 +122,15 @@ def _project_with_proposal(tmp_path: Path) -> Path:
 def _events_until_init(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 180) -> list[dict]:
     """The stream-json events up to the ``init`` event (hooks run before it); then the process is
     stopped — the test is about loading the plugin, not about the model turn."""
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env=env, cwd=str(cwd), start_new_session=True)
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=str(cwd),
+        start_new_session=True,
+    )
     timer = threading.Timer(timeout, lambda: os.killpg(proc.pid, signal.SIGKILL))
     timer.start()
     events: list[dict] = []
@@ -144,17 +159,33 @@ def test_claude_loads_the_plugin_and_runs_its_session_start_hook(tmp_path, relea
     claude = real_cli("claude", release)
     project = _project_with_proposal(tmp_path)
     with FakeAnthropic(key="the-right-key") as server:  # a wrong key: no turn is ever answered
-        env = client_env(tmp_path, ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="a-wrong-key",
-                         SKILLOPT_SLEEP_HOME=os.environ["SKILLOPT_SLEEP_HOME"])
-        events = _events_until_init([claude, "-p", "hello", "--plugin-dir", str(CLAUDE_PLUGIN),
-                                     "--output-format", "stream-json", "--verbose", "--max-turns", "1"],
-                                    env, project)
+        env = client_env(
+            tmp_path,
+            ANTHROPIC_BASE_URL=server.base_url,
+            ANTHROPIC_API_KEY="a-wrong-key",
+            SKILLOPT_SLEEP_HOME=os.environ["SKILLOPT_SLEEP_HOME"],
+        )
+        events = _events_until_init(
+            [
+                claude,
+                "-p",
+                "hello",
+                "--plugin-dir",
+                str(CLAUDE_PLUGIN),
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--max-turns",
+                "1",
+            ],
+            env,
+            project,
+        )
     (init,) = [e for e in events if e.get("subtype") == "init"]
     assert "skillopt-sleep:skillopt-sleep" in init["slash_commands"]
     assert "skillopt-sleep:skillopt-sleep-guide" in init["skills"]
     assert any(p["name"] == "skillopt-sleep" and p["version"] == __version__ for p in init["plugins"])
-    (hook,) = [e for e in events if e.get("subtype") == "hook_response"
-               and e.get("hook_event") == "SessionStart"]
+    (hook,) = [e for e in events if e.get("subtype") == "hook_response" and e.get("hook_event") == "SessionStart"]
     assert hook["exit_code"] == 0
     answer = json.loads(hook["stdout"])
     assert answer["systemMessage"] == NOTICE
@@ -171,8 +202,12 @@ def test_claude_session_end_hook_records_the_session_where_the_engine_reads_it(t
     project = tmp_path / "proj"
     project.mkdir()
     with FakeAnthropic(key="k") as server:
-        env = client_env(tmp_path, ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="k",
-                         SKILLOPT_SLEEP_HOME=os.environ["SKILLOPT_SLEEP_HOME"])
+        env = client_env(
+            tmp_path,
+            ANTHROPIC_BASE_URL=server.base_url,
+            ANTHROPIC_API_KEY="k",
+            SKILLOPT_SLEEP_HOME=os.environ["SKILLOPT_SLEEP_HOME"],
+        )
         out = _run([claude, "-p", "hello", "--plugin-dir", str(CLAUDE_PLUGIN), "--max-turns", "1"], env, project)
     assert out.returncode == 0, out.stderr
     seen = projects_seen()
@@ -190,8 +225,7 @@ def _codex_install_from_readme(codex: str, env: dict[str, str], work: Path) -> d
     assert out.returncode == 0, out.stdout + out.stderr
     out = _run([codex, "plugin", "list", "--json", "--available"], env, work)
     assert out.returncode == 0, out.stderr
-    (available,) = [p for p in json.loads(out.stdout)["available"]
-                    if p["pluginId"] == f"skillopt-sleep@{MARKETPLACE}"]
+    (available,) = [p for p in json.loads(out.stdout)["available"] if p["pluginId"] == f"skillopt-sleep@{MARKETPLACE}"]
     assert available["installed"] is False and available["version"] == __version__
     out = _run([codex, *add_plugin[1:], "--json"], env, work)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -212,8 +246,7 @@ def test_codex_readme_install_commands(tmp_path, release):
     assert launcher.is_file() and not launcher.is_symlink() and os.access(launcher, os.X_OK)
     assert (installed_path / "pyproject.toml").is_file() and (installed_path / "skillopt_sleep" / "cli.py").is_file()
     out = _run([codex, "plugin", "list", "--json"], env, work)
-    (installed,) = [p for p in json.loads(out.stdout)["installed"]
-                    if p["pluginId"] == f"skillopt-sleep@{MARKETPLACE}"]
+    (installed,) = [p for p in json.loads(out.stdout)["installed"] if p["pluginId"] == f"skillopt-sleep@{MARKETPLACE}"]
     assert installed["enabled"] is True
 
 
@@ -227,10 +260,16 @@ def test_readme_uninstall_removes_the_plugins(tmp_path, release):
     _claude_install_from_readme(claude, env, work)
     _codex_install_from_readme(codex, env, work)
     lines = [c for c in _readme_commands("## Uninstall") if c[0] in ("claude", "codex")]
-    assert [c[:3] for c in lines] == [["claude", "plugin", "uninstall"], ["claude", "plugin", "marketplace"],
-                                      ["codex", "plugin", "remove"], ["codex", "plugin", "marketplace"]]
-    before = [_run([claude, "plugin", "marketplace", "list", "--json"], env, work).stdout,
-              _run([codex, "plugin", "marketplace", "list"], env, work).stdout]
+    assert [c[:3] for c in lines] == [
+        ["claude", "plugin", "uninstall"],
+        ["claude", "plugin", "marketplace"],
+        ["codex", "plugin", "remove"],
+        ["codex", "plugin", "marketplace"],
+    ]
+    before = [
+        _run([claude, "plugin", "marketplace", "list", "--json"], env, work).stdout,
+        _run([codex, "plugin", "marketplace", "list"], env, work).stdout,
+    ]
     assert all(MARKETPLACE in listing for listing in before)  # what the checks below look for
     # the plugin's data directory, where the plugin sets up its engine: the README says it goes too
     data = Path(env["HOME"]) / ".claude" / "plugins" / "data" / f"skillopt-sleep-{MARKETPLACE}"
@@ -274,12 +313,18 @@ def test_codex_install_sh_is_idempotent(tmp_path):
     assert skill.read_bytes() == (REPO / "plugins/codex/skills/skillopt-sleep/SKILL.md").read_bytes()
 
 
-def _first_requests(server, path: str, argv: list[str], env: dict[str, str], cwd: Path,
-                    timeout: float = 120) -> list:
+def _first_requests(server, path: str, argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 120) -> list:
     """Run a client until it has sent ``server`` its first request on ``path``, then stop it: these
     tests check what the client sends the model, not the turn."""
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env=env, cwd=str(cwd), start_new_session=True)
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=str(cwd),
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + timeout
         while not server.seen(path) and time.monotonic() < deadline and proc.poll() is None:
@@ -309,12 +354,20 @@ def test_claude_expands_the_slash_command_and_the_model_sees_the_notice(tmp_path
     claude = real_cli("claude")
     project = _project_with_proposal(tmp_path)
     with FakeAnthropic(key="k") as server:
-        env = client_env(tmp_path, ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="k",
-                         SKILLOPT_SLEEP_PYTHON=sys.executable,
-                         SKILLOPT_SLEEP_HOME=os.environ["SKILLOPT_SLEEP_HOME"])
-        requests = _first_requests(server, "/v1/messages", [claude, "-p", "/skillopt-sleep status",
-                                                            "--plugin-dir", str(CLAUDE_PLUGIN), "--max-turns", "1"],
-                                   env, project)
+        env = client_env(
+            tmp_path,
+            ANTHROPIC_BASE_URL=server.base_url,
+            ANTHROPIC_API_KEY="k",
+            SKILLOPT_SLEEP_PYTHON=sys.executable,
+            SKILLOPT_SLEEP_HOME=os.environ["SKILLOPT_SLEEP_HOME"],
+        )
+        requests = _first_requests(
+            server,
+            "/v1/messages",
+            [claude, "-p", "/skillopt-sleep status", "--plugin-dir", str(CLAUDE_PLUGIN), "--max-turns", "1"],
+            env,
+            project,
+        )
     assert requests, "claude never asked the model"
     text = "\n".join(_user_texts(requests[0].body))
     assert "The user typed `/skillopt-sleep` with these arguments: `status`" in text
@@ -333,16 +386,22 @@ def test_codex_offers_the_installed_skill_to_the_model(tmp_path):
     project.mkdir()
     with FakeOpenAI(key="k") as server:
         env = client_env(tmp_path, FAKE_PROVIDER_KEY="k")
-        for command in (["plugin", "marketplace", "add", str(repo)], ["plugin", "add", f"skillopt-sleep@{MARKETPLACE}"]):
+        for command in (
+            ["plugin", "marketplace", "add", str(repo)],
+            ["plugin", "add", f"skillopt-sleep@{MARKETPLACE}"],
+        ):
             out = _run([codex, *command], env, tmp_path)
             assert out.returncode == 0, out.stdout + out.stderr
         config = Path(env["CODEX_HOME"]) / "config.toml"
         config.write_text(
             'model = "fake-model"\nmodel_provider = "fake"\n\n[model_providers.fake]\nname = "fake"\n'
             f'base_url = "{server.root}/v1"\nwire_api = "responses"\nenv_key = "FAKE_PROVIDER_KEY"\n\n'
-            + config.read_text(encoding="utf-8"), encoding="utf-8")
-        requests = _first_requests(server, "/v1/responses", [codex, "exec", "--skip-git-repo-check", "hello"],
-                                   env, project)
+            + config.read_text(encoding="utf-8"),
+            encoding="utf-8",
+        )
+        requests = _first_requests(
+            server, "/v1/responses", [codex, "exec", "--skip-git-repo-check", "hello"], env, project
+        )
     assert requests, "codex never asked the model"
     sent = json.dumps(requests[0].body, ensure_ascii=False)
     skill = (REPO / "plugins/codex/skills/skillopt-sleep/SKILL.md").read_text(encoding="utf-8")

@@ -72,15 +72,21 @@ def test_the_first_ordinary_set_stays_untouched():
 ALNUM = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
 
 
-@pytest.mark.parametrize("text, secret", [
-    ("Authorization: SSWS 00" + ALNUM + "_-x1", "00" + ALNUM + "_-x1"),
-    ("token xoxe.xoxp-1-" + ALNUM * 4, "xoxe.xoxp-1-" + ALNUM * 4),
-    ("sshpass -p 'Tr0ub4dor&3x' ssh deploy@10.0.0.5", "Tr0ub4dor&3x"),
-    ("wandb login " + "0123456789abcdef" * 2 + "01234567", "0123456789abcdef" * 2 + "01234567"),
-    ("co = cohere.Client('" + ALNUM + "wxyz')", ALNUM + "wxyz"),
-    ("export AZURE_DEVOPS_EXT_PAT=" + "abcdefghijklmnopqrstuvwxyz234567" + "a2b3c4d5e6f7g2h3i4j5", "abcdefghijklmnopqrstuvwxyz234567"),
-    ("ngrok config add-authtoken 2" + ALNUM[:26] + "_" + ALNUM[:21], ALNUM[:21]),
-])
+@pytest.mark.parametrize(
+    "text, secret",
+    [
+        ("Authorization: SSWS 00" + ALNUM + "_-x1", "00" + ALNUM + "_-x1"),
+        ("token xoxe.xoxp-1-" + ALNUM * 4, "xoxe.xoxp-1-" + ALNUM * 4),
+        ("sshpass -p 'Tr0ub4dor&3x' ssh deploy@10.0.0.5", "Tr0ub4dor&3x"),
+        ("wandb login " + "0123456789abcdef" * 2 + "01234567", "0123456789abcdef" * 2 + "01234567"),
+        ("co = cohere.Client('" + ALNUM + "wxyz')", ALNUM + "wxyz"),
+        (
+            "export AZURE_DEVOPS_EXT_PAT=" + "abcdefghijklmnopqrstuvwxyz234567" + "a2b3c4d5e6f7g2h3i4j5",
+            "abcdefghijklmnopqrstuvwxyz234567",
+        ),
+        ("ngrok config add-authtoken 2" + ALNUM[:26] + "_" + ALNUM[:21], ALNUM[:21]),
+    ],
+)
 def test_a_labelled_credential_is_redacted_whole(text, secret):
     out = redact(text)
     assert secret not in out and "[REDACTED:" in out
@@ -94,34 +100,41 @@ def test_a_slack_refresh_token_is_redacted_from_its_head():
 
 def test_putty_private_lines_are_redacted_and_the_public_part_kept():
     body = ["QUFBQUIzTnphQzFsWkRJMU5URTVBQUFBSUwyZ2FtZW9uZ3JlYXRzdG9yeXRlbGxlcg==", "AAAAIGtleWJvZHk5ODc2NTQzMjE="]
-    text = ("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: ci\nPublic-Lines: 1\n"
-            "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5\nPrivate-Lines: 2\n" + "\n".join(body)
-            + "\nPrivate-MAC: 5ae2b7")
+    text = (
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: ci\nPublic-Lines: 1\n"
+        "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5\nPrivate-Lines: 2\n"
+        + "\n".join(body)
+        + "\nPrivate-MAC: 5ae2b7"
+    )
     out = redact(text)
     assert not any(line in out for line in body)
     assert "Public-Lines: 1\nAAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5" in out
 
 
 def test_a_structured_value_under_a_key_name_is_redacted_when_generated():
-    out = redact_obj({"fastlyKey": "w6pm27il6ugjd9v5vb32ndyhey6sr0c1", "primaryKey": "orderId",
-                      "sortKey": "created_at_2024"})
+    out = redact_obj(
+        {"fastlyKey": "w6pm27il6ugjd9v5vb32ndyhey6sr0c1", "primaryKey": "orderId", "sortKey": "created_at_2024"}
+    )
     assert out["fastlyKey"] == "[REDACTED:secret]"
     assert out["primaryKey"] == "orderId" and out["sortKey"] == "created_at_2024"
     assert "w6pm27il" not in json.dumps(out)
 
 
-@pytest.mark.parametrize("value, generated", [
-    ("w6pm27il6ugjd9v5vb32ndyhey6sr0c1", True),
-    ("7c9e6679-7425-40de-944b-e07fc1f90ae7", True),
-    ("NYJxMoVaPxuDRNOVhBREzMNgpGftpCVtERKzMbzI", True),
-    ("user_profile_cache_v2", False),
-    ("v2.14.0-rc.3+build.20240514", False),
-    ("AbstractSingletonProxyFactory", False),
-    ("ArrowUpShiftCtrl2024", False),
-    ("sha256:6a92cd1fcdc8d8cdec60f33dda4db2cb1fcdcacf3410a8e05b3741f44a9b5998", False),
-    ("1700000000000", False),
-    ("secret_configuration_loader", False),
-])
+@pytest.mark.parametrize(
+    "value, generated",
+    [
+        ("w6pm27il6ugjd9v5vb32ndyhey6sr0c1", True),
+        ("7c9e6679-7425-40de-944b-e07fc1f90ae7", True),
+        ("NYJxMoVaPxuDRNOVhBREzMNgpGftpCVtERKzMbzI", True),
+        ("user_profile_cache_v2", False),
+        ("v2.14.0-rc.3+build.20240514", False),
+        ("AbstractSingletonProxyFactory", False),
+        ("ArrowUpShiftCtrl2024", False),
+        ("sha256:6a92cd1fcdc8d8cdec60f33dda4db2cb1fcdcacf3410a8e05b3741f44a9b5998", False),
+        ("1700000000000", False),
+        ("secret_configuration_loader", False),
+    ],
+)
 def test_looks_generated(value, generated):
     assert looks_generated(value) is generated
 
@@ -132,51 +145,66 @@ LOWER = "e2knhj8h3h4erp6crfx6rh52tvecj4xnwmtjf3mtrvtt54et"  # lower-case letters
 UPPER = "R69SQK"
 
 
-@pytest.mark.parametrize("text, secret", [
-    ("we call it with csk-" + LOWER + " for now", LOWER),
-    ("<Server><Host>ftp.example.com</Host><Pass>superS3cret!</Pass></Server>", "superS3cret!"),
-    ('<Pass encoding="base64">' + "c3VwZXJTM2NyZXQhMjAyNQ==" + "</Pass>", "c3VwZXJTM2NyZXQhMjAyNQ=="),
-    ("WEBHOOK_URL=https://chat.example.com:8065/hooks/" + LOWER[:26], LOWER[:26]),
-    ("sign in with A3-" + UPPER + "-TZ9KPW-8MXYD-6W373-V7GHJ-EDJQW on the new Mac", "TZ9KPW-8MXYD-6W373-V7GHJ-EDJQW"),
-    ("riot = 'RGAPI-" + "4sb3f6a1-2941-5a81-9c23-4bf3a83c14f3'", "4sb3f6a1-2941-5a81-9c23-4bf3a83c14f3"),
-    ("it works with live_" + "54d1bd2d1e62430bb2d521d298ec4231 again", "54d1bd2d1e62430bb2d521d298ec4231"),
-    ("deploy with FlyV1 " + ALNUM * 3 + "=,fm2_" + ALNUM + " set", ALNUM * 3),
-])
+@pytest.mark.parametrize(
+    "text, secret",
+    [
+        ("we call it with csk-" + LOWER + " for now", LOWER),
+        ("<Server><Host>ftp.example.com</Host><Pass>superS3cret!</Pass></Server>", "superS3cret!"),
+        ('<Pass encoding="base64">' + "c3VwZXJTM2NyZXQhMjAyNQ==" + "</Pass>", "c3VwZXJTM2NyZXQhMjAyNQ=="),
+        ("WEBHOOK_URL=https://chat.example.com:8065/hooks/" + LOWER[:26], LOWER[:26]),
+        (
+            "sign in with A3-" + UPPER + "-TZ9KPW-8MXYD-6W373-V7GHJ-EDJQW on the new Mac",
+            "TZ9KPW-8MXYD-6W373-V7GHJ-EDJQW",
+        ),
+        ("riot = 'RGAPI-" + "4sb3f6a1-2941-5a81-9c23-4bf3a83c14f3'", "4sb3f6a1-2941-5a81-9c23-4bf3a83c14f3"),
+        ("it works with live_" + "54d1bd2d1e62430bb2d521d298ec4231 again", "54d1bd2d1e62430bb2d521d298ec4231"),
+        ("deploy with FlyV1 " + ALNUM * 3 + "=,fm2_" + ALNUM + " set", ALNUM * 3),
+    ],
+)
 def test_a_credential_titus_finds_is_redacted(text, secret):
     out = redact(text)
     assert secret not in out and "[REDACTED:" in out
     assert redact(out) == out
 
 
-@pytest.mark.parametrize("text", [
-    "<Pass>${FTP_PASSWORD}</Pass>",
-    "<password>your password here</password>",
-    "cp scripts/pre-commit .git/hooks/pre-commit",
-    "https://github.com/acme/widgets/settings/hooks/412345678",
-    "https://hooks.example.com/hooks/deployment_status_changed",
-    "https://example.com/hooks/deployment_status_changed_v2_2024",
-    "lib-argon2-password-hasher-bindings-for-python",
-    "live_streaming_settings_panel_toggle_button",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<Pass>${FTP_PASSWORD}</Pass>",
+        "<password>your password here</password>",
+        "cp scripts/pre-commit .git/hooks/pre-commit",
+        "https://github.com/acme/widgets/settings/hooks/412345678",
+        "https://hooks.example.com/hooks/deployment_status_changed",
+        "https://example.com/hooks/deployment_status_changed_v2_2024",
+        "lib-argon2-password-hasher-bindings-for-python",
+        "live_streaming_settings_panel_toggle_button",
+    ],
+)
 def test_what_looks_like_those_credentials_but_is_not_stays(text):
     assert redact(text) == text
 
 
-@pytest.mark.parametrize("text, secret", [
-    ("dotmailer password: AOJIWr}G9x", "G9x"),
-    ("db_password=Tr0ub4dor}3x rest", "}3x"),
-    ("password: a]b9Xq2)w", "b9Xq2"),
-])
+@pytest.mark.parametrize(
+    "text, secret",
+    [
+        ("dotmailer password: AOJIWr}G9x", "G9x"),
+        ("db_password=Tr0ub4dor}3x rest", "}3x"),
+        ("password: a]b9Xq2)w", "b9Xq2"),
+    ],
+)
 def test_a_closing_bracket_inside_an_unquoted_password_does_not_end_it(text, secret):
     out = redact(text)
     assert "[REDACTED:secret]" in out and secret not in out
 
 
-@pytest.mark.parametrize("text", [
-    "auth(token=self.token)+1",
-    "run(password=args.password)if ok",
-    "client(token=tok).get()",
-    "x = dict(password=pwd)}",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "auth(token=self.token)+1",
+        "run(password=args.password)if ok",
+        "client(token=tok).get()",
+        "x = dict(password=pwd)}",
+    ],
+)
 def test_a_closing_bracket_that_closes_the_code_around_a_key_ends_its_value(text):
     assert redact(text) == text

@@ -28,17 +28,20 @@ PREFIXED = rand(32)
 LOWER = rand(48, string.ascii_lowercase + string.digits)
 
 
-@pytest.mark.parametrize("text, secret", [
-    # a short service prefix that no list names, then a generated body
-    (f"export ZQX_KEY_FILE=/tmp/x; zqx_{PREFIXED} is the one", PREFIXED),
-    (f"use qwk-{PREFIXED[:20]}_{PREFIXED[20:]}", PREFIXED[:20]),
-    (f"token=abc; xk.live.{PREFIXED}", PREFIXED),
-    (f"key {LOWER[:4]}-{PREFIXED}", PREFIXED),
-    # base64url without a prefix: long, random, both cases and digits
-    (f"it printed {rand(44, B62 + '-_')} and stopped", None),
-    # <id>-<64 characters>
-    (f"api key 3-{rand(64)}", None),
-])
+@pytest.mark.parametrize(
+    "text, secret",
+    [
+        # a short service prefix that no list names, then a generated body
+        (f"export ZQX_KEY_FILE=/tmp/x; zqx_{PREFIXED} is the one", PREFIXED),
+        (f"use qwk-{PREFIXED[:20]}_{PREFIXED[20:]}", PREFIXED[:20]),
+        (f"token=abc; xk.live.{PREFIXED}", PREFIXED),
+        (f"key {LOWER[:4]}-{PREFIXED}", PREFIXED),
+        # base64url without a prefix: long, random, both cases and digits
+        (f"it printed {rand(44, B62 + '-_')} and stopped", None),
+        # <id>-<64 characters>
+        (f"api key 3-{rand(64)}", None),
+    ],
+)
 def test_a_generated_token_is_redacted_without_a_listed_prefix(text, secret):
     out = redact(text)
     assert "[REDACTED:" in out
@@ -47,34 +50,40 @@ def test_a_generated_token_is_redacted_without_a_listed_prefix(text, secret):
     assert redact(out) == out
 
 
-@pytest.mark.parametrize("text", [
-    "msg_01XFDUDYJgAACzvnptvVoYEL and toolu_01A09q90qw90lq917835lq9x",
-    "req_011CT6fZ3Yd9gN6VQ7P1o8sH failed; chatcmpl-9BhXy2oK3mQpL5nR7sT1uV4wX6yZ8a",
-    "run-7c9e6679-7425-40de-944b-e07fc1f90ae7 finished",
-    "from .beta_memory_tool_20250818_view_command import BetaMemoryTool20250818ViewCommand",
-    "    SecurityConst.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,",
-    "Host key fingerprint is SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8.",
-    "golang.org/x/net v0.21.0 h1:AQyHROFCyhKIBlEZpc2TMtsZu2ix1yiD8SPWXo0AnE4=",
-    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl jane@host",
-    "ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'",
-    "msg = '" + base64.b64encode(b"The quick brown fox jumps over the lazy dog again").decode() + "'",
-    "PNG = '" + base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(40))).decode() + "'",
-    "django.contrib.auth.hashers.Argon2PasswordHasher",
-    "commit-" + "3f2a9c" * 6 + "1b2c",
-    'GRANT_TYPE_REFRESH_TOKEN = "refresh_token"',
-    "token_type: 'access-token'",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "msg_01XFDUDYJgAACzvnptvVoYEL and toolu_01A09q90qw90lq917835lq9x",
+        "req_011CT6fZ3Yd9gN6VQ7P1o8sH failed; chatcmpl-9BhXy2oK3mQpL5nR7sT1uV4wX6yZ8a",
+        "run-7c9e6679-7425-40de-944b-e07fc1f90ae7 finished",
+        "from .beta_memory_tool_20250818_view_command import BetaMemoryTool20250818ViewCommand",
+        "    SecurityConst.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,",
+        "Host key fingerprint is SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8.",
+        "golang.org/x/net v0.21.0 h1:AQyHROFCyhKIBlEZpc2TMtsZu2ix1yiD8SPWXo0AnE4=",
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl jane@host",
+        "ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'",
+        "msg = '" + base64.b64encode(b"The quick brown fox jumps over the lazy dog again").decode() + "'",
+        "PNG = '" + base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(40))).decode() + "'",
+        "django.contrib.auth.hashers.Argon2PasswordHasher",
+        "commit-" + "3f2a9c" * 6 + "1b2c",
+        'GRANT_TYPE_REFRESH_TOKEN = "refresh_token"',
+        "token_type: 'access-token'",
+    ],
+)
 def test_look_alikes_stay(text):
     assert redact(text) == text
 
 
-@pytest.mark.parametrize("hashed", [
-    "$1$OKgLCmVl$d02jECa4DXn/oXX0R.MoQ/",
-    "$2b$12$" + rand(53, B62 + "./"),
-    "$6$rounds=5000$" + rand(16) + "$" + rand(86, B62 + "./"),
-    "$argon2id$v=19$m=65536,t=3,p=4$" + rand(22) + "$" + rand(43),
-    "$krb5asrep$23$user@example.com:" + rand(32, "0123456789abcdef") + "$" + rand(64, "0123456789abcdef"),
-])
+@pytest.mark.parametrize(
+    "hashed",
+    [
+        "$1$OKgLCmVl$d02jECa4DXn/oXX0R.MoQ/",
+        "$2b$12$" + rand(53, B62 + "./"),
+        "$6$rounds=5000$" + rand(16) + "$" + rand(86, B62 + "./"),
+        "$argon2id$v=19$m=65536,t=3,p=4$" + rand(22) + "$" + rand(43),
+        "$krb5asrep$23$user@example.com:" + rand(32, "0123456789abcdef") + "$" + rand(64, "0123456789abcdef"),
+    ],
+)
 def test_a_password_hash_is_redacted(hashed):
     out = redact(f"root:{hashed}:19000:0:99999:7:::")
     assert hashed not in out and "[REDACTED:password_hash]" in out
@@ -88,41 +97,50 @@ def test_shell_positional_dollars_stay():
 SECRET = "Tr0ub4dor&3x"
 
 
-@pytest.mark.parametrize("text", [
-    f"The default password is '{SECRET}'",
-    f'if user.password == "{SECRET}":',
-    f"if creds.Secret != '{SECRET}' {{",
-    f"credentials {{\n  username 'deploy'\n  password '{SECRET}'\n}}",
-    f"Connect-VIServer -Server vc.lab -User admin -Password {SECRET}",
-    f"psexec \\\\10.0.0.5 -u Administrator -p {SECRET} cmd",
-    f'new NetworkCredential("deploy@example.com", "{SECRET}")',
-    f'<add key="SmtpPassword" value="{SECRET}"/>',
-    f"  :password       => '{SECRET}',",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"The default password is '{SECRET}'",
+        f'if user.password == "{SECRET}":',
+        f"if creds.Secret != '{SECRET}' {{",
+        f"credentials {{\n  username 'deploy'\n  password '{SECRET}'\n}}",
+        f"Connect-VIServer -Server vc.lab -User admin -Password {SECRET}",
+        f"psexec \\\\10.0.0.5 -u Administrator -p {SECRET} cmd",
+        f'new NetworkCredential("deploy@example.com", "{SECRET}")',
+        f'<add key="SmtpPassword" value="{SECRET}"/>',
+        f"  :password       => '{SECRET}',",
+    ],
+)
 def test_a_password_in_code_prose_or_config_is_redacted(text):
     out = redact(text)
     assert SECRET not in out and "[REDACTED:" in out
 
 
-@pytest.mark.parametrize("text", [
-    "Reset the password in the settings page",
-    "if password == confirm_password:",
-    "-Password $password -User $user",
-    "the password is stored in the vault",
-    '<add key="PasswordPolicy" value="strict"/>',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Reset the password in the settings page",
+        "if password == confirm_password:",
+        "-Password $password -User $user",
+        "the password is stored in the vault",
+        '<add key="PasswordPolicy" value="strict"/>',
+    ],
+)
 def test_passwords_named_but_not_given_stay(text):
     assert redact(text) == text
 
 
-@pytest.mark.parametrize("text, secret", [
-    (f"clarifai SECRET {rand(32)}", None),
-    (f"newsapi key {rand(32, '0123456789abcdef')}", None),
-    (f"os.environ.get('WEATHER_API_KEY', '{PREFIXED}')", PREFIXED),
-    (f'  fbApiKey:            "{PREFIXED}",', PREFIXED),
-    ('"scalewayKey": "qldbcyko-9quq-dr47-g6h3-dwrmibiusteg",', "qldbcyko-9quq-dr47-g6h3-dwrmibiusteg"),
-    (f"sonar.login={rand(40, '0123456789abcdef')}", None),
-])
+@pytest.mark.parametrize(
+    "text, secret",
+    [
+        (f"clarifai SECRET {rand(32)}", None),
+        (f"newsapi key {rand(32, '0123456789abcdef')}", None),
+        (f"os.environ.get('WEATHER_API_KEY', '{PREFIXED}')", PREFIXED),
+        (f'  fbApiKey:            "{PREFIXED}",', PREFIXED),
+        ('"scalewayKey": "qldbcyko-9quq-dr47-g6h3-dwrmibiusteg",', "qldbcyko-9quq-dr47-g6h3-dwrmibiusteg"),
+        (f"sonar.login={rand(40, '0123456789abcdef')}", None),
+    ],
+)
 def test_a_labelled_value_is_redacted_in_more_forms(text, secret):
     out = redact(text)
     assert "[REDACTED:" in out

@@ -39,13 +39,25 @@ SECRETS = [
     ("google_api_key", "maps {s}", "AI" + "za" + "SyA" + ALNUM[:32]),
     ("stripe_key", "charge with {s}", "sk_" + "live_" + ALNUM[:24]),
     ("stripe_key", "restricted {s}", "rk_" + "test_" + ALNUM[:24]),
-    ("jwt", "cookie={s};", "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0" + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
+    (
+        "jwt",
+        "cookie={s};",
+        "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0" + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    ),
     ("auth_header", "curl -H 'Authorization: Bearer {s}' x", "opaque-token-" + ALNUM[:20]),
     ("auth_header", "Authorization: Basic {s}", base64.b64encode(b"admin:hunter2").decode()),
     ("bearer_token", "send bearer {s} now", "a1b2c3d4e5f6" + ALNUM[:16]),
     ("basic_auth", "header Basic {s} end", base64.b64encode(b"deploy:s3cr3t-pass").decode()),
-    ("private_key", "key:\n{s}\nafter", "-----BEGIN RSA " + "PRIVATE KEY-----\n" + PEM_BODY + "-----END RSA PRIVATE KEY-----"),
-    ("private_key", "{s}", "-----BEGIN OPENSSH " + "PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE\n-----END OPENSSH PRIVATE KEY-----"),
+    (
+        "private_key",
+        "key:\n{s}\nafter",
+        "-----BEGIN RSA " + "PRIVATE KEY-----\n" + PEM_BODY + "-----END RSA PRIVATE KEY-----",
+    ),
+    (
+        "private_key",
+        "{s}",
+        "-----BEGIN OPENSSH " + "PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE\n-----END OPENSSH PRIVATE KEY-----",
+    ),
     ("private_key", "truncated {s}", "-----BEGIN " + "PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"),
     ("secret", "password={s}", "hunter2hunter2"),
     ("secret", '{{"api_key": "{s}"}}', "abcd1234efgh5678"),
@@ -90,8 +102,14 @@ def test_ordinary_text_is_left_alone(text):
 
 def test_redact_obj_walks_structures_and_catches_structured_secrets():
     github = "ghp" + "_" + ALNUM
-    data = {"password": "hunter2hunter2", "note": f"use {github}", "list": [("x", github)], "n": 5,
-            "max_tokens": "4000", "token": "${TOKEN}"}
+    data = {
+        "password": "hunter2hunter2",
+        "note": f"use {github}",
+        "list": [("x", github)],
+        "n": 5,
+        "max_tokens": "4000",
+        "token": "${TOKEN}",
+    }
     out = redact_obj(data)
     assert out["password"] == "[REDACTED:secret]"
     assert github not in json.dumps(out)
@@ -122,33 +140,83 @@ def _plant(claude_home: Path, codex_home: Path) -> None:
     records = []
     for i, text in enumerate(texts):
         ts = f"2026-11-22T10:{i:02d}:00.000Z"
-        base = {"cwd": "/work/demo-app", "sessionId": session, "entrypoint": "cli", "gitBranch": "main", "timestamp": ts}
+        base = {
+            "cwd": "/work/demo-app",
+            "sessionId": session,
+            "entrypoint": "cli",
+            "gitBranch": "main",
+            "timestamp": ts,
+        }
         records += [
             base | {"type": "user", "message": {"role": "user", "content": f"please use this: {text}"}},
-            base | {"type": "assistant", "message": {"id": f"m{i}", "role": "assistant", "content": [
-                {"type": "text", "text": f"I used {text}"},
-                {"type": "tool_use", "id": f"t{i}", "name": "Write",
-                 "input": {"file_path": f"/work/demo-app/{text}.txt", "content": text}},
-                {"type": "tool_use", "id": f"s{i}", "name": "Skill", "input": {"skill": text}}]}},
-            base | {"type": "user", "message": {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": f"t{i}", "content": f"output {text}"},
-                {"type": "text", "text": f"also {text}"}]}},
+            base
+            | {
+                "type": "assistant",
+                "message": {
+                    "id": f"m{i}",
+                    "role": "assistant",
+                    "content": [
+                        {"type": "text", "text": f"I used {text}"},
+                        {
+                            "type": "tool_use",
+                            "id": f"t{i}",
+                            "name": "Write",
+                            "input": {"file_path": f"/work/demo-app/{text}.txt", "content": text},
+                        },
+                        {"type": "tool_use", "id": f"s{i}", "name": "Skill", "input": {"skill": text}},
+                    ],
+                },
+            },
+            base
+            | {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": f"t{i}", "content": f"output {text}"},
+                        {"type": "text", "text": f"also {text}"},
+                    ],
+                },
+            },
         ]
     project = claude_home / "projects" / "-work-demo-app"
     (project / f"{session}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     rollout = codex_home / "sessions/2026/11/22/rollout-2026-11-22T10-00-00-019aa000-0000-7000-8000-000000000001.jsonl"
     rollout.parent.mkdir(parents=True)
-    lines = [{"timestamp": "2026-11-22T10:00:00.000Z", "type": "session_meta",
-              "payload": {"id": "x", "cwd": "/work/demo-app", "originator": "codex_cli_rs", "git": {"branch": "main"}}}]
+    lines = [
+        {
+            "timestamp": "2026-11-22T10:00:00.000Z",
+            "type": "session_meta",
+            "payload": {"id": "x", "cwd": "/work/demo-app", "originator": "codex_cli_rs", "git": {"branch": "main"}},
+        }
+    ]
     for text in texts:
         lines += [
-            {"timestamp": "2026-11-22T10:00:01.000Z", "type": "event_msg", "payload": {"type": "user_message", "message": text}},
-            {"timestamp": "2026-11-22T10:00:02.000Z", "type": "response_item", "payload": {
-                "type": "custom_tool_call", "name": "apply_patch", "call_id": "c",
-                "input": f"*** Begin Patch\n*** Add File: {text}\n*** End Patch\n"}},
-            {"timestamp": "2026-11-22T10:00:03.000Z", "type": "response_item", "payload": {
-                "type": "function_call_output", "call_id": "c", "output": text}},
-            {"timestamp": "2026-11-22T10:00:04.000Z", "type": "event_msg", "payload": {"type": "agent_message", "message": f"done with {text}"}},
+            {
+                "timestamp": "2026-11-22T10:00:01.000Z",
+                "type": "event_msg",
+                "payload": {"type": "user_message", "message": text},
+            },
+            {
+                "timestamp": "2026-11-22T10:00:02.000Z",
+                "type": "response_item",
+                "payload": {
+                    "type": "custom_tool_call",
+                    "name": "apply_patch",
+                    "call_id": "c",
+                    "input": f"*** Begin Patch\n*** Add File: {text}\n*** End Patch\n",
+                },
+            },
+            {
+                "timestamp": "2026-11-22T10:00:03.000Z",
+                "type": "response_item",
+                "payload": {"type": "function_call_output", "call_id": "c", "output": text},
+            },
+            {
+                "timestamp": "2026-11-22T10:00:04.000Z",
+                "type": "event_msg",
+                "payload": {"type": "agent_message", "message": f"done with {text}"},
+            },
         ]
     rollout.write_text("".join(json.dumps(r) + "\n" for r in lines))
 
@@ -158,8 +226,9 @@ def test_no_planted_secret_survives_anywhere(tmp_path):
     shutil.copytree(FIXTURES / "codex", tmp_path / "codex")
     _plant(tmp_path / "claude", tmp_path / "codex")
     state = tmp_path / "state"
-    result = harvest("/work/demo-app", source="all", claude_home=tmp_path / "claude",
-                     codex_home=tmp_path / "codex", state_dir=state)
+    result = harvest(
+        "/work/demo-app", source="all", claude_home=tmp_path / "claude", codex_home=tmp_path / "codex", state_dir=state
+    )
     result.commit()
     assert len(result.digests) == 6  # the planted sessions were harvested, not dropped
     dumped = json.dumps([d.to_dict() for d in result.digests], ensure_ascii=False)
@@ -205,9 +274,11 @@ def test_ordinary_lines_are_not_mangled():
 
 
 @settings(max_examples=200, deadline=None)
-@given(seed=st.integers(0, 2**32),
-       prefix=st.sampled_from(["", " ", "\n", "(", "'", '"', "=", ": ", "> ", "x-", "id.", "a_", "é "]),
-       suffix=st.sampled_from(["", " ", "\n", ")", "'", '"', ",", ";", ". ", "\t", "_old", ".txt", " é"]))
+@given(
+    seed=st.integers(0, 2**32),
+    prefix=st.sampled_from(["", " ", "\n", "(", "'", '"', "=", ": ", "> ", "x-", "id.", "a_", "é "]),
+    suffix=st.sampled_from(["", " ", "\n", ")", "'", '"', ",", ";", ". ", "\t", "_old", ".txt", " é"]),
+)
 def test_prefixed_shapes_survive_no_seed_or_punctuation(seed, prefix, suffix):
     for sample in secret_samples(seed, 1):
         if sample.kind != "prefix":

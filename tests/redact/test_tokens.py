@@ -26,8 +26,10 @@ def walk(text: str, pos: int) -> list[tuple[int, int]]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(ALPHABET, st.text(alphabet="abcXYZ_-", min_size=15, max_size=30)), max_size=40),
-       st.integers(min_value=0, max_value=60))
+@given(
+    st.lists(st.one_of(ALPHABET, st.text(alphabet="abcXYZ_-", min_size=15, max_size=30)), max_size=40),
+    st.integers(min_value=0, max_value=60),
+)
 def test_candidates_are_candidate_regex_matches(parts: list[str], pos: int) -> None:
     text = "".join(parts)
     pos = min(pos, len(text))

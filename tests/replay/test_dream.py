@@ -23,8 +23,9 @@ TOOL = {"kind": "rule", "checks": [{"op": "tool_called", "arg": "run_tests"}, {"
 
 
 def task(task_id: str, judge: dict | None = None, **fields) -> TaskRecord:
-    return TaskRecord(id=task_id, intent=f"write the commit message for {task_id}", project="/p",
-                      judge=judge or REFS, **fields)
+    return TaskRecord(
+        id=task_id, intent=f"write the commit message for {task_id}", project="/p", judge=judge or REFS, **fields
+    )
 
 
 def client(backend: FakeBackend) -> Client:
@@ -67,8 +68,11 @@ def test_every_task_and_sample_is_scored_by_its_own_judge_in_sample_order(docs: 
         task_id = request.payload["task"]["id"]
         # task "a" cites the ticket on even samples only; "tool" runs the tests every time
         text = "Fix it\n\nRefs: ACME-1" if task_id == "a" and request.sample % 2 == 0 else "tests passed"
-        return Completion(text=text, usage=Usage(input_tokens=7, output_tokens=3),
-                          tools_called=["run_tests"] if task_id == "tool" else [])
+        return Completion(
+            text=text,
+            usage=Usage(input_tokens=7, output_tokens=3),
+            tools_called=["run_tests"] if task_id == "tool" else [],
+        )
 
     backend = FakeBackend(reply, tools=True)
     out = run_attempts(client(backend), [task("a"), task("tool", TOOL)], docs, range(4))
@@ -98,9 +102,14 @@ def test_mean_soft_weighs_every_task_alike_whatever_its_sample_count() -> None:
 
 # -- adaptive K: a train task whose first samples agree gets no more ---------------------
 
+
 def pass_task(task_id: str) -> TaskRecord:
-    return TaskRecord(id=task_id, intent=f"do {task_id}", project="/p",
-                      judge={"kind": "rule", "checks": [{"op": "contains", "arg": "PASS"}]})
+    return TaskRecord(
+        id=task_id,
+        intent=f"do {task_id}",
+        project="/p",
+        judge={"kind": "rule", "checks": [{"op": "contains", "arg": "PASS"}]},
+    )
 
 
 def steady_and_flaky(request) -> str:
@@ -119,14 +128,19 @@ def test_a_task_whose_samples_agree_stops_early_the_others_get_k(tmp_path: Path)
 
 def test_agree_after_zero_draws_k_for_every_task(tmp_path: Path) -> None:
     backend = FakeBackend(steady_and_flaky)
-    out = run_train_attempts(Client(backend), [pass_task("steady"), pass_task("flaky")], load_documents(tmp_path), 5,
-                             agree_after=0)
+    out = run_train_attempts(
+        Client(backend), [pass_task("steady"), pass_task("flaky")], load_documents(tmp_path), 5, agree_after=0
+    )
     assert {tid: len(xs) for tid, xs in out.items()} == {"steady": 5, "flaky": 5}
 
 
 def test_failing_in_different_ways_is_not_agreement(tmp_path: Path) -> None:
-    two_checks = TaskRecord(id="t", intent="do t", project="/p", judge={"kind": "rule", "checks": [
-        {"op": "contains", "arg": "A"}, {"op": "contains", "arg": "B"}]})
+    two_checks = TaskRecord(
+        id="t",
+        intent="do t",
+        project="/p",
+        judge={"kind": "rule", "checks": [{"op": "contains", "arg": "A"}, {"op": "contains", "arg": "B"}]},
+    )
     backend = FakeBackend(lambda r: "A" if r.sample % 2 == 0 else "B")  # same score, different failure
     out = run_train_attempts(Client(backend), [two_checks], load_documents(tmp_path), 4)
     assert len(out["t"]) == 4
@@ -151,8 +165,13 @@ def test_a_sample_left_out_is_not_agreement(tmp_path: Path) -> None:
 
 
 def kind_task(kind: str, i: int) -> TaskRecord:
-    return TaskRecord(id=f"{kind}-{i}", intent=f"do {kind} {i}", project="/p", skill_hint=kind,
-                      judge={"kind": "rule", "checks": [{"op": "contains", "arg": "PASS"}]})
+    return TaskRecord(
+        id=f"{kind}-{i}",
+        intent=f"do {kind} {i}",
+        project="/p",
+        skill_hint=kind,
+        judge={"kind": "rule", "checks": [{"op": "contains", "arg": "PASS"}]},
+    )
 
 
 def test_a_kind_stops_being_dreamed_once_enough_of_its_tasks_teach_something(tmp_path: Path) -> None:
@@ -167,15 +186,34 @@ def test_a_kind_stops_being_dreamed_once_enough_of_its_tasks_teach_something(tmp
     tasks = [kind_task(kind, i) for kind in ("failing", "passing", "mixed") for i in range(5)]
     backend = FakeBackend(reply)
     out = dream_by_kind(Client(backend), tasks, load_documents(tmp_path), 3, lambda t: t.skill_hint, enough=2)
-    assert sorted(out) == ["failing-0", "failing-1", "mixed-0", "mixed-1", "mixed-2", "mixed-3",
-                           "passing-0", "passing-1", "passing-2", "passing-3", "passing-4"]
+    assert sorted(out) == [
+        "failing-0",
+        "failing-1",
+        "mixed-0",
+        "mixed-1",
+        "mixed-2",
+        "mixed-3",
+        "passing-0",
+        "passing-1",
+        "passing-2",
+        "passing-3",
+        "passing-4",
+    ]
     assert all(len(xs) == 2 for xs in out.values()), "agreeing samples stop at agree_after"
     assert len(backend.requests) == 2 * len(out)
-    recalled = dream_by_kind(Client(FakeBackend(reply)), tasks, load_documents(tmp_path), 3, lambda t: t.skill_hint,
-                             enough=2, always=lambda t: t.id == "failing-4")
+    recalled = dream_by_kind(
+        Client(FakeBackend(reply)),
+        tasks,
+        load_documents(tmp_path),
+        3,
+        lambda t: t.skill_hint,
+        enough=2,
+        always=lambda t: t.id == "failing-4",
+    )
     assert sorted(recalled) == sorted([*out, "failing-4"]), "a task the night added on purpose is always dreamed"
-    everything = dream_by_kind(Client(FakeBackend(reply)), tasks, load_documents(tmp_path), 3,
-                               lambda t: t.skill_hint, enough=0)
+    everything = dream_by_kind(
+        Client(FakeBackend(reply)), tasks, load_documents(tmp_path), 3, lambda t: t.skill_hint, enough=0
+    )
     assert sorted(everything) == sorted(t.id for t in tasks)
 
 

@@ -32,8 +32,7 @@ def rubric_task(tid: str) -> TaskRecord:
 
 
 def client(backend, limit: int = 4) -> Client:
-    return Client(backend, limiter=Limiter(limit), retry=RetryPolicy(attempts=1, sleep=lambda s: None),
-                  cache=False)
+    return Client(backend, limiter=Limiter(limit), retry=RetryPolicy(attempts=1, sleep=lambda s: None), cache=False)
 
 
 class JudgeReplies:
@@ -74,7 +73,7 @@ def test_a_reply_that_is_not_json_is_repaired_once(tmp_path: Path):
     repair = [r for r in backend.requests if r.payload.get("repair")]
     assert len(repair) == 1
     assert "It mentions it, so full marks." in repair[0].user  # the model sees its reply ...
-    assert "no {\"score\", \"reason\"} object" in repair[0].user  # ... and why it was unusable
+    assert 'no {"score", "reason"} object' in repair[0].user  # ... and why it was unusable
     assert 'Mentions "t0".' in repair[0].user and repair[0].temperature == 0.0
     assert c.stats.left_out == {}
 
@@ -104,6 +103,7 @@ def test_a_cut_off_judge_reply_is_repaired_not_parsed(tmp_path: Path):
 
 def garbled_judge(sim: SimBackend) -> FakeBackend:
     """The simulator, except that the judge never answers in JSON."""
+
     def handler(request: Request) -> Completion:
         if request.purpose == "judge":
             return Completion(text="Looks fine to me!", model="sim")
@@ -113,14 +113,23 @@ def garbled_judge(sim: SimBackend) -> FakeBackend:
 
 
 def test_a_night_with_a_judge_that_never_answers_json_finishes_and_says_so(tmp_path: Path):
-    tasks = [TaskRecord(id=f"t{i}", intent=f"explain retries {i}", split=split, reference="Retries back off.",
-                        judge={"kind": "rubric", "rubric": 'Mentions "retries".'})
-             for i, split in enumerate(["train", "train", "val", "val"])]
+    tasks = [
+        TaskRecord(
+            id=f"t{i}",
+            intent=f"explain retries {i}",
+            split=split,
+            reference="Retries back off.",
+            judge={"kind": "rubric", "rubric": 'Mentions "retries".'},
+        )
+        for i, split in enumerate(["train", "train", "val", "val"])
+    ]
     backend = garbled_judge(SimBackend(SimKnobs(seed=1)))
     stats, limiter = Stats(), Limiter(4)
     retry = RetryPolicy(attempts=1, sleep=lambda s: None)
-    models = Models(Client(backend, limiter=limiter, stats=stats, retry=retry),
-                    Client(backend, limiter=limiter, stats=stats, retry=retry, role="optimizer"))
+    models = Models(
+        Client(backend, limiter=limiter, stats=stats, retry=retry),
+        Client(backend, limiter=limiter, stats=stats, retry=retry, role="optimizer"),
+    )
     outcome = consolidate(tasks, load_documents(tmp_path), models, LoopSettings(k=2, val_samples=2))
     assert outcome.accepted == [] and outcome.baseline is None  # nothing measured, nothing invented
     assert models.left_out() == {NOT_JSON: 2 * 2 + 2 * 2}
@@ -141,17 +150,27 @@ def test_the_night_report_counts_what_it_left_out(tmp_path: Path, monkeypatch: p
     from skillopt_sleep.night import NightOptions, run_night
     from tests.support.tasks import write_tasks_file
 
-    tasks = [TaskRecord(id=f"t{i}", intent=f"explain retries {i}", reference="Retries back off.",
-                        judge={"kind": "rubric", "rubric": 'Mentions "retries".'}, skill_hint="explain")
-             for i in range(8)]
+    tasks = [
+        TaskRecord(
+            id=f"t{i}",
+            intent=f"explain retries {i}",
+            reference="Retries back off.",
+            judge={"kind": "rubric", "rubric": 'Mentions "retries".'},
+            skill_hint="explain",
+        )
+        for i in range(8)
+    ]
     assign_splits(tasks, seed=0)
     real = assembly.make_backend
     monkeypatch.setattr(assembly, "make_backend", lambda *a, **k: garbled_judge(real(*a, **k)))
     project = tmp_path / "proj"
     project.mkdir()
     config = Config(backend="sim:seed=1", agent="claude", retries=1, k=2, val_samples=2, max_val_samples=2)
-    report = run_night(NightOptions(project=project, config=config, mode="dry-run",
-                                    tasks_file=write_tasks_file(tmp_path / "tasks.json", tasks)))
+    report = run_night(
+        NightOptions(
+            project=project, config=config, mode="dry-run", tasks_file=write_tasks_file(tmp_path / "tasks.json", tasks)
+        )
+    )
     n_samples = 2 * len(tasks)
     assert report.status == "no-change" and report.baseline is None
     assert report.left_out == {NOT_JSON: n_samples}

@@ -25,6 +25,7 @@ from tests.support.tasks import make_tasks
 
 def cuts_off_sample_one(sim: SimBackend) -> FakeBackend:
     """The simulator, except that every attempt with sample index 1 is cut off at the token limit."""
+
     def handler(request: Request) -> Completion:
         if request.purpose == "attempt" and request.sample == 1:
             return Completion(text="", model="sim", truncated=True)
@@ -36,8 +37,10 @@ def cuts_off_sample_one(sim: SimBackend) -> FakeBackend:
 def models_for(backend) -> Models:
     stats, limiter = Stats(), Limiter(4)
     retry = RetryPolicy(attempts=1, sleep=lambda s: None)
-    return Models(Client(backend, limiter=limiter, stats=stats, retry=retry, cache=False),
-                  Client(backend, limiter=limiter, stats=stats, retry=retry, cache=False, role="optimizer"))
+    return Models(
+        Client(backend, limiter=limiter, stats=stats, retry=retry, cache=False),
+        Client(backend, limiter=limiter, stats=stats, retry=retry, cache=False, role="optimizer"),
+    )
 
 
 def test_attempts_carry_their_failed_checks_as_data(tmp_path: Path):
@@ -54,8 +57,7 @@ def test_left_out_samples_are_never_drawn_again_under_the_same_number(tmp_path: 
     backend = cuts_off_sample_one(SimBackend(SimKnobs(correct=1.0, harmful=0.0, seed=4)))
     models = models_for(backend)
     tasks = make_tasks()
-    outcome = consolidate(tasks, load_documents(tmp_path), models,
-                          LoopSettings(k=3, val_samples=2, max_val_samples=6))
+    outcome = consolidate(tasks, load_documents(tmp_path), models, LoopSettings(k=3, val_samples=2, max_val_samples=6))
     drawn = Counter((r.system, r.user, r.sample) for r in backend.requests if r.purpose == "attempt")
     assert max(drawn.values()) == 1, [k[2] for k, n in drawn.items() if n > 1]
     n_train = sum(t.split == "train" for t in tasks)
@@ -72,6 +74,7 @@ def test_left_out_notes():
 
 def prose_optimizer(sim: SimBackend) -> FakeBackend:
     """The simulator, except that the optimizer answers in prose, repair or not."""
+
     def handler(request: Request) -> Completion:
         if request.purpose == "reflect":
             return Completion(text="The agent should simply try harder next time.", model="sim")
@@ -86,6 +89,5 @@ def test_a_night_whose_optimizer_never_answers_json_says_so(tmp_path: Path):
     # every kind fits one reflect request, read twice (``reflect_samples``), each repaired once
     assert outcome.accepted == [] and outcome.phases["reflect"] == 2 * 2
     assert models.left_out() == {"reflect: optimizer reply was not JSON after one repair": 2}
-    assert "no edit to try: 2 x optimizer reply was not JSON after one repair (the reply is not JSON)" \
-        in outcome.notes
+    assert "no edit to try: 2 x optimizer reply was not JSON after one repair (the reply is not JSON)" in outcome.notes
     assert "the optimizer proposed no applicable edit" not in outcome.notes

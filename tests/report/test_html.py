@@ -17,13 +17,28 @@ SCORES = [0.30, 0.45, 0.40, 0.60]  # past nights; this night ends at 0.80
 
 
 def past(scores: list[float | None]) -> list[dict]:
-    return [{"night_id": f"2026010{i + 1}T000000Z-000{i}", "baseline": s, "candidate": s, "n_accepted": 0,
-             "finished": f"2026-01-0{i + 1}T00:00:00Z", "simulated": i == 1} for i, s in enumerate(scores)]
+    return [
+        {
+            "night_id": f"2026010{i + 1}T000000Z-000{i}",
+            "baseline": s,
+            "candidate": s,
+            "n_accepted": 0,
+            "finished": f"2026-01-0{i + 1}T00:00:00Z",
+            "simulated": i == 1,
+        }
+        for i, s in enumerate(scores)
+    ]
 
 
 def stage_night(project: Path, past_nights: list[dict], current: float | None = 0.8) -> Path:
-    report = NightReport(night_id="20260110T000000Z-beef", project=str(project), mode="run",
-                         status="no-change", baseline=current, candidate=current)
+    report = NightReport(
+        night_id="20260110T000000Z-beef",
+        project=str(project),
+        mode="run",
+        status="no-change",
+        baseline=current,
+        candidate=current,
+    )
     return staging.stage(project, report, [], past_nights=past_nights) / "report.html"
 
 
@@ -53,7 +68,7 @@ def test_report_html_is_self_contained(tmp_path: Path) -> None:
 
 def _line_pixels(png: bytes) -> list[tuple[int, int]]:
     image = read_png(png, max_rows=800)
-    target = tuple(int(LINE_COLOUR[i:i + 2], 16) for i in (1, 3, 5))
+    target = tuple(int(LINE_COLOUR[i : i + 2], 16) for i in (1, 3, 5))
     found = []
     for y in range(image.height):
         for x in range(image.width):
@@ -87,13 +102,28 @@ def test_each_rule_shows_its_scope_and_why_it_was_accepted() -> None:
     from skillopt_sleep.report.html import render_html
     from skillopt_sleep.types import Edit, GateDecision, TaskDelta
 
-    rule = Edit("skill", "add", "When writing a <commit>, end with a trailer.", scope="writing a <commit>",
-                evidence=["v-1"])
-    report = NightReport(night_id="n", project="/p", mode="run", status="staged", accepted_edits=[rule],
-                         decisions=[GateDecision(accepted=True, action="accept", baseline=0.5, candidate=0.6,
-                                                 edits=[rule], per_task=[TaskDelta("v-1", 0.25, 0.75, 0.5, 4, 4)],
-                                                 statistic={"gain": 0.5, "lower_bound": 0.1})],
-                         task_index={"v-1": {"kind": "commit message", "split": "val", "excerpt": "x"}})
+    rule = Edit(
+        "skill", "add", "When writing a <commit>, end with a trailer.", scope="writing a <commit>", evidence=["v-1"]
+    )
+    report = NightReport(
+        night_id="n",
+        project="/p",
+        mode="run",
+        status="staged",
+        accepted_edits=[rule],
+        decisions=[
+            GateDecision(
+                accepted=True,
+                action="accept",
+                baseline=0.5,
+                candidate=0.6,
+                edits=[rule],
+                per_task=[TaskDelta("v-1", 0.25, 0.75, 0.5, 4, 4)],
+                statistic={"gain": 0.5, "lower_bound": 0.1},
+            )
+        ],
+        task_index={"v-1": {"kind": "commit message", "split": "val", "excerpt": "x"}},
+    )
     html = render_html(build_view(report, {}, "staged", "/s"), [])
     assert "for writing a &lt;commit&gt;" in html
     assert "Accepted because: this rule alone: commit message +0.50 on 1 task(s)" in html

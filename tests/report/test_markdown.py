@@ -7,8 +7,10 @@ from skillopt_sleep.types import Edit, GateDecision, NightReport, TaskDelta, Usa
 
 
 def test_sanitize_strips_terminal_escapes_and_controls():
-    text = ("\x1b[31mred\x1b[0m \x1b]0;evil title\x07ok \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"
-            " bell\x07 nul\x00 back\x08 \x9b2J c1 \u202egnp.exe")
+    text = (
+        "\x1b[31mred\x1b[0m \x1b]0;evil title\x07ok \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"
+        " bell\x07 nul\x00 back\x08 \x9b2J c1 \u202egnp.exe"
+    )
     clean = sanitize(text)
     assert "\x1b" not in clean and "\x07" not in clean and "\x00" not in clean
     assert "\x9b" not in clean and "\u202e" not in clean and "\x08" not in clean
@@ -33,25 +35,38 @@ def test_sanitize_limit_adds_ellipsis():
 
 
 def _report() -> NightReport:
-    harmful = Edit("skill", "add", "Never write | tests", rationale="speed",
-                   evidence=["t-1"])
-    good = Edit("memory", "add", "Use conventional commits.\x1b[2J", rationale="t-2 failed",
-                evidence=["t-2", "t-3"])
+    harmful = Edit("skill", "add", "Never write | tests", rationale="speed", evidence=["t-1"])
+    good = Edit("memory", "add", "Use conventional commits.\x1b[2J", rationale="t-2 failed", evidence=["t-2", "t-3"])
     return NightReport(
-        night_id="20250101-0300-abc", project="/home/dev/my proj", mode="run", status="staged",
+        night_id="20250101-0300-abc",
+        project="/home/dev/my proj",
+        mode="run",
+        status="staged",
         started=datetime(2025, 1, 1, 3, tzinfo=timezone.utc),
         backends={"target": "sim:seed=7", "optimizer": "sim:seed=7"},
-        n_sessions=12, n_tasks=9, splits={"train": 5, "val": 3, "test": 1},
-        baseline=0.5, candidate=0.75, test_baseline=0.4, test_candidate=0.6,
+        n_sessions=12,
+        n_tasks=9,
+        splits={"train": 5, "val": 3, "test": 1},
+        baseline=0.5,
+        candidate=0.75,
+        test_baseline=0.4,
+        test_candidate=0.6,
         accepted_edits=[good],
-        rejected_edits=[{"edit": harmful.to_dict(),
-                         "reasons": ["regressed task a|b", "mean fell 0.10"]}],
-        decisions=[GateDecision(
-            accepted=False, action="reject", baseline=0.5, candidate=0.4,
-            per_task=[TaskDelta("a|b", 1.0, 0.5, -0.5, 4, 4, regressed=True),
-                      TaskDelta("c", 0.0, 0.0, 0.0, 4, 4)],
-            statistic={"wins": 0}, reasons=["regressed task a|b"], edits=[harmful])],
-        calls={"attempt": 40, "reflect": 2}, usage=Usage(1000, 200, 50, 10),
+        rejected_edits=[{"edit": harmful.to_dict(), "reasons": ["regressed task a|b", "mean fell 0.10"]}],
+        decisions=[
+            GateDecision(
+                accepted=False,
+                action="reject",
+                baseline=0.5,
+                candidate=0.4,
+                per_task=[TaskDelta("a|b", 1.0, 0.5, -0.5, 4, 4, regressed=True), TaskDelta("c", 0.0, 0.0, 0.0, 4, 4)],
+                statistic={"wins": 0},
+                reasons=["regressed task a|b"],
+                edits=[harmful],
+            )
+        ],
+        calls={"attempt": 40, "reflect": 2},
+        usage=Usage(1000, 200, 50, 10),
         staging_dir="/home/dev/my proj/.skillopt-sleep/staging/20250101-0300-abc",
         notes=["val overlaps train <!-- hidden -->"],
     )
@@ -102,20 +117,43 @@ def test_render_text_is_a_compact_summary():
 
 
 def _scoped_report() -> NightReport:
-    rule = Edit("skill", "add", "When writing a commit message, end with a trailer.", scope="writing a commit message",
-                evidence=["t-1"])
+    rule = Edit(
+        "skill",
+        "add",
+        "When writing a commit message, end with a trailer.",
+        scope="writing a commit message",
+        evidence=["t-1"],
+    )
     broad = Edit("memory", "add", "Money is Decimal.", evidence=["t-1", "t-2"])
     return NightReport(
-        night_id="n", project="/p", mode="demo", status="staged", baseline=0.5, candidate=0.7,
+        night_id="n",
+        project="/p",
+        mode="demo",
+        status="staged",
+        baseline=0.5,
+        candidate=0.7,
         accepted_edits=[rule, broad],
-        decisions=[GateDecision(accepted=True, action="accept", baseline=0.5, candidate=0.6, edits=[rule],
-                                per_task=[TaskDelta("v-1", 0.25, 0.75, 0.5, 4, 4),
-                                          TaskDelta("v-2", 0.5, 0.5, 0.0, 4, 4),
-                                          TaskDelta("v-3", 1.0, 0.9, -0.1, 4, 4)],
-                                statistic={"gain": 0.5, "lower_bound": 0.125}),
-                   GateDecision(accepted=False, action="reject", baseline=0.5, candidate=0.5, edits=[broad])],
-        task_index={"v-1": {"kind": "commit message"}, "v-2": {"kind": "commit message"},
-                    "v-3": {"kind": "release notes"}},
+        decisions=[
+            GateDecision(
+                accepted=True,
+                action="accept",
+                baseline=0.5,
+                candidate=0.6,
+                edits=[rule],
+                per_task=[
+                    TaskDelta("v-1", 0.25, 0.75, 0.5, 4, 4),
+                    TaskDelta("v-2", 0.5, 0.5, 0.0, 4, 4),
+                    TaskDelta("v-3", 1.0, 0.9, -0.1, 4, 4),
+                ],
+                statistic={"gain": 0.5, "lower_bound": 0.125},
+            ),
+            GateDecision(accepted=False, action="reject", baseline=0.5, candidate=0.5, edits=[broad]),
+        ],
+        task_index={
+            "v-1": {"kind": "commit message"},
+            "v-2": {"kind": "commit message"},
+            "v-3": {"kind": "release notes"},
+        },
     )
 
 

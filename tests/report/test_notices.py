@@ -34,8 +34,14 @@ def project(tmp_path) -> Path:
 
 
 def _stage(project: Path, night_id: str = "n1", rules: int = 2, **report) -> Path:
-    made = NightReport(night_id=night_id, project=str(project), mode="run", status="staged",
-                       accepted_edits=[Edit("memory", "add", f"rule {i}") for i in range(rules)], **report)
+    made = NightReport(
+        night_id=night_id,
+        project=str(project),
+        mode="run",
+        status="staged",
+        accepted_edits=[Edit("memory", "add", f"rule {i}") for i in range(rules)],
+        **report,
+    )
     return stage_memory(project, b"# rules\n- new\n", night_id, report=made)
 
 
@@ -87,7 +93,8 @@ def test_whatever_changed_under_the_lock_is_said_when_it_is_released(project):
 def test_wording_per_agent(project):
     _stage(project, rules=1)
     assert notices.read_notices(project, "claude") == [
-        "skillopt-sleep: last night proposed 1 rule for this project — /skillopt-sleep review"]
+        "skillopt-sleep: last night proposed 1 rule for this project — /skillopt-sleep review"
+    ]
     assert notices.read_notices(project, "codex")[0].endswith("— ask for the skillopt-sleep review")
 
 
@@ -97,7 +104,8 @@ def test_after_a_day_and_a_half_the_proposal_is_named_by_its_date(project):
     day = created[:10]
     assert notices.read_notices(project, now=_later(hours=35)) == [WAITING.replace("2 rules", "3 rules")]
     assert notices.read_notices(project, now=_later(hours=37)) == [
-        f"skillopt-sleep: the night of {day} proposed 3 rules for this project — skillopt-sleep review"]
+        f"skillopt-sleep: the night of {day} proposed 3 rules for this project — skillopt-sleep review"
+    ]
 
 
 def test_simulated_and_unknown_counts(project):
@@ -124,8 +132,9 @@ def test_lines_are_redacted_and_sanitized_when_written_and_again_when_read(proje
     secret = "sk-ant-api03-" + "A" * 40
     notices.write_notice_file(_file(project), [notices.make_notice(f"a\x1b[31m b\n{secret}\x07 c")], project)
     assert "\t-\tcli\ta b [REDACTED:anthropic_key] c\n" in _file(project).read_text()
-    _file(project).write_text(_file(project).read_text().replace(
-        "a b [REDACTED:anthropic_key] c", "x\x1b]0;title\x07y\u202ez" + "w" * 400))
+    _file(project).write_text(
+        _file(project).read_text().replace("a b [REDACTED:anthropic_key] c", "x\x1b]0;title\x07y\u202ez" + "w" * 400)
+    )
     (line,) = notices.read_notices(project)
     assert line.startswith("xyzw") and len(line) <= notices.NOTICE_MAX_CHARS and "\x1b" not in line
 
@@ -133,8 +142,7 @@ def test_lines_are_redacted_and_sanitized_when_written_and_again_when_read(proje
 # --------------------------------------------------------------------------- what a reader refuses
 
 
-@pytest.mark.parametrize("damage", ["format", "project", "garbage", "torn", "bad bound", "huge", "fifo",
-                                    "directory"])
+@pytest.mark.parametrize("damage", ["format", "project", "garbage", "torn", "bad bound", "huge", "fifo", "directory"])
 def test_an_untrustworthy_file_says_nothing(project, tmp_path, damage):
     _stage(project)
     path = _file(project)
@@ -158,8 +166,12 @@ def test_an_untrustworthy_file_says_nothing(project, tmp_path, damage):
         path.unlink()
         path.mkdir()
     if damage == "fifo":  # in a process of its own: a reader that blocks would hang the test run
-        out = subprocess.run([sys.executable, "-m", "skillopt_sleep", "notice", "--project", str(project)],
-                             capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            [sys.executable, "-m", "skillopt_sleep", "notice", "--project", str(project)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert (out.returncode, out.stdout) == (0, "")
     else:
         assert notices.read_notices(project) == []
@@ -176,8 +188,14 @@ def test_the_file_name_is_the_resolved_project(project, tmp_path):
 
 
 def _schedule(projects: list[str] | None = None) -> None:
-    save_schedule(Schedule(at="03:00", via="cron", python="/usr/bin/python3",
-                           projects=[ProjectEntry(p, {}) for p in (projects or ["/p"])]))
+    save_schedule(
+        Schedule(
+            at="03:00",
+            via="cron",
+            python="/usr/bin/python3",
+            projects=[ProjectEntry(p, {}) for p in (projects or ["/p"])],
+        )
+    )
 
 
 def _due() -> datetime:
@@ -222,9 +240,14 @@ def test_a_scheduled_night_that_failed_is_said_at_once_and_blames_no_sleep(proje
     until the next slot, without calling the machine asleep."""
     _schedule()
     started = datetime.now(timezone.utc) - timedelta(hours=1)
-    _write_last_run(user_dirs().scheduled_runs, {
-        "started": started.isoformat(), "finished": datetime.now(timezone.utc).isoformat(),
-        "projects": [{"project": "/p", "ok": False, "message": "provider failed (auth)"}]})
+    _write_last_run(
+        user_dirs().scheduled_runs,
+        {
+            "started": started.isoformat(),
+            "finished": datetime.now(timezone.utc).isoformat(),
+            "projects": [{"project": "/p", "ok": False, "message": "provider failed (auth)"}],
+        },
+    )
     (line,) = notices.read_notices(project, now=datetime.now(timezone.utc))
     assert "1 of 1 project(s) failed" in line and "provider failed (auth)" in line
     assert "asleep" not in line

@@ -11,7 +11,7 @@ from skillopt_sleep.types import Edit
 COMMIT = "When working on a commit message task, "
 REFS = COMMIT + 'always include "Refs: ACME-" in the response.'
 PATTERN = COMMIT + "make the subject line match the pattern ^(feat|fix): on its own line."
-NOTES = "When working on a release notes task, always include a section headed \"Fixes\"."
+NOTES = 'When working on a release notes task, always include a section headed "Fixes".'
 
 
 def full(tmp_path: Path, rules: list[str], max_rules: int = 2) -> DocumentSet:
@@ -32,8 +32,10 @@ def test_a_rule_for_a_full_document_is_merged_into_the_closest_rule_of_its_scope
         apply_edit(docs, edit)
     merge, after = apply_within_budget(docs, edit)
     assert merge.op == "replace" and merge.anchor == PATTERN, "the rule sharing most words ('subject line')"
-    assert merge.content == (COMMIT + "make the subject line match the pattern ^(feat|fix): on its own line; "
-                             'never include "WIP" in the subject line.')
+    assert merge.content == (
+        COMMIT + "make the subject line match the pattern ^(feat|fix): on its own line; "
+        'never include "WIP" in the subject line.'
+    )
     assert after.skill.rules() == [REFS, merge.content]
     assert merge.evidence == ["commit-1"] and "holds its budget of 2 rules" in merge.rationale
     assert edit.op == "add", "the proposed edit is not changed in place"
@@ -45,11 +47,14 @@ def test_a_document_with_room_takes_the_rule_as_proposed(tmp_path: Path) -> None
     assert apply_within_budget(docs, edit) == (edit, apply_edit(docs, edit))
 
 
-@pytest.mark.parametrize("content", [
-    NOTES,  # no rule of its scope to merge with
-    'Always include "Refs: ACME-" in every response.',  # unscoped: merging would carry it into one kind
-    COMMIT + "mention " + "the affected module " * 11 + ".",  # the merged line would pass 300 chars
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        NOTES,  # no rule of its scope to merge with
+        'Always include "Refs: ACME-" in every response.',  # unscoped: merging would carry it into one kind
+        COMMIT + "mention " + "the affected module " * 11 + ".",  # the merged line would pass 300 chars
+    ],
+)
 def test_a_rule_that_cannot_be_merged_stays_refused_for_the_budget(tmp_path: Path, content: str) -> None:
     docs = full(tmp_path, [REFS, PATTERN])
     with pytest.raises(EditRefused, match="budget"):

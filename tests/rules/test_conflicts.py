@@ -22,38 +22,62 @@ NO_SEARCH = "Do NOT look anything up, search, or use any tools — just reply di
 EXHAUSTIVE = "Be exhaustive and detailed. Write multiple paragraphs."
 
 
-@pytest.mark.parametrize(("rule", "line", "what"), [
-    ("Keep every response short: at most 60 characters.", EXHAUSTIVE, "length"),
-    ("Write at least 300 words with examples.", "Keep answers brief.", "length"),
-    ("Use the search tool before answering.", NO_SEARCH, "tools"),
-    ("Do not use any tools for this task.", "Always run the search tool first.", "tools"),
-    ('Always include "WIP" in the title.', "Never put WIP in a commit title.", '"wip"'),
-    ('Never include "TODO" in the response.', "Always list every TODO left.", '"todo"'),
-    ("Keep the response to at most 1200 characters.", "Keep it concise.", None),
-    ('Always include "Refs:".', "Write a Refs: trailer.", None),
-    ("When writing a brief, include a Key Risks section.", "Write a short brief.", None),
-    ("Use the search tool before answering.", "Cite the sources you used.", None),
-])
+@pytest.mark.parametrize(
+    ("rule", "line", "what"),
+    [
+        ("Keep every response short: at most 60 characters.", EXHAUSTIVE, "length"),
+        ("Write at least 300 words with examples.", "Keep answers brief.", "length"),
+        ("Use the search tool before answering.", NO_SEARCH, "tools"),
+        ("Do not use any tools for this task.", "Always run the search tool first.", "tools"),
+        ('Always include "WIP" in the title.', "Never put WIP in a commit title.", '"wip"'),
+        ('Never include "TODO" in the response.', "Always list every TODO left.", '"todo"'),
+        ("Keep the response to at most 1200 characters.", "Keep it concise.", None),
+        ('Always include "Refs:".', "Write a Refs: trailer.", None),
+        ("When writing a brief, include a Key Risks section.", "Write a short brief.", None),
+        ("Use the search tool before answering.", "Cite the sources you used.", None),
+    ],
+)
 def test_contradiction(rule: str, line: str, what: str | None):
     assert contradiction(rule, line) == what
 
 
 def test_a_superseding_rule_must_restate_what_it_keeps():
     assert dropped("Use the search tool before answering.", NO_SEARCH) == [
-        ("just reply directly and concisely from memory", "just reply directly and concisely")]
+        ("just reply directly and concisely from memory", "just reply directly and concisely")
+    ]
     assert dropped("Use the search tool before answering, then reply directly and concisely.", NO_SEARCH) == []
     assert dropped("Keep it to at most 60 characters.", "Be exhaustive and detailed, and cite sources.") == [
-        ("Be exhaustive and detailed, and cite sources", "cite sources")]
+        ("Be exhaustive and detailed, and cite sources", "cite sources")
+    ]
     assert dropped("Keep it to at most 60 characters.", EXHAUSTIVE) == []
     # the whole "do not ..., search, or use any tools" is what a tool rule overrides
-    assert dropped("Always use the WebSearch tool for this task.",
-                   "- Do NOT look anything up, search, or use any tools.") == []
+    assert (
+        dropped("Always use the WebSearch tool for this task.", "- Do NOT look anything up, search, or use any tools.")
+        == []
+    )
 
 
-TASKS = [TaskRecord(id="t1", intent="answer the question", kind="quick answer",
-                    judge={"kind": "rule", "checks": [{"op": "tool_called", "arg": "search"}]})]
-ATTEMPTS = {"t1": [Attempt(task_id="t1", sample=i, response="From memory: yes.", hard=0.0, soft=0.0,
-                           fail_reasons=['must call the tool "search"']) for i in range(2)]}
+TASKS = [
+    TaskRecord(
+        id="t1",
+        intent="answer the question",
+        kind="quick answer",
+        judge={"kind": "rule", "checks": [{"op": "tool_called", "arg": "search"}]},
+    )
+]
+ATTEMPTS = {
+    "t1": [
+        Attempt(
+            task_id="t1",
+            sample=i,
+            response="From memory: yes.",
+            hard=0.0,
+            soft=0.0,
+            fail_reasons=['must call the tool "search"'],
+        )
+        for i in range(2)
+    ]
+}
 
 
 def night(tmp_path: Path, memory: str, proposed: dict, reworded: object = None):
@@ -64,8 +88,12 @@ def night(tmp_path: Path, memory: str, proposed: dict, reworded: object = None):
 
 
 def test_a_rule_that_contradicts_a_line_without_naming_it_is_refused(tmp_path: Path):
-    rule = {"target": "memory", "op": "add", "content": "Keep every response short: at most 60 characters.",
-            "evidence": ["t1"]}
+    rule = {
+        "target": "memory",
+        "op": "add",
+        "content": "Keep every response short: at most 60 characters.",
+        "evidence": ["t1"],
+    }
     proposal, _ = night(tmp_path, EXHAUSTIVE, rule)
     assert proposal.edits == []
     [(_, reason)] = proposal.refused
@@ -76,8 +104,13 @@ def test_a_rule_that_contradicts_a_line_without_naming_it_is_refused(tmp_path: P
 
 def test_a_superseding_rule_that_drops_part_of_the_line_restates_it(tmp_path: Path):
     """What the rule drops is appended to it exactly, without a model call."""
-    rule = {"target": "skill", "op": "add", "content": "Use the search tool before answering.",
-            "supersedes": NO_SEARCH, "evidence": ["t1"]}
+    rule = {
+        "target": "skill",
+        "op": "add",
+        "content": "Use the search tool before answering.",
+        "supersedes": NO_SEARCH,
+        "evidence": ["t1"],
+    }
     proposal, backend = night(tmp_path, NO_SEARCH, rule)
     assert [r.purpose for r in backend.requests] == ["reflect"]
     [edit] = proposal.edits
@@ -85,16 +118,23 @@ def test_a_superseding_rule_that_drops_part_of_the_line_restates_it(tmp_path: Pa
     assert edit.supersedes == NO_SEARCH and dropped(edit.content, NO_SEARCH) == []
 
 
-LENGTH_LINES = ("When asked, analyze the decision as thoroughly and completely as you can.\n"
-                "Explore every angle, consider many scenarios, and be exhaustive and detailed. Write multiple paragraphs.")
+LENGTH_LINES = (
+    "When asked, analyze the decision as thoroughly and completely as you can.\n"
+    "Explore every angle, consider many scenarios, and be exhaustive and detailed. Write multiple paragraphs."
+)
 
 
 def test_a_rule_must_name_every_line_it_contradicts(tmp_path: Path):
     """A cap that supersedes one of two lines asking for length still stands beside the other: it
     is refused until it names both, and then both are shown overridden in the document."""
     first, second = LENGTH_LINES.split("\n")
-    rule = {"target": "skill", "op": "add", "content": "Keep the response to at most 1200 characters.",
-            "supersedes": first, "evidence": ["t1"]}
+    rule = {
+        "target": "skill",
+        "op": "add",
+        "content": "Keep the response to at most 1200 characters.",
+        "supersedes": first,
+        "evidence": ["t1"],
+    }
     proposal, _ = night(tmp_path, LENGTH_LINES, rule)
     assert proposal.edits == [] and proposal.refused[0][1].startswith(f'contradicts the hand-written line "{second}"')
     proposal, _ = night(tmp_path, LENGTH_LINES, {**rule, "supersedes": [first, second]})
@@ -107,7 +147,9 @@ def test_a_rule_must_name_every_line_it_contradicts(tmp_path: Path):
 
 def test_the_simulator_reads_both_lines_as_overridden():
     first, second = LENGTH_LINES.split("\n")
-    documents = (f"# Skill\n\n{first}\n{second}\nCite your sources.\n\n{START}\n"
-                 f'- Keep the response to at most 1200 characters. (supersedes: "{first}"; "{second}")\n{END}\n')
+    documents = (
+        f"# Skill\n\n{first}\n{second}\nCite your sources.\n\n{START}\n"
+        f'- Keep the response to at most 1200 characters. (supersedes: "{first}"; "{second}")\n{END}\n'
+    )
     read = [d.text for d in applicable(parse_documents(documents), "analyze this")]
     assert first not in read and second not in read and "Cite your sources." in read

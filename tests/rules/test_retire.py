@@ -22,12 +22,17 @@ from skillopt_sleep.staging.stage import StagedFile, stage
 from skillopt_sleep.types import Attempt, Edit, GateDecision, NightReport, TaskRecord
 from tests.support.staged_project import skill_path
 
-COMMIT = "When working on a commit message task, always include \"Refs: ACME-\" in the response."
-NOTES = "When working on a release notes task, always include a section headed \"Fixes\"."
-EMAIL = "When working on a customer email task, open with \"We apologize\"."
+COMMIT = 'When working on a commit message task, always include "Refs: ACME-" in the response.'
+NOTES = 'When working on a release notes task, always include a section headed "Fixes".'
+EMAIL = 'When working on a customer email task, open with "We apologize".'
 UNSCOPED = "Keep every response under 400 characters."
-NEW = Edit("skill", "add", "When working on a postmortem task, include a section headed \"Timeline\".",
-           rationale="postmortems lack a timeline", evidence=["pm-1"])
+NEW = Edit(
+    "skill",
+    "add",
+    'When working on a postmortem task, include a section headed "Timeline".',
+    rationale="postmortems lack a timeline",
+    evidence=["pm-1"],
+)
 
 
 def full(tmp_path: Path, rules: list[str], max_rules: int = 3) -> DocumentSet:
@@ -38,8 +43,13 @@ def full(tmp_path: Path, rules: list[str], max_rules: int = 3) -> DocumentSet:
 
 
 def task(tid: str, kind: str, split: str = "train") -> TaskRecord:
-    return TaskRecord(id=tid, intent=f"do {kind} {tid}", kind=kind, split=split,
-                      judge={"kind": "rule", "checks": [{"op": "contains", "arg": "x"}]})
+    return TaskRecord(
+        id=tid,
+        intent=f"do {kind} {tid}",
+        kind=kind,
+        split=split,
+        judge={"kind": "rule", "checks": [{"op": "contains", "arg": "x"}]},
+    )
 
 
 def attempts(tid: str, *hard: float) -> list[Attempt]:
@@ -47,6 +57,7 @@ def attempts(tid: str, *hard: float) -> list[Attempt]:
 
 
 # --- the "no worse" gate mode ------------------------------------------------------------------
+
 
 def draws(rng: random.Random, p: float, n: int) -> list[float]:
     return [1.0 if rng.random() < p else 0.0 for _ in range(n)]
@@ -103,6 +114,7 @@ def test_val_that_overlaps_train_cannot_validate_a_removal() -> None:
 
 # --- which rule a full document retires --------------------------------------------------------
 
+
 def test_a_rule_serving_none_of_tonights_kinds_is_retired_first(tmp_path: Path) -> None:
     docs = full(tmp_path, [COMMIT, NOTES, EMAIL])
     evidence = Tonight(frozenset({"postmortem", "commit message", "customer email"}), frozenset({"commit message"}))
@@ -127,12 +139,21 @@ def test_otherwise_the_oldest_rule_whose_kind_passed_every_train_attempt(tmp_pat
 def test_unscoped_and_superseding_rules_and_handwritten_lines_are_never_retired(tmp_path: Path) -> None:
     skill = skill_path(tmp_path)
     skill.parent.mkdir(parents=True)
-    skill.write_text("---\nname: skillopt-sleep-learned\ndescription: d\n---\n\n"
-                     "- When working on a release notes task, be brief.\n", encoding="utf-8")
+    skill.write_text(
+        "---\nname: skillopt-sleep-learned\ndescription: d\n---\n\n- When working on a release notes task, be brief.\n",
+        encoding="utf-8",
+    )
     docs = load_documents(tmp_path, max_rules=2)
     docs = apply_edit(docs, Edit("skill", "add", UNSCOPED))
-    docs = apply_edit(docs, Edit("skill", "add", "When working on a release notes task, list every fix.",
-                                 supersedes="- When working on a release notes task, be brief."))
+    docs = apply_edit(
+        docs,
+        Edit(
+            "skill",
+            "add",
+            "When working on a release notes task, list every fix.",
+            supersedes="- When working on a release notes task, be brief.",
+        ),
+    )
     assert retiring(docs, NEW, Tonight(frozenset({"postmortem"}), frozenset())) is None
     with pytest.raises(EditRefused, match="budget"):
         apply_within_budget(docs, NEW, Tonight(frozenset({"postmortem"}), frozenset()))
@@ -146,8 +167,13 @@ def test_without_kinds_or_with_retirement_off_nothing_is_retired(tmp_path: Path)
 
 
 def test_tonights_evidence_from_the_tasks_and_train_attempts() -> None:
-    tasks = [task("c1", "commit message"), task("c2", "commit message"), task("n1", "release notes"),
-             task("e1", "customer email", "val"), task("p1", "postmortem")]
+    tasks = [
+        task("c1", "commit message"),
+        task("c2", "commit message"),
+        task("n1", "release notes"),
+        task("e1", "customer email", "val"),
+        task("p1", "postmortem"),
+    ]
     got = tonight(tasks, {"c1": attempts("c1", 1, 1), "c2": attempts("c2", 1), "n1": attempts("n1", 1, 0)})
     assert got.kinds == {"commit message", "release notes", "customer email", "postmortem"}
     assert got.passing == {"commit message"}, "a failed attempt, or none at all, is no evidence"
@@ -170,6 +196,7 @@ def test_the_removal_is_guarded_on_the_tasks_its_rule_served() -> None:
 
 
 # --- the gate of a retirement -------------------------------------------------------------------
+
 
 @dataclass
 class FakeEvaluator:
@@ -201,9 +228,13 @@ def retirement_night(tmp_path: Path, notes_without: list[float]):
     assert swap is not None and swap.anchor == NOTES
     cand = apply_edit(docs, swap)
     val = [task("n1", "release notes", "val"), task("n2", "release notes", "val"), task("p1", "postmortem", "val")]
-    ev = FakeEvaluator({docs.fingerprint(): {"n1": [1.0, 1.0, 0.5], "n2": [1.0, 1.0, 0.5], "p1": [0.5]},
-                        cand.fingerprint(): {"n1": notes_without, "n2": notes_without, "p1": [1.0]}},
-                       {t.id: t for t in val})
+    ev = FakeEvaluator(
+        {
+            docs.fingerprint(): {"n1": [1.0, 1.0, 0.5], "n2": [1.0, 1.0, 0.5], "p1": [0.5]},
+            cand.fingerprint(): {"n1": notes_without, "n2": notes_without, "p1": [1.0]},
+        },
+        {t.id: t for t in val},
+    )
     night = FakeNight(ev, LoopSettings(val_samples=4, max_val_samples=48), docs, val)
     accepted = GateDecision(True, "accept", 0.7, 0.9, statistic={"samples_per_task": {"p1": 12, "n1": 8, "n2": 8}})
     return night, swap, cand, accepted
@@ -243,6 +274,7 @@ def test_an_edit_that_removes_nothing_goes_straight_to_the_gate(tmp_path: Path) 
 
 
 # --- adopt and revert ---------------------------------------------------------------------------
+
 
 def test_a_retirement_adopts_and_reverts_byte_exact(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     project = tmp_path / "proj"
@@ -296,8 +328,21 @@ class Kinds:
         import json
 
         if request.purpose == "reflect":
-            return Completion(text=json.dumps({"edits": [{"target": "skill", "op": "add", "content": FOR_A,
-                                                         "evidence": ["train-alpha-0", "train-alpha-1"]}]}), model="kinds")
+            return Completion(
+                text=json.dumps(
+                    {
+                        "edits": [
+                            {
+                                "target": "skill",
+                                "op": "add",
+                                "content": FOR_A,
+                                "evidence": ["train-alpha-0", "train-alpha-1"],
+                            }
+                        ]
+                    }
+                ),
+                model="kinds",
+            )
         if request.purpose == "refine":
             return Completion(text=json.dumps({"content": request.payload["rule"]}), model="kinds")
         task, docs = request.payload["task"], request.payload["documents"]
@@ -307,8 +352,12 @@ class Kinds:
 
 def kinds_tasks() -> list[TaskRecord]:
     judge = {"kind": "rule", "checks": [{"op": "contains", "arg": PASS}]}
-    return [TaskRecord(id=f"{split}-{k}-{i}", intent=f"{split} {k} {i}", judge=judge, kind=k, split=split)
-            for split in ("train", "val") for k in ("alpha", "beta") for i in range(3)]
+    return [
+        TaskRecord(id=f"{split}-{k}-{i}", intent=f"{split} {k} {i}", judge=judge, kind=k, split=split)
+        for split in ("train", "val")
+        for k in ("alpha", "beta")
+        for i in range(3)
+    ]
 
 
 def kinds_night(tmp_path: Path, rules: list[str], **settings):
@@ -319,15 +368,20 @@ def kinds_night(tmp_path: Path, rules: list[str], **settings):
 
     docs = full(tmp_path, rules, max_rules=len(rules))
     limiter, stats, world = Limiter(4), Stats(), Kinds()
-    models = Models(Client(world, limiter=limiter, stats=stats), Client(world, limiter=limiter, stats=stats,
-                                                                         role="optimizer"))
+    models = Models(
+        Client(world, limiter=limiter, stats=stats), Client(world, limiter=limiter, stats=stats, role="optimizer")
+    )
     return consolidate(kinds_tasks(), docs, models, LoopSettings(**settings))
 
 
 def test_a_night_retires_a_rule_for_work_that_no_longer_comes(tmp_path: Path) -> None:
     out = kinds_night(tmp_path, ["When working on a gamma task, follow the gamma checklist.", BETA])
     [edit] = out.accepted
-    assert (edit.op, edit.anchor, edit.content) == ("replace", "When working on a gamma task, follow the gamma checklist.", FOR_A)
+    assert (edit.op, edit.anchor, edit.content) == (
+        "replace",
+        "When working on a gamma task, follow the gamma checklist.",
+        FOR_A,
+    )
     assert out.documents.skill.rules() == [FOR_A, BETA]
     [decision] = [d for d in out.decisions if d.edits]
     assert decision.statistic["no_worse"]["tasks"] == ["val-beta-0", "val-beta-1", "val-beta-2"]
@@ -362,4 +416,7 @@ def test_the_settings_reach_the_loop() -> None:
 
     loop = LoopSettings.from_config(Config(retire_rules=False, retire_margin=0.2))
     assert (loop.retire_rules, loop.retire_margin) == (False, 0.2)
-    assert (LoopSettings().retire_rules, LoopSettings().retire_margin) == (Config().retire_rules, Config().retire_margin)
+    assert (LoopSettings().retire_rules, LoopSettings().retire_margin) == (
+        Config().retire_rules,
+        Config().retire_margin,
+    )

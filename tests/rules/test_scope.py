@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given, strategies as st
 
 from skillopt_sleep.rules.scope import (
-    ALL_KINDS, clean_scope, kind_from_label, render_scoped, scope_for_kind, scope_label, settle_scope,
+    ALL_KINDS,
+    clean_scope,
+    kind_from_label,
+    render_scoped,
+    scope_for_kind,
+    scope_label,
+    settle_scope,
     split_scoped,
 )
 from skillopt_sleep.types import Edit, TaskRecord
@@ -22,12 +28,17 @@ def test_kind_from_a_mining_label():
     assert kind_from_label("") == ""
 
 
-@pytest.mark.parametrize("raw, cleaned", [
-    ("writing a commit message", "writing a commit message"),
-    ("When writing a commit message,", "writing a commit message"),
-    ("  for  release, notes ", "release notes"),
-    ("all kinds", ""), ("", ""), ("Any", ""),
-])
+@pytest.mark.parametrize(
+    "raw, cleaned",
+    [
+        ("writing a commit message", "writing a commit message"),
+        ("When writing a commit message,", "writing a commit message"),
+        ("  for  release, notes ", "release notes"),
+        ("all kinds", ""),
+        ("", ""),
+        ("Any", ""),
+    ],
+)
 def test_clean_scope(raw: str, cleaned: str):
     assert clean_scope(raw) == cleaned
 
@@ -39,12 +50,15 @@ def test_render_and_split_scoped():
     assert render_scoped("", "Keep it short.") == "Keep it short."
     assert render_scoped("x", rule) == rule  # already scoped: not scoped twice
     assert render_scoped("working on docs", "README files use ATX headings.").startswith(
-        "When working on docs, README files")
+        "When working on docs, README files"
+    )
     assert split_scoped("Never use floats for money.") == ("", "Never use floats for money.")
 
 
-@given(scope=st.text(st.characters(whitelist_categories=("L",)), min_size=1, max_size=30),
-       body=st.text(st.characters(whitelist_categories=("L",)), min_size=1, max_size=30))
+@given(
+    scope=st.text(st.characters(whitelist_categories=("L",)), min_size=1, max_size=30),
+    body=st.text(st.characters(whitelist_categories=("L",)), min_size=1, max_size=30),
+)
 def test_split_reads_back_what_render_wrote(scope: str, body: str):
     scope = clean_scope(scope)
     body = body[:1].upper() + body[1:]
@@ -54,8 +68,9 @@ def test_split_reads_back_what_render_wrote(scope: str, body: str):
 
 
 def test_the_optimizers_scope_wins_and_goes_to_the_skill():
-    e = Edit(target="memory", op="add", content="End with a trailer.", scope="writing a commit message",
-             evidence=["a", "b"])
+    e = Edit(
+        target="memory", op="add", content="End with a trailer.", scope="writing a commit message", evidence=["a", "b"]
+    )
     settle_scope(e, tasks(a="commit message", b="release notes"))
     assert e.target == "skill" and e.scope == "writing a commit message"
     assert e.content == "When writing a commit message, end with a trailer."
@@ -95,12 +110,15 @@ def test_a_rule_from_one_skills_tasks_never_lands_in_memory():
     """Tasks of a task file that name their skill but no kind (the seed of one skill): a rule from
     them goes to the skill; from two skills' tasks it may go to memory."""
     one = {t: TaskRecord(id=t, intent="analyse", skill_hint="thorough-analyst") for t in ("a", "b")}
-    e = Edit(target="memory", op="add", content="Keep every response short: at most 60 characters.",
-             evidence=["a", "b"])
+    e = Edit(
+        target="memory", op="add", content="Keep every response short: at most 60 characters.", evidence=["a", "b"]
+    )
     settle_scope(e, one)
     assert (e.target, e.scope) == ("skill", "")
-    two = {"a": TaskRecord(id="a", intent="x", skill_hint="advisor"),
-           "b": TaskRecord(id="b", intent="y", tags=["brief-writer"])}
+    two = {
+        "a": TaskRecord(id="a", intent="x", skill_hint="advisor"),
+        "b": TaskRecord(id="b", intent="y", tags=["brief-writer"]),
+    }
     e = Edit(target="skill", op="add", content="Money is Decimal.", evidence=["a", "b"])
     settle_scope(e, two)
     assert e.target == "memory"
@@ -131,12 +149,15 @@ def test_old_records_read_without_kind_or_scope():
     assert Edit.from_dict(e.to_dict()) == e
 
 
-@pytest.mark.parametrize("kind, scope", [
-    ("commit message", "working on a commit message task"),
-    ("endpoint docs", "working on an endpoint docs task"),
-    ("api reference", "working on an api reference task"),
-    ("user story", "working on a user story task"),
-    ("", ""),
-])
+@pytest.mark.parametrize(
+    "kind, scope",
+    [
+        ("commit message", "working on a commit message task"),
+        ("endpoint docs", "working on an endpoint docs task"),
+        ("api reference", "working on an api reference task"),
+        ("user story", "working on a user story task"),
+        ("", ""),
+    ],
+)
 def test_the_default_scope_reads_as_english(kind, scope):
     assert scope_for_kind(kind) == scope

@@ -30,27 +30,58 @@ def _line(ts: datetime, kind: str, payload: dict) -> str:
     return json.dumps({"timestamp": ts.strftime("%Y-%m-%dT%H:%M:%S.000Z"), "type": kind, "payload": payload})
 
 
-def write_rollout(codex_home: Path, cwd: Path, start: datetime, turns: list[str], originator: str = "codex_cli_rs") -> Path:
+def write_rollout(
+    codex_home: Path, cwd: Path, start: datetime, turns: list[str], originator: str = "codex_cli_rs"
+) -> Path:
     sid = str(uuid.uuid4())
     folder = codex_home / "sessions" / start.strftime("%Y/%m/%d")
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"rollout-{start.strftime('%Y-%m-%dT%H-%M-%S')}-{sid}.jsonl"
     t = start
-    lines = [_line(t, "session_meta", {"id": sid, "timestamp": t.isoformat(), "cwd": str(cwd),
-                                       "originator": originator, "cli_version": "0.58.0", "source": "cli"}),
-             _line(t, "turn_context", {"cwd": str(cwd), "model": "gpt-5-codex"}),
-             _line(t, "response_item", {"type": "message", "role": "user", "content": [
-                 {"type": "input_text", "text": f"# AGENTS.md instructions for {cwd}\n\nBe terse."}]})]
+    lines = [
+        _line(
+            t,
+            "session_meta",
+            {
+                "id": sid,
+                "timestamp": t.isoformat(),
+                "cwd": str(cwd),
+                "originator": originator,
+                "cli_version": "0.58.0",
+                "source": "cli",
+            },
+        ),
+        _line(t, "turn_context", {"cwd": str(cwd), "model": "gpt-5-codex"}),
+        _line(
+            t,
+            "response_item",
+            {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": f"# AGENTS.md instructions for {cwd}\n\nBe terse."}],
+            },
+        ),
+    ]
     for text in turns:
         t += timedelta(seconds=30)
-        lines += [_line(t, "response_item", {"type": "message", "role": "user",
-                                             "content": [{"type": "input_text", "text": text}]}),
-                  _line(t, "event_msg", {"type": "user_message", "message": text, "images": []})]
+        lines += [
+            _line(
+                t,
+                "response_item",
+                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]},
+            ),
+            _line(t, "event_msg", {"type": "user_message", "message": text, "images": []}),
+        ]
         t += timedelta(seconds=20)
         reply = "Done: " + text[:40]
-        lines += [_line(t, "event_msg", {"type": "agent_message", "message": reply}),
-                  _line(t, "response_item", {"type": "message", "role": "assistant",
-                                             "content": [{"type": "output_text", "text": reply}]})]
+        lines += [
+            _line(t, "event_msg", {"type": "agent_message", "message": reply}),
+            _line(
+                t,
+                "response_item",
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": reply}]},
+            ),
+        ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
@@ -70,8 +101,13 @@ def codex_project(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_a_codex_night_evolves_agents_md_and_the_agents_skill(codex_project, tmp_path: Path) -> None:
     project, codex_home = codex_project
-    config = Config(backend="sim:correct=1,harmful=0,seed=3", source="auto", agent="auto",
-                    codex_home=str(codex_home), claude_home=str(tmp_path / "no-claude"))
+    config = Config(
+        backend="sim:correct=1,harmful=0,seed=3",
+        source="auto",
+        agent="auto",
+        codex_home=str(codex_home),
+        claude_home=str(tmp_path / "no-claude"),
+    )
     report = run_night(NightOptions(project=project, config=config, mode="run"))
     assert report.n_sessions == len(REQUESTS), "the exec session is not user work"
     assert report.documents["memory"] == str(project / "AGENTS.md")

@@ -25,8 +25,12 @@ def test_a_reader_closing_the_pipe_ends_the_command_quietly(home: Path, tmp_path
     project.mkdir()
     env = dict(os.environ, SKILLOPT_SLEEP_HOME=str(home))
     for _ in range(3):  # the race is in our favour some of the time; each try must be clean
-        child = subprocess.Popen([sys.executable, "-m", "skillopt_sleep", "status", "--project", str(project)],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        child = subprocess.Popen(
+            [sys.executable, "-m", "skillopt_sleep", "status", "--project", str(project)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
         assert child.stdout is not None and child.stderr is not None
         child.stdout.close()  # like `| head -0`: the reader is gone before anything is written
         err = child.stderr.read().decode()
@@ -39,14 +43,27 @@ def test_run_accepts_since_all_like_harvest(home: Path, tmp_path: Path) -> None:
     project.mkdir()
     empty = tmp_path / "claude"
     (empty / "projects").mkdir(parents=True)
-    code = main(["dry-run", "--project", str(project), "--since", "all", "--claude-home", str(empty),
-                 "--source", "claude", "--quiet"])
+    code = main(
+        [
+            "dry-run",
+            "--project",
+            str(project),
+            "--since",
+            "all",
+            "--claude-home",
+            str(empty),
+            "--source",
+            "claude",
+            "--quiet",
+        ]
+    )
     assert code == 0
 
 
 @pytest.mark.parametrize("verb", ["dry-run", "harvest"])
-def test_a_since_outside_utc_years_is_a_usage_error(verb: str, home: Path, tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_since_outside_utc_years_is_a_usage_error(
+    verb: str, home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     project = tmp_path / "proj"
     project.mkdir()
     assert parse_time("0001-01-01T00:00:00+01:00") is None
@@ -56,16 +73,20 @@ def test_a_since_outside_utc_years_is_a_usage_error(verb: str, home: Path, tmp_p
     assert "--since" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv", [
-    ["run", "--project", "{missing}", "--json"],
-    ["dry-run", "--project", "{missing}", "--json"],
-    ["status", "--project", "{missing}", "--json"],
-    ["harvest", "--project", "{missing}", "--json"],
-    ["adopt", "--project", "{missing}", "--json"],
-    ["run", "--project", "{proj}", "--json", "--tasks-file", "{missing}"],
-])
-def test_every_json_verb_prints_one_object_on_failure(argv: list[str], home: Path, tmp_path: Path,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--project", "{missing}", "--json"],
+        ["dry-run", "--project", "{missing}", "--json"],
+        ["status", "--project", "{missing}", "--json"],
+        ["harvest", "--project", "{missing}", "--json"],
+        ["adopt", "--project", "{missing}", "--json"],
+        ["run", "--project", "{proj}", "--json", "--tasks-file", "{missing}"],
+    ],
+)
+def test_every_json_verb_prints_one_object_on_failure(
+    argv: list[str], home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "proj").mkdir()
     argv = [a.format(missing=tmp_path / "nope", proj=tmp_path / "proj") for a in argv]
     code = main(argv)
@@ -107,8 +128,9 @@ def test_status_after_demo_counts_the_demo_night(tmp_path: Path, home: Path) -> 
     assert "no nights yet" not in text and "history kept elsewhere" in text
 
 
-def test_a_wrong_claude_home_is_named_not_silent(home: Path, tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_wrong_claude_home_is_named_not_silent(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     project = tmp_path / "proj"
     project.mkdir()
     missing = tmp_path / "no-such-claude"
@@ -117,8 +139,23 @@ def test_a_wrong_claude_home_is_named_not_silent(home: Path, tmp_path: Path,
     assert f"--claude-home {missing} does not exist" in err
     empty = tmp_path / "empty-claude"
     empty.mkdir()
-    assert main(["dry-run", "--project", str(project), "--claude-home", str(empty), "--source", "claude",
-                 "--backend", "sim", "--json"]) == 0
+    assert (
+        main(
+            [
+                "dry-run",
+                "--project",
+                str(project),
+                "--claude-home",
+                str(empty),
+                "--source",
+                "claude",
+                "--backend",
+                "sim",
+                "--json",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     report = json.loads(captured.out)
     assert any(f"--claude-home {empty} holds no claude transcripts" in n for n in report["notes"])

@@ -75,13 +75,22 @@ def _places(w: dict[str, Path], night: str) -> dict[str, Path]:
 
 
 def _cli(w: dict[str, Path], *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("SKILLOPT_SLEEP_BACKEND", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CODEX_HOME",
-                        "CLAUDE_CONFIG_DIR")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("SKILLOPT_SLEEP_BACKEND", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CODEX_HOME", "CLAUDE_CONFIG_DIR")
+    }
     env.update({"SKILLOPT_SLEEP_HOME": str(w["home"]), "HOME": str(w["userhome"]), "PATH": str(w["root"] / "bin")})
     try:
-        return subprocess.run([sys.executable, "-m", "skillopt_sleep", *args], capture_output=True, text=True,
-                              env=env, cwd=w["project"], timeout=SECONDS, preexec_fn=_cap_memory)
+        return subprocess.run(
+            [sys.executable, "-m", "skillopt_sleep", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=w["project"],
+            timeout=SECONDS,
+            preexec_fn=_cap_memory,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"skillopt-sleep {' '.join(args)} still running after {SECONDS} s")
 
@@ -91,8 +100,14 @@ def _world(tmp_path: Path) -> tuple[dict[str, Path], str]:
     file, a fake HOME with a Codex config, and a sibling folder outside everything."""
     root = tmp_path / "w"
     home, claude, project = build_demo_home(root)
-    w = {"root": root, "home": home, "claude": claude, "project": project, "userhome": root / "userhome",
-         "outside": root / "outside"}
+    w = {
+        "root": root,
+        "home": home,
+        "claude": claude,
+        "project": project,
+        "userhome": root / "userhome",
+        "outside": root / "outside",
+    }
     (root / "bin").mkdir()
     (w["userhome"] / ".codex").mkdir(parents=True)
     (w["userhome"] / ".codex" / "config.toml").write_text('model = "gpt-5"\n', encoding="utf-8")
@@ -160,11 +175,33 @@ def _written(w: dict[str, Path]) -> list[Path]:
     return out
 
 
-PLACE_NAMES = ["CLAUDE.md", "AGENTS.md", ".claude", ".agents", "skill folder", "SKILL.md", "project config",
-               ".skillopt-sleep", "staging folder",
-               "tasks file", "calls.jsonl", "report.json", "manifest.json", "adoptions ledger", "adoption journal",
-               "score cache", "user config", "schedule file", "history", "rejected ledger", "edit evidence",
-               "sessions seen", "tasks archive", "transcript", "codex config"]
+PLACE_NAMES = [
+    "CLAUDE.md",
+    "AGENTS.md",
+    ".claude",
+    ".agents",
+    "skill folder",
+    "SKILL.md",
+    "project config",
+    ".skillopt-sleep",
+    "staging folder",
+    "tasks file",
+    "calls.jsonl",
+    "report.json",
+    "manifest.json",
+    "adoptions ledger",
+    "adoption journal",
+    "score cache",
+    "user config",
+    "schedule file",
+    "history",
+    "rejected ledger",
+    "edit evidence",
+    "sessions seen",
+    "tasks archive",
+    "transcript",
+    "codex config",
+]
 
 
 @pytest.fixture(scope="module")
@@ -198,7 +235,10 @@ def test_a_hostile_place_ends_cleanly_and_writes_nothing_outside(world_copy, pla
         ("run", "--claude-home", str(w["claude"]), "--backend", SIM, "--agent", "claude", "--quiet"),
         ("run", "--resume", "--claude-home", str(w["claude"]), "--backend", SIM, "--agent", "claude", "--quiet"),
         ("run", "--tasks-file", str(w["root"] / "tasks.json"), "--backend", SIM, "--agent", "claude", "--quiet"),
-        ("status",), ("review",), ("adopt", "--allow-simulated"), ("notice", "--event", "session-end"),
+        ("status",),
+        ("review",),
+        ("adopt", "--allow-simulated"),
+        ("notice", "--event", "session-end"),
         ("notice",),
     ]
     for verb in verbs:

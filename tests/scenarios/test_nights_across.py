@@ -38,13 +38,22 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> list:
 
 
 def night(project: Path, tasks_file: Path, **settings) -> object:
-    config = Config(backend="sim:correct=1,harmful=0,seed=3", agent="claude", retries=1, retry_base_delay=0.0,
-                    k=2, val_samples=2, max_val_samples=4, **settings)
+    config = Config(
+        backend="sim:correct=1,harmful=0,seed=3",
+        agent="claude",
+        retries=1,
+        retry_base_delay=0.0,
+        k=2,
+        val_samples=2,
+        max_val_samples=4,
+        **settings,
+    )
     return run_night(NightOptions(project=project, config=config, mode="run", tasks_file=tasks_file))
 
 
-def test_the_edit_budget_decays_over_the_projects_nights(project: Path, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_edit_budget_decays_over_the_projects_nights(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from skillopt_sleep.learning import loop as consolidate
 
     tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
@@ -77,8 +86,7 @@ def renumbered(offset: int) -> list:
     return tasks
 
 
-def test_a_night_archives_its_tasks_and_a_later_one_recalls_them(project: Path, tmp_path: Path,
-                                                                 recorded: list) -> None:
+def test_a_night_archives_its_tasks_and_a_later_one_recalls_them(project: Path, tmp_path: Path, recorded: list) -> None:
     from skillopt_sleep.store.archive import TaskArchive
 
     first = make_tasks()
@@ -106,10 +114,15 @@ def test_a_night_archives_its_tasks_and_a_later_one_recalls_them(project: Path, 
 def test_a_dry_run_recalls_but_archives_nothing(project: Path, tmp_path: Path) -> None:
     from skillopt_sleep.store.archive import TaskArchive
 
-    config = Config(backend="sim:correct=1,harmful=0,seed=3", agent="claude", k=1, val_samples=1,
-                    max_val_samples=2)
-    run_night(NightOptions(project=project, config=config, mode="dry-run",
-                           tasks_file=write_tasks_file(tmp_path / "t.json", make_tasks())))
+    config = Config(backend="sim:correct=1,harmful=0,seed=3", agent="claude", k=1, val_samples=1, max_val_samples=2)
+    run_night(
+        NightOptions(
+            project=project,
+            config=config,
+            mode="dry-run",
+            tasks_file=write_tasks_file(tmp_path / "t.json", make_tasks()),
+        )
+    )
     assert TaskArchive().entries(project) == []
 
 

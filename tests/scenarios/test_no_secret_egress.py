@@ -22,7 +22,8 @@ from tests.support.fake_backend import FakeBackend, forward
 GENERATED = secret_samples(seed=9, per_shape=1)
 PLANTED = [template.format(s=secret) for _kind, template, secret in SECRETS] + [s.text for s in GENERATED]
 SECRET_VALUES = [secret for _kind, _template, secret in SECRETS] + [
-    fragment for s in GENERATED for fragment in secret_fragments(s.secret)]
+    fragment for s in GENERATED for fragment in secret_fragments(s.secret)
+]
 
 
 def _plant(claude: Path, project: Path) -> None:
@@ -60,8 +61,13 @@ def test_a_night_never_sends_or_writes_a_secret(tmp_path: Path, monkeypatch: pyt
         return recorders[-1]
 
     monkeypatch.setattr(assembly, "make_backend", recording_backend)
-    config = Config(backend="sim:correct=1,harmful=0.3,seed=2", agent="claude", source="claude",
-                    claude_home=str(claude), miner="llm")
+    config = Config(
+        backend="sim:correct=1,harmful=0.3,seed=2",
+        agent="claude",
+        source="claude",
+        claude_home=str(claude),
+        miner="llm",
+    )
     report = run_night(NightOptions(project=project, config=config, mode="run"))
     assert report.n_tasks > 0 and report.status == "staged"
 

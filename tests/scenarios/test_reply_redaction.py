@@ -22,8 +22,17 @@ from tests.redact.test_redact import SECRETS
 from tests.support.fake_backend import FakeBackend
 
 # shapes the redactor knows, one line of prose around each
-KINDS = ("anthropic_key", "openai_key", "github_token", "aws_access_key_id", "slack_token", "stripe_key",
-         "secret", "url_credentials", "auth_header")
+KINDS = (
+    "anthropic_key",
+    "openai_key",
+    "github_token",
+    "aws_access_key_id",
+    "slack_token",
+    "stripe_key",
+    "secret",
+    "url_credentials",
+    "auth_header",
+)
 PLANTED = [(template.format(s=secret), secret) for kind, template, secret in SECRETS if kind in KINDS]
 OPTIMIZER = ("reflect", "vary")
 
@@ -56,7 +65,8 @@ def _visible(value: str) -> list[str]:
 
 
 def test_no_secret_from_a_model_reply_is_written_or_printed(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     home, claude, project = build_demo_home(tmp_path)
     monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(home))
     used: set[str] = set()
@@ -74,8 +84,9 @@ def test_no_secret_from_a_model_reply_is_written_or_printed(
         return FakeBackend(handler, id=inner.id, price=inner.price, offline=inner.offline)
 
     monkeypatch.setattr(assembly, "make_backend", planting_backend)
-    config = Config(backend="sim:correct=1,harmful=0.3,seed=2", agent="claude", source="claude",
-                    claude_home=str(claude))
+    config = Config(
+        backend="sim:correct=1,harmful=0.3,seed=2", agent="claude", source="claude", claude_home=str(claude)
+    )
     report = run_night(NightOptions(project=project, config=config, mode="run"))
     assert report.status == "staged" and report.accepted_edits and report.rejected_edits
     assert len(used) >= 5, used  # several shapes went through the optimizer's replies
@@ -107,7 +118,8 @@ def test_no_secret_from_a_model_reply_is_written_or_printed(
 
 
 def test_a_report_is_written_and_printed_without_secrets_whatever_put_them_in_it(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The last boundary: a report whose rules carry raw secrets (a part of the engine that did
     not go through the client, an old or edited report.json) is still written and shown redacted."""
     from skillopt_sleep.commands.review import review
@@ -120,12 +132,19 @@ def test_a_report_is_written_and_printed_without_secrets_whatever_put_them_in_it
     lines = [line for line, _secret in PLANTED]
     accepted = Edit("memory", "add", f"Deploy with {lines[0]}.", rationale=f"seen: {lines[1]}")
     refused = Edit("memory", "add", f"Push with {lines[2]}.", rationale=f"seen: {lines[3]}")
-    report = NightReport(night_id="night-1", project=str(project), mode="run", status="staged",
-                         accepted_edits=[accepted],
-                         rejected_edits=[{"edit": refused, "reasons": [f"regressed on {lines[4]}"]}],
-                         decisions=[GateDecision(True, "accept", 0.5, 0.7, edits=[accepted]),
-                                    GateDecision(False, "reject", 0.5, 0.4, edits=[refused])],
-                         notes=[f"note {lines[5]}"])
+    report = NightReport(
+        night_id="night-1",
+        project=str(project),
+        mode="run",
+        status="staged",
+        accepted_edits=[accepted],
+        rejected_edits=[{"edit": refused, "reasons": [f"regressed on {lines[4]}"]}],
+        decisions=[
+            GateDecision(True, "accept", 0.5, 0.7, edits=[accepted]),
+            GateDecision(False, "reject", 0.5, 0.4, edits=[refused]),
+        ],
+        notes=[f"note {lines[5]}"],
+    )
     staged = stage(project, report, [StagedFile("memory", project / "CLAUDE.md", MEMORY_OLD, MEMORY_NEW)])
     for name in ("report.json", "report.md", "report.html"):
         assert not _visible((staged / name).read_text(encoding="utf-8")), f"secret in {name}"
@@ -178,7 +197,11 @@ def test_the_refused_rule_ledger_keeps_no_secret(tmp_path: Path) -> None:
     from skillopt_sleep.types import Edit
 
     ledger = RejectedLedger(tmp_path / "rejected.jsonl")
-    ledger.add(tmp_path, Edit("memory", "add", f"Push with {PLANTED[0][0]}.", rationale=PLANTED[1][0]),
-               [f"regressed on {PLANTED[2][0]}"], "night-1")
+    ledger.add(
+        tmp_path,
+        Edit("memory", "add", f"Push with {PLANTED[0][0]}.", rationale=PLANTED[1][0]),
+        [f"regressed on {PLANTED[2][0]}"],
+        "night-1",
+    )
     written = (tmp_path / "rejected.jsonl").read_text(encoding="utf-8")
     assert "Push with" in written and "[REDACTED:" in written and not _visible(written)

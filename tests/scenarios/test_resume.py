@@ -66,12 +66,32 @@ DRIVER = textwrap.dedent("""
 """)
 
 
-def night(project: Path, tasks_file: Path, driver: Path, calls_log: Path, *extra: str,
-          kill_after: int = 0) -> subprocess.CompletedProcess:
-    env = dict(os.environ, CALLS_LOG=str(calls_log), KILL_AFTER=str(kill_after),
-               NIGHTS_DIR=str(project_dirs(project).root / "nights"), SKILLOPT_SLEEP_CONCURRENCY="1")
-    cmd = [sys.executable, str(driver), "run", "--project", str(project), "--tasks-file", str(tasks_file),
-           "--backend", "sim:correct=0.8,harmful=0.3,seed=5", "--agent", "claude", "--json", "--quiet", *extra]
+def night(
+    project: Path, tasks_file: Path, driver: Path, calls_log: Path, *extra: str, kill_after: int = 0
+) -> subprocess.CompletedProcess:
+    env = dict(
+        os.environ,
+        CALLS_LOG=str(calls_log),
+        KILL_AFTER=str(kill_after),
+        NIGHTS_DIR=str(project_dirs(project).root / "nights"),
+        SKILLOPT_SLEEP_CONCURRENCY="1",
+    )
+    cmd = [
+        sys.executable,
+        str(driver),
+        "run",
+        "--project",
+        str(project),
+        "--tasks-file",
+        str(tasks_file),
+        "--backend",
+        "sim:correct=0.8,harmful=0.3,seed=5",
+        "--agent",
+        "claude",
+        "--json",
+        "--quiet",
+        *extra,
+    ]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -115,8 +135,7 @@ def test_resume_after_kill_pays_only_for_unfinished_calls(tmp_path: Path) -> Non
     assert (report["baseline"], report["candidate"]) == (reference["baseline"], reference["candidate"])
     assert any(f"resumed: {finished} call(s)" in n for n in report["notes"])
     assert interrupted_nights(project) == [], "a finished night removes its journal"
-    evidence = [json.loads(line) for line in
-                (Path(report["staging_dir"]) / "evidence.jsonl").read_text().splitlines()]
+    evidence = [json.loads(line) for line in (Path(report["staging_dir"]) / "evidence.jsonl").read_text().splitlines()]
     assert sum(e["reused"] for e in evidence) == finished
     assert len(evidence) == total, "every answer the night used, as in an uninterrupted night"
 

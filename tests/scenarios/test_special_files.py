@@ -42,8 +42,14 @@ def _run(code: str, tmp_path: Path) -> str:
     env = {**os.environ, "SKILLOPT_SLEEP_HOME": str(tmp_path / "home"), "HOME": str(tmp_path / "userhome")}
     program = f"from pathlib import Path\ntmp = Path({str(tmp_path)!r})\n" + textwrap.dedent(code)
     try:
-        proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env,
-                              timeout=SECONDS, preexec_fn=_cap_memory)
+        proc = subprocess.run(
+            [sys.executable, "-c", program],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=SECONDS,
+            preexec_fn=_cap_memory,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"still reading after {SECONDS} s")
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -74,14 +80,17 @@ def test_read_regular_bounds_a_large_file(tmp_path):
 @pytest.mark.parametrize("kind", KINDS)
 def test_skill_md_is_refused_with_one_line(tmp_path, kind):
     _plant(tmp_path / "p" / ".claude" / "skills" / "skillopt-sleep-learned" / "SKILL.md", kind)
-    out = _run("""
+    out = _run(
+        """
         from skillopt_sleep.documents.managed_block import load_documents
         from skillopt_sleep.errors import UserError
         try:
             load_documents(tmp / "p")
         except UserError as exc:
             print(exc.message)
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     # a link to /dev/zero points out of the project: refused as such, before it is opened
     assert "SKILL.md" in out and ("not a regular file" if kind == "fifo" else "outside the project") in out
 
@@ -90,23 +99,29 @@ def test_skill_md_is_refused_with_one_line(tmp_path, kind):
 def test_journal_reader_refuses(tmp_path, kind):
     """read_jsonl (calls.jsonl, adoptions.jsonl, history, archive, refusals, score cache)."""
     _plant(tmp_path / "calls.jsonl", kind)
-    out = _run("""
+    out = _run(
+        """
         from skillopt_sleep.files import read_jsonl
         try:
             read_jsonl(tmp / "calls.jsonl")
         except OSError as exc:
             print(exc)
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     assert "not a regular file" in out
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_call_journal_resume_starts_over(tmp_path, kind):
     _plant(tmp_path / "night" / "calls.jsonl", kind)
-    out = _run("""
+    out = _run(
+        """
         from skillopt_sleep.store.call_journal import CallJournal
         print("loaded", CallJournal(tmp / "night", read_only=True).loaded)
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     assert out == "loaded 0"
 
 
@@ -114,13 +129,16 @@ def test_call_journal_resume_starts_over(tmp_path, kind):
 def test_live_document_swapped_before_adopt(tmp_path, kind):
     """adopt reads the live file with read_bytes_or_none: a swapped-in FIFO is refused."""
     _plant(tmp_path / "SKILL.md", kind)
-    out = _run("""
+    out = _run(
+        """
         from skillopt_sleep.files import read_bytes_or_none
         try:
             read_bytes_or_none(tmp / "SKILL.md")
         except OSError as exc:
             print(exc)
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     assert "not a regular file" in out
 
 
@@ -129,14 +147,17 @@ def test_manifest_and_reports_are_skipped(tmp_path, kind):
     night = tmp_path / "staging" / "20260101T000000Z-abc"
     _plant(night / "manifest.json", kind)
     _plant(night / "report.json", kind)
-    out = _run("""
+    out = _run(
+        """
         from skillopt_sleep.staging.stage import read_manifest
         from skillopt_sleep.report.notices import _rules_proposed
         from skillopt_sleep.commands.status import _staged_nights
         night = tmp / "staging" / "20260101T000000Z-abc"
         print(read_manifest(night), _rules_proposed(night),
               _staged_nights([{"night_id": "n", "staging_dir": str(night)}], set()))
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     assert out == "None None []"
 
 
@@ -144,56 +165,68 @@ def test_manifest_and_reports_are_skipped(tmp_path, kind):
 def test_review_of_a_special_report_is_one_line(tmp_path, kind):
     night = tmp_path / "night"
     _plant(night / "report.json", kind)
-    out = _run("""
+    out = _run(
+        """
         from skillopt_sleep.report.proposal import load_view
         from skillopt_sleep.errors import UserError
         try:
             load_view({"night_id": "n", "staging_dir": str(tmp / "night")})
         except UserError as exc:
             print(exc.message)
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     assert "unreadable (UnreadableFile)" in out
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_schedule_file_is_broken_not_hanging(tmp_path, kind):
     _plant(tmp_path / "schedule.json", kind)
-    out = _run("""
+    out = _run(
+        """
         from skillopt_sleep.scheduler.schedule_file import load_schedule
         from skillopt_sleep.errors import UserError
         try:
             load_schedule(tmp / "schedule.json")
         except UserError as exc:
             print(exc.message)
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     assert "is broken" in out and "not a regular file" in out
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_config_file_is_refused(tmp_path, kind):
     _plant(tmp_path / "config.toml", kind)
-    out = _run("""
+    out = _run(
+        """
         from skillopt_sleep.config import read_config_file
         from skillopt_sleep.errors import UserError
         try:
             read_config_file(tmp / "config.toml")
         except UserError as exc:
             print(exc.message)
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     assert "is broken" in out and "not a regular file" in out
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_tasks_file_is_refused(tmp_path, kind):
     _plant(tmp_path / "tasks.json", kind)
-    out = _run("""
+    out = _run(
+        """
         from skillopt_sleep.mining.taskfile import load_tasks
         from skillopt_sleep.errors import UserError
         try:
             load_tasks(tmp / "tasks.json")
         except UserError as exc:
             print(exc.message)
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     assert "not a regular file" in out
 
 
@@ -203,7 +236,8 @@ def test_state_files_are_skipped(tmp_path, kind):
     _plant(tmp_path / "night.lock.holder.json", kind)
     _plant(tmp_path / "harvest" / "index.json", kind)
     _plant(tmp_path / "harvest" / "digests" / "shard.jsonl", kind)
-    out = _run("""
+    out = _run(
+        """
         from skillopt_sleep import night_state
         from skillopt_sleep.store.locks import _read_holder
         from skillopt_sleep.sources.store import HarvestStore, _read_json
@@ -213,7 +247,9 @@ def test_state_files_are_skipped(tmp_path, kind):
         store = HarvestStore(tmp / "harvest")
         print(_read_holder(tmp / "night.lock"), _read_json(tmp / "harvest" / "index.json"),
               store._read_shard("shard"), night_state.read_state(tmp))
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     assert out == "{} {} {} None"
 
 
@@ -221,12 +257,22 @@ def test_state_files_are_skipped(tmp_path, kind):
 
 
 def _cli(tmp_path: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("SKILLOPT_SLEEP_BACKEND", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("SKILLOPT_SLEEP_BACKEND", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
+    }
     env.update({"SKILLOPT_SLEEP_HOME": str(tmp_path / "home"), "HOME": str(tmp_path / "userhome")})
     try:
-        return subprocess.run([sys.executable, "-m", "skillopt_sleep", *args], capture_output=True, text=True,
-                              env=env, cwd=cwd, timeout=60, preexec_fn=_cap_memory)
+        return subprocess.run(
+            [sys.executable, "-m", "skillopt_sleep", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=cwd,
+            timeout=60,
+            preexec_fn=_cap_memory,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"skillopt-sleep {' '.join(args)} still running after 60 s")
 
@@ -270,10 +316,13 @@ def test_run_with_a_special_skill_md_stops_at_once(tmp_path, kind):
 def test_codex_login_config_and_auth_are_skipped(tmp_path, kind):
     """The user's ~/.codex/config.toml and auth.json, read when a night starts Codex."""
     _plant(tmp_path / "codex" / "config.toml", kind)
-    out = _run("""
+    out = _run(
+        """
         from skillopt_sleep.backends.codex_cli import login_config
         print(login_config(tmp / "codex"))
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     assert out == "{}"
 
 
@@ -289,8 +338,14 @@ def test_adopt_after_the_live_file_became_special(tmp_path):
     _plant(project / "CLAUDE.md", kind)
     env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
     try:
-        done = subprocess.run([sys.executable, "-m", "skillopt_sleep", "adopt", "--project", str(project)],
-                              capture_output=True, text=True, env=env, timeout=60, preexec_fn=_cap_memory)
+        done = subprocess.run(
+            [sys.executable, "-m", "skillopt_sleep", "adopt", "--project", str(project)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+            preexec_fn=_cap_memory,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail("adopt still running after 60 s")
     assert done.returncode != 0 and "Traceback" not in done.stderr
@@ -300,11 +355,14 @@ def test_adopt_after_the_live_file_became_special(tmp_path):
 
 def test_appending_to_a_fifo_journal_is_refused(tmp_path):
     _plant(tmp_path / "calls.jsonl", "fifo")
-    out = _run("""
+    out = _run(
+        """
         from skillopt_sleep.files import append_jsonl
         try:
             append_jsonl(tmp / "calls.jsonl", {"k": "v"})
         except OSError as exc:
             print(exc)
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     assert "not a regular file" in out

@@ -18,8 +18,7 @@ from skillopt_sleep.scheduler.cron import Cron
 from tests.support.scheduler_tools import FakeTools
 
 OUR_MARKER = f"# {MARKER_NOTE}".encode()
-LOOKALIKE = (f"# {MARKER} is great\n".encode()
-             + b"0 3 * * * /usr/bin/python3 -m skillopt_sleep nightly --mine\n")
+LOOKALIKE = f"# {MARKER} is great\n".encode() + b"0 3 * * * /usr/bin/python3 -m skillopt_sleep nightly --mine\n"
 
 # The shapes an earlier version rewrote, and a few more: each is a whole foreign table.
 SHAPES = {
@@ -71,12 +70,37 @@ def test_schedule_then_unschedule_gives_back_the_exact_table(cron: FakeTools, tm
     assert _table(cron) == SHAPES[shape]
 
 
-_PIECES = st.sampled_from([
-    b"0 1 * * * /bin/true", b"MAILTO=me@example.com", b"# comment", b" ", b"\t", b"\r", b"\r\n", b"\n",
-    b"\x0c", b"\x0b", b"\x1c", b"\x1d", b"\x1e", b"\x00", "\u2028".encode(), "\u2029".encode(),
-    "\u0085".encode(), b"\xe9", b"\xff", b"\x85", b"%", b"#", b"skillopt_sleep nightly --mine",
-    MARKER.encode(), f"# {MARKER} is great".encode(), OUR_MARKER + b" (mine)", b" " + OUR_MARKER,
-])
+_PIECES = st.sampled_from(
+    [
+        b"0 1 * * * /bin/true",
+        b"MAILTO=me@example.com",
+        b"# comment",
+        b" ",
+        b"\t",
+        b"\r",
+        b"\r\n",
+        b"\n",
+        b"\x0c",
+        b"\x0b",
+        b"\x1c",
+        b"\x1d",
+        b"\x1e",
+        b"\x00",
+        "\u2028".encode(),
+        "\u2029".encode(),
+        "\u0085".encode(),
+        b"\xe9",
+        b"\xff",
+        b"\x85",
+        b"%",
+        b"#",
+        b"skillopt_sleep nightly --mine",
+        MARKER.encode(),
+        f"# {MARKER} is great".encode(),
+        OUR_MARKER + b" (mine)",
+        b" " + OUR_MARKER,
+    ]
+)
 FOREIGN = st.one_of(st.lists(_PIECES, max_size=14).map(b"".join), st.binary(max_size=60))
 
 
@@ -111,8 +135,9 @@ PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[Heal
 
 @PROPERTY
 @given(table=FOREIGN.filter(_foreign), empty_is_absent=st.booleans())
-def test_any_foreign_table_survives_schedule_twice_and_unschedule(cron: FakeTools, tmp_path: Path, table: bytes,
-                                                                  empty_is_absent: bool) -> None:
+def test_any_foreign_table_survives_schedule_twice_and_unschedule(
+    cron: FakeTools, tmp_path: Path, table: bytes, empty_is_absent: bool
+) -> None:
     original = None if (empty_is_absent and not table) else table
     _set_table(cron, original)
     mechanism = _sh_cron(cron)
@@ -129,8 +154,9 @@ def test_any_foreign_table_survives_schedule_twice_and_unschedule(cron: FakeTool
 
 @PROPERTY
 @given(before=FOREIGN.filter(_foreign), after=FOREIGN.filter(_foreign).filter(bool))
-def test_lines_added_after_our_entry_are_kept_and_never_joined(cron: FakeTools, tmp_path: Path, before: bytes,
-                                                               after: bytes) -> None:
+def test_lines_added_after_our_entry_are_kept_and_never_joined(
+    cron: FakeTools, tmp_path: Path, before: bytes, after: bytes
+) -> None:
     """The user edits the table after `schedule`: unschedule removes only our two lines."""
     _set_table(cron, before)
     _sh_cron(cron).install(_job(tmp_path))
@@ -143,8 +169,16 @@ def test_lines_added_after_our_entry_are_kept_and_never_joined(cron: FakeTools, 
 def test_an_older_entry_among_foreign_lines_is_found_and_only_it_removed(cron: FakeTools, tmp_path: Path) -> None:
     """An entry an older version wrote (the interpreter run directly, the OS opening the log) in the
     middle of a CRLF, Latin-1 table is replaced by `schedule` and removed by `unschedule`."""
-    old = (OUR_MARKER + b"\n30 2 * * * " + sys.executable.encode() + b" -m skillopt_sleep nightly --schedule-file "
-           + str(tmp_path / "schedule.json").encode() + b" >>" + str(tmp_path / "out.log").encode() + b" 2>&1\n")
+    old = (
+        OUR_MARKER
+        + b"\n30 2 * * * "
+        + sys.executable.encode()
+        + b" -m skillopt_sleep nightly --schedule-file "
+        + str(tmp_path / "schedule.json").encode()
+        + b" >>"
+        + str(tmp_path / "out.log").encode()
+        + b" 2>&1\n"
+    )
     head, tail = b"MAILTO=me@example.com\r\n# caf\xe9\r\n", b"5 1 * * * /bin/true\x0c# after\r\n"
     cron.crontab.write_bytes(head + old + tail)
     Cron().install(_job(tmp_path))

@@ -46,8 +46,7 @@ def _bounded(call, seconds: float = 20.0):
 
 
 @pytest.mark.parametrize("kind", sorted(SPECIAL))
-def test_schedule_refuses_a_special_env_file_in_one_line(kind: str, cron: FakeTools, tmp_path: Path,
-                                                           capsys) -> None:
+def test_schedule_refuses_a_special_env_file_in_one_line(kind: str, cron: FakeTools, tmp_path: Path, capsys) -> None:
     project = tmp_path / "p"
     project.mkdir()
     env = SPECIAL[kind](tmp_path)
@@ -59,8 +58,9 @@ def test_schedule_refuses_a_special_env_file_in_one_line(kind: str, cron: FakeTo
 
 
 @pytest.mark.parametrize("kind", sorted(SPECIAL))
-def test_a_scheduled_night_refuses_an_env_file_swapped_for_a_special_file(kind: str, cron: FakeTools,
-                                                                             tmp_path: Path) -> None:
+def test_a_scheduled_night_refuses_an_env_file_swapped_for_a_special_file(
+    kind: str, cron: FakeTools, tmp_path: Path
+) -> None:
     project = tmp_path / "p"
     project.mkdir()
     env = tmp_path / "keys.env"

@@ -63,8 +63,7 @@ def _assert_the_night_ran_where_status_looks(ran: Ran, project: Path, capsys) ->
 
 
 @pytest.mark.parametrize("state_gone", [False, True], ids=["as-scheduled", "state-dir-gone"])
-def test_the_installed_crontab_line_runs_a_night(fake_tools: FakeTools, demo: Path, state_gone: bool,
-                                                 capsys) -> None:
+def test_the_installed_crontab_line_runs_a_night(fake_tools: FakeTools, demo: Path, state_gone: bool, capsys) -> None:
     assert schedule(projects=[str(demo)], via="cron", platform="linux") == 0
     _fresh_state(state_gone)
     ran = run_cron_line(_installed_cron_line(fake_tools), fake_tools.home)
@@ -73,8 +72,9 @@ def test_the_installed_crontab_line_runs_a_night(fake_tools: FakeTools, demo: Pa
 
 
 @pytest.mark.parametrize("state_gone", [False, True], ids=["as-scheduled", "state-dir-gone"])
-def test_the_installed_systemd_service_runs_a_night(fake_tools: FakeTools, demo: Path, state_gone: bool,
-                                                    capsys) -> None:
+def test_the_installed_systemd_service_runs_a_night(
+    fake_tools: FakeTools, demo: Path, state_gone: bool, capsys
+) -> None:
     assert schedule(projects=[str(demo)], via="systemd", platform="linux") == 0
     _fresh_state(state_gone)
     service = (fake_tools.unit_dir / f"{UNIT}.service").read_text(encoding="utf-8")
@@ -83,8 +83,7 @@ def test_the_installed_systemd_service_runs_a_night(fake_tools: FakeTools, demo:
 
 
 @pytest.mark.parametrize("state_gone", [False, True], ids=["as-scheduled", "state-dir-gone"])
-def test_the_installed_launch_agent_runs_a_night(fake_tools: FakeTools, demo: Path, state_gone: bool,
-                                                 capsys) -> None:
+def test_the_installed_launch_agent_runs_a_night(fake_tools: FakeTools, demo: Path, state_gone: bool, capsys) -> None:
     assert schedule(projects=[str(demo)], platform="darwin") == 0
     _fresh_state(state_gone)
     plist = (fake_tools.agents_dir / f"{LABEL}.plist").read_bytes()
@@ -102,8 +101,9 @@ def test_an_entry_from_an_older_version_is_replaced(fake_tools: FakeTools, demo:
 
     old_log = user_dirs().scheduled_runs / "scheduler-output.log"
     old_argv = [sys.executable, "-m", "skillopt_sleep", "nightly", "--schedule-file", str(user_dirs().schedule_file)]
-    fake_tools.crontab.write_text(f"0 1 * * * /bin/true\n# {MARKER_NOTE}\n30 2 * * * {' '.join(old_argv)} "
-                                  f">>{old_log} 2>&1\n", encoding="utf-8")
+    fake_tools.crontab.write_text(
+        f"0 1 * * * /bin/true\n# {MARKER_NOTE}\n30 2 * * * {' '.join(old_argv)} >>{old_log} 2>&1\n", encoding="utf-8"
+    )
     assert schedule(projects=[str(demo)], via="cron", platform="linux") == 0
     table = fake_tools.table()
     assert table.count(MARKER) == 1 and table.startswith("0 1 * * * /bin/true\n")
@@ -111,8 +111,16 @@ def test_an_entry_from_an_older_version_is_replaced(fake_tools: FakeTools, demo:
 
     fake_tools.agents_dir.mkdir(parents=True)
     agent = fake_tools.agents_dir / f"{LABEL}.plist"
-    agent.write_bytes(plistlib.dumps({"Label": LABEL, "ProgramArguments": old_argv,
-                                      "StandardOutPath": str(old_log), "StandardErrorPath": str(old_log)}))
+    agent.write_bytes(
+        plistlib.dumps(
+            {
+                "Label": LABEL,
+                "ProgramArguments": old_argv,
+                "StandardOutPath": str(old_log),
+                "StandardErrorPath": str(old_log),
+            }
+        )
+    )
     assert schedule(projects=[str(demo)], via="launchd", platform="darwin") == 0
     data = plistlib.loads(agent.read_bytes())
     assert data["ProgramArguments"][:2] == ["/bin/sh", "-c"] and "StandardOutPath" not in data

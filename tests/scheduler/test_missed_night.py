@@ -59,20 +59,20 @@ def test_an_entry_that_never_started_blames_the_sleeping_machine(fake_tools: Fak
     assert "failed" not in notice and "skillopt-sleep nightly" in notice
 
 
-def test_a_systemd_timer_that_never_started_names_the_logged_out_user(fake_tools: FakeTools,
-                                                                      project: Path) -> None:
+def test_a_systemd_timer_that_never_started_names_the_logged_out_user(fake_tools: FakeTools, project: Path) -> None:
     slot = _install(fake_tools, project, via="systemd")
     notice = missed_night_notice(_morning(slot))
     assert "its entry did not start" in notice and "loginctl enable-linger" in notice
 
 
-def test_an_entry_that_failed_to_start_says_why(fake_tools: FakeTools, project: Path, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_entry_that_failed_to_start_says_why(
+    fake_tools: FakeTools, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The interpreter the entry runs is gone (a removed virtualenv): the shell's own error is in
     the entry's output log, and the notice quotes it instead of blaming the machine."""
     wrapper = tmp_path / "venv-gone" / "python"
     wrapper.parent.mkdir()
-    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
     wrapper.chmod(0o755)
     monkeypatch.setattr(sys, "executable", str(wrapper))
     slot = _install(fake_tools, project)
@@ -114,8 +114,16 @@ def test_a_night_that_never_finished_says_so(fake_tools: FakeTools, project: Pat
     slot = _install(fake_tools, project)
     runs = user_dirs().scheduled_runs
     started = slot + timedelta(seconds=5)
-    (runs / "last-run.json").write_text(json.dumps({"started": started.isoformat(), "finished": None,
-                                                    "log": str(runs / "logs" / "night-x.log"), "projects": []}))
+    (runs / "last-run.json").write_text(
+        json.dumps(
+            {
+                "started": started.isoformat(),
+                "finished": None,
+                "log": str(runs / "logs" / "night-x.log"),
+                "projects": [],
+            }
+        )
+    )
     assert missed_night_notice(_morning(slot)) is None  # may still be running
     late = missed_night_notice(started + timedelta(hours=13))
     assert late is not None and "never finished" in late and "skillopt-sleep nightly" in late

@@ -24,14 +24,14 @@ def _logs() -> list[Path]:
     return sorted((user_dirs().scheduled_runs / "logs").glob("night-*.log"))
 
 
-def test_two_projects_one_fails_the_other_still_runs(cron: FakeTools, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+def test_two_projects_one_fails_the_other_still_runs(
+    cron: FakeTools, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
     _, claude, demo_project = build_demo_home(tmp_path / "demo")
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
     doomed = tmp_path / "doomed"
     doomed.mkdir()
-    assert main(["schedule", "--project", str(doomed), "--project", str(demo_project),
-                 "--backend", "sim:seed=3"]) == 0
+    assert main(["schedule", "--project", str(doomed), "--project", str(demo_project), "--backend", "sim:seed=3"]) == 0
     shutil.rmtree(doomed)  # its night will fail: the directory is gone
     monkeypatch.delenv("CLAUDE_CONFIG_DIR")  # the job must not need the shell's environment
     code = main(["nightly"])
@@ -50,8 +50,9 @@ def test_two_projects_one_fails_the_other_still_runs(cron: FakeTools, tmp_path: 
     assert last["log"] == str(log)
 
 
-def test_each_project_runs_with_its_recorded_config_and_the_env_file(cron: FakeTools, tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_project_runs_with_its_recorded_config_and_the_env_file(
+    cron: FakeTools, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     for p in (a, b):
         (p / ".skillopt-sleep").mkdir(parents=True)
@@ -130,8 +131,9 @@ def test_nightly_without_a_schedule_says_so(capsys) -> None:
     assert "nothing is scheduled" in capsys.readouterr().err
 
 
-def test_schedule_file_is_read_from_the_recorded_locations(cron: FakeTools, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_schedule_file_is_read_from_the_recorded_locations(
+    cron: FakeTools, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = tmp_path / "p"
     project.mkdir()
     assert main(["schedule", "--project", str(project)]) == 0
@@ -157,8 +159,7 @@ def test_a_scheduled_night_continues_an_interrupted_one(tmp_path: Path) -> None:
     _, claude, project = build_demo_home(tmp_path)
     config = Config(backend="sim:seed=2", agent="claude", source="claude", claude_home=str(claude))
     with pytest.raises(NightStopped):
-        run_night(NightOptions(project=project, mode="run",
-                               config=dataclasses.replace(config, max_tokens=40_000)))
+        run_night(NightOptions(project=project, mode="run", config=dataclasses.replace(config, max_tokens=40_000)))
     [interrupted] = interrupted_nights(project)
     lines: list[str] = []
     result = run_project_night(ProjectEntry(str(project), dataclasses.asdict(config)), lines.append)

@@ -40,8 +40,9 @@ def _night_log() -> str:
     return Path(read_last_run()["log"]).read_text(encoding="utf-8")
 
 
-def test_a_project_without_sessions_makes_no_model_call(cron: FakeTools, tmp_path: Path,
-                                                        backends: list[FakeBackend], capsys) -> None:
+def test_a_project_without_sessions_makes_no_model_call(
+    cron: FakeTools, tmp_path: Path, backends: list[FakeBackend], capsys
+) -> None:
     project = tmp_path / "quiet"
     project.mkdir()
     assert main(["schedule", "--project", str(project)]) == 0
@@ -57,9 +58,9 @@ def test_a_project_without_sessions_makes_no_model_call(cron: FakeTools, tmp_pat
     assert "1 skipped (nothing new)" in capsys.readouterr().out
 
 
-def test_no_new_sessions_since_the_last_night_makes_no_model_call(cron: FakeTools, tmp_path: Path,
-                                                                 backends: list[FakeBackend],
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_new_sessions_since_the_last_night_makes_no_model_call(
+    cron: FakeTools, tmp_path: Path, backends: list[FakeBackend], monkeypatch: pytest.MonkeyPatch
+) -> None:
     _, claude, project = build_demo_home(tmp_path / "demo")
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
     assert main(["schedule", "--project", str(project)]) == 0
@@ -81,8 +82,9 @@ def test_no_new_sessions_since_the_last_night_makes_no_model_call(cron: FakeTool
     assert calls(backends)[len(first)] == "preflight" and read_last_run()["projects"][0]["status"] != "skipped"
 
 
-def test_a_session_of_another_project_is_not_news(cron: FakeTools, tmp_path: Path, backends: list[FakeBackend],
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_session_of_another_project_is_not_news(
+    cron: FakeTools, tmp_path: Path, backends: list[FakeBackend], monkeypatch: pytest.MonkeyPatch
+) -> None:
     _, claude, demo = build_demo_home(tmp_path / "demo")
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
     other = tmp_path / "other"

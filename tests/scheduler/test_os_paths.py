@@ -127,8 +127,11 @@ def test_a_foreign_task_with_our_name_is_not_replaced(fake_tools: FakeTools, pro
 
 
 def test_print_on_each_os_changes_nothing(fake_tools: FakeTools, project: Path, capsys) -> None:
-    for platform, expect in (("linux", "Persistent=true"), ("darwin", "StartCalendarInterval"),
-                             ("win32", "StartWhenAvailable")):
+    for platform, expect in (
+        ("linux", "Persistent=true"),
+        ("darwin", "StartCalendarInterval"),
+        ("win32", "StartWhenAvailable"),
+    ):
         assert schedule(projects=[str(project)], platform=platform, print_only=True) == 0
         assert expect in capsys.readouterr().out
     assert fake_tools.written_files() == []
@@ -138,9 +141,10 @@ def test_print_on_each_os_changes_nothing(fake_tools: FakeTools, project: Path, 
 
 
 def test_awkward_paths_are_quoted_for_each_mechanism(tmp_path: Path) -> None:
-    odd = tmp_path / "50% it's $HOME \"quoted\""
-    job = Job(3, 0, ("/usr/bin/python3", "-m", "skillopt_sleep", "nightly", "--schedule-file", str(odd)),
-              tmp_path / "out.log")
+    odd = tmp_path / '50% it\'s $HOME "quoted"'
+    job = Job(
+        3, 0, ("/usr/bin/python3", "-m", "skillopt_sleep", "nightly", "--schedule-file", str(odd)), tmp_path / "out.log"
+    )
     line = job_line(job)
     assert "\\%" in line and "50%" not in line.replace("\\%", "")
     assert job_argv(["/bin/sh", "-c", cron_command(line)]) == list(job.argv)

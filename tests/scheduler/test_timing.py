@@ -35,8 +35,7 @@ def test_next_run_and_last_slot() -> None:
 
 
 def _schedule(at: str, updated: datetime) -> None:
-    save_schedule(Schedule(at=at, via="cron", python="/usr/bin/python3",
-                           projects=[ProjectEntry("/p", {})]))
+    save_schedule(Schedule(at=at, via="cron", python="/usr/bin/python3", projects=[ProjectEntry("/p", {})]))
     path = user_dirs().schedule_file
     data = json.loads(path.read_text())
     data["updated"] = updated.isoformat()

@@ -123,8 +123,7 @@ def test_a_headless_turn_appended_to_an_interactive_session_is_left_out_and_the_
     # `claude -p --resume <id>` continues an interactive session in the same file: decide per turn
     path = claude_file(homes[0], CLAUDE_MAIN)
     before = by_id(run(homes))[CLAUDE_MAIN]
-    append_records(path, claude_user("more work", entrypoint="sdk-cli"),
-                   claude_assistant("msg_H", "headless reply"))
+    append_records(path, claude_user("more work", entrypoint="sdk-cli"), claude_assistant("msg_H", "headless reply"))
     result = run(homes)
     after = by_id(result)[CLAUDE_MAIN]
     assert after.user_prompts == before.user_prompts
@@ -203,8 +202,13 @@ def test_bad_lines(line, reason):
 
 def test_one_bad_line_does_not_lose_the_file(homes, tmp_path):
     path = claude_file(homes[0], CLAUDE_MAIN)
-    append_records(path, "\x00\x01binary junk", "[]", claude_user("after the junk"),
-                   claude_assistant("msg_new", "reply after junk"))
+    append_records(
+        path,
+        "\x00\x01binary junk",
+        "[]",
+        claude_user("after the junk"),
+        claude_assistant("msg_new", "reply after junk"),
+    )
     digest = by_id(run(homes))[CLAUDE_MAIN]
     assert digest.user_prompts[-1] == "after the junk"
     assert digest.assistant_finals[-1] == "reply after junk"
@@ -257,9 +261,13 @@ def test_a_reply_to_a_task_notification_is_not_paired_with_the_prompt(marks):
     # Claude Code 2.1 marks the notification; older files are recognised by its text
     parser = ClaudeParser("/p/s.jsonl", {})
     notification = claude_user("<task-notification>\n<task-id>a1</task-id>\n</task-notification>", **marks)
-    outcomes = _feed(parser, claude_user("count the TODOs", promptSource="typed", turnOrigin="human"),
-                     claude_assistant("msg_1", "Started a helper."), notification,
-                     claude_assistant("msg_2", "The helper reported back."))
+    outcomes = _feed(
+        parser,
+        claude_user("count the TODOs", promptSource="typed", turnOrigin="human"),
+        claude_assistant("msg_1", "Started a helper."),
+        notification,
+        claude_assistant("msg_2", "The helper reported back."),
+    )
     assert outcomes == [USED, USED, IGNORED, IGNORED]
     (builder,), _, _ = parser.finish()
     assert builder.user_prompts == ["count the TODOs"]
@@ -268,9 +276,11 @@ def test_a_reply_to_a_task_notification_is_not_paired_with_the_prompt(marks):
 
 def test_sdk_prompts_are_headless_turns_and_a_headless_session_yields_nothing():
     parser = ClaudeParser("/p/s.jsonl", {})
-    outcomes = _feed(parser, claude_user("headless one-off", entrypoint="sdk-cli", promptSource="sdk",
-                                         turnOrigin="sdk"),
-                     claude_assistant("msg_1", "done"))
+    outcomes = _feed(
+        parser,
+        claude_user("headless one-off", entrypoint="sdk-cli", promptSource="sdk", turnOrigin="sdk"),
+        claude_assistant("msg_1", "done"),
+    )
     assert outcomes == ["headless_session", IGNORED]
     parts, _, excluded = parser.finish()
     assert parts == [] and excluded == [Path("/p/s.jsonl").stem]

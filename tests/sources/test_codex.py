@@ -31,8 +31,11 @@ def event(kind, **payload):
 
 def item(role, text):
     block = "output_text" if role == "assistant" else "input_text"
-    return {"timestamp": "2026-11-22T08:00:00.000Z", "type": "response_item",
-            "payload": {"type": "message", "role": role, "content": [{"type": block, "text": text}]}}
+    return {
+        "timestamp": "2026-11-22T08:00:00.000Z",
+        "type": "response_item",
+        "payload": {"type": "message", "role": role, "content": [{"type": block, "text": text}]},
+    }
 
 
 def test_sessions_dirs_and_archive_are_read_exec_and_replays_are_not(homes):
@@ -49,7 +52,12 @@ def test_sessions_dirs_and_archive_are_read_exec_and_replays_are_not(homes):
 def test_each_prompt_and_reply_is_counted_once(homes):
     digest = by_id(run(homes))[CODEX_MAIN]
     # "continue" really was sent twice: two twin pairs, two prompts
-    assert digest.user_prompts == ["Summarize the open PR for the changelog", "thanks, looks good", "continue", "continue"]
+    assert digest.user_prompts == [
+        "Summarize the open PR for the changelog",
+        "thanks, looks good",
+        "continue",
+        "continue",
+    ]
     assert digest.n_user_turns == 4
     assert digest.assistant_finals == [
         "Added a changelog entry: token refresh on 401.",
@@ -108,8 +116,10 @@ def test_twins_in_either_order_are_paired():
     outcomes = [
         parser.feed(json.dumps(r).encode())
         for r in (
-            item("user", "next"), event("user_message", message="next"),
-            event("agent_message", message="Done."), item("assistant", "Done."),
+            item("user", "next"),
+            event("user_message", message="next"),
+            event("agent_message", message="Done."),
+            item("assistant", "Done."),
         )
     ]
     assert outcomes == [USED, IGNORED, USED, IGNORED]
@@ -199,10 +209,12 @@ def test_exec_turns_and_compaction_output_are_not_counted():
     outcomes = feed_all(
         parser,
         event("task_started", turn_attribution={"turn_trigger": "user"}),
-        item("user", "rename foo"), item("assistant", "Renamed."),
+        item("user", "rename foo"),
+        item("assistant", "Renamed."),
         compaction,
         event("task_started", turn_attribution={"turn_trigger": "exec"}),  # `codex exec resume`
-        item("user", "headless follow-up"), item("assistant", "headless reply"),
+        item("user", "headless follow-up"),
+        item("assistant", "headless reply"),
     )
     assert outcomes == [USED, USED, USED, IGNORED, USED, "headless_turn", IGNORED]
     (builder,), state, _ = parser.finish()
@@ -212,11 +224,17 @@ def test_exec_turns_and_compaction_output_are_not_counted():
 
 
 def test_subagent_threads_are_excluded():
-    for meta in ({"source": {"subagent": {"thread_spawn": {"depth": 1}}}}, {"thread_source": "subagent"},
-                 {"parent_thread_id": "019a0000-0000-0000-0000-000000000000"}):
+    for meta in (
+        {"source": {"subagent": {"thread_spawn": {"depth": 1}}}},
+        {"thread_source": "subagent"},
+        {"parent_thread_id": "019a0000-0000-0000-0000-000000000000"},
+    ):
         parser = CodexParser("/h/rollout-x.jsonl", {})
-        record = {"timestamp": "2026-11-22T08:00:00.000Z", "type": "session_meta",
-                  "payload": {"id": "x", "cwd": PROJECT, "originator": "codex-tui", **meta}}
+        record = {
+            "timestamp": "2026-11-22T08:00:00.000Z",
+            "type": "session_meta",
+            "payload": {"id": "x", "cwd": PROJECT, "originator": "codex-tui", **meta},
+        }
         assert feed_all(parser, record, item("user", "count TODOs")) == ["subagent_thread", IGNORED]
         assert parser.finish()[0] == []
 
@@ -225,7 +243,10 @@ def test_subagent_threads_are_excluded():
 def test_twins_differing_in_whitespace_pair_within_a_read_and_across_a_checkpoint(resumed):
     """A twin is compared as text while the file is read, by its hash across a checkpoint; the
     checkpoint's state holds the hash, never the text."""
-    first, second = item("user", "fix  the\nbuild sk-secretsecret"), event("user_message", message="fix the build sk-secretsecret")
+    first, second = (
+        item("user", "fix  the\nbuild sk-secretsecret"),
+        event("user_message", message="fix the build sk-secretsecret"),
+    )
     parser = CodexParser("/h/rollout-x.jsonl", {})
     assert parser.feed(json.dumps(first).encode()) == USED
     if resumed:

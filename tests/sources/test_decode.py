@@ -19,7 +19,7 @@ CASES = [
     (b'{"a":"\\ud83d\\ude00"}', ("ok", {"a": "\U0001f600"})),  # a pair is one character
     (b'{"a":NaN}', "ok"),  # json accepts it; msgspec does not
     (b'{"a":"\xff"}', ("bad_utf8", None)),
-    (b'[1,2]', ("not_object", None)),
+    (b"[1,2]", ("not_object", None)),
     (b'"text"', ("not_object", None)),
     (b'{"a":', ("malformed_json", None)),
     (b"[" * 5000 + b"]" * 5000, ("malformed_json", None)),  # nested too deeply for either parser
@@ -74,10 +74,15 @@ def read(value: dict) -> dict:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(st.sampled_from(["a", "b", "c"]) | st.text(max_size=4), JSON_VALUES, max_size=6),
-       st.booleans(), st.sampled_from([b"", b"\xff", b"\x01", b"}", b'"']), st.integers(0, 200))
-def test_a_partial_decode_gives_the_status_and_values_json_gives(value, ascii_only: bool, damage: bytes,
-                                                                 at: int) -> None:
+@given(
+    st.dictionaries(st.sampled_from(["a", "b", "c"]) | st.text(max_size=4), JSON_VALUES, max_size=6),
+    st.booleans(),
+    st.sampled_from([b"", b"\xff", b"\x01", b"}", b'"']),
+    st.integers(0, 200),
+)
+def test_a_partial_decode_gives_the_status_and_values_json_gives(
+    value, ascii_only: bool, damage: bytes, at: int
+) -> None:
     line = json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
     cut = at % (len(line) + 1)
     line = line[:cut] + damage + line[cut:]
@@ -88,15 +93,18 @@ def test_a_partial_decode_gives_the_status_and_values_json_gives(value, ascii_on
         assert same(read(part), read(whole))
 
 
-@pytest.mark.parametrize(("line", "expected"), [
-    (b'{"a":1,"c":"\xff"}', ("bad_utf8", None)),  # in a field that is skipped
-    (rb'{"a":1,"c":"\ud800"}', ("ok", {"a": 1})),  # msgspec refuses it, json decides
-    (b'{"a":1,"c":', ("malformed_json", None)),
-    (b'{"a":1,"c":[}', ("malformed_json", None)),
-    (b'[1]', ("not_object", None)),
-    (b'{"a":1,"c":NaN}', ("ok", {"a": 1})),
-    (rb'{"a":1,"a":2,"b":"\u00e9"}', ("ok", {"a": 2, "b": "\u00e9"})),
-])
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (b'{"a":1,"c":"\xff"}', ("bad_utf8", None)),  # in a field that is skipped
+        (rb'{"a":1,"c":"\ud800"}', ("ok", {"a": 1})),  # msgspec refuses it, json decides
+        (b'{"a":1,"c":', ("malformed_json", None)),
+        (b'{"a":1,"c":[}', ("malformed_json", None)),
+        (b"[1]", ("not_object", None)),
+        (b'{"a":1,"c":NaN}', ("ok", {"a": 1})),
+        (rb'{"a":1,"a":2,"b":"\u00e9"}', ("ok", {"a": 2, "b": "\u00e9"})),
+    ],
+)
 def test_a_partial_decode_reports_what_json_reports(line: bytes, expected) -> None:
     status, value = decode.decode_record(line, FIELDS)
     assert (status, None if value is None else read(value)) == expected

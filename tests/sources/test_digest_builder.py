@@ -46,8 +46,9 @@ def eager(steps: list[tuple[str, str]], prompt_base: int) -> tuple[list[str], st
 @settings(max_examples=200, deadline=None)
 @given(STEPS, st.sampled_from([0, 3]))
 def test_deferred_clipping_gives_what_eager_clipping_gave(steps, prompt_base: int) -> None:
-    builder = DigestBuilder(source="claude", session_id="s", path="/p", prompt_base=prompt_base,
-                            in_turn=prompt_base > 0)
+    builder = DigestBuilder(
+        source="claude", session_id="s", path="/p", prompt_base=prompt_base, in_turn=prompt_base > 0
+    )
     for kind, text in steps:
         if kind == "prompt":
             builder.add_prompt("please do it")

@@ -28,8 +28,11 @@ from skillopt_sleep.sources.feedback import classify
         ("Add a test for the login flow", None),
         ("notice the bug in knowledge.py", None),
         # a long new request that merely contains weak words is not feedback
-        ("Now fix how the parser works in module X and then write docs for all the functions that "
-         "still need them, and check again that every example in the README runs", None),
+        (
+            "Now fix how the parser works in module X and then write docs for all the functions that "
+            "still need them, and check again that every example in the README runs",
+            None,
+        ),
         ("", None),
         # corrections in people's own words
         ("no TODOs in the changelog, please", "negative"),

@@ -52,15 +52,18 @@ def test_the_fields_read_are_a_small_part_of_the_real_sessions() -> None:
     # Codex's messages (instructions, AGENTS.md and environment context among them) are read whole.
     for source, parser_type, share in (("claude", ClaudeParser, 0.2), ("codex", CodexParser, 0.35)):
         lines = [line for line in fixture_lines(source) if line.strip()]
-        built = sum(len(json.dumps(part)) for status, part in (decode_record(line, parser_type.fields) for line in lines)
-                    if status == "ok")
+        built = sum(
+            len(json.dumps(part))
+            for status, part in (decode_record(line, parser_type.fields) for line in lines)
+            if status == "ok"
+        )
         assert built < share * sum(map(len, lines)), source
 
 
 # Records whose keys come in any order, with the fields every Claude kind is read for.
 CLAUDE_KINDS = ["user", "assistant", "file-history-snapshot", "attachment", "api-request", "mode", "system", 7]
 CWDS = ["/work/app", "/work/app/sub", f"/tmp/{REPLAY_DIR_PREFIX}abc", "", None, "/work/caf\u00e9"]
-NOTES = ["plain", "caf\u00e9", "lone \udcff", "tab\tand \\ quote \" brace }"]
+NOTES = ["plain", "caf\u00e9", "lone \udcff", 'tab\tand \\ quote " brace }']
 
 
 def damaged(draw: st.DrawFn, line: str) -> bytes:
@@ -96,20 +99,54 @@ def claude_record(draw: st.DrawFn) -> bytes:
 
 @st.composite
 def codex_record(draw: st.DrawFn) -> bytes:
-    kind = draw(st.sampled_from(["session_meta", "turn_context", "response_item", "event_msg", "world_state",
-                                 "compacted", "reasoning", 5]))
-    item = draw(st.sampled_from(["message", "function_call", "reasoning", "function_call_output", "user_message",
-                                 "agent_message", "task_started", "token_count", None]))
-    payload: Any = {"type": item, "role": "user", "content": [{"type": "input_text", "text": "do it"}],
-                    "message": "do it", "name": "shell", "cwd": draw(st.sampled_from(CWDS)),
-                    "note": draw(st.sampled_from(NOTES))}
+    kind = draw(
+        st.sampled_from(
+            ["session_meta", "turn_context", "response_item", "event_msg", "world_state", "compacted", "reasoning", 5]
+        )
+    )
+    item = draw(
+        st.sampled_from(
+            [
+                "message",
+                "function_call",
+                "reasoning",
+                "function_call_output",
+                "user_message",
+                "agent_message",
+                "task_started",
+                "token_count",
+                None,
+            ]
+        )
+    )
+    payload: Any = {
+        "type": item,
+        "role": "user",
+        "content": [{"type": "input_text", "text": "do it"}],
+        "message": "do it",
+        "name": "shell",
+        "cwd": draw(st.sampled_from(CWDS)),
+        "note": draw(st.sampled_from(NOTES)),
+    }
     if item is None:
         payload.pop("type")
     if kind == "session_meta":  # what decides whether the session is excluded
-        payload.update(draw(st.sampled_from([{}, {"originator": "codex_exec"}, {"source": "exec"},
-                                             {"source": {"subagent": {"depth": 1}}}, {"thread_source": "subagent"},
-                                             {"parent_thread_id": "t1"}, {"git": {"branch": "main"}},
-                                             {"git": "main"}])))
+        payload.update(
+            draw(
+                st.sampled_from(
+                    [
+                        {},
+                        {"originator": "codex_exec"},
+                        {"source": "exec"},
+                        {"source": {"subagent": {"depth": 1}}},
+                        {"thread_source": "subagent"},
+                        {"parent_thread_id": "t1"},
+                        {"git": {"branch": "main"}},
+                        {"git": "main"},
+                    ]
+                )
+            )
+        )
     if draw(st.integers(0, 5)) == 0:
         payload = draw(st.sampled_from([None, "text", [1]]))
     pairs = [("timestamp", "2026-11-22T10:00:00.000Z"), ("type", kind), ("payload", payload)]
@@ -183,23 +220,54 @@ CLAUDE_EXTRA = [
     {"type": "user", "promptSource": "sdk", "message": {"content": "headless"}},
     {"type": "user", "entrypoint": "sdk-cli", "message": {"content": "old headless"}},
     {"type": "user", "turnOrigin": "human", "message": {"content": [{"type": "text", "text": "fix it"}]}},
-    {"type": "assistant", "uuid": "u1", "message": {"id": "m1", "model": "m", "content": [
-        {"type": "tool_use", "name": "Skill", "input": {"skill": "release"}},
-        {"type": "tool_use", "name": "NotebookEdit", "input": {"notebook_path": "/n.ipynb"}},
-        {"type": "tool_use", "name": "Edit", "input": {"file_path": "/a.py"}}, {"type": "text", "text": "done"}]}},
+    {
+        "type": "assistant",
+        "uuid": "u1",
+        "message": {
+            "id": "m1",
+            "model": "m",
+            "content": [
+                {"type": "tool_use", "name": "Skill", "input": {"skill": "release"}},
+                {"type": "tool_use", "name": "NotebookEdit", "input": {"notebook_path": "/n.ipynb"}},
+                {"type": "tool_use", "name": "Edit", "input": {"file_path": "/a.py"}},
+                {"type": "text", "text": "done"},
+            ],
+        },
+    },
     {"type": "assistant", "isApiErrorMessage": True, "message": {"content": "error"}},
     {"type": "file-history-snapshot", "snapshot": {"trackedFileBackups": {"/a.py": {}}}},
 ]
 CODEX_EXTRA = [
-    {"type": "session_meta", "payload": {"cwd": "/w", "originator": "x", "source": {"subagent": 1},
-                                         "thread_source": "user", "parent_thread_id": None, "git": {"branch": "b"}}},
+    {
+        "type": "session_meta",
+        "payload": {
+            "cwd": "/w",
+            "originator": "x",
+            "source": {"subagent": 1},
+            "thread_source": "user",
+            "parent_thread_id": None,
+            "git": {"branch": "b"},
+        },
+    },
     {"type": "event_msg", "payload": {"type": "task_started", "turn_attribution": {"turn_trigger": "exec"}}},
     {"type": "event_msg", "payload": {"type": "user_message", "message": "go"}},
-    {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text",
-     "text": "go"}], "internal_chat_message_metadata_passthrough": {"content_item_kinds": ["user.text"]}}},
-    {"type": "response_item", "payload": {"type": "message", "role": "assistant", "content": "x",
-                                          "metadata": {}, "compaction_output": True}},
-    {"type": "response_item", "payload": {"type": "custom_tool_call", "name": "apply_patch", "input": "*** Begin Patch"}},
+    {
+        "type": "response_item",
+        "payload": {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "go"}],
+            "internal_chat_message_metadata_passthrough": {"content_item_kinds": ["user.text"]},
+        },
+    },
+    {
+        "type": "response_item",
+        "payload": {"type": "message", "role": "assistant", "content": "x", "metadata": {}, "compaction_output": True},
+    },
+    {
+        "type": "response_item",
+        "payload": {"type": "custom_tool_call", "name": "apply_patch", "input": "*** Begin Patch"},
+    },
     {"type": "response_item", "payload": {"type": "function_call", "name": "shell", "arguments": "{}"}},
     {"type": "response_item", "payload": {"type": "local_shell_call"}},
     {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "old format"}]},
@@ -207,8 +275,9 @@ CODEX_EXTRA = [
 ]
 
 
-@pytest.mark.parametrize(("source", "parser_type", "extra"),
-                         [("claude", ClaudeParser, CLAUDE_EXTRA), ("codex", CodexParser, CODEX_EXTRA)])
+@pytest.mark.parametrize(
+    ("source", "parser_type", "extra"), [("claude", ClaudeParser, CLAUDE_EXTRA), ("codex", CodexParser, CODEX_EXTRA)]
+)
 def test_every_field_a_parser_reads_is_one_it_decodes(source, parser_type, extra) -> None:
     """``record`` run on whole records that note what is read: each key it reads, at any depth, is
     built by ``fields`` (a key left out of it would read as absent, silently)."""

@@ -23,8 +23,12 @@ print(json.dumps({"skipped": r.skipped, "ids": sorted(d.session_id for d in r.di
 
 def harvest_in_child(homes: tuple[Path, Path]) -> dict:
     """In a child with a timeout: a harvest that hangs fails the test instead of the suite."""
-    out = subprocess.run([sys.executable, "-c", HARVEST_SCRIPT, PROJECT, str(homes[0]), str(homes[1])],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", HARVEST_SCRIPT, PROJECT, str(homes[0]), str(homes[1])],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 

@@ -34,8 +34,9 @@ def night(homes, state_dir, **kw):
 
 
 def summary(result):
-    return {d.session_id: (d.user_prompts, d.assistant_finals, d.n_user_turns, d.n_assistant_turns)
-            for d in result.digests}
+    return {
+        d.session_id: (d.user_prompts, d.assistant_finals, d.n_user_turns, d.n_assistant_turns) for d in result.digests
+    }
 
 
 def test_second_night_reads_nothing_when_nothing_changed(homes, tmp_path):
@@ -111,11 +112,16 @@ def test_codex_twin_straddling_two_nights_counts_once(homes, tmp_path):
     state = tmp_path / "state"
     path = codex_file(homes[1], CODEX_MAIN)
     ts = "2026-11-22T08:00:00.000Z"
-    item = {"timestamp": ts, "type": "response_item",
-            "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "add docs"}]}}
+    item = {
+        "timestamp": ts,
+        "type": "response_item",
+        "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "add docs"}]},
+    }
     append_records(path, item)
     before = by_id(night(homes, state))[CODEX_MAIN]
-    append_records(path, {"timestamp": ts, "type": "event_msg", "payload": {"type": "user_message", "message": "add docs"}})
+    append_records(
+        path, {"timestamp": ts, "type": "event_msg", "payload": {"type": "user_message", "message": "add docs"}}
+    )
     after = by_id(night(homes, state))[CODEX_MAIN]
     assert after.n_user_turns == before.n_user_turns
     assert after.user_prompts[-1] == "add docs"
@@ -168,8 +174,15 @@ def test_exclusion_is_remembered_across_nights(homes, tmp_path):
     state = tmp_path / "state"
     night(homes, state)
     (headless,) = [p for p in homes[0].glob("projects/*/*.jsonl") if b"sdk-cli" in p.read_bytes()]
-    append_records(headless, {"type": "user", "cwd": PROJECT, "timestamp": "2026-11-22T10:00:00.000Z",
-                              "message": {"role": "user", "content": "more headless work"}})
+    append_records(
+        headless,
+        {
+            "type": "user",
+            "cwd": PROJECT,
+            "timestamp": "2026-11-22T10:00:00.000Z",
+            "message": {"role": "user", "content": "more headless work"},
+        },
+    )
     result = night(homes, state)
     assert all("headless" not in p for d in result.digests for p in d.user_prompts)
     assert result.files_read == 1

@@ -12,19 +12,63 @@ from skillopt_sleep.sources.base import IGNORED, USED, LineReader
 from skillopt_sleep.sources.claude_code import ClaudeParser
 from skillopt_sleep.sources.codex import CodexParser
 
-REASONS = {USED, IGNORED, "bad_utf8", "malformed_json", "not_object", "wrong_field_type", "sidechain",
-           "headless_session", "headless_turn", "subagent_thread", "own_replay"}
+REASONS = {
+    USED,
+    IGNORED,
+    "bad_utf8",
+    "malformed_json",
+    "not_object",
+    "wrong_field_type",
+    "sidechain",
+    "headless_session",
+    "headless_turn",
+    "subagent_thread",
+    "own_replay",
+}
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
     max_leaves=12,
 )
-field_names = st.sampled_from(["type", "message", "content", "payload", "cwd", "timestamp", "isSidechain",
-                               "entrypoint", "isMeta", "role", "text", "name", "input", "snapshot", "originator"])
-type_values = st.sampled_from(["user", "assistant", "summary", "file-history-snapshot", "session_meta",
-                               "turn_context", "response_item", "event_msg", "message", "user_message",
-                               "agent_message", "function_call", "tool_use", "text", "tool_result"])
+field_names = st.sampled_from(
+    [
+        "type",
+        "message",
+        "content",
+        "payload",
+        "cwd",
+        "timestamp",
+        "isSidechain",
+        "entrypoint",
+        "isMeta",
+        "role",
+        "text",
+        "name",
+        "input",
+        "snapshot",
+        "originator",
+    ]
+)
+type_values = st.sampled_from(
+    [
+        "user",
+        "assistant",
+        "summary",
+        "file-history-snapshot",
+        "session_meta",
+        "turn_context",
+        "response_item",
+        "event_msg",
+        "message",
+        "user_message",
+        "agent_message",
+        "function_call",
+        "tool_use",
+        "text",
+        "tool_result",
+    ]
+)
 # Records shaped like the real ones, with fields of random types at every level.
 record_like = st.recursive(
     st.dictionaries(field_names, json_values | type_values, max_size=6),

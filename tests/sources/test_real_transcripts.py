@@ -19,9 +19,19 @@ TRUTH = json.loads((REAL / "ground_truth.json").read_text(encoding="utf-8"))
 # the recorder's scripted models answer a plain prompt with "Done: <prompt>"
 ECHO = "Done: "
 # markers of the user's own CLAUDE.md / AGENTS.md, and texts the harness (not the person) sent
-INJECTED = ("USER-CLAUDE-MD-MARKER", "USER-AGENTS-MD-MARKER", "AGENTS.md instructions", "environment_context",
-            "task-notification", "subagent_notification", "headless", "CONTEXT CHECKPOINT", "<summary>",
-            "reported back", "This session is being continued")
+INJECTED = (
+    "USER-CLAUDE-MD-MARKER",
+    "USER-AGENTS-MD-MARKER",
+    "AGENTS.md instructions",
+    "environment_context",
+    "task-notification",
+    "subagent_notification",
+    "headless",
+    "CONTEXT CHECKPOINT",
+    "<summary>",
+    "reported back",
+    "This session is being continued",
+)
 
 
 def session_id(key: str) -> str:

@@ -38,8 +38,7 @@ def test_adopt_backs_up_writes_and_logs(project):
     restored = adoption._undo(MEMORY_NEW, str(backup))
     assert restored == MEMORY_OLD and undo["previous_sha256"] == sha256(MEMORY_OLD)
     ledger = read_jsonl(project_dirs(project).ledger)
-    assert [(e["role"], e["previous_existed"]) for e in ledger] == [("memory", True),
-                                                                    ("skill", False)]
+    assert [(e["role"], e["previous_existed"]) for e in ledger] == [("memory", True), ("skill", False)]
     assert ledger[0]["backup"] == str(backup)
     assert ledger[0]["previous_sha256"] == sha256(MEMORY_OLD)
     assert ledger[0]["new_sha256"] == sha256(MEMORY_NEW)
@@ -170,7 +169,10 @@ def test_revert_of_a_never_adopted_night_refused(project):
 def test_no_copy_of_a_secret_in_the_live_file_is_written(project):
     secret = b"sk-ant-api03-" + b"AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
     old = b"# rules\nkey: " + secret + b"\n"
-    new = old + b"<!-- skillopt-sleep:learned:start -->\n- Use conventional commits.\n<!-- skillopt-sleep:learned:end -->\n"
+    new = (
+        old
+        + b"<!-- skillopt-sleep:learned:start -->\n- Use conventional commits.\n<!-- skillopt-sleep:learned:end -->\n"
+    )
     (project / "CLAUDE.md").write_bytes(old)
     stage_proposal(project, files=[StagedFile("memory", project / "CLAUDE.md", old, new)])
     adopt(project)
@@ -213,8 +215,6 @@ def test_default_adopt_picks_newest_proposal(project):
         adopt(project, "night-1")  # its baseline is gone now
 
 
-
-
 # --------------------------------------------------------------------------- journal and lock
 
 
@@ -222,8 +222,13 @@ def _cli(project: Path, *args: str, pause: float | None = None) -> subprocess.Po
     env = dict(os.environ)
     if pause is not None:
         env[journal.PAUSE_ENV] = str(pause)
-    return subprocess.Popen([sys.executable, "-m", "skillopt_sleep", *args, "--project", str(project)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "skillopt_sleep", *args, "--project", str(project)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _wait_for(condition, timeout: float = 20.0) -> None:
@@ -274,8 +279,7 @@ def test_a_file_changed_during_an_interrupted_adoption_is_not_overwritten(projec
     stage_proposal(project)
     real = journal.write_side
     with monkeypatch.context() as patch:
-        patch.setattr(journal, "write_side",
-                      lambda step, data: real(step, data) if step.role == "memory" else exit(1))
+        patch.setattr(journal, "write_side", lambda step, data: real(step, data) if step.role == "memory" else exit(1))
         with pytest.raises(SystemExit):
             adopt(project)
     (project / "CLAUDE.md").write_bytes(b"edited by hand meanwhile\n")
@@ -288,8 +292,10 @@ def test_a_file_changed_during_an_interrupted_adoption_is_not_overwritten(projec
 @pytest.mark.parametrize("same_night", [False, True])
 def test_concurrent_adopts_exactly_one_succeeds(project, same_night):
     stage_proposal(project, "night-1")
-    files = [StagedFile("memory", project / "CLAUDE.md", MEMORY_OLD, b"second night\n"),
-             StagedFile("skill", skill_path(project), None, SKILL_NEW)]
+    files = [
+        StagedFile("memory", project / "CLAUDE.md", MEMORY_OLD, b"second night\n"),
+        StagedFile("skill", skill_path(project), None, SKILL_NEW),
+    ]
     stage_proposal(project, "night-2", files=files)
     nights = ["night-1", "night-1"] if same_night else ["night-1", "night-2"]
     procs = [_cli(project, "adopt", "--night", night, pause=0.5) for night in nights]
@@ -297,8 +303,9 @@ def test_concurrent_adopts_exactly_one_succeeds(project, same_night):
     codes = sorted(code for code, _err in outcomes)
     assert codes[0] == 0 and codes[1] in (EXIT_CONFLICT, EXIT_LOCKED), outcomes
     loser = next(err for code, err in outcomes if code)
-    assert loser.count("\n") == 1 and ("already adopted" in loser or "changed since" in loser
-                                       or "holds this project's lock" in loser), loser
+    assert loser.count("\n") == 1 and (
+        "already adopted" in loser or "changed since" in loser or "holds this project's lock" in loser
+    ), loser
     ledger = read_jsonl(project_dirs(project).ledger)
     assert len({e["adoption_id"] for e in ledger}) == 1 and len(ledger) == 2
 
@@ -348,12 +355,21 @@ def test_a_planted_ledger_cannot_make_revert_write_outside_the_project(project, 
     victim = tmp_path / "victim.txt"
     victim.write_bytes(b"known content\n")
     undo = tmp_path / "undo.json"
-    undo.write_text(json.dumps({"prefix": 0, "suffix": 0,
-                                "restore": base64.b64encode(b"owned\n").decode()}))
-    append_jsonl(project_dirs(project).ledger, {
-        "event": "adopt", "adoption_id": "a1", "night_id": "n1", "role": "memory",
-        "path": str(victim), "previous_existed": True, "backup": str(undo),
-        "previous_sha256": sha256(b"owned\n"), "new_sha256": sha256(b"known content\n")})
+    undo.write_text(json.dumps({"prefix": 0, "suffix": 0, "restore": base64.b64encode(b"owned\n").decode()}))
+    append_jsonl(
+        project_dirs(project).ledger,
+        {
+            "event": "adopt",
+            "adoption_id": "a1",
+            "night_id": "n1",
+            "role": "memory",
+            "path": str(victim),
+            "previous_existed": True,
+            "backup": str(undo),
+            "previous_sha256": sha256(b"owned\n"),
+            "new_sha256": sha256(b"known content\n"),
+        },
+    )
     with pytest.raises(UserError, match="not a document a night of this project may target"):
         revert(project)
     assert victim.read_bytes() == b"known content\n"
@@ -376,9 +392,13 @@ def test_the_documents_of_a_target_skill_path_night_need_that_path_again(project
 def test_the_next_lock_holder_removes_what_killed_processes_left(project):
     dirs = project_dirs(project)
     stage_proposal(project)
-    leftovers = [dirs.staging / ".tmp-night-9-abcd" / "proposed", dirs.tmp / "evidence-night-9.jsonl",
-                 project / ".CLAUDE.md.0123456789ab.tmp", dirs.root / ".adoptions.jsonl.0123456789ab.tmp",
-                 dirs.staging / "night-1" / ".manifest.json.abcdef012345.tmp"]
+    leftovers = [
+        dirs.staging / ".tmp-night-9-abcd" / "proposed",
+        dirs.tmp / "evidence-night-9.jsonl",
+        project / ".CLAUDE.md.0123456789ab.tmp",
+        dirs.root / ".adoptions.jsonl.0123456789ab.tmp",
+        dirs.staging / "night-1" / ".manifest.json.abcdef012345.tmp",
+    ]
     for path in leftovers:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"debris")

@@ -31,9 +31,10 @@ def _two_files(tmp_path: Path) -> tuple[Path, list[journal.FileStep]]:
     project = tmp_path / "proj"
     project.mkdir()
     (project / "CLAUDE.md").write_bytes(b"old\n")
-    steps = [journal.FileStep.between("memory", project / "CLAUDE.md", b"old\n", b"old\nnew\n"),
-             journal.FileStep.between("skill", project / "sub" / "SKILL.md", None, b"skill\n",
-                                      [str(project / "sub")])]
+    steps = [
+        journal.FileStep.between("memory", project / "CLAUDE.md", b"old\n", b"old\nnew\n"),
+        journal.FileStep.between("skill", project / "sub" / "SKILL.md", None, b"skill\n", [str(project / "sub")]),
+    ]
     return project, steps
 
 

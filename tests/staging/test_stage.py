@@ -34,14 +34,12 @@ def test_stage_writes_proposal_report_and_manifest(project, tmp_path):
     assert not [p for p in project_dirs(project).staging.iterdir() if p.name.startswith(".")]
 
 
-
 def test_unchanged_files_are_not_staged(project):
     files = [StagedFile("memory", project / "CLAUDE.md", MEMORY_OLD, MEMORY_OLD)]
     directory = stage_proposal(project, files=files)
     assert json.loads((directory / "manifest.json").read_text())["files"] == []
     with pytest.raises(UserError, match="nothing to adopt"):
         adopt(project)
-
 
 
 def test_restaging_the_same_night_refused(project):

@@ -19,8 +19,17 @@ FORBID = "Do NOT look anything up, search, or use any tools."
 
 
 def skill_bytes(newline: str, bom: bool, final_newline: bool) -> bytes:
-    lines = ["---", "name: skillopt-sleep-learned", "description: Réponses brèves", "---",
-             "# Recherche — naïve", "", f"- {FORBID}", "- Keep answers short ✓.", "Dernière ligne"]
+    lines = [
+        "---",
+        "name: skillopt-sleep-learned",
+        "description: Réponses brèves",
+        "---",
+        "# Recherche — naïve",
+        "",
+        f"- {FORBID}",
+        "- Keep answers short ✓.",
+        "Dernière ligne",
+    ]
     text = newline.join(lines) + (newline if final_newline else "")
     return ("\ufeff" if bom else "").encode("utf-8") + text.encode("utf-8")
 
@@ -35,24 +44,26 @@ VARIANTS = [
 
 @pytest.mark.parametrize(("newline", "bom", "final_newline"), VARIANTS)
 def test_whole_skill_edits_adopt_and_revert_byte_exact(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], newline: str, bom: bool, final_newline: bool) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], newline: str, bom: bool, final_newline: bool
+) -> None:
     project = tmp_path / "proj"
     live = skill_path(project)
     live.parent.mkdir(parents=True)
     before = skill_bytes(newline, bom, final_newline)
     live.write_bytes(before)
     docs = load_documents(project, "claude", whole_skill=True)
-    edits = [Edit("skill", "replace_line", "Search the docs before answering.", anchor=f"- {FORBID}"),
-             Edit("skill", "delete_line", anchor="Dernière ligne"),
-             Edit("skill", "add", "Cite the page you searched.", supersedes="- Keep answers short ✓.")]
+    edits = [
+        Edit("skill", "replace_line", "Search the docs before answering.", anchor=f"- {FORBID}"),
+        Edit("skill", "delete_line", anchor="Dernière ligne"),
+        Edit("skill", "add", "Cite the page you searched.", supersedes="- Keep answers short ✓."),
+    ]
     for edit in edits:
         docs = apply_edit(docs, edit)
     proposed = docs.skill.encoded()
     assert proposed.startswith(b"\xef\xbb\xbf") == bom
     # every line ending, the managed block's included, is the file's own
     assert proposed.count(b"\n") == proposed.count(newline.encode())
-    report = NightReport(night_id="n1", project=str(project), mode="run", status="staged",
-                         accepted_edits=edits)
+    report = NightReport(night_id="n1", project=str(project), mode="run", status="staged", accepted_edits=edits)
     stage(project, report, [StagedFile("skill", live, before, proposed)])
     assert live.read_bytes() == before  # staging writes nothing live
 

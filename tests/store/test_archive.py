@@ -8,8 +8,13 @@ from skillopt_sleep.types import TaskRecord
 
 
 def task(i: int, split: str = "train", origin: str = "real", intent: str | None = None) -> TaskRecord:
-    return TaskRecord(id=f"t{i}", intent=intent or f"Write the commit message for change {i}", split=split,
-                      origin=origin, judge={"kind": "rule", "checks": [{"op": "contains", "arg": "Refs:"}]})
+    return TaskRecord(
+        id=f"t{i}",
+        intent=intent or f"Write the commit message for change {i}",
+        split=split,
+        origin=origin,
+        judge={"kind": "rule", "checks": [{"op": "contains", "arg": "Refs:"}]},
+    )
 
 
 def test_archives_real_tasks_once_by_content(tmp_path: Path) -> None:

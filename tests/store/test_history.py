@@ -16,10 +16,20 @@ def test_history_records_compact_summaries_per_project(tmp_path, home):
     assert history.path == user_dirs().history
     assert str(history.path).startswith(str(home))
     a, b = tmp_path / "a", tmp_path / "b"
-    history.record(_report("n1", a, baseline=0.5, candidate=0.75, n_sessions=3, n_tasks=4,
-                           accepted_edits=[Edit("memory", "add", "x")],
-                           rejected_edits=[{"edit": {}, "reasons": ["r"]}, {"edit": {}}],
-                           calls={"attempt": 10}, usage=Usage(1, 2, 3, 4)))
+    history.record(
+        _report(
+            "n1",
+            a,
+            baseline=0.5,
+            candidate=0.75,
+            n_sessions=3,
+            n_tasks=4,
+            accepted_edits=[Edit("memory", "add", "x")],
+            rejected_edits=[{"edit": {}, "reasons": ["r"]}, {"edit": {}}],
+            calls={"attempt": 10},
+            usage=Usage(1, 2, 3, 4),
+        )
+    )
     history.record(_report("n2", b))
     history.record(_report("n3", a, baseline=0.75, candidate=0.75))
     nights = history.nights(a)

@@ -63,13 +63,22 @@ def test_a_killed_holder_releases_the_lock_at_once(tmp_path):
         assert time.monotonic() - started < 1.0
 
 
-@pytest.mark.parametrize("leftover", [
-    b"",  # a crash between creating and writing the old-style pid file
-    json.dumps({"pid": 1, "hostname": socket.gethostname(),  # pid 1 is always alive in a container
-                "started": format_time(datetime.now(timezone.utc))}).encode(),
-    json.dumps({"pid": 4242, "hostname": "a-recreated-container",
-                "started": format_time(datetime.now(timezone.utc))}).encode(),
-])
+@pytest.mark.parametrize(
+    "leftover",
+    [
+        b"",  # a crash between creating and writing the old-style pid file
+        json.dumps(
+            {
+                "pid": 1,
+                "hostname": socket.gethostname(),  # pid 1 is always alive in a container
+                "started": format_time(datetime.now(timezone.utc)),
+            }
+        ).encode(),
+        json.dumps(
+            {"pid": 4242, "hostname": "a-recreated-container", "started": format_time(datetime.now(timezone.utc))}
+        ).encode(),
+    ],
+)
 def test_leftover_lock_files_never_block(tmp_path, leftover):
     path = tmp_path / "night.lock"
     path.write_bytes(leftover)

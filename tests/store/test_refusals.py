@@ -21,10 +21,22 @@ def test_rejected_ledger_matches_normalised_rules_per_project(tmp_path):
 def test_the_ledger_catches_a_reworded_rule_but_not_a_different_number_or_a_negation(tmp_path):
     ledger = RejectedLedger()
     project = tmp_path / "p"
-    ledger.add(project, Edit("skill", "add", "Keep commit subjects under 50 characters and cite the ticket"),
-               ["the mean over all 4 val tasks fell"], "n1")
+    ledger.add(
+        project,
+        Edit("skill", "add", "Keep commit subjects under 50 characters and cite the ticket"),
+        ["the mean over all 4 val tasks fell"],
+        "n1",
+    )
     fresh = RejectedLedger()
-    assert fresh.contains(project, Edit("skill", "add", "cite the ticket and keep commit subjects under 50 characters."))
-    assert not fresh.contains(project, Edit("skill", "add", "Keep commit subjects under 72 characters and cite the ticket"))
-    assert not fresh.contains(project, Edit("skill", "add", "Never keep commit subjects under 50 characters and cite the ticket"))
-    assert not fresh.contains(project, Edit("memory", "add", "Keep commit subjects under 50 characters and cite the ticket"))
+    assert fresh.contains(
+        project, Edit("skill", "add", "cite the ticket and keep commit subjects under 50 characters.")
+    )
+    assert not fresh.contains(
+        project, Edit("skill", "add", "Keep commit subjects under 72 characters and cite the ticket")
+    )
+    assert not fresh.contains(
+        project, Edit("skill", "add", "Never keep commit subjects under 50 characters and cite the ticket")
+    )
+    assert not fresh.contains(
+        project, Edit("memory", "add", "Keep commit subjects under 50 characters and cite the ticket")
+    )

@@ -62,15 +62,33 @@ def test_an_edit_tested_on_enough_nights_is_settled_unless_it_was_accepted(tmp_p
 
 def test_an_unreadable_or_planted_file_is_an_empty_pool(tmp_path: Path) -> None:
     path = tmp_path / "evidence.json"
-    bad_nights = {"project": str((tmp_path / "project").resolve()), "model": "m", "base": "fp1", "identity": "e",
-                  "updated": "2026-11-23T00:00:00Z", "samples": {}, "edit": {"nights": "many"}}
-    for text in ("{not json", "[1, 2]", '{"records": [7, {"identity": "base", "samples": "x"}]}', "[" * 100000,
-                 json.dumps({"records": [bad_nights]})):
+    bad_nights = {
+        "project": str((tmp_path / "project").resolve()),
+        "model": "m",
+        "base": "fp1",
+        "identity": "e",
+        "updated": "2026-11-23T00:00:00Z",
+        "samples": {},
+        "edit": {"nights": "many"},
+    }
+    for text in (
+        "{not json",
+        "[1, 2]",
+        '{"records": [7, {"identity": "base", "samples": "x"}]}',
+        "[" * 100000,
+        json.dumps({"records": [bad_nights]}),
+    ):
         path.write_text(text)
         p = pool(path)
         assert p.samples == {} and p.edits == {}
-    record = {"project": str((tmp_path / "project").resolve()), "model": "m", "base": "fp1", "identity": "base",
-              "updated": "2999-01-01T00:00:00Z", "samples": {"t": [0.5, 7, "x", -1, 1]}}
+    record = {
+        "project": str((tmp_path / "project").resolve()),
+        "model": "m",
+        "base": "fp1",
+        "identity": "base",
+        "updated": "2999-01-01T00:00:00Z",
+        "samples": {"t": [0.5, 7, "x", -1, 1]},
+    }
     path.write_text(json.dumps({"records": [record]}))
     assert pool(path, now=datetime(2999, 1, 2, tzinfo=timezone.utc)).stored(BASE, "t") == [0.5, 1.0]
 
@@ -131,7 +149,7 @@ def test_nights_a_call_cap_left_an_edit_undecided_do_not_settle_it_but_still_cos
     first.save()
     again = pool(path, now=NOW)
     assert not again.settled(RULE), "undecided nights are not verdicts"
-    assert again.alpha_share(RULE) == 0.5 ** 4, "but each looked at the data"
+    assert again.alpha_share(RULE) == 0.5**4, "but each looked at the data"
     for _ in range(4):
         again.record_test(RULE, accepted=False, val_set="v")
     assert again.settled(RULE)

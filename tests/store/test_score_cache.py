@@ -58,8 +58,14 @@ def test_a_changed_judge_or_model_draws_again(project: Path, tmp_path: Path) -> 
     changed.judge = {"kind": "rule", "checks": [{"op": "contains", "arg": "Signed-off-by"}]}
     judged_anew = run_night(night(project, write_tasks_file(tmp_path / "tasks2.json", tasks)))
     assert judged_anew.calls.get("attempt", 0) > 0
-    other_model = run_night(NightOptions(project=project, mode="run", tasks_file=tasks_file,
-                                         config=Config(backend="sim:correct=1,harmful=0,seed=4", agent="claude")))
+    other_model = run_night(
+        NightOptions(
+            project=project,
+            mode="run",
+            tasks_file=tasks_file,
+            config=Config(backend="sim:correct=1,harmful=0,seed=4", agent="claude"),
+        )
+    )
     assert other_model.calls.get("attempt", 0) > 50
 
 
@@ -110,8 +116,13 @@ def test_the_file_is_bounded_newest_kept(tmp_path: Path) -> None:
 
 def test_malformed_or_foreign_files_start_empty(tmp_path: Path) -> None:
     path = tmp_path / "scores.jsonl"
-    for content in ("not json\n", '{"format": "other"}\n', "[1, 2]\n", '{"format": "skillopt_sleep.scores.v1"}\n'
-                    '{"k": 1, "at": "x"}\n{"k": "a", "at": 1e300, "c": {"text": 5}}\n{"k": "b", "at'):
+    for content in (
+        "not json\n",
+        '{"format": "other"}\n',
+        "[1, 2]\n",
+        '{"format": "skillopt_sleep.scores.v1"}\n'
+        '{"k": 1, "at": "x"}\n{"k": "a", "at": 1e300, "c": {"text": 5}}\n{"k": "b", "at',
+    ):
         path.write_text(content, encoding="utf-8")
         assert len(ScoreCache.load(path)) == 0
 

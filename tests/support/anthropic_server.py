@@ -32,8 +32,12 @@ from tests.support.http_base import (
 
 def _error_body(status: int, message: str) -> dict[str, Any]:
     kind = {
-        400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-        404: "not_found_error", 429: "rate_limit_error", 529: "overloaded_error",
+        400: "invalid_request_error",
+        401: "authentication_error",
+        403: "permission_error",
+        404: "not_found_error",
+        429: "rate_limit_error",
+        529: "overloaded_error",
     }.get(status, "api_error")
     return {"type": "error", "error": {"type": kind, "message": message}}
 
@@ -66,8 +70,13 @@ def last_user_text(body: dict[str, Any]) -> str:
         content = message.get("content")
         if isinstance(content, str):
             return content
-        texts = [b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"
-                 and not str(b.get("text", "")).startswith("<system-reminder>")]
+        texts = [
+            b.get("text", "")
+            for b in content or []
+            if isinstance(b, dict)
+            and b.get("type") == "text"
+            and not str(b.get("text", "")).startswith("<system-reminder>")
+        ]
         if texts:
             return texts[-1]
     return ""
@@ -76,30 +85,59 @@ def last_user_text(body: dict[str, Any]) -> str:
 def message_events(message: dict[str, Any]) -> list[bytes]:
     """A finished message as the Messages API streams it."""
     usage = message["usage"]
-    start = dict(message, content=[], stop_reason=None, stop_sequence=None,
-                 usage=dict(usage, output_tokens=1))
-    events = [sse_event("message_start", {"type": "message_start", "message": start}),
-              sse_event("ping", {"type": "ping"})]
+    start = dict(message, content=[], stop_reason=None, stop_sequence=None, usage=dict(usage, output_tokens=1))
+    events = [
+        sse_event("message_start", {"type": "message_start", "message": start}),
+        sse_event("ping", {"type": "ping"}),
+    ]
     for index, block in enumerate(message["content"]):
         if block["type"] == "text":
-            events.append(sse_event("content_block_start", {"type": "content_block_start", "index": index,
-                                                            "content_block": {"type": "text", "text": ""}}))
+            events.append(
+                sse_event(
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+                )
+            )
             text = block["text"]
             for i in range(0, len(text), 24):
-                events.append(sse_event("content_block_delta", {
-                    "type": "content_block_delta", "index": index,
-                    "delta": {"type": "text_delta", "text": text[i:i + 24]}}))
+                events.append(
+                    sse_event(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {"type": "text_delta", "text": text[i : i + 24]},
+                        },
+                    )
+                )
         else:
-            events.append(sse_event("content_block_start", {"type": "content_block_start", "index": index,
-                                                            "content_block": dict(block, input={})}))
-            events.append(sse_event("content_block_delta", {
-                "type": "content_block_delta", "index": index,
-                "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}}))
+            events.append(
+                sse_event(
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": dict(block, input={})},
+                )
+            )
+            events.append(
+                sse_event(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
+                    },
+                )
+            )
         events.append(sse_event("content_block_stop", {"type": "content_block_stop", "index": index}))
-    events.append(sse_event("message_delta", {
-        "type": "message_delta",
-        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-        "usage": {"output_tokens": usage["output_tokens"]}}))
+    events.append(
+        sse_event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": usage["output_tokens"]},
+            },
+        )
+    )
     events.append(sse_event("message_stop", {"type": "message_stop"}))
     return events
 
@@ -158,8 +196,9 @@ class FakeAnthropic(FakeServer):
         text = reply.text
         content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
         for call in reply.tool_calls:
-            content.append({"type": "tool_use", "id": f"toolu_{next(self._ids):06d}", "name": call.name,
-                            "input": call.input})
+            content.append(
+                {"type": "tool_use", "id": f"toolu_{next(self._ids):06d}", "name": call.name, "input": call.input}
+            )
         return {
             "id": f"msg_{next(self._ids)}",
             "type": "message",
@@ -199,9 +238,19 @@ class FakeAnthropic(FakeServer):
             text = json.dumps(body.get("system") or "") + json.dumps(body.get("messages") or [])
             return 200, {"input_tokens": count_tokens(text) + count_tokens(json.dumps(body.get("tools") or []))}, {}
         if method == "GET" and path == "/v1/models":
-            return 200, {"data": [{"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"}
-                                  for m in self.models], "has_more": False,
-                         "first_id": self.models[0], "last_id": self.models[-1]}, {}
+            return (
+                200,
+                {
+                    "data": [
+                        {"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"}
+                        for m in self.models
+                    ],
+                    "has_more": False,
+                    "first_id": self.models[0],
+                    "last_id": self.models[-1],
+                },
+                {},
+            )
         if method == "POST" and path == "/v1/messages/batches":
             if self.batch_submit_fail:
                 return self.batch_submit_fail, _error_body(self.batch_submit_fail, "batch refused"), {}
@@ -232,8 +281,13 @@ class FakeAnthropic(FakeServer):
             "id": batch_id,
             "type": "message_batch",
             "processing_status": batch["status"],
-            "request_counts": {"processing": 0 if ended else n, "succeeded": n if ended else 0,
-                               "errored": 0, "canceled": 0, "expired": 0},
+            "request_counts": {
+                "processing": 0 if ended else n,
+                "succeeded": n if ended else 0,
+                "errored": 0,
+                "canceled": 0,
+                "expired": 0,
+            },
             "created_at": "2025-01-01T00:00:00Z",
             "expires_at": "2025-01-02T00:00:00Z",
             "ended_at": "2025-01-01T00:10:00Z" if ended else None,
@@ -247,8 +301,10 @@ class FakeAnthropic(FakeServer):
         for item in self.batches[batch_id]["requests"]:
             cid = item["custom_id"]
             if cid in self.batch_item_errors:
-                result = {"type": "errored", "error": {"type": "error",
-                          "error": {"type": "api_error", "message": "item failed"}}}
+                result = {
+                    "type": "errored",
+                    "error": {"type": "error", "error": {"type": "api_error", "message": "item failed"}},
+                }
             else:
                 result = {"type": "succeeded", "message": self.answer(item["params"])}
             lines.append(json.dumps({"custom_id": cid, "result": result}))

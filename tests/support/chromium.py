@@ -29,19 +29,31 @@ def chromium_or_skip() -> str:
     pytest.skip(message)
 
 
-def screenshot(binary: str, page: Path, png: Path, width: int = 900, height: int = 1000,
-               timeout: float = 90.0) -> bytes:
+def screenshot(
+    binary: str, page: Path, png: Path, width: int = 900, height: int = 1000, timeout: float = 90.0
+) -> bytes:
     """Render ``page`` (a local file) headless and return the PNG bytes. A throwaway profile and
     HOME; no network services; the whole process group is killed if it hangs."""
     with tempfile.TemporaryDirectory(prefix="skillopt-chromium-") as scratch:
-        args = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--hide-scrollbars", "--force-device-scale-factor=1",
-                f"--user-data-dir={Path(scratch) / 'profile'}", f"--screenshot={png}",
-                f"--window-size={width},{height}", page.resolve().as_uri()]
+        args = [
+            binary,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--force-device-scale-factor=1",
+            f"--user-data-dir={Path(scratch) / 'profile'}",
+            f"--screenshot={png}",
+            f"--window-size={width},{height}",
+            page.resolve().as_uri(),
+        ]
         env = {"PATH": os.environ.get("PATH", ""), "HOME": scratch, "TMPDIR": scratch}
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                                start_new_session=True)
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
         try:
             _, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:

@@ -84,8 +84,12 @@ def prescribed_command(skill_text: str, action: str, must_have: tuple[str, ...] 
             words = shlex.split(command)
         except ValueError:
             continue
-        if (len(words) >= 2 and action in words[1:] and not words[0].startswith("-")
-                and all(word in words for word in must_have)):
+        if (
+            len(words) >= 2
+            and action in words[1:]
+            and not words[0].startswith("-")
+            and all(word in words for word in must_have)
+        ):
             return command
     raise SkillTextError(f"the skill prescribes no command for {action!r} with {list(must_have)}")
 
@@ -94,10 +98,11 @@ def function_outputs(body: dict[str, Any]) -> list[str]:
     """The tool results (``function_call_output`` and the like) codex sent since the user's last
     message: what this turn's calls returned."""
     items = [item for item in body.get("input") or [] if isinstance(item, dict)]
-    last_user = max((i for i, item in enumerate(items) if item.get("role") == "user"
-                     and not _is_context(item)), default=-1)
+    last_user = max(
+        (i for i, item in enumerate(items) if item.get("role") == "user" and not _is_context(item)), default=-1
+    )
     outputs = []
-    for item in items[last_user + 1:]:
+    for item in items[last_user + 1 :]:
         if item.get("type", "").endswith("call_output"):
             output = item.get("output")
             if isinstance(output, dict):  # {"content": ..., "success": ...} in some releases
@@ -153,8 +158,13 @@ class ScriptedModel:
             offered = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
             if running and "write_stdin" in offered and len(outputs) <= self.max_polls:
                 # still running after the tool's wait: wait for it, as a model does
-                return Reply(tool_calls=[ToolCall("write_stdin", {"session_id": int(running.group(1)), "chars": "",
-                                                                  "yield_time_ms": 30000})])
+                return Reply(
+                    tool_calls=[
+                        ToolCall(
+                            "write_stdin", {"session_id": int(running.group(1)), "chars": "", "yield_time_ms": 30000}
+                        )
+                    ]
+                )
             return Reply(text=f"skillopt-sleep {self.action}: done.")
         skill = skill_block(body)
         self.skill_texts.append(skill)
@@ -191,15 +201,33 @@ class CodexSession:
         path.write_text(
             'model = "fake-model"\nmodel_provider = "fake"\n\n[model_providers.fake]\nname = "fake"\n'
             f'base_url = "{self.server.base_url}"\nwire_api = "responses"\nenv_key = "FAKE_PROVIDER_KEY"\n\n'
-            + config + "\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+            + config
+            + "\n"
+            + path.read_text(encoding="utf-8"),
+            encoding="utf-8",
+        )
         return self
 
     def run_codex(self, args: list[str], cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-        return subprocess.run([self.codex, *args], capture_output=True, text=True, env=self.env, cwd=str(cwd),
-                              timeout=timeout, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            [self.codex, *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            cwd=str(cwd),
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
 
-    def ask(self, project: Path, action: str, *extra: str, must_have: tuple[str, ...] = (),
-            codex_args: tuple[str, ...] = (), timeout: float = 240) -> tuple[ScriptedModel, subprocess.CompletedProcess]:
+    def ask(
+        self,
+        project: Path,
+        action: str,
+        *extra: str,
+        must_have: tuple[str, ...] = (),
+        codex_args: tuple[str, ...] = (),
+        timeout: float = 240,
+    ) -> tuple[ScriptedModel, subprocess.CompletedProcess]:
         """``codex exec "$skillopt-sleep:skillopt-sleep <action>"`` in ``project``, the model played by
         a ``ScriptedModel``; returns it (with what ran and what came back) and codex's result."""
         model = ScriptedModel(action, must_have, extra)
@@ -208,8 +236,15 @@ class CodexSession:
         out = self.run_codex(["exec", *codex_args, "--json", prompt], cwd=project, timeout=timeout)
         return model, out
 
-    def answer(self, project: Path, action: str, reply: str, must_have: tuple[str, ...] = (),
-               extra: tuple[str, ...] = (), timeout: float = 240) -> tuple[ScriptedModel, subprocess.CompletedProcess]:
+    def answer(
+        self,
+        project: Path,
+        action: str,
+        reply: str,
+        must_have: tuple[str, ...] = (),
+        extra: tuple[str, ...] = (),
+        timeout: float = 240,
+    ) -> tuple[ScriptedModel, subprocess.CompletedProcess]:
         """The user's next message in the same session (``codex exec resume --last``): the model
         runs the skill's command for ``action`` that has ``must_have``, with the options ``extra``
         the user gave."""
@@ -231,14 +266,23 @@ def events(out: subprocess.CompletedProcess) -> list[dict[str, Any]]:
     return rows
 
 
-def app_server_call(session: CodexSession, cwd: Path, requests: list[tuple[str, dict[str, Any]]],
-                    timeout: float = 60) -> list[dict[str, Any]]:
+def app_server_call(
+    session: CodexSession, cwd: Path, requests: list[tuple[str, dict[str, Any]]], timeout: float = 60
+) -> list[dict[str, Any]]:
     """Send ``requests`` (method, params) to ``codex app-server`` over stdio (JSON-RPC, one object
     a line) after the initialize handshake; return their results in order."""
-    proc = subprocess.Popen([session.codex, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=session.env, cwd=str(cwd), text=True)
+    proc = subprocess.Popen(
+        [session.codex, "app-server"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=session.env,
+        cwd=str(cwd),
+        text=True,
+    )
     results: list[dict[str, Any]] = []
     try:
+
         def send(message: dict[str, Any]) -> None:
             proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
             proc.stdin.flush()
@@ -275,6 +319,9 @@ def trust_plugin_hooks(session: CodexSession, project: Path) -> list[dict[str, A
     hooks = plugin_hooks(session, project)
     assert hooks, "codex lists no hook of the plugin"
     trusted = {hook["key"]: {"trusted_hash": hook["currentHash"]} for hook in hooks}
-    app_server_call(session, project, [("config/batchWrite", {"edits": [
-        {"keyPath": "hooks.state", "mergeStrategy": "upsert", "value": trusted}]})])
+    app_server_call(
+        session,
+        project,
+        [("config/batchWrite", {"edits": [{"keyPath": "hooks.state", "mergeStrategy": "upsert", "value": trusted}]})],
+    )
     return plugin_hooks(session, project)

@@ -9,10 +9,13 @@ import sys
 from pathlib import Path
 
 
-def run_cli(*args: str, home: Path, path: str, extra: dict[str, str] | None = None
-            ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("SKILLOPT_SLEEP_BACKEND", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+def run_cli(*args: str, home: Path, path: str, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("SKILLOPT_SLEEP_BACKEND", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
+    }
     env.update({"SKILLOPT_SLEEP_HOME": str(home), "PATH": path, **(extra or {})})
-    return subprocess.run([sys.executable, "-m", "skillopt_sleep", *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "skillopt_sleep", *args], capture_output=True, text=True, env=env, timeout=300
+    )

@@ -71,8 +71,15 @@ class FakeBackend:
     ``price`` is what its calls cost (``None``: unknown); ``tools=True`` lets it offer the
     model stub tools, as the SDK backends can."""
 
-    def __init__(self, handler: Handler = echo, *, id: str = "fake", price: Price | None = None,
-                 tools: bool = False, offline: bool = False) -> None:
+    def __init__(
+        self,
+        handler: Handler = echo,
+        *,
+        id: str = "fake",
+        price: Price | None = None,
+        tools: bool = False,
+        offline: bool = False,
+    ) -> None:
         self.id = id
         self.handler = handler
         self.price = price

@@ -20,7 +20,7 @@ import stat
 import sys
 from pathlib import Path
 
-_COMMON = r'''
+_COMMON = r"""
 import json, os, sys, tempfile, time
 mode = os.environ.get("FAKE_CLI_MODE", "ok")
 stdin = sys.stdin.read()
@@ -50,9 +50,11 @@ with open(os.path.join(cwd, "session-artifact.jsonl"), "w") as artefact:
     artefact.write("{}\n")
 with open(os.path.join(tempfile.gettempdir(), "cli-probe-" + str(os.getpid())), "w") as probe:
     probe.write("probe\n")
-'''
+"""
 
-CLAUDE = _COMMON + r'''
+CLAUDE = (
+    _COMMON
+    + r"""
 def result(text, is_error=False, subtype="success"):
     return json.dumps({
         "type": "result", "subtype": subtype, "is_error": is_error, "duration_ms": 12,
@@ -82,9 +84,12 @@ elif mode in ("status_401", "status_429"):
     failed.update(api_error_status=int(mode[-3:]), total_cost_usd=0)
     print(json.dumps(failed))
     sys.exit(1)
-'''
+"""
+)
 
-CODEX = _COMMON + r'''
+CODEX = (
+    _COMMON
+    + r"""
 out = argv[argv.index("-o") + 1]
 def event(obj):
     print(json.dumps(obj), flush=True)
@@ -124,7 +129,8 @@ elif mode == "auth_retrying":
     time.sleep(60)
     event({"type": "turn.failed", "error": {"message": "unexpected status 401 Unauthorized"}})
     sys.exit(1)
-'''
+"""
+)
 
 
 def install(bin_dir: Path) -> None:
@@ -139,4 +145,3 @@ def runs(log: Path) -> list[dict]:
     if not log.exists():
         return []
     return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line]
-

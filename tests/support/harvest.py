@@ -42,17 +42,38 @@ def append_records(path: Path, *records: object) -> int:
 
 
 def claude_user(text: str, ts: str = "2026-11-22T10:00:00.000Z", **extra: object) -> dict:
-    record = {"type": "user", "isSidechain": False, "userType": "external", "cwd": PROJECT,
-              "sessionId": CLAUDE_MAIN, "entrypoint": "cli", "gitBranch": "main",
-              "message": {"role": "user", "content": text}, "uuid": f"u-{ts}", "timestamp": ts}
+    record = {
+        "type": "user",
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": PROJECT,
+        "sessionId": CLAUDE_MAIN,
+        "entrypoint": "cli",
+        "gitBranch": "main",
+        "message": {"role": "user", "content": text},
+        "uuid": f"u-{ts}",
+        "timestamp": ts,
+    }
     record.update(extra)
     return record
 
 
 def claude_assistant(msg_id: str, text: str, ts: str = "2026-11-22T10:00:05.000Z") -> dict:
-    return {"type": "assistant", "isSidechain": False, "cwd": PROJECT, "sessionId": CLAUDE_MAIN,
-            "entrypoint": "cli", "message": {"id": msg_id, "role": "assistant", "model": "claude-sonnet-4-5",
-            "content": [{"type": "text", "text": text}]}, "uuid": f"a-{ts}-{msg_id}", "timestamp": ts}
+    return {
+        "type": "assistant",
+        "isSidechain": False,
+        "cwd": PROJECT,
+        "sessionId": CLAUDE_MAIN,
+        "entrypoint": "cli",
+        "message": {
+            "id": msg_id,
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": text}],
+        },
+        "uuid": f"a-{ts}-{msg_id}",
+        "timestamp": ts,
+    }
 
 
 def by_id(result) -> dict:

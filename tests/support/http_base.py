@@ -123,7 +123,7 @@ def within_cap(reply: Reply, cap: Any) -> Reply:
     fakes' tokenizer: 4 characters a token) and marked ``cut_off`` when it was longer."""
     if isinstance(cap, bool) or not isinstance(cap, int) or cap <= 0 or count_tokens(reply.text) <= cap:
         return reply
-    return Reply(text=reply.text[:cap * 4], tool_calls=[], cut_off=True)
+    return Reply(text=reply.text[: cap * 4], tool_calls=[], cut_off=True)
 
 
 def count_tokens(text: str) -> int:
@@ -282,8 +282,9 @@ class FakeServer:
         except (BrokenPipeError, ConnectionResetError):
             pass
 
-    def _send_stream(self, handler: BaseHTTPRequestHandler, status: int, stream: Stream,
-                     headers: dict[str, str]) -> None:
+    def _send_stream(
+        self, handler: BaseHTTPRequestHandler, status: int, stream: Stream, headers: dict[str, str]
+    ) -> None:
         """Write the events chunked, one flush per event (or per byte when dripping)."""
         try:
             handler.send_response(status)
@@ -299,7 +300,7 @@ class FakeServer:
                     handler.wfile.flush()
                     handler.connection.shutdown(socket.SHUT_RDWR)
                     return
-                pieces = [event[i:i + 1] for i in range(len(event))] if stream.drip_interval else [event]
+                pieces = [event[i : i + 1] for i in range(len(event))] if stream.drip_interval else [event]
                 for piece in pieces:
                     if self._stop.is_set():
                         handler.close_connection = True
@@ -317,7 +318,9 @@ class FakeServer:
         with self._lock:
             return self.script.popleft() if self.script else None
 
-    def scripted(self, action: Action | None, error_body: Callable[[int, str], Any]) -> tuple[int, Any, dict[str, str]] | None:
+    def scripted(
+        self, action: Action | None, error_body: Callable[[int, str], Any]
+    ) -> tuple[int, Any, dict[str, str]] | None:
         """The response for a scripted failure, or None to answer normally."""
         if action is None:
             return None
@@ -346,7 +349,9 @@ class FakeServer:
             stream.drip_interval = action.interval
         return stream
 
-    def route(self, method: str, path: str, headers: dict[str, str], body: Any, content_type: str) -> tuple[int, Any, dict[str, str]]:
+    def route(
+        self, method: str, path: str, headers: dict[str, str], body: Any, content_type: str
+    ) -> tuple[int, Any, dict[str, str]]:
         raise NotImplementedError
 
 

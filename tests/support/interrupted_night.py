@@ -18,8 +18,7 @@ def make_project(root: Path) -> Path:
     return project
 
 
-def killed_after_staging(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                         ) -> tuple[Path, Any, Callable[[bool], Any]]:
+def killed_after_staging(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Any, Callable[[bool], Any]]:
     """(project, the first night's report, options(resume) for the next night). The score cache is
     off, so only the journal can answer the next night's calls."""
     from skillopt_sleep import night
@@ -30,8 +29,7 @@ def killed_after_staging(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
     def options(resume: bool) -> night.NightOptions:
         config = Config(backend="sim:correct=1,harmful=0,seed=3", agent="claude", score_cache_days=0)
-        return night.NightOptions(project=project, config=config, mode="run", tasks_file=tasks_file,
-                                  resume=resume)
+        return night.NightOptions(project=project, config=config, mode="run", tasks_file=tasks_file, resume=resume)
 
     with monkeypatch.context() as patch:
         patch.setattr(night, "close_nights", lambda project: None)  # "killed" right after staging

@@ -95,25 +95,69 @@ def response_events(response: dict[str, Any]) -> list[bytes]:
     for index, item in enumerate(response["output"]):
         if item["type"] == "message":
             text = item["content"][0]["text"]
-            events.append(event("response.output_item.added", output_index=index,
-                                item=dict(item, status="in_progress", content=[])))
+            events.append(
+                event(
+                    "response.output_item.added", output_index=index, item=dict(item, status="in_progress", content=[])
+                )
+            )
             part = {"type": "output_text", "text": "", "annotations": []}
-            events.append(event("response.content_part.added", item_id=item["id"], output_index=index,
-                                content_index=0, part=part))
+            events.append(
+                event("response.content_part.added", item_id=item["id"], output_index=index, content_index=0, part=part)
+            )
             for i in range(0, len(text), 24):
-                events.append(event("response.output_text.delta", item_id=item["id"], output_index=index,
-                                    content_index=0, delta=text[i:i + 24], logprobs=[]))
-            events.append(event("response.output_text.done", item_id=item["id"], output_index=index,
-                                content_index=0, text=text, logprobs=[]))
-            events.append(event("response.content_part.done", item_id=item["id"], output_index=index,
-                                content_index=0, part=dict(part, text=text)))
+                events.append(
+                    event(
+                        "response.output_text.delta",
+                        item_id=item["id"],
+                        output_index=index,
+                        content_index=0,
+                        delta=text[i : i + 24],
+                        logprobs=[],
+                    )
+                )
+            events.append(
+                event(
+                    "response.output_text.done",
+                    item_id=item["id"],
+                    output_index=index,
+                    content_index=0,
+                    text=text,
+                    logprobs=[],
+                )
+            )
+            events.append(
+                event(
+                    "response.content_part.done",
+                    item_id=item["id"],
+                    output_index=index,
+                    content_index=0,
+                    part=dict(part, text=text),
+                )
+            )
         else:
-            events.append(event("response.output_item.added", output_index=index,
-                                item=dict(item, status="in_progress", arguments="")))
-            events.append(event("response.function_call_arguments.delta", item_id=item["id"],
-                                output_index=index, delta=item["arguments"]))
-            events.append(event("response.function_call_arguments.done", item_id=item["id"],
-                                output_index=index, arguments=item["arguments"]))
+            events.append(
+                event(
+                    "response.output_item.added",
+                    output_index=index,
+                    item=dict(item, status="in_progress", arguments=""),
+                )
+            )
+            events.append(
+                event(
+                    "response.function_call_arguments.delta",
+                    item_id=item["id"],
+                    output_index=index,
+                    delta=item["arguments"],
+                )
+            )
+            events.append(
+                event(
+                    "response.function_call_arguments.done",
+                    item_id=item["id"],
+                    output_index=index,
+                    arguments=item["arguments"],
+                )
+            )
         events.append(event("response.output_item.done", output_index=index, item=item))
     final = "response.incomplete" if response.get("status") == "incomplete" else "response.completed"
     events.append(event(final, response=response))
@@ -159,11 +203,20 @@ class FakeOpenAI(FakeServer):
             "object": "chat.completion",
             "created": 0,
             "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "finish_reason": "length" if reply.cut_off else "stop", "logprobs": None}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": count_tokens(text),
-                      "total_tokens": prompt + count_tokens(text),
-                      "prompt_tokens_details": {"cached_tokens": cached}},
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "length" if reply.cut_off else "stop",
+                    "logprobs": None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": count_tokens(text),
+                "total_tokens": prompt + count_tokens(text),
+                "prompt_tokens_details": {"cached_tokens": cached},
+            },
         }
 
     def respond(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -180,23 +233,45 @@ class FakeOpenAI(FakeServer):
         reply = within_cap(reply, body.get("max_output_tokens"))
         output: list[dict[str, Any]] = []
         if reply.text:
-            output.append({"id": f"msg_{next(self._ids)}", "type": "message", "status": "completed",
-                           "role": "assistant",
-                           "content": [{"type": "output_text", "text": reply.text, "annotations": []}]})
+            output.append(
+                {
+                    "id": f"msg_{next(self._ids)}",
+                    "type": "message",
+                    "status": "completed",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": reply.text, "annotations": []}],
+                }
+            )
         for call in reply.tool_calls:
-            output.append({"id": f"fc_{next(self._ids)}", "type": "function_call", "status": "completed",
-                           "call_id": f"call_{next(self._ids)}", "name": call.name,
-                           "arguments": json.dumps(call.input),
-                           **({"namespace": call.namespace} if call.namespace else {})})
+            output.append(
+                {
+                    "id": f"fc_{next(self._ids)}",
+                    "type": "function_call",
+                    "status": "completed",
+                    "call_id": f"call_{next(self._ids)}",
+                    "name": call.name,
+                    "arguments": json.dumps(call.input),
+                    **({"namespace": call.namespace} if call.namespace else {}),
+                }
+            )
         prompt = count_tokens(responses_input_text(body)) + count_tokens(json.dumps(body.get("tools") or []))
         completion = count_tokens(reply.text) + sum(count_tokens(o.get("arguments", "")) for o in output)
         return {
-            "id": f"resp_{next(self._ids)}", "object": "response", "created_at": 0,
-            "status": "incomplete" if reply.cut_off else "completed", "model": model, "output": output,
-            "error": None, "incomplete_details": {"reason": "max_output_tokens"} if reply.cut_off else None,
-            "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": cached},
-                      "output_tokens": completion, "output_tokens_details": {"reasoning_tokens": 0},
-                      "total_tokens": prompt + completion},
+            "id": f"resp_{next(self._ids)}",
+            "object": "response",
+            "created_at": 0,
+            "status": "incomplete" if reply.cut_off else "completed",
+            "model": model,
+            "output": output,
+            "error": None,
+            "incomplete_details": {"reason": "max_output_tokens"} if reply.cut_off else None,
+            "usage": {
+                "input_tokens": prompt,
+                "input_tokens_details": {"cached_tokens": cached},
+                "output_tokens": completion,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": prompt + completion,
+            },
         }
 
     def route(self, method: str, path: str, headers: dict[str, str], body: Any, content_type: str):
@@ -214,8 +289,14 @@ class FakeOpenAI(FakeServer):
                 return 200, self.apply_stream_fault(action, Stream(response_events(response))), {}
             return 200, response, {}
         if method == "GET" and path == "/v1/models":
-            return 200, {"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "fake"}
-                                                    for m in self.models]}, {}
+            return (
+                200,
+                {
+                    "object": "list",
+                    "data": [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models],
+                },
+                {},
+            )
         if method == "POST" and path == "/v1/chat/completions":
             scripted = self.scripted(self.next_action(), _error_body)
             if scripted is not None:
@@ -260,11 +341,23 @@ class FakeOpenAI(FakeServer):
             item = json.loads(line)
             cid = item["custom_id"]
             if cid in self.batch_item_errors:
-                errors.append({"id": f"req_{cid}", "custom_id": cid, "response": {"status_code": 500,
-                               "body": _error_body(500, "item failed")}, "error": None})
+                errors.append(
+                    {
+                        "id": f"req_{cid}",
+                        "custom_id": cid,
+                        "response": {"status_code": 500, "body": _error_body(500, "item failed")},
+                        "error": None,
+                    }
+                )
             else:
-                out.append({"id": f"req_{cid}", "custom_id": cid,
-                            "response": {"status_code": 200, "body": self.answer(item["body"])}, "error": None})
+                out.append(
+                    {
+                        "id": f"req_{cid}",
+                        "custom_id": cid,
+                        "response": {"status_code": 200, "body": self.answer(item["body"])},
+                        "error": None,
+                    }
+                )
         for key, rows in (("output_file_id", out), ("error_file_id", errors)):
             if rows:
                 file_id = f"file-{next(self._ids)}"
@@ -272,16 +365,27 @@ class FakeOpenAI(FakeServer):
                 batch[key] = file_id
 
     def _file_object(self, file_id: str, filename: str, purpose: str) -> dict[str, Any]:
-        return {"id": file_id, "object": "file", "bytes": len(self.files[file_id]), "created_at": 0,
-                "filename": filename, "purpose": purpose, "status": "processed"}
+        return {
+            "id": file_id,
+            "object": "file",
+            "bytes": len(self.files[file_id]),
+            "created_at": 0,
+            "filename": filename,
+            "purpose": purpose,
+            "status": "processed",
+        }
 
     def _batch_object(self, batch_id: str) -> dict[str, Any]:
         batch = self.batches[batch_id]
         return {
-            "id": batch_id, "object": "batch", "endpoint": batch["body"]["endpoint"],
+            "id": batch_id,
+            "object": "batch",
+            "endpoint": batch["body"]["endpoint"],
             "input_file_id": batch["body"]["input_file_id"],
             "completion_window": batch["body"]["completion_window"],
-            "status": batch["status"], "created_at": 0,
-            "output_file_id": batch.get("output_file_id"), "error_file_id": batch.get("error_file_id"),
+            "status": batch["status"],
+            "created_at": 0,
+            "output_file_id": batch.get("output_file_id"),
+            "error_file_id": batch.get("error_file_id"),
             "request_counts": {"total": 0, "completed": 0, "failed": 0},
         }

@@ -38,10 +38,10 @@ class Ran:
     why_not: str = ""
 
 
-def _run(argv: list[str], env: dict[str, str], cwd: Path, stdout=subprocess.PIPE,
-         stderr=subprocess.STDOUT) -> Ran:
-    proc = subprocess.run(argv, env=env, cwd=cwd, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL,
-                          timeout=TIMEOUT)
+def _run(argv: list[str], env: dict[str, str], cwd: Path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) -> Ran:
+    proc = subprocess.run(
+        argv, env=env, cwd=cwd, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, timeout=TIMEOUT
+    )
     out = proc.stdout.decode("utf-8", "replace") if isinstance(proc.stdout, bytes) else ""
     return Ran(True, proc.returncode, out)
 
@@ -105,8 +105,13 @@ def run_systemd_service(service: str, home: Path) -> Ran:
                     return Ran(False, 209, "", f"Failed to set up {key}: {exc.strerror} ({target})")
     try:
         env = bare_env(home, "/usr/local/bin:/usr/bin:/bin")
-        return _run(argv, env, home, stdout=fds.get("StandardOutput", subprocess.PIPE),
-                    stderr=fds.get("StandardError", fds.get("StandardOutput", subprocess.STDOUT)))
+        return _run(
+            argv,
+            env,
+            home,
+            stdout=fds.get("StandardOutput", subprocess.PIPE),
+            stderr=fds.get("StandardError", fds.get("StandardOutput", subprocess.STDOUT)),
+        )
     finally:
         for fd in fds.values():
             os.close(fd)
@@ -126,9 +131,13 @@ def run_launchd_plist(plist_bytes: bytes, home: Path) -> Ran:
                 return Ran(False, 78, "", f"cannot open {key} {data[key]}: {exc.strerror}")
     try:
         env = bare_env(home, "/usr/bin:/bin:/usr/sbin:/sbin")
-        return _run(argv, env, Path(data.get("WorkingDirectory") or "/"),
-                    stdout=fds.get("StandardOutPath", subprocess.DEVNULL),
-                    stderr=fds.get("StandardErrorPath", subprocess.DEVNULL))
+        return _run(
+            argv,
+            env,
+            Path(data.get("WorkingDirectory") or "/"),
+            stdout=fds.get("StandardOutPath", subprocess.DEVNULL),
+            stderr=fds.get("StandardErrorPath", subprocess.DEVNULL),
+        )
     finally:
         for fd in fds.values():
             os.close(fd)

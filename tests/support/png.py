@@ -34,8 +34,8 @@ def read_png(data: bytes, max_rows: int | None = None) -> Image:
         raise ValueError("not a PNG")
     pos, idat, header = 8, [], None
     while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
         pos += 12 + length
         if kind == b"IHDR":
             header = struct.unpack(">IIBBBBB", body)
@@ -55,7 +55,7 @@ def read_png(data: bytes, max_rows: int | None = None) -> Image:
     previous = bytearray(stride)
     for y in range(height if max_rows is None else min(height, max_rows)):
         start = y * (stride + 1)
-        kind, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
         if kind == 1:
             for i in range(channels, stride):
                 line[i] = (line[i] + line[i - channels]) & 0xFF

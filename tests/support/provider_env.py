@@ -40,9 +40,17 @@ def claude_env(root: Path, fake: FakeAnthropic, *, trust: tuple[Path, ...] = (),
     return env
 
 
-def codex_env(root: Path, fake: FakeOpenAI, *, model: str = "gpt-5-codex", stream_max_retries: int = 2,
-              request_max_retries: int = 0, stream_idle_timeout_ms: int = 20_000, config_extra: str = "",
-              **extra: str) -> dict[str, str]:
+def codex_env(
+    root: Path,
+    fake: FakeOpenAI,
+    *,
+    model: str = "gpt-5-codex",
+    stream_max_retries: int = 2,
+    request_max_retries: int = 0,
+    stream_idle_timeout_ms: int = 20_000,
+    config_extra: str = "",
+    **extra: str,
+) -> dict[str, str]:
     env = _client_env(root, **{CODEX_KEY_ENV: fake.key}, **extra)
     config = f'''model = "{model}"
 model_provider = "fake"

@@ -29,8 +29,11 @@ def section(heading: str, source: str | None = None) -> str:
     or a higher level; code blocks are skipped when looking for headings."""
     source = text() if source is None else source
     level = len(heading) - len(heading.lstrip("#"))
-    headings = [(m.start(), len(m.group(1)), m.group(0)) for m in _HEADING.finditer(source)
-                if not _inside_code(source, m.start())]
+    headings = [
+        (m.start(), len(m.group(1)), m.group(0))
+        for m in _HEADING.finditer(source)
+        if not _inside_code(source, m.start())
+    ]
     starts = [(pos, lvl) for pos, lvl, line in headings if line == heading]
     assert len(starts) == 1, f"README.md has {len(starts)} heading(s) {heading!r}"
     start = starts[0][0]
@@ -83,7 +86,7 @@ def all_commands() -> list[tuple[str, str]]:
     for m in _FENCE.finditer(source):
         if m.group(1) not in SHELL_LANGS:
             continue
-        above = [h for h in _HEADING.finditer(source[:m.start()]) if not _inside_code(source, h.start())]
+        above = [h for h in _HEADING.finditer(source[: m.start()]) if not _inside_code(source, h.start())]
         heading = above[-1].group(0) if above else ""
         out.extend((heading, line) for line in lines_of(m.group(2)))
     return out

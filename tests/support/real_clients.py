@@ -62,8 +62,10 @@ def real_cli(name: str, release: str = "oldest") -> str:
     path = dirs[index] / name if index < len(dirs) else None
     if path and path.exists() and os.access(path, os.X_OK):
         return str(path)
-    reason = (f"the real {name} CLI is not installed (bash scripts/install_real_clis.sh, "
-              "then SKILLOPT_REAL_CLIS=<the directory it prints>)")
+    reason = (
+        f"the real {name} CLI is not installed (bash scripts/install_real_clis.sh, "
+        "then SKILLOPT_REAL_CLIS=<the directory it prints>)"
+    )
     if os.environ.get("SKILLOPT_REQUIRE_REAL_CLIS") == "1":
         pytest.fail(reason + "; SKILLOPT_REQUIRE_REAL_CLIS=1 makes this a failure")
     pytest.skip(reason)

@@ -12,8 +12,17 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def clone_of_repo(destination: Path) -> Path:
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
-                            capture_output=True, check=True, timeout=60).stdout.decode("utf-8").split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+            timeout=60,
+        )
+        .stdout.decode("utf-8")
+        .split("\0")
+    )
     for rel in filter(None, listed):
         source = REPO / rel
         if not (source.exists() or source.is_symlink()):

@@ -60,9 +60,13 @@ def prescribed(text: str) -> list[str]:
 
 
 def _tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
-    return [block for message in body.get("messages", []) if message.get("role") == "user"
-            and isinstance(message.get("content"), list)
-            for block in message["content"] if isinstance(block, dict) and block.get("type") == "tool_result"]
+    return [
+        block
+        for message in body.get("messages", [])
+        if message.get("role") == "user" and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
 
 
 class ScriptedModel:
@@ -103,14 +107,19 @@ def _result_text(block: dict[str, Any]) -> str:
     return str(content or "")
 
 
-def run_session(claude: str, prompt: str, env: dict[str, str], cwd: Path, *extra: str,
-                timeout: float = 900) -> Session:
+def run_session(claude: str, prompt: str, env: dict[str, str], cwd: Path, *extra: str, timeout: float = 900) -> Session:
     with FakeAnthropic(key="k") as server:
         server.responder = ScriptedModel()
         env = dict(env, ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="k")
-        out = subprocess.run([claude, "-p", prompt, "--output-format", "stream-json", "--verbose",
-                              "--max-turns", "4", *extra], capture_output=True, text=True, env=env,
-                             cwd=str(cwd), timeout=timeout, stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            [claude, "-p", prompt, "--output-format", "stream-json", "--verbose", "--max-turns", "4", *extra],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=str(cwd),
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
         bodies = [seen.body for seen in server.seen("/v1/messages") if isinstance(seen.body, dict)]
     session = Session(stdout=out.stdout, stderr=out.stderr)
     events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
@@ -119,10 +128,15 @@ def run_session(claude: str, prompt: str, env: dict[str, str], cwd: Path, *extra
             session.denials += event.get("permission_denials") or []
     final = max(bodies, key=lambda b: len(b.get("messages", [])), default={})
     session.skill = skill_text(final)
-    uses = {block["id"]: block["input"].get("command", "") for message in final.get("messages", [])
-            if message.get("role") == "assistant" and isinstance(message.get("content"), list)
-            for block in message["content"] if isinstance(block, dict) and block.get("type") == "tool_use"}
+    uses = {
+        block["id"]: block["input"].get("command", "")
+        for message in final.get("messages", [])
+        if message.get("role") == "assistant" and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_use"
+    }
     for block in _tool_results(final):
-        session.calls.append((uses.get(block.get("tool_use_id"), "?"), _result_text(block),
-                              bool(block.get("is_error"))))
+        session.calls.append(
+            (uses.get(block.get("tool_use_id"), "?"), _result_text(block), bool(block.get("is_error")))
+        )
     return session

@@ -48,8 +48,13 @@ def skill_path(project: Path) -> Path:
 
 
 def stage_proposal(project: Path, night_id: str = "night-1", **kw) -> Path:
-    report = NightReport(night_id=night_id, project=str(project), mode="run", status="staged",
-                         accepted_edits=[Edit("memory", "add", "Use conventional commits.")])
+    report = NightReport(
+        night_id=night_id,
+        project=str(project),
+        mode="run",
+        status="staged",
+        accepted_edits=[Edit("memory", "add", "Use conventional commits.")],
+    )
     files = kw.pop("files", None) or [
         StagedFile("memory", project / "CLAUDE.md", MEMORY_OLD, MEMORY_NEW),
         StagedFile("skill", skill_path(project), None, SKILL_NEW),
@@ -59,11 +64,22 @@ def stage_proposal(project: Path, night_id: str = "night-1", **kw) -> Path:
     return directory
 
 
-def stage_memory(project: Path, proposed: bytes, night_id: str = "n1", rules: int = 0, name: str = "CLAUDE.md",
-                 report: NightReport | None = None) -> Path:
+def stage_memory(
+    project: Path,
+    proposed: bytes,
+    night_id: str = "n1",
+    rules: int = 0,
+    name: str = "CLAUDE.md",
+    report: NightReport | None = None,
+) -> Path:
     """Stage a proposal that turns the live memory document ``name`` into ``proposed``, as a night
     that accepted ``rules`` edits (or as ``report`` says)."""
-    report = report or NightReport(night_id=night_id, project=str(project), mode="run", status="staged",
-                                   accepted_edits=[Edit("memory", "add", f"rule {i}") for i in range(rules)])
+    report = report or NightReport(
+        night_id=night_id,
+        project=str(project),
+        mode="run",
+        status="staged",
+        accepted_edits=[Edit("memory", "add", f"rule {i}") for i in range(rules)],
+    )
     live = project / name
     return stage(project, report, [StagedFile("memory", live, live.read_bytes(), proposed)])

@@ -28,8 +28,12 @@ def events(raw: bytes) -> list[dict]:
 def test_messages_stream_a_text_and_tool_use_answer_in_api_order():
     with FakeAnthropic(key="k") as fake:
         fake.responder = lambda body: Reply("Delegating.", [ToolCall("Agent", {"prompt": "count"})])
-        conn, response = post(fake, "/v1/messages?beta=true", {"model": "m", "stream": True, "max_tokens": 9,
-                              "messages": [{"role": "user", "content": "go"}]}, {"x-api-key": "k"})
+        conn, response = post(
+            fake,
+            "/v1/messages?beta=true",
+            {"model": "m", "stream": True, "max_tokens": 9, "messages": [{"role": "user", "content": "go"}]},
+            {"x-api-key": "k"},
+        )
         kinds = events(response.read())
         conn.close()
     assert response.getheader("content-type") == "text/event-stream"

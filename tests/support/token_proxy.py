@@ -37,20 +37,53 @@ def make_certificates(directory: Path) -> tuple[Path, Path, Path]:
     ca_key, ca_cert = directory / "ca.key", directory / "ca.pem"
     key, csr, cert = directory / "server.key", directory / "server.csr", directory / "server.pem"
     ext = directory / "server.ext"
-    ext.write_text("subjectAltName=" + ",".join(f"DNS:{h}" for h in HOSTS) + "\n"
-                   "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\n"
-                   "extendedKeyUsage=serverAuth\n", encoding="ascii")
+    ext.write_text(
+        "subjectAltName=" + ",".join(f"DNS:{h}" for h in HOSTS) + "\n"
+        "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\n"
+        "extendedKeyUsage=serverAuth\n",
+        encoding="ascii",
+    )
 
     def openssl(*args: str) -> None:
         subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=60)
 
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(ca_key), "-out", str(ca_cert),
-            "-days", "2", "-subj", "/CN=skillopt-sleep test CA", "-addext", "basicConstraints=critical,CA:TRUE",
-            "-addext", "keyUsage=critical,keyCertSign,cRLSign")
-    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr),
-            "-subj", f"/CN={HOSTS[0]}")
-    openssl("x509", "-req", "-in", str(csr), "-CA", str(ca_cert), "-CAkey", str(ca_key), "-CAcreateserial",
-            "-out", str(cert), "-days", "2", "-extfile", str(ext))
+    openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        str(ca_key),
+        "-out",
+        str(ca_cert),
+        "-days",
+        "2",
+        "-subj",
+        "/CN=skillopt-sleep test CA",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign,cRLSign",
+    )
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr), "-subj", f"/CN={HOSTS[0]}")
+    openssl(
+        "x509",
+        "-req",
+        "-in",
+        str(csr),
+        "-CA",
+        str(ca_cert),
+        "-CAkey",
+        str(ca_key),
+        "-CAcreateserial",
+        "-out",
+        str(cert),
+        "-days",
+        "2",
+        "-extfile",
+        str(ext),
+    )
     return ca_cert, cert, key
 
 
@@ -80,8 +113,13 @@ class TokenProxy:
 
     def env(self) -> dict[str, str]:
         proxy = f"http://127.0.0.1:{self.port}"
-        return {"HTTPS_PROXY": proxy, "https_proxy": proxy, "NO_PROXY": "127.0.0.1,localhost",
-                "no_proxy": "127.0.0.1,localhost", "NODE_EXTRA_CA_CERTS": str(self.ca)}
+        return {
+            "HTTPS_PROXY": proxy,
+            "https_proxy": proxy,
+            "NO_PROXY": "127.0.0.1,localhost",
+            "no_proxy": "127.0.0.1,localhost",
+            "NODE_EXTRA_CA_CERTS": str(self.ca),
+        }
 
     def token_requests(self) -> list[Seen]:
         return [r for r in self.requests if r.path.split("?")[0] == TOKEN_PATH]
@@ -136,5 +174,8 @@ class TokenProxy:
                 status, payload = "200 OK", json.dumps(self.token_reply).encode()
             else:
                 status, payload = "404 Not Found", b'{"error":"not_found"}'
-            tls.sendall(f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: "
-                        f"{len(payload)}\r\n\r\n".encode() + payload)
+            tls.sendall(
+                f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: "
+                f"{len(payload)}\r\n\r\n".encode()
+                + payload
+            )

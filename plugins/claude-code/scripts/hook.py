@@ -49,17 +49,36 @@ MAX_STDIN = 64 * 1024
 STDIN_WAIT = 0.1  # seconds to wait for the hook's JSON on stdin (it may stay open)
 SESSIONS_COMPACT_BYTES = 64 * 1024  # the engine's bound (commands/notice.py)
 SESSIONS_READ_LIMIT = 4 * 1024 * 1024
-CONTEXT_NOTE = ("(From the skillopt-sleep plugin. The user reviews, adopts and reverts its proposals "
-                "with the command named above; never edit CLAUDE.md, AGENTS.md or skills for it.)")
+CONTEXT_NOTE = (
+    "(From the skillopt-sleep plugin. The user reviews, adopts and reverts its proposals "
+    "with the command named above; never edit CLAUDE.md, AGENTS.md or skills for it.)"
+)
 
 # C0/C1 controls (ESC with them, so no escape sequence survives), line/paragraph separators, and
 # invisible or direction-changing characters: each becomes a space.
-_CONTROLS = dict.fromkeys([*range(0x20), *range(0x7f, 0xa0), 0xad, 0x61c, *range(0x200b, 0x2010),
-                           *range(0x2028, 0x202f), *range(0x2060, 0x2070), 0xfeff, 0xfff9, 0xfffa,
-                           0xfffb, *range(0xe0000, 0xe0080)], " ")
+_CONTROLS = dict.fromkeys(
+    [
+        *range(0x20),
+        *range(0x7F, 0xA0),
+        0xAD,
+        0x61C,
+        *range(0x200B, 0x2010),
+        *range(0x2028, 0x202F),
+        *range(0x2060, 0x2070),
+        0xFEFF,
+        0xFFF9,
+        0xFFFA,
+        0xFFFB,
+        *range(0xE0000, 0xE0080),
+    ],
+    " ",
+)
 _SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
-_OPEN_FLAGS = os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0) \
-    if hasattr(os, "O_NONBLOCK") else getattr(os, "O_BINARY", 0)
+_OPEN_FLAGS = (
+    os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    if hasattr(os, "O_NONBLOCK")
+    else getattr(os, "O_BINARY", 0)
+)
 
 
 def clean_line(text: str) -> str:
@@ -88,8 +107,14 @@ def json_string(text: str) -> str:
 
 def json_object(pairs: dict) -> str:
     """A JSON object of strings and nested such objects, as ``json.dumps`` writes it."""
-    return "{" + ", ".join(f"{json_string(key)}: {json_object(value) if isinstance(value, dict) else json_string(value)}"
-                           for key, value in pairs.items()) + "}"
+    return (
+        "{"
+        + ", ".join(
+            f"{json_string(key)}: {json_object(value) if isinstance(value, dict) else json_string(value)}"
+            for key, value in pairs.items()
+        )
+        + "}"
+    )
 
 
 # --------------------------------------------------------------------------- where things are
@@ -253,11 +278,16 @@ def notice_lines(path: str, agent: str, now: int, fingerprint: str) -> list[str]
         lines = data.decode("utf-8").split("\n")
     except UnicodeDecodeError:
         return []
-    if len(lines) < 4 or lines[0] != HEADER or lines[1] != "project\t" + fingerprint \
-            or not lines[2].startswith("written\t") or lines[-1] != "":
+    if (
+        len(lines) < 4
+        or lines[0] != HEADER
+        or lines[1] != "project\t" + fingerprint
+        or not lines[2].startswith("written\t")
+        or lines[-1] != ""
+    ):
         return []
     shown = []
-    for line in lines[3:-1][:MAX_NOTICES * ENGINE_AGENTS]:
+    for line in lines[3:-1][: MAX_NOTICES * ENGINE_AGENTS]:
         fields = line.split("\t", 3)
         if len(fields) != 4:
             return []
@@ -281,11 +311,18 @@ def session_start(project: str, agent: str, output: str) -> None:
     if output == "text":
         sys.stdout.buffer.write(text.encode("utf-8", "replace") + b"\n")
         return
-    sys.stdout.write(json_object({
-        "systemMessage": text,
-        "hookSpecificOutput": {"hookEventName": "SessionStart",
-                               "additionalContext": text + "\n" + CONTEXT_NOTE},
-    }) + "\n")
+    sys.stdout.write(
+        json_object(
+            {
+                "systemMessage": text,
+                "hookSpecificOutput": {
+                    "hookEventName": "SessionStart",
+                    "additionalContext": text + "\n" + CONTEXT_NOTE,
+                },
+            }
+        )
+        + "\n"
+    )
 
 
 # --------------------------------------------------------------------------- the sessions record
@@ -370,8 +407,10 @@ def main(argv: list[str]) -> int:
         return 0
     options = parse(argv)
     if options is None:
-        sys.stderr.write("hook.py: usage: hook.py session-start|session-end [--agent claude|codex] "
-                         "[--format hook|text] [--project PATH]\n")
+        sys.stderr.write(
+            "hook.py: usage: hook.py session-start|session-end [--agent claude|codex] "
+            "[--format hook|text] [--project PATH]\n"
+        )
         return 0  # a hook never fails the session
     try:
         project = hook_project(options.get("project"), options["agent"])

@@ -75,8 +75,18 @@ from skillopt_sleep.backends.sim.target import FILLER
 from skillopt_sleep.types import Usage
 
 __all__ = [
-    "CAP_RE", "COVERABLE_OPS", "FILLER", "FLOOR_RE", "NEGATION_RE", "SimBackend", "SimKnobs",
-    "coverage", "covering_rule", "from_options", "harmful_rule", "regex_example",
+    "CAP_RE",
+    "COVERABLE_OPS",
+    "FILLER",
+    "FLOOR_RE",
+    "NEGATION_RE",
+    "SimBackend",
+    "SimKnobs",
+    "coverage",
+    "covering_rule",
+    "from_options",
+    "harmful_rule",
+    "regex_example",
 ]
 
 Handler = Callable[[SimKnobs, Request], tuple[str, list[str]]]
@@ -103,10 +113,13 @@ class SimBackend:
     def __init__(self, knobs: SimKnobs | None = None):
         self.knobs = knobs or SimKnobs()
         k = self.knobs
-        honesty = "".join(f",{name}={value if value is None else format(value, 'g')}"
-                          for name, value in k.honesty().items())
-        self.id = (f"sim(follow={k.follow:g},base={k.base:g},correct={k.correct:g},harmful={k.harmful:g},"
-                   f"seed={k.seed}{honesty})")
+        honesty = "".join(
+            f",{name}={value if value is None else format(value, 'g')}" for name, value in k.honesty().items()
+        )
+        self.id = (
+            f"sim(follow={k.follow:g},base={k.base:g},correct={k.correct:g},harmful={k.harmful:g},"
+            f"seed={k.seed}{honesty})"
+        )
 
     def can_offer_tools(self, names: tuple[str, ...]) -> bool:
         """The simulator plays any tool a task's checks name."""
@@ -120,10 +133,12 @@ class SimBackend:
             return Completion(text="", model="sim", error="server", error_message="simulated outage (down=1)")
         handler = HANDLERS.get(request.purpose)
         if handler is None:
-            return Completion(text="", model="sim", error="bad_request",
-                              error_message=f"sim has no behaviour for purpose {request.purpose!r}")
+            return Completion(
+                text="",
+                model="sim",
+                error="bad_request",
+                error_message=f"sim has no behaviour for purpose {request.purpose!r}",
+            )
         text, tools = handler(self.knobs, request)
-        usage = Usage(input_tokens=(len(request.system) + len(request.user)) // 4 + 1,
-                      output_tokens=len(text) // 4 + 1)
-        return Completion(text=text, usage=usage, model="sim", tools_called=tools,
-                          latency=time.monotonic() - started)
+        usage = Usage(input_tokens=(len(request.system) + len(request.user)) // 4 + 1, output_tokens=len(text) // 4 + 1)
+        return Completion(text=text, usage=usage, model="sim", tools_called=tools, latency=time.monotonic() - started)

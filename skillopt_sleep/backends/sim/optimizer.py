@@ -26,8 +26,16 @@ from skillopt_sleep.checks.judges import RULE_OPS, describe_check
 
 # The checks the optimizer knows a rule for (``no_refusal`` has none: a model does not refuse
 # ordinary work unprompted).
-COVERABLE_OPS = ("contains", "not_contains", "section_present", "section_contains", "max_chars",
-                 "min_chars", "regex", "tool_called")
+COVERABLE_OPS = (
+    "contains",
+    "not_contains",
+    "section_present",
+    "section_contains",
+    "max_chars",
+    "min_chars",
+    "regex",
+    "tool_called",
+)
 
 
 def reflect(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
@@ -45,31 +53,50 @@ def reflect(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
     def present(rule: str, task_ids: list[str]) -> bool:
         """The documents already hold this rule for these tasks (unscoped, or scoped to their work)."""
         want = rule.lower().rstrip(".")
-        return any(d.text.lower().rstrip(".") == want and all(scope_applies(d.scope, texts.get(t, "")) for t in task_ids)
-                   for d in current)
+        return any(
+            d.text.lower().rstrip(".") == want and all(scope_applies(d.scope, texts.get(t, "")) for t in task_ids)
+            for d in current
+        )
 
-    hand_written = [line for doc in (payload.get("documents") or {}).values() if isinstance(doc, dict)
-                    for line in doc.get("hand_written") or [] if isinstance(line, str)]
+    hand_written = [
+        line
+        for doc in (payload.get("documents") or {}).values()
+        if isinstance(doc, dict)
+        for line in doc.get("hand_written") or []
+        if isinstance(line, str)
+    ]
     edits: list[dict[str, Any]] = []
     ordered = sorted(failed.items(), key=lambda kv: (-len(kv[1][1]), kv[0]))
     for reason, (check, task_ids) in ordered:
         if rng.random() < knobs.correct:
             rule = covering_rule(check)
             if rule and not present(rule, task_ids):
-                edit = {"target": "skill", "op": "add", "content": rule,
-                        "rationale": f"attempts failed because the response {reason}",
-                        "evidence": sorted(set(task_ids))}
-                against = list(dict.fromkeys(
-                    [line for line in [conflicting_line(check, hand_written)] if line] + overridden_lines(rule, hand_written)))
+                edit = {
+                    "target": "skill",
+                    "op": "add",
+                    "content": rule,
+                    "rationale": f"attempts failed because the response {reason}",
+                    "evidence": sorted(set(task_ids)),
+                }
+                against = list(
+                    dict.fromkeys(
+                        [line for line in [conflicting_line(check, hand_written)] if line]
+                        + overridden_lines(rule, hand_written)
+                    )
+                )
                 if against:
                     edit["supersedes"] = "\n".join(against)
                 edits.append(edit)
         if rng.random() < knobs.harmful:
             rule = harmful_rule(check, rng)
             if rule and not present(rule, task_ids):
-                edit = {"target": rng.choice(["skill", "memory"]), "op": "add", "content": rule,
-                        "rationale": "good attempts looked tighter and more focused",
-                        "evidence": sorted(set(task_ids))}
+                edit = {
+                    "target": rng.choice(["skill", "memory"]),
+                    "op": "add",
+                    "content": rule,
+                    "rationale": "good attempts looked tighter and more focused",
+                    "evidence": sorted(set(task_ids)),
+                }
                 against = overridden_lines(rule, hand_written)
                 if against:
                     edit["supersedes"] = "\n".join(against)
@@ -97,8 +124,11 @@ def rank(knobs: SimKnobs, request: Request) -> tuple[str, list[str]]:
     payload = request.payload
     candidates = [c for c in payload.get("candidates") or [] if isinstance(c, dict)]
     rng = knobs.rng("rank", request.user, request.sample)
-    checks_by_task = [[c for c in item.get("failed_checks") or [] if isinstance(c, dict) and c.get("op") in RULE_OPS]
-                      for item in payload.get("tasks") or [] if isinstance(item, dict)]
+    checks_by_task = [
+        [c for c in item.get("failed_checks") or [] if isinstance(c, dict) and c.get("op") in RULE_OPS]
+        for item in payload.get("tasks") or []
+        if isinstance(item, dict)
+    ]
 
     def merit(candidate: dict[str, Any]) -> float:
         rule = [str(candidate.get("content") or "")]

@@ -39,12 +39,14 @@ SCOPED_RE = re.compile(r"^when(?:ever)?\s+([^,]{1,80}),\s+(\S.*)$", re.I | re.S)
 SUPERSEDES_RE = re.compile(r'\s*\(supersedes: "(.+)"\)\s*$')
 LIST_ITEM_RE = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 WORD_RE = re.compile(r"[a-z0-9]+")
-GENERIC_WORDS = frozenset("""
+GENERIC_WORDS = frozenset(
+    """
 a an the and or of to in on for with at by from into about as is are be being this that these those it its
 your you our we any each every all some when whenever while if new one kind sort type
 write writing written make making create creating draft drafting prepare preparing produce producing
 work working do doing handle handling give giving task tasks job jobs request requests asked ask
-""".split())
+""".split()
+)
 
 
 @dataclass(frozen=True)
@@ -65,15 +67,14 @@ def parse_line(raw: str, learned: bool = False) -> Directive:
     text, supersedes = body, ""
     match = SUPERSEDES_RE.search(text)
     if match:  # the quoted line is not an instruction; only a learned rule overrides it
-        text = text[:match.start()]
+        text = text[: match.start()]
         parts = match.group(1).split(SEPARATOR)
         supersedes = "\n".join(LIST_ITEM_RE.sub("", p.strip()) for p in parts) if learned else ""
     scope = ""
     scoped = SCOPED_RE.match(text)
     if scoped:
         scope, text = scoped.group(1).strip(), scoped.group(2).strip()
-    return Directive(text=text, scope=scope, learned=learned, listed=body != stripped,
-                     supersedes=supersedes, line=body)
+    return Directive(text=text, scope=scope, learned=learned, listed=body != stripped, supersedes=supersedes, line=body)
 
 
 def parse_documents(documents: str) -> list[Directive]:
@@ -99,7 +100,7 @@ def _stem(word: str) -> str:
         return word[:-3] + "y"
     for suffix in ("ing", "ed", "es", "s", "e"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[:-len(suffix)]
+            return word[: -len(suffix)]
     return word
 
 
@@ -147,8 +148,11 @@ def stance(check: dict[str, Any], directive: str) -> bool | None:
         return not negated
     if op == "not_contains" and _mentions(d, arg):
         return negated
-    if op == "section_present" and _mentions(d, arg) and (re.search(r"section|heading", d, re.I)
-                                                         or re.search(rf"#+ *{re.escape(arg)}", d, re.I)):
+    if (
+        op == "section_present"
+        and _mentions(d, arg)
+        and (re.search(r"section|heading", d, re.I) or re.search(rf"#+ *{re.escape(arg)}", d, re.I))
+    ):
         return not negated  # "a section headed X", or the heading itself quoted ("## X")
     if op == "section_contains" and _mentions(d, arg["section"]) and _mentions(d, arg["text"]):
         return not negated
@@ -178,8 +182,12 @@ def _pattern_stance(pattern: str, directive: str) -> bool | None:
     limit = limit_of(pattern)
     if limit:
         unit, n = limit
-        noun = {"first_line_chars": r"char(?:acter)?s?", "lines": r"lines?", "words": r"words?",
-                "bullets": r"bullet(?: point)?s?"}[unit]
+        noun = {
+            "first_line_chars": r"char(?:acter)?s?",
+            "lines": r"lines?",
+            "words": r"words?",
+            "bullets": r"bullet(?: point)?s?",
+        }[unit]
         wanted = re.compile(r"\b(?:at most|under|no more than|within|up to|fewer than)\s+(\d+)\s+" + noun, re.I)
         if unit == "first_line_chars" and not re.search(r"\b(first line|title|subject)\b", directive, re.I):
             return None

@@ -103,9 +103,22 @@ def leaked(knobs: SimKnobs, checks: list[dict[str, Any]], view: DocumentView, rn
     return out
 
 
-SUBJECTS = ("the rollback plan", "the migration order", "the failure modes", "the edge cases", "the data owners",
-            "the retry budget", "the test evidence", "the open risks", "the upgrade path", "the trade-offs",
-            "the error handling", "the follow-up work", "the performance cost", "the security impact")
+SUBJECTS = (
+    "the rollback plan",
+    "the migration order",
+    "the failure modes",
+    "the edge cases",
+    "the data owners",
+    "the retry budget",
+    "the test evidence",
+    "the open risks",
+    "the upgrade path",
+    "the trade-offs",
+    "the error handling",
+    "the follow-up work",
+    "the performance cost",
+    "the security impact",
+)
 
 
 def substance_points(task_id: str, n: int) -> list[str]:
@@ -117,8 +130,14 @@ def substance_points(task_id: str, n: int) -> list[str]:
     return [f"Point {i + 1}: {subject} matter here." for i, subject in enumerate(subjects)]
 
 
-def render(knobs: SimKnobs, checks: list[dict[str, Any]], view: DocumentView,
-           rng: random.Random, chance: Chance = independent, points: list[str] | None = None) -> tuple[str, list[str]]:
+def render(
+    knobs: SimKnobs,
+    checks: list[dict[str, Any]],
+    view: DocumentView,
+    rng: random.Random,
+    chance: Chance = independent,
+    points: list[str] | None = None,
+) -> tuple[str, list[str]]:
     """A real text response (and tools called) that satisfies each check with its probability,
     making the task's points of substance after what the checks ask for (a length cap cuts them
     first)."""
