@@ -1,0 +1,30 @@
+"""The house's own checks, run with the tests so CI runs them: ``ruff check`` and ``ruff format``
+over the whole tree, with the settings in pyproject.toml."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def ruff(*args: str) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    if exe is None:
+        pytest.fail("ruff is not installed: pip install -e '.[test]' installs it")
+    return subprocess.run([exe, *args], cwd=REPO, capture_output=True, text=True, timeout=300)
+
+
+def test_ruff_check_finds_nothing():
+    done = ruff("check", "--no-cache", ".")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_tree_is_formatted():
+    done = ruff("format", "--check", "--no-cache", ".")
+    assert done.returncode == 0, done.stdout + done.stderr
