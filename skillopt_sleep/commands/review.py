@@ -19,6 +19,7 @@ from skillopt_sleep.report.agent_surface import ask_for, calling_agent
 from skillopt_sleep.documents.handwritten import conflict_notes
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_OK, UserError
 from skillopt_sleep.report.proposal import (
+    OVERRIDES,
     EvidenceTask,
     ProposalView,
     gate_label,
@@ -27,6 +28,8 @@ from skillopt_sleep.report.proposal import (
     why_accepted,
 )
 from skillopt_sleep.report.markdown import (
+    cell,
+    quote,
     SIMULATED_WARNING,
     adopt_command,
     backend_lines,
@@ -39,38 +42,29 @@ from skillopt_sleep.rules.scope import scope_label
 from skillopt_sleep.types import Edit, GateDecision, NightReport
 
 
-def _cell(value: object, limit: int = 120) -> str:
-    text = " ".join(sanitize(value, limit).split())
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "'") or " "
-
-
 def _score(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
-
-
-def _quote(text: str) -> list[str]:
-    return ["> " + line if line else ">" for line in sanitize(text, 2000).split("\n")]
 
 
 def _edit(edit: Edit) -> list[str]:
     out = [f"Target: {sanitize(edit.target)} · {sanitize(edit.op)} · for {sanitize(scope_label(edit), 200)}", ""]
     if edit.anchor:
-        out += ["Anchor:", "", *_quote(edit.anchor), ""]
+        out += ["Anchor:", "", *quote(edit.anchor), ""]
     if edit.supersedes:
-        out += ["**Overrides your hand-written line:**", "", *_quote(edit.supersedes), ""]
+        out += [f"**{OVERRIDES}**", "", *quote(edit.supersedes), ""]
     if edit.content:
-        out += [*_quote(edit.content), ""]
+        out += [*quote(edit.content), ""]
     if edit.rationale:
         out += [f"Rationale: {sanitize(edit.rationale, 1000)}", ""]
     return out
 
 
 def _scope_and_evidence(scope: list[str], evidence: list[EvidenceTask]) -> list[str]:
-    out = [f"Scope (task kinds of its evidence): {_cell(', '.join(scope) or 'none recorded', 300)}", ""]
+    out = [f"Scope (task kinds of its evidence): {cell(', '.join(scope) or 'none recorded', 300)}", ""]
     if evidence:
         out += ["Evidence:", ""]
         out += [
-            f"- `{_cell(e.task_id, 80)}` ({_cell(e.kind, 60)}, {_cell(e.split, 10)}): {_cell(e.excerpt, 200)}"
+            f"- `{cell(e.task_id, 80)}` ({cell(e.kind, 60)}, {cell(e.split, 10)}): {cell(e.excerpt, 200)}"
             for e in evidence
         ]
         out.append("")
@@ -91,7 +85,7 @@ def _decision(decision: GateDecision) -> list[str]:
     if decision.per_task:
         out += ["| val task | baseline | candidate | gain | regressed |", "|---|---|---|---|---|"]
         out += [
-            f"| {_cell(d.task_id, 80)} | {_score(d.baseline)} (n={d.n_baseline}) | "
+            f"| {cell(d.task_id, 80)} | {_score(d.baseline)} (n={d.n_baseline}) | "
             f"{_score(d.candidate)} (n={d.n_candidate}) | {d.delta:+.3f} | "
             f"{'**yes**' if d.regressed else 'no'} |"
             for d in decision.per_task
@@ -107,11 +101,11 @@ def render_review(view: ProposalView) -> str:
     if r.simulated:
         out += [f"> **{SIMULATED_WARNING}**", ""]
     out += [
-        f"- Project: `{_cell(r.project, 300)}`",
+        f"- Project: `{cell(r.project, 300)}`",
         f"- Val score, baseline → candidate: {_score(r.baseline)} → {_score(r.candidate)}",
     ]
     out += [f"- {line}" for line in backend_lines(r) if not line.startswith("**")]
-    out += [f"- Full report: `{_cell(str(Path(view.staging_dir) / 'report.html'), 300)}`", ""]
+    out += [f"- Full report: `{cell(str(Path(view.staging_dir) / 'report.html'), 300)}`", ""]
     out += ["## Numbers", "", *numbers_table(r), ""]
     why = nothing_learned(r)
     if why:
@@ -150,7 +144,7 @@ def render_review(view: ProposalView) -> str:
     if not view.documents:
         out += ["No document changes.", ""]
     for doc in view.documents:
-        out += [f"### {sanitize(doc.role)}: `{_cell(doc.live_path, 300)}`", ""]
+        out += [f"### {sanitize(doc.role)}: `{cell(doc.live_path, 300)}`", ""]
         # a fence longer than any backtick run inside, so the diff cannot close it
         diff = clean_text(doc.diff).rstrip("\n")  # in a code fence: markup cannot act
         fence = "`" * max(3, _longest_backtick_run(diff) + 1)

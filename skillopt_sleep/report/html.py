@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_sleep.documents.handwritten import conflict_notes
-from skillopt_sleep.report.proposal import EvidenceTask, ProposalView, gate_label, headline_statistic, why_accepted
+from skillopt_sleep.report.proposal import (
+    OVERRIDES,
+    EvidenceTask,
+    ProposalView,
+    gate_label,
+    headline_statistic,
+    why_accepted,
+)
 from skillopt_sleep.report.markdown import SIMULATED_WARNING, adopt_command, nothing_learned, numbers, revert_command
 from skillopt_sleep.sanitize import clean_text
 from skillopt_sleep.rules.scope import scope_label
@@ -53,6 +60,8 @@ def _edit(edit: Edit) -> list[str]:
     out = [f"<p><b>{_t(edit.target)}</b> · {_t(edit.op)} · for {_t(scope_label(edit), 200)}</p>"]
     if edit.anchor:
         out.append(f"<p class=muted>Anchor:</p><blockquote>{_t(edit.anchor, 2000)}</blockquote>")
+    if edit.supersedes:
+        out.append(f"<p><b>{_t(OVERRIDES)}</b></p><blockquote>{_t(edit.supersedes, 2000)}</blockquote>")
     if edit.content:
         out.append(f"<blockquote>{_t(edit.content, 2000)}</blockquote>")
     if edit.rationale:

@@ -12,16 +12,18 @@ from typing import Any
 
 from skillopt_sleep.documents.handwritten import conflict_notes
 from skillopt_sleep.report.night_numbers import _calls, _change, _score, _splits, _tokens, nothing_learned, numbers
-from skillopt_sleep.report.proposal import why_accepted
+from skillopt_sleep.report.proposal import OVERRIDES, why_accepted
 from skillopt_sleep.sanitize import sanitize
 from skillopt_sleep.rules.scope import scope_label
 from skillopt_sleep.types import Edit, NightReport, format_time
 
 
-def _cell(value: Any, limit: int = 120) -> str:
-    """One Markdown table cell: sanitized, on one line, with ``|`` escaped."""
+def cell(value: Any, limit: int = 120) -> str:
+    """One Markdown table cell or inline value: sanitized, on one line, with ``|`` escaped and
+    backticks made quotes (a backtick would open a code span that swallows the escapes). Every
+    Markdown view of a night uses this one."""
     text = " ".join(sanitize(value, limit).split())
-    return text.replace("\\", "\\\\").replace("|", "\\|") or " "
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "'") or " "
 
 
 def _as_edit(value: Any) -> Edit | None:
@@ -35,7 +37,8 @@ def _as_edit(value: Any) -> Edit | None:
     return None
 
 
-def _quote(text: str) -> list[str]:
+def quote(text: str) -> list[str]:
+    """Untrusted text as a Markdown block quote, sanitized."""
     return ["> " + line if line else ">" for line in sanitize(text, 2000).split("\n")]
 
 
@@ -80,7 +83,7 @@ def backend_lines(report: NightReport) -> list[str]:
 
 def numbers_table(report: NightReport) -> list[str]:
     """``numbers`` as a Markdown table."""
-    return ["| measure | value |", "|---|---|"] + [f"| {_cell(k, 200)} | {_cell(v, 400)} |" for k, v in numbers(report)]
+    return ["| measure | value |", "|---|---|"] + [f"| {cell(k, 200)} | {cell(v, 400)} |" for k, v in numbers(report)]
 
 
 def _edit_block(index: int, edit: Edit) -> list[str]:
@@ -91,13 +94,15 @@ def _edit_block(index: int, edit: Edit) -> list[str]:
         "",
     ]
     if edit.anchor:
-        lines += ["Anchor:", "", *_quote(edit.anchor), ""]
+        lines += ["Anchor:", "", *quote(edit.anchor), ""]
+    if edit.supersedes:
+        lines += [f"**{OVERRIDES}**", "", *quote(edit.supersedes), ""]
     if edit.content:
-        lines += ["Content:", "", *_quote(edit.content), ""]
+        lines += ["Content:", "", *quote(edit.content), ""]
     if edit.rationale:
         lines += [f"Rationale: {sanitize(edit.rationale, 1000)}", ""]
     if edit.evidence:
-        ids = ", ".join(f"`{_cell(e, 80).replace('`', '')}`" for e in edit.evidence)
+        ids = ", ".join(f"`{cell(e, 80)}`" for e in edit.evidence)
         lines += [f"Evidence: {ids}", ""]
     return lines
 
@@ -166,7 +171,7 @@ def render_markdown(report: NightReport) -> str:
             out += ["| task | baseline | candidate | delta | regressed |", "|---|---|---|---|---|"]
             for d in decision.per_task:
                 out.append(
-                    f"| {_cell(d.task_id)} | {_score(d.baseline)} "
+                    f"| {cell(d.task_id)} | {_score(d.baseline)} "
                     f"(n={d.n_baseline}) | {_score(d.candidate)} (n={d.n_candidate}) | "
                     f"{d.delta:+.3f} | {'**yes**' if d.regressed else 'no'} |"
                 )

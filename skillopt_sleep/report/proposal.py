@@ -107,6 +107,10 @@ class ProposalView:
 _HEADLINE = ("gain", "lower_bound", "se", "min_gain", "n_tasks")
 
 
+# How every view (report.md, ``review``, report.html) heads the hand-written line a rule overrides.
+OVERRIDES = "Overrides your hand-written line:"
+
+
 def gate_label(decision: GateDecision) -> str:
     """``"this rule alone"`` or ``"3 rules together"``: what a gate decision tested."""
     return "this rule alone" if len(decision.edits) == 1 else f"{len(decision.edits)} rules together"
