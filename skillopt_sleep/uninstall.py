@@ -24,6 +24,7 @@ from typing import Any
 
 from skillopt_sleep import scheduler
 from skillopt_sleep.staging import adoption
+from skillopt_sleep.staging import proposals as staged
 from skillopt_sleep.errors import UserError
 from skillopt_sleep.store.locks import ProjectLock, holder_path
 from skillopt_sleep.paths import APP, PROJECT_DIR, project_dirs, user_dirs
@@ -165,7 +166,7 @@ def make_plan(extra_projects: Iterable[str | os.PathLike[str]] = (), platform: s
 
     projects = []
     for project in known_projects(extra_projects):
-        live = [g for g in adoption.adoptions(project) if not g["reverted"]]
+        live = [g for g in staged.adoptions(project) if not g["reverted"]]
         projects.append(ProjectPlan(project, list(reversed(live))))
     target = schedule_path()
     return Plan(

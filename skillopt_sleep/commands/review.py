@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from skillopt_sleep.staging import adoption
+from skillopt_sleep.staging import proposals as staged
 from skillopt_sleep.staging import stage as staging
 from skillopt_sleep.report.agent_surface import ask_for, calling_agent
 from skillopt_sleep.documents.handwritten import conflict_notes
@@ -176,7 +176,7 @@ def _longest_backtick_run(text: str) -> int:
 
 
 def _pick(project: Path, night_id: str | None) -> dict | None:
-    proposals = adoption.list_proposals(project)
+    proposals = staged.list_proposals(project)
     if night_id is None:
         return proposals[0] if proposals else None
     for proposal in proposals:

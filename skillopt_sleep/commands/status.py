@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_sleep import scheduler
-from skillopt_sleep.staging import adoption
+from skillopt_sleep.staging import proposals as staged
 from skillopt_sleep.staging import adoption_journal as journal
 from skillopt_sleep.staging import stage as staging
 from skillopt_sleep.report.agent_surface import ask_for, calling_agent
@@ -49,11 +49,11 @@ def _staged_nights(proposals: list[dict[str, Any]], recorded: set[str]) -> list[
 def collect_status(project: Path, recent: int = 5) -> dict[str, Any]:
     """Everything ``status`` shows, as one JSON-ready dict."""
     nights = History().nights(project)
-    proposals = adoption.list_proposals(project)
+    proposals = staged.list_proposals(project)
     extra = _staged_nights(proposals, {str(n.get("night_id")) for n in nights})
     if extra:
         nights = sorted(nights + extra, key=lambda n: str(n.get("started") or ""))
-    adoptions = adoption.adoptions(project)
+    adoptions = staged.adoptions(project)
     states = adoption_states(project)
     latest = None
     if proposals:

@@ -36,6 +36,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from skillopt_sleep.files import atomic_write_text, read_json, read_regular
+from skillopt_sleep.staging.proposals import list_proposals
 from skillopt_sleep.paths import project_dirs, project_fingerprint, user_dirs
 from skillopt_sleep.report.agent_surface import CLAUDE_COMMAND
 from skillopt_sleep.redact import redact
@@ -144,8 +145,6 @@ def _rules_proposed(staging_dir: Path) -> int | None:
 def proposal_notices(project: Path) -> list[Notice]:
     """The newest proposal, while it waits for review (not adopted, not reverted, and it changes
     at least one document): "last night …" for ``RECENT`` hours, then "the night of <date> …"."""
-    from skillopt_sleep.staging.adoption import list_proposals
-
     proposals = list_proposals(project)
     if not proposals:
         return []

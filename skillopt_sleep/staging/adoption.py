@@ -30,12 +30,12 @@ from skillopt_sleep.documents.containment import check_state_dir, checked_docume
 from skillopt_sleep.store.debris import clean_debris
 from skillopt_sleep.documents.managed_block import document_paths, is_read_only
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
-from skillopt_sleep.files import atomic_write_text, parse_json, read_bytes_or_none, read_jsonl, sha256_bytes
+from skillopt_sleep.files import atomic_write_text, parse_json, read_bytes_or_none, sha256_bytes
 from skillopt_sleep.store.locks import ProjectLock
 from skillopt_sleep.report.notices import refresh_project_notice
 from skillopt_sleep.paths import project_dirs
-from skillopt_sleep.report.score_trend import adoption_states
-from skillopt_sleep.staging.stage import ROLES, ensure_project_dir, now, staged_proposals
+from skillopt_sleep.staging.proposals import adoptions, list_proposals
+from skillopt_sleep.staging.stage import ROLES, ensure_project_dir, now
 
 
 @dataclass
@@ -129,48 +129,6 @@ def hold_project(project: Path, purpose: str, targets: Targets, night_id: str | 
             yield journal.recover(project, targets.allows)
         finally:
             refresh_project_notice(project)  # whatever changed under the lock, the notice says
-
-
-# --------------------------------------------------------------------------- ledger views
-
-
-def _ledger(project: Path) -> list[dict[str, Any]]:
-    return read_jsonl(project_dirs(project).ledger)
-
-
-def list_proposals(project: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Staged proposals, newest first: the manifest plus ``staging_dir``, ``state``, ``adopted``."""
-    dirs = project_dirs(project)
-    states = adoption_states(dirs.project)
-    proposals = []
-    for proposal in staged_proposals(dirs.project):
-        state = states.get(str(proposal.get("night_id")), "staged")
-        proposals.append({**proposal, "state": state, "adopted": state == "adopted"})
-    proposals.sort(key=lambda p: (str(p.get("created") or ""), p["staging_dir"]), reverse=True)
-    return proposals
-
-
-def adoptions(project: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Adoptions, oldest first: ``{adoption_id, night_id, adopted_at, files, reverted}``."""
-    groups: dict[str, dict[str, Any]] = {}
-    for entry in _ledger(project_dirs(project).project):
-        adoption_id = str(entry.get("adoption_id") or entry.get("night_id"))
-        if entry.get("event", "adopt") == "adopt":
-            group = groups.setdefault(
-                adoption_id,
-                {
-                    "adoption_id": adoption_id,
-                    "night_id": entry.get("night_id"),
-                    "adopted_at": entry.get("adopted_at"),
-                    "files": [],
-                    "reverted": False,
-                },
-            )
-            group["files"].append(entry)
-        elif entry.get("event") == "revert" and adoption_id in groups:
-            groups[adoption_id]["reverted"] = True
-            groups[adoption_id]["reverted_at"] = entry.get("reverted_at")
-    return list(groups.values())
 
 
 # --------------------------------------------------------------------------- adopt

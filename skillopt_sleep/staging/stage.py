@@ -24,7 +24,6 @@ import base64
 import difflib
 import json
 import os
-import re
 import secrets
 import shutil
 from dataclasses import dataclass
@@ -34,21 +33,19 @@ from typing import Any
 
 from skillopt_sleep.documents.containment import check_state_dir
 from skillopt_sleep.documents.managed_block import END, START
-from skillopt_sleep.store.state_key import mac_verifies, with_mac
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_USAGE, UserError
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.redact import redact
 from skillopt_sleep.report.proposal import build_view, managed_block_diff
 from skillopt_sleep.report.markdown import render_markdown
-from skillopt_sleep.files import atomic_write_bytes, atomic_write_text, read_json, sha256_bytes
+from skillopt_sleep.files import atomic_write_bytes, atomic_write_text, sha256_bytes
 from skillopt_sleep.report.html import render_html
 from skillopt_sleep.report.score_trend import adoption_states
 from skillopt_sleep.report.trend_chart import trend_points
+from skillopt_sleep.staging.proposals import MANIFEST_FORMAT, SAFE_ID, seal_manifest
 from skillopt_sleep.types import NightReport, format_time
 
-MANIFEST_FORMAT = "skillopt_sleep.manifest.v1"
 ROLES = ("skill", "memory")
-_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 @dataclass
@@ -141,7 +138,7 @@ def stage(
     leaves a half-written proposal that ``adopt`` could pick up.
     """
     dirs = project_dirs(project)
-    if not _SAFE_ID.match(report.night_id or ""):
+    if not SAFE_ID.match(report.night_id or ""):
         raise ValueError(f"night id {report.night_id!r} is not a safe directory name")
     ensure_project_dir(dirs.project)
     final = dirs.staging / report.night_id
@@ -224,52 +221,6 @@ def stage(
 
     refresh_project_notice(dirs.project)
     return final
-
-
-# --------------------------------------------------------------------------- read back
-
-
-MANIFEST_SEAL = "skillopt-sleep manifest v1"
-
-
-def seal_manifest(project: Path, manifest: dict[str, Any]) -> dict[str, Any]:
-    """The manifest with its MAC (as is, without a trusted key: then it will not verify)."""
-    return with_mac(MANIFEST_SEAL, str(project), manifest)
-
-
-def read_manifest(directory: Path) -> dict[str, Any] | None:
-    """A proposal's manifest, or None when it is missing, damaged, or not this directory's own
-    (its night id must be the directory's name)."""
-    try:
-        manifest = read_json(directory / "manifest.json")
-    except (OSError, ValueError):
-        return None
-    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
-        return None
-    if not isinstance(manifest.get("files"), list) or not all(isinstance(f, dict) for f in manifest["files"]):
-        return None
-    if manifest.get("night_id") != directory.name or not _SAFE_ID.match(directory.name):
-        return None
-    project = directory.resolve().parent.parent.parent  # <project>/.skillopt-sleep/staging/<id>
-    if not mac_verifies(MANIFEST_SEAL, str(project), manifest):
-        return None  # not written with this user's key: planted or edited
-    return manifest
-
-
-def staged_proposals(project: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Every readable proposal's manifest plus its ``staging_dir`` (unordered; ``adoption.
-    list_proposals`` adds the adoption state and sorts)."""
-    dirs = project_dirs(project)
-    if not dirs.staging.is_dir():
-        return []
-    proposals = []
-    for directory in dirs.staging.iterdir():
-        if directory.name.startswith(".") or not directory.is_dir():
-            continue
-        manifest = read_manifest(directory)
-        if manifest is not None:
-            proposals.append({**manifest, "staging_dir": str(directory)})
-    return proposals
 
 
 def resolve_project(path: str | os.PathLike[str] | None) -> Path:
