@@ -18,7 +18,17 @@ from skillopt_sleep import __version__
 from skillopt_sleep.errors import EXIT_CODES, EXIT_ERROR, EXIT_USAGE, UserError
 from skillopt_sleep.files import UnreadableFile
 
-COMMAND_MODULES = ("run", "status", "review", "adopt", "revert", "harvest", "schedule", "demo", "notice")
+COMMAND_MODULES: tuple[str, ...] = (
+    "run",
+    "status",
+    "review",
+    "adopt",
+    "revert",
+    "harvest",
+    "schedule",
+    "demo",
+    "notice",
+)
 COMMAND_MODULES += ("uninstall",)
 
 

@@ -83,7 +83,7 @@ def remove_temp_files(directory: Path, targets: set[str] | None = None) -> list[
     write in progress looks exactly like debris. ``targets`` limits it to temp files of those
     names (for directories shared with the user's own files). Returns what was removed.
     """
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(directory.iterdir())
     except OSError:

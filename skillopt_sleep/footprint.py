@@ -34,7 +34,7 @@ class Footprint:
     def _paths(self) -> set[Path]:
         if not self.root.is_dir() or self.root.is_symlink():
             return set()
-        paths = set()
+        paths: set[Path] = set()
         for folder, dirs, files in os.walk(self.root):
             base = Path(folder)
             paths.update(base / name for name in dirs + files)

@@ -302,6 +302,7 @@ def _night(
             EXIT_PROVIDER,
         ) from None
     except BudgetExceeded as exc:
+        assert models is not None  # only a call spends, and every call goes through the models
         report.status = "budget"
         report.calls, report.usage = models.calls(), models.usage()
         report.left_out = models.left_out()

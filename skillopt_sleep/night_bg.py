@@ -91,7 +91,12 @@ def followed_night(opts: Any, mode: str = "run", *, show: bool = True, log: str 
     if answers is not None:
         opts.stores = [*opts.stores, answers]
     shout = opts.progress
-    opts.progress = lambda message: (shout(message), progress.on_phase(message))
+
+    def both(message: str) -> None:
+        shout(message)
+        progress.on_phase(message)
+
+    opts.progress = both
     opts.call_progress = progress
     code, report = EXIT_ERROR, None
     try:
@@ -158,7 +163,7 @@ def detach(args: argparse.Namespace, project: Path) -> int:
     log = logs / ("night-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + f"-{os.getpid()}.log")
     argv = [sys.executable, "-m", "skillopt_sleep", "run", *_rebuild(args, project), "--night-log", str(log)]
     kwargs: dict[str, Any] = {"start_new_session": True}
-    if os.name == "nt":  # pragma: no cover - Windows has no sessions
+    if sys.platform == "win32":  # pragma: no cover - Windows has no sessions
         kwargs = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.DETACHED_PROCESS}
     with open(log, "ab") as out:
         child = subprocess.Popen(

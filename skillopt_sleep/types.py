@@ -287,7 +287,7 @@ class NightReport(Record):
     staging_dir: str | None = None
     documents: dict[str, str] = field(default_factory=dict)  # role -> live path
     notes: list[str] = field(default_factory=list)
-    task_index: dict[str, dict[str, str]] = field(default_factory=dict)  # id -> kind, split, excerpt
+    task_index: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> kind, split, excerpt
 
     _time_fields = ("started", "finished")
 

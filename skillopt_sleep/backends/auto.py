@@ -13,6 +13,7 @@ import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from skillopt_sleep.backends import cli_command, key_env
 from skillopt_sleep.config import Config
@@ -72,6 +73,7 @@ def choose_backend(
     order = _SDK_FOR_AGENT[known[0]] if known else _SDK_FOR_AGENT["claude"]
     for backend in order:
         key = key_env(backend)
+        assert key is not None  # the SDK backends each read their key from the environment
         if env.get(key) or (options.get(backend) or {}).get("api_key"):
             where = key if env.get(key) else f"backend_options.{backend}.api_key"
             return AutoChoice(backend, f"no agent CLI on PATH; {where} is set")
@@ -102,7 +104,7 @@ def resolve_config(
     if not auto_roles:
         return config, None
     choice = choose_backend(agents, backend_options=config.backend_options, which=which, env=env, harvested=harvested)
-    changes = {roles[r]: choice.spec for r in auto_roles}
+    changes: dict[str, Any] = {roles[r]: choice.spec for r in auto_roles}
     if is_auto(config.backend):
         changes["backend"] = choice.spec
     return dataclasses.replace(config, **changes), choice

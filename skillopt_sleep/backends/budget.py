@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 from skillopt_sleep.backends.base import BudgetExceeded, Request
 from skillopt_sleep.backends.pricing import Price
@@ -119,7 +120,7 @@ class Budget:
         with self._lock:
             return max(0, self.max_calls - self.calls_used - self._reserved_calls)
 
-    def summary(self) -> dict[str, object]:
+    def summary(self) -> dict[str, Any]:
         with self._lock:
             return {
                 "max_tokens": self.max_tokens,

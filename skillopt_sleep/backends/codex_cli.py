@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,11 @@ from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message
 from skillopt_sleep.files import read_regular, read_regular_text
 from skillopt_sleep.types import Usage
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the same parser, published as tomli for older Pythons
+    import tomli as tomllib
 
 COMMAND = "codex"  # the binary run unless backend_options.codex-cli.command names another
 DEFAULT_TIMEOUT = 600.0

@@ -6,10 +6,13 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from collections.abc import Callable
+from typing import TypeVar
 
 from skillopt_sleep.backends.client import Client, Stats
 from skillopt_sleep.backends.deadline import Deadline
 from skillopt_sleep.types import Usage
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -104,7 +107,7 @@ class Models:
         return notes
 
 
-def run_together(*thunks: Callable[[], object]) -> list[object]:
+def run_together(*thunks: Callable[[], T]) -> list[T]:
     """Run independent phases at once (each phase still obeys the shared limiter)."""
     if len(thunks) == 1:
         return [thunks[0]()]

@@ -47,7 +47,9 @@ def completion_from(record: Any) -> Completion | None:
     if not isinstance(record, dict) or not isinstance(record.get("text"), str):
         return None
     tools = record.get("tools_called") or []
-    usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
+    usage = record.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
     counts = {
         k: v
         for k, v in usage.items()

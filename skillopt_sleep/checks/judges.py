@@ -70,7 +70,8 @@ def check_from_id(identity: CheckId) -> dict[str, Any]:
 
 def describe_check(check: dict[str, Any]) -> str:
     """A human (and optimizer-readable) statement of what a check requires."""
-    op, arg = check["op"], check.get("arg")
+    op = check["op"]
+    arg: Any = check.get("arg")  # its type depends on op
     if op == "contains":
         return f'must contain "{arg}"'
     if op == "not_contains":
@@ -195,7 +196,7 @@ def _said(said: Any, ids: set[str]) -> dict[str, str]:
     for it, as the report shows it beside the rule that answers it; anything else is dropped."""
     if not isinstance(said, dict):
         return {}
-    out = {}
+    out: dict[str, str] = {}
     for key, text in said.items():
         if key in ids and isinstance(text, str) and text.strip() and len(out) < SAID_MAX:
             out[key] = " ".join(text.split())[:SAID_CHARS]
@@ -218,7 +219,8 @@ def _norm_heading(title: str) -> str:
 
 
 def run_check(check: dict[str, Any], text: str, tools_called: list[str] | None = None) -> bool:
-    op, arg = check["op"], check.get("arg")
+    op = check["op"]
+    arg: Any = check.get("arg")  # its type depends on op
     if op == "contains":
         return arg.lower() in text.lower()
     if op == "not_contains":

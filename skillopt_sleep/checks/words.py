@@ -18,6 +18,7 @@ person would ("End with a line `Confidence: <level>`"). So:
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any
 
 _BULLET = r"[ \t]*(?:[-*+•]|\d{1,3}[.)])[ \t]"
@@ -67,10 +68,10 @@ def limit_words(unit: str, n: int) -> str:
 
 
 def _parser() -> Any:
-    try:
-        import re._parser as sre_parse  # Python 3.11+
-    except ImportError:  # pragma: no cover - Python 3.10
-        import sre_parse  # type: ignore[no-redef]
+    if sys.version_info >= (3, 11):
+        import re._parser as sre_parse
+    else:  # pragma: no cover - Python 3.10
+        import sre_parse
     return sre_parse
 
 

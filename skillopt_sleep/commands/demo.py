@@ -88,7 +88,7 @@ def build_demo_home(root: Path) -> tuple[Path, Path, Path]:
     (project / "CLAUDE.md").write_text(CLAUDE_MD, encoding="utf-8")
     target_dir = claude / "projects" / _slug(str(project))
     target_dir.mkdir(parents=True, exist_ok=True)
-    bundled = resources.files("skillopt_sleep").joinpath("data", "demo", "claude", "projects", _slug(PLACEHOLDER_CWD))
+    bundled = resources.files("skillopt_sleep") / "data" / "demo" / "claude" / "projects" / _slug(PLACEHOLDER_CWD)
     for entry in bundled.iterdir():
         if not entry.name.endswith(".jsonl"):
             continue

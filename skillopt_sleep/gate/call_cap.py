@@ -29,7 +29,7 @@ can only leave it undecided, never pass it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from typing import Any
@@ -101,7 +101,7 @@ def reserve(cost: int) -> int:
 
 
 def in_turn(
-    gates: list[Callable[[], GateDecision]],
+    gates: Sequence[Callable[[], GateDecision]],
     limit: int | None,
     room: Callable[[list[GateDecision]], bool] = lambda done: True,
 ) -> list[GateDecision]:

@@ -71,16 +71,17 @@ class Evaluator:
         key = docs.fingerprint()
         with self._guard:
             if key not in self.scores:
-                pooled = self.pool is not None and identity is not None
-                self.scores[key] = {
-                    tid: list(self.pool.stored(identity, self.content[tid])) if pooled else [] for tid in self.tasks
-                }
-                self.failed[key] = {
-                    tid: list(self.pool.stored_failed(identity, self.content[tid])) if pooled else []
-                    for tid in self.tasks
-                }
+                pool = self.pool
+                if pool is not None and identity is not None:
+                    self.scores[key] = {tid: list(pool.stored(identity, self.content[tid])) for tid in self.tasks}
+                    self.failed[key] = {
+                        tid: list(pool.stored_failed(identity, self.content[tid])) for tid in self.tasks
+                    }
+                else:
+                    self.scores[key] = {tid: [] for tid in self.tasks}
+                    self.failed[key] = {tid: [] for tid in self.tasks}
                 self.answers[key] = {tid: [None] * len(self.scores[key][tid]) for tid in self.tasks}
-                if pooled:
+                if pool is not None and identity is not None:
                     self.identities[key] = identity
             self._locks.setdefault(key, threading.Lock())
             return key, self.scores[key]
@@ -173,7 +174,7 @@ class Evaluator:
                 self.pool.record_samples(
                     identity,
                     self.content[tid],
-                    [scores[i] for i in kept],
+                    [x for x in scores if x is not None],
                     [failed[i] if i < len(failed) else None for i in kept],
                 )
 

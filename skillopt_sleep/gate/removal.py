@@ -84,7 +84,8 @@ def _removal_check(
     margin = getattr(s, "retire_margin", RETIRE_MARGIN)
     looks = max(1, -(-s.max_val_samples // s.val_samples))
     n = s.val_samples
-    check, b = GateDecision(False, "reject", 0.0, 0.0), {}
+    check = GateDecision(False, "reject", 0.0, 0.0)
+    b: dict[str, list[float]] = {}
     while True:
         drawn = draw_within(
             getattr(night, "cap", None) or CallCap(), ev, [(night.base, None), (cand, identity)], n, tasks

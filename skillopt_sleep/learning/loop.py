@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
+from typing import cast
 
 from skillopt_sleep.backends.models import Models, run_together
 from skillopt_sleep.gate.call_cap import DREAM_SHARE, LOOKAHEAD_SHARE, CallCap, cap_note
@@ -48,7 +49,7 @@ from skillopt_sleep.learning.reflect import reflect
 from skillopt_sleep.store.refusals import same_rule
 from skillopt_sleep.rules.retire import tonight as tonight_evidence
 from skillopt_sleep.rules.budget import apply_within_budget
-from skillopt_sleep.types import Edit, GateDecision, TaskRecord, kind_of
+from skillopt_sleep.types import Attempt, Edit, GateDecision, TaskRecord, kind_of
 from skillopt_sleep.learning.train_set import widened
 
 __all__ = ["LoopSettings", "Outcome", "Rejection", "consolidate", "focus_for", "overlapping"]
@@ -98,7 +99,7 @@ def consolidate(
     night: NightGate | None = None
     winners: list[tuple[Edit, DocumentSet, GateDecision]] = []
     if resumed and cap.capped:  # the calls go to the rules already under test first
-        night = NightGate(evaluator, settings, docs, tasks, overlapping(val, train), len(resumed), cap)
+        night = resumed_night = NightGate(evaluator, settings, docs, tasks, overlapping(val, train), len(resumed), cap)
         assert pool is not None
         widened_gates = _over_earlier_tasks(outcome, night, resumed, pool, archived_val or [])
         winners = gate_each(
@@ -108,7 +109,7 @@ def consolidate(
             pool,
             progress,
             resumed=True,
-            night_for=lambda edit: widened_gates.get(id(edit), night),
+            night_for=lambda edit: widened_gates.get(id(edit), resumed_night),
         )
         for gate in widened_gates.values():
             gate.evaluator.store()
@@ -215,12 +216,13 @@ def _dream(
         + (f" and evaluating {len(val)} val task(s)" if val and not cap.capped else "")
     )
     rubric = rubric_scorer(models.optimizer)
-    train_attempts, _ = run_together(
+    dreamt, _ = run_together(
         lambda: dream_by_kind(
             models.target, train, docs, k, kind_of, settings.dream_kind_tasks, rubric, settings.k_agree, always=widened
         ),
         lambda: evaluator.ensure(docs, settings.first_samples) if val and not cap.capped else None,
     )
+    train_attempts = cast("dict[str, list[Attempt]]", dreamt)  # run_together joins both thunks' types
     outcome.phases["dream"] = sum(len(attempts) for attempts in train_attempts.values())
     outcome.train_attempts = train_attempts
     outcome.train_baseline = mean_soft(train_attempts)

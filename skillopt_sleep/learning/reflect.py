@@ -346,7 +346,7 @@ def reflect(
     Near-duplicate proposals of the samples are merged like any others."""
     kinds = select(tasks, attempts)
     documents = _documents_view(docs)
-    requests = []
+    requests: list[Request] = []
     for batch in minibatches(kinds, kinds_per_request):
         asked = max(max_edits, EDITS_PER_KIND * len(batch))  # ranking cuts the pool to max_edits
         system = render("reflect_system", max_edits=asked, max_rule_chars=limits.max_rule_chars)

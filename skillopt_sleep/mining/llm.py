@@ -84,6 +84,7 @@ class LlmMiner:
             json_schema=MINE_SCHEMA,
         )
         completion = self.optimizer.complete(request)
+        data: dict[str, Any] | Unusable | None
         (data,), _ = parse_replies(self.optimizer, [request], [completion], _parse_judge, who="miner")
         if isinstance(data, Unusable):  # the heuristic checks below still make the judge
             with self._lock:
@@ -102,7 +103,9 @@ class LlmMiner:
         for check in heuristic:  # the user's own explicit complaints always count
             if check not in checks:
                 checks.append(check)
-        rubric = data.get("rubric") if isinstance(data, dict) and isinstance(data.get("rubric"), str) else ""
+        rubric = data.get("rubric") if isinstance(data, dict) else ""
+        if not isinstance(rubric, str):
+            rubric = ""
         if checks:
             if {"op": "no_refusal", "arg": None} not in checks:
                 checks.append({"op": "no_refusal", "arg": None})

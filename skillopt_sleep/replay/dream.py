@@ -37,7 +37,8 @@ def split_measurable(tasks: list[TaskRecord], target: Client) -> tuple[list[Task
     """Tasks the target can be scored on, and those it cannot: a ``tool_called`` check can only
     pass when the tool is offered, so on a backend that cannot offer it the task is left out of
     the score (never scored 0)."""
-    measurable, left_out = [], []
+    measurable: list[TaskRecord] = []
+    left_out: list[TaskRecord] = []
     for task in tasks:
         fits = can_offer_tools(target.backend, judges.required_tools(task.judge))
         (measurable if fits else left_out).append(task)

@@ -141,8 +141,8 @@ def render_markdown(report: NightReport) -> str:
         out += ["None.", ""]
     for i, item in enumerate(report.rejected_edits, 1):
         item = item if isinstance(item, dict) else {"edit": item}
-        edit = _as_edit(item.get("edit"))
-        out += _edit_block(i, edit) if edit else [f"### {i}. (unreadable edit)", ""]
+        refused = _as_edit(item.get("edit"))
+        out += _edit_block(i, refused) if refused else [f"### {i}. (unreadable edit)", ""]
         reasons = item.get("reasons") or []
         out += ["Refused because:", ""]
         out += [f"- {sanitize(r, 500)}" for r in reasons] or ["- (no reason recorded)"]
@@ -228,9 +228,9 @@ def render_text(report: NightReport) -> str:
     lines.append(f"  refused {len(report.rejected_edits)} edit(s)")
     for item in report.rejected_edits:
         item = item if isinstance(item, dict) else {"edit": item}
-        edit = _as_edit(item.get("edit"))
+        refused = _as_edit(item.get("edit"))
         reasons = "; ".join(str(r) for r in item.get("reasons") or [])
-        what = edit.describe() if edit else "(unreadable edit)"
+        what = refused.describe() if refused else "(unreadable edit)"
         lines.append(f"    - {sanitize(what, 120)} — {sanitize(reasons, 160) or 'no reason'}")
     lines.append(f"  calls {_calls(report)}; tokens {_tokens(report)}")
     for note in report.notes:

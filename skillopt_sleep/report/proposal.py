@@ -191,9 +191,9 @@ def _checks(targets: list[str]) -> str:
 # --------------------------------------------------------------------------- at night time
 
 
-def task_summaries(tasks: list[TaskRecord]) -> dict[str, dict[str, str]]:
+def task_summaries(tasks: list[TaskRecord]) -> dict[str, dict[str, Any]]:
     """What the report keeps about each task so a reviewer can see a rule's evidence."""
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for task in tasks:
         kind = task.kind or task.skill_hint or (task.tags[0] if task.tags else "") or "unknown"
         excerpt = " ".join(redact(task.intent).split())
@@ -230,7 +230,9 @@ def managed_block_diff(path: str, baseline: bytes | None, proposed: bytes) -> st
 def _evidence(ids: list[str], index: dict[str, Any]) -> tuple[list[str], list[EvidenceTask]]:
     tasks = []
     for task_id in ids:
-        info = index.get(task_id) if isinstance(index.get(task_id), dict) else {}
+        info = index.get(task_id)
+        if not isinstance(info, dict):
+            info = {}
         tasks.append(
             EvidenceTask(
                 task_id=str(task_id),
@@ -261,10 +263,12 @@ def build_view(report: NightReport, manifest: dict[str, Any], state: str, stagin
         view.rules.append(RuleView(edit=edit, scope=scope, evidence=evidence, decisions=tested))
     for item in report.rejected_edits:
         item = item if isinstance(item, dict) else {"edit": item}
-        edit = _as_edit(item.get("edit"))
-        scope, evidence = _evidence(list(edit.evidence) if edit else [], report.task_index)
+        refused = _as_edit(item.get("edit"))
+        scope, evidence = _evidence(list(refused.evidence) if refused else [], report.task_index)
         view.refused.append(
-            RefusedView(edit=edit, reasons=[str(r) for r in item.get("reasons") or []], scope=scope, evidence=evidence)
+            RefusedView(
+                edit=refused, reasons=[str(r) for r in item.get("reasons") or []], scope=scope, evidence=evidence
+            )
         )
     for entry in manifest.get("files") or []:
         if isinstance(entry, dict):

@@ -89,9 +89,9 @@ def retiring(docs: DocumentSet, edit: Edit, evidence: Tonight | None) -> Edit | 
         return None
     doc = docs.get(edit.target)
     ranked = [
-        (why[0], i, rule, why[1])
+        (found[0], i, rule, found[1])
         for i, rule in enumerate(doc.rules())
-        if (why := _why_retirable(rule, evidence)) is not None
+        if (found := _why_retirable(rule, evidence)) is not None
     ]
     if not ranked:
         return None

@@ -63,7 +63,9 @@ def default_via(platform: str | None = None, systemd_available: Callable[[], boo
     family = os_family(platform)
     if family == "linux":
         if systemd_available is None:
-            from skillopt_sleep.scheduler.systemd import user_manager_running as systemd_available
+            from skillopt_sleep.scheduler.systemd import user_manager_running
+
+            systemd_available = user_manager_running
         return "systemd" if systemd_available() else "cron"
     return supported_vias(platform)[0]
 

@@ -26,8 +26,8 @@ def last_night_started(project: Path) -> datetime | None:
     from skillopt_sleep.store.history import History
     from skillopt_sleep.types import parse_time
 
-    starts = [parse_time(n.get("started")) for n in History().nights(project) if n.get("mode") in STATEFUL_MODES]
-    starts = [s for s in starts if s is not None]
+    parsed = [parse_time(n.get("started")) for n in History().nights(project) if n.get("mode") in STATEFUL_MODES]
+    starts = [s for s in parsed if s is not None]
     return max(starts) if starts else None
 
 
@@ -37,7 +37,7 @@ def _homes(config: Config) -> dict[str, Path]:
     given = {"claude": config.claude_home, "codex": config.codex_home}
     wanted = list(SOURCES) if config.source in ("auto", "all") else [config.source]
     return {
-        name: Path(given[name]).expanduser() if given.get(name) else SOURCES[name].default_home()
+        name: Path(home).expanduser() if (home := given.get(name)) else SOURCES[name].default_home()
         for name in wanted
         if name in SOURCES
     }

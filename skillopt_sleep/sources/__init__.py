@@ -218,7 +218,7 @@ def harvest(
     sources_used = [n for n in names if n in used] if source == "auto" else names
     if since is not None:
         cutoff = utc(since)
-        digests = [d for d in digests if (d.ended or d.started) is not None and (d.ended or d.started) >= cutoff]
+        digests = [d for d in digests if (when := d.ended or d.started) is not None and when >= cutoff]
     new_ids = {d.session_id for d in digests if (d.source, d.session_id) in touched}
     return HarvestResult(
         digests=digests,

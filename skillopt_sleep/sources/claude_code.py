@@ -61,7 +61,8 @@ _HEAD_CWD = re.compile(rb'"cwd"\s*:\s*"((?:[^"\\]|\\.){1,4096})"')
 # tool's output, an attachment, an API request, token usage — is checked but never built.
 # A JSON value of the wrong kind for a field still decodes (as what it is) and is judged by ``record``.
 Scalar = str | int | float | bool | None
-_ToolInput = TypedDict("_ToolInput", {name: Any for name in {"skill", *FILE_TOOLS.values()}}, total=False)
+# keys computed from FILE_TOOLS, not a literal: a type checker cannot read them
+_ToolInput = TypedDict("_ToolInput", {name: Any for name in {"skill", *FILE_TOOLS.values()}}, total=False)  # type: ignore[misc]
 
 
 class _Block(TypedDict, total=False):

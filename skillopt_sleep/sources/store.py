@@ -152,8 +152,12 @@ class HarvestStore:
                 files.pop(path, None)
 
         index = _read_json(state_dir / DIGESTS_DIR / INDEX_FILE)
-        shards = index.get("shards") if isinstance(index.get("shards"), dict) else {}
-        sessions = index.get("sessions") if isinstance(index.get("sessions"), dict) else {}
+        shards = index.get("shards")
+        if not isinstance(shards, dict):
+            shards = {}
+        sessions = index.get("sessions")
+        if not isinstance(sessions, dict):
+            sessions = {}
         touched: dict[str, dict[str, SessionDigest]] = {}
 
         def shard_for_update(name: str) -> dict[str, SessionDigest]:

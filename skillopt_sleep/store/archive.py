@@ -46,8 +46,11 @@ class TaskArchive:
         for line in read_jsonl(self.path):
             if line.get("project") != key or not isinstance(line.get("key"), str):
                 continue
+            data = line.get("task")
+            if not isinstance(data, dict):
+                continue  # from_dict would refuse it too
             try:
-                task = TaskRecord.from_dict(line.get("task"))
+                task = TaskRecord.from_dict(data)
             except ValueError:
                 continue
             out.append(ArchivedTask(key, line["key"], str(line.get("night_id") or ""), task.split, task))

@@ -41,6 +41,6 @@ def clean_debris(project: str | os.PathLike[str], documents: Iterable[Path] = ()
     by_dir: dict[Path, set[str]] = {}
     for document in documents:
         by_dir.setdefault(Path(document).parent, set()).add(Path(document).name)
-    for folder, names in by_dir.items():
-        removed += len(remove_temp_files(folder, names))
+    for directory, names in by_dir.items():
+        removed += len(remove_temp_files(directory, names))
     return removed

@@ -343,8 +343,10 @@ class EvidencePool:
         for key, kept in self.samples[ident].items():
             raw = failed.get(key) if isinstance(failed, dict) else None
             # a hand-edited list that does not line up with the scores is not guessed at
-            aligned = isinstance(raw, list) and len(raw) == len(kept)
-            self.failed[ident][key] = [_checks(x) for x in raw] if aligned else [None] * len(kept)
+            if isinstance(raw, list) and len(raw) == len(kept):
+                self.failed[ident][key] = [_checks(x) for x in raw]
+            else:
+                self.failed[ident][key] = [None] * len(kept)
 
     def save(self) -> None:
         if self.path is None:

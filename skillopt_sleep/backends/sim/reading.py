@@ -141,7 +141,8 @@ def _mentions(directive: str, needle: str) -> bool:
 def stance(check: dict[str, Any], directive: str) -> bool | None:
     """True when the line asks for what the check wants, False when it asks against it, None when it
     does not speak to the check."""
-    op, arg = check["op"], check.get("arg")
+    op = check["op"]
+    arg: Any = check.get("arg")  # its type depends on op
     negated = NEGATION_RE.search(directive) is not None
     d = directive
     if op == "contains" and _mentions(d, arg):

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import random
 import re
+import sys
 from typing import Any
 
 
 def regex_example(pattern: str, rng: random.Random) -> str | None:
     """A string matching ``pattern`` (common regex subset), or None when unsupported."""
-    try:
-        import re._parser as sre_parse  # Python 3.11+
-    except ImportError:  # pragma: no cover - Python 3.10
-        import sre_parse  # type: ignore[no-redef]
+    if sys.version_info >= (3, 11):
+        import re._parser as sre_parse
+    else:  # pragma: no cover - Python 3.10
+        import sre_parse
     try:
         parsed = sre_parse.parse(pattern)
         text = _gen(parsed, rng, sre_parse)

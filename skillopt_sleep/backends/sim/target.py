@@ -147,6 +147,7 @@ def render(
     sections: dict[str, list[str]] = {}
     tools: list[str] = []
     max_len = min_len = None
+    arg: Any  # its type depends on the check's op
     for i, check in enumerate(checks):
         op, arg, sat = check["op"], check.get("arg"), ok[i]
         if op == "contains" and sat:
