@@ -1,5 +1,5 @@
 """The house's own checks, run with the tests so CI runs them: ``ruff check`` and ``ruff format``
-over the whole tree, with the settings in pyproject.toml."""
+over the whole tree and ``mypy`` over the package, with the settings in pyproject.toml."""
 
 from __future__ import annotations
 
@@ -13,11 +13,15 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def ruff(*args: str) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+def tool(name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
     if exe is None:
-        pytest.fail("ruff is not installed: pip install -e '.[test]' installs it")
-    return subprocess.run([exe, *args], cwd=REPO, capture_output=True, text=True, timeout=300)
+        pytest.fail(f"{name} is not installed: pip install -e '.[test]' installs it")
+    return subprocess.run([exe, *args], cwd=REPO, capture_output=True, text=True, timeout=600)
+
+
+def ruff(*args: str) -> subprocess.CompletedProcess[str]:
+    return tool("ruff", *args)
 
 
 def test_ruff_check_finds_nothing():
@@ -27,4 +31,9 @@ def test_ruff_check_finds_nothing():
 
 def test_the_tree_is_formatted():
     done = ruff("format", "--check", "--no-cache", ".")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_mypy_finds_nothing(tmp_path: Path):
+    done = tool("mypy", "--cache-dir", str(tmp_path / "cache"), "skillopt_sleep")
     assert done.returncode == 0, done.stdout + done.stderr
