@@ -46,7 +46,7 @@ def _homes(config: Config) -> dict[str, Path]:
 def written_since(project: Path, config: Config, since: datetime | None) -> bool:
     """Whether any of the project's own (non-replay) transcripts was written at or after
     ``since`` (any at all when ``since`` is None)."""
-    from skillopt_sleep.sources import SOURCES, ProjectFilter
+    from skillopt_sleep.sources.harvester import SOURCES, ProjectFilter
     from skillopt_sleep.sources.base import is_replay_dir
 
     wanted = ProjectFilter(project)
