@@ -113,7 +113,7 @@ def rehearse(opts: Any, seeds: tuple[int, ...] = REHEARSAL_SEEDS) -> Rehearsal:
     is raised the same way."""
     started = time.monotonic()
     if opts.tasks_file is None and opts.harvested is None:  # read once, for every rehearsal
-        from skillopt_sleep.night import read_transcripts
+        from skillopt_sleep.gather import read_transcripts
 
         opts = replace(opts, harvested=read_transcripts(replace(opts, progress=lambda message: None)))
     runs = [_rehearse_once(opts, seed) for seed in seeds]
