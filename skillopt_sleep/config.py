@@ -11,10 +11,13 @@ import dataclasses
 import json
 import os
 import sys
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from collections.abc import Mapping
+
+import msgspec
 
 from skillopt_sleep.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 from skillopt_sleep.files import read_regular
@@ -133,46 +136,49 @@ ENV_NOT_SETTINGS = frozenset(
 )
 
 
+def _declared(hint: Any) -> tuple[Any, bool]:
+    """A setting's type without ``None``, and whether ``None`` is allowed."""
+    args = typing.get_args(hint)
+    if type(None) in args:
+        rest = [a for a in args if a is not type(None)]
+        return rest[0], True
+    return hint, False
+
+
+# Every setting's type, resolved from the annotations (``from __future__ import annotations``
+# leaves them as strings): the type itself, and whether it may be None.
+_TYPES = {name: _declared(hint) for name, hint in typing.get_type_hints(Config).items() if name in _FIELDS}
+_WORDS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+_EXPECTED = {
+    bool: "true or false",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    list: "a list of strings",
+    dict: "a table",
+}
+
+
 def _coerce(key: str, value: Any, where: str) -> Any:
-    default = getattr(Config(), key)
-    annotation = str(_FIELDS[key].type)
+    """A setting's value as its declared type (msgspec converts and checks), from a config file's
+    value or from text (the environment, the command line: booleans in words, lists
+    comma-separated); else one line naming the setting and what it must be."""
+    wanted, optional = _TYPES[key]
+    kind = typing.get_origin(wanted) or wanted
     if value is None:
-        if "None" in annotation:
+        if optional:
             return None
         raise UserError(f"{where}: {key} may not be empty", EXIT_CONFIG)
-    if isinstance(default, bool) or annotation == "bool":
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-            return value.lower() in ("1", "true", "yes", "on")
-        raise UserError(f"{where}: {key} must be true or false, got {value!r}", EXIT_CONFIG)
-    if isinstance(value, bool) and (annotation.startswith("int") or annotation.startswith("float")):
+    if isinstance(value, str) and kind is bool:
+        value = _WORDS.get(value.lower(), value)
+    elif isinstance(value, str) and kind is list:
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if isinstance(value, bool) and kind in (int, float):
         raise UserError(f"{where}: {key} must be a number, got {value!r}", EXIT_CONFIG)
-    if annotation.startswith("list"):
-        if isinstance(value, str):  # environment: comma-separated
-            value = [part.strip() for part in value.split(",") if part.strip()]
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise UserError(f"{where}: {key} must be a list of strings, got {value!r}", EXIT_CONFIG)
-        return list(value)
-    if "dict" in annotation:
-        if not isinstance(value, dict):
-            raise UserError(f"{where}: {key} must be a table, got {value!r}", EXIT_CONFIG)
-        return value
-    if annotation.startswith("int"):
-        try:
-            if isinstance(value, float) and not value.is_integer():
-                raise ValueError
-            return int(value)
-        except (TypeError, ValueError):
-            raise UserError(f"{where}: {key} must be an integer, got {value!r}", EXIT_CONFIG) from None
-    if annotation.startswith("float"):
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            raise UserError(f"{where}: {key} must be a number, got {value!r}", EXIT_CONFIG) from None
-    if not isinstance(value, str):
-        raise UserError(f"{where}: {key} must be a string, got {value!r}", EXIT_CONFIG)
-    return value
+    try:  # numbers may come as text or as a whole float; nothing else is converted
+        return msgspec.convert(value, wanted, strict=kind not in (int, float))
+    except msgspec.ValidationError:
+        raise UserError(f"{where}: {key} must be {_EXPECTED[kind]}, got {value!r}", EXIT_CONFIG) from None
 
 
 def _apply(config: Config, values: Mapping[str, Any], where: str, origins: dict[str, str] | None = None) -> None:

@@ -276,3 +276,45 @@ def test_an_invalid_value_names_where_it_was_set(project: Path):
     assert config_error(project=project, env={}).message == (
         f"invalid setting (val_samples set in {project_file(project)}): max_val_samples must be >= val_samples"
     )
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("k", "3", 3),
+        ("k", 3.0, 3),
+        ("gain_alpha", "0.05", 0.05),
+        ("gain_alpha", 1, 1.0),
+        ("batch", "Off", False),
+        ("batch", "on", True),
+        ("edit_whole_skill", "a, b,", ["a", "b"]),
+        ("max_calls", None, None),
+        ("backend_options", {"anthropic": {"max_tokens": 9}}, {"anthropic": {"max_tokens": 9}}),
+    ],
+)
+def test_a_setting_takes_its_declared_type(key, value, expected):
+    from skillopt_sleep.config import _coerce
+
+    assert _coerce(key, value, "here") == expected
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("k", 3.5, "here: k must be an integer, got 3.5"),
+        ("k", True, "here: k must be a number, got True"),
+        ("gain_alpha", "x", "here: gain_alpha must be a number, got 'x'"),
+        ("batch", 1, "here: batch must be true or false, got 1"),
+        ("batch", "maybe", "here: batch must be true or false, got 'maybe'"),
+        ("skill_name", 5, "here: skill_name must be a string, got 5"),
+        ("edit_whole_skill", [1], "here: edit_whole_skill must be a list of strings, got [1]"),
+        ("backend_options", {"anthropic": 1}, "here: backend_options must be a table, got {'anthropic': 1}"),
+        ("k", None, "here: k may not be empty"),
+    ],
+)
+def test_a_setting_of_another_type_is_one_line(key, value, message):
+    from skillopt_sleep.config import _coerce
+
+    with pytest.raises(UserError) as err:
+        _coerce(key, value, "here")
+    assert err.value.message == message
