@@ -18,8 +18,11 @@ from skillopt_sleep.staging import stage as staging
 from skillopt_sleep.report.agent_surface import ask_for, calling_agent
 from skillopt_sleep.documents.handwritten import conflict_notes
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_OK, UserError
+from skillopt_sleep.report.night_numbers import score_text
 from skillopt_sleep.report.proposal import (
     OVERRIDES,
+    task_rows,
+    verdict,
     EvidenceTask,
     ProposalView,
     gate_label,
@@ -40,10 +43,6 @@ from skillopt_sleep.report.markdown import (
 from skillopt_sleep.sanitize import clean_text, sanitize
 from skillopt_sleep.rules.scope import scope_label
 from skillopt_sleep.types import Edit, GateDecision, NightReport
-
-
-def _score(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
 
 
 def _edit(edit: Edit) -> list[str]:
@@ -72,9 +71,8 @@ def _scope_and_evidence(scope: list[str], evidence: list[EvidenceTask]) -> list[
 
 
 def _decision(decision: GateDecision) -> list[str]:
-    verdict = "accepted" if decision.accepted else "refused"
-    alone = gate_label(decision)
-    out = [f"Gate ({alone}): **{verdict}**, val {_score(decision.baseline)} → {_score(decision.candidate)}"]
+    said, scores = verdict(decision)
+    out = [f"Gate ({gate_label(decision)}): **{said}**, {scores}"]
     stats = headline_statistic(decision)
     if stats:
         out[-1] += f" ({stats})"
@@ -82,13 +80,12 @@ def _decision(decision: GateDecision) -> list[str]:
     out += [f"- {sanitize(r, 500)}" for r in decision.reasons]
     if decision.reasons:
         out.append("")
-    if decision.per_task:
+    rows = task_rows(decision)
+    if rows:
         out += ["| val task | baseline | candidate | gain | regressed |", "|---|---|---|---|---|"]
         out += [
-            f"| {cell(d.task_id, 80)} | {_score(d.baseline)} (n={d.n_baseline}) | "
-            f"{_score(d.candidate)} (n={d.n_candidate}) | {d.delta:+.3f} | "
-            f"{'**yes**' if d.regressed else 'no'} |"
-            for d in decision.per_task
+            f"| {cell(r.task_id, 80)} | {r.baseline} | {r.candidate} | {r.gain} | {'**yes**' if r.regressed else 'no'} |"
+            for r in rows
         ]
         out.append("")
     return out
@@ -102,7 +99,7 @@ def render_review(view: ProposalView) -> str:
         out += [f"> **{SIMULATED_WARNING}**", ""]
     out += [
         f"- Project: `{cell(r.project, 300)}`",
-        f"- Val score, baseline → candidate: {_score(r.baseline)} → {_score(r.candidate)}",
+        f"- Val score, baseline → candidate: {score_text(r.baseline)} → {score_text(r.candidate)}",
     ]
     out += [f"- {line}" for line in backend_lines(r) if not line.startswith("**")]
     out += [f"- Full report: `{cell(str(Path(view.staging_dir) / 'report.html'), 300)}`", ""]

@@ -15,6 +15,8 @@ from typing import Any
 from skillopt_sleep.documents.handwritten import conflict_notes
 from skillopt_sleep.report.proposal import (
     OVERRIDES,
+    task_rows,
+    verdict,
     EvidenceTask,
     ProposalView,
     gate_label,
@@ -52,10 +54,6 @@ def _t(value: Any, limit: int | None = None) -> str:
     return escape(text)
 
 
-def _score(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
 def _edit(edit: Edit) -> list[str]:
     out = [f"<p><b>{_t(edit.target)}</b> · {_t(edit.op)} · for {_t(scope_label(edit), 200)}</p>"]
     if edit.anchor:
@@ -82,26 +80,24 @@ def _scope_and_evidence(scope: list[str], evidence: list[EvidenceTask]) -> list[
 
 
 def _decision(decision: GateDecision) -> list[str]:
-    verdict = "accepted" if decision.accepted else "refused"
-    alone = gate_label(decision)
-    out = [f"<p>Gate ({_t(alone)}): <b>{verdict}</b>, val {_score(decision.baseline)} → {_score(decision.candidate)}"]
+    said, scores = verdict(decision)
+    out = [f"<p>Gate ({_t(gate_label(decision))}): <b>{said}</b>, {_t(scores)}"]
     stats = headline_statistic(decision)
     if stats:
         out.append(f"<br><span class=muted>{_t(stats)}</span>")
     out.append("</p>")
     if decision.reasons:
         out.append("<ul>" + "".join(f"<li>{_t(r, 500)}</li>" for r in decision.reasons) + "</ul>")
-    if decision.per_task:
+    rows = task_rows(decision)
+    if rows:
         out.append(
             "<table><tr><th>val task</th><th>baseline</th><th>candidate</th><th>gain</th><th>regressed</th></tr>"
         )
-        for d in decision.per_task:
-            regressed = "<span class=yes>yes</span>" if d.regressed else "no"
+        for r in rows:
+            regressed = "<span class=yes>yes</span>" if r.regressed else "no"
             out.append(
-                f"<tr><td><code>{_t(d.task_id, 80)}</code></td>"
-                f"<td>{_score(d.baseline)} (n={d.n_baseline})</td>"
-                f"<td>{_score(d.candidate)} (n={d.n_candidate})</td>"
-                f"<td>{d.delta:+.3f}</td><td>{regressed}</td></tr>"
+                f"<tr><td><code>{_t(r.task_id, 80)}</code></td><td>{_t(r.baseline)}</td>"
+                f"<td>{_t(r.candidate)}</td><td>{_t(r.gain)}</td><td>{regressed}</td></tr>"
             )
         out.append("</table>")
     return out

@@ -11,8 +11,8 @@ import shlex
 from typing import Any
 
 from skillopt_sleep.documents.handwritten import conflict_notes
-from skillopt_sleep.report.night_numbers import _calls, _change, _score, _splits, _tokens, nothing_learned, numbers
-from skillopt_sleep.report.proposal import OVERRIDES, why_accepted
+from skillopt_sleep.report.night_numbers import _calls, _change, _splits, _tokens, nothing_learned, numbers
+from skillopt_sleep.report.proposal import OVERRIDES, task_rows, why_accepted
 from skillopt_sleep.sanitize import sanitize
 from skillopt_sleep.rules.scope import scope_label
 from skillopt_sleep.types import Edit, NightReport, format_time
@@ -169,11 +169,10 @@ def render_markdown(report: NightReport) -> str:
             out += ["Reasons:", ""] + [f"- {sanitize(r, 500)}" for r in decision.reasons] + [""]
         if decision.per_task:
             out += ["| task | baseline | candidate | delta | regressed |", "|---|---|---|---|---|"]
-            for d in decision.per_task:
+            for r in task_rows(decision):
                 out.append(
-                    f"| {cell(d.task_id)} | {_score(d.baseline)} "
-                    f"(n={d.n_baseline}) | {_score(d.candidate)} (n={d.n_candidate}) | "
-                    f"{d.delta:+.3f} | {'**yes**' if d.regressed else 'no'} |"
+                    f"| {cell(r.task_id)} | {r.baseline} | {r.candidate} | {r.gain} | "
+                    f"{'**yes**' if r.regressed else 'no'} |"
                 )
             out.append("")
 

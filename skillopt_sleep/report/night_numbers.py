@@ -8,12 +8,13 @@ from skillopt_sleep.sanitize import sanitize
 from skillopt_sleep.types import NightReport
 
 
-def _score(value: float | None) -> str:
+def score_text(value: float | None) -> str:
+    """A score as every view prints it: three decimals, or ``n/a``."""
     return "n/a" if value is None else f"{value:.3f}"
 
 
 def _change(before: float | None, after: float | None) -> str:
-    text = f"{_score(before)} → {_score(after)}"
+    text = f"{score_text(before)} → {score_text(after)}"
     if before is not None and after is not None:
         text += f" ({after - before:+.3f})"
     return text
@@ -46,7 +47,7 @@ def numbers(report: NightReport) -> list[tuple[str, str]]:
     rows = [("sessions harvested", str(report.n_sessions)), ("tasks", f"{report.n_tasks}{_splits(report)}")]
     rows += [(f"skipped: {reason}", str(count)) for reason, count in report.skipped.items()]
     if report.train_baseline is not None:
-        rows.append(("train score (current documents)", _score(report.train_baseline)))
+        rows.append(("train score (current documents)", score_text(report.train_baseline)))
     rows.append(("val score, baseline → candidate", _change(report.baseline, report.candidate)))
     if report.test_baseline is not None or report.test_candidate is not None:
         rows.append(

@@ -16,7 +16,7 @@ from typing import Any
 from skillopt_sleep.documents.managed_block import END, START
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
 from skillopt_sleep.checks.judges import JudgeError, check_from_id, describe_check
-from skillopt_sleep.report.night_numbers import nothing_learned, numbers
+from skillopt_sleep.report.night_numbers import nothing_learned, numbers, score_text
 from skillopt_sleep.redact import redact, redact_obj
 from skillopt_sleep.types import Edit, GateDecision, NightReport, TaskRecord
 from skillopt_sleep.files import read_json
@@ -109,6 +109,37 @@ _HEADLINE = ("gain", "lower_bound", "se", "min_gain", "n_tasks")
 
 # How every view (report.md, ``review``, report.html) heads the hand-written line a rule overrides.
 OVERRIDES = "Overrides your hand-written line:"
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    """One val task of a gate decision, as every view's table shows it (text not yet escaped)."""
+
+    task_id: str
+    baseline: str  # "0.250 (n=4)"
+    candidate: str
+    gain: str  # "+0.500"
+    regressed: bool
+
+
+def task_rows(decision: GateDecision) -> list[TaskRow]:
+    """The per-task table of a gate decision, the same in report.md, ``review`` and report.html."""
+    return [
+        TaskRow(
+            d.task_id,
+            f"{score_text(d.baseline)} (n={d.n_baseline})",
+            f"{score_text(d.candidate)} (n={d.n_candidate})",
+            f"{d.delta:+.3f}",
+            d.regressed,
+        )
+        for d in decision.per_task
+    ]
+
+
+def verdict(decision: GateDecision) -> tuple[str, str]:
+    """What a gate decision says (``accepted`` / ``refused``) and on which scores."""
+    said = "accepted" if decision.accepted else "refused"
+    return said, f"val {score_text(decision.baseline)} → {score_text(decision.candidate)}"
 
 
 def gate_label(decision: GateDecision) -> str:
