@@ -4,6 +4,7 @@ for good, the calls in flight stop and nothing retries."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
@@ -76,7 +77,12 @@ def test_a_failed_call_cancels_the_calls_in_flight(anthropic_server) -> None:
     with pytest.raises(ProviderError) as after:
         c.complete(req("three"))
     assert after.value.kind == "auth"
-    assert len(anthropic_server.seen("/v1/messages")) == 3  # warm-up, the refused one, the hung one
+    time.sleep(0.5)  # a request of the cancelled map still on its way may land now; "three" may not
+    bodies = [json.dumps(r.body) for r in anthropic_server.seen("/v1/messages")]
+    assert not any("three" in body for body in bodies)
+    # the warm-up and the refused call; the other one too when it went out before the refusal
+    # came back (on a loaded machine the cancel may stop it first)
+    assert len(bodies) in (2, 3)
 
 
 def test_a_cancel_cuts_a_retry_backoff_short(anthropic_server) -> None:
