@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Protocol
 
 from skillopt_sleep import mining
 from skillopt_sleep.backends.models import Models
@@ -14,8 +16,22 @@ from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.redact import redact_obj
 from skillopt_sleep.types import TaskRecord
 
-if TYPE_CHECKING:
-    from skillopt_sleep.night import NightOptions
+
+class Asked(Protocol):
+    """What gathering reads of a night's options (``night.NightOptions`` has it all)."""
+
+    @property
+    def project(self) -> Path: ...
+    @property
+    def config(self) -> Config: ...
+    @property
+    def tasks_file(self) -> Path | None: ...
+    @property
+    def since(self) -> datetime | None: ...
+    @property
+    def progress(self) -> Callable[[str], None]: ...
+    @property
+    def harvested(self) -> Any: ...  # a sources.HarvestResult already read for this night, or None
 
 
 def miner_for(config: Config, models: Models) -> str:
@@ -38,7 +54,7 @@ class Gathered:
     reviewed: bool = False  # tasks from a tasks file a person marked reviewed
 
 
-def read_transcripts(opts: NightOptions) -> Any:
+def read_transcripts(opts: Asked) -> Any:
     """This project's sessions, read through the checkpoints and digest cache in every mode
     (dry-run sees what run would); only a successful stateful night commits them (``_finish``)."""
     from skillopt_sleep.sources import harvest
@@ -55,7 +71,7 @@ def read_transcripts(opts: NightOptions) -> Any:
     )
 
 
-def gather_tasks(opts: NightOptions, judge_maker: Any = None, grouper: Any = None) -> Gathered:
+def gather_tasks(opts: Asked, judge_maker: Any = None, grouper: Any = None) -> Gathered:
     """Tasks from a tasks file, or harvested and mined from transcripts."""
     config = opts.config
     if opts.tasks_file is not None:
