@@ -58,7 +58,8 @@ import versus_world as vw  # noqa: E402
 import versus_worlds_extra as extra  # noqa: E402
 from bench_harvest import REFERENCE, engine_commit, reference_python  # noqa: E402
 
-from skillopt_sleep import backends, night  # noqa: E402
+from skillopt_sleep import night  # noqa: E402
+from skillopt_sleep.backends import registry  # noqa: E402
 from skillopt_sleep.checks import judges  # noqa: E402
 from skillopt_sleep.staging.adoption import adopt  # noqa: E402
 from skillopt_sleep.config import Config  # noqa: E402
@@ -76,7 +77,7 @@ THIS_TRANSPORT = {
     "in-process": "an in-process backend into the world (the same logic, no HTTP)",
 }
 
-backends._REGISTRY["versus"] = "versus_world"  # this engine's in-process backend into the world
+registry._REGISTRY["versus"] = "versus_world"  # this engine's in-process backend into the world
 
 
 CLASSES = ("covering", "neutral", "harmful", "trade-off")
