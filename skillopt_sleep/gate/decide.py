@@ -51,6 +51,9 @@ class GateConfig:
     futility_z: float = 1.0  # stop sampling once even gain + futility_z x se could not pass
     harm_alpha: float = 0.05  # chance of calling a harmless edit harmful (and banning it)
     score_alpha: float = 0.05  # chance of passing a targeted edit whose own tasks' score does not rise
+    # how the false-accept rate is spent over the looks (``part``): look k of K may spend up to
+    # (k/K)^spending of it; 1 spends evenly, larger values keep more for the last look
+    spending: float = 2.0
 
     @property
     def z(self) -> float:
@@ -65,10 +68,13 @@ class GateConfig:
         """The false-accept rate one test may spend when it may use only ``share`` of
         ``gain_alpha`` (the night tests several edits, or the edit was tested on earlier nights).
 
-        ``look`` (1-based) spends the alpha unevenly over the looks, growing like look³ (an
-        alpha-spending plan): the first look, on few samples where a lucky draw is likeliest, is
-        the strictest and the last one the most lenient; the parts still add up to the whole, so
-        the false-accept rate holds. Without ``look``: an even (Bonferroni) split."""
+        ``look`` (1-based) spends the alpha unevenly over the looks, growing like look² (an
+        alpha-spending plan, ``spending``): the first look, on few samples where a lucky draw is
+        likeliest, is the strictest and the last one the most lenient; the parts still add up to
+        the whole, so the false-accept rate holds. A rule whose effect is large is decided at its
+        first look (a check going from 0.05 to 0.98 on three tasks at four samples each), one
+        whose effect is moderate keeps most of the rate for its last. Without ``look``: an even
+        (Bonferroni) split."""
         share = min(1.0, max(share, 1e-9))
         return self.gain_alpha * share * self.part(look)
 
@@ -76,7 +82,10 @@ class GateConfig:
         """The share of an error rate that look ``look`` of ``looks`` may spend (``alpha_for``)."""
         looks = max(1, self.looks)
         k = min(max(look or 1, 1), looks)
-        return 1 / looks if look is None else (k**3 - (k - 1) ** 3) / looks**3
+        if look is None:
+            return 1 / looks
+        power = self.spending
+        return (k**power - (k - 1) ** power) / looks**power
 
 
 def t_quantile(p: float, df: float) -> float:

@@ -4,7 +4,8 @@ documents, then the edits that passed put together.
 ``gate_each`` gates every edit alone (on every val task, or on its own tasks only when the night's
 rules are then measured together, ``together.py``); ``combine`` makes the proposal from edits that
 each passed on every val task: those that fit the rule budget, each adding something beside the
-others where their tasks overlap (``leave_one_out``), their combination gated once more.
+others where their tasks and checks overlap (``leave_one_out``), their combination gated once
+more.
 """
 
 from __future__ import annotations
@@ -245,17 +246,21 @@ def fitting(
 def leave_one_out(
     outcome: Outcome, night: NightGate, winners: list[tuple[Edit, DocumentSet, GateDecision]], progress: Progress
 ) -> list[Edit]:
-    """The winners that add something beside the others: one whose own tasks another also claims
-    must gain there in the combination against the combination without it (its own tasks only);
-    the others are refused (stage combination, or budget when a capped night ran out)."""
+    """The winners that add something beside the others: one whose own tasks and checks another
+    also claims must gain there in the combination against the combination without it (its own
+    tasks only); the others are refused (stage combination, or budget when a capped night ran
+    out). Two rules that fix different checks of one kind each showed alone that they raise their
+    own check, so neither can be doing the other's job (``shares_work``); what one does to the
+    other's check is the combination's gate and the comparison with each rule alone
+    (``together.py``)."""
     edits = [w[0] for w in winners]
     combined = apply_all(night.base, edits)
     focus = {id(e): focus_for([e], night.tasks) for e in edits}
     progress(f"checking what each of {len(winners)} accepted edits adds beside the others")
     survivors, spent = [], False
     for edit in edits:
-        if not any(focus[id(edit)] & focus[id(e)] for e in edits if e is not edit):
-            survivors.append(edit)  # no other claims its tasks; the combination's gate guards the rest
+        if not any(shares_work(edit, e, focus) for e in edits if e is not edit):
+            survivors.append(edit)  # no other claims its tasks and checks; the combination's gate guards the rest
             continue
         rest = apply_all(night.base, [e for e in edits if e is not edit])
         decision = (
@@ -280,3 +285,11 @@ def leave_one_out(
                 )
             )
     return survivors
+
+
+def shares_work(edit: Edit, other: Edit, focus: dict[int, set[str]]) -> bool:
+    """Whether ``other`` claims some of ``edit``'s val tasks and may fix what it fixes: a check both
+    name, or either names none (its gain was on the tasks' score)."""
+    if not focus[id(edit)] & focus[id(other)]:
+        return False
+    return not (edit.targets and other.targets) or bool(set(edit.targets) & set(other.targets))

@@ -8,7 +8,7 @@ each of the night's other rules. Here instead:
      comes from), alone against tonight's documents, at its share of the night's false-accept
      rate — the only test through which a rule can be accepted;
   2. the edits that pass and fit together, each adding something beside the others where their
-     tasks overlap (``phases.leave_one_out``), are combined, and the combination is measured
+     tasks and checks overlap (``phases.leave_one_out``), are combined, and the combination is measured
      once on every val task against tonight's documents: no task may regress and the all-task mean
      may not fall (``NightGate.gate``);
   3. on each edit's own tasks the combination may not be worse than that edit alone: what the

@@ -240,6 +240,24 @@ def test_alpha_is_spent_over_the_looks_and_shared_by_the_nights_edits():
     assert not decide(base, cand, cfg, share=1e-6, look=3).accepted
 
 
+@pytest.mark.parametrize("spending", [1.0, 2.0, 3.0])
+def test_every_spending_plan_spends_exactly_the_rate_strictest_first(spending: float):
+    cfg = GateConfig(gain_alpha=0.025, looks=3, spending=spending)
+    parts = [cfg.alpha_for(0.25, look) for look in (1, 2, 3)]
+    assert sum(parts) == pytest.approx(0.025 * 0.25)
+    assert parts[0] <= parts[1] <= parts[2]
+
+
+def test_a_large_effect_is_decided_at_the_first_look():
+    """A check going from never to nearly always (10 of 12 samples) on three tasks at four samples
+    each, one of a night's four rules: the default plan accepts it at the first look; one that
+    spends look³ needs a second."""
+    base = {t: [0.0] * 4 for t in "abc"}
+    cand = {"a": [1.0, 1.0, 1.0, 0.0], "b": [1.0, 0.0, 1.0, 1.0], "c": [1.0] * 4}
+    assert decide(base, cand, GateConfig(looks=3), share=0.25, look=1).accepted
+    assert not decide(base, cand, GateConfig(looks=3, spending=3.0), share=0.25, look=1).accepted
+
+
 def test_an_observed_loss_ends_the_sampling_at_once():
     cfg = GateConfig(looks=3)
     base = {t: [1, 0, 1, 0] for t in "abcdef"}

@@ -99,7 +99,7 @@ def test_a_capped_night_that_runs_out_before_the_combination_leaves_its_rules_fo
 
     docs = load_documents(tmp_path)
     path = tmp_path / "evidence.json"
-    models, _ = capped_models("sim:seed=5", 240)
+    models, _ = capped_models("sim:seed=5", 120)
     pool = EvidencePool.load(path, tmp_path, "sim", docs.fingerprint())
     first = consolidate(make_tasks(), docs, models, LoopSettings(), pool=pool)
     pool.save()
@@ -109,7 +109,7 @@ def test_a_capped_night_that_runs_out_before_the_combination_leaves_its_rules_fo
         [own] = [d for d in first.decisions if d.edits == [rejection.edit]]
         assert own.accepted and not out_of_calls(own), "its own-task test passed"
 
-    models, _ = capped_models("sim:seed=5", 240)
+    models, _ = capped_models("sim:seed=5", 120)
     pool = EvidencePool.load(path, tmp_path, "sim", docs.fingerprint())
     second = consolidate(make_tasks(), docs, models, LoopSettings(), pool=pool)
     resumed = [n for n in second.notes if n.startswith("resumed undecided rule")]
@@ -118,7 +118,7 @@ def test_a_capped_night_that_runs_out_before_the_combination_leaves_its_rules_fo
     assert not any(r.ban for r in second.rejected if r.edit.content in {x.edit.content for x in left})
 
 
-@pytest.mark.parametrize("seed, cap", [(3, 240), (4, 200)])
+@pytest.mark.parametrize("seed, cap", [(2, 140), (3, 180)])
 def test_a_capped_night_keeps_the_calls_its_passed_rules_need_together(
     tmp_path: Path, seed: int, cap: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -139,3 +139,26 @@ def test_a_capped_night_keeps_the_calls_its_passed_rules_need_together(
     real = phases.in_turn
     monkeypatch.setattr(phases, "in_turn", lambda gates, limit, room=None: real(gates, limit))
     assert night() == [], "without the reservation the calls run out before any combination"
+
+
+def test_only_rules_that_claim_the_same_tasks_and_checks_are_tested_beside_each_other() -> None:
+    """Leave-one-out asks whether a rule adds anything beside another doing the same job: two rules
+    of one kind that fix different checks each showed alone that they raise their own."""
+    from skillopt_sleep.gate.phases import shares_work
+    from skillopt_sleep.types import Edit
+
+    def rule(check: str | None, kind: str = "a") -> Edit:
+        return Edit(
+            target="memory",
+            op="add",
+            content=f"fix {check}",
+            evidence=[f"train-{kind}-0"],
+            targets=[check] if check else [],
+        )
+
+    first, second, same, untargeted, other_kind = rule("c1"), rule("c2"), rule("c1"), rule(None), rule("c1", "b")
+    focus = {id(e): {f"val-{e.evidence[0].split('-')[1]}-0"} for e in (first, second, same, untargeted, other_kind)}
+    assert not shares_work(first, second, focus), "different checks of one kind"
+    assert shares_work(first, same, focus), "the same check"
+    assert shares_work(first, untargeted, focus) and shares_work(untargeted, first, focus), "one names none"
+    assert not shares_work(first, other_kind, focus), "another kind's tasks"

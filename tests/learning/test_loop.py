@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -391,15 +392,17 @@ TRADE_OFF = "Answers about kind a follow the a checklist; keep kind b terse"
 def test_the_other_val_tasks_start_with_a_first_look_and_grow_only_when_the_gate_asks(
     tmp_path: Path, others: int
 ) -> None:
-    """The edit's own (kind a) tasks need 8 samples to show a noisy gain; the kind b tasks it does
-    not touch stay at ``others`` unless one looks like it dropped. 0: as many as the own tasks."""
+    """The edit's own (kind a) tasks need 8 samples to show a noisy gain (under a spending plan
+    that keeps the first look strict); the kind b tasks it does not touch stay at ``others``
+    unless one looks like it dropped. 0: as many as the own tasks."""
+    strict_first = replace(LoopSettings().gate, spending=3.0)
     grown = 0
     for seed in range(1, 6):
         out = consolidate(
             world_tasks(6),
             load_documents(tmp_path),
             world_models(World([HELPS_A], noise=25, seed=seed)),
-            LoopSettings(val_others_samples=others),
+            LoopSettings(val_others_samples=others, gate=strict_first),
         )
         [decision] = out.decisions
         spt = decision.statistic["samples_per_task"]
@@ -410,7 +413,7 @@ def test_the_other_val_tasks_start_with_a_first_look_and_grow_only_when_the_gate
             world_tasks(6),
             load_documents(tmp_path),
             world_models(World([HELPS_A], noise=25, seed=seed)),
-            LoopSettings(val_others_samples=0),
+            LoopSettings(val_others_samples=0, gate=strict_first),
         )
         assert all(n >= 8 for n in matched.decisions[0].statistic["samples_per_task"].values())
     assert grown < 15, "most kind b tasks stay at their first look"

@@ -223,8 +223,17 @@ def world_copy(tmp_path_factory: pytest.TempPathFactory):
     return fresh
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("place", PLACE_NAMES)
+# the default suite plants each kind in one document, one project store, one user store and one
+# transcript; every other place runs with the slow tests (each case replays the verbs, ~13 s)
+QUICK = {"CLAUDE.md", "calls.jsonl", "user config", "transcript"}
+CASES = [
+    pytest.param(place, kind, marks=() if place in QUICK else pytest.mark.slow, id=f"{place}-{kind}")
+    for place in PLACE_NAMES
+    for kind in KINDS
+]
+
+
+@pytest.mark.parametrize("place, kind", CASES)
 def test_a_hostile_place_ends_cleanly_and_writes_nothing_outside(world_copy, place: str, kind: str) -> None:
     w, night = world_copy()
     target = _places(w, night)[place]
