@@ -84,8 +84,7 @@ class GateConfig:
         k = min(max(look or 1, 1), looks)
         if look is None:
             return 1 / looks
-        power = self.spending
-        return (k**power - (k - 1) ** power) / looks**power
+        return (k**self.spending - (k - 1) ** self.spending) / looks**self.spending
 
 
 def t_quantile(p: float, df: float) -> float:

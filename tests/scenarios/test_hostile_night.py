@@ -224,7 +224,7 @@ def world_copy(tmp_path_factory: pytest.TempPathFactory):
 
 
 # the default suite plants each kind in one document, one project store, one user store and one
-# transcript; every other place runs with the slow tests (each case replays the verbs, ~13 s)
+# transcript; every other place runs with the slow tests (each case replays the verbs: seconds each)
 QUICK = {"CLAUDE.md", "calls.jsonl", "user config", "transcript"}
 CASES = [
     pytest.param(place, kind, marks=() if place in QUICK else pytest.mark.slow, id=f"{place}-{kind}")
