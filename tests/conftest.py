@@ -1,5 +1,9 @@
 """Shared fixtures: every test runs with its own skillopt-sleep home. The run's summary ends with
-the live tests' wall time, so CI's log shows what the local model server costs."""
+the live tests' wall time, so CI's log shows what the local model server costs.
+
+Tests run in the order CI checks the house: the formatter, the linter and mypy
+(``test_house.py``), then the default suite, then the tests that drive the real CLIs, the slow
+ones and the live ones (their markers), each group in its collected order."""
 
 from __future__ import annotations
 
@@ -24,6 +28,23 @@ def home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
 
 
 _LIVE: dict[str, list] = {"seconds": [], "ran": []}
+
+HOUSE = ("test_the_tree_is_formatted", "test_ruff_check_finds_nothing", "test_mypy_finds_nothing")
+
+
+def rank(item: pytest.Item) -> tuple[int, int]:
+    """Where ``item`` runs (module docstring): the house checks first, in CI's order, then the
+    default suite, then each marked group."""
+    if item.path.name == "test_house.py" and item.name in HOUSE:
+        return 0, HOUSE.index(item.name)
+    for place, marker in enumerate(("real_clis", "slow", "live"), start=2):
+        if item.get_closest_marker(marker) is not None:
+            return place, 0
+    return 1, 0
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items.sort(key=rank)  # stable: each group keeps its collected order
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -40,6 +40,8 @@ from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.claude_cli import ClaudeCliBackend
 from skillopt_sleep.backends.codex_cli import CodexCliBackend
 
+pytestmark = pytest.mark.real_clis  # drives the real claude / codex CLIs (scripts/install_real_clis.sh)
+
 CALLS = 3
 DOCUMENT = "## Rules\n- Keep every answer under 300 characters.\n"
 

@@ -28,6 +28,8 @@ from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.retry import RetryPolicy
 from tests.support.real_clients import real_cli
 
+pytestmark = pytest.mark.real_clis  # drives the real claude / codex CLIs (scripts/install_real_clis.sh)
+
 MARKER = "SKILLOPT-MARKER"
 DOCUMENT = "## Rules\n- Keep every answer under 300 characters.\n- Ünïcødé is fine — ✓\n"
 REQUEST = Request(purpose="attempt", system=DOCUMENT, user="Summarize the PR.")

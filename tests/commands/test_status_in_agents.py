@@ -21,6 +21,8 @@ from tests.support.openai_server import FakeOpenAI
 from tests.support.real_clients import RELEASES, real_cli
 from tests.support.staged_project import project_with_memory, stage_memory
 
+pytestmark = pytest.mark.real_clis  # drives the real claude / codex CLIs (scripts/install_real_clis.sh)
+
 
 def _project(tmp_path: Path) -> Path:
     project = project_with_memory(tmp_path, b"old\n")

@@ -27,7 +27,7 @@ from tests.support.scripted_claude import Session, run_session
 from tests.support.staged_project import stage_memory
 from skillopt_sleep import __version__
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.real_clis]
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "plugins" / "claude-code"

@@ -34,7 +34,7 @@ from tests.support.scheduler_tools import FAKES
 from tests.support.staged_project import stage_memory
 from tests.support.tasks import make_tasks, write_tasks_file
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.real_clis]
 
 AGENTS_OLD = b"# Project rules\n\nKeep it short.\n"
 AGENTS_NEW = b"# Project rules\n\nKeep it short.\n- Use conventional commits.\n"

@@ -20,6 +20,8 @@ import pytest
 from skillopt_sleep.commands.uninstall import PLUGIN_REMOVAL
 from tests.support.real_clients import RELEASES, client_env, real_cli
 
+pytestmark = pytest.mark.real_clis  # drives the real claude / codex CLIs (scripts/install_real_clis.sh)
+
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = "skillopt-sleep@skillopt-sleep"
 DATA = Path("plugins") / "data" / "skillopt-sleep-skillopt-sleep"

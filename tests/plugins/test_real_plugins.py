@@ -68,6 +68,7 @@ def _readme_commands(heading: str) -> list[list[str]]:
 # --------------------------------------------------------------------------- Claude Code
 
 
+@pytest.mark.real_clis
 @pytest.mark.parametrize("target", ["plugins/claude-code", "."])
 def test_claude_validate_strict(tmp_path, target):
     claude = real_cli("claude")
@@ -89,6 +90,7 @@ def _claude_install_from_readme(claude: str, env: dict[str, str], work: Path) ->
         assert out.returncode == 0, out.stdout + out.stderr
 
 
+@pytest.mark.real_clis
 @pytest.mark.parametrize("release", RELEASES)
 def test_claude_readme_install_commands(tmp_path, release):
     """README's clone and its two slash commands (from the directory cloned into)."""
@@ -151,6 +153,7 @@ def _events_until_init(argv: list[str], env: dict[str, str], cwd: Path, timeout:
     return events
 
 
+@pytest.mark.real_clis
 @pytest.mark.parametrize("release", RELEASES)
 def test_claude_loads_the_plugin_and_runs_its_session_start_hook(tmp_path, release):
     """``claude -p --plugin-dir``: the command and skill are listed, and the SessionStart hook
@@ -192,6 +195,7 @@ def test_claude_loads_the_plugin_and_runs_its_session_start_hook(tmp_path, relea
     assert answer["hookSpecificOutput"]["additionalContext"].startswith(NOTICE + "\n")
 
 
+@pytest.mark.real_clis
 @pytest.mark.parametrize("release", RELEASES)
 def test_claude_session_end_hook_records_the_session_where_the_engine_reads_it(tmp_path, release):
     """A whole ``claude -p`` turn: at its end the SessionEnd hook (hook.py, no engine) appends the
@@ -232,6 +236,7 @@ def _codex_install_from_readme(codex: str, env: dict[str, str], work: Path) -> d
     return json.loads(out.stdout)
 
 
+@pytest.mark.real_clis
 @pytest.mark.parametrize("release", RELEASES)
 def test_codex_readme_install_commands(tmp_path, release):
     """README's clone, ``codex plugin marketplace add`` and ``codex plugin add``, with ``plugin list``."""
@@ -250,6 +255,7 @@ def test_codex_readme_install_commands(tmp_path, release):
     assert installed["enabled"] is True
 
 
+@pytest.mark.real_clis
 @pytest.mark.parametrize("release", RELEASES)
 def test_readme_uninstall_removes_the_plugins(tmp_path, release):
     """Both plugins installed as the README says, then its Uninstall block's ``claude`` and
@@ -347,6 +353,7 @@ def _user_texts(body: dict) -> list[str]:
     return texts
 
 
+@pytest.mark.real_clis
 def test_claude_expands_the_slash_command_and_the_model_sees_the_notice(tmp_path):
     """``/skillopt-sleep status`` reaches the model as the skill's instructions, with the user's
     arguments and the plugin's data directory filled in; the SessionStart notice is in the model's
@@ -377,6 +384,7 @@ def test_claude_expands_the_slash_command_and_the_model_sees_the_notice(tmp_path
     assert NOTICE in json.dumps(requests[0].body, ensure_ascii=False)
 
 
+@pytest.mark.real_clis
 def test_codex_offers_the_installed_skill_to_the_model(tmp_path):
     """After ``codex plugin add``, a ``codex exec`` turn lists our skill (name, description, and its
     installed SKILL.md) in what it sends the model — a fake Responses endpoint on 127.0.0.1."""

@@ -14,6 +14,8 @@ from tests.support.openai_server import FakeOpenAI
 
 from tests.support.real_clients import RELEASES, client_env, real_cli, version_of
 
+pytestmark = pytest.mark.real_clis  # drives the real claude / codex CLIs (scripts/install_real_clis.sh)
+
 
 @pytest.mark.parametrize("release", RELEASES)
 @pytest.mark.parametrize("name", ["claude", "codex"])
