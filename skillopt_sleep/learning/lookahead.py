@@ -5,8 +5,8 @@ A rule that fixes one check can break another of the same kind of work: a length
 verbose model's padding also cuts replies below the length the work needs. Gated as proposed, such
 a rule shows no gain (what it fixes, it breaks), and the check it breaks never failed before, so no
 night proposes its fix: the two halves are never tested together. So each candidate the night will
-gate is first replayed (``samples`` per task) on up to ``tasks_per_edit`` of the train tasks it was
-drawn from. Checks that fail clearly more often under it than in the night's own attempts of the
+gate is first replayed on up to ``tasks_per_edit`` of the train tasks it was drawn from: once per
+task, and up to ``samples`` per task unless the first replays show a clean fix (``clear``). Checks that fail clearly more often under it than in the night's own attempts of the
 same tasks (``newly_broken``) are shown to the optimizer with the rule (one ``refine`` request per
 such rule, all at once), which rewrites it as one line that keeps the fix and stops the breakage;
 the rewrite replaces the candidate and faces the gate like any edit. Only train tasks are replayed
@@ -21,6 +21,7 @@ are a hypothesis fixed in advance, so testing it on val stays honest.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from skillopt_sleep.backends.base import Request
@@ -48,6 +49,7 @@ TASKS_PER_EDIT = 3  # train tasks a candidate is replayed on
 WAS_RARE = 0.2  # a check is newly broken when it failed at most this share of the night's attempts ...
 NOW_OFTEN = 0.5  # ... and at least this share of the replays under the candidate ...
 MIN_FAILURES = 2  # ... and at least this many times
+CLEAR_FIX = 0.6  # one replay per task suffices when a check that failed this often before passes in all
 
 
 @dataclass
@@ -185,6 +187,43 @@ def _request(
     )
 
 
+def clear(before: list[Attempt], after: list[Attempt]) -> bool:
+    """Whether one replay per task already tells what a rule does, so the next ones are not drawn:
+    some check that failed in at least ``CLEAR_FIX`` of the night's attempts passed in every
+    replay, and no check that passed reliably before (``WAS_RARE``) failed in any. Anything less
+    clean — no fix yet, or a hint of breakage — gets the rule's full replays."""
+    was, now = failure_rates(before), failure_rates(after)
+    if not after or not any(rate >= CLEAR_FIX and c not in now for c, rate in was.items()):
+        return False
+    return all(was.get(c, 0.0) > WAS_RARE for c in now)
+
+
+def _replay(
+    target: Client,
+    plans: Mapping[int, tuple[list[TaskRecord], DocumentSet]],
+    samples: range,
+    rubric: RubricJudge | None,
+) -> dict[int, dict[str, list[Attempt]]]:
+    """``samples`` replays of each planned rule's own tasks under it, all rules at once."""
+    if not plans or not samples:
+        return {}
+    got: list[dict[str, list[Attempt]]] = run_together(
+        *[(lambda own=own, cand=cand: run_attempts(target, own, cand, samples, rubric)) for own, cand in plans.values()]
+    )
+    return dict(zip(plans, got, strict=True))
+
+
+def _to_replay(
+    out: Lookahead, plans: Mapping[int, object], replays: Mapping[int, object], slots: int | None
+) -> list[int]:
+    """The rules the next round replays: every one not yet replayed (``slots`` None), or those
+    among the first ``slots`` in rank order, skipping the replayed ones that fixed nothing."""
+    if slots is None:
+        return [i for i in plans if i not in replays]
+    ahead = [i for i in range(len(out.edits)) if not out.fixed_nothing(i)][:slots]
+    return [i for i in ahead if i in plans and i not in replays]
+
+
 def look_ahead(
     target: Client,
     optimizer: Client,
@@ -197,40 +236,55 @@ def look_ahead(
     limits: Limits = Limits(),
     samples: int = SAMPLES,
     tasks_per_edit: int = TASKS_PER_EDIT,
+    slots: int | None = None,
 ) -> Lookahead:
     """Replay each added or replacing rule of ``edits`` on its own train tasks and have the
-    optimizer rewrite the ones that newly break a check there (module docstring)."""
+    optimizer rewrite the ones that newly break a check there (module docstring).
+
+    ``slots``: the night gates that many of ``edits`` (``Lookahead.slots`` with screening), so the
+    rules are replayed in rank order only as far as the slots need: the best-ranked rules not yet
+    shown to fix nothing are replayed, round by round, until every slot holds one replayed rule
+    that fixed something. The slots come out exactly as if every rule had been replayed (a rule
+    ranked below them could only have taken a slot that a better one already holds), and a rule
+    the slots never reached costs no replay."""
     by_id = {t.id: t for t in tasks}
     out = Lookahead(edits=list(edits))
-    plans = []
+    plans: dict[int, tuple[list[TaskRecord], DocumentSet]] = {}
     for i, edit in enumerate(edits):
         own = _own_tasks(edit, by_id, attempts, tasks_per_edit)
         if edit.op not in ("add", "replace") or not own:
             continue
         try:
-            plans.append((i, own, apply_edit(docs, edit)))
+            plans[i] = (own, apply_edit(docs, edit))
         except EditRefused:
             continue
-    if not plans:
-        return out
-    replays: list[dict[str, list[Attempt]]] = run_together(
-        *[
-            (lambda own=own, cand=cand: run_attempts(target, own, cand, range(samples), rubric))
-            for _, own, cand in plans
-        ]
-    )
-    out.replays = sum(len(own) for _, own, _ in plans) * samples
-    out.replayed = {i for i, _, _ in plans}
+    replays: dict[int, dict[str, list[Attempt]]] = {}
+
+    def before_of(i: int) -> list[Attempt]:
+        return [a for task in plans[i][0] for a in attempts.get(task.id, [])]
+
+    def after_of(i: int) -> list[Attempt]:
+        return [a for task in plans[i][0] for a in replays[i].get(task.id, [])]
+
+    while wanted := _to_replay(out, plans, replays, slots):
+        got = _replay(target, {i: plans[i] for i in wanted}, range(min(1, samples)), rubric)
+        replays.update(got)
+        unclear = [i for i in wanted if samples > 1 and not clear(before_of(i), after_of(i))]
+        for i, more in _replay(target, {i: plans[i] for i in unclear}, range(1, samples), rubric).items():
+            for task_id, xs in more.items():
+                replays[i].setdefault(task_id, []).extend(xs)
+        for i in wanted:
+            out.edits[i] = replace(edits[i], targets=fixed(before_of(i), after_of(i)), evidence=list(edits[i].evidence))
+            out.replayed.add(i)
+            out.replays += len(plans[i][0]) * (samples if i in unclear else min(1, samples))
     requests, which = [], []
-    for p, (i, own, _) in enumerate(plans):
-        before = [a for task in own for a in attempts.get(task.id, [])]
-        after = [a for task in own for a in replays[p].get(task.id, [])]
-        out.edits[i] = replace(edits[i], targets=fixed(before, after), evidence=list(edits[i].evidence))
-        checks = set(newly_broken(before, after))
+    for i in sorted(replays):
+        own = plans[i][0]
+        checks = set(newly_broken(before_of(i), after_of(i)))
         broken = [
             (task, xs)
             for task in own
-            if (xs := [a for a in replays[p].get(task.id, []) if checks & set(a.failed_checks)])
+            if (xs := [a for a in replays[i].get(task.id, []) if checks & set(a.failed_checks)])
         ]
         if checks and broken:
             requests.append(_request(edits[i], sorted(checks), broken, docs, limits))

@@ -272,6 +272,7 @@ def _propose(
         docs,
         rubric=rubric_scorer(models.optimizer),
         limits=docs.skill.limits,
+        slots=min(settings.max_edits, pool_size) if settings.screen_pool > 1 else None,
     )
     outcome.phases["lookahead"] = ahead.replays + ahead.calls
     outcome.notes.extend(ahead.notes())

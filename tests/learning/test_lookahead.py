@@ -11,7 +11,7 @@ from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.documents.managed_block import DocumentSet, load_documents
 from skillopt_sleep.replay.dream import run_attempts
 from skillopt_sleep.checks.judges import check_id, validate_check
-from skillopt_sleep.learning.lookahead import fixed, look_ahead, newly_broken
+from skillopt_sleep.learning.lookahead import clear, fixed, look_ahead, newly_broken
 from skillopt_sleep.types import Attempt, Edit, TaskRecord
 
 from tests.support.fake_backend import FakeBackend, forward
@@ -140,3 +140,67 @@ def test_rules_that_fixed_something_take_the_slots_first_and_the_rest_wait_in_ra
     assert [e.content for e in ahead.slots(2, screen=False)[0]] == ["a", "b"], "no screen: rank order"
     not_replayed = Lookahead(edits=[a, b], replayed=set())
     assert [e.content for e in not_replayed.slots(1)[0]] == ["a"], "a rule not replayed fixed nothing? unknown"
+
+
+def test_one_replay_per_task_is_enough_only_for_a_clean_fix() -> None:
+    assert clear(failing(CAP, n=6), passing(3)), "the cap failed in every attempt and passed in every replay"
+    assert not clear(failing(CAP, n=6), passing(2) + failing(CAP)), "it still failed once"
+    assert not clear(failing(CAP, n=6), passing(2) + failing(FLOOR)), "a check that passed before now fails"
+    assert not clear(failing(CAP, n=2) + passing(4), passing(3)), "a check that failed now and then is no clear fix"
+    assert not clear(failing(CAP, n=6), []) and not clear(passing(6), passing(3)), "nothing fixed"
+    assert clear(failing(CAP, FLOOR, n=6), failing(FLOOR, n=3)), "the floor failed as often before"
+
+
+def test_a_clean_fix_costs_one_replay_per_task_and_a_breakage_the_full_replays(docs: DocumentSet) -> None:
+    refs = validate_check({"op": "contains", "arg": "Refs:"})
+    tasks = [
+        TaskRecord(
+            id=f"commit-{i}",
+            intent=f"Write the commit message for change {i}.",
+            kind="commit message",
+            split="train",
+            judge={"kind": "rule", "checks": [refs]},
+        )
+        for i in range(3)
+    ]
+    refs_rule = 'When working on a commit message task, always include "Refs:" in the response.'
+
+    def replays(spec: str, rule: str, task_list: list[TaskRecord]) -> int:
+        backend, target, optimizer = clients(spec)
+        attempts = run_attempts(target, task_list, docs, range(4))
+        edit = Edit(target="skill", op="add", content=rule, evidence=[t.id for t in task_list])
+        backend.requests.clear()
+        out = look_ahead(target, optimizer, [edit], task_list, attempts, docs)
+        assert out.replays == sum(r.purpose == "attempt" for r in backend.requests)
+        return out.replays
+
+    assert replays("sim:follow=1,base=0,correct=1,harmful=0,seed=3", refs_rule, tasks) == 3, "a clean fix"
+    verbose = "sim:follow=1,base=0,correct=1,harmful=0,verbose=700,seed=3"
+    assert replays(verbose, CAP_RULE, [changelog(i) for i in range(3)]) == 6, "it fixes the cap and breaks the floor"
+
+
+def test_rules_are_replayed_only_as_far_as_the_slots_need(docs: DocumentSet) -> None:
+    """With screening, the rules ranked below the slots' replayed fixes are never replayed, and
+    the slots are those a replay of every rule gives."""
+    backend, target, optimizer = clients("sim:follow=1,base=0,correct=1,harmful=0,verbose=700,seed=3")
+    tasks = [changelog(i) for i in range(3)]
+    attempts = run_attempts(target, tasks, docs, range(4))
+    nothing = "When working on a changelog entry task, use British spelling."
+    below = "When working on a changelog entry task, end with a blank line."
+    edits = [
+        Edit(target="skill", op="add", content=rule, evidence=[t.id for t in tasks])
+        for rule in (nothing, CAP_RULE, below)
+    ]
+
+    def run(slots: int | None):
+        backend.requests.clear()
+        out = look_ahead(target, optimizer, edits, tasks, attempts, docs, slots=slots)
+        replayed = {r.payload["documents"] for r in backend.requests if r.purpose == "attempt"}
+        return out, out.slots(1)[0], replayed
+
+    everything, chosen, _ = run(None)
+    lazy, lazy_chosen, _ = run(1)
+    assert everything.replayed == {0, 1, 2} and lazy.replayed == {0, 1}, "the rule below the slot is not replayed"
+    assert [e.content for e in lazy_chosen] == [e.content for e in chosen]
+    assert chosen[0].content.startswith(CAP_RULE[:40]), "the rule that fixed something takes the slot"
+    assert lazy.replays < everything.replays
