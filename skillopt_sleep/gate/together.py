@@ -242,8 +242,9 @@ def worse_on(night: NightGate, docs: DocumentSet, alone: DocumentSet, edit: Edit
     """Why ``docs`` is worse than ``alone`` on ``edit``'s own val tasks ("": it is not shown to be):
     a task that regressed (a one-sided Welch test at ``regression_alpha``) or their mean falling
     (``harm_alpha``), both shared over the ``checks`` such comparisons. More samples of both are
-    drawn while a task looks as if it dropped or the mean as if it fell, and the verdict stands only
-    at the sample ceiling, as a gate's regression does."""
+    drawn while a task looks as if it dropped (that task's) or their mean is lower (every task's: a
+    drop spread over the kind shows in the mean before it shows in any one task), and the verdict
+    stands only at the sample ceiling, as a gate's regression does."""
     s, ev = night.settings, night.evaluator
     task_ids = sorted(cons.focus_for([edit], night.tasks) & set(ev.tasks))
     if not task_ids:
@@ -253,15 +254,27 @@ def worse_on(night: NightGate, docs: DocumentSet, alone: DocumentSet, edit: Edit
     )
     n = max(s.val_samples, min(ev.count(docs, None, task_ids), ev.count(alone, None, task_ids)))
     ceiling = max(n, s.max_val_samples)
+    wanted = dict.fromkeys(task_ids, n)
+    more = task_ids
     while True:
-        drawn = draw_within(night.cap, ev, [(alone, None), (docs, None)], n, task_ids)
+        drawn = draw_within(night.cap, ev, [(alone, None), (docs, None)], n, more)
         if drawn is None:
             raise _OutOfCalls
-        wanted = {tid: n for tid in task_ids}
+        wanted.update(dict.fromkeys(more, n))
         check = gating.decide(first_draws(drawn[0], wanted), first_draws(drawn[1], wanted), cfg, focus=task_ids)
         worse = [r for r in check.reasons if r.startswith("task ") or " fell:" in r]
         if worse and n >= ceiling:
             return "; ".join(worse)
-        if (not worse and not check.statistic.get("suspect_tasks")) or n >= ceiling:
+        more = _drawn_further(check, task_ids)
+        if not more or n >= ceiling:
             return ""
         n = min(ceiling, n + s.val_samples)
+
+
+def _drawn_further(check: GateDecision, task_ids: list[str]) -> list[str]:
+    """The tasks ``worse_on`` draws more of: every one while their mean is lower than alone (a
+    drop spread thinly over the kind), else those that look as if they dropped."""
+    if check.statistic.get("mean_gain", 0.0) < 0:
+        return task_ids
+    suspect = set(check.statistic.get("suspect_tasks") or ())
+    return [t for t in task_ids if t in suspect]
