@@ -30,6 +30,11 @@ def home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
 _LIVE: dict[str, list] = {"seconds": [], "ran": []}
 
 HOUSE = ("test_the_tree_is_formatted", "test_ruff_check_finds_nothing", "test_mypy_finds_nothing")
+GROUPS = ("house checks", "default suite", "real_clis", "slow", "live")
+# per group: the tests that ran and the seconds their setup, call and teardown took
+_GROUP_SECONDS: dict[str, float] = dict.fromkeys(GROUPS, 0.0)
+_GROUP_TESTS: dict[str, int] = dict.fromkeys(GROUPS, 0)
+_GROUP_OF: dict[str, str] = {}
 
 
 def rank(item: pytest.Item) -> tuple[int, int]:
@@ -45,9 +50,14 @@ def rank(item: pytest.Item) -> tuple[int, int]:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     items.sort(key=rank)  # stable: each group keeps its collected order
+    _GROUP_OF.update({item.nodeid: GROUPS[rank(item)[0]] for item in items})
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    group = _GROUP_OF.get(report.nodeid)
+    if group is not None:
+        _GROUP_SECONDS[group] += report.duration
+        _GROUP_TESTS[group] += report.when == "call" or (report.when == "setup" and report.skipped)
     if "live" in report.keywords:
         _LIVE["seconds"].append(report.duration)  # setup, call and teardown (server start and stop)
         if report.when == "call" and not report.skipped:
@@ -55,6 +65,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    ran = [f"{g} {_GROUP_TESTS[g]} in {_GROUP_SECONDS[g]:.0f} s" for g in GROUPS if _GROUP_TESTS[g]]
+    if ran:
+        terminalreporter.write_line("time per group (setup, call and teardown): " + "; ".join(ran))
     if _LIVE["seconds"]:
         terminalreporter.write_line(
             f"live tests: {len(_LIVE['ran'])} ran in {sum(_LIVE['seconds']):.1f} s wall "
