@@ -193,7 +193,7 @@ def describe(plan: Plan, revert_documents: bool) -> list[str]:
 
 
 def unschedule(plan: Plan, outcome: Outcome, platform: str | None = None) -> None:
-    from skillopt_sleep.scheduler.schedule_file import remove_schedule
+    from skillopt_sleep.scheduler.schedule_changes import remove_schedule
 
     for via in plan.vias:
         try:

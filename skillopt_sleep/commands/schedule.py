@@ -28,10 +28,9 @@ from skillopt_sleep.scheduler.schedule_file import (
     Schedule,
     load_schedule,
     now_iso,
-    remove_schedule,
-    save_schedule,
     schedule_path,
 )
+from skillopt_sleep.scheduler.schedule_changes import remove_schedule, save_schedule
 from skillopt_sleep.scheduler.timing import DEFAULT_AT, parse_at
 
 

@@ -96,28 +96,23 @@ def load_schedule(path: Path | None = None) -> Schedule | None:
         raise _broken(path, str(exc)) from None
 
 
-def save_schedule(schedule: Schedule, path: Path | None = None) -> Path:
+def write_schedule(schedule: Schedule, path: Path | None = None) -> Path:
+    """Write ``schedule`` (atomically, mode 0600). The engine's own changes go through
+    ``scheduler.schedule_changes``, which also refreshes the notice that follows from it."""
     path = path or schedule_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     schedule.updated = now_iso()
     atomic_write_text(path, schedule.to_json())
     if os.name == "posix":
         os.chmod(path, 0o600)
-    _refresh_notice()
     return path
 
 
-def remove_schedule(path: Path | None = None) -> bool:
+def delete_schedule(path: Path | None = None) -> bool:
+    """Remove the schedule file; whether there was one."""
     path = path or schedule_path()
     try:
         path.unlink()
     except FileNotFoundError:
         return False
-    _refresh_notice()
     return True
-
-
-def _refresh_notice() -> None:
-    from skillopt_sleep.report.notices import refresh_schedule_notice
-
-    refresh_schedule_notice()

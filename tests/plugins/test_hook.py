@@ -151,7 +151,8 @@ def test_codex_wording_and_text_format(tmp_path, project):
 
 
 def test_a_missed_night_shows_in_every_project(tmp_path, project):
-    from skillopt_sleep.scheduler.schedule_file import ProjectEntry, Schedule, save_schedule
+    from skillopt_sleep.scheduler.schedule_changes import save_schedule
+    from skillopt_sleep.scheduler.schedule_file import ProjectEntry, Schedule
 
     save_schedule(Schedule(at="03:00", via="cron", python="/usr/bin/python3", projects=[ProjectEntry("/p", {})]))
     path = user_dirs().schedule_notice

@@ -19,7 +19,8 @@ from skillopt_sleep.errors import UserError
 from skillopt_sleep.files import append_jsonl
 from skillopt_sleep.paths import notice_key, project_dirs, project_fingerprint, user_dirs
 from skillopt_sleep.scheduler.nightly import _write_last_run, run_scheduled
-from skillopt_sleep.scheduler.schedule_file import ProjectEntry, Schedule, remove_schedule, save_schedule
+from skillopt_sleep.scheduler.schedule_changes import remove_schedule, save_schedule
+from skillopt_sleep.scheduler.schedule_file import ProjectEntry, Schedule
 from skillopt_sleep.scheduler.timing import GRACE
 from skillopt_sleep.types import Edit, NightReport
 

@@ -12,7 +12,8 @@ from skillopt_sleep.report.notices import refresh_schedule_notice
 from skillopt_sleep.errors import UserError
 from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.scheduler import missed_night_notice
-from skillopt_sleep.scheduler.schedule_file import ProjectEntry, Schedule, save_schedule
+from skillopt_sleep.scheduler.schedule_changes import save_schedule
+from skillopt_sleep.scheduler.schedule_file import ProjectEntry, Schedule
 from skillopt_sleep.scheduler.timing import last_slot, next_run, parse_at
 
 UTC = timezone.utc
