@@ -225,6 +225,7 @@ def test_quick_start_commands(tmp_path):
     assert "To review the proposal:" in out.stdout and "accepted" in out.stdout
 
 
+@pytest.mark.slow  # a real virtualenv and pip install
 def test_terminal_install_in_a_virtualenv(tmp_path):
     """The terminal route without pipx, run as written in a throwaway HOME from a clone's files."""
     lines = readme.commands("### Install in a terminal", block=1)

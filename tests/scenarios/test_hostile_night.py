@@ -223,11 +223,13 @@ def world_copy(tmp_path_factory: pytest.TempPathFactory):
     return fresh
 
 
-# the default suite plants each kind in one document, one project store, one user store and one
-# transcript; every other place runs with the slow tests (each case replays the verbs: seconds each)
-QUICK = {"CLAUDE.md", "calls.jsonl", "user config", "transcript"}
+# the default suite plants each kind in one document and one user store, a FIFO in the resume
+# journal and an endless file as a transcript; every other case runs with the slow tests (each
+# replays the verbs: seconds each)
+QUICK = {("CLAUDE.md", k) for k in KINDS} | {("user config", k) for k in KINDS}
+QUICK |= {("calls.jsonl", "fifo"), ("transcript", "zero")}
 CASES = [
-    pytest.param(place, kind, marks=() if place in QUICK else pytest.mark.slow, id=f"{place}-{kind}")
+    pytest.param(place, kind, marks=() if (place, kind) in QUICK else pytest.mark.slow, id=f"{place}-{kind}")
     for place in PLACE_NAMES
     for kind in KINDS
 ]
