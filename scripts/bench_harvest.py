@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Benchmark the harvest against the reference engine, on two corpus shapes. Prints one JSON object.
+"""Benchmark the harvest against the reference engine, on three corpus shapes. Prints one JSON object.
 
-For each shape (``scripts/harvest_corpora.py``): ``small`` = many small records (generated), and
+For each shape (``scripts/harvest_corpora.py``): ``small`` = many small records (generated);
+``recurring`` = a heavy history: the small records' traffic in 24 projects, in short sessions that
+keep asking the same kinds of work and complaining the same way (what mining finds tasks in); and
 ``real`` = copies of the genuine Claude Code 2.1 / Codex 0.169 sessions in tests/fixtures/real/
 (few, large records), about ``--mb`` MB each:
 
@@ -17,7 +19,7 @@ For each shape (``scripts/harvest_corpora.py``): ``small`` = many small records 
 3. Mining: in the child, ``harvest`` (read) then ``mine_by_project`` (what ``harvest --json``
    does after reading) timed apart; and ``skillopt-sleep harvest --json --all-projects`` end to
    end as a command.
-4. (``small`` only) appends ~1 % new data and measures the incremental harvest.
+4. (``small`` and ``recurring``) appends ~1 % new data and measures the incremental harvest.
 
 ``--repeat N`` runs each engine's read N times (alternating) and reports the fastest.
 ``speedup_vs_reference`` compares wall-clock seconds (this engine reads files in parallel, the
@@ -29,7 +31,7 @@ skillopt_sleep | tar -x -C /tmp/old``) is measured with ``PYTHONPATH=/tmp/old``.
 command, the engine's commit and the load average (the machine's load moves wall times more than
 anything measured here). Results: docs/bench/harvest.json (figures in docs/benchmarks.md).
 
-Usage: python scripts/bench_harvest.py [--mb 300] [--seed 7] [--shapes small,real] [--repeat 1]
+Usage: python scripts/bench_harvest.py [--mb 300] [--seed 7] [--shapes small,recurring,real] [--repeat 1]
                                        [--no-reference] [--keep DIR]
 """
 
@@ -48,7 +50,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harvest_corpora import RealClientCorpus, SmallRecordCorpus  # noqa: E402
+from harvest_corpora import RealClientCorpus, RecurringCorpus, SmallRecordCorpus  # noqa: E402
 
 REFERENCE = "skillopt==0.2.0"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "skillopt-sleep-bench"
@@ -232,7 +234,8 @@ def mb_per_s(total: int, seconds: float) -> float:
 
 
 def bench_shape(name: str, root: Path, args: argparse.Namespace, reference: Path | None) -> dict:
-    corpus = SmallRecordCorpus(root, args.seed) if name == "small" else RealClientCorpus(root, args.seed)
+    shapes = {"small": SmallRecordCorpus, "recurring": RecurringCorpus, "real": RealClientCorpus}
+    corpus = shapes[name](root, args.seed)
     t0 = time.perf_counter()
     corpus.generate(int(args.mb * 1e6))
     generated = time.perf_counter() - t0
@@ -309,13 +312,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=300.0, help="size of each corpus in MB (default 300)")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--shapes", default="small,real", help="comma-separated: small, real")
+    parser.add_argument("--shapes", default="small,recurring,real", help="comma-separated: small, recurring, real")
     parser.add_argument("--repeat", type=int, default=1, help="reads per engine; the fastest is reported")
     parser.add_argument("--no-reference", action="store_true", help="skip the reference engine")
     parser.add_argument("--keep", type=Path, help="generate into this dir and keep it")
     args = parser.parse_args()
     shapes = [s.strip() for s in args.shapes.split(",") if s.strip()]
-    unknown = sorted(set(shapes) - {"small", "real"})
+    unknown = sorted(set(shapes) - {"small", "recurring", "real"})
     if unknown:
         parser.error(f"unknown shape(s): {', '.join(unknown)}")
     reference = None if args.no_reference else reference_python()

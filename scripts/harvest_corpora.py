@@ -1,10 +1,12 @@
-"""The two transcript corpora ``bench_harvest.py`` reads (seeded, written under a directory).
+"""The transcript corpora ``bench_harvest.py`` reads (seeded, written under a directory).
 
 - ``SmallRecordCorpus``: many small records. Claude Code and Codex sessions with the real record
   mix (multi-record assistant messages, tool calls and outputs — mostly a few hundred bytes to a
   few KB —, file-history snapshots, twin Codex records, injected context), ~0.1 % malformed lines,
   planted secrets, sub-agent / headless / exec sessions, and a few lines the reference engine
   cannot read (invalid UTF-8, a JSON value that is not an object).
+- ``RecurringCorpus``: the same records in 24 projects, in shorter sessions whose typed prompts
+  keep asking the same kinds of work (reworded) and follow up with the same complaints.
 - ``RealClientCorpus``: few, large records. The genuine Claude Code 2.1 / Codex 0.169 sessions
   recorded in ``tests/fixtures/real/`` (attachments, API-request blobs, world state, tool output),
   copied until the size is reached. Each copy gets its own ids (every UUID is remapped), its own
@@ -72,6 +74,13 @@ class SmallRecordCorpus:
         self.unreadable = 0
         self.lines = 0
 
+    def prompt(self) -> str:
+        """A typed prompt of one turn."""
+        return self.rng.choice(PROMPTS).format(x=self.rng.choice(WORDS), v=self.rng.randint(1, 9))
+
+    def project(self, index: int) -> str:
+        return f"/home/dev/projects/app{index % 7}"
+
     def text(self, n: int) -> str:
         start = self.rng.randrange(0, max(len(self.text_pool) - n, 1))
         chunk = self.text_pool[start : start + n]
@@ -134,7 +143,7 @@ class SmallRecordCorpus:
             }
 
         for turn in range(turns):
-            prompt = rng.choice(PROMPTS).format(x=rng.choice(WORDS), v=rng.randint(1, 9))
+            prompt = self.prompt()
             if rng.random() < 0.05:
                 prompt += " " + rng.choice(SECRETS)
             recs.append(base("user") | {"message": {"role": "user", "content": prompt}})
@@ -257,7 +266,7 @@ class SmallRecordCorpus:
             ),
         ]
         for _turn in range(turns):
-            prompt = rng.choice(PROMPTS).format(x=rng.choice(WORDS), v=rng.randint(1, 9))
+            prompt = self.prompt()
             recs.append(rec("turn_context", {"cwd": cwd, "model": "gpt-5-codex", "approval_policy": "on-request"}))
             recs.append(
                 rec(
@@ -315,7 +324,7 @@ class SmallRecordCorpus:
 
     def session(self, kind: str, index: int, turns: int) -> None:
         rng = self.rng
-        project = f"/home/dev/projects/app{index % 7}"
+        project = self.project(index)
         t0 = 1_790_000_000 + index * 3600
         sid = str(uuid.UUID(int=rng.getrandbits(128)))
         if kind == "claude":
@@ -356,6 +365,49 @@ class SmallRecordCorpus:
         index = 100_000
         while self.bytes - start < target_bytes:
             self.session("claude" if index % 2 == 0 else "codex", index, 1)
+            index += 1
+
+
+# the kinds of work a developer asks for again and again, each with the follow-up that says what
+# the answer lacked; a session asks one or two of them (new wording each time) among other turns
+RECURRING = [
+    ("Write the commit message for the {x} change", "you forgot the Refs: line again"),
+    ("Write release notes for v{v}.{n}", "no, the upgrade notes section is missing"),
+    ("Summarize PR #{n} for the changelog", "please keep the breaking changes first"),
+    ("Add a pytest test for the {x} parser", "use pytest.mark.parametrize for the cases"),
+    ("Write the incident summary for the {x} outage", "you left out the root cause"),
+    ("Draft the review comment on the {x} pull request", "too long, keep it to three bullets"),
+    ("Write the migration guide for the {x} API", "include the before and after code"),
+    ("Explain why the {x} job failed on CI", "show the failing command first"),
+    ("Write the docstring for the {x} module", "use the Google style sections"),
+    ("Draft the on-call handoff for the {x} service", "list the open alerts at the top"),
+    ("Write the SQL migration for the {x} table", "it must be reversible, add the down step"),
+    ("Write the standup update for the {x} work", "mention the blockers"),
+]
+
+
+class RecurringCorpus(SmallRecordCorpus):
+    """A heavy history of many projects (24) whose sessions keep asking the same kinds of work
+    (``RECURRING``, reworded each time) and complain the same way: what ``harvest --json
+    --all-projects`` mines tasks from, beside the small records' tool traffic."""
+
+    def prompt(self) -> str:
+        rng = self.rng
+        if rng.random() < 0.55:
+            ask, complaint = rng.choice(RECURRING)
+            self._follow = complaint if rng.random() < 0.6 else ""
+            text = ask.format(x=rng.choice(WORDS), v=rng.randint(1, 9), n=rng.randint(1, 999))
+            return text if rng.random() < 0.5 else f"{text}, please"
+        follow, self._follow = getattr(self, "_follow", ""), ""
+        return follow or super().prompt()
+
+    def project(self, index: int) -> str:
+        return f"/home/dev/projects/service{index % 24}"
+
+    def generate(self, target_bytes: int) -> None:
+        index = 0  # shorter sessions than the small shape's: more of them for the same bytes
+        while self.bytes < target_bytes:
+            self.session("claude" if index % 2 == 0 else "codex", index, self.rng.randint(1, 6))
             index += 1
 
 
