@@ -1,5 +1,6 @@
 """Random values from a secret detector's regex: Go and Rust patterns read in Python's syntax,
-then a value drawn for one capturing group (for ``scripts/redaction_corpus.py``)."""
+the capturing group that holds the secret, and a value drawn for it (for
+``scripts/redaction_corpus.py``)."""
 
 from __future__ import annotations
 
@@ -173,3 +174,51 @@ def secret_value(rng: random.Random, pattern: str, group: int) -> str:
 def entropy(s: str) -> float:
     counts = Counter(s)
     return -sum(n / len(s) * math.log2(n / len(s)) for n in counts.values()) if s else 0.0
+
+
+_SECRET_WORD = re.compile(r"(?i)(?:pass|pwd|secret|token|cred|auth|sig|private|(?:api|access|account)[\W_]{0,3}key)")
+
+
+def _group_starts(regex: str) -> list[int]:
+    """Where each capturing group opens in the pattern text, in group-number order."""
+    starts, i = [], 0
+    in_class = False
+    while i < len(regex):
+        c = regex[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "(" and (not regex.startswith("(?", i) or regex.startswith("(?P<", i)):
+            starts.append(i)
+        i += 1
+    return starts
+
+
+def secret_group(regex: str, groups: int) -> int:
+    """The group that holds the secret when a pattern captures several: the last group whose name
+    names a secret (``(?P<password>…)``); failing that, the last group whose pattern text just
+    before it names a secret (password, token, API key, …); failing that, in a URL pattern, the last
+    group before its ``@``; else the last."""
+    if groups <= 1:
+        return groups
+    # a group the pattern names for a secret ((?P<password>…)) is the secret, whatever follows it
+    by_name = [g for name, g in re.compile(regex).groupindex.items() if _SECRET_WORD.search(name)]
+    if by_name:
+        return max(by_name)
+    regex = re.sub(r"\(\?#[^)]*\)", "", regex)  # comments name the group before them; drop them
+    if regex.startswith("(?") and "x" in regex[2 : regex.find(":")]:
+        regex = re.sub(r"(?m)(?<!\\)#.*$", "", regex)
+    starts = _group_starts(regex)
+    if len(starts) != groups:
+        return groups
+    # the pattern text between the previous group's start and this group's
+    named = [g for g, at in enumerate(starts, 1) if _SECRET_WORD.search(regex[starts[g - 2] if g > 1 else 0 : at])]
+    if named:
+        return named[-1]
+    at_sign = regex.find("@") if "://" in regex else -1
+    before = [g for g, at in enumerate(starts, 1) if at_sign != -1 and at < at_sign]
+    return before[-1] if before else groups
