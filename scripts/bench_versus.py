@@ -2,7 +2,7 @@
 """This engine and the reference engine side by side in one simulated world, night after night.
 Prints one JSON object.
 
-The world (``scripts/versus_world.py``): 4 kinds of task, 3 train + 2 val tasks each (the same
+The world (``scripts/versus_world.py``, served by ``scripts/versus_server.py``): 4 kinds of task, 3 train + 2 val tasks each (the same
 every night), each kind with one hidden ``contains`` check; the sim's knobs follow 0.9, base 0.3,
 correct 0.6, harmful 0.25. Each engine runs ``--nights`` nights from the same starting documents
 and adopts what it accepts; after each night the documents on disk are read back and scored.
@@ -53,6 +53,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import versus_server as vs  # noqa: E402
 import versus_world as vw  # noqa: E402
 import versus_worlds_extra as extra  # noqa: E402
 from bench_harvest import REFERENCE, engine_commit, reference_python  # noqa: E402
@@ -112,9 +113,9 @@ def run_this(
 ) -> dict[str, Any]:
     world = extra.logic(world)
     knobs = vw.knobs_for(seed, corr, drift)
-    the_world = vw.World(seed, world, corr, drift)
+    the_world = vs.World(seed, world, corr, drift)
     vw.VersusBackend.agreement.clear()
-    server = vw.serve(the_world) if transport == "http" else None
+    server = vs.serve(the_world) if transport == "http" else None
     url = f"http://127.0.0.1:{server.server_address[1]}" if server else ""
     with tempfile.TemporaryDirectory(prefix="skillopt-bench-versus-") as tmp:
         root = Path(tmp)

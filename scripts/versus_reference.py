@@ -15,6 +15,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import versus_server as vs  # noqa: E402
 import versus_world as vw  # noqa: E402
 import versus_worlds_extra as extra  # noqa: E402
 from versus_judging import classified, truths  # noqa: E402
@@ -70,10 +71,10 @@ def run_reference(
         tasks_file = root / "tasks.json"
         tasks_file.write_text(json.dumps(reference_tasks(project)), encoding="utf-8")
         stand_in = bin_dir / "claude"
-        stand_in.write_text(f"#!{sys.executable}\n{vw.STAND_IN}", encoding="utf-8")
+        stand_in.write_text(f"#!{sys.executable}\n{vs.STAND_IN}", encoding="utf-8")
         stand_in.chmod(stand_in.stat().st_mode | stat.S_IXUSR)
-        the_world = vw.World(seed, world, corr, drift)
-        server = vw.serve(the_world)
+        the_world = vs.World(seed, world, corr, drift)
+        server = vs.serve(the_world)
         env = {
             "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
             "HOME": str(home),
