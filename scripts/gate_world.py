@@ -138,31 +138,19 @@ def make_tasks(n_val: int, checks: int = 1) -> list[TaskRecord]:
         "checks": [{"op": "contains", "arg": PASS}] + ([{"op": "contains", "arg": PASS2}] if checks > 1 else []),
     }
     kinds = ["a"] * (n_val // 2) + ["b"] * (n_val - n_val // 2)
-    tasks = [
-        TaskRecord(
-            id=f"val-{kind}-{i}",
-            intent=f"Val request {i} of kind {kind}",
+
+    def task(split: str, kind: str, i: int) -> TaskRecord:
+        return TaskRecord(
+            id=f"{split}-{kind}-{i}",
+            intent=f"{split.capitalize()} request {i} of kind {kind}",
             project="/bench",
             judge=judge,
             skill_hint=kind,
             tags=[kind],
-            split="val",
+            split=split,
         )
-        for i, kind in enumerate(kinds)
-    ]
-    tasks += [
-        TaskRecord(
-            id=f"train-{kind}-{i}",
-            intent=f"Train request {i} of kind {kind}",
-            project="/bench",
-            judge=judge,
-            skill_hint=kind,
-            tags=[kind],
-            split="train",
-        )
-        for kind, i in TRAIN
-    ]
-    return tasks
+
+    return [task("val", kind, i) for i, kind in enumerate(kinds)] + [task("train", kind, i) for kind, i in TRAIN]
 
 
 def proposal(content: str) -> dict[str, Any]:
