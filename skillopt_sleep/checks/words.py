@@ -101,6 +101,12 @@ def _class_text(items: list[tuple[Any, Any]]) -> str | None:
 
 
 def _text(items: Any) -> str | None:
+    items = list(items)
+    if len(items) > 1 and str(items[-1][0]) == "BRANCH" and all(str(op) == "LITERAL" for op, _ in items[:-1]):
+        # the parser moved the alternatives' common prefix out ("feat|fix" -> "f" + "eat|ix"): put it back
+        prefix = "".join(chr(av) for _, av in items[:-1])
+        alternatives = [[("LITERAL", ord(ch)) for ch in prefix] + list(alt) for alt in items[-1][1][1]]
+        items = [(items[-1][0], (None, alternatives))]
     out: list[str] = []
     for op, av in items:
         name = str(op)
@@ -140,20 +146,38 @@ def _text(items: Any) -> str | None:
 
 
 def readable_regex(pattern: str) -> str | None:
-    """The pattern as a person would state it ("at most 50 words", ``Refs: ACME-<n>``), or None
-    when it is more than a few literals, case pairs, punctuation, spaces and numbers."""
+    """The pattern as a person would state it ("at most 50 words", ``Refs: ACME-<n>``, ``feat/fix:
+    …`` for ``^(feat|fix): \\S``), or None when it is more than a few literals, case pairs,
+    punctuation, spaces and numbers, and some text at its end."""
     limit = limit_of(pattern)
     if limit:
         return limit_words(*limit)
     body = re.sub(r"^\(\?[aiLmsux]+\)", "", pattern)
     try:
-        text = _text(_parser().parse(body))
+        items = list(_parser().parse(body))
     except Exception:  # a pattern the parser refuses is not readable
         return None
-    if text is None:
+    # a pattern that ends in "some text" (``\S``, ``\w+``, ``.+``): what it asks for, then "…"
+    rest = " …" if len(items) > 1 and _any_text(*items[-1]) else ""
+    text = _text(items[:-1] if rest else items)
+    if text is None or (rest and not re.search(r"[A-Za-z0-9]", text)):
         return None
-    text = re.sub(r"(<n>)+", "<n>", " ".join(text.split()))
+    text = re.sub(r"(<n>)+", "<n>", " ".join((text + rest).split()))
     return text if re.search(r"[A-Za-z0-9]", text.replace("<n>", "")) else None
+
+
+def _any_text(op: Any, av: Any) -> bool:
+    """Whether a parsed pattern item stands for some text of any kind: one non-space, word or any
+    character (``\\S``, ``\\w``, ``.``), or a run of them."""
+    name = str(op)
+    if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+        lo, _hi, sub = av
+        return lo >= 1 and len(sub) == 1 and _any_text(*sub[0])
+    if name == "ANY":
+        return True
+    if name == "IN" and len(av) == 1 and str(av[0][0]) == "CATEGORY":
+        return str(av[0][1]).endswith(("NOT_SPACE", "WORD")) and not str(av[0][1]).endswith("NOT_WORD")
+    return False
 
 
 # Regex syntax a rule has no reason to quote: class escapes, group constructs, case pairs, wildcards

@@ -26,6 +26,10 @@ from skillopt_sleep.checks.words import LIMIT_UNITS, limit_check, limit_of, quot
         (r"Part-of:\s+[0-9]+", "Part-of: <n>"),
         (r"^\[(investigating|identified|resolved)\]", "[investigating/identified/resolved]"),
         (r"foo|bar", "foo/bar"),
+        (r"feat|fix", "feat/fix"),  # the parser moves the common "f" out of the alternatives
+        (r"^(feat|fix): \S", "feat/fix: …"),  # some text after what it asks for
+        (r"Refs: \S+", "Refs: …"),
+        (r"\S+", None),
         (r".*x", None),
         (r"^a+$", None),
         (r"[A-Z]{2,}-\d+", None),
@@ -81,6 +85,7 @@ def test_quoted_syntax(rule: str, found: str | None):
     [
         {"op": "regex", "arg": r"[Cc]onfidence\s*[:=]"},
         {"op": "regex", "arg": r"Refs: ACME-\d+"},
+        {"op": "regex", "arg": r"^(feat|fix): \S"},
         limit_check("words", 50),
         limit_check("lines", 3),
         limit_check("bullets", 5),
