@@ -20,6 +20,8 @@ from tests.support.tasks import make_tasks, write_tasks_file
 
 # simulated latency per call: long enough that the night is still running when status first looks
 SLOW_SIM = "sim:seed=3,latency=0.05"
+# a night of minutes: however long status takes to see its first calls, it is still running then
+SLOWER_SIM = "sim:seed=3,latency=1.0"
 
 
 def engine(*args: str, home: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -56,14 +58,16 @@ def wait_for(check, timeout: float = 90.0) -> Any:
     raise AssertionError("timed out waiting")
 
 
-def start(project: Path, home: Path, *extra: str) -> tuple[subprocess.CompletedProcess[str], int]:
+def start(
+    project: Path, home: Path, *extra: str, backend: str = SLOW_SIM
+) -> tuple[subprocess.CompletedProcess[str], int]:
     done = engine(
         "run",
         "--detach",
         "--tasks-file",
         str(project.parent / "tasks.json"),
         "--backend",
-        SLOW_SIM,
+        backend,
         "--agent",
         "claude",
         *extra,
@@ -113,7 +117,7 @@ def test_detach_returns_while_the_night_runs_and_status_follows_it_to_the_result
 
 def test_a_detached_night_killed_midway_is_shown_as_stopped_with_its_log(project: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
-    done, pid = start(project, home)
+    done, pid = start(project, home, backend=SLOWER_SIM)
     try:
         wait_for(lambda: status(project, home)[0]["night"]["calls_done"] > 0)
         os.killpg(pid, signal.SIGKILL)  # the night's own session: nothing else is in it
