@@ -2,10 +2,11 @@
 """This engine and the reference engine side by side in one simulated world, night after night.
 Prints one JSON object.
 
-The world (``scripts/versus_world.py``, served by ``scripts/versus_server.py``): 4 kinds of task, 3 train + 2 val tasks each (the same
-every night), each kind with one hidden ``contains`` check; the sim's knobs follow 0.9, base 0.3,
-correct 0.6, harmful 0.25. Each engine runs ``--nights`` nights from the same starting documents
-and adopts what it accepts; after each night the documents on disk are read back and scored.
+The world (``scripts/versus_world.py``, served by ``scripts/versus_server.py``): 4 kinds of task, 3
+train + 2 val tasks each (the same every night), each kind with one hidden ``contains`` check; the
+sim's knobs follow 0.9, base 0.3, correct 0.6, harmful 0.25. Each engine runs ``--nights`` nights
+from the same starting documents and adopts what it accepts; after each night the documents on disk
+are read back and scored.
 
 - The reference engine (pip ``skillopt`` 0.2.0, in its own virtualenv, built on first use under
   ``~/.cache/skillopt-sleep-bench/``) runs ``python -m skillopt_sleep run --backend claude

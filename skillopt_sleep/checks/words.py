@@ -160,7 +160,7 @@ def readable_regex(pattern: str) -> str | None:
     # a pattern that ends in "some text" (``\S``, ``\w+``, ``.+``): what it asks for, then "…"
     rest = " …" if len(items) > 1 and _any_text(*items[-1]) else ""
     text = _text(items[:-1] if rest else items)
-    if text is None or (rest and not re.search(r"[A-Za-z0-9]", text)):
+    if text is None:
         return None
     text = re.sub(r"(<n>)+", "<n>", " ".join((text + rest).split()))
     return text if re.search(r"[A-Za-z0-9]", text.replace("<n>", "")) else None

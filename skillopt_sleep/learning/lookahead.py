@@ -6,8 +6,9 @@ verbose model's padding also cuts replies below the length the work needs. Gated
 a rule shows no gain (what it fixes, it breaks), and the check it breaks never failed before, so no
 night proposes its fix: the two halves are never tested together. So each candidate the night will
 gate is first replayed on up to ``tasks_per_edit`` of the train tasks it was drawn from: once per
-task, and up to ``samples`` per task unless the first replays show a clean fix (``clear``). Checks that fail clearly more often under it than in the night's own attempts of the
-same tasks (``newly_broken``) are shown to the optimizer with the rule (one ``refine`` request per
+task, and up to ``samples`` per task unless the first replays show a clean fix (``clear``). Checks
+that fail clearly more often under it than in the night's own attempts of the same tasks
+(``newly_broken``) are shown to the optimizer with the rule (one ``refine`` request per
 such rule, all at once), which rewrites it as one line that keeps the fix and stops the breakage;
 the rewrite replaces the candidate and faces the gate like any edit. Only train tasks are replayed
 and shown: val and test stay unseen. A rule that breaks nothing costs its replays and no request;
@@ -266,17 +267,17 @@ def look_ahead(
     def after_of(i: int) -> list[Attempt]:
         return [a for task in plans[i][0] for a in replays[i].get(task.id, [])]
 
+    first = min(1, samples)  # replays per task in a rule's first round; the rest only when unclear
     while wanted := _to_replay(out, plans, replays, slots):
-        got = _replay(target, {i: plans[i] for i in wanted}, range(min(1, samples)), rubric)
-        replays.update(got)
-        unclear = [i for i in wanted if samples > 1 and not clear(before_of(i), after_of(i))]
-        for i, more in _replay(target, {i: plans[i] for i in unclear}, range(1, samples), rubric).items():
+        replays.update(_replay(target, {i: plans[i] for i in wanted}, range(first), rubric))
+        unclear = [i for i in wanted if samples > first and not clear(before_of(i), after_of(i))]
+        for i, more in _replay(target, {i: plans[i] for i in unclear}, range(first, samples), rubric).items():
             for task_id, xs in more.items():
                 replays[i].setdefault(task_id, []).extend(xs)
         for i in wanted:
             out.edits[i] = replace(edits[i], targets=fixed(before_of(i), after_of(i)), evidence=list(edits[i].evidence))
             out.replayed.add(i)
-            out.replays += len(plans[i][0]) * (samples if i in unclear else min(1, samples))
+            out.replays += len(plans[i][0]) * (samples if i in unclear else first)
     requests, which = [], []
     for i in sorted(replays):
         own = plans[i][0]
