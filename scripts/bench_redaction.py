@@ -6,9 +6,10 @@
    survives ``redact``. Reported per shape, overall, and for the shapes with a documented prefix
    (target 100 %) and those that need context.
 2. Recall on corpora generated from maintained detectors' rule sets (``scripts/redaction_corpus.py``):
-   gitleaks', trufflehog's, noseyparker's, kingfisher's and titus' (redaction was tuned on them) and
-   secrets-patterns-db's rules for vendors none of those has a rule for (held out: never used to
-   tune). Per corpus: rules, example lines, and the leaks (rule ids) — a line leaks when any
+   gitleaks', trufflehog's, noseyparker's, kingfisher's, titus', trivy's, and semgrep's, earlybird's,
+   detect-secrets' and truffleHogRegexes' pooled (redaction was tuned on them, each after a first
+   measurement) and secrets-patterns-db's rules for vendors none of those has a rule for (held out:
+   never used to tune). Per corpus: rules, example lines, and the leaks (rule ids) — a line leaks when any
    fragment of its secret survives.
 3. Precision: the ordinary secret-ish lines, per set; a line that ``redact`` changes at all is
    mangled (target <= 2 %). ``--real-files N``: also N distinct lines holding a 20-character token
@@ -195,6 +196,9 @@ ADVERSARIAL = {  # ~1 MB each: every trigger of a rule, over and over
     "webhook_spam": "https://a.example.com/hooks/" * 35_000 + "https://" + "a" * 100_000,
     "flyio_spam": "FlyV1 FlyV1\t" * 80_000,
     "bracket_spam": "(password=a}b]c)" * 60_000,
+    "spaced_tag_spam": "< passphrase > ab < / pass a < b " * 30_000,
+    "docker_config_spam": ".dockercfg: | .dockerconfigjson: " * 30_000 + "A" * 100_000,
+    "short_label_spam": "pw = pword: passwrd=xoxo-1-" * 40_000,
 }
 
 

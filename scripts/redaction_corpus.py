@@ -31,6 +31,12 @@ Sources (read from a local checkout; facts about formats, no code is copied):
   API key, …); failing that, in a URL pattern, the last group before its ``@``; else the last.
   ``--exclude-from DIR …`` leaves out every rule whose id, name or pattern is also in those folders
   (the rule sets copy from each other: what is left is what only this one has).
+- ``--trivy FILE``: trivy's ``pkg/fanal/secret/builtin-rules.go`` (``scripts/redaction_trivy.py``
+  reads the Go rule literals). A rule whose pattern needs context no template gives is drawn
+  whole: a random match of its full pattern, said in a sentence.
+- ``--pooled SEMGREP_DIR EARLYBIRD_DIR REGEXES_JSON --also earlybird=SHA …``: semgrep's own secret
+  rules, earlybird's, detect-secrets' and truffleHogRegexes' (``scripts/redaction_pooled.py``), one
+  corpus.
 - ``--secrets-patterns-db FILE --exclude-corpus CORPUS …``: secrets-patterns-db's
   ``db/rules-stable.yml`` (``patterns:`` entries with ``name``, ``regex``, ``confidence``), less every
   rule for a vendor that a generated corpus already has a rule for (the vendor is the rule's name
@@ -48,6 +54,7 @@ Usage: python scripts/redaction_corpus.py --gitleaks gitleaks.toml --commit SHA 
        python scripts/redaction_corpus.py --trufflehog pkg/detectors --commit SHA --out FILE
        python scripts/redaction_corpus.py --kingfisher data/rules --commit SHA --out FILE
        python scripts/redaction_corpus.py --titus pkg/rule/rules --exclude-from NP_RULES KF_RULES ...
+       python scripts/redaction_corpus.py --trivy pkg/fanal/secret/builtin-rules.go --commit SHA --out FILE
        python scripts/redaction_corpus.py --secrets-patterns-db db/rules-stable.yml --exclude-corpus tests/fixtures/redaction/*.jsonl ...
 """
 
@@ -67,6 +74,8 @@ except ModuleNotFoundError:  # Python < 3.11
 
 from regex_values import entropy, go_to_python, secret_group, secret_value  # noqa: E402
 from redaction_spdb import spdb_rules  # noqa: E402
+from redaction_pooled import pooled_rules  # noqa: E402
+from redaction_trivy import trivy_rules  # noqa: E402
 
 # ---------------------------------------------------------------------------- embedding
 
@@ -105,6 +114,16 @@ def _names(keyword: str) -> dict[str, str]:
     return {"name": word.lower(), "NAME": word.upper(), "Name": word[:1].upper() + word[1:].lower()}
 
 
+def unwritten(secret: str) -> bool:
+    """A drawn value no file or command holds: wrapped in mismatched quotes (a pattern's
+    ``['"]…['"]`` admits ``'value"``), opened or closed by a quote alone, holding white space (a
+    group that takes the rest of the line) or markup (``<tag>…</tag>`` drawn with random names)."""
+    quotes = "'\""
+    if (secret[0] in quotes or secret[-1] in quotes) and not (len(secret) > 1 and secret[0] == secret[-1]):
+        return True
+    return any(c.isspace() for c in secret) or ("<" in secret and ">" in secret)
+
+
 def example_lines(rng: random.Random, rule: dict, count: int) -> list[dict]:
     """Up to ``count`` lines for ``rule``, each matched by the rule with the secret in its group."""
     full = re.compile(rule["regex"])
@@ -120,7 +139,7 @@ def example_lines(rng: random.Random, rule: dict, count: int) -> list[dict]:
             secret = secret_value(rng, rule["regex"], group)
         except (ValueError, RecursionError, OverflowError):
             return out
-        if len(secret) < 8 or entropy(secret) < max(rule.get("entropy", 0), 2.5) or "\n" in secret:
+        if len(secret) < 8 or entropy(secret) < max(rule.get("entropy", 0), 2.5) or unwritten(secret):
             continue
         usable = [t for t in templates if not (secret[0] in "'\"" and re.search(r"['\"]\{s\}", t))]
         template = rng.choice([t for t in usable if t not in seen_templates] or usable)
@@ -131,6 +150,34 @@ def example_lines(rng: random.Random, rule: dict, count: int) -> list[dict]:
                 seen_templates.add(template)
                 out.append({"rule": rule["id"], "name": rule.get("name", ""), "line": line, "secret": secret})
                 break
+    return out or whole_match_lines(rng, rule, count)
+
+
+# Where a rule needs context no template gives (``AccountKey=…;``, ``<password>…</password>``), the
+# line is a random match of the whole pattern, said in a sentence.
+AROUND = ("{m}", "the config has {m} in it", "I set {m} and it still fails")
+
+
+def whole_match_lines(rng: random.Random, rule: dict, count: int) -> list[dict]:
+    """Up to ``count`` lines, each a random match of the rule's whole pattern in a sentence."""
+    full = re.compile(rule["regex"])
+    group = rule["group"]
+    out: list[dict] = []
+    for _attempt in range(count * 25):
+        if len(out) >= count:
+            break
+        try:
+            drawn = secret_value(rng, rule["regex"], 0)
+        except (ValueError, RecursionError, OverflowError):
+            return out
+        # one line, single spaces; a pattern's ``.{0,50}`` is drawn as dots: one space stands for them
+        drawn = re.sub(r"\.{3,}", " ", " ".join(drawn.split()))
+        line = rng.choice(AROUND).format(m=drawn)
+        m = full.search(line)
+        secret = (m.group(group) if group else m.group(0)) if m else None
+        if not secret or len(secret) < 8 or unwritten(secret) or entropy(secret) < max(rule.get("entropy", 0), 2.5):
+            continue
+        out.append({"rule": rule["id"], "name": rule.get("name", ""), "line": line, "secret": secret})
     return out
 
 
@@ -333,6 +380,16 @@ def main() -> int:
     source.add_argument("--kingfisher", type=Path, help="kingfisher's data/rules directory")
     source.add_argument("--titus", type=Path, help="titus' pkg/rule/rules directory")
     source.add_argument("--secrets-patterns-db", type=Path, help="secrets-patterns-db's db/rules-stable.yml")
+    source.add_argument("--trivy", type=Path, help="trivy's pkg/fanal/secret/builtin-rules.go")
+    source.add_argument(
+        "--pooled",
+        type=Path,
+        nargs=3,
+        metavar=("SEMGREP_DIR", "EARLYBIRD_DIR", "REGEXES_JSON"),
+        help="semgrep's generic/secrets/security, earlybird's config/rules, truffleHogRegexes' regexes.json,"
+        " and detect-secrets (installed)",
+    )
+    parser.add_argument("--also", nargs="*", default=[], help="NAME=COMMIT of the other pooled rule sets")
     parser.add_argument(
         "--exclude-corpus",
         type=Path,
@@ -357,6 +414,10 @@ def main() -> int:
         name, rules = "gitleaks", gitleaks_rules(args.gitleaks)
     elif args.trufflehog:
         name, rules = "trufflehog", trufflehog_rules(args.trufflehog)
+    elif args.trivy:
+        name, rules = "trivy", trivy_rules(args.trivy)
+    elif args.pooled:
+        name, rules = "pooled", pooled_rules(*args.pooled)
     elif args.secrets_patterns_db:
         name, rules = "spdb", spdb_rules(args.secrets_patterns_db, args.exclude_corpus)
     else:
@@ -377,6 +438,7 @@ def main() -> int:
         "per_rule": args.per_rule,
         "stored": "enil = line[::-1], terces = secret[::-1]",
         "excluded_rule_sets": [str(p.name) for p in args.exclude_from + args.exclude_corpus],
+        "also": dict(item.split("=", 1) for item in args.also),
         "rules_without_examples": skipped,
     }
     with args.out.open("w", encoding="utf-8") as fh:

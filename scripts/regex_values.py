@@ -50,7 +50,57 @@ def go_to_python(pattern: str) -> str:
     if flags:
         end = "\n)" if "x" in flags else ")"  # in verbose mode a newline ends a trailing comment
         pattern = f"(?{''.join(sorted(set(flags)))}:{pattern}{end}"
+    return _scope_inner_flags(pattern)
+
+
+def _scope_inner_flags(pattern: str) -> str:
+    """A flag group inside a pattern (``(p8e-)(?i)[a-z0-9]{32}``), which Go applies to the rest of
+    its enclosing group, written as a scoped group that ends where that group ends."""
+    i, in_class = 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            if pattern.startswith(("[]", "[^]"), i):
+                i += 2 if pattern[i + 1] == "]" else 3
+                continue
+        elif (m := re.compile(r"\(\?([imsx]+)\)").match(pattern, i)) and i > 0:
+            end = _group_end(pattern, m.end())
+            pattern = pattern[:i] + f"(?{m.group(1)}:" + pattern[m.end() : end] + ")" + pattern[end:]
+            i += 3 + len(m.group(1))
+            continue
+        i += 1
     return pattern
+
+
+def _group_end(pattern: str, start: int) -> int:
+    """Where the group that holds ``start`` closes (its ``)``), or the pattern's end."""
+    depth, i, in_class = 0, start, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            if pattern.startswith(("[]", "[^]"), i):
+                i += 2 if pattern[i + 1] == "]" else 3
+                continue
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            if depth == 0:
+                return i
+            depth -= 1
+        i += 1
+    return len(pattern)
 
 
 # ---------------------------------------------------------------------------- random strings

@@ -11,7 +11,7 @@ from .values import is_secret_value, mark
 # The word a secret-holding key name ENDS with (db_password, GITHUB_TOKEN, "api_key"), so that
 # max_tokens / token_count / password_hint / sort(key=...) are not treated as secrets.
 _SECRET_KEY_WORDS = (
-    r"(?:passwd|password|pwd|(?<![A-Za-z])pass|passphrase|secret|token|credentials?|"
+    r"(?:passwd|password|passwrd|pwd|(?<![A-Za-z])(?:pass|pw|pword)|passphrase|secret|token|credentials?|"
     r"(?:api|access|secret|private|auth|signing|encryption|master|account)[_\-]?key)"
 )
 SECRET_KEY_NAME = re.compile(r"(?i)^[A-Za-z0-9_.\-]{0,60}?" + _SECRET_KEY_WORDS + r"$")
@@ -27,7 +27,7 @@ _ASSIGNMENT = re.compile(
     # of the value (``Tr0ub4dor}3x``), one that ends it closes the code around it (``{password: x}``)
     r"|[^\s\"'`,;&|)}\]\\]{1,512}(?:[)}\]]{1,4}[^\s\"'`,;&|)}\]\\]{1,512}){0,8})"
 )
-ASSIGNMENT_NEEDLES = ("pass", "pwd", "secret", "token", "credential", "key")
+ASSIGNMENT_NEEDLES = ("pass", "pw", "secret", "token", "credential", "key")
 _KEY_QUALIFIER = re.compile(r"(?:api|access|secret|private|auth|signing|encryption|master|account)[_\-]?$")
 
 

@@ -6,14 +6,12 @@ its regex runs only when one is present.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from .keyed import looks_generated
-from .values import PLACEHOLDER, has_digit, is_secret_value, mark
+from .values import PLACEHOLDER, decodes_to_login, has_digit, is_secret_value, mark, random_looking
 
 
 @dataclass(frozen=True)
@@ -113,14 +111,10 @@ def _after_command(kind: str, command: re.Pattern[str]) -> Callable[[re.Match[st
     return repl
 
 
-def _random_looking(value: str) -> bool:
-    return len(value) >= 10 and (has_digit(value) or (value.lower() != value and value.upper() != value))
-
-
 def _cookie(m: re.Match[str]) -> str:
     """Only a cookie that carries a random-looking value (a session id) is a secret."""
     pairs = [p.partition("=")[2].strip() for p in m.group("secret").split(";")]
-    if not any(_random_looking(v) for v in pairs):
+    if not any(random_looking(v) for v in pairs):
         return m.group(0)
     return m.string[m.start() : m.start("secret")] + mark("cookie") + m.string[m.end("secret") : m.end()]
 
@@ -134,12 +128,7 @@ def _auth_header(m: re.Match[str]) -> str:
 
 def _basic(m: re.Match[str]) -> str:
     """A base64 value is a credential only when it decodes to ``user:password``."""
-    token = m.group("secret")
-    try:
-        decoded = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
-    except (binascii.Error, ValueError):
-        return m.group(0)
-    if b":" in decoded:
+    if decodes_to_login(m.group("secret")):
         return m.string[m.start() : m.start("secret")] + mark("basic_auth") + m.string[m.end("secret") : m.end()]
     return m.group(0)
 
@@ -243,7 +232,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         "slack_token",  # short legacy tokens, below the token pass's shortest candidate
-        re.compile(r"xox[abprse]-(?:\d-)?[A-Za-z0-9\-]{8,}(?![A-Za-z0-9])"),
+        re.compile(r"xox(?:[abprse]-(?:\d-)?|o-\d{1,20}-)[A-Za-z0-9\-]{8,}(?![A-Za-z0-9])"),
         ("xox",),
         anchored=True,
     ),
@@ -260,6 +249,7 @@ _RULES: tuple[_Rule, ...] = (
         ("+ACR",),
     ),
     _Rule("endorlabs_key", re.compile(r"(?<![A-Za-z0-9])endr\+[A-Za-z0-9\-]{16}(?![A-Za-z0-9])"), ("endr+",)),
+    _Rule("braintree_token", re.compile(r"access_token\$production\$[0-9a-z]{16}\$[0-9a-z]{32}"), ("$production$",)),
     _Rule(
         "salesforce_token",  # <org id>!<session>: the part after "!"
         re.compile(r"(?<=00[A-Za-z0-9]{13})![A-Za-z0-9_.]{90,120}"),
@@ -353,13 +343,23 @@ _RULES: tuple[_Rule, ...] = (
         anchored=True,
     ),
     _Rule(
-        "password",  # <Pass>…</Pass>, <Password encoding="base64">…</Password> (FileZilla, XML settings)
+        "password",  # <Pass>…</Pass>, <Password encoding="base64">…</Password>, < passphrase >…</passphrase>
         re.compile(
-            r"(?i)<(?P<tag>pass|password|passwd|pwd)(?:[ \t][^<>\n]{0,100})?>(?P<secret>[^<>\s]{1,512})</(?P=tag)>"
+            r"(?i)<[ \t]{0,5}(?P<tag>pass|password|passwd|pwd|passphrase)(?:[ \t][^<>\n]{0,100})?>"
+            r"[ \t]{0,5}(?P<secret>[^<>\s]{1,512})[ \t]{0,5}<[ \t]{0,5}/[ \t]{0,5}(?P=tag)[ \t]{0,5}>"
         ),
-        ("<pass", "<pwd"),
+        ("<pass", "<pwd", "< ", "<\t"),
         lower=True,
         replace=_keep_if_secret("password"),
+        anchored=True,
+    ),
+    _Rule(
+        "docker_config",  # a Kubernetes secret's .dockerconfigjson / .dockercfg: the registry logins, base64
+        re.compile(
+            r"\.docker(?:configjson|cfg)[\"']?[ \t]{0,5}:[ \t|>-]{0,8}[\"']?(?P<secret>[A-Za-z0-9+/=]{8,65536})"
+        ),
+        (".dockerc",),
+        replace=_keep_prefix_group("docker_config"),
         anchored=True,
     ),
     _Rule(
@@ -376,6 +376,13 @@ _RULES: tuple[_Rule, ...] = (
         ),
         ("/hooks/",),
         replace=lambda m: _WEBHOOK_ID(m) if looks_generated(m.group("secret")) else m.group(0),
+    ),
+    _Rule(
+        "softlayer_key",  # https://api.softlayer.com/soap/v3.1/<API key>: the key is the path's last part
+        re.compile(r"api\.softlayer\.com/(?:soap|rest)/v3(?:\.1)?/(?P<secret>[A-Za-z0-9]{64})(?![A-Za-z0-9])"),
+        ("api.softlayer.com/",),
+        replace=_keep_prefix_group("softlayer_key"),
+        anchored=True,
     ),
     _Rule(
         "vault_unseal_key",  # "Unseal Key 1: <base64>", vault operator unseal <base64>

@@ -66,11 +66,26 @@ def _interleaved(value: str) -> bool:
     return len(value) >= 16 and len(_DIGIT_LETTER.findall(value)) >= 2 and entropy(value) >= 3.5
 
 
+# four consonants in a row, twice, and few vowels: rare in words (even run together:
+# ``backgroundcolorscheme`` is a third vowels), common in random lower-case letters (a fifth)
+_CLUSTER = re.compile(r"[b-df-hj-np-tv-xz]{4}")
+
+
+def _random_letters(value: str) -> bool:
+    """Sixteen lower-case letters or more that do not read as words (``ayxsjslhnzojlsmc``: some
+    services issue keys of lower-case letters only)."""
+    if len(value) < 16 or not value.isalpha() or not value.islower() or len(_CLUSTER.findall(value)) < 2:
+        return False
+    return 4 * sum(value.count(v) for v in "aeiou") <= len(value)
+
+
 def looks_generated(value: str) -> bool:
     """Is ``value`` a random-looking string (an issued key or token), not a name, number or word?"""
     if len(value) < _MIN_VALUE or _DIGEST.match(value):
         return False
     value = value[:4096]  # a long run is judged by its start (bounded work on any input)
+    if _random_letters(value):
+        return entropy(value) >= 3.0
     digits = len(value) - len(value.translate(_NOT_DIGIT))
     if digits == len(value):  # a long number under a key's name: an id or key (not a count, a time)
         return len(value) >= 15 and entropy(value) >= 2.5

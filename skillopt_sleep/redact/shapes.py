@@ -94,6 +94,7 @@ SHAPES: tuple[TokenShape, ...] = (
     _shape("vault_token", ("hvs.", "hvb.", "hvr."), rf"hv[sbr]\.{_B64URL}{{24,}}"),
     _shape("doppler_token", "dp.", r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,44}"),
     _shape("pulumi_token", "pul-", r"pul-[a-z0-9]{40}", _has_digit),
+    _shape("flutterwave_key", "FLWSECK", r"FLWSECK(?:_TEST)?(?:-[A-Za-z0-9]{32}-X|[A-Za-z0-9]{12})"),
     _shape("flyio_token", "fo1_", rf"fo1_{_B64URL}{{43}}"),
     _shape("netlify_token", "nfp_", r"nfp_[A-Za-z0-9]{36}"),
     _shape("supabase_token", "sbp_", r"sbp_[a-z0-9]{40}"),

@@ -7,6 +7,8 @@ Precision matters here, since a redacted prompt is still mined: a value that is 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 
 MARK = "[REDACTED:{}]"
@@ -75,3 +77,16 @@ def is_secret_value(value: str, *, quoted: bool) -> bool:
     if len(value) < 6:
         return False  # "token: we", "password: is" in prose
     return not _is_code(value)
+
+
+def random_looking(value: str) -> bool:
+    """Ten characters or more with a digit or both cases: a session id, not a word."""
+    return len(value) >= 10 and (has_digit(value) or (value.lower() != value and value.upper() != value))
+
+
+def decodes_to_login(token: str) -> bool:
+    """A base64 value that decodes to ``user:password``."""
+    try:
+        return b":" in base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False

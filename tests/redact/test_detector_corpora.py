@@ -208,3 +208,47 @@ def test_a_closing_bracket_inside_an_unquoted_password_does_not_end_it(text, sec
 )
 def test_a_closing_bracket_that_closes_the_code_around_a_key_ends_its_value(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, secret",
+    [
+        ("<settings><server><password>" + ALNUM[20:32] + "</password></server></settings>", ALNUM[20:32]),
+        ("< passphrase > Xq7vR2mK9pLw < / passphrase >", "Xq7vR2mK9pLw"),
+        ("  .dockerconfigjson: " + "eyJhdXRocyI6eyJyLmlvIjp7ImF1dGgiOiJ" + ALNUM, ALNUM),
+        ('".dockercfg": "ewogICJyZWdpc3RyeSI6' + ALNUM[:20] + '"', ALNUM[:20]),
+        ("enc key FLWSECK_TEST" + "8d2b1c0a9e3f set", "8d2b1c0a9e3f"),
+        ("access_token$production$" + "xddxb7lhp3143400$" + LOWER[:32], LOWER[:32]),
+        ("export SLACK_TOKEN=xoxo-" + "8-110010-547047-QjE" + ALNUM[:8], "QjE" + ALNUM[:8]),
+        ("https://api.softlayer.com/soap/v3.1/" + (ALNUM * 2)[:64], (ALNUM * 2)[:64]),
+        ("pw = Xq7vR2mK9pLw", "Xq7vR2mK9pLw"),
+        ('"passwrd": "' + ALNUM[:10] + '"', ALNUM[:10]),
+        ("pword: Xq7vR2mK9pLw", "Xq7vR2mK9pLw"),
+        ('"cloudantKey": "wzeuzstsckfcpqtknsevhxds",', "wzeuzstsckfcpqtknsevhxds"),
+        ("LINKEDIN_KEY='ayxsjslhnzojlsmc'", "ayxsjslhnzojlsmc"),
+    ],
+)
+def test_a_credential_trivy_or_the_pooled_rule_sets_find_is_redacted(text, secret):
+    out = redact(text)
+    assert secret not in out and "[REDACTED:" in out
+    assert redact(out) == out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<master>node-1</master>",
+        "<passphrase>${GPG_PASSPHRASE}</passphrase>",
+        "type: kubernetes.io/dockerconfigjson",
+        "  .dockerconfigjson: |",
+        "she signed it xoxo-gossip-girl-forever",
+        "CACHE_KEY='backgroundcolorscheme'",
+        "sort_key: transactionhistorylength",
+        "pw = getpass()",
+        "pw = request.form['pw']",
+        "npw = 5",
+        "https://api.softlayer.com/rest/v3.1/SoftLayer_Account/getObject",
+    ],
+)
+def test_what_looks_like_the_new_shapes_but_is_not_stays(text):
+    assert redact(text) == text
