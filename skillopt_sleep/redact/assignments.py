@@ -31,7 +31,7 @@ ASSIGNMENT_NEEDLES = ("pass", "pw", "secret", "token", "credential", "key")
 _KEY_QUALIFIER = re.compile(r"(?:api|access|secret|private|auth|signing|encryption|master|account)[_\-]?$")
 
 
-_SNAKE_WORDS = re.compile(r"[a-z]+(?:[_-][a-z]+)+")
+_SNAKE_WORDS = re.compile(r"[a-z]+(?:[_-][a-z]+)+|[A-Z]+(?:_[A-Z]+)+")
 
 
 _OPENER = {")": "(", "]": "[", "}": "{"}
@@ -69,7 +69,7 @@ def _assignment(m: re.Match[str]) -> str:
         if inner.lower() == m.group(1).lower() or after in (",", ")"):
             return m.group(0)  # credentials=credentials, password=hashed, (a variable)
     if _SNAKE_WORDS.fullmatch(inner) and m.group(1).lower() in inner.lower():
-        return m.group(0)  # GRANT_TYPE = "refresh_token": a constant naming the kind of secret
+        return m.group(0)  # GRANT_TYPE = "refresh_token", X_TOKEN = "APP_X_TOKEN": a name, not a secret
     return m.group(1) + m.group(2) + quote + mark("secret") + quote + tail
 
 

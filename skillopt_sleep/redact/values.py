@@ -39,7 +39,7 @@ _TYPE_NAMES = frozenset(
 # segments are words, digits only at their end: ``settings.AWS_KEY``, ``cfg.token2``
 _DOTTED_PATH = re.compile(r"[A-Za-z_$][A-Za-z_$]*[0-9]{0,2}(?:\??\.[A-Za-z_$][A-Za-z_$]*[0-9]{0,2})+")
 _IDENTIFIER = re.compile(
-    r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+"  # snake_case
+    r"_{0,2}[a-z][a-z0-9]*(?:_[a-z0-9]+)+"  # snake_case, _private_name
     r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"  # SCREAMING_SNAKE
     r"|[a-z]+(?:[A-Z][a-z]+)+"  # camelCase
     r"|(?:[A-Z][a-z]+)+"  # PascalCase, a class name

@@ -68,6 +68,8 @@ def test_a_generated_token_is_redacted_without_a_listed_prefix(text, secret):
         "commit-" + "3f2a9c" * 6 + "1b2c",
         'GRANT_TYPE_REFRESH_TOKEN = "refresh_token"',
         "token_type: 'access-token'",
+        "            _enforce_credentials=_enforce_credentials,",
+        'ENV_IDENTITY_TOKEN = "ANTHROPIC_IDENTITY_TOKEN"',
     ],
 )
 def test_look_alikes_stay(text):
