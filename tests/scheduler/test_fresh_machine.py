@@ -24,7 +24,11 @@ from skillopt_sleep.scheduler.systemd import UNIT
 from tests.support.os_entries import Ran, run_cron_line, run_launchd_plist, run_systemd_service
 from tests.support.scheduler_tools import FakeTools
 
-pytestmark = pytest.mark.skipif(os.name != "posix" or not Path("/bin/sh").exists(), reason="needs /bin/sh")
+# each test runs a whole night from an installed entry in a bare shell: slow, as the scenarios are
+pytestmark = [
+    pytest.mark.skipif(os.name != "posix" or not Path("/bin/sh").exists(), reason="needs /bin/sh"),
+    pytest.mark.slow,
+]
 
 
 @pytest.fixture
