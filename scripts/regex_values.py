@@ -56,31 +56,19 @@ def go_to_python(pattern: str) -> str:
 def _scope_inner_flags(pattern: str) -> str:
     """A flag group inside a pattern (``(p8e-)(?i)[a-z0-9]{32}``), which Go applies to the rest of
     its enclosing group, written as a scoped group that ends where that group ends."""
-    i, in_class = 0, False
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-            if pattern.startswith(("[]", "[^]"), i):
-                i += 2 if pattern[i + 1] == "]" else 3
-                continue
-        elif (m := re.compile(r"\(\?([imsx]+)\)").match(pattern, i)) and i > 0:
-            end = _group_end(pattern, m.end())
-            pattern = pattern[:i] + f"(?{m.group(1)}:" + pattern[m.end() : end] + ")" + pattern[end:]
-            i += 3 + len(m.group(1))
-            continue
-        i += 1
+    flag = re.compile(r"\(\?([imsx]+)\)")
+    while found := next((i for i, _ in _syntax(pattern) if i > 0 and flag.match(pattern, i)), None):
+        m = flag.match(pattern, found)
+        assert m is not None
+        end = next((i for i, depth in _depths(pattern, m.end()) if depth < 0), len(pattern))
+        pattern = pattern[:found] + f"(?{m.group(1)}:" + pattern[m.end() : end] + ")" + pattern[end:]
     return pattern
 
 
-def _group_end(pattern: str, start: int) -> int:
-    """Where the group that holds ``start`` closes (its ``)``), or the pattern's end."""
-    depth, i, in_class = 0, start, False
+def _syntax(pattern: str, start: int = 0):
+    """``(index, character)`` of each character of ``pattern`` from ``start`` that is syntax: not
+    escaped, not inside a character class."""
+    i, in_class = start, False
     while i < len(pattern):
         c = pattern[i]
         if c == "\\":
@@ -90,17 +78,22 @@ def _group_end(pattern: str, start: int) -> int:
             in_class = c != "]"
         elif c == "[":
             in_class = True
-            if pattern.startswith(("[]", "[^]"), i):
+            if pattern.startswith(("[]", "[^]"), i):  # a leading ] is a literal one
                 i += 2 if pattern[i + 1] == "]" else 3
                 continue
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            if depth == 0:
-                return i
-            depth -= 1
+        else:
+            yield i, c
         i += 1
-    return len(pattern)
+
+
+def _depths(pattern: str, start: int):
+    """``(index, depth)`` at each parenthesis from ``start``: the depth after it, relative to the
+    group ``start`` is in (-1: that group has closed)."""
+    depth = 0
+    for i, c in _syntax(pattern, start):
+        if c in "()":
+            depth += 1 if c == "(" else -1
+            yield i, depth
 
 
 # ---------------------------------------------------------------------------- random strings
@@ -231,21 +224,7 @@ _SECRET_WORD = re.compile(r"(?i)(?:pass|pwd|secret|token|cred|auth|sig|private|(
 
 def _group_starts(regex: str) -> list[int]:
     """Where each capturing group opens in the pattern text, in group-number order."""
-    starts, i = [], 0
-    in_class = False
-    while i < len(regex):
-        c = regex[i]
-        if c == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-        elif c == "(" and (not regex.startswith("(?", i) or regex.startswith("(?P<", i)):
-            starts.append(i)
-        i += 1
-    return starts
+    return [i for i, c in _syntax(regex) if c == "(" and (not regex.startswith("(?", i) or regex.startswith("(?P<", i))]
 
 
 def secret_group(regex: str, groups: int) -> int:

@@ -139,7 +139,7 @@ def test_looks_generated(value, generated):
     assert looks_generated(value) is generated
 
 
-# --- shapes found by titus' rules: the whole credential goes ---------------------------------------
+# --- shapes found by titus', trivy's and the pooled rules: the whole credential goes ---------------------------------------
 
 LOWER = "e2knhj8h3h4erp6crfx6rh52tvecj4xnwmtjf3mtrvtt54et"  # lower-case letters and digits, no words
 UPPER = "R69SQK"
@@ -159,9 +159,23 @@ UPPER = "R69SQK"
         ("riot = 'RGAPI-" + "4sb3f6a1-2941-5a81-9c23-4bf3a83c14f3'", "4sb3f6a1-2941-5a81-9c23-4bf3a83c14f3"),
         ("it works with live_" + "54d1bd2d1e62430bb2d521d298ec4231 again", "54d1bd2d1e62430bb2d521d298ec4231"),
         ("deploy with FlyV1 " + ALNUM * 3 + "=,fm2_" + ALNUM + " set", ALNUM * 3),
+        # found by trivy's rules and the pooled ones
+        ("<settings><server><password>" + ALNUM[20:32] + "</password></server></settings>", ALNUM[20:32]),
+        ("< passphrase > Xq7vR2mK9pLw < / passphrase >", "Xq7vR2mK9pLw"),
+        ("  .dockerconfigjson: " + "eyJhdXRocyI6eyJyLmlvIjp7ImF1dGgiOiJ" + ALNUM, ALNUM),
+        ('".dockercfg": "ewogICJyZWdpc3RyeSI6' + ALNUM[:20] + '"', ALNUM[:20]),
+        ("enc key FLWSECK_TEST" + "8d2b1c0a9e3f set", "8d2b1c0a9e3f"),
+        ("access_token$production$" + "xddxb7lhp3143400$" + LOWER[:32], LOWER[:32]),
+        ("export SLACK_TOKEN=xoxo-" + "8-110010-547047-QjE" + ALNUM[:8], "QjE" + ALNUM[:8]),
+        ("https://api.softlayer.com/soap/v3.1/" + (ALNUM * 2)[:64], (ALNUM * 2)[:64]),
+        ("pw = Xq7vR2mK9pLw", "Xq7vR2mK9pLw"),
+        ('"passwrd": "' + ALNUM[:10] + '"', ALNUM[:10]),
+        ("pword: Xq7vR2mK9pLw", "Xq7vR2mK9pLw"),
+        ('"cloudantKey": "wzeuzstsckfcpqtknsevhxds",', "wzeuzstsckfcpqtknsevhxds"),
+        ("LINKEDIN_KEY='ayxsjslhnzojlsmc'", "ayxsjslhnzojlsmc"),
     ],
 )
-def test_a_credential_titus_finds_is_redacted(text, secret):
+def test_a_credential_titus_trivy_or_the_pooled_rule_sets_find_is_redacted(text, secret):
     out = redact(text)
     assert secret not in out and "[REDACTED:" in out
     assert redact(out) == out
@@ -208,30 +222,6 @@ def test_a_closing_bracket_inside_an_unquoted_password_does_not_end_it(text, sec
 )
 def test_a_closing_bracket_that_closes_the_code_around_a_key_ends_its_value(text):
     assert redact(text) == text
-
-
-@pytest.mark.parametrize(
-    "text, secret",
-    [
-        ("<settings><server><password>" + ALNUM[20:32] + "</password></server></settings>", ALNUM[20:32]),
-        ("< passphrase > Xq7vR2mK9pLw < / passphrase >", "Xq7vR2mK9pLw"),
-        ("  .dockerconfigjson: " + "eyJhdXRocyI6eyJyLmlvIjp7ImF1dGgiOiJ" + ALNUM, ALNUM),
-        ('".dockercfg": "ewogICJyZWdpc3RyeSI6' + ALNUM[:20] + '"', ALNUM[:20]),
-        ("enc key FLWSECK_TEST" + "8d2b1c0a9e3f set", "8d2b1c0a9e3f"),
-        ("access_token$production$" + "xddxb7lhp3143400$" + LOWER[:32], LOWER[:32]),
-        ("export SLACK_TOKEN=xoxo-" + "8-110010-547047-QjE" + ALNUM[:8], "QjE" + ALNUM[:8]),
-        ("https://api.softlayer.com/soap/v3.1/" + (ALNUM * 2)[:64], (ALNUM * 2)[:64]),
-        ("pw = Xq7vR2mK9pLw", "Xq7vR2mK9pLw"),
-        ('"passwrd": "' + ALNUM[:10] + '"', ALNUM[:10]),
-        ("pword: Xq7vR2mK9pLw", "Xq7vR2mK9pLw"),
-        ('"cloudantKey": "wzeuzstsckfcpqtknsevhxds",', "wzeuzstsckfcpqtknsevhxds"),
-        ("LINKEDIN_KEY='ayxsjslhnzojlsmc'", "ayxsjslhnzojlsmc"),
-    ],
-)
-def test_a_credential_trivy_or_the_pooled_rule_sets_find_is_redacted(text, secret):
-    out = redact(text)
-    assert secret not in out and "[REDACTED:" in out
-    assert redact(out) == out
 
 
 @pytest.mark.parametrize(
