@@ -68,7 +68,7 @@ class Config:
     k: int = 4  # samples per train task
     k_agree: int = 2  # a train task stops after this many samples that all agree (0: always k)
     dream_kind_tasks: int = 3  # a kind stops being dreamed once this many of its train tasks teach something (0: all)
-    val_samples: int = 4  # samples per val task and document set, first round
+    val_samples: int = 3  # samples per val task and document set, first round
     # samples the val tasks outside an edit's own kind start with in its gate, more only when the
     # gate asks; 0: as many as the edit's own tasks reached (fewer lets trade-offs pass more often)
     val_others_samples: int = 0

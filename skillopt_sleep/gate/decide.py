@@ -72,7 +72,7 @@ class GateConfig:
         alpha-spending plan, ``spending``): the first look, on few samples where a lucky draw is
         likeliest, is the strictest and the last one the most lenient; the parts still add up to
         the whole, so the false-accept rate holds. A rule whose effect is large is decided at its
-        first look (a check going from 0.05 to 0.98 on three tasks at four samples each), one
+        first look (a check going from 0.05 to 0.98 on three tasks at three samples each), one
         whose effect is moderate keeps most of the rate for its last. Without ``look``: an even
         (Bonferroni) split."""
         share = min(1.0, max(share, 1e-9))

@@ -21,6 +21,7 @@ from skillopt_sleep.backends.models import Models
 from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.gate.call_cap import CallCap, out_of_calls
 from skillopt_sleep.learning.loop import LoopSettings, Outcome, consolidate
+from tests.support.settings import looks_of
 from skillopt_sleep.gate.phases import gate_each
 from skillopt_sleep.documents.managed_block import apply_edit, load_documents
 from skillopt_sleep.store.rule_evidence import EvidencePool
@@ -394,7 +395,7 @@ def test_a_resumed_test_takes_its_other_tasks_on_from_their_pooled_samples(
     pool.record_test(rule, False, undecided=True, kinds=["commit"], lower_bound=0.3, looks=4, share=1.0)
     backend = FakeBackend(handler)
     models = Models(Client(backend), Client(backend, role="optimizer"))
-    night = NightGate(Evaluator(models, val, {}, "val", pool), LoopSettings(), docs, tasks, set(), 1)
+    night = NightGate(Evaluator(models, val, {}, "val", pool), looks_of(4), docs, tasks, set(), 1)
     decision = gate_alone(night, pool, rule, cand)
     assert decision.accepted, decision.reasons
     assert decision.statistic["look"] == looks

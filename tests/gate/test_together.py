@@ -14,6 +14,7 @@ from skillopt_sleep.learning.loop import consolidate
 from skillopt_sleep.documents.managed_block import load_documents
 from skillopt_sleep.store.rule_evidence import EvidencePool
 from skillopt_sleep.gate.settings import LoopSettings
+from tests.support.settings import looks_of
 from tests.learning.test_loop import HELPS_A, HELPS_B, PASS, TwoKinds, World, world_models, world_tasks
 
 # claims kind a (its evidence is kind a's), and makes every answer terse: kind b suffers
@@ -101,7 +102,7 @@ def test_a_capped_night_that_runs_out_before_the_combination_leaves_its_rules_fo
     path = tmp_path / "evidence.json"
     models, _ = capped_models("sim:seed=5", 120)
     pool = EvidencePool.load(path, tmp_path, "sim", docs.fingerprint())
-    first = consolidate(make_tasks(), docs, models, LoopSettings(), pool=pool)
+    first = consolidate(make_tasks(), docs, models, looks_of(4), pool=pool)
     pool.save()
     left = [r for r in first.rejected if r.stage == "budget" and "passed on its own val tasks" in r.reasons[0]]
     assert left and first.accepted == [] and not any(r.ban for r in left)
@@ -111,7 +112,7 @@ def test_a_capped_night_that_runs_out_before_the_combination_leaves_its_rules_fo
 
     models, _ = capped_models("sim:seed=5", 120)
     pool = EvidencePool.load(path, tmp_path, "sim", docs.fingerprint())
-    second = consolidate(make_tasks(), docs, models, LoopSettings(), pool=pool)
+    second = consolidate(make_tasks(), docs, models, looks_of(4), pool=pool)
     resumed = [n for n in second.notes if n.startswith("resumed undecided rule")]
     assert all(any(r.edit.content in n for n in resumed) for r in left), "each is resumed first"
     assert second.accepted, "the resumed rules' evidence goes on: the second night accepts"
@@ -131,7 +132,7 @@ def test_a_capped_night_keeps_the_calls_its_passed_rules_need_together(
 
     def night() -> list:
         models, budget = capped_models(f"sim:seed={seed}", cap)
-        out = consolidate(make_tasks(), load_documents(tmp_path), models, LoopSettings())
+        out = consolidate(make_tasks(), load_documents(tmp_path), models, looks_of(4))
         assert budget.calls_used <= cap
         return out.accepted
 

@@ -14,6 +14,7 @@ from skillopt_sleep.backends.limits import Limiter
 from skillopt_sleep.backends.models import Models
 from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.learning.loop import LoopSettings, consolidate
+from tests.support.settings import looks_of
 from skillopt_sleep.documents.managed_block import load_documents
 from skillopt_sleep.store.rule_evidence import EvidencePool
 from skillopt_sleep.gate.evaluator import Evaluator
@@ -395,14 +396,15 @@ def test_the_other_val_tasks_start_with_a_first_look_and_grow_only_when_the_gate
     """The edit's own (kind a) tasks need 8 samples to show a noisy gain (under a spending plan
     that keeps the first look strict); the kind b tasks it does not touch stay at ``others``
     unless one looks like it dropped. 0: as many as the own tasks."""
-    strict_first = replace(LoopSettings().gate, spending=3.0)
+    four = looks_of(4)
+    strict_first = replace(four.gate, spending=3.0)
     grown = 0
     for seed in range(1, 6):
         out = consolidate(
             world_tasks(6),
             load_documents(tmp_path),
             world_models(World([HELPS_A], noise=25, seed=seed)),
-            LoopSettings(val_others_samples=others, gate=strict_first),
+            replace(four, val_others_samples=others, gate=strict_first),
         )
         [decision] = out.decisions
         spt = decision.statistic["samples_per_task"]
@@ -413,7 +415,7 @@ def test_the_other_val_tasks_start_with_a_first_look_and_grow_only_when_the_gate
             world_tasks(6),
             load_documents(tmp_path),
             world_models(World([HELPS_A], noise=25, seed=seed)),
-            LoopSettings(val_others_samples=0, gate=strict_first),
+            replace(four, val_others_samples=0, gate=strict_first),
         )
         assert all(n >= 8 for n in matched.decisions[0].statistic["samples_per_task"].values())
     assert grown < 15, "most kind b tasks stay at their first look"
