@@ -62,7 +62,7 @@ from versus_judging import CLASSES, classified, truths  # noqa: E402
 from versus_reference import run_reference  # noqa: E402
 
 from skillopt_sleep import night  # noqa: E402
-from skillopt_sleep.backends import registry  # noqa: E402
+from skillopt_sleep import backend_spec  # noqa: E402
 from skillopt_sleep.checks import judges  # noqa: E402
 from skillopt_sleep.staging.adoption import adopt  # noqa: E402
 from skillopt_sleep.config import Config  # noqa: E402
@@ -77,7 +77,7 @@ THIS_TRANSPORT = {
     "in-process": "an in-process backend into the world (the same logic, no HTTP)",
 }
 
-registry._REGISTRY["versus"] = "versus_world"  # this engine's in-process backend into the world
+backend_spec.BACKEND_MODULES["versus"] = "versus_world"  # this engine's in-process backend into the world
 
 
 # ---- this engine ----

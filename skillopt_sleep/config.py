@@ -19,6 +19,7 @@ from collections.abc import Mapping
 
 import msgspec
 
+from skillopt_sleep.backend_spec import BACKEND_NAMES, BackendSpecError, parse_spec
 from skillopt_sleep.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 from skillopt_sleep.files import read_regular
 from skillopt_sleep.paths import project_dirs, user_dirs
@@ -207,8 +208,6 @@ def _setting(key: str, value: Any, where: str) -> str:
 def check_backends(config: Config, origins: Mapping[str, str]) -> None:
     """Every backend setting names a backend (or ``auto``); else one line naming the setting and
     where it was set: usage (2) on the command line, config (3) in a file or the environment."""
-    from skillopt_sleep.backends import BACKEND_NAMES, BackendSpecError, parse_spec
-
     AUTO = "auto"  # the backend setting that picks one (backends/auto.py)
 
     for key in ("backend", "target_backend", "optimizer_backend"):

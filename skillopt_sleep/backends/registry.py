@@ -2,7 +2,7 @@
 transport and its options; ``make_backend`` builds it.
 
 Adding a backend is adding a module with a ``from_options(options, model) -> Backend`` function and
-one line in ``_REGISTRY``. A backend that runs a CLI names its default binary in a module constant
+one line in ``backend_spec.BACKEND_MODULES``. A backend that runs a CLI names its default binary in a module constant
 ``COMMAND``; one that needs an API key names the environment variable in ``KEY_ENV``: ``backend =
 "auto"`` and the scheduler's preflight read them through ``cli_command`` and ``key_env``.
 """
@@ -13,65 +13,16 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
+from skillopt_sleep.backend_spec import (  # re-exported: the spec is read below the backends
+    BACKEND_MODULES,
+    BACKEND_NAMES,
+    BackendSpecError,
+    parse_spec,
+    spec_options,
+)
 from skillopt_sleep.backends.base import Backend
 
-
-_REGISTRY = {
-    "sim": "skillopt_sleep.backends.sim.backend",
-    "anthropic": "skillopt_sleep.backends.anthropic_api",
-    "openai": "skillopt_sleep.backends.openai_api",
-    "claude-cli": "skillopt_sleep.backends.claude_cli",
-    "codex-cli": "skillopt_sleep.backends.codex_cli",
-}
-BACKEND_NAMES = tuple(_REGISTRY)
-
-
-class BackendSpecError(ValueError):
-    pass
-
-
-def _coerce(value: str) -> Any:
-    low = value.lower()
-    if low in ("true", "yes", "on"):
-        return True
-    if low in ("false", "no", "off"):
-        return False
-    for kind in (int, float):
-        try:
-            return kind(value)
-        except ValueError:
-            pass
-    return value
-
-
-def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """``"sim:follow=0.9,seed=7"`` -> ``("sim", {"follow": 0.9, "seed": 7})``."""
-    spec = (spec or "").strip()
-    if not spec:
-        raise BackendSpecError("empty backend spec")
-    name, _, rest = spec.partition(":")
-    name = name.strip().lower()
-    if name not in _REGISTRY:
-        raise BackendSpecError(f"unknown backend {name!r}; choose one of: {', '.join(BACKEND_NAMES)}")
-    options: dict[str, Any] = {}
-    for part in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, value = part.partition("=")
-        if not eq or not key.strip():
-            raise BackendSpecError(f"backend option {part!r} is not key=value")
-        options[key.strip().lower()] = _coerce(value.strip())
-    return name, options
-
-
-def spec_options(
-    spec: str, backend_options: Mapping[str, Mapping[str, Any]] | None = None
-) -> tuple[str, dict[str, Any]]:
-    """The backend ``spec`` names and the options it will be built with: the config's defaults
-    for that backend (``backend_options``, keyed by backend name as in
-    ``[backend_options.anthropic]``), overridden by the spec's own."""
-    name, options = parse_spec(spec)
-    merged = dict((backend_options or {}).get(name) or {})
-    merged.update(options)
-    return name, merged
+__all__ = ["BACKEND_NAMES", "BackendSpecError", "cli_command", "key_env", "make_backend", "parse_spec", "spec_options"]
 
 
 def make_backend(
@@ -79,7 +30,7 @@ def make_backend(
 ) -> Backend:
     """Build a backend from a spec, with the config's defaults (see ``spec_options``)."""
     name, merged = spec_options(spec, backend_options)
-    module = importlib.import_module(_REGISTRY[name])
+    module = importlib.import_module(BACKEND_MODULES[name])
     try:
         return module.from_options(merged, model)
     except (TypeError, ValueError) as exc:
@@ -87,7 +38,7 @@ def make_backend(
 
 
 def _declared(name: str, constant: str) -> str | None:
-    return getattr(importlib.import_module(_REGISTRY[name]), constant, None) if name in _REGISTRY else None
+    return getattr(importlib.import_module(BACKEND_MODULES[name]), constant, None) if name in BACKEND_MODULES else None
 
 
 def cli_command(name: str) -> str | None:
