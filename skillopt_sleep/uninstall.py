@@ -76,7 +76,7 @@ def _schedule() -> Any:
 
 def known_projects(extra: Iterable[str | os.PathLike[str]] = ()) -> list[Path]:
     """Every project the engine has a record of (and ``extra``) that holds ``.skillopt-sleep/``."""
-    from skillopt_sleep.commands.notice import projects_seen
+    from skillopt_sleep.store.sessions import projects_seen
     from skillopt_sleep.store.history import History
 
     named: list[str] = [str(p) for p in extra]

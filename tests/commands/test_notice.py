@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -11,7 +11,6 @@ import pytest
 from skillopt_sleep.staging.adoption import adopt
 from skillopt_sleep.cli import main
 from skillopt_sleep.commands import notice as notice_cmd
-from skillopt_sleep.paths import user_dirs
 
 from tests.support.staged_project import project_with_memory, stage_memory
 
@@ -50,18 +49,6 @@ def test_session_end_records_the_project_and_prints_nothing(project, capsys):
     seen = notice_cmd.projects_seen()
     assert list(seen) == [str(project.resolve())]
     assert seen[str(project.resolve())][1] == "claude"
-
-
-def test_sessions_record_is_compacted(project, tmp_path, monkeypatch):
-    monkeypatch.setattr(notice_cmd, "SESSIONS_COMPACT_BYTES", 2000)
-    other = tmp_path / "other"
-    other.mkdir()
-    for i in range(40):
-        notice_cmd.record_session(project if i % 2 else other, "claude", NOW + timedelta(minutes=i))
-    assert user_dirs().sessions_seen.stat().st_size <= 2000
-    seen = notice_cmd.projects_seen()
-    assert set(seen) == {str(project), str(other)}
-    assert seen[str(project)][0] == "2026-03-02T08:39:00Z"
 
 
 def test_missing_project_is_a_one_line_usage_error(tmp_path):

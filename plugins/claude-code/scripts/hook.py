@@ -47,7 +47,7 @@ MAX_SHOWN = 3
 MAX_LINE = 240
 MAX_STDIN = 64 * 1024
 STDIN_WAIT = 0.1  # seconds to wait for the hook's JSON on stdin (it may stay open)
-SESSIONS_COMPACT_BYTES = 64 * 1024  # the engine's bound (commands/notice.py)
+SESSIONS_COMPACT_BYTES = 64 * 1024  # the engine's bound (store/sessions.py)
 SESSIONS_READ_LIMIT = 4 * 1024 * 1024
 CONTEXT_NOTE = (
     "(From the skillopt-sleep plugin. The user reviews, adopts and reverts its proposals "
