@@ -24,7 +24,7 @@ from typing import Any
 
 from skillopt_sleep import scheduler
 from skillopt_sleep.staging import adoption
-from skillopt_sleep.staging import proposals as staged
+from skillopt_sleep.store import proposals as staged
 from skillopt_sleep.errors import UserError
 from skillopt_sleep.store.locks import ProjectLock, holder_path
 from skillopt_sleep.paths import APP, PROJECT_DIR, project_dirs, user_dirs

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from skillopt_sleep.staging import proposals as staged
+from skillopt_sleep.store import proposals as staged
 from skillopt_sleep.staging import stage as staging
 from skillopt_sleep.report.agent_surface import ask_for, calling_agent
 from skillopt_sleep.documents.handwritten import conflict_notes

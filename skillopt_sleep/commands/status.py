@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_sleep import scheduler
-from skillopt_sleep.staging import proposals as staged
+from skillopt_sleep.store import proposals as staged
 from skillopt_sleep.staging import adoption_journal as journal
 from skillopt_sleep.staging import stage as staging
 from skillopt_sleep.report.agent_surface import ask_for, calling_agent
@@ -22,7 +22,8 @@ from skillopt_sleep.store.history import History, summarize_night
 from skillopt_sleep.store.locks import describe_holder, lock_holder
 from skillopt_sleep.night_state import format_night, night_status
 from skillopt_sleep.sanitize import clean_obj, sanitize
-from skillopt_sleep.report.score_trend import NightScores, adoption_states, night_state, score_trend, trend_lines
+from skillopt_sleep.report.score_trend import NightScores, night_state, score_trend, trend_lines
+from skillopt_sleep.store.proposals import adoption_states
 from skillopt_sleep.types import NightReport
 
 

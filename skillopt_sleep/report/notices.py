@@ -36,7 +36,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from skillopt_sleep.files import atomic_write_text, read_json, read_regular
-from skillopt_sleep.staging.proposals import list_proposals
+from skillopt_sleep.store.proposals import list_proposals
 from skillopt_sleep.paths import project_dirs, project_fingerprint, user_dirs
 from skillopt_sleep.report.agent_surface import CLAUDE_COMMAND
 from skillopt_sleep.redact import redact

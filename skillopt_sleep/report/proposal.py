@@ -314,7 +314,7 @@ def build_view(report: NightReport, manifest: dict[str, Any], state: str, stagin
 
 
 def load_view(proposal: dict[str, Any]) -> ProposalView:
-    """The view of one proposal as ``staging.proposals.list_proposals`` lists it (manifest + state)."""
+    """The view of one proposal as ``store.proposals.list_proposals`` lists it (manifest + state)."""
     staging_dir = Path(proposal["staging_dir"])
     try:
         data = read_json(staging_dir / "report.json")

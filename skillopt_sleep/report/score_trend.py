@@ -10,12 +10,8 @@ nights table all read the state of a night from here.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
-
-from skillopt_sleep.files import read_jsonl
-from skillopt_sleep.paths import project_dirs
 
 
 @dataclass(frozen=True)
@@ -27,16 +23,6 @@ class NightScores:
     proposed: float | None  # its proposal's val score; None when it proposed no rule
     live: float | None  # the documents in effect after it: proposed while adopted, else baseline
     simulated: bool = False
-
-
-def adoption_states(project: str | os.PathLike[str]) -> dict[str, str]:
-    """night id -> ``"adopted"`` or ``"reverted"``: the last event the adoption ledger holds for it."""
-    states: dict[str, str] = {}
-    for entry in read_jsonl(project_dirs(project).ledger):
-        night = entry.get("night_id")
-        if isinstance(night, str):
-            states[night] = "reverted" if entry.get("event") == "revert" else "adopted"
-    return states
 
 
 def _number(value: Any) -> float | None:

@@ -41,7 +41,7 @@ def trend_points(
     past_nights: list[dict[str, Any]], report: NightReport, states: dict[str, str] | None = None
 ) -> list[TrendPoint]:
     """History entries of the project (oldest first) plus ``report``'s night; ``states``: what the
-    adoption ledger says became of each night (score_trend.adoption_states)."""
+    adoption ledger says became of each night (store.proposals.adoption_states)."""
     states = states or {}
     mine = {
         "night_id": report.night_id,

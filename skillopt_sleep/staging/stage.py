@@ -40,9 +40,9 @@ from skillopt_sleep.report.proposal import build_view, managed_block_diff
 from skillopt_sleep.report.markdown import render_markdown
 from skillopt_sleep.files import atomic_write_bytes, atomic_write_text, sha256_bytes
 from skillopt_sleep.report.html import render_html
-from skillopt_sleep.report.score_trend import adoption_states
+from skillopt_sleep.store.proposals import adoption_states
 from skillopt_sleep.report.trend_chart import trend_points
-from skillopt_sleep.staging.proposals import MANIFEST_FORMAT, SAFE_ID, seal_manifest
+from skillopt_sleep.store.proposals import MANIFEST_FORMAT, SAFE_ID, seal_manifest
 from skillopt_sleep.types import NightReport, format_time
 
 ROLES = ("skill", "memory")

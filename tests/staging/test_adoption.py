@@ -18,7 +18,7 @@ from skillopt_sleep.staging import adoption
 from skillopt_sleep.staging import adoption_journal as journal
 from skillopt_sleep.staging.adoption import adopt, list_proposals, revert
 from skillopt_sleep.files import append_jsonl, read_jsonl
-from skillopt_sleep.staging.proposals import seal_manifest
+from skillopt_sleep.store.proposals import seal_manifest
 from skillopt_sleep.staging.stage import StagedFile
 
 from tests.support.staged_project import MEMORY_NEW, MEMORY_OLD, SKILL_NEW, sha256, skill_path, stage_proposal

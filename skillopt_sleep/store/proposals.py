@@ -1,6 +1,6 @@
 """Staged proposals and adoptions read back: each proposal's sealed manifest with its adoption state,
-and the adoptions in the project's ledger. Reading only; staging writes proposals (``stage.py``),
-adoption writes the ledger (``adoption.py``)."""
+and the adoptions in the project's ledger. Reading only; staging writes proposals
+(``staging/stage.py``), adoption writes the ledger (``staging/adoption.py``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from typing import Any
 
 from skillopt_sleep.files import read_json, read_jsonl
 from skillopt_sleep.paths import project_dirs
-from skillopt_sleep.report.score_trend import adoption_states
 from skillopt_sleep.store.state_key import mac_verifies, with_mac
 
 MANIFEST_FORMAT = "skillopt_sleep.manifest.v1"
@@ -19,6 +18,16 @@ SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # a night id that is a pl
 
 
 MANIFEST_SEAL = "skillopt-sleep manifest v1"
+
+
+def adoption_states(project: str | os.PathLike[str]) -> dict[str, str]:
+    """night id -> ``"adopted"`` or ``"reverted"``: the last event the adoption ledger holds for it."""
+    states: dict[str, str] = {}
+    for entry in read_jsonl(project_dirs(project).ledger):
+        night = entry.get("night_id")
+        if isinstance(night, str):
+            states[night] = "reverted" if entry.get("event") == "revert" else "adopted"
+    return states
 
 
 def seal_manifest(project: Path, manifest: dict[str, Any]) -> dict[str, Any]:
