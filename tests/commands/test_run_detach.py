@@ -18,8 +18,9 @@ import pytest
 from skillopt_sleep.errors import EXIT_LOCKED
 from tests.support.tasks import make_tasks, write_tasks_file
 
-# simulated latency per call: long enough that the night is still running when status first looks
-SLOW_SIM = "sim:seed=3,latency=0.05"
+# simulated latency per call: a night of about ten seconds, still running when status (two
+# subprocesses a look) has seen its first calls, even on a loaded machine
+SLOW_SIM = "sim:seed=3,latency=0.15"
 # a night of minutes: however long status takes to see its first calls, it is still running then
 SLOWER_SIM = "sim:seed=3,latency=1.0"
 
