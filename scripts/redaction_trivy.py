@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -49,35 +50,37 @@ def _consts(source: str) -> dict[str, str]:
     return consts
 
 
-def _split_args(text: str) -> list[str]:
-    """Top-level comma-separated arguments of a Go call (strings may hold commas)."""
-    args, depth, current, i = [], 0, "", 0
+_DOUBLE_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def _code(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """``(index, character)`` of each character of Go source from ``start`` outside its string
+    literals (a regex's brackets, braces and commas are not the code's)."""
+    i = start
     while i < len(text):
         c = text[i]
         if c == "`":
-            end = text.index("`", i + 1)
-            current += text[i : end + 1]
-            i = end + 1
-            continue
-        if c == '"':
-            m = re.compile(r'"(?:[^"\\]|\\.)*"').match(text, i)
-            assert m is not None
-            current += m.group(0)
-            i = m.end()
-            continue
+            i = text.index("`", i + 1) + 1
+        elif c == '"':
+            m = _DOUBLE_QUOTED.match(text, i)
+            i = m.end() if m else i + 1
+        else:
+            yield i, c
+            i += 1
+
+
+def _split_args(text: str) -> list[str]:
+    """Top-level comma-separated arguments of a Go call (strings may hold commas)."""
+    cuts, depth = [], 0
+    for i, c in _code(text):
         if c in "([{":
             depth += 1
         elif c in ")]}":
             depth -= 1
-        if c == "," and depth == 0:
-            args.append(current.strip())
-            current = ""
-        else:
-            current += c
-        i += 1
-    if current.strip():
-        args.append(current.strip())
-    return args
+        elif c == "," and depth == 0:
+            cuts.append(i)
+    pieces = (text[a + 1 : b] for a, b in zip([-1, *cuts], [*cuts, len(text)], strict=True))
+    return [piece.strip() for piece in pieces if piece.strip()]
 
 
 def _call(expr: str) -> tuple[str, str] | None:
@@ -85,16 +88,14 @@ def _call(expr: str) -> tuple[str, str] | None:
     m = re.match(r"\s*([\w.]+)\(", expr)
     if not m:
         return None
-    depth, i = 0, m.end() - 1
-    for j in range(i, len(expr)):
-        if expr[j] == "`":
-            continue
-        if expr[j] == "(":
+    depth = 0
+    for j, c in _code(expr, m.end() - 1):
+        if c == "(":
             depth += 1
-        elif expr[j] == ")":
+        elif c == ")":
             depth -= 1
             if depth == 0:
-                return m.group(1), expr[i + 1 : j]
+                return m.group(1), expr[m.end() : j]
     return None
 
 
@@ -114,12 +115,9 @@ def _string_expr(expr: str, consts: dict[str, str]) -> str | None:
 
 def _rule_blocks(source: str) -> list[str]:
     body = source[source.index("var builtinRules = []Rule{") :]
-    blocks, depth, start, i = [], 0, None, -1
-    while (i := i + 1) < len(body):
-        c = body[i]
-        if c in '`"':  # a string's braces are the regex's, not the literal's
-            i = body.index("`", i + 1) if c == "`" else re.compile(r'"(?:[^"\\]|\\.)*"').match(body, i).end() - 1
-        elif c == "{":
+    blocks, depth, start = [], 0, None
+    for i, c in _code(body):
+        if c == "{":
             depth += 1
             if depth == 2:
                 start = i
