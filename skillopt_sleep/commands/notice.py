@@ -25,6 +25,8 @@ from skillopt_sleep.store.sessions import SESSIONS_COMPACT_BYTES, projects_seen,
 __all__ = ["EVENTS", "SESSIONS_COMPACT_BYTES", "notice", "projects_seen", "record_session"]
 
 EVENTS = ("session-start", "session-end")
+
+
 # --------------------------------------------------------------------------- verb
 
 

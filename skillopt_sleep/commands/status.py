@@ -23,7 +23,6 @@ from skillopt_sleep.store.locks import describe_holder, lock_holder
 from skillopt_sleep.night_state import format_night, night_status
 from skillopt_sleep.sanitize import clean_obj, sanitize
 from skillopt_sleep.report.score_trend import NightScores, night_state, score_trend, trend_lines
-from skillopt_sleep.store.proposals import adoption_states
 from skillopt_sleep.types import NightReport
 
 
@@ -55,7 +54,7 @@ def collect_status(project: Path, recent: int = 5) -> dict[str, Any]:
     if extra:
         nights = sorted(nights + extra, key=lambda n: str(n.get("started") or ""))
     adoptions = staged.adoptions(project)
-    states = adoption_states(project)
+    states = staged.adoption_states(project)
     latest = None
     if proposals:
         p = proposals[0]

@@ -203,11 +203,10 @@ def refresh_report_html(project: Path, night_id: str) -> None:
     """Re-render a staged night's report.html after it was adopted or reverted, so the page says
     what became of it (its state and the trend). Best effort: the page is for reading only; the
     manifest and the proposal files, which adoption checks, are not touched."""
-    from skillopt_sleep.store.proposals import list_proposals
+    from skillopt_sleep.store.proposals import adoption_states, list_proposals
     from skillopt_sleep.files import atomic_write_text
     from skillopt_sleep.store.history import History
     from skillopt_sleep.report.proposal import load_view
-    from skillopt_sleep.store.proposals import adoption_states
     from skillopt_sleep.report.trend_chart import trend_points
 
     for proposal in list_proposals(project):
