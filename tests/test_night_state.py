@@ -141,7 +141,7 @@ def test_a_scheduled_night_is_followed_and_priced_like_a_run(tmp_path: Path, mon
     from skillopt_sleep import estimate
     from skillopt_sleep.commands.demo import build_demo_home
     from skillopt_sleep.config import Config
-    from skillopt_sleep.scheduler.nightly import run_project_night
+    from skillopt_sleep.commands.schedule import run_project_night
     from skillopt_sleep.scheduler.schedule_file import ProjectEntry
 
     home, claude, project = build_demo_home(tmp_path / "demo")

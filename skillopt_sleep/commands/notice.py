@@ -19,7 +19,7 @@ from skillopt_sleep import __version__
 from skillopt_sleep.staging import stage as staging
 from skillopt_sleep.documents.containment import OutsideDocument
 from skillopt_sleep.errors import EXIT_OK
-from skillopt_sleep.report.notices import AGENTS, clean_line, read_notices
+from skillopt_sleep.store.notices import AGENTS, clean_line, read_notices
 from skillopt_sleep.store.sessions import SESSIONS_COMPACT_BYTES, projects_seen, record_session
 
 __all__ = ["EVENTS", "SESSIONS_COMPACT_BYTES", "notice", "projects_seen", "record_session"]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from skillopt_sleep.store import proposals as staged
 from skillopt_sleep.staging import stage as staging
-from skillopt_sleep.report.agent_surface import ask_for, calling_agent
+from skillopt_sleep.agent_surface import ask_for, calling_agent
 from skillopt_sleep.documents.handwritten import conflict_notes
 from skillopt_sleep.errors import EXIT_CONFLICT, EXIT_OK, UserError
 from skillopt_sleep.report.night_numbers import score_text

@@ -296,10 +296,33 @@ def unschedule(
     return EXIT_OK
 
 
+def run_project_night(entry: ProjectEntry, log: Callable[[str], None]) -> dict[str, Any]:
+    """One project's night with its recorded config; raises what ``run`` would. Skipped, with
+    no model call, when the project has nothing new to learn from (``news.nothing_new``)."""
+    from skillopt_sleep.night import NightOptions
+    from skillopt_sleep.night_bg import followed_night
+    from skillopt_sleep.report.markdown import render_text
+    from skillopt_sleep.scheduler.news import nothing_new
+    from skillopt_sleep.scheduler.nightly import config_from_record
+
+    config = config_from_record(entry.config)
+    skipped = nothing_new(Path(entry.project), config)
+    if skipped:
+        log(f"skipped: {skipped}")
+        return {"status": "skipped", "skipped": skipped}
+    # A night that a crash, a kill or a stop interrupted is continued, not paid for again.
+    opts = NightOptions(
+        project=Path(entry.project), config=config, mode="run", auto_adopt=entry.auto_adopt, progress=log, resume=True
+    )
+    report = followed_night(opts, show=False)  # status follows it (night_state) like a run
+    log(render_text(report))
+    return {"night_id": report.night_id, "status": report.status}
+
+
 def nightly(schedule_file: str | None) -> int:
     from skillopt_sleep.scheduler.nightly import read_last_run, run_scheduled, tally
 
-    code = run_scheduled(Path(schedule_file) if schedule_file else None)
+    code = run_scheduled(run_project_night, Path(schedule_file) if schedule_file else None)
     last = read_last_run() or {}
     if last.get("error"):
         print(f"skillopt-sleep: the scheduled night could not start: {last['error']}", file=sys.stderr)

@@ -13,7 +13,7 @@ from skillopt_sleep import scheduler
 from skillopt_sleep.store import proposals as staged
 from skillopt_sleep.staging import adoption_journal as journal
 from skillopt_sleep.staging import stage as staging
-from skillopt_sleep.report.agent_surface import ask_for, calling_agent
+from skillopt_sleep.agent_surface import ask_for, calling_agent
 from skillopt_sleep.config import config_problem
 from skillopt_sleep.errors import EXIT_OK
 from skillopt_sleep.files import read_json

@@ -27,7 +27,7 @@ from skillopt_sleep.redact import redact
 from skillopt_sleep.scheduler.envfile import read_env_file
 from skillopt_sleep.scheduler.schedule_file import OUTPUT_LOG, ProjectEntry, Schedule, load_schedule
 from skillopt_sleep.files import atomic_write_text
-from skillopt_sleep.report.notices import refresh_schedule_notice
+from skillopt_sleep.scheduler.notice import refresh_schedule_notice
 
 KEEP_LOGS = 30
 OUTPUT_LOG_LIMIT = 256 * 1024  # the OS-level stdout/stderr file is emptied past this size
@@ -48,29 +48,6 @@ def config_from_record(values: dict[str, Any]) -> Config:
             f"recorded config has unknown settings {unknown}; run `skillopt-sleep schedule` again", EXIT_CONFIG
         )
     return validate(Config(**values))
-
-
-def run_project_night(entry: ProjectEntry, log: Callable[[str], None]) -> dict[str, Any]:
-    """One project's night with its recorded config; raises what ``run`` would. Skipped, with
-    no model call, when the project has nothing new to learn from (``news.nothing_new``)."""
-    from skillopt_sleep.night import NightOptions
-    from skillopt_sleep.night_bg import followed_night
-    from skillopt_sleep.report.markdown import render_text
-
-    from skillopt_sleep.scheduler.news import nothing_new
-
-    config = config_from_record(entry.config)
-    skipped = nothing_new(Path(entry.project), config)
-    if skipped:
-        log(f"skipped: {skipped}")
-        return {"status": "skipped", "skipped": skipped}
-    # A night that a crash, a kill or a stop interrupted is continued, not paid for again.
-    opts = NightOptions(
-        project=Path(entry.project), config=config, mode="run", auto_adopt=entry.auto_adopt, progress=log, resume=True
-    )
-    report = followed_night(opts, show=False)  # status follows it (night_state) like a run
-    log(render_text(report))
-    return {"night_id": report.night_id, "status": report.status}
 
 
 def prepare_environment(schedule: Schedule) -> None:
@@ -131,8 +108,9 @@ def read_last_run() -> dict[str, Any] | None:
     return read(user_dirs().scheduled_runs)
 
 
-def run_scheduled(schedule_file: Path | None = None, run_project: RunProject = run_project_night) -> int:
-    """Run every registered project's night; returns 0 when all succeeded, else the first
+def run_scheduled(run_project: RunProject, schedule_file: Path | None = None) -> int:
+    """Run every registered project's night with ``run_project`` (``commands.schedule``'s: a ``run``
+    night with the project's recorded configuration); returns 0 when all succeeded, else the first
     failing project's exit code."""
     schedule = load_schedule(schedule_file)
     if schedule is None:

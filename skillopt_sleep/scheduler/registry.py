@@ -90,8 +90,8 @@ def schedule_summary(project: str | None = None, now: datetime | None = None) ->
 def format_schedule(summary: dict[str, Any] | None, project: str) -> list[str]:
     """``status`` lines about the schedule (text is sanitized by the caller's rules: every value
     here comes from our own files)."""
-    from skillopt_sleep.report.agent_surface import ask_for, calling_agent
-    from skillopt_sleep.report.markdown import sanitize
+    from skillopt_sleep.agent_surface import ask_for, calling_agent
+    from skillopt_sleep.sanitize import sanitize
     from skillopt_sleep.scheduler.nightly import tally
 
     if summary is None:

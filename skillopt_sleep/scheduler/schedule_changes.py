@@ -1,12 +1,12 @@
 """The engine's changes to the schedule file: each writes or removes it (``schedule_file``) and
-then refreshes the schedule's notice (``report.notices``), which says when a scheduled night was
+then refreshes the schedule's notice (``store.notices``), which says when a scheduled night was
 missed and is computed from the file."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from skillopt_sleep.report.notices import refresh_schedule_notice
+from skillopt_sleep.scheduler.notice import refresh_schedule_notice
 from skillopt_sleep.scheduler.schedule_file import Schedule, delete_schedule, write_schedule
 
 

@@ -47,7 +47,7 @@ def last_slot(at: str, now: datetime | None = None) -> datetime:
 def missed_night_notice(now: datetime | None = None) -> str | None:
     """One line when the last scheduled night did not run or failed (``missed.what_happened``
     tells which), else None. Never raises: it runs on every CLI use (the SessionStart hook reads
-    ``notices.schedule_notices``, precomputed)."""
+    ``scheduler.notice.schedule_notices``, precomputed)."""
     try:
         from skillopt_sleep.paths import user_dirs
         from skillopt_sleep.scheduler.missed import what_happened

@@ -32,7 +32,7 @@ from skillopt_sleep.documents.managed_block import document_paths, is_read_only
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
 from skillopt_sleep.files import atomic_write_text, parse_json, read_bytes_or_none, sha256_bytes
 from skillopt_sleep.store.locks import ProjectLock
-from skillopt_sleep.report.notices import refresh_project_notice
+from skillopt_sleep.store.notices import refresh_project_notice
 from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.store.proposals import adoptions, list_proposals
 from skillopt_sleep.staging.stage import ROLES, ensure_project_dir, now

@@ -217,7 +217,7 @@ def stage(
         shutil.rmtree(work, ignore_errors=True)
         report.staging_dir = None
         raise
-    from skillopt_sleep.report.notices import refresh_project_notice
+    from skillopt_sleep.store.notices import refresh_project_notice
 
     refresh_project_notice(dirs.project)
     return final

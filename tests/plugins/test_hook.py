@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from skillopt_sleep.staging.adoption import adopt, revert
 from skillopt_sleep.commands.notice import projects_seen
-from skillopt_sleep.report.notices import MAX_FILE_BYTES
+from skillopt_sleep.store.notices import MAX_FILE_BYTES
 from skillopt_sleep.paths import APP, notice_key, project_fingerprint, user_dirs
 
 from tests.support.staged_project import project_with_memory, stage_memory
@@ -349,7 +349,7 @@ def test_the_hook_reads_a_notice_file_as_the_engine_does(text):
     """Both readers parse the same bytes to the same lines (the engine's sanitizing removes more,
     so it is compared on text that survives both)."""
     hook = _hook_module()
-    from skillopt_sleep.report import notices
+    from skillopt_sleep.store import notices
 
     line = " ".join(hook.clean_line(text).split())
     data = (
@@ -405,7 +405,7 @@ def test_skillopt_sleep_home_relocates_it_as_for_the_engine(tmp_path, monkeypatc
 
 def test_the_hook_shares_the_engine_s_constants():
     """hook.py cannot import the engine; what the two must agree on is checked here."""
-    from skillopt_sleep.report import notices
+    from skillopt_sleep.store import notices
     from skillopt_sleep.commands import notice
 
     hook = _hook_module()

@@ -150,7 +150,7 @@ def test_manifest_and_reports_are_skipped(tmp_path, kind):
     out = _run(
         """
         from skillopt_sleep.store.proposals import read_manifest
-        from skillopt_sleep.report.notices import _rules_proposed
+        from skillopt_sleep.store.notices import _rules_proposed
         from skillopt_sleep.commands.status import _staged_nights
         night = tmp / "staging" / "20260101T000000Z-abc"
         print(read_manifest(night), _rules_proposed(night),

@@ -153,7 +153,7 @@ def test_a_scheduled_night_continues_an_interrupted_one(tmp_path: Path) -> None:
     from skillopt_sleep.store.call_journal import interrupted_nights
     from skillopt_sleep.config import Config
     from skillopt_sleep.night import NightOptions, NightStopped, run_night
-    from skillopt_sleep.scheduler.nightly import run_project_night
+    from skillopt_sleep.commands.schedule import run_project_night
     from skillopt_sleep.scheduler.schedule_file import ProjectEntry
 
     _, claude, project = build_demo_home(tmp_path)

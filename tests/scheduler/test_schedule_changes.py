@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from skillopt_sleep.paths import user_dirs
-from skillopt_sleep.report import notices
+from skillopt_sleep.store import notices
 from skillopt_sleep.scheduler.schedule_changes import remove_schedule, save_schedule
 from skillopt_sleep.scheduler.schedule_file import ProjectEntry, Schedule, load_schedule
 

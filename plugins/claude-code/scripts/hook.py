@@ -7,7 +7,7 @@
 session-start prints the notices that apply now for the project: a proposal waiting for review,
 a scheduled night that did not run. The engine precomputes them into two small files in its state
 directory (``notices/project-<key>.json`` and ``notices/schedule.json``, in the tab-separated
-format ``skillopt-sleep notice v1`` of ``skillopt_sleep/report/notices.py``); this only reads them.
+format ``skillopt-sleep notice v1`` of ``skillopt_sleep/store/notices.py``); this only reads them.
 Output (``--format hook``, the default) is one JSON object, the SessionStart shape Claude Code and
 Codex both read: ``{"systemMessage": <lines>, "hookSpecificOutput": {"hookEventName":
 "SessionStart", "additionalContext": <lines + a note>}}``; ``--format text`` prints the bare
