@@ -313,3 +313,56 @@ def test_targeted_samples_count_only_on_focus_tasks_that_have_them():
     assert none.statistic["gain_of"] == "the score" and none.statistic == decide(base, cand, focus={"a", "b"}).statistic
     only_c = decide(base, cand, focus={"a", "b"}, targeted=({"c": [0.0] * 6}, {"c": [1.0] * 6}))
     assert only_c.statistic["gain_of"] == "the score", "c is not among the tasks the edit claims"
+
+
+@pytest.mark.parametrize("f", [0.3, 1.0, 2.5, 7.0])
+@pytest.mark.parametrize("d2", [3, 10, 48])
+def test_the_f_tail_matches_its_closed_forms(f: float, d2: int):
+    from skillopt_sleep.gate.decide import _f_upper_tail, _t_upper_tail
+
+    # two numerator degrees: P(F > f) = (1 + 2f/d2)^(-d2/2); one: F is T squared
+    assert _f_upper_tail(f, 2, d2) == pytest.approx((1 + 2 * f / d2) ** (-d2 / 2), rel=1e-9)
+    assert _f_upper_tail(f, 1, d2) == pytest.approx(2 * _t_upper_tail(f**0.5, d2), rel=1e-9)
+
+
+# the same gain on the rule's own two tasks, beside four tasks of another kind
+OWN = {"a-1": ([0.0, 0.0, 0.0], [1.0, 1.0, 0.0]), "a-2": ([0.0, 0.0, 0.0], [1.0, 1.0, 1.0])}
+KINDS = {"a-1": "a", "a-2": "a", "b-1": "b", "b-2": "b", "b-3": "b", "b-4": "b"}
+
+
+def _beside(others: dict[str, tuple[list[float], list[float]]], kinds: dict[str, str] | None = KINDS) -> GateDecision:
+    scores = {**OWN, **others}
+    return decide(
+        {t: b for t, (b, _) in scores.items()},
+        {t: c for t, (_, c) in scores.items()},
+        GateConfig(mean_alpha=0.5),
+        focus=["a-1", "a-2"],
+        kinds=kinds,
+    )
+
+
+def test_a_gain_stands_where_the_other_tasks_move_only_as_their_samples_do():
+    steady = _beside({f"b-{i}": ([1.0, 1.0, 0.0], [1.0, 0.0, 1.0]) for i in range(1, 5)})
+    assert steady.accepted, steady.reasons
+    assert steady.statistic["se_drift"] == 0.0
+
+
+def test_a_gain_is_no_proof_where_the_documents_swing_other_tasks_as_far():
+    """Repeats of a task agree, yet the change of documents turns two other tasks from failing to
+    passing and two the other way: a gain of the same size on two tasks is within that drift."""
+    swings = {"b-1": ([0.0] * 3, [1.0] * 3), "b-2": ([1.0] * 3, [0.0] * 3)}
+    swings |= {"b-3": ([0.0] * 3, [1.0] * 3), "b-4": ([1.0] * 3, [0.0] * 3)}
+    swung = _beside(swings)
+    assert not swung.accepted
+    assert swung.statistic["se_drift"] > 0.5
+    assert any("not distinguishable from noise" in r for r in swung.reasons), swung.reasons
+    # without the tasks' kinds nothing measures the drift: the samples alone pass the same gain
+    alone = _beside(swings, kinds=None)
+    assert alone.statistic["se_drift"] == 0.0 and alone.statistic["lower_bound"] > 0
+
+
+def test_the_spread_of_a_rules_own_tasks_is_not_counted_as_drift():
+    """Measured on its own tasks alone (the gate's first round), a rule that lifts one task fully
+    and another partly shows its own effect, not the documents' drift."""
+    own = decide({t: b for t, (b, _) in OWN.items()}, {t: c for t, (_, c) in OWN.items()}, focus=list(OWN), kinds=KINDS)
+    assert own.statistic["se_drift"] == 0.0
