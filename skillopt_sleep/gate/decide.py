@@ -195,59 +195,6 @@ def _gain(deltas: Sequence[TaskDelta], ses: Sequence[float]) -> tuple[float, flo
     )
 
 
-def _f_upper_tail(f: float, d1: float, d2: float) -> float:
-    """P(F > f) for Snedecor's F with ``d1``, ``d2`` degrees of freedom (``_betainc``)."""
-    if f <= 0:
-        return 1.0
-    return _betainc(d2 / 2, d1 / 2, d2 / (d2 + d1 * f))
-
-
-def _drift(
-    deltas: Sequence[TaskDelta], ses: Sequence[float], within: Sequence[float], kinds: Mapping[str, str]
-) -> tuple[float, int]:
-    """How much a change of the documents moves tasks it does not aim at, beyond what their own
-    samples explain: tau² (method of moments, the spread of the per-task differences around their
-    kind's mean less their average within-task variance ``within``) and its degrees of freedom
-    (tasks less kinds), counted only when the spread is shown (an F test at ``DRIFT_ALPHA`` of the
-    spread against the samples' null variances ``ses``). A real model's answers to one task agree
-    with each other, and any change of its instructions can make some tasks easier and others
-    harder; a gain on a few tasks is then evidence only beyond that. (0, 0): not shown, or fewer
-    than two tasks of a kind."""
-    groups: dict[str, list[tuple[float, float, float]]] = {}
-    for d, se, w in zip(deltas, ses, within, strict=True):
-        groups.setdefault(kinds.get(d.task_id, ""), []).append((d.delta, se**2, w))
-    tau_df = sum(len(xs) - 1 for xs in groups.values())
-    if tau_df < 1:
-        return 0.0, 0
-    spread = sum((x - _mean([y for y, _, _ in xs])) ** 2 for xs in groups.values() for x, _, _ in xs) / tau_df
-    rows = [row for xs in groups.values() for row in xs]
-    null = _mean([v for _, v, _ in rows])
-    samples_df = max(1, sum(d.n_baseline + d.n_candidate - 2 for d in deltas))
-    if _f_upper_tail(spread / null if null > 0 else math.inf, tau_df, samples_df) >= DRIFT_ALPHA:
-        return 0.0, 0
-    return max(0.0, spread - _mean([w for _, _, w in rows])), tau_df
-
-
-DRIFT_ALPHA = 0.05  # chance of counting drift (``_drift``) where the tasks move only as their samples do
-
-
-def _with_drift(gain: float, se: float, df: float, n: int, drift: tuple[float, int]) -> tuple[float, float, float]:
-    """The gain's standard error over ``n`` tasks with the tasks' drift added (tau² / n), and its
-    degrees of freedom falling towards the drift's as it dominates (Satterthwaite)."""
-    tau2, tau_df = drift
-    if tau2 <= 0 or tau_df < 1:
-        return gain, se, df
-    tasks_var, samples_var = tau2 / n, se**2
-    total = samples_var + tasks_var
-    return gain, math.sqrt(total), total**2 / (samples_var**2 / df + tasks_var**2 / tau_df)
-
-
-def _within(b: Sequence[float], c: Sequence[float]) -> float:
-    """The variance of one task's difference from its own samples (unbiased; a side of one sample,
-    whose variance is unknown, counts as the most a 0..1 score can have)."""
-    return sum((_var(xs) if len(xs) > 1 else 0.25) / len(xs) for xs in (b, c))
-
-
 def _targeted(
     baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequence[float]], task_ids: Iterable[str]
 ) -> tuple[list[TaskDelta], list[float]]:
@@ -271,7 +218,6 @@ def decide(
     share: float = 1.0,
     look: int | None = None,
     targeted: tuple[Mapping[str, Sequence[float]], Mapping[str, Sequence[float]]] | None = None,
-    kinds: Mapping[str, str] | None = None,
 ) -> GateDecision:
     """Compare scores per val task (task id -> samples of the soft score).
 
@@ -283,8 +229,6 @@ def decide(
     ``targeted``: baseline and candidate samples of the pass rate of the checks the edit fixes,
     per focus task that has them; the gain is tested on these, and the focus tasks' score must
     rise as well (module docstring). None, or no focus task with samples: the score alone.
-    ``kinds``: task id -> its kind; the drift (``_drift``) is measured within kinds (absent: each
-    task its own kind, so no drift is measured).
     """
     task_ids = sorted(set(baseline) & set(candidate))
     overlap = sorted(set(task_ids) & set(train_ids))
@@ -301,7 +245,6 @@ def decide(
     per_task: list[TaskDelta] = []
     reasons: list[str] = []
     ses = []  # under "nothing changed": for the gain and the all-task mean
-    within = []  # each task's difference's own variance (``_drift``)
     alpha = cfg.regression_alpha / len(task_ids)
     suspect: list[str] = []  # dropped by more than half a standard error: worth more samples
     for tid in task_ids:
@@ -314,7 +257,6 @@ def decide(
         regressed = delta < -cfg.regression_tolerance and -delta > critical * se
         per_task.append(TaskDelta(tid, round(mb, 4), round(mc, 4), round(delta, 4), len(b), len(c), regressed))
         ses.append(_se_null(b, c))
-        within.append(_within(b, c))
         if delta < -cfg.regression_tolerance and (regressed or -delta > 0.5 * se):
             suspect.append(tid)
         if regressed:
@@ -327,19 +269,9 @@ def decide(
     cand_score = sum(d.candidate for d in per_task) / n
     focused = set(focus or ()) & set(task_ids)
     chosen = [i for i, d in enumerate(per_task) if d.task_id in focused] or list(range(n))
-    # the drift is measured on the tasks the edit does not aim at (all of them when it aims at none;
-    # none while only its own tasks are measured: their spread is the rule's own effect)
-    others = [i for i in range(n) if i not in chosen] if focused else chosen
-    kinds = kinds if kinds is not None else {d.task_id: d.task_id for d in per_task}
-    drift = _drift([per_task[i] for i in others], [ses[i] for i in others], [within[i] for i in others], kinds)
-    score_gain, score_se, score_df = _with_drift(
-        *_gain([per_task[i] for i in chosen], [ses[i] for i in chosen]), len(chosen), drift
-    )
+    score_gain, score_se, score_df = _gain([per_task[i] for i in chosen], [ses[i] for i in chosen])
     checks, check_ses = _targeted(*targeted, [per_task[i].task_id for i in chosen]) if targeted else ([], [])
-    gain, se_gain, df = (
-        _with_drift(*_gain(checks, check_ses), len(checks), drift) if checks else (score_gain, score_se, score_df)
-    )
-    se_drift = math.sqrt(drift[0] / len(chosen))
+    gain, se_gain, df = _gain(checks, check_ses) if checks else (score_gain, score_se, score_df)
     # Student's t on the pooled samples' degrees of freedom: a handful of 0/1 samples is far
     # from normal, and a lucky draw on one task must not pass for proof
     z = t_quantile(1 - cfg.alpha_for(share, look), df)
@@ -359,7 +291,6 @@ def decide(
         "gain_over": sorted(per_task[i].task_id for i in chosen) if focused else "all val tasks",
         "gain_of": "the checks it fixes" if checks else "the score",
         "se": round(se_gain, 4),
-        "se_drift": round(se_drift, 4),
         "lower_bound": round(lower, 4),
         "z": z,
         "alpha_share": share,
@@ -438,23 +369,15 @@ def futile(decision: GateDecision, cfg: GateConfig = GateConfig()) -> bool:
     gain, se = stat.get("gain", 0.0), stat.get("se", 0.0)
     look = stat.get("look") or 1
     looks = max(1, cfg.looks)
-    drift = stat.get("se_drift", 0.0)
-    final_se = _final_se(se, drift, look, looks)
+    final_se = se * math.sqrt(min(look, looks) / looks)
     needed = max(cfg.min_gain, cfg.z_for(stat.get("alpha_share", 1.0), looks) * final_se)
     if gain + cfg.futility_z * se < needed:
         return True
     # a targeted edit must also raise its tasks' score, at ``score_alpha`` (``decide``)
     score, score_se = stat.get("score_gain", gain), stat.get("score_se", se)
-    final_score_se = _final_se(score_se, drift, look, looks)
+    final_score_se = score_se * math.sqrt(min(look, looks) / looks)
     needed = max(cfg.min_gain, NormalDist().inv_cdf(1 - cfg.score_alpha * cfg.part(looks)) * final_score_se)
     return stat.get("gain_of") == "the checks it fixes" and score + cfg.futility_z * score_se < needed
-
-
-def _final_se(se: float, se_drift: float, look: int, looks: int) -> float:
-    """The standard error the last look can reach: the samples' part shrinks like 1/sqrt(samples)
-    (they grow with the looks), the tasks' drift (``_drift``) stays."""
-    samples = max(0.0, se**2 - se_drift**2)
-    return math.sqrt(samples * min(look, looks) / looks + se_drift**2)
 
 
 def significant_harm(decision: GateDecision) -> bool:

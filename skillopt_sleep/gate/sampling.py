@@ -14,7 +14,7 @@ from skillopt_sleep.gate.call_cap import CallCap, undecided
 from skillopt_sleep.documents.managed_block import DocumentSet
 from skillopt_sleep.gate.evaluator import Evaluator, draw_what_fits, draw_within
 from skillopt_sleep.gate.settings import LoopSettings
-from skillopt_sleep.types import GateDecision, TaskRecord, kind_of
+from skillopt_sleep.types import GateDecision, TaskRecord
 
 
 @dataclass
@@ -199,7 +199,6 @@ class NightGate:
             g.share,
             g.look,
             targeted=targeted,
-            kinds={tid: kind_of(task) for tid, task in self.evaluator.tasks.items()},
         )
 
 
