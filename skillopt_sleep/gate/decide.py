@@ -2,10 +2,12 @@
 
 Baseline and candidate are compared *paired by task*. A candidate is accepted only when
   * val does not overlap train (otherwise the night cannot be validated),
-  * the mean per-task gain is at least ``min_gain`` and its lower confidence bound is above 0
-    (at ``gain_alpha``, split over the sequential looks the caller may take and over the edits the
-    caller tests that night — ``share`` — so four useless edits are no likelier to slip through
-    than one). When the edit names the checks it fixes (``Edit.targets``) the gain is that of
+  * the mean per-task gain is at least ``min_gain`` and is shown (at ``gain_alpha``, split over
+    the sequential looks the caller may take and over the edits the caller tests that night —
+    ``share`` — so four useless edits are no likelier to slip through than one): by an exact test
+    of every way the tasks' samples could have split between the two document sets
+    (``exact_p``), which scores that are shares of a few checks allow, else by its lower
+    confidence bound (Student's t) being above 0. When the edit names the checks it fixes (``Edit.targets``) the gain is that of
     those checks' pass rate: a rule for one check of a task is not drowned by the noise of the
     task's other checks — and then the task's whole score must rise too, its lower bound above 0
     at ``score_alpha`` spent over the looks (not split over the edits: the strict, split test is the
@@ -195,6 +197,67 @@ def _gain(deltas: Sequence[TaskDelta], ses: Sequence[float]) -> tuple[float, flo
     )
 
 
+EXACT_LIMIT = 50_000  # the most distinct values ``exact_p`` tracks before it leaves a test to Student's t
+
+
+def exact_p(
+    baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequence[float]], task_ids: Iterable[str]
+) -> float | None:
+    """The one-sided p-value of the mean per-task gain under "nothing changed", exact: within each
+    task the samples of the two document sets are then exchangeable, so every way of splitting a
+    task's pooled samples into the two sets is as likely, and the mean gain's distribution is the
+    tasks' distributions convolved. Scores take few values (a share of a task's checks), so each
+    task's distribution is counted by the values' multiplicities, not by listing the splits.
+    Student's t on a handful of 0/1 samples is far from exact at the tails: three failures against
+    three passes on each of three tasks is a 1-in-8,000 event under the null, which the t bound puts
+    near 1 in 600. ``None`` where a task lacks samples or the distribution grows past
+    ``EXACT_LIMIT`` values (the caller keeps Student's t)."""
+    ids = [tid for tid in task_ids if baseline.get(tid) and candidate.get(tid)]
+    if not ids:
+        return None
+    dist: dict[float, float] = {0.0: 1.0}
+    observed = 0.0
+    for tid in ids:
+        b, c = list(baseline[tid]), list(candidate[tid])
+        observed += sum(c) / len(c) - sum(b) / len(b)
+        terms = _split_gains(b, c)
+        if terms is None:
+            return None
+        grown: dict[float, float] = {}
+        for value, chance in dist.items():
+            for step, q in terms:
+                key = round(value + step, 9)
+                grown[key] = grown.get(key, 0.0) + chance * q
+        if len(grown) > EXACT_LIMIT:
+            return None
+        dist = grown
+    return min(1.0, sum(chance for value, chance in dist.items() if value >= round(observed, 9) - 1e-9))
+
+
+def _split_gains(b: Sequence[float], c: Sequence[float]) -> list[tuple[float, float]] | None:
+    """Every gain (candidate mean - baseline mean) one task's pooled samples can show when split
+    at random into sets of ``len(c)`` and ``len(b)``, with its chance (``None``: too many)."""
+    nb, nc = len(b), len(c)
+    pooled = [round(x, 9) for x in (*b, *c)]
+    total = sum(pooled)
+    counts: dict[float, int] = {}
+    for x in pooled:
+        counts[x] = counts.get(x, 0) + 1
+    # ways[(taken, their sum)]: how many splits give the candidate ``taken`` samples summing so
+    ways: dict[tuple[int, float], int] = {(0, 0.0): 1}
+    for value, count in counts.items():
+        grown: dict[tuple[int, float], int] = {}
+        for (taken, subtotal), n in ways.items():
+            for k in range(min(count, nc - taken) + 1):
+                key = (taken + k, round(subtotal + k * value, 9))
+                grown[key] = grown.get(key, 0) + n * math.comb(count, k)
+        if len(grown) > EXACT_LIMIT:
+            return None
+        ways = grown
+    splits = math.comb(nb + nc, nc)
+    return [(sub / nc - (total - sub) / nb, n / splits) for (taken, sub), n in ways.items() if taken == nc]
+
+
 def _targeted(
     baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequence[float]], task_ids: Iterable[str]
 ) -> tuple[list[TaskDelta], list[float]]:
@@ -276,11 +339,21 @@ def decide(
     # from normal, and a lucky draw on one task must not pass for proof
     z = t_quantile(1 - cfg.alpha_for(share, look), df)
     lower = gain - z * se_gain
+    # where every sample is 0 or 1 the gain is tested exactly instead (``exact_p``)
+    gain_ids = [d.task_id for d in checks] if checks else [per_task[i].task_id for i in chosen]
+    p_gain = exact_p(*(targeted if checks and targeted else (baseline, candidate)), gain_ids)
+    gain_shown = p_gain <= cfg.alpha_for(share, look) if p_gain is not None else lower > 0
     # spent over the looks like the gain's, so drawing more samples while unsure does not give a
     # rule that breaks as much as it fixes more chances to pass (not shared over the night's edits:
     # the targeted test controls the false accepts of the family)
     score_z = t_quantile(1 - cfg.score_alpha * cfg.part(look), score_df)
     score_lower = score_gain - score_z * score_se if checks else lower
+    p_score = exact_p(baseline, candidate, [per_task[i].task_id for i in chosen]) if checks else p_gain
+    score_shown = (
+        (p_score <= cfg.score_alpha * cfg.part(look) if p_score is not None else score_lower > 0)
+        if checks
+        else gain_shown
+    )
     mean_gain, se_mean, mean_df = _gain(per_task, ses)
     z_mean = t_quantile(1 - cfg.mean_alpha, mean_df)
     mean_lower = mean_gain - z_mean * se_mean
@@ -292,12 +365,14 @@ def decide(
         "gain_of": "the checks it fixes" if checks else "the score",
         "se": round(se_gain, 4),
         "lower_bound": round(lower, 4),
+        "gain_shown": gain_shown,
         "z": z,
         "alpha_share": share,
         "look": look,
         "score_gain": round(score_gain, 4),
         "score_se": round(score_se, 4),
         "score_lower_bound": round(score_lower, 4),
+        "score_shown": score_shown,
         "mean_gain": round(mean_gain, 4),
         "mean_se": round(se_mean, 4),
         "mean_lower_bound": round(mean_lower, 4),
@@ -307,22 +382,28 @@ def decide(
         "regression_alpha": cfg.regression_alpha,
         "suspect_tasks": suspect,
     }
+    if p_gain is not None:
+        statistic["p_value"] = float(f"{p_gain:.3g}")
     if checks:
         statistic["checks_per_task"] = [d.to_dict() for d in checks]
+        if p_score is not None:
+            statistic["score_p_value"] = float(f"{p_score:.3g}")
     what = "of the checks it fixes " if checks else ""
     if gain < cfg.min_gain:
         reasons.append(f"gain {what}{gain:+.3f} is below the minimum {cfg.min_gain:.3f}")
-    elif lower <= 0:
-        reasons.append(f"gain {what}{gain:+.3f} is not distinguishable from noise (lower bound {lower:+.3f})")
+    elif not gain_shown:
+        evidence = f"p {p_gain:.2g}, exact" if p_gain is not None else f"lower bound {lower:+.3f}"
+        reasons.append(f"gain {what}{gain:+.3f} is not distinguishable from noise ({evidence})")
     elif checks and score_gain < cfg.min_gain:
         reasons.append(
             f"gain in its own tasks' score {score_gain:+.3f} is below the minimum {cfg.min_gain:.3f} "
             f"(its checks gained {gain:+.3f})"
         )
-    elif checks and score_lower <= 0:
+    elif checks and not score_shown:
+        evidence = f"p {p_score:.2g}, exact" if p_score is not None else f"lower bound {score_lower:+.3f}"
         reasons.append(
             f"gain in its own tasks' score {score_gain:+.3f} is not distinguishable from noise "
-            f"(lower bound {score_lower:+.3f}; its checks gained {gain:+.3f})"
+            f"({evidence}; its checks gained {gain:+.3f})"
         )
     if mean_upper < 0:
         reasons.append(f"the mean over all {n} val tasks fell: {mean_gain:+.3f} (upper bound {mean_upper:+.3f})")
@@ -354,7 +435,9 @@ def wants_more(decision: GateDecision, cfg: GateConfig = GateConfig()) -> list[s
     if futile(decision, cfg):
         return []
     tasks: set[str] = set()
-    if stat.get("lower_bound", 0) <= 0 or stat.get("score_lower_bound", 0) <= 0 or stat.get("mean_lower_bound", 0) < 0:
+    gain_shown = stat.get("gain_shown", stat.get("lower_bound", 0) > 0)
+    score_shown = stat.get("score_shown", stat.get("score_lower_bound", 0) > 0)
+    if not gain_shown or not score_shown or stat.get("mean_lower_bound", 0) < 0:
         # every task: what the edit costs elsewhere is measured as closely as what it gains
         tasks.update(d.task_id for d in decision.per_task)
     tasks.update(stat.get("suspect_tasks", []))

@@ -104,7 +104,7 @@ class ProposalView:
         }
 
 
-_HEADLINE = ("gain", "lower_bound", "se", "min_gain", "n_tasks")
+_HEADLINE = ("gain", "lower_bound", "p_value", "se", "min_gain", "n_tasks")
 
 
 # How every view (report.md, ``review``, report.html) heads the hand-written line a rule overrides.
@@ -154,7 +154,10 @@ def headline_statistic(decision: GateDecision) -> str:
         value = decision.statistic.get(key)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
-        parts.append(f"{key}={value:.3f}" if isinstance(value, float) else f"{key}={value}")
+        if key == "p_value":  # an exact test's p (``gate.decide.exact_p``) is often far below 0.001
+            parts.append(f"p={value:.2g}")
+        else:
+            parts.append(f"{key}={value:.3f}" if isinstance(value, float) else f"{key}={value}")
     return ", ".join(parts)
 
 
@@ -187,7 +190,10 @@ def why_accepted(edit: Edit, decisions: list[GateDecision], task_index: dict[str
         figure += f", gain {gain:+.3f}"
         if decision.statistic.get("gain_of") == "the checks it fixes" and edit.targets:
             figure += f" on what it fixes ({_checks(edit.targets)})"
-    if isinstance(low, (int, float)) and not isinstance(low, bool):
+    exact = decision.statistic.get("p_value")
+    if isinstance(exact, (int, float)) and not isinstance(exact, bool):
+        figure += f" (p {exact:.2g}, exact)"  # every sample 0 or 1: tested exactly (``gate.decide.exact_p``)
+    elif isinstance(low, (int, float)) and not isinstance(low, bool):
         figure += f" (lower bound {low:+.3f})"
     if edit.targets and decision.statistic.get("gain_of") != "the checks it fixes":
         figure += f"; on its train tasks it fixed: {_checks(edit.targets)}"

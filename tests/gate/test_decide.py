@@ -249,13 +249,64 @@ def test_every_spending_plan_spends_exactly_the_rate_strictest_first(spending: f
 
 
 def test_a_large_effect_is_decided_at_the_first_look():
-    """A check going from never to nearly always (10 of 12 samples) on three tasks at four samples
-    each, one of a night's four rules: the default plan accepts it at the first look; one that
-    spends look³ needs a second."""
+    """A check going from never to mostly (9 of 12 samples) on three tasks at four samples each,
+    one of a night's four rules: the default plan accepts it at the first look (exactly, p 3.6e-4);
+    one that spends look³ needs a second."""
     base = {t: [0.0] * 4 for t in "abc"}
-    cand = {"a": [1.0, 1.0, 1.0, 0.0], "b": [1.0, 0.0, 1.0, 1.0], "c": [1.0] * 4}
-    assert decide(base, cand, GateConfig(looks=3), share=0.25, look=1).accepted
+    cand = {t: [1.0, 1.0, 1.0, 0.0] for t in "abc"}
+    first = decide(base, cand, GateConfig(looks=3), share=0.25, look=1)
+    assert first.accepted and first.statistic["p_value"] == pytest.approx(3.64e-4)
     assert not decide(base, cand, GateConfig(looks=3, spending=3.0), share=0.25, look=1).accepted
+
+
+def _all_relabelings(baseline: dict, candidate: dict) -> float:
+    """P(mean gain >= observed) by listing every split of each task's samples into the two sets."""
+    import itertools
+
+    def gain(b: list, c: list) -> float:
+        return sum(c) / len(c) - sum(b) / len(b)
+
+    observed = sum(gain(baseline[t], candidate[t]) for t in baseline) / len(baseline)
+    per_task = []
+    for t in baseline:
+        pooled, nc = baseline[t] + candidate[t], len(candidate[t])
+        splits = []
+        for chosen in itertools.combinations(range(len(pooled)), nc):
+            c = [pooled[i] for i in chosen]
+            b = [pooled[i] for i in range(len(pooled)) if i not in chosen]
+            splits.append(gain(b, c))
+        per_task.append(splits)
+    hits = total = 0
+    for combo in itertools.product(*per_task):
+        total += 1
+        hits += sum(combo) / len(combo) >= observed - 1e-9
+    return hits / total
+
+
+@pytest.mark.parametrize(
+    "baseline, candidate",
+    [
+        ({"a": [0, 0, 0], "b": [0, 0, 0], "c": [0, 0, 0]}, {"a": [1, 1, 1], "b": [1, 1, 1], "c": [1, 1, 1]}),
+        ({"a": [0, 1, 0], "b": [1, 0]}, {"a": [1, 1, 0, 1], "b": [1, 1, 0]}),
+        ({"a": [1, 1, 1, 0], "b": [0, 0, 1]}, {"a": [0, 1, 0], "b": [0, 1, 1, 1]}),
+        ({"a": [0, 0, 0, 0, 1]}, {"a": [1, 1, 0, 1, 1, 1]}),
+        ({"a": [0, 0.5, 0], "b": [0.5, 0.5, 1]}, {"a": [1, 0.5, 1], "b": [1, 1, 0.5, 1]}),
+        ({"a": [0.25, 0.75, 0, 1]}, {"a": [1, 0.75, 0.5]}),
+    ],
+)
+def test_the_exact_gain_test_counts_every_relabeling(baseline: dict, candidate: dict):
+    from skillopt_sleep.gate.decide import exact_p
+
+    b = {t: [float(x) for x in xs] for t, xs in baseline.items()}
+    c = {t: [float(x) for x in xs] for t, xs in candidate.items()}
+    assert exact_p(b, c, list(b)) == pytest.approx(_all_relabelings(b, c), rel=1e-9)
+
+
+def test_a_task_without_samples_on_both_sides_is_left_out_of_the_exact_test():
+    from skillopt_sleep.gate.decide import exact_p
+
+    assert exact_p({"a": [0.0]}, {"a": [1.0]}, ["a", "missing"]) == pytest.approx(0.5)
+    assert exact_p({"a": [0.0]}, {"b": [1.0]}, ["a", "b"]) is None
 
 
 def test_an_observed_loss_ends_the_sampling_at_once():
