@@ -7,10 +7,10 @@ Baseline and candidate are compared *paired by task*. A candidate is accepted on
     ``share`` — so four useless edits are no likelier to slip through than one): by an exact test
     of every way the tasks' samples could have split between the two document sets
     (``exact_p``), which scores that are shares of a few checks allow, else by its lower
-    confidence bound (Student's t) being above 0. When the edit names the checks it fixes (``Edit.targets``) the gain is that of
-    those checks' pass rate: a rule for one check of a task is not drowned by the noise of the
-    task's other checks — and then the task's whole score must rise too, its lower bound above 0
-    at ``score_alpha`` spent over the looks (not split over the edits: the strict, split test is the
+    confidence bound (Student's t) being above 0. When the edit names the checks it fixes
+    (``Edit.targets``) the gain is that of those checks' pass rate: a rule for one check of a task
+    is not drowned by the noise of the task's other checks — and then the task's whole score must
+    rise too, shown the same way at ``score_alpha`` spent over the looks (not split over the edits: the strict, split test is the
     targeted one), so a rule that fixes its check by breaking another of the same task passes at
     most ``score_alpha`` of the time,
   * the mean over *all* val tasks does not fall: its lower confidence bound (at ``mean_alpha``)
