@@ -1,1 +1,1 @@
-"""Report: what a person reads about a night (markdown, html, notices, trend)."""
+"""Report: what a person reads about a night (the proposal, markdown, html, the score trend)."""
