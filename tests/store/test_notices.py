@@ -18,12 +18,9 @@ from skillopt_sleep.staging.adoption import adopt, revert
 from skillopt_sleep.errors import UserError
 from skillopt_sleep.files import append_jsonl
 from skillopt_sleep.paths import notice_key, project_dirs, project_fingerprint, user_dirs
-from skillopt_sleep.scheduler.nightly import _write_last_run, run_scheduled
-from skillopt_sleep.scheduler.schedule_changes import remove_schedule, save_schedule
-from skillopt_sleep.scheduler.schedule_file import ProjectEntry, Schedule
-from skillopt_sleep.scheduler.timing import GRACE
 from skillopt_sleep.types import Edit, NightReport
 
+from tests.support.schedules import missed_notice_due, schedule_nightly
 from tests.support.staged_project import project_with_memory, stage_memory
 
 WAITING = "skillopt-sleep: last night proposed 2 rules for this project — skillopt-sleep review"
@@ -188,67 +185,11 @@ def test_the_file_name_is_the_resolved_project(project, tmp_path):
 # --------------------------------------------------------------------------- the schedule
 
 
-def _schedule(projects: list[str] | None = None) -> None:
-    save_schedule(
-        Schedule(
-            at="03:00",
-            via="cron",
-            python="/usr/bin/python3",
-            projects=[ProjectEntry(p, {}) for p in (projects or ["/p"])],
-        )
-    )
-
-
-def _due() -> datetime:
-    first = user_dirs().schedule_notice.read_text().splitlines()[3]
-    return datetime.fromtimestamp(int(first.split("\t")[0]), timezone.utc)
-
-
-def test_a_missed_night_is_said_from_its_slot_plus_grace_until_its_night_starts(project, monkeypatch):
-    _schedule()
-    due = _due()
-    assert timedelta(0) < due - datetime.now(timezone.utc) <= timedelta(days=1) + GRACE
-    assert notices.read_notices(project, now=due - timedelta(minutes=1)) == []
-    (line,) = notices.read_notices(project, now=due + timedelta(minutes=1))
-    slot = (due - GRACE).astimezone()
-    assert f"the scheduled night of {slot:%a %d %b %H:%M} has not run" in line
-    assert notices.read_notices(project, "claude", now=due) == [line]  # the same in every project and agent
-    monkeypatch.setattr("skillopt_sleep.scheduler.nightly.prepare_environment", lambda _schedule: None)
-    assert run_scheduled(run_project=lambda entry, log: {}) == 0  # a night by hand, before the slot
-    assert _due() == due  # does not answer for tonight's slot
-    _write_last_run(user_dirs().scheduled_runs, {"started": (slot + timedelta(seconds=30)).isoformat()})
-    assert _due() - due == timedelta(days=1)  # the night of the slot started: the next slot is watched
-
-
-def test_unscheduling_clears_the_missed_night(project):
-    _schedule()
-    remove_schedule()
-    assert notices.read_notices(project, now=_later(days=3)) == []
-
-
 def test_project_notices_come_first_and_at_most_three_lines_show(project):
     _stage(project)
-    _schedule()
-    lines = notices.read_notices(project, now=_due() + timedelta(minutes=1))
+    schedule_nightly()
+    lines = notices.read_notices(project, now=missed_notice_due() + timedelta(minutes=1))
     assert lines[0] == WAITING and "has not run" in lines[1] and len(lines) == 2
     many = [notices.make_notice(f"line {i}") for i in range(5)]
     notices.write_notice_file(_file(project), many, project)
     assert notices.read_notices(project) == ["line 0", "line 1", "line 2"]
-
-
-def test_a_scheduled_night_that_failed_is_said_at_once_and_blames_no_sleep(project):
-    """The last night began and a project failed: the hook says so (from the night's record)
-    until the next slot, without calling the machine asleep."""
-    _schedule()
-    started = datetime.now(timezone.utc) - timedelta(hours=1)
-    _write_last_run(
-        user_dirs().scheduled_runs,
-        {
-            "started": started.isoformat(),
-            "finished": datetime.now(timezone.utc).isoformat(),
-            "projects": [{"project": "/p", "ok": False, "message": "provider failed (auth)"}],
-        },
-    )
-    (line,) = notices.read_notices(project, now=datetime.now(timezone.utc))
-    assert "1 of 1 project(s) failed" in line and "provider failed (auth)" in line
-    assert "asleep" not in line
