@@ -192,7 +192,9 @@ def test_correlated_world_repeats_agree_more_than_independent_ones():
     assert correlated["summary"]["this"][0]["ground_truth"] == correlated["ground_truth_start"]
     agree = correlated["repeat_agreement"]["this"]
     assert agree["pairs"] > 100
-    assert agree["measured"] > agree["if_independent"] + 0.1, agree
+    # the same margin as the independent control's below: about three standard errors of an
+    # agreement rate near 0.8 over some 600 pairs (which pairs there are follows the engine's draws)
+    assert agree["measured"] > agree["if_independent"] + 0.05, agree
     independent = bench("--engines", "this", "--world", "correlated", "--corr", "0", "--transport", "in-process")
     agree = independent["repeat_agreement"]["this"]
     assert abs(agree["measured"] - agree["if_independent"]) < 0.05, agree
