@@ -10,9 +10,9 @@ Baseline and candidate are compared *paired by task*. A candidate is accepted on
     confidence bound (Student's t) being above 0. When the edit names the checks it fixes
     (``Edit.targets``) the gain is that of those checks' pass rate: a rule for one check of a task
     is not drowned by the noise of the task's other checks — and then the task's whole score must
-    rise too, shown the same way at ``score_alpha`` spent over the looks (not split over the edits: the strict, split test is the
-    targeted one), so a rule that fixes its check by breaking another of the same task passes at
-    most ``score_alpha`` of the time,
+    rise too, shown the same way at ``score_alpha`` spent over the looks (not split over the edits:
+    the strict, split test is the targeted one), so a rule that fixes its check by breaking another
+    of the same task passes at most ``score_alpha`` of the time,
   * the mean over *all* val tasks does not fall: its lower confidence bound (at ``mean_alpha``)
     is at least 0, so an edit cannot buy a gain on its own kind with a larger loss elsewhere,
   * no val task regressed: a per-task drop beyond ``regression_tolerance`` that a one-sided Welch
@@ -339,7 +339,8 @@ def decide(
     # from normal, and a lucky draw on one task must not pass for proof
     z = t_quantile(1 - cfg.alpha_for(share, look), df)
     lower = gain - z * se_gain
-    # where every sample is 0 or 1 the gain is tested exactly instead (``exact_p``)
+    # where the scores take few values (shares of a few checks) the gain is tested exactly instead
+    # (``exact_p``); Student's t stays for the others
     gain_ids = [d.task_id for d in checks] if checks else [per_task[i].task_id for i in chosen]
     p_gain = exact_p(*(targeted if checks and targeted else (baseline, candidate)), gain_ids)
     gain_shown = p_gain <= cfg.alpha_for(share, look) if p_gain is not None else lower > 0

@@ -192,7 +192,7 @@ def why_accepted(edit: Edit, decisions: list[GateDecision], task_index: dict[str
             figure += f" on what it fixes ({_checks(edit.targets)})"
     exact = decision.statistic.get("p_value")
     if isinstance(exact, (int, float)) and not isinstance(exact, bool):
-        figure += f" (p {exact:.2g}, exact)"  # every sample 0 or 1: tested exactly (``gate.decide.exact_p``)
+        figure += f" (p {exact:.2g}, exact)"  # tested exactly (``gate.decide.exact_p``)
     elif isinstance(low, (int, float)) and not isinstance(low, bool):
         figure += f" (lower bound {low:+.3f})"
     if edit.targets and decision.statistic.get("gain_of") != "the checks it fixes":
