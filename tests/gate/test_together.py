@@ -119,7 +119,7 @@ def test_a_capped_night_that_runs_out_before_the_combination_leaves_its_rules_fo
     assert not any(r.ban for r in second.rejected if r.edit.content in {x.edit.content for x in left})
 
 
-@pytest.mark.parametrize("seed, cap", [(2, 170), (3, 130)])
+@pytest.mark.parametrize("seed, cap", [(1, 140), (3, 130)])
 def test_a_capped_night_keeps_the_calls_its_passed_rules_need_together(
     tmp_path: Path, seed: int, cap: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
