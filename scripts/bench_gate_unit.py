@@ -32,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from skillopt_sleep.backends.sim.latent import propensity  # noqa: E402
 from skillopt_sleep.config import Config  # noqa: E402
-from skillopt_sleep.gate.decide import GateConfig, _mean, _se_null, decide, t_quantile  # noqa: E402
+from skillopt_sleep.gate.decide import GateConfig, decide  # noqa: E402
+from skillopt_sleep.gate.stats import mean, se_null, t_quantile  # noqa: E402
 
 
 def draw_tasks(
@@ -51,8 +52,8 @@ def draw_tasks(
 
 
 def task_level(baseline: dict, candidate: dict, focus: set[str], alpha: float, min_gain: float) -> bool:
-    delta = {t: _mean(candidate[t]) - _mean(baseline[t]) for t in baseline}
-    noise = {t: _se_null(baseline[t], candidate[t]) ** 2 for t in baseline}
+    delta = {t: mean(candidate[t]) - mean(baseline[t]) for t in baseline}
+    noise = {t: se_null(baseline[t], candidate[t]) ** 2 for t in baseline}
     others = sorted(set(baseline) - focus)
     if len(others) < 2:
         return False

@@ -37,6 +37,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from skillopt_sleep.config import Config
 from skillopt_sleep.types import GateDecision, TaskDelta
+from skillopt_sleep.gate.exact import exact_p
+from skillopt_sleep.gate import stats
+from skillopt_sleep.gate.stats import t_quantile
 
 
 @dataclass(frozen=True)
@@ -89,103 +92,6 @@ class GateConfig:
         return (k**self.spending - (k - 1) ** self.spending) / looks**self.spending
 
 
-def t_quantile(p: float, df: float) -> float:
-    """Upper quantile of Student's t, exact to about 1e-9 for any positive (also fractional, as
-    Welch's) degrees of freedom: the tail is the regularized incomplete beta function, inverted by
-    bisection. A test on very few samples is exactly as strict as its rate says."""
-    z = NormalDist().inv_cdf(p)
-    if df <= 0 or math.isinf(df):
-        return z
-    if p == 0.5:
-        return 0.0
-    if p < 0.5:
-        return -t_quantile(1 - p, df)
-    tail = 1 - p
-    lo, hi = 0.0, max(1.0, 2 * z)
-    while _t_upper_tail(hi, df) > tail:
-        lo, hi = hi, hi * 2
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if _t_upper_tail(mid, df) > tail:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-12 * hi:
-            break
-    return (lo + hi) / 2
-
-
-def _t_upper_tail(t: float, df: float) -> float:
-    """P(T > t) for t >= 0: half the regularized incomplete beta I_x(df/2, 1/2), x = df/(df+t²)."""
-    return 0.5 * _betainc(df / 2, 0.5, df / (df + t * t))
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """The regularized incomplete beta function I_x(a, b), by its continued fraction (evaluated
-    with the modified Lentz method), on whichever side of the mean it converges fast."""
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    if x > (a + 1) / (a + b + 2):
-        return 1.0 - _betainc(b, a, 1.0 - x)
-    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    tiny = 1e-300
-    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    fraction = d
-    for m in range(1, 500):
-        for numerator in (
-            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
-        ):
-            d = 1.0 + numerator * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + numerator / c
-            c = c if abs(c) > tiny else tiny
-            fraction *= c * d
-        if abs(c * d - 1.0) < 1e-15:
-            break
-    return math.exp(log_front) * fraction / a
-
-
-def _welch_df(b: Sequence[float], c: Sequence[float]) -> float:
-    vb, vc = _var_shrunk(b) / len(b), _var_shrunk(c) / len(c)
-    num = (vb + vc) ** 2
-    den = (vb**2 / (len(b) - 1) if len(b) > 1 else 0) + (vc**2 / (len(c) - 1) if len(c) > 1 else 0)
-    return num / den if den > 0 else float("inf")
-
-
-def _mean(xs: Sequence[float]) -> float:
-    return sum(xs) / len(xs)
-
-
-def _var(xs: Sequence[float]) -> float:
-    if len(xs) < 2:
-        return 0.0
-    m = _mean(xs)
-    return sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
-
-
-def _var_shrunk(xs: Sequence[float]) -> float:
-    """Sample variance pooled with one pseudo-observation of variance 1/4 (the most a 0..1 score
-    can have): a few unanimous samples, or a single one, do not prove the variance is zero."""
-    n = len(xs)
-    return ((n - 1) * _var(xs) + 0.25) / n
-
-
-def _se(b: Sequence[float], c: Sequence[float]) -> float:
-    return math.sqrt(_var_shrunk(b) / len(b) + _var_shrunk(c) / len(c))
-
-
-def _se_null(b: Sequence[float], c: Sequence[float]) -> float:
-    """Standard error of the difference if the edit changed nothing (both sides one
-    distribution): the variance of all samples pooled, as a two-proportion test does. A
-    unanimous side — four failures on the baseline — does not make a lucky candidate look
-    certain."""
-    return math.sqrt(_var_shrunk(list(b) + list(c)) * (1 / len(b) + 1 / len(c)))
-
-
 def _gain(deltas: Sequence[TaskDelta], ses: Sequence[float]) -> tuple[float, float, int]:
     """Mean per-task difference, its standard error under "nothing changed", and the pooled
     degrees of freedom."""
@@ -197,85 +103,6 @@ def _gain(deltas: Sequence[TaskDelta], ses: Sequence[float]) -> tuple[float, flo
     )
 
 
-EXACT_WORK = 400_000  # the most steps ``exact_p`` takes before it leaves a test to Student's t
-_GRID = 10**6  # scores are counted in millionths: equal scores are one integer
-
-
-def exact_p(
-    baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequence[float]], task_ids: Iterable[str]
-) -> float | None:
-    """The one-sided p-value of the mean per-task gain under "nothing changed", exact: within each
-    task the samples of the two document sets are then exchangeable, so every way of splitting a
-    task's pooled samples into the two sets is as likely, and the mean gain's distribution is the
-    tasks' distributions convolved. Scores take few values (a share of a task's checks), so each
-    task's distribution is counted by the values' multiplicities, not by listing the splits, in
-    integers (a gain ``a/nc - b/nb`` over the tasks' common denominator), so that equal sums are one
-    value however they were reached. Student's t on a handful of 0/1 samples is far from exact at
-    the tails: three failures against three passes on each of three tasks is a 1-in-8,000 event
-    under the null, which the t bound puts near 1 in 600. ``None`` where a task lacks samples or the
-    count would take more than ``EXACT_WORK`` steps (many tasks with many distinct scores: the
-    caller keeps Student's t)."""
-    ids = [tid for tid in task_ids if baseline.get(tid) and candidate.get(tid)]
-    if not ids:
-        return None
-    common = math.lcm(*(len(baseline[tid]) * len(candidate[tid]) for tid in ids))
-    dist: dict[int, float] = {0: 1.0}  # the sum of the tasks' gains (x common x _GRID) -> its chance
-    observed, work = 0, 0
-    for tid in ids:
-        split = _split_gains(list(baseline[tid]), list(candidate[tid]), common, EXACT_WORK - work)
-        if split is None:
-            return None
-        seen, terms, steps = split
-        work += steps + len(dist) * len(terms)
-        if work > EXACT_WORK:
-            return None
-        observed += seen
-        grown: dict[int, float] = {}
-        for value, chance in dist.items():
-            for step, q in terms:
-                grown[value + step] = grown.get(value + step, 0.0) + chance * q
-        dist = grown
-    return min(1.0, sum(chance for value, chance in dist.items() if value >= observed))
-
-
-def _split_gains(
-    b: Sequence[float], c: Sequence[float], common: int, budget: int
-) -> tuple[int, list[tuple[int, float]], int] | None:
-    """One task's observed gain (candidate mean - baseline mean) and every gain its pooled samples
-    can show when split at random into sets of ``len(c)`` and ``len(b)``, with its chance — gains
-    as integers, times ``common`` (a multiple of ``len(b) * len(c)``) and ``_GRID`` — and the steps
-    counting them took (``None``: more than ``budget``)."""
-    nb, nc = len(b), len(c)
-    pooled = [round(x * _GRID) for x in (*b, *c)]
-    total, scale = sum(pooled), common // (nb * nc)
-
-    def gain(taken_sum: int) -> int:
-        return (taken_sum * nb - (total - taken_sum) * nc) * scale
-
-    counts: dict[int, int] = {}
-    for x in pooled:
-        counts[x] = counts.get(x, 0) + 1
-    # ways[(taken, their sum)]: how many splits give the candidate ``taken`` samples summing so
-    ways: dict[tuple[int, int], int] = {(0, 0): 1}
-    steps = 0
-    for value, count in counts.items():
-        steps += len(ways) * (count + 1)
-        if steps > budget:
-            return None
-        grown: dict[tuple[int, int], int] = {}
-        for (taken, subtotal), n in ways.items():
-            for k in range(min(count, nc - taken) + 1):
-                key = (taken + k, subtotal + k * value)
-                grown[key] = grown.get(key, 0) + n * math.comb(count, k)
-        ways = grown
-    splits = math.comb(nb + nc, nc)
-    terms: dict[int, float] = {}
-    for (taken, sub), n in ways.items():
-        if taken == nc:
-            terms[gain(sub)] = terms.get(gain(sub), 0.0) + n / splits
-    return gain(sum(pooled[nb:])), list(terms.items()), steps
-
-
 def _targeted(
     baseline: Mapping[str, Sequence[float]], candidate: Mapping[str, Sequence[float]], task_ids: Iterable[str]
 ) -> tuple[list[TaskDelta], list[float]]:
@@ -284,9 +111,16 @@ def _targeted(
         b, c = list(baseline.get(tid) or ()), list(candidate.get(tid) or ())
         if b and c:
             deltas.append(
-                TaskDelta(tid, round(_mean(b), 4), round(_mean(c), 4), round(_mean(c) - _mean(b), 4), len(b), len(c))
+                TaskDelta(
+                    tid,
+                    round(stats.mean(b), 4),
+                    round(stats.mean(c), 4),
+                    round(stats.mean(c) - stats.mean(b), 4),
+                    len(b),
+                    len(c),
+                )
             )
-            ses.append(_se_null(b, c))
+            ses.append(stats.se_null(b, c))
     return deltas, ses
 
 
@@ -332,12 +166,12 @@ def decide(
         b, c = list(baseline[tid]), list(candidate[tid])
         if not b or not c:
             raise ValueError(f"task {tid} has no samples")
-        mb, mc, se = _mean(b), _mean(c), _se(b, c)
+        mb, mc, se = stats.mean(b), stats.mean(c), stats.se(b, c)
         delta = mc - mb
-        critical = t_quantile(1 - alpha, _welch_df(b, c))
+        critical = t_quantile(1 - alpha, stats.welch_df(b, c))
         regressed = delta < -cfg.regression_tolerance and -delta > critical * se
         per_task.append(TaskDelta(tid, round(mb, 4), round(mc, 4), round(delta, 4), len(b), len(c), regressed))
-        ses.append(_se_null(b, c))
+        ses.append(stats.se_null(b, c))
         if delta < -cfg.regression_tolerance and (regressed or -delta > 0.5 * se):
             suspect.append(tid)
         if regressed:
@@ -509,7 +343,7 @@ def no_worse(
 
     Over the given tasks, the mean per-task drop (baseline - candidate) must have its upper
     confidence bound below ``margin`` (Student's t on the pooled samples' degrees of freedom, the
-    standard error taken as if both sides were one distribution, ``_se_null``, which is at least
+    standard error taken as if both sides were one distribution, ``se_null``, which is at least
     the unpooled one when the means differ), and no task may have regressed significantly (the
     one-sided Welch test of ``decide``, ``regression_alpha`` shared over the tasks).
 
@@ -534,9 +368,9 @@ def no_worse(
         if d.regressed
     ]
     task_ids = [d.task_id for d in per_task]
-    ses = [_se_null(baseline[tid], candidate[tid]) for tid in task_ids]
+    ses = [stats.se_null(baseline[tid], candidate[tid]) for tid in task_ids]
     n = len(task_ids)
-    drop = sum(_mean(baseline[tid]) - _mean(candidate[tid]) for tid in task_ids) / n
+    drop = sum(stats.mean(baseline[tid]) - stats.mean(candidate[tid]) for tid in task_ids) / n
     se = math.sqrt(sum(s**2 for s in ses)) / n
     t = t_quantile(1 - alpha / max(1, looks), max(1, sum(d.n_baseline + d.n_candidate - 2 for d in per_task)))
     upper, lower = drop + t * se, drop - t * se

@@ -88,7 +88,7 @@ def parse_verdict(text: str) -> bool:
     raise ValueError('the reply has no JSON object with an "as_good" true or false')
 
 
-def exact_p(good_base: int, n_base: int, good_cand: int, n_cand: int) -> float:
+def fisher_p(good_base: int, n_base: int, good_cand: int, n_cand: int) -> float:
     """One-sided p of the candidate being judged as good less often than the baseline (Fisher's
     exact test: the chance of as few candidate "as good" verdicts among all of them)."""
     total, good = n_base + n_cand, good_base + good_cand
@@ -169,7 +169,7 @@ def guard(night: object, edit: Edit, cand: DocumentSet, focus: set[str]) -> str 
     (gb, nb), (gc, nc) = counts["base"], counts["cand"]
     if not nb or not nc:
         return None
-    p = exact_p(gb, nb, gc, nc)
+    p = fisher_p(gb, nb, gc, nc)
     drop = gb / nb - gc / nc
     if p <= QUALITY_ALPHA or drop >= QUALITY_MARGIN:
         return (

@@ -154,7 +154,7 @@ def headline_statistic(decision: GateDecision) -> str:
         value = decision.statistic.get(key)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
-        if key == "p_value":  # an exact test's p (``gate.decide.exact_p``) is often far below 0.001
+        if key == "p_value":  # an exact test's p (``gate.exact.exact_p``) is often far below 0.001
             parts.append(f"p={value:.2g}")
         else:
             parts.append(f"{key}={value:.3f}" if isinstance(value, float) else f"{key}={value}")
@@ -192,7 +192,7 @@ def why_accepted(edit: Edit, decisions: list[GateDecision], task_index: dict[str
             figure += f" on what it fixes ({_checks(edit.targets)})"
     exact = decision.statistic.get("p_value")
     if isinstance(exact, (int, float)) and not isinstance(exact, bool):
-        figure += f" (p {exact:.2g}, exact)"  # tested exactly (``gate.decide.exact_p``)
+        figure += f" (p {exact:.2g}, exact)"  # tested exactly (``gate.exact.exact_p``)
     elif isinstance(low, (int, float)) and not isinstance(low, bool):
         figure += f" (lower bound {low:+.3f})"
     if edit.targets and decision.statistic.get("gain_of") != "the checks it fixes":

@@ -14,7 +14,7 @@ from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.sim import SimBackend, SimKnobs
 from skillopt_sleep.backends.sim.target import substance_points
 from skillopt_sleep.config import Config
-from skillopt_sleep.gate.quality import constrains_form, exact_p, parse_verdict
+from skillopt_sleep.gate.quality import constrains_form, fisher_p, parse_verdict
 from skillopt_sleep.mining.taskfile import tasks_document
 from skillopt_sleep.types import Edit, TaskRecord
 
@@ -36,9 +36,9 @@ def test_what_could_game_the_checks(content: str, target: str, flagged: bool):
 
 
 def test_exact_p():
-    assert exact_p(6, 6, 0, 6) == pytest.approx(1 / math.comb(12, 6))
-    assert exact_p(3, 6, 3, 6) == pytest.approx(sum(math.comb(6, k) ** 2 for k in range(4)) / math.comb(12, 6))
-    assert exact_p(0, 6, 6, 6) == pytest.approx(1.0)
+    assert fisher_p(6, 6, 0, 6) == pytest.approx(1 / math.comb(12, 6))
+    assert fisher_p(3, 6, 3, 6) == pytest.approx(sum(math.comb(6, k) ** 2 for k in range(4)) / math.comb(12, 6))
+    assert fisher_p(0, 6, 6, 6) == pytest.approx(1.0)
     assert parse_verdict('{"as_good": false, "reason": "cut"}') is False
     with pytest.raises(ValueError):
         parse_verdict('{"as_good": "yes"}')

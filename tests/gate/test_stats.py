@@ -1,4 +1,4 @@
-"""Student's t quantile of the gate (``gate.decide.t_quantile``) against the exact tail: the
+"""Student's t quantile of the gate (``gate.stats.t_quantile``) against the exact tail: the
 distribution's density integrated numerically, and the closed forms at one and two degrees."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from statistics import NormalDist
 
 import pytest
 
-from skillopt_sleep.gate.decide import t_quantile
+from skillopt_sleep.gate.stats import t_quantile
 
 
 def density(x: float, df: float) -> float:
