@@ -58,7 +58,7 @@ class GateConfig:
     score_alpha: float = 0.05  # chance of passing a targeted edit whose own tasks' score does not rise
     # how the false-accept rate is spent over the looks (``part``): look k of K may spend up to
     # (k/K)^spending of it; 1 spends evenly, larger values keep more for the last look
-    spending: float = 2.0
+    spending: float = 1.5
 
     @property
     def z(self) -> float:
@@ -73,12 +73,13 @@ class GateConfig:
         """The false-accept rate one test may spend when it may use only ``share`` of
         ``gain_alpha`` (the night tests several edits, or the edit was tested on earlier nights).
 
-        ``look`` (1-based) spends the alpha unevenly over the looks, growing like look² (an
-        alpha-spending plan, ``spending``): the first look, on few samples where a lucky draw is
+        ``look`` (1-based) spends the alpha unevenly over the looks, growing like look^1.5
+        (an alpha-spending plan, ``spending``): the first look, on few samples where a lucky draw is
         likeliest, is the strictest and the last one the most lenient; the parts still add up to
         the whole, so the false-accept rate holds. A rule whose effect is large is decided at its
-        first look (a check going from 0.05 to 0.98 on three tasks at three samples each), one
-        whose effect is moderate keeps most of the rate for its last. Without ``look``: an even
+        first look (a check going from 0.05 to 0.98 on three tasks at three samples each, also
+        when one of the nine candidate samples misses), one whose effect is moderate keeps most of
+        the rate for its last. Without ``look``: an even
         (Bonferroni) split."""
         share = min(1.0, max(share, 1e-9))
         return self.gain_alpha * share * self.part(look)

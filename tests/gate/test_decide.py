@@ -240,7 +240,7 @@ def test_alpha_is_spent_over_the_looks_and_shared_by_the_nights_edits():
     assert not decide(base, cand, cfg, share=1e-6, look=3).accepted
 
 
-@pytest.mark.parametrize("spending", [1.0, 2.0, 3.0])
+@pytest.mark.parametrize("spending", [1.0, 1.5, 2.0, 3.0])
 def test_every_spending_plan_spends_exactly_the_rate_strictest_first(spending: float):
     cfg = GateConfig(gain_alpha=0.025, looks=3, spending=spending)
     parts = [cfg.alpha_for(0.25, look) for look in (1, 2, 3)]
@@ -257,6 +257,18 @@ def test_a_large_effect_is_decided_at_the_first_look():
     first = decide(base, cand, GateConfig(looks=3), share=0.25, look=1)
     assert first.accepted and first.statistic["p_value"] == pytest.approx(3.64e-4)
     assert not decide(base, cand, GateConfig(looks=3, spending=3.0), share=0.25, look=1).accepted
+
+
+def test_a_large_effect_with_one_miss_is_decided_at_the_first_look():
+    """The commonest draw of a large effect at the first look of the default plan (4 looks of 3
+    samples): every baseline sample fails and one of the nine candidate samples misses, p 5e-4.
+    The default plan (look^1.5) spends 7.8e-4 of a fourth of ``gain_alpha`` there and accepts;
+    one that spends look² (3.9e-4) takes a second look."""
+    base = {t: [0.0] * 3 for t in "abc"}
+    cand = {"a": [1.0] * 3, "b": [1.0] * 3, "c": [1.0, 1.0, 0.0]}
+    first = decide(base, cand, GateConfig(looks=4), share=0.25, look=1)
+    assert first.accepted and first.statistic["p_value"] == pytest.approx(5e-4)
+    assert not decide(base, cand, GateConfig(looks=4, spending=2.0), share=0.25, look=1).accepted
 
 
 def test_an_observed_loss_ends_the_sampling_at_once():
