@@ -26,6 +26,12 @@ def _has_digit(token: str) -> bool:
     return any(c.isdigit() for c in token)
 
 
+def _newrelic(token: str) -> bool:
+    """A New Relic key: any with a digit, and a user key of its documented shape (``NRAK-`` and 27
+    upper-case letters or digits) also without one — one key in about 7,000 is letters only."""
+    return _has_digit(token) or re.fullmatch(r"NRAK-[A-Z]{27}", token) is not None
+
+
 def _random_looking(token: str) -> bool:
     """Generated text mixes digits with letters or upper with lower case; identifiers such as
     ``sk-learn-compatible-estimator`` or ``secret_configuration_loader`` do not."""
@@ -107,7 +113,7 @@ SHAPES: tuple[TokenShape, ...] = (
         "newrelic_key",
         ("NRAK-", "NRII-", "NRJS-", "NRIQ-", "NRBR-", "NRAA-"),
         r"NR(?:AK|II|JS|IQ|BR|AA)-[A-Za-z0-9_\-]{19,40}",
-        _has_digit,
+        _newrelic,
     ),
     _shape("prefect_token", "pnu_", r"pnu_[A-Za-z0-9]{36}"),
     _shape("onepassword_token", "ops_eyJ", rf"ops_eyJ{_B64URL}{{100,}}={{0,2}}"),
