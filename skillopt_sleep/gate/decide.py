@@ -125,6 +125,49 @@ def _targeted(
     return deltas, ses
 
 
+def _fallen_kinds(
+    baseline: Mapping[str, Sequence[float]],
+    candidate: Mapping[str, Sequence[float]],
+    per_task: Sequence[TaskDelta],
+    ses: Sequence[float],
+    kinds: Mapping[str, str],
+    cfg: GateConfig,
+) -> list[tuple[str, list[str], str, bool]]:
+    """Each kind with two or more val tasks, tested as a whole for a fall: (kind, its tasks, why it
+    fell — "" when it did not —, whether its tasks are worth more samples).
+
+    A rule that halves another kind's check lowers each of that kind's tasks by less than a
+    per-task test shared over every val task can see, while the all-task mean may still rise with
+    the rule's own gain; over the kind's tasks together the fall shows. The kind's mean per-task
+    drop is tested one-sided — exactly where the scores allow (``exact_p`` with the two sides
+    swapped), else Student's t — at ``regression_alpha`` shared over the kinds tested; its tasks
+    are drawn further while the drop exceeds half a standard error, so, as a task's regression, a
+    fall refuses an edit only once it holds at the sample ceiling."""
+    index = {d.task_id: i for i, d in enumerate(per_task)}
+    groups: dict[str, list[str]] = {}
+    for tid in index:
+        if tid in kinds:
+            groups.setdefault(kinds[tid], []).append(tid)
+    groups = {kind: ids for kind, ids in groups.items() if len(ids) >= 2}
+    alpha = cfg.regression_alpha / max(1, len(groups))
+    out = []
+    for kind, ids in sorted(groups.items()):
+        rows = [per_task[index[tid]] for tid in ids]
+        drop = -sum(d.delta for d in rows) / len(rows)
+        se = math.sqrt(sum(ses[index[tid]] ** 2 for tid in ids)) / len(rows)
+        if drop <= cfg.regression_tolerance:
+            out.append((kind, ids, "", False))
+            continue
+        p = exact_p(candidate, baseline, ids)
+        df = max(1, sum(d.n_baseline + d.n_candidate - 2 for d in rows))
+        fell = p <= alpha if p is not None else drop > t_quantile(1 - alpha, df) * se
+        before, after = sum(d.baseline for d in rows) / len(rows), sum(d.candidate for d in rows) / len(rows)
+        evidence = f"p {p:.2g}, exact" if p is not None else f"se {se:.3f}"
+        why = f"the {len(ids)} val tasks of kind {kind} fell: {before:.3f} -> {after:.3f} ({evidence})" if fell else ""
+        out.append((kind, ids, why, fell or drop > 0.5 * se))
+    return out
+
+
 def decide(
     baseline: Mapping[str, Sequence[float]],
     candidate: Mapping[str, Sequence[float]],
@@ -134,6 +177,7 @@ def decide(
     share: float = 1.0,
     look: int | None = None,
     targeted: tuple[Mapping[str, Sequence[float]], Mapping[str, Sequence[float]]] | None = None,
+    kinds: Mapping[str, str] | None = None,
 ) -> GateDecision:
     """Compare scores per val task (task id -> samples of the soft score).
 
@@ -145,6 +189,8 @@ def decide(
     ``targeted``: baseline and candidate samples of the pass rate of the checks the edit fixes,
     per focus task that has them; the gain is tested on these, and the focus tasks' score must
     rise as well (module docstring). None, or no focus task with samples: the score alone.
+    ``kinds``: each val task's kind; a kind with several val tasks must not fall as a whole
+    (``_fallen_kinds``).
     """
     task_ids = sorted(set(baseline) & set(candidate))
     overlap = sorted(set(task_ids) & set(train_ids))
@@ -180,6 +226,12 @@ def decide(
                 f"task {tid} regressed: {mb:.3f} -> {mc:.3f} over {len(c)} samples "
                 f"(drop {-delta:.3f} > {critical:.2f} x se {se:.3f})"
             )
+    fallen = _fallen_kinds(baseline, candidate, per_task, ses, kinds or {}, cfg)
+    for _, ids, why, suspect_kind in fallen:
+        if why:
+            reasons.append(why)
+        if suspect_kind:
+            suspect.extend(tid for tid in ids if tid not in suspect)
     n = len(task_ids)
     base_score = sum(d.baseline for d in per_task) / n
     cand_score = sum(d.candidate for d in per_task) / n
@@ -236,6 +288,8 @@ def decide(
         "regression_alpha": cfg.regression_alpha,
         "suspect_tasks": suspect,
     }
+    if any(why for _, _, why, _ in fallen):
+        statistic["fallen_kinds"] = sorted(kind for kind, _, why, _ in fallen if why)
     if p_gain is not None:
         statistic["p_value"] = float(f"{p_gain:.3g}")
     if checks:
@@ -318,12 +372,12 @@ def futile(decision: GateDecision, cfg: GateConfig = GateConfig()) -> bool:
 
 
 def significant_harm(decision: GateDecision) -> bool:
-    """The edit made things worse beyond noise: a val task regressed significantly, or the mean
-    over all val tasks fell (upper confidence bound below 0). Only this bans a rule; a gain that
+    """The edit made things worse beyond noise: a val task regressed significantly, a kind's val
+    tasks fell together, or the mean over all val tasks fell (upper confidence bound below 0). Only this bans a rule; a gain that
     was merely not shown is no evidence against it."""
     if decision.action == "skip":
         return False
-    if any(t.regressed for t in decision.per_task):
+    if any(t.regressed for t in decision.per_task) or decision.statistic.get("fallen_kinds"):
         return True
     upper = decision.statistic.get("mean_upper_bound")
     return isinstance(upper, (int, float)) and upper < 0

@@ -9,12 +9,13 @@ night's gate stops where its next draw would not fit (``call_cap``): undecided, 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from skillopt_sleep.gate import decide as gating
 from skillopt_sleep.gate.call_cap import CallCap, undecided
 from skillopt_sleep.documents.managed_block import DocumentSet
 from skillopt_sleep.gate.evaluator import Evaluator, draw_what_fits, draw_within
 from skillopt_sleep.gate.settings import LoopSettings
-from skillopt_sleep.types import GateDecision, TaskRecord
+from skillopt_sleep.types import GateDecision, TaskRecord, kind_of
 
 
 @dataclass
@@ -28,6 +29,11 @@ class NightGate:
     overlap: set[str]
     family: int  # edits tested tonight: they share the false-accept rate
     cap: CallCap = field(default_factory=CallCap)  # a capped night's calls (``call_cap``)
+
+    @cached_property
+    def kinds(self) -> dict[str, str]:
+        """Each val task's kind (``types.kind_of``): a kind may not fall as a whole (``gate.decide``)."""
+        return {t.id: kind_of(t) for t in self.tasks if t.split == "val"}
 
     def gate(
         self,
@@ -199,6 +205,7 @@ class NightGate:
             g.share,
             g.look,
             targeted=targeted,
+            kinds=self.kinds,
         )
 
 

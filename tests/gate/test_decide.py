@@ -326,3 +326,53 @@ def test_targeted_samples_count_only_on_focus_tasks_that_have_them():
     assert none.statistic["gain_of"] == "the score" and none.statistic == decide(base, cand, focus={"a", "b"}).statistic
     only_c = decide(base, cand, focus={"a", "b"}, targeted=({"c": [0.0] * 6}, {"c": [1.0] * 6}))
     assert only_c.statistic["gain_of"] == "the score", "c is not among the tasks the edit claims"
+
+
+# -- a kind that falls as a whole ------------------------------------------------------------------
+_B_BEFORE = [1.0] * 11 + [0.0]  # 11 of 12
+_B_AFTER = [1.0] * 8 + [0.0] * 4  # 8 of 12
+_HALF = [1.0] * 6 + [0.0] * 6
+
+
+def _trade_off(b_after: list[float]) -> tuple[dict, dict, dict]:
+    base = {"a0": [0.0] * 12, "a1": [0.0] * 12, "a2": [0.0] * 12, "b0": _B_BEFORE, "b1": _B_BEFORE, "b2": _B_BEFORE}
+    cand = {"a0": _HALF, "a1": _HALF, "a2": _HALF, "b0": b_after, "b1": b_after, "b2": b_after}
+    return base, cand, {tid: tid[0] for tid in base}
+
+
+def test_a_kind_whose_tasks_each_drop_a_little_is_a_fall_of_the_kind():
+    """Kind b's three tasks each drop from 11 of 12 to 8 of 12 while the rule lifts kind a: no
+    task's drop passes the per-task test shared over six tasks, and the all-task mean rises, but
+    the kind's tasks together fell (exact p 0.01 against 0.05 over two kinds): refused, as harm."""
+    base, cand, kinds = _trade_off(_B_AFTER)
+    blind = decide(base, cand, GateConfig(looks=4), focus={"a0", "a1", "a2"}, look=4)
+    assert blind.accepted and not any(t.regressed for t in blind.per_task), "without kinds it passes"
+    d = decide(base, cand, GateConfig(looks=4), focus={"a0", "a1", "a2"}, look=4, kinds=kinds)
+    assert not d.accepted and d.statistic["fallen_kinds"] == ["b"]
+    assert any(r.startswith("the 3 val tasks of kind b fell") for r in d.reasons), d.reasons
+    assert significant_harm(d) and not significant_harm(blind)
+
+
+def test_a_kind_that_holds_is_not_a_fall_and_a_kind_of_one_task_is_left_to_the_task_test():
+    base, cand, kinds = _trade_off(_B_BEFORE)
+    d = decide(base, cand, GateConfig(looks=4), focus={"a0", "a1", "a2"}, look=4, kinds=kinds)
+    assert d.accepted and "fallen_kinds" not in d.statistic
+    base, cand, _ = _trade_off(_B_AFTER)
+    apart = {tid: tid for tid in base}  # every task a kind of its own
+    assert decide(base, cand, GateConfig(looks=4), focus={"a0", "a1", "a2"}, look=4, kinds=apart).accepted
+
+
+def test_a_kind_that_may_have_fallen_is_drawn_further_as_a_whole():
+    """One task of kind b drops, the kind's other two do not: the task test draws only the one
+    that dropped further, the kind test every task of the kind, so that a fall spread over the
+    kind is measured where it would show."""
+    base = {"a0": [0.0] * 3, "a1": [0.0] * 3, "a2": [0.0] * 3, "b0": [1.0] * 3, "b1": [1.0, 1.0, 0.0]}
+    base["b2"] = [1.0, 1.0, 0.0]
+    cand = {"a0": [1.0] * 3, "a1": [1.0] * 3, "a2": [1.0] * 3, "b0": [0.0] * 3, "b1": [1.0] * 3}
+    cand["b2"] = [1.0, 1.0, 0.0]
+    cfg = GateConfig(looks=4)
+    alone = decide(base, cand, cfg, focus={"a0", "a1", "a2"}, look=1)
+    assert wants_more(alone, cfg) == ["b0"]
+    kinds = {tid: tid[0] for tid in base}
+    d = decide(base, cand, cfg, focus={"a0", "a1", "a2"}, look=1, kinds=kinds)
+    assert wants_more(d, cfg) == ["b0", "b1", "b2"]
