@@ -122,21 +122,3 @@ def test_a_night_against_a_stuck_provider_ends_within_its_deadline(
     assert "deadline" in info.value.message and "nothing staged" in info.value.message
     assert elapsed < 3.0 + SLACK
     assert not project_dirs(project).staging.exists()
-
-
-def test_the_deadline_flag_and_config(tmp_path: Path, home: Path) -> None:
-    from skillopt_sleep.commands.run import parse_duration
-
-    assert parse_duration("90") == 90.0 and parse_duration("30m") == 1800.0 and parse_duration("2h") == 7200.0
-    with pytest.raises(UserError):
-        parse_duration("soon")
-    assert Config().night_deadline and Config().call_timeout
-
-
-def test_a_bad_deadline_flag_is_a_usage_error(home: Path, tmp_path: Path, capsys) -> None:
-    from skillopt_sleep.cli import main
-
-    with pytest.raises(SystemExit) as info:
-        main(["dry-run", "--project", str(tmp_path), "--deadline", "soon"])
-    assert info.value.code == 2
-    assert "is not a duration" in capsys.readouterr().err
