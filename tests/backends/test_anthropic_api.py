@@ -1,4 +1,5 @@
-"""The anthropic backend through the real SDK against a fake Messages API on 127.0.0.1, and what
+"""The anthropic backend through the real SDK against a fake Messages API on 127.0.0.1: requests,
+usage, errors, preflight, and tool checks' stub tools declared with their calls recorded. Also what
 prompt caching saves on a night-like call sequence, measured against the fake Anthropic server
 (which bills a prefix marked ``cache_control`` that it has seen before as a cache read, and caches
 nothing under 1024 tokens, like the real API).
@@ -14,6 +15,7 @@ import json
 import pytest
 from tests.support.anthropic_server import FakeAnthropic
 from tests.support.http_base import Fail, Malformed, Slow
+from tests.backends.test_base import STUBBED
 
 from skillopt_sleep.backends import make_backend
 from skillopt_sleep.backends.anthropic_api import AnthropicBackend
@@ -213,3 +215,21 @@ def test_caching_cuts_the_input_a_night_bills():
     }
     print("\nprompt caching on a night-like sequence:", json.dumps(report, indent=1))
     assert billed_input(on) < 0.35 * billed_input(off)
+
+
+# -- tool checks: stub tools are declared, their calls recorded, never executed -------------------
+
+
+def test_anthropic_declares_stub_tools_and_records_their_calls(anthropic_server):
+    backend = AnthropicBackend("claude-haiku-4-5", api_key=anthropic_server.key, base_url=anthropic_server.base_url)
+    assert backend.complete(STUBBED).ok
+    (tool,) = anthropic_server.seen("/v1/messages")[0].body["tools"]
+    assert tool["name"] == "run_tests" and tool["input_schema"]["type"] == "object"
+    assert "not executed" in tool["description"]
+    assert "tools" not in backend.message_params(Request(purpose="attempt", system="S", user="U"))
+    message = {
+        "content": [{"type": "tool_use", "id": "t1", "name": "run_tests", "input": {}}],
+        "usage": {"input_tokens": 3, "output_tokens": 2},
+        "model": "m",
+    }
+    assert backend.completion_from_message(message).tools_called == ["run_tests"]
