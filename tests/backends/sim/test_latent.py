@@ -1,7 +1,7 @@
-"""Within-task correlation in the simulator (``corr``, ``drift``): repeated answers to one task agree
-more than answers to different tasks, the pass rate over tasks stays what the knobs say, and off it
-changes nothing. Every test is seeded, so each outcome is deterministic; each bound is one an
-independent (or a biased) simulator would miss."""
+"""Within-task correlation in the simulator (``corr``, ``drift``; backends/sim/latent.py): repeated
+answers to one task agree more than answers to different tasks, the pass rate over tasks stays what
+the knobs say, and off it changes nothing. Every test is seeded, so each outcome is deterministic;
+each bound is one an independent (or a biased) simulator would miss."""
 
 from __future__ import annotations
 
