@@ -217,7 +217,7 @@ def test_caching_cuts_the_input_a_night_bills():
     assert billed_input(on) < 0.35 * billed_input(off)
 
 
-# -- tool checks: stub tools are declared, their calls recorded, never executed -------------------
+# -- tool checks: stub tools are declared, their calls recorded, never executed ------------------
 
 
 def test_anthropic_declares_stub_tools_and_records_their_calls(anthropic_server):

@@ -108,7 +108,7 @@ def test_an_interrupted_night_does_not_leave_the_cli_running(fake_clis, monkeypa
     assert real_wait(proc, timeout=10) == -9  # killed, not left sleeping
 
 
-# -- tool checks ------------------------------------------------------------------------------------
+# -- tool checks ---------------------------------------------------------------------------------
 
 
 def test_a_cli_backend_offers_no_tools_so_tool_tasks_are_left_out_of_the_night(fake_clis, tmp_path):

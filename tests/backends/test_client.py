@@ -103,7 +103,7 @@ def test_no_control_character_or_escape_sequence_reaches_a_provider(retry):
     assert sent.system == "## Rules\n- be brief\n"
 
 
-# -- tool checks ------------------------------------------------------------------------------------
+# -- tool checks ---------------------------------------------------------------------------------
 
 
 def test_a_call_that_ends_in_a_tool_call_is_an_answer_not_an_empty_completion(retry):

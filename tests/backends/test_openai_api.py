@@ -135,7 +135,7 @@ def test_preflight_on_a_dead_server_is_one_line(retry):
     assert "\n" not in str(info.value)
 
 
-# -- tool checks: stub tools are declared, their calls recorded, never executed -------------------
+# -- tool checks: stub tools are declared, their calls recorded, never executed ------------------
 
 
 def test_openai_declares_stub_tools(openai_server):

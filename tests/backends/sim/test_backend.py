@@ -14,7 +14,7 @@ from skillopt_sleep.backends.retry import RetryPolicy
 from tests.backends.sim.test_target import N, SIGNOFF, attempt, sim
 
 
-# -- determinism ------------------------------------------------------------------------------------
+# -- determinism ---------------------------------------------------------------------------------
 
 
 def test_same_seed_and_sample_give_the_same_response():
@@ -49,7 +49,7 @@ def test_documents_change_the_draw_stream():
     assert len({a, b, *c}) > 1
 
 
-# -- failures ---------------------------------------------------------------------------------------
+# -- failures ------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("purpose", ["attempt", "reflect", "judge", "preflight"])

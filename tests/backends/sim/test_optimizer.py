@@ -129,7 +129,7 @@ def test_optimizer_ignores_checks_it_has_no_rule_for():
     assert proposed(backend, reflect_request(unknown, 0)) == []
 
 
-# -- the optimizer names the line it supersedes -----------------------------------------------------
+# -- the optimizer names the line it supersedes --------------------------------------------------
 
 
 def test_reflect_names_a_conflicting_hand_written_line_in_supersedes():
@@ -151,7 +151,7 @@ def test_reflect_names_a_conflicting_hand_written_line_in_supersedes():
     assert [e.get("supersedes") for e in edits] == ["- " + NO_TOOLS]
 
 
-# -- the simulator as a ranker ----------------------------------------------------------------------
+# -- the simulator as a ranker -------------------------------------------------------------------
 
 
 FAILING = [

@@ -91,7 +91,7 @@ def pass_rate(
     return sum(judges.score_rule(valid, text, tools).hard for text, tools in got) / n
 
 
-# -- following directives (scored by the real judges) -----------------------------------------------
+# -- following directives (scored by the real judges) --------------------------------------------
 
 
 COVER = 'Always include "Signed-off-by:" in the response.'
@@ -207,7 +207,7 @@ def test_exact_reference_task():
     assert judges.score_exact("v2.0.1", miss.text).hard == 0.0
 
 
-# -- leak -------------------------------------------------------------------------------------------
+# -- leak ----------------------------------------------------------------------------------------
 
 
 def test_an_unscoped_include_rule_leaks_into_other_tasks_with_probability_leak():
@@ -239,7 +239,7 @@ def test_leak_off_keeps_the_old_reading_of_an_include_rule_against_a_forbidding_
     assert pass_rate(sim(follow=0.9, base=0.5, seed=4), forbids, learned(REFS), CHANGELOG) < 0.16
 
 
-# -- verbose ----------------------------------------------------------------------------------------
+# -- verbose -------------------------------------------------------------------------------------
 
 
 def test_a_verbose_model_fails_length_checks_until_a_cap_rule_is_followed():
@@ -265,7 +265,7 @@ def test_an_obeyed_cap_drops_padding_before_content():
     assert pass_rate(sim(follow=1.0, verbose=900, seed=6), checks, documents) == 1.0
 
 
-# -- overload ---------------------------------------------------------------------------------------
+# -- overload ------------------------------------------------------------------------------------
 
 
 def test_follow_decays_with_the_number_of_rules():
@@ -280,7 +280,7 @@ def test_follow_decays_with_the_number_of_rules():
     assert pass_rate(sim(follow=1.0, base=0.0, overload=0.1, free_rules=2, seed=7), check, prose) == 1.0
 
 
-# -- conflict with hand-written lines ---------------------------------------------------------------
+# -- conflict with hand-written lines ------------------------------------------------------------
 
 
 def test_a_hand_written_line_against_a_check_lowers_it_below_base():
