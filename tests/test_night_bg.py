@@ -1,6 +1,7 @@
-"""``run --detach``: the command returns at once, the night goes on in its own session with its log
-under the project's ``.skillopt-sleep/logs/``, ``status`` follows it to its result; a second one is
-refused while it runs; one killed mid-night is shown as stopped, with its log."""
+"""``run --detach`` (night_bg.py): the command returns at once, the night goes on in its own
+session with its log under the project's ``.skillopt-sleep/logs/``, ``status`` follows it to its
+result; a second one is refused while it runs; one killed mid-night is shown as stopped, with its
+log."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""How ``run`` and ``dry-run`` end when they leave nothing: a run refused before any work removes
-what it created under ``<project>/.skillopt-sleep/`` (and keeps what was there), a night that did
-work keeps its call journal, and a dry-run says that it staged and wrote nothing — and did not."""
+"""A night refused before any work leaves the project as it found it (footprint.py): a run refused
+before any work removes what it created under ``<project>/.skillopt-sleep/`` (and keeps what was
+there, and a process waiting for the lock survives it), and a night that did work keeps its call
+journal."""
 
 from __future__ import annotations
 
@@ -91,36 +92,6 @@ def test_a_night_that_did_work_keeps_what_it_wrote(tmp_path: Path) -> None:
     assert footprint.undo("20260101T000000Z-abcd") == [] and journal.is_file()
     journal.write_text("", encoding="utf-8")  # nothing answered: undone, folder and all
     assert footprint.undo("20260101T000000Z-abcd") and not project_dirs(project).root.exists()
-
-
-def test_dry_run_says_nothing_was_staged_and_writes_nothing(demo, tmp_path: Path) -> None:
-    home, claude, project = demo
-    before = tree(home, project, claude)
-    out = run_cli(
-        "dry-run",
-        "--project",
-        str(project),
-        "--claude-home",
-        str(claude),
-        "--source",
-        "claude",
-        "--agent",
-        "claude",
-        "--backend",
-        "sim:seed=3",
-        "--quiet",
-        home=home,
-        path=os.environ["PATH"],
-    )
-    assert out.returncode == 0, out.stderr
-    assert "accepted" in out.stdout  # a whole night's work was done
-    last = out.stdout.rstrip("\n").splitlines()[-1]
-    assert last == (
-        f"  dry-run: nothing was staged or saved — nothing written in {project_dirs(project).root} "
-        f"nor in {home / 'state'} (no proposal, harvest checkpoint or history); "
-        "`skillopt-sleep run` stages a proposal"
-    )
-    assert tree(home, project, claude) == before
 
 
 def test_a_process_waiting_for_the_lock_survives_a_refused_night_removing_it(tmp_path: Path) -> None:
