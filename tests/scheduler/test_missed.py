@@ -1,7 +1,8 @@
-"""The missed-night notice tells what is known: the entry never started (the machine was asleep
-or off), the entry started but failed before the night (its output log says why), the night ran
-and failed, or there is no trace to tell by. Each case is produced for real where it can be: the
-installed crontab line runs in a bare shell (tests/support/os_entries.py)."""
+"""What became of the last scheduled night (scheduler/missed.py): the missed-night notice tells
+what is known: the entry never started (the machine was asleep or off), the entry started but
+failed before the night (its output log says why), the night ran and failed, or there is no trace
+to tell by. Each case is produced for real where it can be: the installed crontab line runs in a
+bare shell (tests/support/os_entries.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""A user's crontab comes back byte for byte: `schedule` then `unschedule` (through the fake
-``crontab`` on PATH, which stores exactly the bytes it is given) leaves every foreign table as it
-was, whatever its line ends, encoding, separators or final newline, and a foreign line that only
-mentions our marker is the user's, not ours."""
+"""Cron (scheduler/cron.py): a user's crontab comes back byte for byte. `schedule` then
+`unschedule` (through the fake ``crontab`` on PATH, which stores exactly the bytes it is given)
+leaves every foreign table as it was, whatever its line ends, encoding, separators or final
+newline, and a foreign line that only mentions our marker is the user's, not ours."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""A scheduled night for a project with nothing new to learn from (no sessions at all, or none
-written since its last night) makes no model call — not even the preflight — and records why."""
+"""Whether a scheduled night has anything new to learn from (scheduler/news.py): for a project with
+no sessions at all, or none written since its last night, a scheduled night makes no model call —
+not even the preflight — and records why."""
 
 from __future__ import annotations
 
