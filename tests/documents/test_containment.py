@@ -1,6 +1,7 @@
-"""Documents that are links: a project's CLAUDE.md, its skill folder or its whole ``.claude``
-pointing at files elsewhere. A night refuses them in one line before any model call, adopt never
-writes through them, and a link that stays inside the project is read and written where it points.
+"""Where a document may live, and writing it without following a link (documents/containment.py).
+Documents that are links: a project's CLAUDE.md, its skill folder or its whole ``.claude`` pointing
+at files elsewhere. A night refuses them in one line before any model call, adopt never writes
+through them, and a link that stays inside the project is read and written where it points.
 
 Everything runs the real CLI in a child process, against the fake Anthropic server or the
 simulator, with a throwaway HOME and SKILLOPT_SLEEP_HOME.
