@@ -1,5 +1,6 @@
-"""The person's complaint beside the rule that answers it: kept with the task's judge by mining,
-redacted into the report's task index, and quoted in the line that says why the gate kept a rule."""
+"""What a person reviews about a proposal (report/proposal.py): the person's complaint beside the
+rule that answers it, kept with the task's judge by mining, redacted into the report's task index,
+and quoted in the line that says why the gate kept a rule."""
 
 from __future__ import annotations
 
