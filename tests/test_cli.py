@@ -1,3 +1,9 @@
+"""The command line as a whole (cli.py): help and verbs, one clear line for a bad backend, config
+or tasks file, ``run --json`` then ``status`` and ``adopt``, exit 4 on a provider outage, a verb
+module that is missing or cannot import failing loudly, and a project cloned with planted,
+absurdly nested JSON under .skillopt-sleep/ (manifest, report, journal, adoption ledger, lock
+holder) getting clear outcomes from every verb that reads it, never an internal error."""
+
 from __future__ import annotations
 
 import json
@@ -153,3 +159,32 @@ def test_a_verb_whose_dependency_is_missing_fails_loudly(
     assert main(["--help"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "the 'review' command: it cannot be loaded (No module named 'tomlkit')" in err
+
+
+# -- planted deep JSON ---------------------------------------------------------------------------
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.fixture
+def planted(tmp_path):
+    project = tmp_path / "cloned"
+    state = project / ".skillopt-sleep"
+    night = state / "staging" / "n1"
+    night.mkdir(parents=True)
+    for name in ("manifest.json", "report.json"):
+        (night / name).write_text(DEEP)
+    (state / "journal.json").write_text(DEEP)
+    (state / "adoptions.jsonl").write_text(DEEP + "\n")
+    (state / "night.lock.holder.json").write_text(DEEP)
+    (project / "CLAUDE.md").write_text("# Rules\n")
+    return project
+
+
+@pytest.mark.parametrize("verb", ["status", "adopt", "revert", "review", "notice"])
+def test_verbs_reading_planted_deep_json_fail_clearly(planted, verb, capsys):
+    code = main([verb, "--project", str(planted)])
+    err = capsys.readouterr().err
+    assert "internal error" not in err
+    assert code in (0, 3, 6)
+    assert (planted / "CLAUDE.md").read_text() == "# Rules\n"

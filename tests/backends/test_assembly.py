@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from skillopt_sleep.backends import BackendSpecError, spec_options
 from skillopt_sleep.backends import assembly
 from skillopt_sleep.backends.assembly import build_models
 from skillopt_sleep.backends.pricing import FREE
@@ -17,14 +16,6 @@ from skillopt_sleep.night import NightOptions, run_night
 
 from tests.support.fake_backend import FakeBackend, forward
 from tests.support.tasks import make_tasks, write_tasks_file
-
-
-def test_spec_options_take_the_named_backends_defaults_then_the_specs_own():
-    defaults = {"anthropic": {"model": "from-config", "timeout": 5}, "openai": {"timeout": 99}}
-    assert spec_options("Anthropic:model=from-spec", defaults) == ("anthropic", {"model": "from-spec", "timeout": 5})
-    assert spec_options("sim", defaults) == ("sim", {})
-    with pytest.raises(BackendSpecError):
-        spec_options("auto", defaults)
 
 
 def test_both_roles_share_the_layers_and_one_backend_per_distinct_spec():

@@ -1,14 +1,16 @@
-"""The client: preflight, the per-sample call cache, shared in-flight calls, the concurrent map."""
+"""The client: preflight, the per-sample call cache, shared in-flight calls, the concurrent map, and
+a call that ends in a tool call (a stub tool was offered) is an answer, not an empty completion."""
 
 from __future__ import annotations
 
 import pytest
 
-from skillopt_sleep.backends.base import ProviderError, Request
+from skillopt_sleep.backends.base import Completion, ProviderError, Request
 from skillopt_sleep.backends.client import Client, preflight
 from skillopt_sleep.sanitize import clean_text
 from skillopt_sleep.backends.limits import Limiter
 
+from tests.backends.test_base import STUBBED
 from tests.support.fake_backend import FakeBackend, err, ok, script
 
 
@@ -99,3 +101,13 @@ def test_no_control_character_or_escape_sequence_reaches_a_provider(retry):
         assert clean_text(text) == text and "\x1b" not in text and "\x00" not in text
     assert "sk-ant-api03" not in sent.user  # a control character cannot split a secret past redaction
     assert sent.system == "## Rules\n- be brief\n"
+
+
+# -- tool checks ---------------------------------------------------------------------------------
+
+
+def test_a_call_that_ends_in_a_tool_call_is_an_answer_not_an_empty_completion(retry):
+    # a model may answer with a tool call and no text when a tool is offered
+    tool_only = FakeBackend(lambda request: Completion(text="", tools_called=list(request.tools)), tools=True)
+    completion = Client(tool_only, retry=retry).complete(STUBBED)
+    assert completion.ok and completion.tools_called == ["run_tests"] and completion.text == ""

@@ -1,4 +1,5 @@
-"""The openai backend through the real SDK against a fake OpenAI API on 127.0.0.1."""
+"""The openai backend through the real SDK against a fake OpenAI API on 127.0.0.1, tool checks' stub
+tools declared as functions included."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 
 import pytest
 from tests.support.http_base import Fail, Malformed, Slow
+from tests.backends.test_base import STUBBED
 
 from skillopt_sleep.backends import make_backend
 from skillopt_sleep.backends.base import ProviderError, Request
@@ -131,3 +133,13 @@ def test_preflight_on_a_dead_server_is_one_line(retry):
     assert info.value.kind == "connection"
     assert str(info.value).startswith("openai:m: connection: preflight failed: cannot reach openai")
     assert "\n" not in str(info.value)
+
+
+# -- tool checks: stub tools are declared, their calls recorded, never executed ------------------
+
+
+def test_openai_declares_stub_tools(openai_server):
+    backend = OpenAIBackend("gpt-5", api_key=openai_server.key, base_url=openai_server.base_url)
+    assert backend.complete(STUBBED).ok
+    (tool,) = openai_server.seen("/v1/chat/completions")[0].body["tools"]
+    assert tool["type"] == "function" and tool["function"]["name"] == "run_tests"

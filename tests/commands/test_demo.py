@@ -1,5 +1,9 @@
 """End to end: the demo night on bundled transcripts, through the real harvester, miner,
-learning loop, gate and staging, with the noisy sim backend."""
+learning loop, gate and staging, with the noisy sim backend.
+
+The demo's transcripts name the demo project's real path wherever the bundled ones name their
+sample project, as valid JSON whatever the path holds: a ``"`` or ``\\`` in the demo directory
+once left lines that were no JSON (and that every reader skipped)."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ import pytest
 
 from skillopt_sleep.cli import main
 from skillopt_sleep.errors import UserError
-from skillopt_sleep.commands.demo import run_demo
+from skillopt_sleep.commands.demo import PLACEHOLDER_CWD, run_demo
 from skillopt_sleep.report.markdown import render_text
 from skillopt_sleep.types import NightReport
 
@@ -155,3 +159,37 @@ def test_the_demos_printed_review_and_adopt_commands_work(
         assert main(args) == 0, verb
         shown = capsys.readouterr().out
         assert ("## Proposed rules" in shown) if verb == "review" else ("Adopted night" in shown)
+
+
+# -- the demo's paths in its transcripts ---------------------------------------------------------
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def test_a_demo_directory_with_quotes_and_backslashes(tmp_path: Path, capsys) -> None:
+    root = tmp_path / 'my "demo" \\ dir'
+    assert main(["demo", "--dir", str(root), "--quiet", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    project = str(root.resolve() / "acme-invoices")
+    lines = [
+        line
+        for f in sorted((root / "claude" / "projects").glob("*/*.jsonl"))
+        for line in f.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    assert len(lines) > 100
+    records = [json.loads(line) for line in lines]  # every line is JSON
+    texts = [s for r in records for s in _strings(r)]
+    assert not any(PLACEHOLDER_CWD in s for s in texts)  # the sample path is gone everywhere ...
+    assert any(s.startswith(project + "/") for s in texts)  # ... file paths name the demo project
+    assert {r["cwd"] for r in records if "cwd" in r} == {project}
+    # and the night saw every session and staged a proposal in the demo project
+    assert data["n_sessions"] >= 15 and data["staging_dir"].startswith(project)

@@ -1,10 +1,14 @@
 """``run`` with the default ``auto`` backend in a project with real-looking transcripts: it uses
 the agent's own CLI when it is on PATH and stops with exit 4 when nothing is configured — never
-the simulator on real transcripts. A simulator's proposal for them is marked and not adopted."""
+the simulator on real transcripts. A simulator's proposal for them is marked and not adopted.
+
+``--deadline`` takes seconds or a number with s / m / h; anything else is a usage error. A
+``dry-run`` says that it staged and wrote nothing, and did not."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -12,11 +16,13 @@ import pytest
 from skillopt_sleep.commands.demo import build_demo_home
 from skillopt_sleep.config import Config
 from skillopt_sleep.documents.managed_block import START
+from skillopt_sleep.errors import UserError
 from skillopt_sleep.night import NightOptions, run_night
 from skillopt_sleep.paths import project_dirs
 from tests.support import fake_cli
 from tests.support.engine_cli import run_cli
 from tests.support.tasks import make_tasks, write_tasks_file
+from tests.test_footprint import tree
 
 
 @pytest.fixture
@@ -234,3 +240,57 @@ def test_whole_skill_editing_is_on_by_flag_or_config_list_only(
     config = Config(backend="sim:seed=1", agent="claude", edit_whole_skill=listed)
     run_night(NightOptions(project=tmp_path, config=config, mode="dry-run", tasks_file=tasks, edit_whole_skill=flag))
     assert seen == [opted]
+
+
+# -- the --deadline flag -------------------------------------------------------------------------
+
+
+def test_the_deadline_flag_and_config(tmp_path: Path, home: Path) -> None:
+    from skillopt_sleep.commands.run import parse_duration
+
+    assert parse_duration("90") == 90.0 and parse_duration("30m") == 1800.0 and parse_duration("2h") == 7200.0
+    with pytest.raises(UserError):
+        parse_duration("soon")
+    assert Config().night_deadline and Config().call_timeout
+
+
+def test_a_bad_deadline_flag_is_a_usage_error(home: Path, tmp_path: Path, capsys) -> None:
+    from skillopt_sleep.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["dry-run", "--project", str(tmp_path), "--deadline", "soon"])
+    assert info.value.code == 2
+    assert "is not a duration" in capsys.readouterr().err
+
+
+# -- dry-run -------------------------------------------------------------------------------------
+
+
+def test_dry_run_says_nothing_was_staged_and_writes_nothing(demo, tmp_path: Path) -> None:
+    home, claude, project = demo
+    before = tree(home, project, claude)
+    out = run_cli(
+        "dry-run",
+        "--project",
+        str(project),
+        "--claude-home",
+        str(claude),
+        "--source",
+        "claude",
+        "--agent",
+        "claude",
+        "--backend",
+        "sim:seed=3",
+        "--quiet",
+        home=home,
+        path=os.environ["PATH"],
+    )
+    assert out.returncode == 0, out.stderr
+    assert "accepted" in out.stdout  # a whole night's work was done
+    last = out.stdout.rstrip("\n").splitlines()[-1]
+    assert last == (
+        f"  dry-run: nothing was staged or saved — nothing written in {project_dirs(project).root} "
+        f"nor in {home / 'state'} (no proposal, harvest checkpoint or history); "
+        "`skillopt-sleep run` stages a proposal"
+    )
+    assert tree(home, project, claude) == before

@@ -1,4 +1,9 @@
-"""``schedule`` / ``unschedule`` through the CLI, with fake crontab / systemctl on PATH."""
+"""``schedule`` / ``unschedule`` through the CLI, with fake crontab / systemctl on PATH.
+
+``schedule --print`` changes nothing, so it shows the entry even when the job would not find what it
+needs (no agent CLI, no key, a loose env file): the finding is a warning on stderr. The
+``schedule`` function on each platform: switching mechanisms removes the old entry, and ``--print``
+changes nothing on any OS."""
 
 from __future__ import annotations
 
@@ -11,8 +16,10 @@ from pathlib import Path
 import pytest
 
 from skillopt_sleep.cli import main
+from skillopt_sleep.commands.schedule import schedule
 from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.scheduler.base import MARKER
+from skillopt_sleep.scheduler.systemd import UNIT
 from tests.support.scheduler_tools import FakeTools
 
 FOREIGN = "# my backups\n15 1 * * * /usr/local/bin/backup --all\nMAILTO=me@example.com\n"
@@ -387,3 +394,116 @@ def test_a_spec_the_night_would_refuse_is_refused_here_too(cron: FakeTools, proj
     assert main(["schedule", "--project", str(project), "--backend", "auto:fast=1"]) == 2  # a bad flag
     assert "--backend auto:fast=1: auto takes no options" in capsys.readouterr().err
     assert cron.table() == FOREIGN
+
+
+# -- --print when the job would not find what it needs -------------------------------------------
+
+KEY = "sk-ant-api03-" + "Pr1" * 30 + "CC"
+
+
+@pytest.fixture
+def cron_without_agents(fake_tools: FakeTools, monkeypatch: pytest.MonkeyPatch) -> FakeTools:
+    monkeypatch.setenv("SKILLOPT_FAKE_NO_USER_MANAGER", "1")
+    # no claude / codex anywhere the job could look
+    monkeypatch.setenv("PATH", f"{fake_tools.root / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    return fake_tools
+
+
+def _nothing_changed(tools: FakeTools) -> None:
+    assert tools.table() == "" and tools.written_files() == []
+    assert [c for c in tools.calls() if c["argv"] != ["--user", "show-environment"]] == []
+    assert not user_dirs().schedule_file.exists() and not user_dirs().state.exists()
+
+
+@pytest.mark.parametrize(
+    "argv, finding",
+    [
+        (["--backend", "auto"], "backend auto: a scheduled night would find neither"),
+        (["--backend", "codex-cli"], "`codex` is not on PATH"),
+        (["--backend", "anthropic"], "a scheduled night needs ANTHROPIC_API_KEY"),
+    ],
+)
+def test_print_shows_the_entry_when_no_cli_or_key_is_found(
+    cron_without_agents: FakeTools,
+    project: Path,
+    argv: list[str],
+    finding: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)  # in this shell only: the job would not see it
+    assert main(["schedule", "--project", str(project), "--print", *argv]) == 0
+    out, err = capsys.readouterr()
+    assert MARKER in out and "skillopt_sleep nightly --schedule-file" in out and str(project) in out
+    assert "(--print: nothing was changed)" in out
+    (line,) = [x for x in err.splitlines() if x.strip()]
+    assert line.startswith("skillopt-sleep: warning: ") and finding in line
+    assert "without --print refuses" in line
+    assert KEY not in out + err
+    _nothing_changed(cron_without_agents)
+    # installing it is still refused, with the same finding
+    assert main(["schedule", "--project", str(project), *argv]) == 3
+    assert finding in capsys.readouterr().err
+
+
+def test_print_json_carries_the_warnings(cron_without_agents: FakeTools, project: Path, tmp_path: Path, capsys) -> None:
+    loose = tmp_path / "keys.env"
+    loose.write_text(f"ANTHROPIC_API_KEY={KEY}\n")
+    loose.chmod(0o644)
+    assert (
+        main(
+            [
+                "schedule",
+                "--project",
+                str(project),
+                "--backend",
+                "anthropic",
+                "--env-file",
+                str(loose),
+                "--print",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    assert data["plan"]["mechanism"] == "cron" and data["schedule"]["projects"][0]["project"] == str(project)
+    assert any("chmod 600" in w for w in data["warnings"])
+    assert any("ANTHROPIC_API_KEY" in w for w in data["warnings"])  # the loose file was not read
+    assert len([x for x in err.splitlines() if x.strip()]) == len(data["warnings"]) == 2
+    assert KEY not in out + err
+    _nothing_changed(cron_without_agents)
+
+
+def test_print_still_refuses_what_would_corrupt_the_entry(
+    cron_without_agents: FakeTools, project: Path, capsys
+) -> None:
+    assert main(["schedule", "--project", str(project), "--print", "--at", "03:00\n* * * * * x"]) == 2
+    assert "control character" in capsys.readouterr().err
+
+
+# -- the schedule function on each platform (each mechanism's own tests: tests/scheduler/) -------
+
+
+def test_switching_via_removes_the_old_entry(fake_tools: FakeTools, project: Path) -> None:
+    fake_tools.crontab.write_text("0 1 * * * /bin/true\n")
+    assert schedule(projects=[str(project)], via="cron", platform="linux") == 0
+    assert MARKER in fake_tools.table()
+    assert schedule(projects=[str(project)], via="systemd", platform="linux") == 0
+    assert fake_tools.table() == "0 1 * * * /bin/true\n"
+    assert (fake_tools.unit_dir / f"{UNIT}.timer").exists()
+
+
+def test_print_on_each_os_changes_nothing(fake_tools: FakeTools, project: Path, capsys) -> None:
+    for platform, expect in (
+        ("linux", "Persistent=true"),
+        ("darwin", "StartCalendarInterval"),
+        ("win32", "StartWhenAvailable"),
+    ):
+        assert schedule(projects=[str(project)], platform=platform, print_only=True) == 0
+        assert expect in capsys.readouterr().out
+    assert fake_tools.written_files() == []
+    mutating = [c for c in fake_tools.calls() if c["argv"] != ["--user", "show-environment"]]
+    assert mutating == []
+    assert not user_dirs().schedule_file.exists()

@@ -1,3 +1,9 @@
+"""The learning loop (learning/loop.py ``consolidate``): proposals gated on val, the test split
+measured but never gating, and, in a scripted world where the test decides what each rule does,
+which edits are kept, banned, settled or left waiting. Also whole-skill edits: an edit of a
+hand-written line that helps is kept, one that breaks another kind is refused and banned, and a
+skill not opted in is never edited (the edit is refused before any val task is replayed for it)."""
+
 from __future__ import annotations
 
 import json
@@ -17,7 +23,6 @@ from skillopt_sleep.learning.loop import LoopSettings, consolidate
 from tests.support.settings import looks_of
 from skillopt_sleep.documents.managed_block import load_documents
 from skillopt_sleep.store.rule_evidence import EvidencePool
-from skillopt_sleep.gate.evaluator import Evaluator
 from skillopt_sleep.types import TaskRecord
 
 from tests.support.tasks import make_tasks
@@ -94,25 +99,6 @@ def test_no_val_tasks_means_nothing_is_accepted(tmp_path: Path) -> None:
     assert any("cannot be validated" in n for n in out.notes)
 
 
-def test_a_gate_decides_on_exactly_the_samples_it_drew(tmp_path: Path) -> None:
-    """The baseline is shared by candidates gated in parallel; samples another gate drew must not
-    enter this one's decision (the verdict, and the calls after it, would depend on timing)."""
-    from skillopt_sleep.learning import loop
-    from skillopt_sleep.documents.managed_block import apply_edit
-    from skillopt_sleep.types import Edit
-
-    tasks = make_tasks()
-    docs = load_documents(tmp_path)
-    models = models_for("sim:seed=4")
-    val = [t for t in tasks if t.split == "val"]
-    evaluator = Evaluator(models, val, {}, "val")
-    evaluator.ensure(docs, 12)  # another candidate's gate already drew the ceiling
-    cand = apply_edit(docs, Edit(target="skill", op="add", content="Keep every answer short."))
-    settings = LoopSettings(val_samples=4, max_val_samples=12)
-    decision = loop.NightGate(evaluator, settings, docs, tasks, set(), 1).gate(cand, set())
-    assert all(d.n_baseline == d.n_candidate for d in decision.per_task), decision.per_task
-
-
 def test_the_test_split_is_not_measured_when_nothing_changed(tmp_path: Path) -> None:
     from tests.support.fake_backend import FakeBackend, forward
 
@@ -125,56 +111,6 @@ def test_the_test_split_is_not_measured_when_nothing_changed(tmp_path: Path) -> 
     asked = {r.payload["task"]["id"] for r in backend.requests if r.purpose == "attempt"}
     assert test_ids and asked and not asked & test_ids
     assert any("test task(s) not measured" in n for n in out.notes)
-
-
-def _gate_alone(tmp_path: Path, content: str, seed: int, own_tasks_only: bool = False):
-    from skillopt_sleep.learning import loop
-    from skillopt_sleep.documents.managed_block import apply_edit
-    from skillopt_sleep.types import Edit
-    from tests.support.fake_backend import FakeBackend, forward
-
-    tasks = make_tasks()
-    val = [t for t in tasks if t.split == "val"]
-    commit_train = [t.id for t in tasks if t.split == "train" and t.skill_hint == "commit"]
-    backend = FakeBackend(forward(make_backend(f"sim:seed={seed}")))
-    models = Models(Client(backend), Client(backend, role="optimizer"))
-    docs = load_documents(tmp_path)
-    evaluator = Evaluator(models, val, {}, "val")
-    evaluator.ensure(docs, 4)
-    cand = apply_edit(docs, Edit(target="skill", op="add", content=content, evidence=commit_train))
-    focus = loop.focus_for([Edit(target="skill", op="add", content=content, evidence=commit_train)], tasks)
-    decision = loop.NightGate(evaluator, LoopSettings(), docs, tasks, set(), 1).gate(
-        cand, focus, own_tasks_only=own_tasks_only
-    )
-    asked = {
-        r.payload["task"]["id"]
-        for r in backend.requests
-        if r.purpose == "attempt" and r.payload["documents"] == cand.prompt_prefix()
-    }
-    return decision, asked, focus, {t.id for t in val}
-
-
-def test_an_edit_without_gain_on_its_own_tasks_is_refused_before_the_others_are_measured(tmp_path: Path) -> None:
-    decision, asked, focus, val_ids = _gate_alone(tmp_path, "Keep the tone friendly and plain.", seed=1)
-    assert not decision.accepted and focus and focus < val_ids
-    assert asked == focus, "the candidate was measured on the focus tasks only"
-    assert decision.statistic["not_measured"] == sorted(val_ids - focus)
-
-
-def test_an_edit_that_may_pass_is_measured_on_every_val_task(tmp_path: Path) -> None:
-    decision, asked, focus, val_ids = _gate_alone(
-        tmp_path, 'Every commit message ends with a "Refs: ACME-" trailer.', seed=1
-    )
-    assert decision.accepted, decision.reasons
-    assert asked == val_ids and {d.task_id for d in decision.per_task} == val_ids
-
-
-def test_a_leave_one_out_test_measures_the_edit_on_its_own_tasks_only(tmp_path: Path) -> None:
-    decision, asked, focus, val_ids = _gate_alone(
-        tmp_path, 'Every commit message ends with a "Refs: ACME-" trailer.', seed=1, own_tasks_only=True
-    )
-    assert decision.accepted, decision.reasons
-    assert asked == focus and focus < val_ids, "the combination's own gate measures the other tasks"
 
 
 def test_a_combination_is_still_gated_on_every_val_task(tmp_path: Path) -> None:
@@ -501,3 +437,86 @@ def test_the_gain_is_tested_on_the_checks_an_edit_fixes_unless_turned_off(tmp_pa
     assert [d.statistic["gain_of"] for d in on.decisions] == ["the checks it fixes"]
     assert [d.statistic["gain_of"] for d in off.decisions] == ["the score"]
     assert on.accepted and off.accepted
+
+
+# -- whole-skill edits go through the same gate as rules -----------------------------------------
+
+LINE_PASS = "ALL-GOOD"
+FORBID = "- Never use a checklist."
+NEEDED = "- Answer kind b politely."
+SKILL = f"---\nname: skillopt-sleep-learned\ndescription: d\n---\n# Work\n\n{FORBID}\n{NEEDED}\n"
+HELPS = {
+    "target": "skill",
+    "op": "replace_line",
+    "anchor": FORBID,
+    "content": "Use the checklist for kind a.",
+    "evidence": ["train-a-0", "train-a-1"],
+}
+HURTS = {"target": "skill", "op": "delete_line", "anchor": NEEDED, "evidence": ["train-b-0"]}
+
+
+class LineWorld:
+    """Kind ``a`` passes unless the documents forbid checklists; kind ``b`` passes only while they
+    ask for politeness. The optimizer proposes ``edits``; the target sees only the documents."""
+
+    id = "line-world"
+
+    def __init__(self, edits: list[dict]):
+        self.edits = edits
+        self.reflect_requests: list[Request] = []
+        self.target_requests: list[Request] = []
+
+    def complete(self, request: Request) -> Completion:
+        if request.purpose == "reflect":
+            self.reflect_requests.append(request)
+            return Completion(text=json.dumps({"edits": self.edits}), model="world")
+        self.target_requests.append(request)
+        task, docs = request.payload["task"], request.payload["documents"]
+        ok = ("Never use a checklist" not in docs) if task["skill_hint"] == "a" else ("politely" in docs)
+        return Completion(text=f"Done. {LINE_PASS}" if ok else "Done.", model="world")
+
+
+def tasks() -> list[TaskRecord]:
+    judge = {"kind": "rule", "checks": [{"op": "contains", "arg": LINE_PASS}]}
+    out = [
+        TaskRecord(id=f"val-{k}-{i}", intent=f"val {k} {i}", judge=judge, skill_hint=k, split="val")
+        for i in range(3)
+        for k in "ab"
+    ]
+    return out + [
+        TaskRecord(id=f"train-{k}-{i}", intent=f"train {k} {i}", judge=judge, skill_hint=k, split="train")
+        for i in range(2)
+        for k in "ab"
+    ]
+
+
+def run(tmp_path: Path, edits: list[dict], whole: bool):
+    skill = tmp_path / ".claude" / "skills" / "skillopt-sleep-learned" / "SKILL.md"
+    skill.parent.mkdir(parents=True, exist_ok=True)
+    skill.write_text(SKILL, encoding="utf-8")
+    world = LineWorld(edits)
+    limiter, stats = Limiter(4), Stats()
+    models = Models(
+        Client(world, limiter=limiter, stats=stats), Client(world, limiter=limiter, stats=stats, role="optimizer")
+    )
+    docs = load_documents(tmp_path, "claude", whole_skill=whole)
+    return consolidate(tasks(), docs, models, LoopSettings()), world
+
+
+def test_a_helpful_line_edit_is_kept_and_a_harmful_one_is_refused_and_banned(tmp_path: Path) -> None:
+    out, world = run(tmp_path, [HELPS, HURTS], whole=True)
+    assert [e.op for e in out.accepted] == ["replace_line"]
+    assert out.candidate > out.baseline
+    text = out.documents.skill.text
+    assert "Never use a checklist" not in text and "- Use the checklist for kind a." in text and NEEDED in text
+    [refused] = [r for r in out.rejected if r.edit.op == "delete_line"]
+    assert refused.ban and refused.stage == "gate"
+    assert FORBID in world.reflect_requests[0].user  # the optimizer saw the hand-written line
+
+
+def test_a_skill_not_opted_in_is_never_edited(tmp_path: Path) -> None:
+    out, world = run(tmp_path, [HELPS], whole=False)
+    assert out.accepted == [] and out.documents.skill.text == SKILL
+    [refused] = out.rejected
+    assert "whole-skill editing is off" in " ".join(refused.reasons)
+    assert not refused.ban

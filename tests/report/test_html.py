@@ -1,6 +1,8 @@
-"""report.html: self-contained (no script, nothing fetched), untrusted text escaped, and an inline
-SVG trend of the project's score across nights that really renders — checked by screenshot in a
-headless Chromium."""
+"""report.html (report/html.py): self-contained (no script, nothing fetched), untrusted text
+escaped, each rule with its scope, why it was accepted and the hand-written line it overrides, and
+an inline SVG trend of the project's score across nights that really renders — checked by
+screenshot in a headless Chromium. The chart's own points and lines are tested in
+test_trend_chart.py."""
 
 from __future__ import annotations
 
@@ -8,26 +10,16 @@ import re
 from pathlib import Path
 
 from skillopt_sleep.staging import stage as staging
-from skillopt_sleep.report.trend_chart import LINE_COLOUR, TrendPoint, render_svg, trend_points
+from skillopt_sleep.report.html import render_html
+from skillopt_sleep.report.proposal import OVERRIDES, build_view
+from skillopt_sleep.report.trend_chart import LINE_COLOUR
 from skillopt_sleep.types import NightReport
 from tests.support.chromium import chromium_or_skip, screenshot
 from tests.support.png import read_png
+from tests.report.test_markdown import HAND_WRITTEN, overriding_night
+from tests.report.test_trend_chart import past
 
 SCORES = [0.30, 0.45, 0.40, 0.60]  # past nights; this night ends at 0.80
-
-
-def past(scores: list[float | None]) -> list[dict]:
-    return [
-        {
-            "night_id": f"2026010{i + 1}T000000Z-000{i}",
-            "baseline": s,
-            "candidate": s,
-            "n_accepted": 0,
-            "finished": f"2026-01-0{i + 1}T00:00:00Z",
-            "simulated": i == 1,
-        }
-        for i, s in enumerate(scores)
-    ]
 
 
 def stage_night(project: Path, past_nights: list[dict], current: float | None = 0.8) -> Path:
@@ -40,21 +32,6 @@ def stage_night(project: Path, past_nights: list[dict], current: float | None = 
         candidate=current,
     )
     return staging.stage(project, report, [], past_nights=past_nights) / "report.html"
-
-
-def test_trend_points_are_the_history_plus_this_night() -> None:
-    report = NightReport(night_id="now", project="/p", mode="run", status="no-change", baseline=0.5)
-    points = trend_points(past([0.2, None]) + [{"night_id": "now", "baseline": 0.1}], report)
-    assert [p.score for p in points] == [0.2, None, 0.5]
-    assert points[-1].current and not points[0].current and points[1].simulated
-
-
-def test_svg_has_a_line_through_every_scored_night_and_a_gap_for_none() -> None:
-    points = [TrendPoint(f"n{i}", s, "") for i, s in enumerate([0.2, 0.4, None, 0.6, 0.9])]
-    svg = render_svg(points)
-    lines = re.findall(r'<polyline points="([^"]+)"', svg)
-    assert [len(line.split()) for line in lines] == [2, 2]
-    assert svg.count("<circle") == 4 and "<script" not in svg
 
 
 def test_report_html_is_self_contained(tmp_path: Path) -> None:
@@ -127,3 +104,8 @@ def test_each_rule_shows_its_scope_and_why_it_was_accepted() -> None:
     html = render_html(build_view(report, {}, "staged", "/s"), [])
     assert "for writing a &lt;commit&gt;" in html
     assert "Accepted because: this rule alone: commit message +0.50 on 1 task(s)" in html
+
+
+def test_report_html_names_the_overridden_line():
+    html = render_html(build_view(overriding_night(), {}, "staged", "/s"), [])
+    assert OVERRIDES in html and f"<blockquote>{HAND_WRITTEN}</blockquote>" in html

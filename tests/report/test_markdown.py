@@ -1,8 +1,15 @@
+"""report.md and the terminal summary (report/markdown.py): sanitized text, the numbers, edits,
+refusals and gate table of a night, scopes, and the hand-written line a rule overrides, under the
+same words every view of a proposal uses (``review``: tests/commands/test_review.py; report.html:
+test_html.py, both using the overriding night built here). A cell cannot open a code span or a
+column."""
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from skillopt_sleep.report.markdown import render_markdown, render_text, sanitize
+from skillopt_sleep.report.markdown import cell, render_markdown, render_text, sanitize
+from skillopt_sleep.report.proposal import OVERRIDES
 from skillopt_sleep.types import Edit, GateDecision, NightReport, TaskDelta, Usage
 
 
@@ -184,3 +191,39 @@ def test_why_names_the_checks_a_rule_was_gated_on():
     [why] = [line for line in render_text(report).splitlines() if "why:" in line]
     assert "what it fixes" not in why, "a gain measured on the score is not said to be the checks'"
     assert why.endswith('(lower bound +0.125); on its train tasks it fixed: must contain "Refs: ACME-"')
+
+
+# -- the overridden hand-written line, in every view ---------------------------------------------
+
+HAND_WRITTEN = "Never run the whole test suite."
+
+
+def overriding_night() -> NightReport:
+    rule = Edit("memory", "add", "Run the whole test suite before a commit.", supersedes=HAND_WRITTEN, evidence=["v-1"])
+    decision = GateDecision(
+        accepted=True,
+        action="accept",
+        baseline=0.3,
+        candidate=0.9,
+        edits=[rule],
+        per_task=[TaskDelta("v-1", 0.3, 0.9, 0.6, 8, 8)],
+        statistic={"gain": 0.6, "lower_bound": 0.2},
+    )
+    return NightReport(
+        night_id="n",
+        project="/p",
+        mode="run",
+        status="staged",
+        accepted_edits=[rule],
+        decisions=[decision],
+        task_index={"v-1": {"kind": "commit", "split": "val", "excerpt": "x"}},
+    )
+
+
+def test_report_md_names_the_overridden_line():
+    text = render_markdown(overriding_night())
+    assert OVERRIDES in text and f"> {HAND_WRITTEN}" in text
+
+
+def test_a_cell_cannot_open_a_code_span_or_a_column():
+    assert cell("a`b|c") == "a'b\\|c"

@@ -15,7 +15,7 @@ from skillopt_sleep.config import Config
 from skillopt_sleep.night import NightOptions, run_night
 
 from tests.fixtures.redaction.corpus import secret_fragments, secret_samples
-from tests.redact.test_redact import SECRETS
+from tests.test_redact import SECRETS
 from tests.support.fake_backend import FakeBackend, forward
 
 # the hand-written shapes plus one generated sample of every corpus shape

@@ -18,7 +18,7 @@ from skillopt_sleep.reply_json import extract_json
 from skillopt_sleep.night import NightOptions, run_night
 from skillopt_sleep.night_bg import print_report
 
-from tests.redact.test_redact import SECRETS
+from tests.test_redact import SECRETS
 from tests.support.fake_backend import FakeBackend
 
 # shapes the redactor knows, one line of prose around each

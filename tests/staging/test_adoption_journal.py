@@ -1,5 +1,11 @@
+"""The adoption journal (staging/adoption_journal.py): each side of a file step rebuilt exactly
+from the other; an uncommitted operation rolled back, a committed one rolled forward, a damaged
+journal reported, not guessed; and one carried in by a repository or edited after it was written
+refused, touching nothing."""
+
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,6 +16,7 @@ from skillopt_sleep.staging import adoption_journal as journal
 from skillopt_sleep.errors import UserError
 from skillopt_sleep.files import read_jsonl
 from skillopt_sleep.paths import project_dirs
+from tests.support.interrupted_night import make_project
 
 maybe_bytes = st.one_of(st.none(), st.binary(max_size=64))
 
@@ -77,3 +84,41 @@ def test_a_damaged_journal_is_reported_not_guessed(tmp_path):
     with pytest.raises(UserError, match="journal .* is damaged"):
         journal.recover(project, allow_all)
     assert (project / "CLAUDE.md").read_bytes() == b"old\n"
+
+
+# -- a planted adoption journal ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("forgery", ["unsealed", "edited"])
+def test_a_planted_adoption_journal_is_refused_touching_nothing(tmp_path: Path, monkeypatch, forgery: str) -> None:
+    """``journal.json`` tells the next command to roll an adoption forward: one carried in by a
+    repository (no seal of this user's key) or edited after it was written is refused."""
+    from skillopt_sleep.staging import adoption_journal as journal
+    from skillopt_sleep.staging.adoption import adopt
+    from skillopt_sleep.errors import EXIT_CONFLICT, UserError
+    from tests.support.staged_project import MEMORY_NEW, MEMORY_OLD, stage_proposal
+
+    project = make_project(tmp_path)
+    (project / "CLAUDE.md").write_bytes(MEMORY_OLD)
+    stage_proposal(project)
+
+    def killed(*args):  # dies right after the ledger append, before dropping the journal
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(journal, "_drop", killed)
+        with pytest.raises(KeyboardInterrupt):
+            adopt(project)
+    path = journal.journal_path(project)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if forgery == "unsealed":
+        del data["mac"]
+    else:
+        data["started"] = "2020-01-01T00:00:00Z"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    (project / "CLAUDE.md").write_bytes(MEMORY_OLD)  # the roll-forward would write MEMORY_NEW here
+    with pytest.raises(UserError, match="seal does not verify") as info:
+        adopt(project)
+    assert info.value.code == EXIT_CONFLICT
+    assert (project / "CLAUDE.md").read_bytes() == MEMORY_OLD != MEMORY_NEW
+    assert path.exists()

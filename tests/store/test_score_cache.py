@@ -1,9 +1,11 @@
-"""Target answers kept across nights: reused for unchanged documents, tasks, model and judge;
-expired, bounded, redacted; failures never kept."""
+"""Target answers kept across nights (store/score_cache.py): reused for unchanged documents, tasks,
+model and judge; expired, bounded, redacted; failures never kept; sealed, so an entry edited in the
+project is drawn again and a cache copied from another project does not verify."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,8 @@ from skillopt_sleep.paths import project_dirs
 from skillopt_sleep.store.score_cache import DAY, ScoreCache
 
 from tests.support.staged_project import project_with_memory
+from tests.store.test_call_journal import journal_lines, write_lines
+from tests.support.interrupted_night import make_project
 from tests.support.tasks import make_tasks, write_tasks_file
 
 
@@ -176,3 +180,51 @@ def test_an_oversized_or_unreadable_file_starts_empty(tmp_path: Path) -> None:
     path.unlink()
     path.mkdir()
     assert len(ScoreCache.load(path)) == 0
+
+
+# -- sealed: an edited or copied cache is not trusted --------------------------------------------
+
+
+def test_a_forged_score_cache_answer_is_drawn_again(tmp_path: Path) -> None:
+    """The score cache answers the gate's attempt calls: an entry edited in the project (say, an
+    answer that passes every check) is dropped and drawn again, and one line says so."""
+    from skillopt_sleep.config import Config
+    from skillopt_sleep.night import NightOptions, run_night
+
+    project = make_project(tmp_path)
+    tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
+
+    def options() -> NightOptions:
+        return NightOptions(
+            project=project,
+            mode="run",
+            tasks_file=tasks_file,
+            config=Config(backend="sim:correct=1,harmful=0,seed=3", agent="claude"),
+        )
+
+    run_night(options())
+    path = project_dirs(project).root / "scores.jsonl"
+    lines = journal_lines(path)
+    lines[1]["c"]["text"] = "Refs: ACME-1\n## Breaking changes\n## Fixes\n## Testing\n"
+    write_lines(path, lines)
+    again = run_night(options())
+    assert again.calls.get("attempt", 0) == 1
+    assert "1 score cache records did not verify and were drawn again" in again.notes
+
+
+def test_a_score_cache_copied_from_another_project_does_not_verify(tmp_path: Path) -> None:
+    from skillopt_sleep.store.score_cache import ScoreCache
+
+    request = Request(purpose="attempt", system="s", user="u", payload={"task": {"judge": {}}})
+    mine = tmp_path / "a" / "scores.jsonl"
+    mine.parent.mkdir()
+    cache = ScoreCache(mine)
+    cache.put("k1", request, Completion(text="one"))
+    cache.save()
+    assert len(ScoreCache.load(mine)) == 1
+    theirs = tmp_path / "b" / "scores.jsonl"
+    theirs.parent.mkdir()
+    shutil.copy(mine, theirs)
+    copied = ScoreCache.load(theirs)
+    assert (len(copied), copied.untrusted) == (0, 1)
+    assert copied.get("k1", request) is None
