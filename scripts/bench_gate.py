@@ -67,7 +67,7 @@ from skillopt_sleep.backends.limits import Limiter
 from skillopt_sleep.backends.models import Models
 from skillopt_sleep.backends.retry import RetryPolicy
 from skillopt_sleep.backends.sim.latent import check_corr
-from skillopt_sleep.config import Config
+from skillopt_sleep.config import Config, GateSettings
 from skillopt_sleep.documents.managed_block import DocumentSet, apply_edit, load_documents
 from skillopt_sleep.replay.dream import run_attempts
 from skillopt_sleep.store.rule_evidence import EvidencePool
@@ -281,9 +281,9 @@ def run(
         "config": config,
         "checks_per_task": checks,
         "gate": LoopSettings.from_config(Config(**config)).gate.__dict__,
-        "val_samples": Config().val_samples,
-        "max_val_samples": Config().max_val_samples,
-        "val_others_samples": Config(**config).val_others_samples,
+        "val_samples": Config().gate.val_samples,
+        "max_val_samples": Config().gate.max_val_samples,
+        "val_others_samples": Config(**config).gate.val_others_samples,
         "by_n_val": {},
     }
     for n_val in n_vals:
@@ -328,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--val-others-samples",
         type=int,
-        default=Config.val_others_samples,
+        default=GateSettings.val_others_samples,
         help="samples the val tasks outside an edit's kind start with (0: as many as its own)",
     )
     parser.add_argument(
@@ -342,7 +342,9 @@ def main(argv: list[str] | None = None) -> int:
         help="test the gain on the score, not on the checks a rule fixes (targeted_gain off)",
     )
     parser.add_argument(
-        "--max-calls", type=int, help="a per-night call cap (Config.max_calls): gates one at a time, in fixed sequence"
+        "--max-calls",
+        type=int,
+        help="a per-night call cap (BudgetSettings.max_calls): gates one at a time, in fixed sequence",
     )
     parser.add_argument(
         "--corr",

@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     config = Config()  # the engine's gain test, at a single look
-    cfg = GateConfig(min_gain=config.min_gain, gain_alpha=config.gain_alpha)
+    cfg = GateConfig(min_gain=config.gate.min_gain, gain_alpha=config.gate.gain_alpha)
     alpha = cfg.gain_alpha
     rows = []
     started = time.time()

@@ -128,7 +128,7 @@ def measure(root: Path, phase: str, mine: bool) -> None:
     mining = None
     if mine:
         c2 = time.process_time()
-        tasks, _counts = mine_by_project(result.digests, load_config(root, {}))
+        tasks, _counts = mine_by_project(result.digests, load_config(root, {}).harvest)
         mining = {
             "seconds": round(time.perf_counter() - t2, 3),
             "cpu_seconds": round(time.process_time() - c2, 3),

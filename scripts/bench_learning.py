@@ -116,7 +116,7 @@ ENGINE_POLICIES: dict[str, dict[str, Any]] = {
         "screen_pool": 1,
         "targeted_gain": False,
     },  # the three levers off: one reflect reading, no lookahead screen, gain on the score
-    "engine_capped": {},  # the defaults under --max-calls (Config.max_calls): a per-night call cap
+    "engine_capped": {},  # the defaults under --max-calls (BudgetSettings.max_calls): a per-night call cap
 }
 POLICIES = (*ENGINE_POLICIES, "strict_mean")
 TEST_SEED_OFFSET = 1_000_003  # the test replays' target seed: never one a night uses
@@ -180,7 +180,7 @@ def engine_run(
     nights: int,
     margin: float,
     fresh: bool,
-    max_rules: int = Config().max_rules,
+    max_rules: int = Config().documents.max_rules,
     policy: str = "engine",
     shift: int = 0,
     max_calls: int | None = None,
@@ -255,8 +255,8 @@ def strict_run(skill: Skill, seed: int, nights: int, margin: float, fresh: bool,
             train = [t for t in tasks if t.split == "train"]
             val = [t for t in tasks if t.split == "val"]
             m = models(seed, optimizer_seed(seed, n))
-            attempts = run_attempts(m.target, train, docs, range(config.k))
-            proposal = reflect(m.optimizer, train, attempts, docs, max_edits=config.max_edits)
+            attempts = run_attempts(m.target, train, docs, range(config.learning.k))
+            proposal = reflect(m.optimizer, train, attempts, docs, max_edits=config.learning.max_edits)
             base = one_replay_mean(m.target, val, docs)
             adopted = []
             for edit in proposal.edits:
@@ -345,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--max-rules",
         type=int,
-        default=Config().max_rules,
+        default=Config().documents.max_rules,
         help="the engine's rule budget per document (a full document merges new rules "
         "into one of their scope; the strict-mean policy has no budget)",
     )
@@ -365,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--max-calls",
         default="",
-        help="the engine_capped policy's per-night call caps (Config.max_calls), comma-separated: "
+        help="the engine_capped policy's per-night call caps (BudgetSettings.max_calls), comma-separated: "
         "each is a policy of its own (engine_capped_<cap>)",
     )
     parser.add_argument(

@@ -47,7 +47,7 @@ from typing import Any
 from skillopt_sleep import night
 from skillopt_sleep.backends import assembly
 from skillopt_sleep.backends.base import Completion, Request
-from skillopt_sleep.config import Config
+from skillopt_sleep.config import Config, GateSettings, LearningSettings
 from skillopt_sleep.documents.managed_block import load_documents
 from skillopt_sleep.mining import assign_splits, tasks_document
 from skillopt_sleep.types import TaskRecord
@@ -366,34 +366,42 @@ def main(argv: list[str] | None = None) -> int:
             help="0 turns the cross-night score cache off (to measure it)",
         )
         parser.add_argument("--k-agree", type=int, default=2, help="0 turns adaptive K off (to measure it)")
-        parser.add_argument("--recall-k", type=int, default=Config.recall_k, help="past tasks recalled into train")
         parser.add_argument(
-            "--dream-factor", type=int, default=Config.dream_factor, help="dream variants per train task (0: off)"
+            "--recall-k", type=int, default=LearningSettings.recall_k, help="past tasks recalled into train"
+        )
+        parser.add_argument(
+            "--dream-factor",
+            type=int,
+            default=LearningSettings.dream_factor,
+            help="dream variants per train task (0: off)",
         )
         parser.add_argument(
             "--dream-kind-tasks",
             type=int,
-            default=Config.dream_kind_tasks,
+            default=LearningSettings.dream_kind_tasks,
             help="a kind stops being dreamed once this many of its tasks teach something (0: all)",
         )
         parser.add_argument(
             "--val-others-samples",
             type=int,
-            default=Config.val_others_samples,
+            default=GateSettings.val_others_samples,
             help="samples the val tasks outside an edit's kind start with (0: as many as its own)",
         )
-        parser.add_argument("--val-samples", type=int, default=Config.val_samples, help="first look per val task")
+        parser.add_argument("--val-samples", type=int, default=GateSettings.val_samples, help="first look per val task")
         parser.add_argument(
-            "--max-edits", type=int, default=Config.max_edits, help="edits reflect may send to the gate"
+            "--max-edits", type=int, default=LearningSettings.max_edits, help="edits reflect may send to the gate"
         )
         parser.add_argument(
             "--screen-pool",
             type=int,
-            default=Config.screen_pool,
+            default=LearningSettings.screen_pool,
             help="rules replayed on train per rule gated (1: none dropped for fixing nothing)",
         )
         parser.add_argument(
-            "--reflect-samples", type=int, default=Config.reflect_samples, help="readings of each reflect request"
+            "--reflect-samples",
+            type=int,
+            default=LearningSettings.reflect_samples,
+            help="readings of each reflect request",
         )
         parser.add_argument(
             "--score-gain",
@@ -403,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument(
             "--max-calls",
             default="",
-            help="per-night call cap (Config.max_calls): one number, or one per --ks entry "
+            help="per-night call cap (BudgetSettings.max_calls): one number, or one per --ks entry "
             "(e.g. 39,72,94); empty: uncapped",
         )
         parser.add_argument(
@@ -440,8 +448,8 @@ def main(argv: list[str] | None = None) -> int:
             defaults = {
                 "score_cache_days": 14.0,
                 "k_agree": 2,
-                "recall_k": Config.recall_k,
-                "dream_factor": Config.dream_factor,
+                "recall_k": LearningSettings.recall_k,
+                "dream_factor": LearningSettings.dream_factor,
             }
             result = {"variants": {}}
             for name, changed in VARIANTS.items():

@@ -144,7 +144,7 @@ def _rehearse_once(opts: Any, seed: int) -> tuple[NightReport, list[Any]]:
     from skillopt_sleep.night import NightStopped, _night, new_night_id
     from skillopt_sleep.store.refusals import RejectedLedger
 
-    config = replace(opts.config, night_deadline=None, max_tokens=None, max_cost_usd=None, batch=False)
+    config = opts.config.replace(night_deadline=None, max_tokens=None, max_cost_usd=None, batch=False)
     real: list[Any] = []
     known = estimate_answers.load(opts.project)
 
@@ -344,10 +344,10 @@ def estimate(opts: Any) -> Estimate:
     pace = correction.seconds_per_call
     notes = []
     if pace is None:
-        pace = 0.0 if payer["kind"] == "none" else FIRST_PACE / max(1, opts.config.concurrency)
+        pace = 0.0 if payer["kind"] == "none" else FIRST_PACE / max(1, opts.config.models.concurrency)
         if payer["kind"] != "none":
             notes.append(
-                f"minutes assume ~{FIRST_PACE:g} s a call, {opts.config.concurrency} at once, until this "
+                f"minutes assume ~{FIRST_PACE:g} s a call, {opts.config.models.concurrency} at once, until this "
                 "project has a night of its own"
             )
     if correction.nights:
@@ -366,7 +366,11 @@ def estimate(opts: Any) -> Estimate:
     if cap is not None:
         notes.append(
             f"capped at {cap:,} calls a night"
-            + (" (the default when a model answers; max_calls = 0 lifts it)" if opts.config.max_calls is None else "")
+            + (
+                " (the default when a model answers; max_calls = 0 lifts it)"
+                if opts.config.budgets.max_calls is None
+                else ""
+            )
             + ": the night plans to fit it and resumes what it leaves undecided on the next night"
         )
     return Estimate(

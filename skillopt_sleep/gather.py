@@ -38,8 +38,8 @@ def miner_for(config: Config, models: Models) -> str:
     """``heuristic`` or ``llm``. ``auto`` mines with the optimizer model whenever the night has a
     real one anyway, decided by the backend it resolved to (not by the spec string); the
     simulator mines heuristically."""
-    if config.miner != "auto":
-        return config.miner
+    if config.harvest.miner != "auto":
+        return config.harvest.miner
     return "heuristic" if models.optimizer.backend.offline else "llm"
 
 
@@ -62,9 +62,9 @@ def read_transcripts(opts: Asked) -> Any:
     config = opts.config
     return harvest(
         opts.project,
-        source=config.source,
-        claude_home=Path(config.claude_home).expanduser() if config.claude_home else None,
-        codex_home=Path(config.codex_home).expanduser() if config.codex_home else None,
+        source=config.harvest.source,
+        claude_home=Path(config.harvest.claude_home).expanduser() if config.harvest.claude_home else None,
+        codex_home=Path(config.harvest.codex_home).expanduser() if config.harvest.codex_home else None,
         since=opts.since,
         state_dir=user_dirs().state,
         progress=opts.progress,
@@ -84,7 +84,9 @@ def gather_tasks(opts: Asked, judge_maker: Any = None, grouper: Any = None) -> G
 
     notes = [
         f"warning: {line}"
-        for line in home_warnings(result, {"claude": bool(config.claude_home), "codex": bool(config.codex_home)})
+        for line in home_warnings(
+            result, {"claude": bool(config.harvest.claude_home), "codex": bool(config.harvest.codex_home)}
+        )
     ]
     for line in notes:
         opts.progress(line)
@@ -93,10 +95,10 @@ def gather_tasks(opts: Asked, judge_maker: Any = None, grouper: Any = None) -> G
     opts.progress(f"mining {len(result.digests)} session(s)")
     mined = mining.mine(
         result.digests,
-        min_recurrence=config.min_recurrence,
-        seed=config.split_seed,
-        val_fraction=config.val_fraction,
-        test_fraction=config.test_fraction,
+        min_recurrence=config.harvest.min_recurrence,
+        seed=config.harvest.split_seed,
+        val_fraction=config.harvest.val_fraction,
+        test_fraction=config.harvest.test_fraction,
         judge_maker=judge_maker,
         grouper=grouper,
     )

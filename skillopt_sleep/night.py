@@ -71,8 +71,8 @@ def new_night_id() -> str:
 
 
 def _agent(config: Config, sources: list[str]) -> str:
-    if config.agent != "auto":
-        return config.agent
+    if config.documents.agent != "auto":
+        return config.documents.agent
     if sources == ["codex"]:
         return "codex"
     return "claude"
@@ -129,19 +129,19 @@ def _auto_agents(opts: NightOptions) -> tuple[list[str], bool]:
     """The agents whose CLI ``backend = "auto"`` may use, and whether they come from harvested
     sessions (a cheap look at transcript heads; the harvest proper comes later)."""
     config = opts.config
-    if config.agent != "auto":
-        return [config.agent], False
+    if config.documents.agent != "auto":
+        return [config.documents.agent], False
     if opts.tasks_file is not None:
         return [], False
     from skillopt_sleep.sources import available_sources
 
     found = available_sources(
         opts.project,
-        claude_home=Path(config.claude_home).expanduser() if config.claude_home else None,
-        codex_home=Path(config.codex_home).expanduser() if config.codex_home else None,
+        claude_home=Path(config.harvest.claude_home).expanduser() if config.harvest.claude_home else None,
+        codex_home=Path(config.harvest.codex_home).expanduser() if config.harvest.codex_home else None,
     )
-    if config.source in ("claude", "codex"):
-        found = [a for a in found if a == config.source]
+    if config.harvest.source in ("claude", "codex"):
+        found = [a for a in found if a == config.harvest.source]
     return found, True
 
 
@@ -244,7 +244,7 @@ def _night(
 
 
 def _score_cache(opts: NightOptions) -> ScoreCache | None:
-    days = opts.config.score_cache_days
+    days = opts.config.learning.score_cache_days
     if not days or days <= 0:
         return None
     return ScoreCache.load(project_dirs(opts.project).root / "scores.jsonl", max_age_days=days)
@@ -291,7 +291,7 @@ def _learn(
         return _finish(report, stateful, gathered, history)
     ledger_project = str(opts.project)
     pool = EvidencePool.load(user_dirs().edit_evidence, opts.project, models.target.id, docs.fingerprint())
-    budget = edit_budget(opts.config, history.nights(opts.project))
+    budget = edit_budget(opts.config.learning, history.nights(opts.project))
     if budget.note:
         report.notes.append(budget.note)
     outcome = consolidate(
@@ -330,7 +330,11 @@ def _widen(opts: NightOptions, report: NightReport, models: Models, tasks: list[
     if not any(t.split == "train" for t in tasks):
         return tasks
     widened = widen_train(
-        tasks, models, opts.project, recall_k=opts.config.recall_k, dream_factor=opts.config.dream_factor
+        tasks,
+        models,
+        opts.project,
+        recall_k=opts.config.learning.recall_k,
+        dream_factor=opts.config.learning.dream_factor,
     )
     report.notes.extend(widened.notes)
     report.task_index.update(task_summaries(widened.tasks))
@@ -358,7 +362,7 @@ def _tasks(opts: NightOptions, report: NightReport, models: Models, gathered: Ga
 
             judge_maker = LlmMiner(models.optimizer)
             grouper = LlmGrouper(models.optimizer)
-        if config.miner == "auto":
+        if config.harvest.miner == "auto":
             report.notes.append(
                 f"miner: {miner} (auto: " + ("the optimizer is a real model)" if miner == "llm" else "the simulator)")
             )
@@ -397,11 +401,13 @@ def _documents(opts: NightOptions, report: NightReport, gathered: Gathered) -> D
     docs = load_documents(
         opts.project,
         _agent(config, gathered.sources),
-        config.skill_name,
+        config.documents.skill_name,
         opts.target_skill_path,
-        max_rules=config.max_rules,
-        user_level_skill=config.user_level_skill,
-        whole_skill=whole_skill_opted_in(config.skill_name, config.edit_whole_skill, opts.edit_whole_skill),
+        max_rules=config.documents.max_rules,
+        user_level_skill=config.documents.user_level_skill,
+        whole_skill=whole_skill_opted_in(
+            config.documents.skill_name, config.documents.edit_whole_skill, opts.edit_whole_skill
+        ),
     )
     report.documents = {d.role: described(d.path) for d in docs.all()}
     return docs

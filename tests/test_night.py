@@ -58,7 +58,7 @@ def test_dry_run_stages_and_saves_nothing(project: Path, tmp_path: Path) -> None
 def test_a_night_pools_its_val_evidence_for_the_next(project: Path, tmp_path: Path) -> None:
     tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
     opts = options(project, tasks_file, backend="sim:correct=0,harmful=1,seed=2")
-    opts.config.screen_pool = 1  # gate the harmful rules rather than drop them when they fix nothing on train
+    opts.config.learning.screen_pool = 1  # gate the harmful rules rather than drop them when they fix nothing on train
     run_night(opts)
     records = json.loads(user_dirs().edit_evidence.read_text())["records"]
     assert all(r["project"] == str(project.resolve()) for r in records)
@@ -106,7 +106,7 @@ def test_a_token_budget_ends_the_night_with_a_partial_report(project: Path, tmp_
 
     tasks_file = write_tasks_file(tmp_path / "tasks.json", make_tasks())
     opts = options(project, tasks_file)
-    opts.config.max_tokens = 20_000
+    opts.config.budgets.max_tokens = 20_000
     with pytest.raises(NightStopped) as info:
         run_night(opts)
     assert info.value.code == EXIT_BUDGET and "tokens" in info.value.message

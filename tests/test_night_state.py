@@ -136,11 +136,10 @@ def test_an_oversized_or_broken_state_file_is_not_read(tmp_path: Path) -> None:
 
 
 def test_a_scheduled_night_is_followed_and_priced_like_a_run(tmp_path: Path, monkeypatch) -> None:
-    import dataclasses
 
     from skillopt_sleep import estimate
     from skillopt_sleep.commands.demo import build_demo_home
-    from skillopt_sleep.config import Config
+    from skillopt_sleep.config import Config, settings_of
     from skillopt_sleep.commands.schedule import run_project_night
     from skillopt_sleep.scheduler.schedule_file import ProjectEntry
 
@@ -148,7 +147,7 @@ def test_a_scheduled_night_is_followed_and_priced_like_a_run(tmp_path: Path, mon
     monkeypatch.setenv("SKILLOPT_SLEEP_HOME", str(home))
     config = Config(backend="sim:seed=1", agent="claude", source="claude", claude_home=str(claude))
     lines: list[str] = []
-    result = run_project_night(ProjectEntry(str(project), dataclasses.asdict(config)), lines.append)
+    result = run_project_night(ProjectEntry(str(project), settings_of(config)), lines.append)
     state = night_state.read_state(project)
     assert state is not None and state["state"] == "finished" and state["result"] == result["status"]
     assert state["calls_planned"] >= state["calls_done"] > 0

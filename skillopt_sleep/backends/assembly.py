@@ -38,12 +38,14 @@ def build_models(
     ``UserError`` (usage) naming it. ``stores``: answers kept beyond the night's memory (an
     interrupted night's journal, the score cache), consulted by both roles. ``wrap``: put each
     built backend behind another (the estimate's stand-in: ``estimate.py``)."""
-    limiter = Limiter(config.concurrency)
+    limiter = Limiter(config.models.concurrency)
     stats = Stats()
-    budget = budget or Budget(max_tokens=config.max_tokens, max_cost=config.max_cost_usd, max_calls=config.call_cap())
-    retry = RetryPolicy(attempts=config.retries, base_delay=config.retry_base_delay)
+    budget = budget or Budget(
+        max_tokens=config.budgets.max_tokens, max_cost=config.budgets.max_cost_usd, max_calls=config.call_cap()
+    )
+    retry = RetryPolicy(attempts=config.models.retries, base_delay=config.models.retry_base_delay)
     built, notes = _backends(config, wrap)  # before the clock: building one can import an SDK
-    deadline = Deadline(config.night_deadline)  # both roles: one clock, one cancel switch
+    deadline = Deadline(config.models.night_deadline)  # both roles: one clock, one cancel switch
     clients = {}
     for role in ROLES:
         key = (config.backend_for(role), config.model_for(role))
@@ -54,10 +56,10 @@ def build_models(
             role=role,
             stats=stats,
             budget=budget,
-            batch=config.batch,
+            batch=config.models.batch,
             retry=retry,
             deadline=deadline,
-            call_timeout=config.call_timeout,
+            call_timeout=config.models.call_timeout,
             stores=stores,
         )
     return Models(target=clients["target"], optimizer=clients["optimizer"], notes=notes)
@@ -75,7 +77,7 @@ def _backends(
         if key in built:
             continue
         try:
-            backend = make_backend(key[0], model=key[1], backend_options=config.backend_options)
+            backend = make_backend(key[0], model=key[1], backend_options=config.models.backend_options)
         except BackendSpecError as exc:
             raise UserError(f"--backend: {exc}", EXIT_USAGE) from None
         startup = getattr(backend, "startup_notes", None)

@@ -8,7 +8,6 @@ offline ``sim`` backend is never picked: simulated rules must not reach real doc
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
@@ -103,8 +102,10 @@ def resolve_config(
     auto_roles = [r for r in roles if is_auto(config.backend_for(r))]
     if not auto_roles:
         return config, None
-    choice = choose_backend(agents, backend_options=config.backend_options, which=which, env=env, harvested=harvested)
+    choice = choose_backend(
+        agents, backend_options=config.models.backend_options, which=which, env=env, harvested=harvested
+    )
     changes: dict[str, Any] = {roles[r]: choice.spec for r in auto_roles}
-    if is_auto(config.backend):
+    if is_auto(config.models.backend):
         changes["backend"] = choice.spec
-    return dataclasses.replace(config, **changes), choice
+    return config.replace(**changes), choice

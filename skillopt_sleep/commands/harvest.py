@@ -13,7 +13,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from skillopt_sleep.config import load_config
+from skillopt_sleep.config import HarvestSettings, load_config
 from skillopt_sleep.errors import EXIT_OK, EXIT_USAGE, UserError
 from skillopt_sleep.sanitize import sanitize
 from skillopt_sleep.types import SessionDigest, TaskRecord
@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_harvest)
 
 
-def mine_by_project(digests: list[SessionDigest], config: Any) -> tuple[list[TaskRecord], dict[str, int]]:
+def mine_by_project(digests: list[SessionDigest], harvest: HarvestSettings) -> tuple[list[TaskRecord], dict[str, int]]:
     from skillopt_sleep.mining import mine
 
     by_project: dict[str, list[SessionDigest]] = defaultdict(list)
@@ -54,10 +54,10 @@ def mine_by_project(digests: list[SessionDigest], config: Any) -> tuple[list[Tas
     for project in sorted(by_project):
         result = mine(
             by_project[project],
-            min_recurrence=config.min_recurrence,
-            seed=config.split_seed,
-            val_fraction=config.val_fraction,
-            test_fraction=config.test_fraction,
+            min_recurrence=harvest.min_recurrence,
+            seed=harvest.split_seed,
+            val_fraction=harvest.val_fraction,
+            test_fraction=harvest.test_fraction,
         )
         tasks.extend(result.tasks)
         counts["one_off_groups"] += result.one_off
@@ -74,11 +74,15 @@ def cmd_harvest(args: argparse.Namespace) -> int:
     if not args.all_projects and not project.is_dir():
         raise UserError(f"project {project} is not a directory", EXIT_USAGE)
     config = load_config(project, {"source": args.source})
-    claude_home = args.claude_home or (Path(config.claude_home).expanduser() if config.claude_home else None)
-    codex_home = args.codex_home or (Path(config.codex_home).expanduser() if config.codex_home else None)
+    claude_home = args.claude_home or (
+        Path(config.harvest.claude_home).expanduser() if config.harvest.claude_home else None
+    )
+    codex_home = args.codex_home or (
+        Path(config.harvest.codex_home).expanduser() if config.harvest.codex_home else None
+    )
     result = harvest(
         None if args.all_projects else project,
-        source=config.source,
+        source=config.harvest.source,
         claude_home=claude_home,
         codex_home=codex_home,
         since=parse_since(args.since),
@@ -93,7 +97,7 @@ def cmd_harvest(args: argparse.Namespace) -> int:
         print(f"skillopt-sleep: warning: {sanitize(line)}", file=sys.stderr)
     if not args.quiet:
         print(f"skillopt-sleep: {sanitize(describe_read(result))}", file=sys.stderr)
-    tasks, counts = mine_by_project(result.digests, config)
+    tasks, counts = mine_by_project(result.digests, config.harvest)
     if args.output:
         save_tasks(args.output, tasks, reviewed=False)
     if args.json:

@@ -198,7 +198,7 @@ def cmd_night(args: argparse.Namespace, mode: str) -> int:
 
         return detach(args, project)
     if args.backend and not getattr(args, "optimizer_backend", None):
-        config.target_backend = config.optimizer_backend = None
+        config.models.target_backend = config.models.optimizer_backend = None
     opts = NightOptions(
         project=project,
         config=config,

@@ -123,7 +123,7 @@ def plan_schedule(
     for project in named:
         config = load_config(Path(project), _overrides(backend, model))
         if backend:
-            config.target_backend = config.optimizer_backend = None
+            config.models.target_backend = config.models.optimizer_backend = None
         needs = _preflight(warn, Needs(), check_backends, config, env_vars, which)
         path += needs.path
         entries[project] = ProjectEntry(project, config_record(config, needs), auto_adopt, now_iso())

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from collections.abc import Iterable, Mapping, Sequence
 
-from skillopt_sleep.config import Config
+from skillopt_sleep.config import GateSettings
 from skillopt_sleep.types import GateDecision, TaskDelta
 from skillopt_sleep.gate.exact import exact_p
 from skillopt_sleep.gate import stats
@@ -44,14 +44,16 @@ from skillopt_sleep.gate.stats import t_quantile
 
 @dataclass(frozen=True)
 class GateConfig:
-    """The gate's settings. Those a person can change are declared once, in ``Config`` (the same
-    names): their defaults are read from there."""
+    """The gate's settings. Those a person can change are declared once, in ``Config``'s ``gate``
+    section (the same names): their defaults are read from there (``GateSettings``)."""
 
-    min_gain: float = Config.min_gain
-    gain_alpha: float = Config.gain_alpha  # chance of accepting an edit whose true gain is zero
+    min_gain: float = GateSettings.min_gain
+    gain_alpha: float = GateSettings.gain_alpha  # chance of accepting an edit whose true gain is zero
     looks: int = 1  # how many times the caller may test as samples grow (sequential testing)
-    regression_tolerance: float = Config.regression_tolerance
-    regression_alpha: float = Config.regression_alpha  # family-wise false-alarm rate of the per-task regression tests
+    regression_tolerance: float = GateSettings.regression_tolerance
+    regression_alpha: float = (
+        GateSettings.regression_alpha
+    )  # family-wise false-alarm rate of the per-task regression tests
     mean_alpha: float = 0.3  # chance of passing an edit whose all-task mean does not rise
     futility_z: float = 1.0  # stop sampling once even gain + futility_z x se could not pass
     harm_alpha: float = 0.05  # chance of calling a harmless edit harmful (and banning it)

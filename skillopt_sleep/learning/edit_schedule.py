@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from skillopt_sleep.config import LearningSettings
+
 KINDS = ("constant", "linear", "cosine")
 # statuses of a night that ran the learning loop to its end (``NightReport.status``)
 LEARNING_STATUSES = frozenset({"staged", "no-change", "proposed"})
@@ -67,16 +69,19 @@ class Budget:
     note: str  # what the report says about it ("" for a constant schedule: nothing to say)
 
 
-def schedule_from(config: Any) -> EditSchedule:
-    """The schedule a ``Config`` names (``max_edits`` is its first-night value)."""
+def schedule_from(learning: LearningSettings) -> EditSchedule:
+    """The schedule a config's ``learning`` section names (``max_edits`` is its first-night value)."""
     return EditSchedule(
-        kind=config.edit_schedule, initial=config.max_edits, floor=config.edit_floor, horizon=config.edit_horizon
+        kind=learning.edit_schedule,
+        initial=learning.max_edits,
+        floor=learning.edit_floor,
+        horizon=learning.edit_horizon,
     )
 
 
-def edit_budget(config: Any, nights: list[dict[str, Any]]) -> Budget:
+def edit_budget(learning: LearningSettings, nights: list[dict[str, Any]]) -> Budget:
     """Tonight's edit budget for a project whose recorded nights are ``nights``."""
-    schedule = schedule_from(config)
+    schedule = schedule_from(learning)
     night = learning_nights(nights)
     note = schedule.describe(night) if schedule.kind != "constant" else ""
     return Budget(schedule.edits_for(night), note)

@@ -34,8 +34,8 @@ def last_night_started(project: Path) -> datetime | None:
 def _homes(config: Config) -> dict[str, Path]:
     from skillopt_sleep.sources import SOURCES
 
-    given = {"claude": config.claude_home, "codex": config.codex_home}
-    wanted = list(SOURCES) if config.source in ("auto", "all") else [config.source]
+    given = {"claude": config.harvest.claude_home, "codex": config.harvest.codex_home}
+    wanted = list(SOURCES) if config.harvest.source in ("auto", "all") else [config.harvest.source]
     return {
         name: Path(home).expanduser() if (home := given.get(name)) else SOURCES[name].default_home()
         for name in wanted
@@ -73,7 +73,7 @@ def nothing_new(project: Path, config: Config) -> str | None:
 
     if not project.is_dir() or interrupted_nights(project):
         return None
-    if config.source not in ("auto", "all", "claude", "codex"):
+    if config.harvest.source not in ("auto", "all", "claude", "codex"):
         return None
     since = last_night_started(project)
     if written_since(project, config, since):

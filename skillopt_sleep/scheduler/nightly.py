@@ -10,7 +10,6 @@ and the missed-night notice read. Everything written is redacted and free of con
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -20,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
-from skillopt_sleep.config import Config, validate
+from skillopt_sleep.config import SECTION_OF, Config, validate
 from skillopt_sleep.errors import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, UserError
 from skillopt_sleep.paths import user_dirs
 from skillopt_sleep.redact import redact
@@ -41,8 +40,7 @@ def clean(text: str) -> str:
 
 
 def config_from_record(values: dict[str, Any]) -> Config:
-    known = {f.name for f in dataclasses.fields(Config)}
-    unknown = sorted(set(values) - known)
+    unknown = sorted(set(values) - set(SECTION_OF))
     if unknown:
         raise UserError(
             f"recorded config has unknown settings {unknown}; run `skillopt-sleep schedule` again", EXIT_CONFIG

@@ -6,7 +6,6 @@ the recorded PATH — will find what its backends need: an API key for the SDK b
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import shutil
@@ -18,7 +17,7 @@ from typing import Any
 from skillopt_sleep import paths
 from skillopt_sleep.backends import BackendSpecError, cli_command, key_env, spec_options
 from skillopt_sleep.backends.auto import AUTO, choose_backend, is_auto
-from skillopt_sleep.config import Config
+from skillopt_sleep.config import Config, settings_of
 from skillopt_sleep.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 from skillopt_sleep.redact import redact
 from skillopt_sleep.scheduler.base import has_control_chars
@@ -53,7 +52,7 @@ def _spec_name_and_options(spec: str, config: Config) -> tuple[str, dict[str, An
     if is_auto(spec):
         return AUTO, {}
     try:
-        return spec_options(spec, config.backend_options)
+        return spec_options(spec, config.models.backend_options)
     except BackendSpecError as exc:
         raise UserError(f"backend {spec!r}: {exc}", EXIT_CONFIG) from None
 
@@ -61,10 +60,10 @@ def _spec_name_and_options(spec: str, config: Config) -> tuple[str, dict[str, An
 def _auto_choice(config: Config, env_file_vars: Mapping[str, str], which: Which) -> str | None:
     """What ``auto`` would pick for the job (the same rule as a night's, backends/auto.py), seen
     from the job's environment: the env file's variables, not the shell's."""
-    agents = [config.agent] if config.agent in ("claude", "codex") else []
+    agents = [config.documents.agent] if config.documents.agent in ("claude", "codex") else []
     try:
         return choose_backend(
-            agents, backend_options=config.backend_options, which=which, env=env_file_vars, harvested=False
+            agents, backend_options=config.models.backend_options, which=which, env=env_file_vars, harvested=False
         ).spec
     except UserError:
         return None
@@ -154,11 +153,11 @@ def _refuse_secrets_in(record: dict[str, Any]) -> None:
 
 
 def config_record(config: Config, needs: Needs) -> dict[str, Any]:
-    """Every Config field, with the agents' data homes and the CLI binaries made absolute, so
-    the job's night uses exactly what the user's shell would have."""
-    record = dataclasses.asdict(config)
-    record["claude_home"] = str(Path(config.claude_home or paths.claude_home()).expanduser().absolute())
-    record["codex_home"] = str(Path(config.codex_home or paths.codex_home()).expanduser().absolute())
+    """Every setting by its flat name (``settings_of``), with the agents' data homes and the CLI
+    binaries made absolute, so the job's night uses exactly what the user's shell would have."""
+    record = settings_of(config)
+    record["claude_home"] = str(Path(config.harvest.claude_home or paths.claude_home()).expanduser().absolute())
+    record["codex_home"] = str(Path(config.harvest.codex_home or paths.codex_home()).expanduser().absolute())
     options = {k: dict(v) for k, v in (record.get("backend_options") or {}).items()}
     for backend, binary in needs.binaries.items():
         options.setdefault(backend, {}).setdefault("command", binary)

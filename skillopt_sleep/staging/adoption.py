@@ -91,9 +91,9 @@ def allowed_targets(project: Path, config: Config | None = None, skill_path: Pat
         skill, memory = document_paths(
             project,
             agent,
-            config.skill_name,
+            config.documents.skill_name,
             Path(skill_path).expanduser() if skill_path else None,
-            config.user_level_skill,
+            config.documents.user_level_skill,
         )
         skills.add(checked_document(project, skill))  # refused when it resolves outside
         memories.add(checked_document(project, memory))

@@ -71,10 +71,10 @@ def test_resolve_config_replaces_only_auto_roles() -> None:
     assert choice is not None and choice.spec == "claude-cli"
     assert resolved.backend_for("target") == "sim:seed=3"
     assert resolved.backend_for("optimizer") == "claude-cli"
-    assert config.backend == "auto"  # the caller's config is not changed
+    assert config.models.backend == "auto"  # the caller's config is not changed
     same, none = resolve_config(Config(backend="sim"), ["claude"], which=which_of(), env={})
-    assert none is None and same.backend == "sim"
+    assert none is None and same.models.backend == "sim"
 
 
 def test_auto_is_the_default_backend() -> None:
-    assert Config().backend == "auto"
+    assert Config().models.backend == "auto"

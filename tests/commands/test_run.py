@@ -251,7 +251,7 @@ def test_the_deadline_flag_and_config(tmp_path: Path, home: Path) -> None:
     assert parse_duration("90") == 90.0 and parse_duration("30m") == 1800.0 and parse_duration("2h") == 7200.0
     with pytest.raises(UserError):
         parse_duration("soon")
-    assert Config().night_deadline and Config().call_timeout
+    assert Config().models.night_deadline and Config().models.call_timeout
 
 
 def test_a_bad_deadline_flag_is_a_usage_error(home: Path, tmp_path: Path, capsys) -> None:

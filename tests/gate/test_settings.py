@@ -11,6 +11,6 @@ def test_the_settings_reach_the_loop() -> None:
     loop = LoopSettings.from_config(Config(retire_rules=False, retire_margin=0.2))
     assert (loop.retire_rules, loop.retire_margin) == (False, 0.2)
     assert (LoopSettings().retire_rules, LoopSettings().retire_margin) == (
-        Config().retire_rules,
-        Config().retire_margin,
+        Config().documents.retire_rules,
+        Config().documents.retire_margin,
     )

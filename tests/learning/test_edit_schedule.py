@@ -1,10 +1,8 @@
-from types import SimpleNamespace
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillopt_sleep.config import load_config
+from skillopt_sleep.config import LearningSettings, load_config
 from skillopt_sleep.learning.edit_schedule import EditSchedule, edit_budget, learning_nights
 from skillopt_sleep.errors import UserError
 
@@ -65,18 +63,18 @@ def test_only_learning_nights_advance_the_schedule():
 
 
 def test_budget_from_config_and_history():
-    config = SimpleNamespace(edit_schedule="linear", max_edits=4, edit_floor=1, edit_horizon=3)
+    config = LearningSettings(edit_schedule="linear", max_edits=4, edit_floor=1, edit_horizon=3)
     nights = [{"status": "staged", "mode": "run"}] * 2
     budget = edit_budget(config, nights)
     assert budget.edits == 2
     assert "night 3" in budget.note and "linear" in budget.note
-    constant = SimpleNamespace(edit_schedule="constant", max_edits=4, edit_floor=1, edit_horizon=3)
+    constant = LearningSettings(edit_schedule="constant", max_edits=4, edit_floor=1, edit_horizon=3)
     assert edit_budget(constant, nights).edits == 4 and edit_budget(constant, nights).note == ""
 
 
 def test_config_keys_are_validated(tmp_path):
     config = load_config(None, overrides={"edit_schedule": "cosine", "edit_floor": 2, "edit_horizon": 5}, env={})
-    assert (config.edit_schedule, config.edit_floor, config.edit_horizon) == ("cosine", 2, 5)
+    assert (config.learning.edit_schedule, config.learning.edit_floor, config.learning.edit_horizon) == ("cosine", 2, 5)
     with pytest.raises(UserError, match="edit_schedule must be"):
         load_config(None, overrides={"edit_schedule": "step"}, env={})
     with pytest.raises(UserError, match="edit_floor must not exceed"):

@@ -70,7 +70,7 @@ def test_each_project_runs_with_its_recorded_config_and_the_env_file(
         from skillopt_sleep.scheduler.nightly import config_from_record
 
         config = config_from_record(entry.config)
-        seen.append((entry.project, config.k, config.max_edits, os.environ.get("ANTHROPIC_API_KEY")))
+        seen.append((entry.project, config.learning.k, config.learning.max_edits, os.environ.get("ANTHROPIC_API_KEY")))
         log(f"night with api key {os.environ.get('ANTHROPIC_API_KEY')}\x1b[31m")
         return {"night_id": "n", "status": "ok"}
 
@@ -148,10 +148,9 @@ def test_schedule_file_is_read_from_the_recorded_locations(
 def test_a_scheduled_night_continues_an_interrupted_one(tmp_path: Path) -> None:
     """A night stopped midway (here by its token budget) left its finished calls behind; the
     scheduled night takes it up under the same id and does not pay for them again."""
-    import dataclasses
 
     from skillopt_sleep.store.call_journal import interrupted_nights
-    from skillopt_sleep.config import Config
+    from skillopt_sleep.config import Config, settings_of
     from skillopt_sleep.night import NightOptions, NightStopped, run_night
     from skillopt_sleep.commands.schedule import run_project_night
     from skillopt_sleep.scheduler.schedule_file import ProjectEntry
@@ -159,10 +158,10 @@ def test_a_scheduled_night_continues_an_interrupted_one(tmp_path: Path) -> None:
     _, claude, project = build_demo_home(tmp_path)
     config = Config(backend="sim:seed=2", agent="claude", source="claude", claude_home=str(claude))
     with pytest.raises(NightStopped):
-        run_night(NightOptions(project=project, mode="run", config=dataclasses.replace(config, max_tokens=40_000)))
+        run_night(NightOptions(project=project, mode="run", config=config.replace(max_tokens=40_000)))
     [interrupted] = interrupted_nights(project)
     lines: list[str] = []
-    result = run_project_night(ProjectEntry(str(project), dataclasses.asdict(config)), lines.append)
+    result = run_project_night(ProjectEntry(str(project), settings_of(config)), lines.append)
     assert result["night_id"] == interrupted and result["status"] in ("staged", "no-change")
     assert any(f"resuming the interrupted night {interrupted}" in line for line in lines)
     assert any("call(s) the interrupted night had finished are not made again" in line for line in lines)
