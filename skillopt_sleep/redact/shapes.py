@@ -28,7 +28,7 @@ def _has_digit(token: str) -> bool:
 
 def _newrelic(token: str) -> bool:
     """A New Relic key: any with a digit, and a user key of its documented shape (``NRAK-`` and 27
-    upper-case letters or digits) also without one — one key in about 7,000 is letters only."""
+    upper-case letters or digits) also without one — one key in about 6,500 is letters only."""
     return _has_digit(token) or re.fullmatch(r"NRAK-[A-Z]{27}", token) is not None
 
 
