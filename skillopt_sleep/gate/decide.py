@@ -155,13 +155,12 @@ def _fallen_kinds(
     out = []
     for kind, ids in sorted(groups.items()):
         rows = [per_task[index[tid]] for tid in ids]
-        drop = -sum(d.delta for d in rows) / len(rows)
-        se = math.sqrt(sum(ses[index[tid]] ** 2 for tid in ids)) / len(rows)
+        gain, se, df = _gain(rows, [ses[index[tid]] for tid in ids])
+        drop = -gain
         if drop <= cfg.regression_tolerance:
             out.append((kind, ids, "", False))
             continue
         p = exact_p(candidate, baseline, ids)
-        df = max(1, sum(d.n_baseline + d.n_candidate - 2 for d in rows))
         fell = p <= alpha if p is not None else drop > t_quantile(1 - alpha, df) * se
         before, after = sum(d.baseline for d in rows) / len(rows), sum(d.candidate for d in rows) / len(rows)
         evidence = f"p {p:.2g}, exact" if p is not None else f"se {se:.3f}"
