@@ -26,7 +26,7 @@ import msgspec
 from skillopt_sleep.backend_spec import BACKEND_NAMES, BackendSpecError, parse_spec
 from skillopt_sleep.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 from skillopt_sleep.files import read_regular
-from skillopt_sleep.paths import project_dirs, user_dirs
+from skillopt_sleep.paths import TRANSCRIPT_SOURCES, project_dirs, user_dirs
 
 
 @dataclass
@@ -87,14 +87,23 @@ class DocumentSettings:
 class HarvestSettings:
     """Which transcripts are read, and how they become train, val and test tasks."""
 
-    source: str = "auto"  # claude | codex | auto | all
-    claude_home: str | None = None
+    source: str = "auto"  # an agent of paths.TRANSCRIPT_SOURCES | auto | all
+    claude_home: str | None = None  # each agent's data dir (default: the agent's own, e.g. ~/.claude)
     codex_home: str | None = None
+    copilot_home: str | None = None
+    gemini_home: str | None = None
+    opencode_home: str | None = None
+    pi_home: str | None = None
     min_recurrence: int = 2
     miner: str = "auto"  # auto | heuristic | llm (auto: llm whenever the optimizer is a real model)
     split_seed: int = 0
     val_fraction: float = 0.34
     test_fraction: float = 0.0
+
+    def homes(self) -> dict[str, Path]:
+        """The data dirs set for agents (``<agent>_home``), by agent; the others read their default."""
+        given = {name: getattr(self, f"{name}_home") for name in TRANSCRIPT_SOURCES}
+        return {name: Path(home).expanduser() for name, home in given.items() if home}
 
 
 @dataclass
@@ -407,7 +416,10 @@ def validate(config: Config, origins: Mapping[str, str] | None = None) -> Config
     learning, gate = config.learning, config.gate
     checks = [
         (documents.agent in ("claude", "codex", "auto"), "agent must be claude, codex or auto"),
-        (harvest.source in ("claude", "codex", "auto", "all"), "source must be claude, codex, auto or all"),
+        (
+            harvest.source in (*TRANSCRIPT_SOURCES, "auto", "all"),
+            f"source must be one of {', '.join(TRANSCRIPT_SOURCES)}, auto or all",
+        ),
         (harvest.miner in ("auto", "heuristic", "llm"), "miner must be auto, heuristic or llm"),
         (learning.k >= 1, "k must be at least 1"),
         (learning.k_agree >= 0, "k_agree must be >= 0 (0: every train task gets k samples)"),

@@ -63,8 +63,7 @@ def read_transcripts(opts: Asked) -> Any:
     return harvest(
         opts.project,
         source=config.harvest.source,
-        claude_home=Path(config.harvest.claude_home).expanduser() if config.harvest.claude_home else None,
-        codex_home=Path(config.harvest.codex_home).expanduser() if config.harvest.codex_home else None,
+        homes=config.harvest.homes(),
         since=opts.since,
         state_dir=user_dirs().state,
         progress=opts.progress,
@@ -82,12 +81,7 @@ def gather_tasks(opts: Asked, judge_maker: Any = None, grouper: Any = None) -> G
     result = opts.harvested if opts.harvested is not None else read_transcripts(opts)
     from skillopt_sleep.sources import describe_read, home_warnings
 
-    notes = [
-        f"warning: {line}"
-        for line in home_warnings(
-            result, {"claude": bool(config.harvest.claude_home), "codex": bool(config.harvest.codex_home)}
-        )
-    ]
+    notes = [f"warning: {line}" for line in home_warnings(result, {name: True for name in config.harvest.homes()})]
     for line in notes:
         opts.progress(line)
     notes.append(f"{describe_read(result)}; {len(result.digests)} session(s) for this project")

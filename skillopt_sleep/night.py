@@ -135,12 +135,8 @@ def _auto_agents(opts: NightOptions) -> tuple[list[str], bool]:
         return [], False
     from skillopt_sleep.sources import available_sources
 
-    found = available_sources(
-        opts.project,
-        claude_home=Path(config.harvest.claude_home).expanduser() if config.harvest.claude_home else None,
-        codex_home=Path(config.harvest.codex_home).expanduser() if config.harvest.codex_home else None,
-    )
-    if config.harvest.source in ("claude", "codex"):
+    found = available_sources(opts.project, homes=config.harvest.homes())
+    if config.harvest.source not in ("auto", "all"):
         found = [a for a in found if a == config.harvest.source]
     return found, True
 

@@ -112,6 +112,16 @@ def notice_key(project: str | os.PathLike[str]) -> str:
     return project_fingerprint(project)[:16]
 
 
+# The agents whose sessions a night can read, by the name ``--source``, ``--<name>-home`` and the
+# transcripts' ``source`` field use: how a person calls the agent, and where its data dir is unless
+# one is given. ``sources.SOURCES`` has one reader for each (a test keeps the two equal); the table is
+# low in the package so that the config and the command line know the names without the readers.
+TRANSCRIPT_SOURCES: dict[str, tuple[str, str]] = {
+    "claude": ("Claude Code", "$CLAUDE_CONFIG_DIR or ~/.claude"),
+    "codex": ("Codex", "$CODEX_HOME or ~/.codex"),
+}
+
+
 def claude_home() -> Path:
     """Claude Code's data directory (``CLAUDE_CONFIG_DIR`` overrides ``~/.claude``)."""
     env = os.environ.get("CLAUDE_CONFIG_DIR")

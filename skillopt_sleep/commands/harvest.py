@@ -13,6 +13,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from skillopt_sleep.commands.flags import add_source_flags, home_overrides
 from skillopt_sleep.config import HarvestSettings, load_config
 from skillopt_sleep.errors import EXIT_OK, EXIT_USAGE, UserError
 from skillopt_sleep.sanitize import sanitize
@@ -23,19 +24,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "harvest",
         help="show harvested sessions and mined tasks, or write a tasks draft",
-        description="Read Claude Code / Codex transcripts (read-only), mine the recurring "
+        description="Read the agents' session transcripts (read-only), mine the recurring "
         "tasks, and show them; --output writes a skillopt_sleep.tasks.v1 draft "
         "(reviewed: false) to check by hand and replay with `run --tasks-file`.",
     )
     p.add_argument("--project", default=".", help="project directory (default: the current one)")
     p.add_argument("--all-projects", action="store_true", help="every project found in the transcripts")
-    p.add_argument(
-        "--source",
-        choices=("claude", "codex", "auto", "all"),
-        help="which agent's transcripts (auto: those that have sessions for the project)",
-    )
-    p.add_argument("--claude-home", type=Path, help="Claude Code data dir (default ~/.claude)")
-    p.add_argument("--codex-home", type=Path, help="Codex data dir (default $CODEX_HOME or ~/.codex)")
+    add_source_flags(p)
     p.add_argument("--since", default="all", help='only sessions active since this ISO-8601 time, or "all"')
     p.add_argument("--output", type=Path, help="write a tasks draft (reviewed: false) to this file")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
@@ -73,18 +68,12 @@ def cmd_harvest(args: argparse.Namespace) -> int:
     project = Path(args.project).expanduser().resolve()
     if not args.all_projects and not project.is_dir():
         raise UserError(f"project {project} is not a directory", EXIT_USAGE)
-    config = load_config(project, {"source": args.source})
-    claude_home = args.claude_home or (
-        Path(config.harvest.claude_home).expanduser() if config.harvest.claude_home else None
-    )
-    codex_home = args.codex_home or (
-        Path(config.harvest.codex_home).expanduser() if config.harvest.codex_home else None
-    )
+    config = load_config(project, {"source": args.source, **home_overrides(args)})
+    homes = config.harvest.homes()
     result = harvest(
         None if args.all_projects else project,
         source=config.harvest.source,
-        claude_home=claude_home,
-        codex_home=codex_home,
+        homes=homes,
         since=parse_since(args.since),
         all_projects=args.all_projects,
         state_dir=None,
@@ -92,7 +81,7 @@ def cmd_harvest(args: argparse.Namespace) -> int:
     )
     from skillopt_sleep.sources import describe_read, home_warnings
 
-    warnings = home_warnings(result, {"claude": claude_home is not None, "codex": codex_home is not None})
+    warnings = home_warnings(result, {name: True for name in homes})
     for line in warnings:
         print(f"skillopt-sleep: warning: {sanitize(line)}", file=sys.stderr)
     if not args.quiet:

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from skillopt_sleep.commands.flags import add_source_flags, home_overrides
 from skillopt_sleep.config import load_config
 from skillopt_sleep.errors import EXIT_USAGE, UserError
 from skillopt_sleep.types import parse_time
@@ -44,10 +45,8 @@ def add_night_flags(p: argparse.ArgumentParser) -> None:
         choices=("claude", "codex", "auto"),
         help="whose documents to evolve (auto: the agent whose sessions were harvested)",
     )
-    p.add_argument("--source", choices=("claude", "codex", "auto", "all"), help="transcripts to harvest")
+    add_source_flags(p)
     p.add_argument("--since", help='only sessions active since this ISO-8601 time, or "all" (the default)')
-    p.add_argument("--claude-home", help="Claude Code data dir (default ~/.claude)")
-    p.add_argument("--codex-home", help="Codex data dir (default $CODEX_HOME or ~/.codex)")
     p.add_argument(
         "--miner",
         choices=("auto", "heuristic", "llm"),
@@ -180,11 +179,9 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
         "max_tokens",
         "max_cost_usd",
         "max_calls",
-        "claude_home",
-        "codex_home",
         "night_deadline",
     )
-    return {k: getattr(args, k, None) for k in keys}
+    return {**{k: getattr(args, k, None) for k in keys}, **home_overrides(args)}
 
 
 def cmd_night(args: argparse.Namespace, mode: str) -> int:

@@ -34,13 +34,9 @@ def last_night_started(project: Path) -> datetime | None:
 def _homes(config: Config) -> dict[str, Path]:
     from skillopt_sleep.sources import SOURCES
 
-    given = {"claude": config.harvest.claude_home, "codex": config.harvest.codex_home}
+    given = config.harvest.homes()
     wanted = list(SOURCES) if config.harvest.source in ("auto", "all") else [config.harvest.source]
-    return {
-        name: Path(home).expanduser() if (home := given.get(name)) else SOURCES[name].default_home()
-        for name in wanted
-        if name in SOURCES
-    }
+    return {name: given.get(name) or SOURCES[name].default_home() for name in wanted if name in SOURCES}
 
 
 def written_since(project: Path, config: Config, since: datetime | None) -> bool:

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillopt_sleep import paths
 from skillopt_sleep.backends import BackendSpecError, cli_command, key_env, spec_options
 from skillopt_sleep.backends.auto import AUTO, choose_backend, is_auto
 from skillopt_sleep.config import Config, settings_of
 from skillopt_sleep.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 from skillopt_sleep.redact import redact
 from skillopt_sleep.scheduler.base import has_control_chars
+from skillopt_sleep.sources import SOURCES
 
 SECRET_OPTION_NAMES = ("api_key", "key", "token", "secret", "password", "auth")
 
@@ -156,8 +156,9 @@ def config_record(config: Config, needs: Needs) -> dict[str, Any]:
     """Every setting by its flat name (``settings_of``), with the agents' data homes and the CLI
     binaries made absolute, so the job's night uses exactly what the user's shell would have."""
     record = settings_of(config)
-    record["claude_home"] = str(Path(config.harvest.claude_home or paths.claude_home()).expanduser().absolute())
-    record["codex_home"] = str(Path(config.harvest.codex_home or paths.codex_home()).expanduser().absolute())
+    given = config.harvest.homes()
+    for name, source in SOURCES.items():
+        record[f"{name}_home"] = str((given.get(name) or source.default_home()).expanduser().absolute())
     options = {k: dict(v) for k, v in (record.get("backend_options") or {}).items()}
     for backend, binary in needs.binaries.items():
         options.setdefault(backend, {}).setdefault("command", binary)

@@ -35,6 +35,9 @@ MAX_PROMPT_CHARS = 4000
 MAX_REPLY_CHARS = 2000
 MAX_FEEDBACK_CHARS = 300
 MAX_ITEMS = 500  # per list in one digest; the turn counters stay exact
+# A file an agent rewrites as a whole (a JSON document, an SQLite database) is read whole, so it is
+# bounded as a whole: a larger one is skipped (``whole_file_too_large``), never half read.
+MAX_WHOLE_FILE_BYTES = 256 * 1024 * 1024
 
 # One outcome per line. "used" / "ignored" are not problems; everything else is a skip reason.
 USED = "used"
@@ -50,9 +53,17 @@ class LineParser(Protocol):
 
 
 class Source(Protocol):
-    """One agent's transcripts. Adding an agent is adding a module with one of these."""
+    """One agent's transcripts. Adding an agent is adding a module with one of these.
 
-    name: str
+    Most agents append one JSON record per line: ``parser`` reads the new lines and resumes from a
+    checkpoint. An agent that rewrites its file as a whole sets ``whole_file`` and implements
+    ``read_whole(path, skipped) -> (digests, excluded session ids)``; the harvest calls it with a
+    regular file of at most ``MAX_WHOLE_FILE_BYTES`` whenever the file (or its ``-wal``) changed
+    size or time, and what it returns replaces what the file gave before.
+    """
+
+    name: str  # as in ``paths.TRANSCRIPT_SOURCES``
+    whole_file: bool
 
     def default_home(self) -> Path: ...
 

@@ -304,6 +304,7 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 
 class ClaudeCodeSource:
     name = NAME
+    whole_file = False
 
     def default_home(self) -> Path:
         return paths.claude_home()

@@ -342,6 +342,7 @@ def _walk(root: Path, skipped: Counter[str]) -> Iterator[Path]:
 
 class CodexSource:
     name = NAME
+    whole_file = False
 
     def default_home(self) -> Path:
         return paths.codex_home()

@@ -12,7 +12,7 @@ import stat as stat_module
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..types import SessionDigest, utc
@@ -25,7 +25,7 @@ from .store import HarvestStore
 SOURCES: dict[str, Source] = {"claude": ClaudeCodeSource(), "codex": CodexSource()}
 
 
-SOURCE_CHOICES = ("claude", "codex", "auto", "all")
+SOURCE_CHOICES = (*SOURCES, "auto", "all")
 _EPOCH = datetime.min.replace(tzinfo=timezone.utc)
 
 
@@ -78,12 +78,31 @@ def _source_names(source: str) -> list[str]:
     raise ValueError(f"unknown transcript source {source!r}; expected one of {', '.join(SOURCE_CHOICES)}")
 
 
-def _homes(claude_home: Path | None, codex_home: Path | None) -> dict[str, Path]:
-    homes = {
-        "claude": Path(claude_home) if claude_home else SOURCES["claude"].default_home(),
-        "codex": Path(codex_home) if codex_home else SOURCES["codex"].default_home(),
+def _homes(
+    homes: Mapping[str, Path | None] | None, claude_home: Path | None = None, codex_home: Path | None = None
+) -> dict[str, Path]:
+    """Every agent's data dir: the one given (``homes``, or the older ``claude_home`` /
+    ``codex_home``), else the agent's default."""
+    given = {name: home for name, home in (homes or {}).items() if home}
+    if claude_home:
+        given["claude"] = claude_home
+    if codex_home:
+        given["codex"] = codex_home
+    return {
+        name: Path(os.path.abspath(Path(given.get(name) or source.default_home()).expanduser()))
+        for name, source in SOURCES.items()
     }
-    return {name: Path(os.path.abspath(home.expanduser())) for name, home in homes.items()}
+
+
+def _stamp(path: Path, stat: os.stat_result) -> list[int]:
+    """What tells that a whole file changed: its size and time, and those of its SQLite write-ahead
+    log, where new rows wait before they reach the database file."""
+    stamp = [int(stat.st_size), int(stat.st_mtime_ns)]
+    try:
+        wal = os.stat(f"{path}-wal")
+    except OSError:
+        return stamp
+    return [*stamp, int(wal.st_size), int(wal.st_mtime_ns)]
 
 
 def _plan(name: str, home: Path, store: HarvestStore, skipped: Counter[str], seen: set[str]) -> list[FileTask]:
@@ -102,6 +121,17 @@ def _plan(name: str, home: Path, store: HarvestStore, skipped: Counter[str], see
         identity = [int(stat.st_dev), int(stat.st_ino)]
         checkpoint = store.checkpoints.get(key)
         offset, state = 0, {}
+        if SOURCES[name].whole_file:  # read again from the start whenever it changed at all
+            stamp = _stamp(path, stat)
+            if (
+                isinstance(checkpoint, dict)
+                and checkpoint.get("source") == name
+                and checkpoint.get("identity") == identity
+                and checkpoint.get("stamp") == stamp
+            ):
+                continue
+            tasks.append(FileTask(name, key, 0, {}, stat.st_size, stamp))
+            continue
         if (
             isinstance(checkpoint, dict)
             and checkpoint.get("source") == name
@@ -131,6 +161,7 @@ def harvest(
     project: str | os.PathLike[str] | None,
     *,
     source: str = "auto",
+    homes: Mapping[str, Path | None] | None = None,
     claude_home: Path | None = None,
     codex_home: Path | None = None,
     since: datetime | None = None,
@@ -141,14 +172,15 @@ def harvest(
     """Read the transcripts of ``project`` (a session belongs to it when its cwd is the project
     directory or inside it; ``None`` or ``all_projects`` = every project) into SessionDigests.
 
-    ``source``: ``claude`` | ``codex`` | ``all`` | ``auto`` (read both; ``sources_used`` names the
-    agents that have sessions for the project). With ``state_dir`` only bytes appended since the
+    ``source``: an agent of ``SOURCES`` | ``all`` | ``auto`` (read every agent; ``sources_used`` names
+    the agents that have sessions for the project). ``homes``: data dirs by agent (the others: each
+    agent's default). With ``state_dir`` only bytes appended since the
     last committed harvest are read and earlier sessions come from the digest cache; without it
     every file is read in full and ``commit`` does nothing. ``since`` keeps sessions whose last
     activity is at or after it. Raises ``ValueError`` only for an unknown ``source``.
     """
     names = _source_names(source)
-    homes = _homes(claude_home, codex_home)
+    dirs = _homes(homes, claude_home, codex_home)
     wanted = ProjectFilter(None if all_projects else project)
     store = HarvestStore(Path(state_dir) if state_dir is not None else None)
     skipped: Counter[str] = Counter()
@@ -157,7 +189,7 @@ def harvest(
     files_found: dict[str, int] = {}
     for name in names:
         before = len(seen)
-        tasks.extend(_plan(name, homes[name], store, skipped, seen))
+        tasks.extend(_plan(name, dirs[name], store, skipped, seen))
         files_found[name] = len(seen) - before
     store.vanished = {
         path
@@ -184,6 +216,8 @@ def harvest(
             "offset": result.offset,
             "state": result.state,
         }
+        if task.stamp is not None:
+            checkpoint["stamp"] = task.stamp
         store.new_checkpoints[task.path] = (store.checkpoints.get(task.path), checkpoint)
         for session_id in result.excluded:
             store.drop(task.source, _own_id(store, task, session_id), task.path)
@@ -214,7 +248,7 @@ def harvest(
         files_read=files_read,
         bytes_read=bytes_read,
         sources_used=sources_used,
-        homes={name: str(homes[name]) for name in names},
+        homes={name: str(dirs[name]) for name in names},
         files_found=files_found,
         _store=store if state_dir is not None else None,
     )
@@ -223,15 +257,14 @@ def harvest(
 def home_warnings(result: HarvestResult, given: dict[str, bool]) -> list[str]:
     """One line per data dir the user named (``given[source]``) that does not exist or holds no
     transcripts: a mistyped ``--claude-home`` must not look like a quiet day."""
-    flags = {"claude": "--claude-home", "codex": "--codex-home"}
     lines = []
     for name, home in result.homes.items():
         if not given.get(name):
             continue
         if not os.path.isdir(home):
-            lines.append(f"{flags.get(name, name)} {home} does not exist")
+            lines.append(f"--{name}-home {home} does not exist")
         elif not result.files_found.get(name):
-            lines.append(f"{flags.get(name, name)} {home} holds no {name} transcripts")
+            lines.append(f"--{name}-home {home} holds no {name} transcripts")
     return lines
 
 
@@ -246,6 +279,7 @@ def available_sources(
     project: str | os.PathLike[str] | None,
     claude_home: Path | None = None,
     codex_home: Path | None = None,
+    homes: Mapping[str, Path | None] | None = None,
 ) -> list[str]:
     """The agents with at least one (non-headless, non-replay) session in ``project``.
 
@@ -254,11 +288,11 @@ def available_sources(
     from .base import is_replay_dir
 
     wanted = ProjectFilter(project)
-    homes = _homes(claude_home, codex_home)
+    dirs = _homes(homes, claude_home, codex_home)
     found: list[str] = []
     for name, src in SOURCES.items():
         scratch: Counter[str] = Counter()
-        for path in src.discover(homes[name], scratch):
+        for path in src.discover(dirs[name], scratch):
             if any(wanted(cwd) and not is_replay_dir(cwd) for cwd in src.head_cwds(path)):
                 found.append(name)
                 break

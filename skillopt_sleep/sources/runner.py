@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable, Iterable, Iterator
 
-from .base import IGNORED, USED, DigestBuilder, LineReader, file_identity, open_regular
+from .base import IGNORED, MAX_WHOLE_FILE_BYTES, USED, DigestBuilder, LineReader, file_identity, open_regular
 
 POOL_MIN_BYTES = 16 * 1024 * 1024  # below this, starting workers costs more than it saves
 # Files go to a worker in batches of about this many bytes (smaller near the end so that no
@@ -30,6 +30,7 @@ class FileTask:
     offset: int
     state: dict[str, Any]
     size: int  # at discovery, for scheduling and progress
+    stamp: list[int] | None = None  # a whole file's size and times at discovery (``harvester._stamp``)
 
     @property
     def from_start(self) -> bool:
@@ -59,7 +60,10 @@ def parse_file(task: FileTask) -> FileResult:
         result.identity = file_identity(stat)
         from . import SOURCES  # the registry lives in the package; workers import it on first use
 
-        parser = SOURCES[task.source].parser(task.path, task.state)
+        source = SOURCES[task.source]
+        if source.whole_file:
+            return _read_whole(source, task, result, stat.st_size)
+        parser = source.parser(task.path, task.state)
         lines = LineReader(task.path, task.offset, result.skipped)
         feed = parser.feed
         for line, end in lines:
@@ -77,6 +81,25 @@ def parse_file(task: FileTask) -> FileResult:
         return result
     result.bytes_read = max(lines.eof - task.offset, 0)
     result.parts, result.state, result.excluded = parser.finish()
+    return result
+
+
+def _read_whole(source: Any, task: FileTask, result: FileResult, size: int) -> FileResult:
+    """A file its agent rewrites as a whole: read it all (bounded), or skip it and say why."""
+    result.size = result.offset = size
+    if size > MAX_WHOLE_FILE_BYTES:
+        result.skipped["whole_file_too_large"] += 1
+        return result
+    try:
+        result.parts, result.excluded = source.read_whole(task.path, result.skipped)
+    except OSError as exc:
+        result.skipped["unreadable_file"] += 1
+        result.error = f"{type(exc).__name__}: {exc.strerror or exc}"
+        return result
+    except Exception:  # noqa: BLE001 - a reader bug on one file must not stop the harvest
+        result.skipped["parser_error"] += 1
+        return result
+    result.bytes_read = size
     return result
 
 

@@ -313,3 +313,146 @@ def test_two_files_with_one_session_id_are_both_kept(homes: tuple[Path, Path], t
     assert set(again) == {str(original), str(copy_in_other_project)}
     assert again[str(original)].user_prompts[-1] == "later in the original"
     assert "later in the original" not in again[str(copy_in_other_project)].user_prompts
+
+
+# -- a source whose agent rewrites its file as a whole (a JSON document, an SQLite database) ----------
+
+
+class WholeJsonSource:
+    """A made-up agent keeping each session as one JSON document it rewrites as the session grows:
+    ``{"id", "cwd", "prompts": [...]}``. ``reads`` counts the files read whole."""
+
+    name = "whole"
+    whole_file = True
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.reads = 0
+
+    def default_home(self) -> Path:
+        return self.home
+
+    def discover(self, home: Path, skipped):
+        yield from sorted(home.glob("*.json"))
+
+    def read_whole(self, path: str, skipped):
+        from skillopt_sleep.sources.base import DigestBuilder
+
+        self.reads += 1
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        if doc.get("headless"):
+            return [], [doc["id"]]
+        part = DigestBuilder(source=self.name, session_id=doc["id"], path=path, project=doc["cwd"])
+        for prompt in doc["prompts"]:
+            part.add_prompt(prompt)
+            part.new_reply("Done: " + prompt)
+        return [part], []
+
+    def head_cwds(self, path: Path) -> set[str]:
+        return {json.loads(path.read_text(encoding="utf-8"))["cwd"]}
+
+
+def whole_world(tmp_path: Path, monkeypatch) -> WholeJsonSource:
+    from skillopt_sleep.sources import harvester, runner  # noqa: F401 - the registry the runner reads
+
+    source = WholeJsonSource(tmp_path / "whole")
+    source.home.mkdir()
+    monkeypatch.setitem(harvester.SOURCES, "whole", source)
+    return source
+
+
+def write_doc(path: Path, prompts: list[str], **extra) -> None:
+    path.write_text(json.dumps({"id": path.stem, "cwd": PROJECT, "prompts": prompts, **extra}), encoding="utf-8")
+
+
+def whole_harvest(source: WholeJsonSource, state: Path):
+    result = harvest(PROJECT, source="whole", homes={"whole": source.home}, state_dir=state)
+    result.commit()
+    return result
+
+
+def test_a_whole_file_is_read_again_only_when_it_changed_and_replaces_what_it_gave(tmp_path, monkeypatch):
+    source = whole_world(tmp_path, monkeypatch)
+    doc = source.home / "s1.json"
+    write_doc(doc, ["write the release note"])
+    first = whole_harvest(source, tmp_path / "state")
+    assert [d.user_prompts for d in first.digests] == [["write the release note"]]
+    assert whole_harvest(source, tmp_path / "state").files_read == 0 and source.reads == 1
+    # rewritten as a whole, the earlier prompt included: read again, and not counted twice
+    write_doc(doc, ["write the release note", "no — you forgot the ticket number"])
+    third = whole_harvest(source, tmp_path / "state")
+    assert third.files_read == 1 and source.reads == 2
+    assert [d.user_prompts for d in third.digests] == [["write the release note", "no — you forgot the ticket number"]]
+
+
+def test_a_whole_file_of_the_same_size_rewritten_later_is_read_again(tmp_path, monkeypatch):
+    source = whole_world(tmp_path, monkeypatch)
+    doc = source.home / "s1.json"
+    write_doc(doc, ["aaaa"])
+    whole_harvest(source, tmp_path / "state")
+    write_doc(doc, ["bbbb"])
+    later = doc.stat().st_mtime_ns + 10**9
+    os.utime(doc, ns=(later, later))
+    result = whole_harvest(source, tmp_path / "state")
+    assert [d.user_prompts for d in result.digests] == [["bbbb"]]
+
+
+def test_a_change_in_the_write_ahead_log_alone_reads_the_file_again(tmp_path, monkeypatch):
+    source = whole_world(tmp_path, monkeypatch)
+    doc = source.home / "s1.json"
+    write_doc(doc, ["one"])
+    whole_harvest(source, tmp_path / "state")
+    Path(f"{doc}-wal").write_bytes(b"new rows")
+    whole_harvest(source, tmp_path / "state")
+    assert source.reads == 2
+
+
+def test_a_whole_file_over_the_bound_is_skipped_and_said(tmp_path, monkeypatch):
+    from skillopt_sleep.sources import runner
+
+    source = whole_world(tmp_path, monkeypatch)
+    write_doc(source.home / "s1.json", ["one"])
+    monkeypatch.setattr(runner, "MAX_WHOLE_FILE_BYTES", 10)
+    result = whole_harvest(source, tmp_path / "state")
+    assert result.digests == [] and result.skipped.get("whole_file_too_large") == 1 and source.reads == 0
+
+
+def test_a_whole_file_reader_that_fails_loses_the_file_not_the_harvest(tmp_path, monkeypatch):
+    source = whole_world(tmp_path, monkeypatch)
+    (source.home / "a.json").write_text("{not json", encoding="utf-8")
+    write_doc(source.home / "b.json", ["two"])
+    result = whole_harvest(source, tmp_path / "state")
+    assert [d.user_prompts for d in result.digests] == [["two"]] and result.skipped.get("parser_error") == 1
+
+
+def test_a_session_the_whole_file_excludes_is_dropped(tmp_path, monkeypatch):
+    source = whole_world(tmp_path, monkeypatch)
+    doc = source.home / "s1.json"
+    write_doc(doc, ["one"])
+    assert len(whole_harvest(source, tmp_path / "state").digests) == 1
+    write_doc(doc, ["one", "two"], headless=True)
+    assert whole_harvest(source, tmp_path / "state").digests == []
+
+
+def test_homes_by_agent_read_what_the_older_arguments_read(homes):
+    by_name = harvest(PROJECT, source="all", homes={"claude": homes[0], "codex": homes[1]})
+    older = harvest(PROJECT, source="all", claude_home=homes[0], codex_home=homes[1])
+    assert summary(by_name) == summary(older) and by_name.homes == older.homes
+
+
+def test_every_agent_named_in_paths_has_a_reader_a_home_setting_and_flags():
+    import argparse
+    import dataclasses
+
+    from skillopt_sleep.commands.flags import add_source_flags
+    from skillopt_sleep.config import HarvestSettings
+    from skillopt_sleep.paths import TRANSCRIPT_SOURCES
+    from skillopt_sleep.sources import SOURCES
+
+    assert list(SOURCES) == list(TRANSCRIPT_SOURCES)
+    fields = {f.name for f in dataclasses.fields(HarvestSettings)}
+    assert {f"{name}_home" for name in SOURCES} <= fields
+    parser = argparse.ArgumentParser()
+    add_source_flags(parser)
+    for name in SOURCES:
+        assert getattr(parser.parse_args([f"--{name}-home", "/x", "--source", name]), f"{name}_home") == "/x"
