@@ -1,47 +1,18 @@
+"""Reading the settings (config/load.py): precedence, files, environment, types, sections."""
+
 from __future__ import annotations
 
-import dataclasses
-import json
 from pathlib import Path
 
 import pytest
 
 from skillopt_sleep.config import (
-    SECTION_OF,
-    SECTIONS,
     Config,
-    LearningSettings,
     load_config,
     read_config_file,
-    settings_of,
-    validate,
 )
-from skillopt_sleep.errors import EXIT_CONFIG, EXIT_USAGE, UserError
-
-
-@pytest.fixture
-def user_file(home: Path) -> Path:
-    path = home / "config" / "config.toml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    (root / ".skillopt-sleep").mkdir(parents=True)
-    return root
-
-
-def project_file(project: Path) -> Path:
-    return project / ".skillopt-sleep" / "config.toml"
-
-
-def config_error(**kwargs) -> UserError:
-    with pytest.raises(UserError) as info:
-        load_config(**kwargs)
-    assert info.value.code == EXIT_CONFIG
-    return info.value
+from skillopt_sleep.errors import UserError
+from tests.config.conftest import config_error, project_file
 
 
 def test_defaults(project: Path):
@@ -194,101 +165,6 @@ def test_read_config_file_missing_is_empty(tmp_path: Path):
 
 
 @pytest.mark.parametrize(
-    ("overrides", "needle"),
-    [
-        ({"agent": "cursor"}, "agent"),
-        ({"source": "vscode"}, "source"),
-        ({"k": 0}, "k must be at least 1"),
-        ({"val_samples": 0}, "val_samples"),
-        ({"val_samples": 8, "max_val_samples": 4}, "max_val_samples"),
-        ({"concurrency": 0}, "concurrency"),
-        ({"max_edits": 0}, "max_edits"),
-        ({"val_fraction": 1.0}, "val_fraction"),
-        ({"val_fraction": -0.1}, "val_fraction"),
-        ({"val_fraction": 0.6, "test_fraction": 0.4}, "val_fraction + test_fraction"),
-        ({"test_fraction": 1.5}, "test_fraction"),
-        ({"min_recurrence": 0}, "min_recurrence"),
-        ({"max_tokens": 0}, "max_tokens"),
-        ({"max_cost_usd": -1}, "max_cost_usd"),
-        ({"retire_margin": 0}, "retire_margin"),
-        ({"retire_margin": 1.5}, "retire_margin"),
-    ],
-)
-def test_validation_errors(overrides: dict, needle: str):
-    err = config_error(overrides=overrides, env={})
-    assert "invalid setting" in err.message and needle in err.message
-
-
-def test_validation_applies_to_file_values_too(user_file: Path):
-    user_file.write_text('agent = "gemini"\n', encoding="utf-8")
-    assert "agent" in config_error(env={}).message
-
-
-def test_validate_accepts_the_defaults():
-    assert validate(Config()) == Config()
-
-
-def test_edit_whole_skill_is_a_list_of_skill_names(project: Path):
-    project_file(project).write_text('edit_whole_skill = ["lookup", "notes"]\n', encoding="utf-8")
-    assert load_config(project, env={}).documents.edit_whole_skill == ["lookup", "notes"]
-    env = {"SKILLOPT_SLEEP_EDIT_WHOLE_SKILL": "a, b"}
-    assert load_config(project, env=env).documents.edit_whole_skill == ["a", "b"]
-    project_file(project).write_text('edit_whole_skill = "lookup"\n', encoding="utf-8")
-    assert load_config(project, env={}).documents.edit_whole_skill == ["lookup"]  # one name is a list of one
-    project_file(project).write_text("edit_whole_skill = [1]\n", encoding="utf-8")
-    assert "must be a list of strings" in config_error(project=project, env={}).message
-
-
-def test_an_unknown_backend_in_a_file_names_the_file_and_the_key(
-    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-):
-    """``backend = "gpt5"`` in the project's config.toml: one line naming the file, the key and the
-    choices, exit 3 — from ``run`` as from load_config; ``status`` says so and still works."""
-    from skillopt_sleep.cli import main
-
-    monkeypatch.delenv("SKILLOPT_SLEEP_BACKEND")  # the tests' default would win over the file
-    project_file(project).write_text('backend = "gpt5"\n', encoding="utf-8")
-    err = config_error(project=project, env={})
-    assert err.message == (
-        f'backend = "gpt5" in {project_file(project)}: unknown backend '
-        "(choose from auto, sim, anthropic, openai, claude-cli, codex-cli)"
-    )
-    assert main(["run", "--project", str(project), "--quiet"]) == EXIT_CONFIG
-    assert capsys.readouterr().err.strip() == f"skillopt-sleep: {err.message}"
-    assert main(["status", "--project", str(project)]) == 0
-    out = capsys.readouterr().out.splitlines()
-    assert out[1] == f"  config is broken: {err.message} — every night stops at once until it is fixed"
-    assert main(["status", "--project", str(project), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["config_problem"] == err.message
-
-
-def test_backend_errors_say_where_the_backend_was_set(user_file: Path):
-    user_file.write_text('optimizer_backend = "sim:seed"\n', encoding="utf-8")
-    assert config_error(env={}).message == (
-        f"optimizer_backend = \"sim:seed\" in {user_file}: backend option 'seed' is not key=value"
-    )
-    user_file.write_text("", encoding="utf-8")
-    assert config_error(env={"SKILLOPT_SLEEP_BACKEND": "gpt5"}).message.startswith(
-        "SKILLOPT_SLEEP_BACKEND=gpt5 in the environment: unknown backend (choose from auto, "
-    )
-    with pytest.raises(UserError) as info:
-        load_config(overrides={"backend": "gpt5"}, env={})
-    assert info.value.code == EXIT_USAGE and info.value.message.startswith("--backend gpt5: unknown backend")
-    assert load_config(overrides={"backend": "AUTO"}, env={}).models.backend == "AUTO"
-
-
-def test_an_invalid_value_names_where_it_was_set(project: Path):
-    project_file(project).write_text("k = 0\n", encoding="utf-8")
-    assert config_error(project=project, env={}).message == (
-        f"invalid setting (k set in {project_file(project)}): k must be at least 1"
-    )
-    project_file(project).write_text("val_samples = 20\n", encoding="utf-8")
-    assert config_error(project=project, env={}).message == (
-        f"invalid setting (val_samples set in {project_file(project)}): max_val_samples must be >= val_samples"
-    )
-
-
-@pytest.mark.parametrize(
     ("key", "value", "expected"),
     [
         ("k", "3", 3),
@@ -303,7 +179,7 @@ def test_an_invalid_value_names_where_it_was_set(project: Path):
     ],
 )
 def test_a_setting_takes_its_declared_type(key, value, expected):
-    from skillopt_sleep.config import _coerce
+    from skillopt_sleep.config.load import _coerce
 
     assert _coerce(key, value, "here") == expected
 
@@ -323,7 +199,7 @@ def test_a_setting_takes_its_declared_type(key, value, expected):
     ],
 )
 def test_a_setting_of_another_type_is_one_line(key, value, message):
-    from skillopt_sleep.config import _coerce
+    from skillopt_sleep.config.load import _coerce
 
     with pytest.raises(UserError) as err:
         _coerce(key, value, "here")
@@ -433,47 +309,3 @@ def test_a_setting_from_a_section_is_named_where_it_was_set(user_file: Path):
     user_file.write_text("[gate]\nval_samples = 5\nmax_val_samples = 4\n", encoding="utf-8")
     err = config_error(env={})
     assert f"max_val_samples set in {user_file}" in err.message and f"val_samples set in {user_file}" in err.message
-
-
-def test_flat_keyword_arguments_route_to_their_sections():
-    config = Config(k=3, backend="sim", max_calls=7, val_samples=2)
-    assert config.learning.k == 3 and config.models.backend == "sim"
-    assert config.budgets.max_calls == 7 and config.gate.val_samples == 2
-    assert config.learning.max_edits == LearningSettings.max_edits  # the rest keeps its default
-    with pytest.raises(AttributeError):
-        config.k  # noqa: B018 - no flat reads: one name, one place
-
-
-def test_an_unknown_keyword_argument_is_a_type_error():
-    with pytest.raises(TypeError, match="kk"):
-        Config(kk=3)
-
-
-def test_replace_changes_a_copy_by_flat_names():
-    config = Config(k=3)
-    changed = config.replace(k=2, backend="sim")
-    assert (changed.learning.k, changed.models.backend) == (2, "sim")
-    assert (config.learning.k, config.models.backend) == (3, "auto")
-    with pytest.raises(TypeError):
-        config.replace(kk=2)
-
-
-def test_sections_given_whole_are_copied():
-    learning = LearningSettings(k=5)
-    config = Config(learning=learning, max_edits=2)
-    assert (config.learning.k, config.learning.max_edits) == (5, 2)
-    assert learning.max_edits == LearningSettings.max_edits
-
-
-def test_every_setting_is_declared_in_exactly_one_section():
-    declared = [f.name for cls in SECTIONS.values() for f in dataclasses.fields(cls)]
-    assert len(declared) == len(set(declared)) == len(SECTION_OF)
-    assert not set(SECTIONS) & set(SECTION_OF)  # a file's top-level key is a section or a setting, never both
-    assert [f.name for f in dataclasses.fields(Config)] == list(SECTIONS)
-
-
-def test_settings_of_round_trips():
-    config = Config(k=3, backend_options={"sim": {"seed": 1}}, edit_whole_skill=["a"])
-    record = settings_of(config)
-    assert set(record) == set(SECTION_OF) and record["k"] == 3
-    assert Config(**record) == config
