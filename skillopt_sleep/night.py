@@ -73,9 +73,9 @@ def new_night_id() -> str:
 def _agent(config: Config, sources: list[str]) -> str:
     if config.documents.agent != "auto":
         return config.documents.agent
-    if sources == ["codex"]:
-        return "codex"
-    return "claude"
+    from skillopt_sleep.documents.agents import documents_agent
+
+    return documents_agent(sources)
 
 
 def run_night(opts: NightOptions) -> NightReport:

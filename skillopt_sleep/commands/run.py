@@ -12,6 +12,7 @@ from typing import Any
 from skillopt_sleep.commands.flags import add_source_flags, home_overrides
 from skillopt_sleep.config import load_config
 from skillopt_sleep.errors import EXIT_USAGE, UserError
+from skillopt_sleep.paths import TRANSCRIPT_SOURCES
 from skillopt_sleep.types import parse_time
 
 
@@ -42,8 +43,8 @@ def add_night_flags(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--agent",
-        choices=("claude", "codex", "auto"),
-        help="whose documents to evolve (auto: the agent whose sessions were harvested)",
+        choices=(*TRANSCRIPT_SOURCES, "auto"),
+        help="whose documents to evolve (auto: those the agents whose sessions were harvested read)",
     )
     add_source_flags(p)
     p.add_argument("--since", help='only sessions active since this ISO-8601 time, or "all" (the default)')

@@ -56,7 +56,10 @@ def validate(config: Config, origins: Mapping[str, str] | None = None) -> Config
     models, budgets, documents, harvest = config.models, config.budgets, config.documents, config.harvest
     learning, gate = config.learning, config.gate
     checks = [
-        (documents.agent in ("claude", "codex", "auto"), "agent must be claude, codex or auto"),
+        (
+            documents.agent in (*TRANSCRIPT_SOURCES, "auto"),
+            f"agent must be one of {', '.join(TRANSCRIPT_SOURCES)} or auto",
+        ),
         (
             harvest.source in (*TRANSCRIPT_SOURCES, "auto", "all"),
             f"source must be one of {', '.join(TRANSCRIPT_SOURCES)}, auto or all",

@@ -55,7 +55,7 @@ class BudgetSettings:
 class DocumentSettings:
     """What to evolve: which agent's documents, and how many rules they may hold."""
 
-    agent: str = "auto"  # claude | codex | auto
+    agent: str = "auto"  # an agent of paths.TRANSCRIPT_SOURCES | auto (documents/agents.py: whose documents)
     skill_name: str = "skillopt-sleep-learned"
     user_level_skill: bool = False
     max_rules: int = 12

@@ -1,4 +1,5 @@
-"""The documents a night evolves: a skill (SKILL.md) and a memory file (CLAUDE.md / AGENTS.md).
+"""The documents a night evolves: a skill (SKILL.md) and a memory file (CLAUDE.md, AGENTS.md, ...:
+``agents.py`` says whose is which).
 
 Edits touch only the managed block between the markers below; every byte outside it is kept as
 it was. Rules inside the block are one bullet line each, and the block stays small: it is read on
@@ -18,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from skillopt_sleep.documents import handwritten
+from skillopt_sleep.documents.agents import AGENT_DOCUMENTS, AGENTS_MD
 from skillopt_sleep.errors import EXIT_CONFIG, UserError
 from skillopt_sleep.files import read_regular
 from skillopt_sleep.redact import redact
@@ -131,20 +133,20 @@ def document_paths(
     skill_path: Path | None = None,
     user_level_skill: bool = False,
 ) -> tuple[Path, Path]:
-    """(skill path, memory path) for an agent per DESIGN §5."""
-    if agent not in ("claude", "codex"):
-        raise UserError(f"unknown agent {agent!r} (use claude or codex)", EXIT_CONFIG)
+    """(skill path, memory path) for an agent per DESIGN §5 and ``documents/agents.py``."""
+    if agent not in AGENT_DOCUMENTS:
+        raise UserError(f"unknown agent {agent!r} (use one of {', '.join(AGENT_DOCUMENTS)})", EXIT_CONFIG)
+    documents = AGENT_DOCUMENTS[agent]
     if not SKILL_NAME_RE.match(skill_name) or len(skill_name) > 64:
         raise UserError(
             f"skill name {skill_name!r} must be lowercase letters, digits and hyphens, at most 64 chars",
             EXIT_CONFIG,
         )
-    memory = project / ("CLAUDE.md" if agent == "claude" else "AGENTS.md")
+    memory = project / documents.memory
     if skill_path is not None:
         return skill_path, memory
     base = Path.home() if user_level_skill else project
-    folder = ".claude" if agent == "claude" else ".agents"
-    return base / folder / "skills" / skill_name / "SKILL.md", memory
+    return base / documents.skills / skill_name / "SKILL.md", memory
 
 
 def _read(role: str, path: Path, limits: Limits) -> Document:
@@ -191,7 +193,7 @@ def load_documents(
     for path in (skill_file, memory_file):
         checked_document(project, path)  # a link out of the project is refused before any read
     base = Limits(max_rules=max_rules)
-    memory_limits = replace(base, max_bytes=AGENTS_MD_LIMIT) if agent == "codex" else base
+    memory_limits = replace(base, max_bytes=AGENTS_MD_LIMIT) if memory_file.name == AGENTS_MD else base
     skill = _read("skill", skill_file, base)
     if skill.original is None:
         name = skill_file.parent.name

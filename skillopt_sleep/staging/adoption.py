@@ -28,6 +28,7 @@ from skillopt_sleep.staging import adoption_journal as journal
 from skillopt_sleep.config import Config, load_config
 from skillopt_sleep.documents.containment import check_state_dir, checked_document, read_live
 from skillopt_sleep.store.debris import clean_debris
+from skillopt_sleep.documents.agents import AGENT_DOCUMENTS
 from skillopt_sleep.documents.managed_block import document_paths, is_read_only
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
 from skillopt_sleep.files import atomic_write_text, parse_json, read_bytes_or_none, sha256_bytes
@@ -84,10 +85,10 @@ class Targets:
 
 
 def allowed_targets(project: Path, config: Config | None = None, skill_path: Path | None = None) -> Targets:
-    """Both agents' documents for this project (DESIGN §5), from its config, never a manifest."""
+    """Every agent's documents for this project (DESIGN §5), from its config, never a manifest."""
     config = config or load_config(project)
     skills, memories = set(), set()
-    for agent in ("claude", "codex"):
+    for agent in AGENT_DOCUMENTS:
         skill, memory = document_paths(
             project,
             agent,
