@@ -373,6 +373,7 @@ def _tasks(opts: NightOptions, report: NightReport, models: Models, gathered: Ga
             "LLM miner checks rejected as invalid: " + ", ".join(f"{k} ({v})" for k, v in judge_maker.rejected.items())
         )
     report.n_sessions = gathered.n_sessions
+    report.agents = dict(gathered.agents)
     report.skipped = gathered.skipped
     report.notes.extend(gathered.notes)
     return gathered
