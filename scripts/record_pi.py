@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Record genuine pi (``@mariozechner/pi-coding-agent``) sessions for the harvest tests.
+
+Drives the real ``pi`` CLI (``--pi PATH``, or the install ``tests/support/agent_clis.py`` finds)
+against ``FakeAnthropic`` on 127.0.0.1, configured as a custom ``anthropic-messages`` provider in
+the throwaway ``~/.pi/agent/models.json``, offline (no version check, no telemetry). Records:
+
+- an interactive session in tmux: a file read and a file written (tools the CLI runs), a skill
+  invoked with ``/skill:``, a complaint, a pasted secret, ``/compact``, ``/quit``;
+- that session resumed interactively (``pi --continue``) with one more typed prompt;
+- headless runs: a one-off ``pi -p`` and its headless continuation ``pi -p --continue``.
+
+Writes the session files gzipped under ``tests/fixtures/real/pi/`` and
+``tests/fixtures/real/pi_ground_truth.json``. The throwaway root is replaced by
+``/tmp/skillopt-rec`` in names and contents (also in pi's ``--<cwd>--`` directory names). The API
+key and the pasted secret are generated here at random.
+
+    python scripts/record_pi.py [--out tests/fixtures/real] [--pi PATH] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from scripts.record_transcripts import PLACEHOLDER_ROOT, Tmux, files_containing, settle, wait_until  # noqa: E402
+from tests.support.anthropic_server import FakeAnthropic, last_user_text  # noqa: E402
+from tests.support.http_base import Reply, ToolCall  # noqa: E402
+from tests.support.pi_env import pi_env, pi_version  # noqa: E402
+
+AGENTS_MARKER = "USER-PI-AGENTS-MD-MARKER"
+SKILL = "release-notes"
+
+
+def pasted_secret() -> str:
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+    return "ghp_" + "".join(secrets.choice(alphabet) for _ in range(36))
+
+
+def pi_slug(path: str) -> str:
+    """pi's session directory for a cwd: ``--`` + the path without its leading slash, ``/`` as ``-``."""
+    return "--" + path.lstrip("/\\").replace("/", "-").replace("\\", "-").replace(":", "-") + "--"
+
+
+def _last_is_tool_result(body: dict[str, Any]) -> bool:
+    messages = body.get("messages") or []
+    content = messages[-1].get("content") if messages and isinstance(messages[-1], dict) else None
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+
+
+def pi_model(body: dict[str, Any]) -> str | Reply:
+    """Reads or writes a file when asked to, answers everything else with a short echo."""
+    if _last_is_tool_result(body):
+        return "Done with the file."
+    text = last_user_text(body).strip()
+    if "summar" in str(body.get("system", "")).lower() and "<conversation>" in text:
+        return "## Goal\nRelease notes for v1.2."
+    if text.startswith("<skill name="):
+        return "Done: the skill " + text.split('"')[1]
+    if text.startswith("read "):
+        return Reply(text="Reading it.", tool_calls=[ToolCall("read", {"path": "src/app.py"})])
+    if text.startswith("write "):
+        notes = "# v1.2\n- retry fix\n"
+        return Reply(text="Writing it.", tool_calls=[ToolCall("write", {"path": "NOTES.md", "content": notes})])
+    return "Done: " + " ".join(text.split())[:80]
+
+
+class PiRecorder:
+    def __init__(self, root: Path, pi: str) -> None:
+        self.root = root
+        self.pi = pi
+        self.project = root / "work" / "acme-invoices"
+        (self.project / "src").mkdir(parents=True)
+        (self.project / "src" / "app.py").write_text("# TODO: retry\n# TODO: log\n")
+        (self.project / "AGENTS.md").write_text(f"# {AGENTS_MARKER}\nRelease notes carry the ticket number.\n")
+        self.fake = FakeAnthropic(key="sk-ant-api03-" + secrets.token_urlsafe(30)).start()
+        self.fake.responder = pi_model
+        self.env = pi_env(root / "pi-user", self.fake)
+        self.agent_dir = Path(self.env["HOME"]) / ".pi" / "agent"
+        skill = self.agent_dir / "skills" / SKILL
+        skill.mkdir(parents=True)
+        (skill / "SKILL.md").write_text(
+            f"---\nname: {SKILL}\ndescription: Write release notes.\n---\nList changes; cite the ticket.\n"
+        )
+        self.secret = pasted_secret()
+        self.truth: dict[str, dict[str, Any]] = {}
+
+    def close(self) -> None:
+        self.fake.stop()
+
+    @property
+    def sessions(self) -> Path:
+        return self.agent_dir / "sessions"
+
+    def note(self, path: Path, **facts: Any) -> None:
+        key = "pi/" + path.relative_to(self.sessions).as_posix()
+        entry = self.truth.setdefault(key, {"typed": []})
+        for name, value in facts.items():
+            if name == "typed":
+                entry["typed"].extend(value)
+            else:
+                entry[name] = value
+
+    def _tui(self, name: str, args: list[str], prompts: list[str]) -> None:
+        tui = Tmux(name, [self.pi, *args], self.project, self.env)
+        try:
+            wait_until("the pi prompt", lambda: "claude-sonnet-4-5" in tui.screen(), 60)
+            time.sleep(4)  # keys typed while the TUI still starts can be lost
+            for prompt in prompts:
+                before = len(self.fake.requests)
+                tui.type_line(prompt)
+                if prompt == "/compact":
+                    wait_until("the compaction", lambda: bool(files_containing(self.sessions, '"type":"compaction"')))
+                else:
+                    wait_until("a model call", lambda b=before: len(self.fake.requests) > b)
+                settle(self.fake, quiet=3.0)
+            tui.type_line("/quit")
+            wait_until("pi to exit", lambda: not tui.alive(), 30)
+        finally:
+            tui.kill()
+
+    def interactive(self) -> Path:
+        typed = [
+            "read src/app.py and count the TODO markers",
+            "write the release notes for v1.2 into NOTES.md",
+            "no - you forgot the ticket number again",
+            f"/skill:{SKILL} for v1.3",
+            f"the deploy check needs this token: {self.secret} - keep it out of the notes",
+        ]
+        self._tui("skillopt-rec-pi", [], [*typed[:4], "/compact", typed[4]])
+        [path] = files_containing(self.sessions, typed[0])
+        self.note(path, kind="interactive", typed=typed)
+        return path
+
+    def resumed(self, path: Path) -> None:
+        typed = ["thanks - now add the ticket number ACME-42 to NOTES.md"]
+        self._tui("skillopt-rec-pi-resume", ["--continue"], typed)
+        self.note(path, typed=typed)
+
+    def run(self, *args: str) -> str:
+        out = subprocess.run(
+            [self.pi, *args],
+            cwd=self.project,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+        if out.returncode != 0:
+            raise RuntimeError(f"pi {' '.join(args[:2])} failed ({out.returncode}): {out.stderr[-500:]}")
+        return out.stdout
+
+    def headless(self) -> None:
+        self.run("-p", "a headless one-off question")
+        self.run("-p", "--continue", "a headless follow-up through continue")
+        for path in self.sessions.rglob("*.jsonl"):
+            key = "pi/" + path.relative_to(self.sessions).as_posix()
+            if key not in self.truth:
+                self.note(path, kind="headless")
+
+
+def write_fixtures(recorder: PiRecorder, out: Path, version: str) -> None:
+    root = str(recorder.root)
+    replacements = [(root, PLACEHOLDER_ROOT), (pi_slug(root)[:-2], pi_slug(PLACEHOLDER_ROOT)[:-2])]
+
+    def portable(text: str) -> str:
+        for old, new in replacements:
+            text = text.replace(old, new)
+        return text
+
+    target_dir = out / "pi"
+    if target_dir.exists():
+        shutil.rmtree(target_dir)
+    truth: dict[str, Any] = {
+        "cli": "pi",
+        "package": "@mariozechner/pi-coding-agent",
+        "version": version,
+        "placeholder_root": PLACEHOLDER_ROOT,
+        "project": portable(str(recorder.project)),
+        "secret": recorder.secret,
+        "sessions": {},
+    }
+    for path in sorted(recorder.sessions.rglob("*.jsonl")):
+        key = "pi/" + path.relative_to(recorder.sessions).as_posix()
+        if key not in recorder.truth:
+            continue
+        target = out / (portable(key) + ".gz")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = portable(path.read_text(encoding="utf-8")).encode("utf-8")
+        target.write_bytes(gzip.compress(data, mtime=0))
+        truth["sessions"][portable(key)] = recorder.truth[key]
+    (out / "pi_ground_truth.json").write_text(json.dumps(truth, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=REPO / "tests" / "fixtures" / "real")
+    parser.add_argument("--pi", default=None, help="the pi executable (default: the pinned install)")
+    parser.add_argument("--keep", action="store_true", help="keep the throwaway root (printed)")
+    args = parser.parse_args(argv)
+    if args.pi is None:
+        from tests.support.pi_env import installed_cli
+
+        args.pi = installed_cli("pi")
+    if not args.pi or not os.access(args.pi, os.X_OK) or not shutil.which("tmux"):
+        print("record_pi: needs tmux and the pi CLI (--pi PATH)", file=sys.stderr)
+        return 2
+    root = Path(tempfile.mkdtemp(prefix="skillopt-rec-"))
+    recorder = PiRecorder(root, args.pi)
+    try:
+        path = recorder.interactive()
+        recorder.resumed(path)
+        recorder.headless()
+        write_fixtures(recorder, args.out, pi_version(args.pi))
+    finally:
+        recorder.close()
+        if args.keep:
+            print(f"kept {root}", file=sys.stderr)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    print(json.dumps({"out": str(args.out), "sessions": len(recorder.truth)}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
