@@ -119,6 +119,7 @@ def notice_key(project: str | os.PathLike[str]) -> str:
 TRANSCRIPT_SOURCES: dict[str, tuple[str, str]] = {
     "claude": ("Claude Code", "$CLAUDE_CONFIG_DIR or ~/.claude"),
     "codex": ("Codex", "$CODEX_HOME or ~/.codex"),
+    "pi": ("Pi", "$PI_CODING_AGENT_DIR or ~/.pi/agent"),
 }
 
 
@@ -132,6 +133,12 @@ def codex_home() -> Path:
     """Codex's data directory (``CODEX_HOME`` overrides ``~/.codex``)."""
     env = os.environ.get("CODEX_HOME")
     return Path(env).expanduser() if env else Path.home() / ".codex"
+
+
+def pi_home() -> Path:
+    """Pi's agent directory (``PI_CODING_AGENT_DIR`` overrides ``~/.pi/agent``)."""
+    env = os.environ.get("PI_CODING_AGENT_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".pi" / "agent"
 
 
 @dataclass(frozen=True)
