@@ -203,24 +203,30 @@ class PiSource:
         return paths.pi_home()
 
     def discover(self, home: Path, skipped: Counter[str]) -> Iterator[Path]:
-        """``sessions/<dir>/*.jsonl``: one level of per-cwd directories, as pi lays them out."""
+        """``sessions/--<cwd>--/*.jsonl`` as pi lays them out, and ``sessions/*.jsonl`` as a
+        ``--session-dir`` / ``PI_CODING_AGENT_SESSION_DIR`` pointed there lays them out (flat)."""
         root = home / "sessions"
         try:
-            directories = [entry for entry in os.scandir(root) if entry.is_dir(follow_symlinks=False)]
+            entries = sorted(os.scandir(root), key=lambda entry: entry.name)
         except FileNotFoundError:
             return
         except OSError:
             skipped["unreadable_dir"] += 1
             return
-        for directory in sorted(directories, key=lambda entry: entry.name):
+        for entry in entries:
+            if entry.name.endswith(".jsonl"):
+                yield Path(entry.path)
+                continue
             try:
-                names = sorted(os.listdir(directory.path))
+                if not entry.is_dir(follow_symlinks=False):
+                    continue
+                names = sorted(os.listdir(entry.path))
             except OSError:
                 skipped["unreadable_dir"] += 1
                 continue
             for name in names:
                 if name.endswith(".jsonl"):
-                    yield Path(directory.path) / name
+                    yield Path(entry.path) / name
 
     def parser(self, path: str, state: dict[str, Any]) -> PiParser:
         return PiParser(path, state)

@@ -307,3 +307,10 @@ def test_a_fresh_real_pi_session_is_harvested(tmp_path):
     assert digest.user_prompts == typed
     assert digest.tools_used == ["read"]
     assert result.skipped["headless_session"] == 1
+
+
+def test_a_flat_session_dir_is_read_too(tmp_path):
+    path = write_session(tmp_path, header(), user("from a flat dir"), assistant(text("ok")))
+    path.rename(tmp_path / "sessions" / path.name)
+    _, found = digests(tmp_path)
+    assert found[SID].user_prompts == ["from a flat dir"]
