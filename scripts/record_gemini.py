@@ -4,9 +4,9 @@
 Drives the real ``gemini`` CLI (``--gemini PATH``, else ``SKILLOPT_GEMINI_CLI``, else the copy
 ``scripts/agent_clis.versions`` names in the npm cache) against ``tests/support/gemini_server.py``
 on 127.0.0.1, in a throwaway HOME: an interactive TUI session through tmux (typed prompts, a file
-read, a file write, a complaint, a pasted secret, a sub-agent), the same session resumed in the
-TUI (``gemini --resume``), then headless runs (``gemini -p --resume`` on it, ``gemini -p``). The
-session files the CLI wrote under ``~/.gemini/tmp/<project>/`` are copied, gzipped, into
+read, a file write, a complaint, ``/compress``, a pasted secret, a sub-agent), the same session
+resumed in the TUI (``gemini --resume``), then headless runs (``gemini -p --resume`` on it,
+``gemini -p``). The session files the CLI wrote under ``~/.gemini/tmp/<project>/`` are copied, gzipped, into
 ``tests/fixtures/real/gemini/`` and described in ``tests/fixtures/real/gemini_ground_truth.json``:
 for each file whether it is interactive, headless or a sub-agent's, and the prompts a person typed
 into it, once each, in order.
@@ -84,6 +84,8 @@ def gemini_model(body: dict[str, Any]) -> str | Reply | None:
     """Reads, writes or delegates when asked to; answers everything else with a short echo."""
     if json_schema(body):
         return None  # the CLI's routing / next-speaker checks: a value of their schema
+    if "state_snapshot" in last_user_text(body) or "state_snapshot" in json.dumps(body.get("systemInstruction")):
+        return "<state_snapshot>The user asked for release notes and a TODO count.</state_snapshot>"  # /compress
     tools = tool_names(body)
     if "complete_task" in tools:  # a sub-agent's loop: finish at once with a schema-valid result
         schema = _declaration(body, "complete_task").get("parametersJsonSchema") or {}
@@ -217,13 +219,14 @@ class Recorder:
             "write the release notes for v1.2",
             "read src/app.py and count the TODO markers",
             "no — you forgot the ticket number again",
+            "/compress",
             f"use the deploy token {self.secret} for the release job",
             "write the changelog entry for the retry fix",
             "please delegate counting the TODO markers to a helper",
         ]
         self.tui("skillopt-rec-gemini", typed)
         [path] = [p for p in files_containing(self.gemini_dir, typed[0]) if p.name.startswith("session-")]
-        self.note(path, kind="interactive", typed=typed)
+        self.note(path, kind="interactive", typed=[t for t in typed if not t.startswith("/")])
         return path
 
     def resumed(self, path: Path) -> None:

@@ -5,9 +5,10 @@ A session file is a log of records: the session's metadata first (``sessionId``,
 ``startTime``, ``kind``), then messages (``id``, ``timestamp``, ``type`` user | gemini | info |
 error | warning, ``content``), and edits: a message written again under its ``id`` replaces the
 earlier one in place (a reply gains its tool calls and token counts that way), ``{"$set": {...}}``
-updates the metadata (``$set.messages`` replaces the whole message list: on every resume),
-``{"$rewindTo": id}`` drops that message and all after it. So the file is read whole, as the CLI
-reads it back, and what it says replaces what it said before (``whole_file``).
+updates the metadata (``$set.messages`` lists the whole conversation again: at the start, on every
+resume, after a compression), ``{"$rewindTo": id}`` drops that message and all after it from what
+the CLI resends. The file is read whole (``whole_file``) and what it says replaces what it said
+before; rewinds and compressions do not take back prompts the person typed (``Session``).
 
 What a person typed: the CLI's interactive prompt writes every submitted line to the project's
 ``logs.json`` (``[{sessionId, messageId, type: "user", message, timestamp}]``); headless runs
@@ -46,7 +47,8 @@ from .base import (
 from .decode import decode_json_line
 
 NAME = "gemini"
-INJECTED_PREFIXES = ("<session_context>", "<hook_context>")
+# the environment and GEMINI.md block, hook output, and the summary a compression puts first
+INJECTED_PREFIXES = ("<session_context>", "<hook_context>", "<state_snapshot>")
 MAX_SMALL_FILE_BYTES = 1024 * 1024  # .project_root; projects.json is read up to 16 MiB
 _WORKSPACE = re.compile(r"\*\*Workspace Directories:\*\*\s*\n\s*-\s+(\S[^\n]*)")
 _WORKING_IN = re.compile(r"I'm currently working in the directory: (\S[^\n]*)")
@@ -141,41 +143,48 @@ def _text(content: Any) -> str | None:
 
 
 class Session:
-    """A session file read back the way the CLI reads it: metadata, and messages by id in order."""
+    """A session file read back: its metadata, and every message it recorded, by id in the order
+    first written.
+
+    Unlike the CLI, which reads back only what it will send the model next, this keeps what a
+    rewind (``$rewindTo``) or a compression (a ``$set.messages`` without the earlier turns) left
+    out: the person did type those prompts. A ``$set.messages`` updates the messages already read;
+    it adds new ones only to a file that has recorded none yet (the list a new session starts
+    with), since a compression lists the turns it keeps again under new ids.
+    """
 
     def __init__(self) -> None:
         self.meta: dict[str, Any] = {}
         self.messages: dict[str, dict[str, Any]] = {}
 
-    def add_message(self, record: dict[str, Any], skipped: Counter[str]) -> None:
+    def add_message(self, record: dict[str, Any], skipped: Counter[str], *, new: bool = True) -> None:
         if not isinstance(record.get("type"), str):
             skipped["wrong_field_type"] += 1
             return
-        self.messages[record["id"]] = record
+        if new or record["id"] in self.messages:
+            self.messages[record["id"]] = record
+
+    def add_messages(self, messages: Any, skipped: Counter[str], *, new: bool = True) -> None:
+        if not isinstance(messages, list):
+            if messages is not None:
+                skipped["wrong_field_type"] += 1
+            return
+        for message in messages:
+            if isinstance(message, dict) and isinstance(message.get("id"), str):
+                self.add_message(message, skipped, new=new)
 
     def apply(self, record: dict[str, Any], skipped: Counter[str]) -> None:
-        rewind = record.get("$rewindTo")
         update = record.get("$set")
-        if isinstance(rewind, str):
-            ids = list(self.messages)
-            cut = ids.index(rewind) if rewind in self.messages else 0
-            for message_id in ids[cut:]:
-                del self.messages[message_id]
-        elif isinstance(record.get("id"), str):
+        if isinstance(record.get("$rewindTo"), str):
+            return  # what the model is sent next, not what was typed
+        if isinstance(record.get("id"), str):
             self.add_message(record, skipped)
         elif isinstance(update, dict):
-            messages = update.get("messages")
-            if isinstance(messages, list):
-                self.messages.clear()
-                for message in messages:
-                    if isinstance(message, dict) and isinstance(message.get("id"), str):
-                        self.add_message(message, skipped)
+            self.add_messages(update.get("messages"), skipped, new=not self.messages)
             self.meta.update({k: v for k, v in update.items() if k != "messages"})
         elif isinstance(record.get("sessionId"), str):
             self.meta.update({k: v for k, v in record.items() if k != "messages"})
-            for message in record.get("messages") or []:  # a legacy whole document
-                if isinstance(message, dict) and isinstance(message.get("id"), str):
-                    self.add_message(message, skipped)
+            self.add_messages(record.get("messages"), skipped)  # an older version's whole document
         else:
             skipped["unknown_record"] += 1
 

@@ -165,21 +165,48 @@ def test_a_resume_rewrites_the_list_and_nothing_is_counted_twice(gem):
     assert digest.assistant_finals == ["One.", "Two."]
 
 
-def test_a_rewind_drops_the_message_and_everything_after_it(gem):
-    gem.log("keep this", "REWOUND prompt", "after the rewind")
+def test_a_rewind_or_a_compression_does_not_unsay_what_was_typed(gem):
+    gem.log("first prompt", "REWOUND prompt", "/compress", "after the rewind")
     gem.session(
         meta(),
-        user("u1", "keep this"),
-        reply("g1", "Kept."),
+        context_set(),
+        user("u1", "first prompt"),
+        reply("g1", "One."),
         user("u2", "REWOUND prompt"),
-        reply("g2", "REWOUND reply"),
+        reply("g2", "Rewound reply."),
         {"$rewindTo": "u2"},
+        # a compression lists the turns it keeps again, under new ids, after its summary
+        {
+            "$set": {
+                "messages": [
+                    user("ctx", CONTEXT),
+                    user("s1", "<state_snapshot>the user wants notes</state_snapshot>"),
+                    reply("s2", "Got it. Thanks for the additional context!"),
+                    user("k1", "first prompt"),
+                    reply("k2", "One."),
+                ]
+            }
+        },
+        {"id": "i1", "type": "info", "content": ""},
         user("u3", "after the rewind"),
         reply("g3", "Again."),
     )
     [digest] = gem.harvest().digests
-    assert digest.user_prompts == ["keep this", "after the rewind"]
-    assert "REWOUND" not in json.dumps(digest.to_dict())
+    assert digest.user_prompts == ["first prompt", "REWOUND prompt", "after the rewind"]
+    assert digest.assistant_finals == ["One.", "Rewound reply.", "Again."]
+    assert "state_snapshot" not in json.dumps(digest.to_dict())
+
+
+def test_without_a_prompt_log_a_compression_summary_is_still_no_prompt(gem):
+    gem.session(
+        meta(),
+        {"$set": {"messages": [user("ctx", CONTEXT)]}},
+        user("u1", "first prompt"),
+        {"$set": {"messages": [user("s1", "<state_snapshot>summary</state_snapshot>"), user("k1", "first prompt")]}},
+        user("u2", "second prompt"),
+    )
+    [digest] = gem.harvest().digests
+    assert digest.user_prompts == ["first prompt", "second prompt"]
 
 
 def test_a_complaint_is_feedback_on_the_turn_before(gem):
@@ -292,7 +319,9 @@ def test_a_session_is_read_again_when_it_grows_and_replaced_not_added_to(gem, tm
         (json.dumps({"what": "ever"}).encode(), "unknown_record"),
         (json.dumps({"id": "w", "type": "gemini", "content": "ok", "toolCalls": "not a list"}).encode(), None),
         (json.dumps({"id": "v", "type": "gemini", "toolCalls": [{"name": "read_file", "args": 7}]}).encode(), None),
-        (json.dumps({"$set": {"messages": "not a list", "kind": ["x"]}}).encode(), None),
+        (json.dumps({"$set": {"messages": "not a list", "kind": ["x"]}}).encode(), "wrong_field_type"),
+        (json.dumps({"sessionId": SID, "messages": 5}).encode(), "wrong_field_type"),
+        (json.dumps({"$rewindTo": "no-such-id"}).encode(), None),
     ],
 )
 def test_malformed_records_are_skipped_and_counted_never_a_traceback(gem, bad, reason):
@@ -304,12 +333,6 @@ def test_malformed_records_are_skipped_and_counted_never_a_traceback(gem, bad, r
     assert [d.user_prompts for d in result.digests] == [["a real prompt"]]
     if reason:
         assert result.skipped == {reason: 1}
-
-
-def test_a_rewind_to_an_unknown_message_clears_the_session_as_the_cli_does(gem):
-    gem.log("a real prompt")
-    gem.session(meta(), user("u0", "a real prompt"), reply("g0", "Real."), {"$rewindTo": "no-such-id"})
-    assert gem.harvest().digests == []
 
 
 def test_a_truncated_last_line_and_broken_side_files_are_counted(gem):
