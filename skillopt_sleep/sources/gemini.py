@@ -384,7 +384,8 @@ class GeminiSource:
         raise NotImplementedError("Gemini CLI session files are read whole")
 
     def head_cwds(self, path: Path) -> set[str]:
-        """The project the session's directory belongs to, unless the file is a sub-agent's."""
+        """The project the session's directory belongs to, unless the file is a sub-agent's or a
+        headless run's (its id absent from the project's prompt log)."""
         try:
             with open_regular(path) as handle:
                 first = handle.readline(1024 * 1024)
@@ -392,6 +393,9 @@ class GeminiSource:
             return set()
         status, record = decode_json_line(first.rstrip(b"\r\n"))
         if status != "ok" or record.get("kind") == "subagent":
+            return set()
+        logged = typed_lines(path.parent.parent, Counter())
+        if logged is not None and record.get("sessionId") not in logged:
             return set()
         cwd = _project_root(path.parent, home_of(str(path)))
         return {cwd} if cwd else set()

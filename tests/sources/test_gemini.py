@@ -363,7 +363,10 @@ def test_available_sources_finds_the_project(gem, tmp_path):
     empty = tmp_path / "none"
     assert "gemini" in available_sources(PROJECT, homes={"gemini": gem.home, "claude": empty, "codex": empty})
     assert "gemini" not in available_sources("/work/elsewhere", homes={"gemini": gem.home})
-    assert GeminiSource().head_cwds(gem.dir / "chats" / "session-2026-11-20T09-00-5f0c1d2e.jsonl") == {PROJECT}
+    path = gem.dir / "chats" / "session-2026-11-20T09-00-5f0c1d2e.jsonl"
+    assert GeminiSource().head_cwds(path) == {PROJECT}
+    gem.log("typed in another session", session_id="another-session")
+    assert GeminiSource().head_cwds(path) == set()  # this one is a headless run
 
 
 # -- the genuine sessions --------------------------------------------------------------------------
