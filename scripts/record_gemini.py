@@ -150,9 +150,6 @@ class Recorder:
     def __init__(self, root: Path, gemini: str) -> None:
         self.root = root
         self.gemini = gemini
-        self.version = subprocess.run(
-            [gemini, "--version"], capture_output=True, text=True, timeout=60, check=True
-        ).stdout.strip()
         self.project = root / "work" / "acme-invoices"
         (self.project / "src").mkdir(parents=True)
         (self.project / "src" / "app.py").write_text("# TODO: retry\n# TODO: log\n# TODO: test\n")
@@ -165,6 +162,16 @@ class Recorder:
         self.fake.responder = gemini_model
         self.env = gemini_env(root / "gemini-user", self.fake)
         self.gemini_dir = Path(self.env["HOME"]) / ".gemini"
+        # even --version writes to ~/.gemini: only ever the throwaway one
+        self.version = subprocess.run(
+            [gemini, "--version"],
+            cwd=self.project,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout.strip()
         (self.gemini_dir / "GEMINI.md").write_text(f"# {GEMINI_MARKER}\nAlways answer briefly.\n")
         (self.project / "GEMINI.md").write_text("# Project rules\nCommit messages carry a Refs: trailer.\n")
         self.truth: dict[str, dict[str, Any]] = {}  # session file (relative to HOME) -> facts
