@@ -4,12 +4,13 @@
 Drives the real ``gemini`` CLI (``--gemini PATH``, else ``SKILLOPT_GEMINI_CLI``, else the copy
 ``scripts/agent_clis.versions`` names in the npm cache) against ``tests/support/gemini_server.py``
 on 127.0.0.1, in a throwaway HOME: an interactive TUI session through tmux (typed prompts, a file
-read, a file write, a complaint, ``/compress``, a pasted secret, a sub-agent), the same session
-resumed in the TUI (``gemini --resume``), then headless runs (``gemini -p --resume`` on it,
-``gemini -p``). The session files the CLI wrote under ``~/.gemini/tmp/<project>/`` are copied, gzipped, into
-``tests/fixtures/real/gemini/`` and described in ``tests/fixtures/real/gemini_ground_truth.json``:
-for each file whether it is interactive, headless or a sub-agent's, and the prompts a person typed
-into it, once each, in order.
+read, a file write, a complaint, ``/compress``, a pasted secret, sub-agents, an ``@file``
+reference), the same session resumed in the TUI (``gemini --resume``), then headless runs
+(``gemini -p --resume`` on it, ``gemini -p``). The session files the CLI wrote under
+``~/.gemini/tmp/<project>/`` are copied, gzipped, into ``tests/fixtures/real/gemini/`` (with the
+project's ``logs.json`` and ``.project_root``) and described in
+``tests/fixtures/real/gemini_ground_truth.json``: for each file whether it is interactive,
+headless or a sub-agent's, and the prompts a person typed into it, once each, in order.
 
 The throwaway root is replaced by ``/tmp/skillopt-rec`` in names and contents. The API key and the
 pasted secret are generated here at random: nothing secret is real or written in this file.
@@ -80,6 +81,19 @@ def _answered(body: dict[str, Any]) -> str:
     return ""
 
 
+def typed_text(body: dict[str, Any]) -> str:
+    """The person's words in the last user content: its first text part that is not the CLI's
+    ``<session_context>`` (``@file`` contents and ``<system_note>`` parts follow them)."""
+    for content in reversed(body.get("contents") or []):
+        if not isinstance(content, dict) or content.get("role", "user") != "user":
+            continue
+        for part in content.get("parts") or []:
+            text = part.get("text") if isinstance(part, dict) else None
+            if isinstance(text, str) and not text.startswith("<session_context>"):
+                return text
+    return ""
+
+
 def gemini_model(body: dict[str, Any]) -> str | Reply | None:
     """Reads, writes or delegates when asked to; answers everything else with a short echo."""
     if json_schema(body):
@@ -92,13 +106,13 @@ def gemini_model(body: dict[str, Any]) -> str | Reply | None:
         return Reply(tool_calls=[ToolCall("complete_task", sample_for_schema(schema))])
     if has_function_response(body):
         return HELPER_REPLY if _answered(body) == "invoke_agent" else TOOL_REPLY
-    text = last_user_text(body).strip()
+    text = typed_text(body).strip()
     if text.startswith("read src/app.py") and "read_file" in tools:
         return Reply(text="Reading it.", tool_calls=[ToolCall("read_file", {"file_path": "src/app.py"})])
     if text.startswith("write the changelog") and "write_file" in tools:
         entry = {"file_path": "CHANGELOG.md", "content": "## 1.2\n- retry on timeouts\n"}
         return Reply(tool_calls=[ToolCall("write_file", entry)])
-    if "delegate" in text and "invoke_agent" in tools:
+    if "delegate" in last_user_text(body) + text and "invoke_agent" in tools:  # asked, or the @agent note
         request = {"agent_name": "generalist", "prompt": "Count the TODO markers under src/ and report the number."}
         return Reply(text="Delegating that.", tool_calls=[ToolCall("invoke_agent", request)])
     return "Done: " + " ".join(text.split())[:80]
@@ -230,6 +244,8 @@ class Recorder:
             f"use the deploy token {self.secret} for the release job",
             "write the changelog entry for the retry fix",
             "please delegate counting the TODO markers to a helper",
+            "summarize @src/app.py for me",  # sent with the file's contents, logged as typed
+            "@generalist count the TODO markers",  # sent with a <system_note> naming the agent
         ]
         self.tui("skillopt-rec-gemini", typed)
         [path] = [p for p in files_containing(self.gemini_dir, typed[0]) if p.name.startswith("session-")]

@@ -375,7 +375,18 @@ REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 TRUTH = json.loads((REAL / "gemini_ground_truth.json").read_text(encoding="utf-8"))
 REDACTED = "[REDACTED:github_token]"
 REPLIES = ("The tool came back.", "The helper is on it.")  # the recorder's model after a tool ran
-INJECTED = ("session_context", "USER-GEMINI-MD-MARKER", "Project rules", "headless", "HEADLESS", "Refs: trailer")
+INJECTED = (
+    "session_context",
+    "USER-GEMINI-MD-MARKER",
+    "Project rules",
+    "headless",
+    "HEADLESS",
+    "Refs: trailer",
+    "system_note",  # what an @agent prompt is sent with
+    "Content from referenced files",  # what an @file prompt is sent with
+    "TODO: retry",
+    "state_snapshot",
+)
 
 
 def real_sessions(kind: str) -> list[str]:
