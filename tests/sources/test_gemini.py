@@ -358,6 +358,16 @@ def test_a_fifo_where_a_session_file_belongs_is_not_read(gem):
     assert gem.harvest().skipped["not_a_regular_file"] == 1
 
 
+def test_side_files_that_are_not_regular_files_are_never_opened_for_reading(tmp_path):
+    gem = Home(tmp_path, project="")
+    os.mkfifo(gem.dir / ".project_root")
+    os.mkfifo(gem.dir / "logs.json")
+    gem.session(meta(), context_set(), user("u1", "a prompt"))
+    result = gem.harvest(None)
+    assert [(d.project, d.user_prompts) for d in result.digests] == [(PROJECT, ["a prompt"])]
+    assert result.skipped["unreadable_prompt_log"] == 1
+
+
 def test_available_sources_finds_the_project(gem, tmp_path):
     gem.session(meta(), user("u1", "a prompt"))
     empty = tmp_path / "none"
