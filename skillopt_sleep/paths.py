@@ -119,6 +119,7 @@ def notice_key(project: str | os.PathLike[str]) -> str:
 TRANSCRIPT_SOURCES: dict[str, tuple[str, str]] = {
     "claude": ("Claude Code", "$CLAUDE_CONFIG_DIR or ~/.claude"),
     "codex": ("Codex", "$CODEX_HOME or ~/.codex"),
+    "gemini": ("Gemini CLI", "$GEMINI_CLI_HOME/.gemini or ~/.gemini"),
     "pi": ("Pi", "$PI_CODING_AGENT_DIR or ~/.pi/agent"),
 }
 
@@ -133,6 +134,12 @@ def codex_home() -> Path:
     """Codex's data directory (``CODEX_HOME`` overrides ``~/.codex``)."""
     env = os.environ.get("CODEX_HOME")
     return Path(env).expanduser() if env else Path.home() / ".codex"
+
+
+def gemini_home() -> Path:
+    """Gemini CLI's data directory: ``.gemini`` in ``GEMINI_CLI_HOME``, else in the home directory."""
+    env = os.environ.get("GEMINI_CLI_HOME")
+    return (Path(env).expanduser() if env else Path.home()) / ".gemini"
 
 
 def pi_home() -> Path:

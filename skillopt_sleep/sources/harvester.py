@@ -19,11 +19,17 @@ from ..types import SessionDigest, utc
 from .base import Source, merge_into
 from .claude_code import ClaudeCodeSource
 from .codex import CodexSource
+from .gemini import GeminiSource
 from .pi import PiSource
 from .runner import FileTask, run
 from .store import HarvestStore
 
-SOURCES: dict[str, Source] = {"claude": ClaudeCodeSource(), "codex": CodexSource(), "pi": PiSource()}
+SOURCES: dict[str, Source] = {
+    "claude": ClaudeCodeSource(),
+    "codex": CodexSource(),
+    "gemini": GeminiSource(),
+    "pi": PiSource(),
+}
 
 
 SOURCE_CHOICES = (*SOURCES, "auto", "all")
