@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.pi is None:
         from tests.support.pi_env import installed_cli
 
-        args.pi = installed_cli("pi")
+        args.pi = installed_cli()
     if not args.pi or not os.access(args.pi, os.X_OK) or not shutil.which("tmux"):
         print("record_pi: needs tmux and the pi CLI (--pi PATH)", file=sys.stderr)
         return 2

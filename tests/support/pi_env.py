@@ -1,9 +1,7 @@
 """The real ``pi`` CLI (``@mariozechner/pi-coding-agent``) pointed at a ``FakeAnthropic``.
 
-``pi_cli()`` finds the release pinned in ``scripts/agent_clis.versions`` (a line ``pi <package>
-<version>``), installed by npm into ``${SKILLOPT_CI_CACHE:-~/.cache/skillopt-sleep-ci}/npm-pi-<version>``;
-missing, the test skips with the install command as the reason — unless
-``SKILLOPT_REQUIRE_REAL_CLIS=1``, which turns the skip into a failure (as ``real_clients`` does).
+``pi_cli()`` finds the release pinned in ``scripts/agent_clis.versions`` through
+``tests.support.agent_clis`` (skip, or failure under ``SKILLOPT_REQUIRE_REAL_CLIS=1``, when absent).
 
 ``pi_env(root, fake)`` is a throwaway environment (``real_clients.client_env``) whose
 ``~/.pi/agent/models.json`` declares a provider ``fake`` speaking ``anthropic-messages`` to the fake,
@@ -18,45 +16,21 @@ import os
 import subprocess
 from pathlib import Path
 
-import pytest
-
+from tests.support.agent_clis import installed_bin, real_agent_cli
 from tests.support.anthropic_server import FakeAnthropic
 
-REPO = Path(__file__).resolve().parents[2]
-VERSIONS_FILE = REPO / "scripts" / "agent_clis.versions"
 MODEL = "claude-sonnet-4-5"
 
 
-def pinned(agent: str = "pi") -> tuple[str, str]:
-    """(npm package, version) of ``agent``; ``KeyError`` when the file does not name it."""
-    for line in VERSIONS_FILE.read_text(encoding="utf-8").splitlines():
-        fields = line.split()
-        if len(fields) == 3 and fields[0] == agent:
-            return fields[1], fields[2]
-    raise KeyError(f"{agent} is not in {VERSIONS_FILE}")
-
-
-def install_dir(agent: str = "pi") -> Path:
-    cache = os.environ.get("SKILLOPT_CI_CACHE")
-    root = Path(cache) if cache else Path.home() / ".cache" / "skillopt-sleep-ci"
-    return root / f"npm-{agent}-{pinned(agent)[1]}"
-
-
-def installed_cli(agent: str = "pi") -> str | None:
-    path = install_dir(agent) / "node_modules" / ".bin" / agent
-    return str(path) if path.exists() and os.access(path, os.X_OK) else None
+def installed_cli() -> str | None:
+    """The pinned ``pi`` when installed (``tests.support.agent_clis``)."""
+    path = installed_bin("pi")
+    return str(path) if path else None
 
 
 def pi_cli() -> str:
     """Path of the pinned ``pi``, or skip (fail under ``SKILLOPT_REQUIRE_REAL_CLIS=1``)."""
-    path = installed_cli("pi")
-    if path:
-        return path
-    package, version = pinned("pi")
-    reason = f"the real pi CLI is not installed (npm install --prefix {install_dir('pi')} {package}@{version})"
-    if os.environ.get("SKILLOPT_REQUIRE_REAL_CLIS") == "1":
-        pytest.fail(reason + "; SKILLOPT_REQUIRE_REAL_CLIS=1 makes this a failure")
-    pytest.skip(reason)
+    return real_agent_cli("pi")
 
 
 def pi_version(pi: str) -> str:
