@@ -45,7 +45,8 @@ NAME = "pi"
 # A print-mode run's first prompt follows its header by about a tenth of a second; a typed one
 # waits for the TUI to start and for the person to type.
 HEADLESS_GAP = timedelta(seconds=2)
-_SKILL = re.compile(r"\A<skill name=\"([^\"]{1,200})\" location=\"[^\"]*\">\n.*?\n</skill>(?:\n\n(.*))?\Z", re.S)
+_SKILL_HEAD = re.compile(r"<skill name=\"([^\"\n]{1,200})\" location=\"[^\"\n]*\">\n")
+_SKILL_END = "\n</skill>"
 _UUID = re.compile(r"_([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$")
 _FILE_TOOLS = {"read", "write", "edit"}
 
@@ -92,6 +93,23 @@ def _text_of(content: Any) -> str | None:
         for block in content
         if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
     )
+
+
+def skill_prompt(text: str) -> tuple[str, str] | None:
+    """``(skill, what was typed)`` for a ``/skill:name args`` prompt pi stored expanded, as pi
+    parses it back (``parseSkillBlock``): the block ends at the first ``</skill>`` line followed by
+    the end or by a blank line and the args. Found with ``str.find``, never a backtracking scan."""
+    head = _SKILL_HEAD.match(text)
+    if not head:
+        return None
+    at = text.find(_SKILL_END, head.end())
+    while at != -1:
+        end = at + len(_SKILL_END)
+        if end == len(text) or (text.startswith("\n\n", end) and len(text) > end + 2):
+            args = text[end + 2 :].strip()
+            return head.group(1), f"/skill:{head.group(1)}" + (f" {args}" if args else "")
+        at = text.find(_SKILL_END, at + 1)
+    return None
 
 
 class PiParser(TranscriptParser):
@@ -157,11 +175,10 @@ class PiParser(TranscriptParser):
             self.prompted = True
             if self._headless(timestamp):
                 return self.exclude("headless_session")
-        skill = _SKILL.match(text)
+        skill = skill_prompt(text)
         if skill:
-            self.builder.add_skill(skill.group(1))
-            args = (skill.group(2) or "").strip()
-            text = f"/skill:{skill.group(1)}" + (f" {args}" if args else "")
+            name, text = skill
+            self.builder.add_skill(name)
         self.builder.touch(timestamp)
         self.builder.add_prompt(text)
         return USED

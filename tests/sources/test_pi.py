@@ -16,7 +16,7 @@ import pytest
 
 from skillopt_sleep.sources import harvest
 from skillopt_sleep.sources.base import MAX_PROMPT_CHARS, clip
-from skillopt_sleep.sources.pi import PiParser, PiSource, session_id_for
+from skillopt_sleep.sources.pi import PiParser, PiSource, session_id_for, skill_prompt
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 TRUTH = json.loads((REAL / "pi_ground_truth.json").read_text(encoding="utf-8"))
@@ -314,3 +314,25 @@ def test_a_flat_session_dir_is_read_too(tmp_path):
     path.rename(tmp_path / "sessions" / path.name)
     _, found = digests(tmp_path)
     assert found[SID].user_prompts == ["from a flat dir"]
+
+
+@pytest.mark.parametrize(
+    ("stored", "expected"),
+    [
+        ('<skill name="s" location="/x">\nBODY\n</skill>', ("s", "/skill:s")),
+        ('<skill name="s" location="/x">\n\n</skill>\n\nargs here', ("s", "/skill:s args here")),
+        ('<skill name="s" location="/x">\na\n</skill>b\n</skill>\n\nargs', ("s", "/skill:s args")),
+        ('<skill name="s" location="/x">\n</skill>', None),
+        ('<skill name="s" location="/x">\nBODY\n</skill> trailing', None),
+        ("plain words", None),
+    ],
+)
+def test_skill_blocks_are_read_as_pi_reads_them(stored, expected):
+    assert skill_prompt(stored) == expected
+
+
+def test_a_huge_skill_like_prompt_is_read_in_linear_time():
+    text = '<skill name="s" location="/x">\n' + "\n</skill>x" * 200_000
+    started = time.monotonic()
+    assert skill_prompt(text) is None
+    assert time.monotonic() - started < 2
