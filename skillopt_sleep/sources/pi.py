@@ -39,12 +39,12 @@ import msgspec
 from .. import paths
 from ..types import parse_time
 from .base import IGNORED, USED, TranscriptParser, as_str, open_regular
-from .decode import decode_json_line
 
 NAME = "pi"
 # A print-mode run's first prompt follows its header by about a tenth of a second; a typed one
 # waits for the TUI to start and for the person to type.
 HEADLESS_GAP = timedelta(seconds=2)
+HEAD_LINES = 16  # lines ``head_cwds`` reads at most, looking for the first prompt
 _SKILL_HEAD = re.compile(r"<skill name=\"([^\"\n]{1,200})\" location=\"[^\"\n]*\">\n")
 _SKILL_END = "\n</skill>"
 _UUID = re.compile(r"_([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$")
@@ -249,14 +249,20 @@ class PiSource:
         return PiParser(path, state)
 
     def head_cwds(self, path: Path) -> set[str]:
-        """The header's cwd (the first line)."""
+        """The header's cwd, unless the session's first prompt shows a headless run. pi writes the
+        header, the settings entries and the first prompt together, so a few lines tell."""
+        parser = PiParser(str(path), {})
         try:
             with open_regular(path) as handle:
-                first = handle.readline(1024 * 1024)
+                for _ in range(HEAD_LINES):
+                    line = handle.readline(1024 * 1024)
+                    if not line:
+                        break
+                    parser.feed(line.rstrip(b"\r\n"))
+                    if parser.excluded or parser.prompted:
+                        break
         except OSError:
             return set()
-        status, record = decode_json_line(first.rstrip(b"\r\n"))
-        if status != "ok" or record.get("type") != "session":
+        if parser.excluded or not parser.builder.project:
             return set()
-        cwd = record.get("cwd")
-        return {cwd} if isinstance(cwd, str) and cwd else set()
+        return {parser.builder.project}

@@ -336,3 +336,14 @@ def test_a_huge_skill_like_prompt_is_read_in_linear_time():
     started = time.monotonic()
     assert skill_prompt(text) is None
     assert time.monotonic() - started < 2
+
+
+def test_available_sources_names_pi_for_interactive_sessions_only(tmp_path):
+    from skillopt_sleep.sources import available_sources
+
+    headless = tmp_path / "headless"
+    write_session(headless, header(), user("HEADLESS", ts="2026-11-22T10:00:00.100Z"), assistant(text("x")))
+    assert "pi" not in available_sources(PROJECT, homes={"pi": headless})
+    typed = tmp_path / "typed"
+    write_session(typed, header(), user("typed"), assistant(text("x")))
+    assert "pi" in available_sources(PROJECT, homes={"pi": typed})
