@@ -43,7 +43,9 @@ AGENTS_MARKER = "PROJECT-AGENTS-MD-MARKER"
 
 
 def pasted_secret() -> str:
-    return "ghp_" + "".join(secrets.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") for _ in range(36))
+    return "ghp_" + "".join(
+        secrets.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") for _ in range(36)
+    )
 
 
 class Recorder:
