@@ -13,8 +13,9 @@ wrote it. The ones read here:
 - ``system.message``: the system prompt, written after the first user message of a run whenever it
   differs from the last one. Its wording is the only mark of a headless run (``copilot -p``): "You
   are running in non-interactive mode" instead of "You are an interactive tool". A prompt is therefore
-  held until the run's ``system.message`` (or its first model turn) shows which it was; a headless
-  prompt is not counted, and a session that starts headless is left out until a prompt is typed.
+  held until the run's ``system.message`` (or its first model turn) shows which it was — a read that
+  ends first is checkpointed before it (``base.HOLD``) —; a headless prompt is not counted, and a
+  session that starts headless is left out until a prompt is typed.
 - ``assistant.message`` (``content``; each model call writes one, the last of a turn is its reply),
   ``tool.execution_start`` (``toolName``, ``arguments``), ``tool.execution_complete``
   (``fileEdits``), ``skill.invoked``.
@@ -35,7 +36,7 @@ from collections.abc import Iterator
 import msgspec
 
 from .. import paths
-from .base import IGNORED, USED, TranscriptParser, as_str, clip, open_regular
+from .base import HELD, HOLD, IGNORED, USED, TranscriptParser, as_str, clip, open_regular
 from .decode import decode_json_line
 
 NAME = "copilot"
@@ -124,9 +125,17 @@ class CopilotParser(TranscriptParser):
         mode = state.get("mode")
         self.mode: str | None = mode if mode in (INTERACTIVE, HEADLESS) else None  # of the current run
         self.headless = state.get("headless") is True  # a headless prompt was seen
-        # A prompt read but not yet known to be typed or headless: (text, timestamp). Not kept in
-        # the checkpoint (no text is): ``finish`` settles it with the mode known by then.
+        # A prompt read but not yet known to be typed or headless: (text, timestamp). It holds the
+        # checkpoint (``base.HOLD``) until settled: a checkpoint keeps no text, so a read that ends
+        # first leaves it out, and the next harvest reads it again.
         self.pending: tuple[str, Any] | None = None
+
+    def feed(self, line: bytes) -> str:
+        before = self.pending
+        outcome = super().feed(line)
+        if self.pending is None:
+            return outcome
+        return HELD if self.pending is before else HOLD
 
     def record(self, record: dict[str, Any]) -> str:
         kind = record.get("type")
@@ -241,10 +250,6 @@ class CopilotParser(TranscriptParser):
             if target:
                 self.builder.add_file(target)
         return USED
-
-    def finish(self) -> tuple[list[Any], dict[str, Any], list[str]]:
-        self.settle_pending()
-        return super().finish()
 
     def extra_state(self) -> dict[str, Any]:
         return {"mode": self.mode, "headless": self.headless}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from skillopt_sleep.sources import SOURCES, available_sources, harvest
-from skillopt_sleep.sources.base import IGNORED, USED
+from skillopt_sleep.sources.base import HELD, HOLD, IGNORED, USED
 from skillopt_sleep.sources.copilot import CopilotParser, CopilotSource
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
@@ -107,7 +107,7 @@ def test_the_typed_text_is_read_never_the_transformed_one_nor_the_system_prompt(
 
 def test_a_session_begun_headless_is_left_out():
     parser, outcomes = parse(start(), user("HEADLESS one-off"), system(HEADLESS_PROMPT), reply("done"))
-    assert outcomes == [USED, USED, "headless_session", IGNORED]
+    assert outcomes == [USED, HOLD, "headless_session", IGNORED]
     assert parser.finish()[0] == [] and parser.finish()[2] == [SID]
 
 
@@ -220,12 +220,41 @@ def test_malformed_lines_are_counted_never_raised():
     assert part.user_prompts == ["still read"]
 
 
+def test_a_prompt_waits_for_its_runs_mode_and_holds_the_checkpoint_meanwhile():
+    parser, outcomes = parse(start(), user("typed?"), ev("hook.start", hookType="userPromptSubmitted"))
+    assert outcomes == [USED, HOLD, HELD]
+    parts, state, excluded = parser.finish()
+    assert parts == [] and excluded == [] and state["prompts"] == 0  # read again from the prompt next time
+    assert parse(user("a"), user("b"))[1] == [HOLD, HOLD]  # the second settles the first: the hold moves
+    assert parse(user("a"), system(HEADLESS_PROMPT))[1] == [HOLD, "headless_session"]
+    assert parse(user("a"), ev("assistant.turn_start"))[1] == [HOLD, IGNORED]
+
+
+def test_a_checkpoint_between_a_prompt_and_its_system_prompt_waits_for_the_mode(tmp_path):
+    events = tmp_path / "session-state" / SID / "events.jsonl"
+    events.parent.mkdir(parents=True)
+    state = tmp_path / "state"
+
+    def harvested(*records: dict) -> list:
+        with open(events, "a", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(r) + "\n" for r in records)
+        result = harvest(PROJECT, source="copilot", homes={"copilot": tmp_path}, state_dir=state)
+        result.commit()
+        return [d.user_prompts for d in result.digests]
+
+    assert harvested(start(), user("typed"), system(), reply("ok")) == [["typed"]]
+    assert harvested(ev("session.resume", context={"cwd": PROJECT}), user("HEADLESS")) == [["typed"]]
+    assert harvested(system(HEADLESS_PROMPT), reply("HEADLESS reply")) == [["typed"]]
+    assert harvested(ev("session.resume", context={"cwd": PROJECT}), user("typed again")) == [["typed"]]
+    assert harvested(system(), reply("ok")) == [["typed", "typed again"]]
+
+
 def test_a_checkpoint_holds_no_text_and_resumes_the_mode():
     parser, _ = parse(start(), user("typed sk-secretsecret"), system(HEADLESS_PROMPT))
     _parts, state, _excluded = parser.finish()
     assert "secret" not in json.dumps(state) and state["mode"] == "headless"
     resumed, outcomes = parse(user("HEADLESS again"), ev("assistant.turn_start"), state=json.loads(json.dumps(state)))
-    assert outcomes == [USED, "headless_turn"]
+    assert outcomes == [HOLD, "headless_turn"]
 
 
 def test_discover_reads_each_session_dir_and_nothing_else(tmp_path):
@@ -324,17 +353,14 @@ def test_available_sources_sees_the_interactive_session(real_home):
         assert CopilotSource().head_cwds(real_home.parent / key) == set()
 
 
-def test_appending_in_pieces_gives_what_one_read_gives(real_home, tmp_path):
-    """Harvest the interactive session as it grows, checkpointed at line boundaries (except inside a
-    run's opening, between its first prompt and its system prompt: see docs/agents/copilot.md)."""
-    (key,) = kinds("interactive")
+@pytest.mark.parametrize("kind", ["interactive", "headless"])
+def test_appending_line_by_line_gives_what_one_read_gives(real_home, tmp_path, kind):
+    """Harvest a real session as it grows, a checkpoint after every line: a prompt whose run's
+    system prompt is not written yet waits in the file (``base.HOLD``), never counted too early."""
+    key = kinds(kind)[0]
     whole = (real_home.parent / key).read_bytes()
     lines = whole.splitlines(keepends=True)
-    cuts = [
-        i
-        for i in range(1, len(lines), 3)
-        if json.loads(lines[i - 1])["type"] != "user.message" or json.loads(lines[i])["type"] != "system.message"
-    ]
+    cuts = range(1, len(lines))
     home = tmp_path / "copilot"
     target = home / "session-state" / session_id(key) / "events.jsonl"
     target.parent.mkdir(parents=True)
@@ -346,7 +372,7 @@ def test_appending_in_pieces_gives_what_one_read_gives(real_home, tmp_path):
         done = cut
         result = harvest(TRUTH["project"], source="copilot", homes={"copilot": home}, state_dir=tmp_path / "state")
         result.commit()
-    (pieced,) = result.digests
+    pieced = [d.to_dict() for d in result.digests]
     shutil.rmtree(tmp_path / "state")
-    (once,) = harvest(TRUTH["project"], source="copilot", homes={"copilot": home}).digests
-    assert pieced.to_dict() == once.to_dict()
+    once = [d.to_dict() for d in harvest(TRUTH["project"], source="copilot", homes={"copilot": home}).digests]
+    assert pieced == once and len(once) == (kind == "interactive")
