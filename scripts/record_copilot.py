@@ -8,7 +8,8 @@ in tmux (a file read, a file written, a complaint, a pasted secret, a sub-agent)
 resumed interactively, then headless runs (``-p``; ``-p --resume=<id>`` on the interactive
 session; ``-p --continue``), then the interactive session resumed in the TUI once more. Each session's ``events.jsonl`` is copied, gzipped, into
 ``tests/fixtures/real/copilot/`` and described in ``tests/fixtures/real/copilot_ground_truth.json``:
-interactive or headless, and the prompts a person typed into it, once each, in order.
+interactive or headless, the prompts a person typed into it (once each, in order), and how many
+sub-agents ran inside it (they write into their parent's file).
 
 The throwaway root is replaced by ``/tmp/skillopt-rec``. The API key and the pasted secret are
 generated here at random.
@@ -163,7 +164,9 @@ def write_fixtures(recorder: Recorder, out: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         data = path.read_text(encoding="utf-8").replace(root, PLACEHOLDER_ROOT).encode("utf-8")
         target.write_bytes(gzip.compress(data, mtime=0))
-        truth["sessions"][key] = recorder.truth[session_id]
+        # sub-agents write into their parent's file (events with an agentId), never a file of their own
+        subagents = sum(1 for line in data.splitlines() if b'"type":"subagent.started"' in line)
+        truth["sessions"][key] = {**recorder.truth[session_id], "inline_subagents": subagents}
     (out / "copilot_ground_truth.json").write_text(json.dumps(truth, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 

@@ -312,6 +312,7 @@ def kinds(kind: str) -> list[str]:
 def test_the_real_fixtures_are_what_the_recorder_says():
     assert TRUTH["cli"] == "copilot" and TRUTH["version"]
     assert kinds("interactive") and kinds("headless")
+    assert any(TRUTH["sessions"][key]["inline_subagents"] for key in kinds("interactive"))
 
 
 def test_only_interactive_real_sessions_are_harvested(real):
