@@ -137,6 +137,10 @@ class CopilotParser(TranscriptParser):
             return outcome
         return HELD if self.pending is before else HOLD
 
+    def exclude(self, reason: str) -> str:
+        self.pending = None  # nothing of a left-out session waits to be read again
+        return super().exclude(reason)
+
     def record(self, record: dict[str, Any]) -> str:
         kind = record.get("type")
         data = record.get("data")

@@ -230,6 +230,11 @@ def test_a_prompt_waits_for_its_runs_mode_and_holds_the_checkpoint_meanwhile():
     assert parse(user("a"), ev("assistant.turn_start"))[1] == [HOLD, IGNORED]
 
 
+def test_a_session_in_a_replay_dir_holds_nothing():
+    parser, outcomes = parse(user("a"), ev("session.context_changed", cwd="/tmp/skillopt-sleep-replay-x"))
+    assert outcomes == [HOLD, "own_replay"] and parser.finish()[2] == [SID]
+
+
 def test_a_checkpoint_between_a_prompt_and_its_system_prompt_waits_for_the_mode(tmp_path):
     events = tmp_path / "session-state" / SID / "events.jsonl"
     events.parent.mkdir(parents=True)
