@@ -200,6 +200,8 @@ class CopilotParser(TranscriptParser):
             return "wrong_field_type"
         settled = self.settle_pending()
         source = data.get("source")
+        if source is not None and not isinstance(source, str):
+            return settled or "wrong_field_type"
         if (isinstance(source, str) and source and source != "user") or data.get("isAutopilotContinuation") is True:
             self.builder.close_turn()  # another agent, a skill or autopilot speaking
             return settled or IGNORED

@@ -211,6 +211,24 @@ def test_line_outcomes(record, outcome):
     assert parse(record)[1] == [outcome]
 
 
+def test_values_of_the_wrong_kind_inside_a_turn_are_passed_over():
+    parser, outcomes = parse(
+        start(),
+        user("go"),
+        system(),
+        ev("tool.execution_start", toolName="edit", arguments="path=/x"),
+        ev("tool.execution_start", toolName="create", arguments={"path": ["/x"]}),
+        ev("tool.execution_complete", fileEdits=[1, "x", {"path": 5}, [], {"path": "/work/demo-app/ok.py"}]),
+        ev("skill.invoked", name=["x"]),
+        ev("user.message", content="later", source=3),
+        "x" * 100,
+    )
+    (part,), _state, _excluded = parser.finish()
+    assert part.tools_used == ["edit", "create"] and part.files_touched == ["/work/demo-app/ok.py"]
+    assert part.skills_used == [] and part.user_prompts == ["go"]
+    assert outcomes[-1] == "malformed_json"
+
+
 def test_malformed_lines_are_counted_never_raised():
     parser, outcomes = parse(
         start(), '{"type": "user.message", "data": {"content": "cut', "[1, 2]", "\xff", user("still read"), system()
