@@ -120,6 +120,7 @@ TRANSCRIPT_SOURCES: dict[str, tuple[str, str]] = {
     "claude": ("Claude Code", "$CLAUDE_CONFIG_DIR or ~/.claude"),
     "codex": ("Codex", "$CODEX_HOME or ~/.codex"),
     "copilot": ("GitHub Copilot CLI", "$COPILOT_HOME or ~/.copilot"),
+    "gemini": ("Gemini CLI", "$GEMINI_CLI_HOME/.gemini or ~/.gemini"),
 }
 
 
@@ -139,6 +140,12 @@ def copilot_home() -> Path:
     """GitHub Copilot CLI's data directory (``COPILOT_HOME`` overrides ``~/.copilot``)."""
     env = os.environ.get("COPILOT_HOME")
     return Path(env).expanduser() if env else Path.home() / ".copilot"
+
+
+def gemini_home() -> Path:
+    """Gemini CLI's data directory: ``.gemini`` in ``GEMINI_CLI_HOME``, else in the home directory."""
+    env = os.environ.get("GEMINI_CLI_HOME")
+    return (Path(env).expanduser() if env else Path.home()) / ".gemini"
 
 
 @dataclass(frozen=True)

@@ -92,7 +92,7 @@ def test_auto_uses_the_agents_that_have_the_project(homes):
     assert run(homes, source="auto").sources_used == ["claude", "codex"]
     legacy = run(homes, project="/work/demo-app-legacy", source="auto")
     assert legacy.sources_used == ["claude"]
-    assert run(homes, source="all", project="/work/nowhere").sources_used == list(SOURCES)  # "all": every agent
+    assert run(homes, source="all", project="/work/nowhere").sources_used == list(SOURCES)
     both = run(homes, source="all")
     assert {d.source for d in both.digests} == {"claude", "codex"}
 
