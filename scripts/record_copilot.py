@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Record genuine GitHub Copilot CLI sessions for the harvest tests (installs nothing).
 
-Drives the real ``copilot`` (``--cli``, ``SKILLOPT_COPILOT_CLI`` or the cache install named in
+Drives the real ``copilot`` (``--cli``, or the cache install of the version named in
 ``scripts/agent_clis.versions``) against a scripted ``FakeAnthropic`` on 127.0.0.1 through its
 "bring your own key" provider settings, offline, in a throwaway HOME: an interactive TUI session
 in tmux (a file read, a file written, a complaint, a pasted secret, a sub-agent), that session
@@ -35,6 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from scripts.record_transcripts import PLACEHOLDER_ROOT, Tmux, settle, wait_until  # noqa: E402
+from tests.support.agent_clis import install_command  # noqa: E402
 from tests.support.anthropic_server import FakeAnthropic  # noqa: E402
 from tests.support.copilot_cli import copilot_env, copilot_model, find_cli, version  # noqa: E402
 
@@ -177,7 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the throwaway root (printed)")
     args = parser.parse_args(argv)
     if not args.cli or not shutil.which("tmux"):
-        print("record_copilot: needs tmux and the real copilot CLI (--cli or SKILLOPT_COPILOT_CLI)", file=sys.stderr)
+        print(
+            f"record_copilot: needs tmux and the real copilot CLI (--cli, or {install_command('copilot')})",
+            file=sys.stderr,
+        )
         return 2
     root = Path(tempfile.mkdtemp(prefix="skillopt-rec-"))
     recorder = Recorder(root, args.cli)

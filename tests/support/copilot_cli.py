@@ -9,61 +9,37 @@ The npm package is a loader for a platform binary that unpacks its JavaScript in
 on first run; ``COPILOT_PKG_CACHE_HOME`` keeps that cache beside the install, so a throwaway HOME
 does not unpack 200 MB again.
 
-``scripts/agent_clis.versions`` names the version; the install is looked up at
-``SKILLOPT_COPILOT_CLI`` (the ``copilot`` executable) or
-``~/.cache/skillopt-sleep-ci/npm-copilot-<version>/node_modules/.bin/copilot``. Missing, a test
-skips — unless ``SKILLOPT_REQUIRE_REAL_CLIS=1``, which makes that a failure (as ``real_clients``).
+``scripts/agent_clis.versions`` names the version; ``tests.support.agent_clis`` finds the install
+(skips, or fails under ``SKILLOPT_REQUIRE_REAL_CLIS=1``, when it is missing).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from tests.support.agent_clis import install_dir, installed_bin, pinned, real_agent_cli
 from tests.support.anthropic_server import FakeAnthropic
 from tests.support.http_base import Reply, ToolCall
 
-REPO = Path(__file__).resolve().parents[2]
-VERSIONS_FILE = REPO / "scripts" / "agent_clis.versions"
 NAME = "copilot"
 MODEL = "claude-sonnet-4-5"
 
 
 def version() -> str:
-    for line in VERSIONS_FILE.read_text(encoding="utf-8").splitlines():
-        fields = line.split()
-        if len(fields) == 3 and fields[0] == NAME:
-            return fields[2]
-    raise LookupError(f"no {NAME} line in {VERSIONS_FILE}")
-
-
-def install_dir() -> Path:
-    return Path.home() / ".cache" / "skillopt-sleep-ci" / f"npm-{NAME}-{version()}"
+    return pinned()[NAME][1]
 
 
 def find_cli() -> str | None:
-    configured = os.environ.get("SKILLOPT_COPILOT_CLI")
-    path = Path(configured) if configured else install_dir() / "node_modules" / ".bin" / "copilot"
-    return str(path) if path.exists() and os.access(path, os.X_OK) else None
+    path = installed_bin(NAME)
+    return str(path) if path else None
 
 
 def copilot_cli() -> str:
     """The ``copilot`` executable, or skip (fail under SKILLOPT_REQUIRE_REAL_CLIS=1)."""
-    path = find_cli()
-    if path:
-        return path
-    reason = (
-        f"the real copilot CLI is not installed (npm install --prefix {install_dir()} "
-        f"@github/copilot@{version()}, or SKILLOPT_COPILOT_CLI=<its copilot>)"
-    )
-    if os.environ.get("SKILLOPT_REQUIRE_REAL_CLIS") == "1":
-        pytest.fail(reason + "; SKILLOPT_REQUIRE_REAL_CLIS=1 makes this a failure")
-    pytest.skip(reason)
+    return real_agent_cli(NAME)
 
 
 def copilot_env(root: Path, fake: FakeAnthropic, *, trust: tuple[Path, ...] = ()) -> dict[str, str]:
@@ -71,8 +47,7 @@ def copilot_env(root: Path, fake: FakeAnthropic, *, trust: tuple[Path, ...] = ()
     environment that sends every model call to ``fake``."""
     from tests.support.real_clients import client_env
 
-    cli = find_cli()
-    cache = Path(os.path.realpath(cli)).parents[3] if cli else install_dir()
+    cache = install_dir(NAME)
     env = client_env(
         root,
         COPILOT_OFFLINE="true",
