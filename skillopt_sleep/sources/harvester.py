@@ -19,11 +19,17 @@ from ..types import SessionDigest, utc
 from .base import Source, merge_into
 from .claude_code import ClaudeCodeSource
 from .codex import CodexSource
+from .copilot import CopilotSource
 from .gemini import GeminiSource
 from .runner import FileTask, run
 from .store import HarvestStore
 
-SOURCES: dict[str, Source] = {"claude": ClaudeCodeSource(), "codex": CodexSource(), "gemini": GeminiSource()}
+SOURCES: dict[str, Source] = {
+    "claude": ClaudeCodeSource(),
+    "codex": CodexSource(),
+    "copilot": CopilotSource(),
+    "gemini": GeminiSource(),
+}
 
 
 SOURCE_CHOICES = (*SOURCES, "auto", "all")
