@@ -26,6 +26,7 @@ def home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("SKILLOPT_SLEEP_BACKEND", "sim")
     # the data dirs of the agents whose default lies in the machine's home: an empty one per test
     monkeypatch.setenv("GEMINI_CLI_HOME", str(path / "gemini-cli-home"))
+    monkeypatch.setenv("COPILOT_HOME", str(path / "copilot-home"))
     return path
 
 
