@@ -119,6 +119,7 @@ def notice_key(project: str | os.PathLike[str]) -> str:
 TRANSCRIPT_SOURCES: dict[str, tuple[str, str]] = {
     "claude": ("Claude Code", "$CLAUDE_CONFIG_DIR or ~/.claude"),
     "codex": ("Codex", "$CODEX_HOME or ~/.codex"),
+    "copilot": ("GitHub Copilot CLI", "$COPILOT_HOME or ~/.copilot"),
     "gemini": ("Gemini CLI", "$GEMINI_CLI_HOME/.gemini or ~/.gemini"),
     "pi": ("Pi", "$PI_CODING_AGENT_DIR or ~/.pi/agent"),
 }
@@ -134,6 +135,12 @@ def codex_home() -> Path:
     """Codex's data directory (``CODEX_HOME`` overrides ``~/.codex``)."""
     env = os.environ.get("CODEX_HOME")
     return Path(env).expanduser() if env else Path.home() / ".codex"
+
+
+def copilot_home() -> Path:
+    """GitHub Copilot CLI's data directory (``COPILOT_HOME`` overrides ``~/.copilot``)."""
+    env = os.environ.get("COPILOT_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".copilot"
 
 
 def gemini_home() -> Path:

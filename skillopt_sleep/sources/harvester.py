@@ -19,6 +19,7 @@ from ..types import SessionDigest, utc
 from .base import Source, merge_into
 from .claude_code import ClaudeCodeSource
 from .codex import CodexSource
+from .copilot import CopilotSource
 from .gemini import GeminiSource
 from .pi import PiSource
 from .runner import FileTask, run
@@ -27,6 +28,7 @@ from .store import HarvestStore
 SOURCES: dict[str, Source] = {
     "claude": ClaudeCodeSource(),
     "codex": CodexSource(),
+    "copilot": CopilotSource(),
     "gemini": GeminiSource(),
     "pi": PiSource(),
 }
