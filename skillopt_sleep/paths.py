@@ -119,6 +119,7 @@ def notice_key(project: str | os.PathLike[str]) -> str:
 TRANSCRIPT_SOURCES: dict[str, tuple[str, str]] = {
     "claude": ("Claude Code", "$CLAUDE_CONFIG_DIR or ~/.claude"),
     "codex": ("Codex", "$CODEX_HOME or ~/.codex"),
+    "opencode": ("OpenCode", "$XDG_DATA_HOME/opencode or ~/.local/share/opencode"),
 }
 
 
@@ -132,6 +133,13 @@ def codex_home() -> Path:
     """Codex's data directory (``CODEX_HOME`` overrides ``~/.codex``)."""
     env = os.environ.get("CODEX_HOME")
     return Path(env).expanduser() if env else Path.home() / ".codex"
+
+
+def opencode_home() -> Path:
+    """OpenCode's data directory, where its database is (``$XDG_DATA_HOME/opencode``, else
+    ``~/.local/share/opencode`` on every system)."""
+    env = os.environ.get("XDG_DATA_HOME")
+    return (Path(env).expanduser() if env else Path.home() / ".local" / "share") / "opencode"
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,11 @@ from ..types import SessionDigest, utc
 from .base import Source, merge_into
 from .claude_code import ClaudeCodeSource
 from .codex import CodexSource
+from .opencode import OpenCodeSource
 from .runner import FileTask, run
 from .store import HarvestStore
 
-SOURCES: dict[str, Source] = {"claude": ClaudeCodeSource(), "codex": CodexSource()}
+SOURCES: dict[str, Source] = {"claude": ClaudeCodeSource(), "codex": CodexSource(), "opencode": OpenCodeSource()}
 
 
 SOURCE_CHOICES = (*SOURCES, "auto", "all")
