@@ -52,6 +52,7 @@ FILE_TOOLS = frozenset({"edit", "write", "multiedit", "patch"})
 _PATCH_FILE = re.compile(r"\*\*\* (?:Add|Update|Delete) File: ([^\n]{1,1000})")
 # A text part longer than this is cut before it reaches Python: ``clip`` keeps less of it anyway.
 TEXT_CHARS = 4 * MAX_PROMPT_CHARS
+PATCH_CHARS = 1024 * 1024  # of an ``apply_patch`` call, read for the names of the files it changes
 COPY_ATTEMPTS = 3
 COPY_CHUNK = 1024 * 1024
 
@@ -109,13 +110,24 @@ def _columns(connection: sqlite3.Connection, table: str) -> set[str]:
     return {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
 
 
-def _json(column: str, path: str) -> str:
-    """``json_extract`` that gives NULL for a value that is not JSON (instead of failing the query)."""
-    return f"CASE WHEN json_valid({column}) THEN json_extract({column}, '{path}') END"
+def _json(column: str, path: str, kind: str = "text", limit: int | None = None) -> str:
+    """The value at ``path`` when it is of JSON type ``kind``, NULL when it is absent (or the
+    column is not JSON), 0 when it is of another type (the caller counts it). A ``CASE`` keeps
+    ``json_type`` from failing the whole query on a value that is not JSON: SQLite evaluates only
+    one branch of a ``CASE``, but both sides of an ``AND``. ``limit``: the characters of a string
+    kept (the rest never reaches Python)."""
+    value = f"json_type({column}, '{path}')"
+    extract = f"json_extract({column}, '{path}')"
+    if limit is not None:
+        extract = f"substr({extract}, 1, {limit})"
+    return (
+        f"(CASE WHEN json_valid({column}) THEN CASE WHEN {value} IS NULL THEN NULL "
+        f"WHEN {value} = '{kind}' THEN {extract} ELSE 0 END END)"
+    )
 
 
 def _is_true(column: str, path: str) -> str:
-    return f"(json_valid({column}) AND json_type({column}, '{path}') = 'true')"
+    return f"(CASE WHEN json_valid({column}) THEN coalesce(json_type({column}, '{path}') = 'true', 0) ELSE 0 END)"
 
 
 def is_headless(permission: Any) -> bool:
@@ -196,16 +208,15 @@ def _messages(connection: sqlite3.Connection, skipped: Counter[str]) -> dict[str
         message = _Message(message_id, role, bool(summary), when)
         by_session.setdefault(session_id, []).append(message)
         by_id[message_id] = message
-    kind = _json("data", "$.type")
+    kind, name = _json("data", "$.type"), _json("data", "$.tool")
     rows = connection.execute(
         f"SELECT message_id, json_valid(data), {kind}, "
-        f"CASE WHEN {kind} = 'text' THEN substr({_json('data', '$.text')}, 1, {TEXT_CHARS}) END, "
+        f"CASE WHEN {kind} = 'text' THEN {_json('data', '$.text', limit=TEXT_CHARS)} END, "
         f"{_is_true('data', '$.synthetic')} OR {_is_true('data', '$.ignored')}, "
-        f"{_json('data', '$.tool')}, {_json('data', '$.state.input.filePath')}, "
-        f"CASE WHEN {_json('data', '$.tool')} = 'skill' THEN {_json('data', '$.state.input.name')} END, "
-        f"CASE WHEN {_json('data', '$.tool')} = 'apply_patch' "
-        f"THEN substr({_json('data', '$.state.input.patchText')}, 1, 1000000) END, "
-        f"CASE WHEN {kind} = 'patch' THEN {_json('data', '$.files')} END "
+        f"CASE WHEN {kind} = 'tool' THEN {name} END, {_json('data', '$.state.input.filePath')}, "
+        f"CASE WHEN {name} = 'skill' THEN {_json('data', '$.state.input.name')} END, "
+        f"CASE WHEN {name} = 'apply_patch' THEN {_json('data', '$.state.input.patchText', limit=PATCH_CHARS)} END, "
+        f"CASE WHEN {kind} = 'patch' THEN {_json('data', '$.files', 'array')} END "
         "FROM part ORDER BY message_id, id"
     )
     for row in rows:
@@ -289,7 +300,10 @@ def _tool(builder: DigestBuilder, part: _Part, skipped: Counter[str]) -> None:
 
 def _patch_files(builder: DigestBuilder, files: Any, skipped: Counter[str]) -> None:
     """A ``patch`` part: the files a step changed (from OpenCode's snapshot of the worktree)."""
+    if files is None:
+        return
     if not isinstance(files, str):
+        skipped["wrong_field_type"] += 1
         return
     try:
         names = json.loads(files)

@@ -15,7 +15,7 @@ from tests.support.harvest import (
     codex_file,
 )
 
-from skillopt_sleep.sources import harvest
+from skillopt_sleep.sources import SOURCES, harvest
 from skillopt_sleep.sources.base import IGNORED, USED
 from skillopt_sleep.sources.codex import CodexParser, session_id_for
 
@@ -92,7 +92,7 @@ def test_auto_uses_the_agents_that_have_the_project(homes):
     assert run(homes, source="auto").sources_used == ["claude", "codex"]
     legacy = run(homes, project="/work/demo-app-legacy", source="auto")
     assert legacy.sources_used == ["claude"]
-    assert run(homes, source="all", project="/work/nowhere").sources_used == ["claude", "codex"]
+    assert run(homes, source="all", project="/work/nowhere").sources_used == list(SOURCES)
     both = run(homes, source="all")
     assert {d.source for d in both.digests} == {"claude", "codex"}
 
