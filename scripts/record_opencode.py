@@ -2,9 +2,8 @@
 """Record a genuine OpenCode session database for the harvest tests (installs nothing).
 
 Drives the real ``opencode`` CLI (``--cli``, or the release ``scripts/agent_clis.versions`` pins,
-from the install cache of ``tests/support/agent_clis.py``) against a scripted fake model on 127.0.0.1 (``tests/support/chat_server.py``:
-a custom ``@ai-sdk/openai-compatible`` provider, which OpenCode bundles), in a throwaway HOME whose
-XDG dirs hold the config and the database: two interactive TUI sessions through tmux (typed
+from the install cache of ``tests/support/agent_clis.py``) as ``tests/support/opencode_session.py``
+does, against a scripted fake model on 127.0.0.1, in a throwaway HOME: two interactive TUI sessions through tmux (typed
 prompts, a file read, a file write, a sub-agent through the ``task`` tool, a complaint, a pasted
 secret), a TUI resume of the first (``opencode --session``), then headless runs: a one-off
 (``opencode run``), its continuation (``run --continue``) and a headless turn appended to the
@@ -33,21 +32,19 @@ import string
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from scripts.record_transcripts import PLACEHOLDER_ROOT, Tmux, settle, wait_until  # noqa: E402
+from scripts.record_transcripts import PLACEHOLDER_ROOT  # noqa: E402
 from skillopt_sleep.sources.opencode import snapshot  # noqa: E402
 from tests.support.agent_clis import install_command, installed, pinned  # noqa: E402
 from tests.support.chat_server import FakeChat, last_role, last_user_message, message_text  # noqa: E402
 from tests.support.http_base import Reply, ToolCall  # noqa: E402
+from tests.support.opencode_session import OpenCodeUser, database  # noqa: E402
 
-MODEL = "fake-model"
-AGENTS_MARKER = "USER-AGENTS-MD-MARKER"
 SECRET_PLACEHOLDER = "{SECRET}"
 TITLE = "Release notes work"
 AFTER_TOOL = "Tool finished."
@@ -80,53 +77,6 @@ def opencode_model(project: Path):
     return respond
 
 
-def opencode_env(home: Path, fake: FakeChat) -> dict[str, str]:
-    """A throwaway environment whose only provider is the fake, with every fetch switched off."""
-    config = home / ".config" / "opencode"
-    config.mkdir(parents=True, exist_ok=True)
-    settings = {
-        "$schema": "https://opencode.ai/config.json",
-        "autoupdate": False,
-        "share": "disabled",
-        "model": f"fake/{MODEL}",
-        "small_model": f"fake/{MODEL}",
-        "enabled_providers": ["fake"],
-        "provider": {
-            "fake": {
-                "npm": "@ai-sdk/openai-compatible",
-                "name": "Fake",
-                "options": {"baseURL": fake.base_url, "apiKey": fake.key},
-                "models": {MODEL: {"name": "Fake Model", "tool_call": True}},
-            }
-        },
-    }
-    (config / "opencode.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
-    (config / "AGENTS.md").write_text(f"# {AGENTS_MARKER}\nAlways answer briefly.\n", encoding="utf-8")
-    return {
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "XDG_CACHE_HOME": str(home / ".cache"),
-        "XDG_STATE_HOME": str(home / ".local" / "state"),
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "TERM": "xterm-256color",
-        "OPENCODE_DISABLE_AUTOUPDATE": "1",
-        "OPENCODE_DISABLE_MODELS_FETCH": "1",
-        "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
-        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
-        "OPENCODE_DISABLE_SHARE": "1",
-        # anything that still tries the internet meets a closed port instead
-        "HTTP_PROXY": "http://127.0.0.1:9",
-        "HTTPS_PROXY": "http://127.0.0.1:9",
-        "NO_PROXY": "127.0.0.1,localhost",
-    }
-
-
-def database(home: Path) -> Path:
-    return home / ".local" / "share" / "opencode" / "opencode.db"
-
-
 def sessions(db: Path) -> list[dict[str, Any]]:
     """Every session with its user prompts, oldest first (read from a private copy)."""
     if not db.exists():
@@ -156,7 +106,6 @@ def random_secret() -> str:
 class Recorder:
     def __init__(self, root: Path, cli: Path) -> None:
         self.root = root
-        self.cli = str(cli)
         self.project = root / "work" / "acme-invoices"
         (self.project / "src").mkdir(parents=True)
         (self.project / "src" / "app.py").write_text("# TODO: retry\n# TODO: log\n# TODO: test\n")
@@ -168,16 +117,13 @@ class Recorder:
         self.home = root / "opencode-user"
         self.fake = FakeChat(key="sk-" + secrets.token_urlsafe(30)).start()
         self.fake.responder = opencode_model(self.project)
-        self.env = opencode_env(self.home, self.fake)
+        self.user = OpenCodeUser(str(cli), self.project, self.home, self.fake)
+        self.tui, self.run = self.user.tui, self.user.run
         self.secret = random_secret()
         self.truth: dict[str, dict[str, Any]] = {}  # session id -> facts
 
     def close(self) -> None:
         self.fake.stop()
-
-    def version(self) -> str:
-        out = subprocess.run([self.cli, "--version"], env=self.env, capture_output=True, text=True, timeout=60)
-        return out.stdout.strip()
 
     def note(self, session_id: str, **facts: Any) -> None:
         entry = self.truth.setdefault(session_id, {"typed": []})
@@ -186,35 +132,6 @@ class Recorder:
                 entry.setdefault(name, []).extend(value)
             else:
                 entry[name] = value
-
-    def tui(self, typed: list[str], *args: str) -> None:
-        """One TUI run: type each prompt, wait for the model to be done with it, quit."""
-        tui = Tmux("skillopt-rec-opencode", [self.cli, *args], self.project, self.env)
-        try:
-            wait_until("the opencode prompt", lambda: "ctrl+p" in tui.screen(), 60)
-            time.sleep(2)
-            for prompt in typed:
-                before = len(self.fake.requests)
-                tui.type_line(prompt)
-                wait_until("a model call", lambda b=before: len(self.fake.requests) > b)
-                settle(self.fake, quiet=3.0)
-            tui.keys("C-c")
-            wait_until("opencode to exit", lambda: not tui.alive(), 30)
-        finally:
-            tui.kill()
-
-    def run(self, *args: str) -> None:
-        out = subprocess.run(
-            [self.cli, "run", *args],
-            cwd=self.project,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-            stdin=subprocess.DEVNULL,
-        )
-        if out.returncode != 0:
-            raise RuntimeError(f"opencode run failed ({out.returncode}): {out.stderr[-500:]}")
 
     def session_typed(self, first_prompt: str) -> dict[str, Any]:
         [found] = [s for s in sessions(database(self.home)) if s["prompts"][:1] == [first_prompt]]
@@ -291,7 +208,7 @@ def write_fixtures(recorder: Recorder, out: Path) -> None:
     truth = {
         "cli": "opencode",
         "package": pinned("opencode")[0],
-        "version": recorder.version(),
+        "version": recorder.user.version(),
         "placeholder_root": PLACEHOLDER_ROOT,
         "project": portable_text(str(recorder.project)),
         "database": "opencode/opencode.db",
