@@ -5,7 +5,7 @@ Drives the real ``opencode`` CLI (``--cli``, or the release ``scripts/agent_clis
 from the install cache of ``tests/support/agent_clis.py``) as ``tests/support/opencode_session.py``
 does, against a scripted fake model on 127.0.0.1, in a throwaway HOME: two interactive TUI sessions through tmux (typed
 prompts, a file read, a file write, a sub-agent through the ``task`` tool, a complaint, a pasted
-secret), a TUI resume of the first (``opencode --session``), then headless runs: a one-off
+secret, a ``!`` shell command, ``/compact``), a TUI resume of the first (``opencode --session``), then headless runs: a one-off
 (``opencode run``), its continuation (``run --continue``) and a headless turn appended to the
 second interactive session (``run --session``).
 
@@ -48,6 +48,7 @@ from tests.support.opencode_session import OpenCodeUser, database  # noqa: E402
 SECRET_PLACEHOLDER = "{SECRET}"
 TITLE = "Release notes work"
 AFTER_TOOL = "Tool finished."
+COMPACTION_SUMMARY = "SUMMARY: release notes and a changelog entry so far."
 SUBAGENT_PROMPT = "Count the TODO markers under src/ and report the number."
 
 
@@ -59,6 +60,8 @@ def opencode_model(project: Path):
         system = message_text(messages[0]) if messages else ""
         if "title generator" in system:
             return TITLE
+        if "summarization agent" in system:
+            return COMPACTION_SUMMARY
         if last_role(body) == "tool":
             return AFTER_TOOL
         text = last_user_message(body).strip()
@@ -128,7 +131,7 @@ class Recorder:
     def note(self, session_id: str, **facts: Any) -> None:
         entry = self.truth.setdefault(session_id, {"typed": []})
         for name, value in facts.items():
-            if name in ("typed", "headless_turns"):
+            if name in ("typed", "headless_turns", "commands"):
                 entry.setdefault(name, []).extend(value)
             else:
                 entry[name] = value
@@ -151,12 +154,14 @@ class Recorder:
             "please delegate counting the TODO markers to a helper",
             "thanks, that works",
         ]
-        self.tui(second)
+        commands = ["!ls src", "/compact"]  # a shell command the TUI runs itself, a compaction
+        after_compact = ["now the release notes again, shorter"]
+        self.tui(second + commands + after_compact)
         session_b = self.session_typed(second[0])["id"]
         resumed = ["and add the ticket number ACME-42 to the notes"]
         self.tui(resumed, "--session", session_a)
         self.note(session_a, kind="interactive", typed=first + resumed)
-        self.note(session_b, kind="interactive", typed=second)
+        self.note(session_b, kind="interactive", typed=second + after_compact, commands=commands)
 
         self.run("a headless one-off question")
         self.run("--continue", "headless follow-up through continue")

@@ -365,7 +365,8 @@ def test_real_replies_paired_and_the_secret_nowhere(real_digests, planted_secret
     text = json.dumps(digest.to_dict())
     assert planted_secret not in text
     assert planted_secret[4:20] not in text
-    assert "USER-AGENTS-MD-MARKER" not in text and "## Testing" not in text
+    for injected in ("USER-AGENTS-MD-MARKER", "## Testing", "SUMMARY:", "executed by the user", "ls src"):
+        assert injected not in text, injected
     assert len(digest.assistant_finals) == len(digest.user_prompts)
     for prompt, reply in zip(digest.user_prompts, digest.assistant_finals, strict=True):
         if reply.startswith("Done: "):
@@ -383,9 +384,10 @@ def test_real_tools_files_and_feedback(real_digests):
     second = by_first["add a changelog entry for the retry fix"]
     assert first.tools_used == ["read"]
     assert [(f.polarity, f.prompt_index) for f in first.feedback] == [("negative", 1)]
+    # the `!ls src` the person ran is not the model's tool; "shorter" after /compact is a complaint
     assert second.tools_used == ["write", "task"]
     assert second.files_touched == [TRUTH["project"] + "/CHANGELOG.md"]
-    assert [(f.polarity, f.prompt_index) for f in second.feedback] == [("positive", 1)]
+    assert [(f.polarity, f.prompt_index) for f in second.feedback] == [("positive", 1), ("negative", 2)]
     assert all(d.project == TRUTH["project"] for d in real_digests.values())
 
 

@@ -85,13 +85,20 @@ class OpenCodeUser:
         self.tmux_name = tmux_name
 
     def tui(self, typed: list[str], *args: str) -> None:
-        """One TUI run: type each prompt, wait until the model is done with it, quit (ctrl+c)."""
+        """One TUI run: type each prompt, wait until the model is done with it, quit (ctrl+c).
+        A line starting with ``!`` is a shell command the TUI runs itself, without the model."""
         tui = Tmux(self.tmux_name, [self.cli, *args], self.project, self.env)
         try:
             wait_until("the opencode prompt", lambda: "ctrl+p" in tui.screen(), 60)
             time.sleep(2)
             for prompt in typed:
                 before = len(self.fake.requests)
+                if prompt.startswith("!"):  # "!" turns the input into a shell prompt and is not shown
+                    tui.keys("!", literal=True)
+                    time.sleep(1)
+                    tui.type_line(prompt[1:])
+                    time.sleep(3)
+                    continue
                 tui.type_line(prompt)
 
                 def called(before: int = before) -> bool:
