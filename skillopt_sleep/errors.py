@@ -16,6 +16,7 @@ EXIT_CONFLICT = 6  # adopt/revert refused: a live file changed, or nothing to ad
 EXIT_LOCKED = 7  # another night, adopt or revert holds this project's lock
 EXIT_SCHEDULER = 8  # the OS scheduler (crontab, systemctl, launchctl, schtasks) failed or is missing
 EXIT_NOT_WRITABLE = 9  # a path the command must write is read-only (e.g. an agent's sandbox)
+EXIT_HANDOFF = 10  # a handoff night stopped for answers: prompt files wait for the person's agent
 
 EXIT_CODES = {
     EXIT_OK: "success",
@@ -28,6 +29,7 @@ EXIT_CODES = {
     EXIT_LOCKED: "another night, adopt or revert holds this project's lock",
     EXIT_SCHEDULER: "the OS scheduler failed or is missing (schedule / unschedule)",
     EXIT_NOT_WRITABLE: "a path it must write is read-only (e.g. inside an agent's sandbox)",
+    EXIT_HANDOFF: "handoff: prompts wait for your agent's answers; run the same command again after",
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Protocol
@@ -47,6 +48,7 @@ def miner_for(config: Config, models: Models) -> str:
 class Gathered:
     tasks: list[TaskRecord]
     n_sessions: int = 0
+    agents: dict[str, int] = field(default_factory=dict)  # sessions per agent
     skipped: dict[str, int] = field(default_factory=dict)
     sources: list[str] = field(default_factory=list)
     harvest: Any = None  # sources.HarvestResult, committed after a successful run
@@ -105,6 +107,7 @@ def gather_tasks(opts: Asked, judge_maker: Any = None, grouper: Any = None) -> G
     return Gathered(
         tasks=mined.tasks,
         n_sessions=len(result.digests),
+        agents=dict(Counter(d.source for d in result.digests)),
         skipped=dict(result.skipped),
         sources=list(result.sources_used),
         harvest=result,

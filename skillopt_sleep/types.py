@@ -113,7 +113,7 @@ class Feedback(Record):
 
 @dataclass
 class SessionDigest(Record):
-    source: str  # "claude" | "codex"
+    source: str  # the agent, as in paths.TRANSCRIPT_SOURCES
     session_id: str
     project: str  # absolute cwd
     path: str  # transcript file
@@ -160,6 +160,7 @@ class TaskRecord(Record):
     skill_hint: str | None = None
     recurrence: int = 1  # how many times this kind of request was seen
     kind: str = ""  # what kind of work, in the requests' words ("release notes"); scope.py
+    agent: str = ""  # the agent whose session the request came from (paths.TRANSCRIPT_SOURCES); "" when not mined
 
 
 def kind_of(task: TaskRecord) -> str:
@@ -270,6 +271,7 @@ class NightReport(Record):
     backend_choice: str | None = None  # what ``backend = "auto"`` picked, and why
     simulated: bool = False  # made by the sim backend for tasks nobody reviewed: not adoptable by default
     n_sessions: int = 0
+    agents: dict[str, int] = field(default_factory=dict)  # sessions harvested per agent (paths.TRANSCRIPT_SOURCES)
     n_tasks: int = 0
     splits: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)

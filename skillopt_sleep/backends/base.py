@@ -152,6 +152,17 @@ class ProviderError(RuntimeError):
         super().__init__(f"{backend_id}: {kind}: {message}")
 
 
+class AnswerPending(RuntimeError):
+    """No answer yet for this call, and none is coming during this run (``handoff.py``: the
+    person's agent answers between runs). Not a failure: the client lets the other calls of the
+    phase go on, then the night stops for the answers."""
+
+    def __init__(self, key: str, count: int = 1):
+        self.key = key
+        self.count = count  # calls of the phase left waiting
+        super().__init__(f"{count} call(s) wait for an answer")
+
+
 class BudgetExceeded(RuntimeError):
     """A per-night token, cost or call limit would be crossed by the next call."""
 

@@ -20,7 +20,15 @@ from functools import lru_cache
 from typing import Any
 from collections.abc import Callable, Sequence
 
-from skillopt_sleep.backends.base import Backend, BatchBackend, BatchError, Completion, ProviderError, Request
+from skillopt_sleep.backends.base import (
+    AnswerPending,
+    Backend,
+    BatchBackend,
+    BatchError,
+    Completion,
+    ProviderError,
+    Request,
+)
 from skillopt_sleep.backends.batching import BATCH_DISCOUNT, BatchPolicy, run_batch
 from skillopt_sleep.backends.budget import Budget, Reservation
 from skillopt_sleep.backends.deadline import Deadline
@@ -191,13 +199,19 @@ class Client:
         elif pending:
             with ThreadPoolExecutor(max_workers=min(len(pending), self.limiter.limit)) as pool:
                 futures = {i: pool.submit(self._complete, requests[i], True) for i in pending}
+                waiting: list[AnswerPending] = []
                 try:
                     for i, future in futures.items():
-                        results[i] = future.result()
+                        try:
+                            results[i] = future.result()
+                        except AnswerPending as exc:  # the others still write their prompts
+                            waiting.append(exc)
                 except BaseException:
                     for future in futures.values():
                         future.cancel()
                     raise
+                if waiting:
+                    raise AnswerPending(waiting[0].key, sum(w.count for w in waiting))
         return [r for r in results if r is not None]
 
     def _with_more_room(self, request: Request, completion: Completion) -> Completion:
@@ -373,7 +387,7 @@ class Client:
                     self.deadline,
                     name=f"skillopt-call-{request.purpose}",
                 )
-            except ProviderError:
+            except (ProviderError, AnswerPending):
                 self._release(reservation)
                 raise
             except Exception as exc:  # a transport bug must not look like an answer

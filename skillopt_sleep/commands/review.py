@@ -62,10 +62,7 @@ def _scope_and_evidence(scope: list[str], evidence: list[EvidenceTask]) -> list[
     out = [f"Scope (task kinds of its evidence): {cell(', '.join(scope) or 'none recorded', 300)}", ""]
     if evidence:
         out += ["Evidence:", ""]
-        out += [
-            f"- `{cell(e.task_id, 80)}` ({cell(e.kind, 60)}, {cell(e.split, 10)}): {cell(e.excerpt, 200)}"
-            for e in evidence
-        ]
+        out += [f"- `{cell(e.task_id, 80)}` ({cell(e.origin, 120)}): {cell(e.excerpt, 200)}" for e in evidence]
         out.append("")
     return out
 

@@ -22,6 +22,7 @@ from skillopt_sleep.store.history import History, summarize_night
 from skillopt_sleep.store.locks import describe_holder, lock_holder
 from skillopt_sleep.night_state import format_night, night_status
 from skillopt_sleep.sanitize import clean_obj, sanitize
+from skillopt_sleep.report.night_numbers import agents_named
 from skillopt_sleep.report.score_trend import NightScores, night_state, score_trend, trend_lines
 from skillopt_sleep.types import NightReport
 
@@ -121,6 +122,9 @@ def format_status(data: dict[str, Any]) -> str:
                 f"edits +{n.get('n_accepted', 0)} / refused {n.get('n_rejected', 0)}"
                 + ("  (from its staged report; history kept elsewhere)" if n.get("recorded") == "staging" else "")
             )
+        agents = (data["nights"][-1].get("agents") if data["nights"] else None) or {}
+        if isinstance(agents, dict) and agents:
+            lines.append(f"  sessions the last night read: {sanitize(agents_named(agents))}")
         lines += ["  " + line for line in trend_lines([NightScores(**t) for t in data["trend"]])]
     latest = data["latest_proposal"]
     if latest is None:

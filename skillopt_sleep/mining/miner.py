@@ -119,6 +119,7 @@ def mine(
                     judge=judge,
                     tags=[label],
                     source_sessions=[r.session.session_id],
+                    agent=r.session.source,
                     skill_hint=label,
                     kind=kind_from_label(label),
                     recurrence=len(sessions),

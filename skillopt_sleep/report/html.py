@@ -72,8 +72,7 @@ def _scope_and_evidence(scope: list[str], evidence: list[EvidenceTask]) -> list[
     if evidence:
         out.append("<p>Evidence:</p><ul>")
         out += [
-            f"<li><code>{_t(e.task_id, 80)}</code> ({_t(e.kind, 60)}, {_t(e.split, 10)}): {_t(e.excerpt, 200)}</li>"
-            for e in evidence
+            f"<li><code>{_t(e.task_id, 80)}</code> ({_t(e.origin, 120)}): {_t(e.excerpt, 200)}</li>" for e in evidence
         ]
         out.append("</ul>")
     return out

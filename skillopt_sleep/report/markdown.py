@@ -11,7 +11,7 @@ import shlex
 from typing import Any
 
 from skillopt_sleep.documents.handwritten import conflict_notes
-from skillopt_sleep.report.night_numbers import _calls, _change, _splits, _tokens, nothing_learned, numbers
+from skillopt_sleep.report.night_numbers import _calls, _change, _splits, _tokens, agents_text, nothing_learned, numbers
 from skillopt_sleep.report.proposal import OVERRIDES, task_rows, why_accepted
 from skillopt_sleep.sanitize import sanitize
 from skillopt_sleep.rules.scope import scope_label
@@ -211,7 +211,8 @@ def render_text(report: NightReport) -> str:
         lines.append(f"  {sanitize(report.backend_choice, 300)}")
     if report.simulated:
         lines.append(f"  {SIMULATED_WARNING}")
-    lines.append(f"  sessions {report.n_sessions}, tasks {report.n_tasks}{splits}")
+    agents = sanitize(agents_text(report.agents))
+    lines.append(f"  sessions {report.n_sessions}{agents}, tasks {report.n_tasks}{splits}")
     lines.append(f"  val score {_change(report.baseline, report.candidate)}")
     if report.test_baseline is not None or report.test_candidate is not None:
         lines.append(f"  test score {_change(report.test_baseline, report.test_candidate)} (measured only)")

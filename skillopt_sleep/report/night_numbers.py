@@ -4,6 +4,7 @@ report.md, ``review`` and report.html all show (``report/markdown.py`` and ``rep
 
 from __future__ import annotations
 
+from skillopt_sleep.paths import TRANSCRIPT_SOURCES
 from skillopt_sleep.sanitize import sanitize
 from skillopt_sleep.types import NightReport
 
@@ -41,10 +42,21 @@ def _tokens(report: NightReport) -> str:
     )
 
 
+def agents_named(agents: dict[str, int]) -> str:
+    """``Claude Code 12, Codex 3``: whose sessions a night read, and how many of each."""
+    return ", ".join(f"{TRANSCRIPT_SOURCES.get(name, (name,))[0]} {count}" for name, count in sorted(agents.items()))
+
+
+def agents_text(agents: dict[str, int]) -> str:
+    """`` (Claude Code 12, Codex 3)`` after a session count, when a night read any."""
+    return f" ({agents_named(agents)})" if agents else ""
+
+
 def numbers(report: NightReport) -> list[tuple[str, str]]:
     """What a night measured and spent, as (measure, value) rows: the one list report.md,
     ``review`` and report.html all show."""
-    rows = [("sessions harvested", str(report.n_sessions)), ("tasks", f"{report.n_tasks}{_splits(report)}")]
+    rows = [("sessions harvested", f"{report.n_sessions}{agents_text(report.agents)}")]
+    rows.append(("tasks", f"{report.n_tasks}{_splits(report)}"))
     rows += [(f"skipped: {reason}", str(count)) for reason, count in report.skipped.items()]
     if report.train_baseline is not None:
         rows.append(("train score (current documents)", score_text(report.train_baseline)))

@@ -15,6 +15,7 @@ from typing import Any
 
 from skillopt_sleep.documents.managed_block import END, START
 from skillopt_sleep.errors import EXIT_CONFLICT, UserError
+from skillopt_sleep.paths import TRANSCRIPT_SOURCES
 from skillopt_sleep.checks.judges import JudgeError, check_from_id, describe_check
 from skillopt_sleep.report.night_numbers import nothing_learned, numbers, score_text
 from skillopt_sleep.redact import redact, redact_obj
@@ -30,6 +31,13 @@ class EvidenceTask:
     kind: str  # the kind of recurring task (the miner's label), "unknown" when not recorded
     split: str
     excerpt: str  # the start of the request, redacted
+    agent: str = ""  # whose session the request came from ("" for a tasks file or an older report)
+
+    @property
+    def origin(self) -> str:
+        """``kind, split`` and, for a mined task, ``from <agent>``: what a reviewer reads beside it."""
+        where = f", from {TRANSCRIPT_SOURCES.get(self.agent, (self.agent,))[0]}" if self.agent else ""
+        return f"{self.kind}, {self.split}{where}"
 
 
 @dataclass
@@ -237,6 +245,8 @@ def task_summaries(tasks: list[TaskRecord]) -> dict[str, dict[str, Any]]:
         if len(excerpt) > EXCERPT_CHARS:
             excerpt = excerpt[: EXCERPT_CHARS - 1].rstrip() + "…"
         out[task.id] = {"kind": kind, "split": task.split, "excerpt": excerpt}
+        if task.agent:
+            out[task.id]["agent"] = task.agent
         said = (task.judge or {}).get("said")
         if isinstance(said, dict) and said:
             out[task.id]["said"] = {str(k): " ".join(redact(str(v)).split())[:EXCERPT_CHARS] for k, v in said.items()}
@@ -276,6 +286,7 @@ def _evidence(ids: list[str], index: dict[str, Any]) -> tuple[list[str], list[Ev
                 kind=str(info.get("kind") or "unknown"),
                 split=str(info.get("split") or "?"),
                 excerpt=str(info.get("excerpt") or ""),
+                agent=str(info.get("agent") or ""),
             )
         )
     scope = sorted({t.kind for t in tasks})

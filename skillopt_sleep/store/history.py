@@ -29,6 +29,7 @@ def summarize_night(report: NightReport) -> dict[str, Any]:
         "test_baseline": report.test_baseline,
         "test_candidate": report.test_candidate,
         "n_sessions": report.n_sessions,
+        "agents": dict(report.agents),
         "n_tasks": report.n_tasks,
         "n_accepted": len(report.accepted_edits),
         "n_rejected": len(report.rejected_edits),

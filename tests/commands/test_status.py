@@ -157,3 +157,19 @@ def test_status_names_the_command_of_where_it_is_read(project, capsys, monkeypat
     assert f"  schedule: none ({schedule} runs a night every night)" in out
     if env:
         assert "skillopt-sleep review --project" not in out and "skillopt-sleep adopt --project" not in out
+
+
+def test_status_and_the_report_say_whose_sessions_the_night_read(tmp_path: Path) -> None:
+    from skillopt_sleep.commands.demo import build_demo_home
+    from skillopt_sleep.config import Config
+    from skillopt_sleep.night import NightOptions, run_night
+    from skillopt_sleep.report.markdown import render_markdown, render_text
+
+    _, claude, demo_project = build_demo_home(tmp_path / "demo")
+    config = Config(backend="sim:seed=1", source="all", claude_home=str(claude), codex_home=str(tmp_path / "none"))
+    report = run_night(NightOptions(project=demo_project, config=config, mode="run"))
+    assert report.agents == {"claude": 21} and report.n_sessions == 21
+    assert "sessions 21 (Claude Code 21)" in render_text(report)
+    assert "| sessions harvested | 21 (Claude Code 21) |" in render_markdown(report)
+    status = status_cmd.format_status(status_cmd.collect_status(demo_project))
+    assert "sessions the last night read: Claude Code 21" in status

@@ -261,3 +261,14 @@ def test_complaints_in_own_words_become_the_kinds_checks(tmp_path: Path) -> None
     ):
         assert expected in checks
     assert all(t.judge == mined.tasks[0].judge for t in mined.tasks)
+
+
+def test_each_task_names_the_agent_whose_session_it_came_from():
+    import dataclasses
+
+    sessions = commit_sessions()
+    mixed = [dataclasses.replace(s, source="codex") if i % 2 else s for i, s in enumerate(sessions)]
+    agent_of = {s.session_id: s.source for s in mixed}
+    tasks = mine(mixed).tasks
+    assert {t.agent for t in tasks} == {"claude", "codex"}
+    assert all(t.agent == agent_of[t.source_sessions[0]] for t in tasks)

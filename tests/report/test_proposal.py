@@ -41,3 +41,21 @@ def test_the_complaint_is_quoted_beside_the_rule():
     assert "asked for" not in why_accepted(
         unasked, [GateDecision(True, "accept", 0.3, 0.9, [], {}, edits=[unasked])], index
     )
+
+
+def test_the_evidence_says_which_agent_each_mined_task_came_from():
+    from skillopt_sleep.report.proposal import _evidence
+
+    index = task_summaries(
+        [
+            TaskRecord(id="a", intent="write the commit", kind="commit message", agent="codex"),
+            TaskRecord(id="f", intent="from a tasks file", kind="commit message", split="val"),
+        ]
+    )
+    assert index["a"]["agent"] == "codex" and "agent" not in index["f"]
+    _, evidence = _evidence(["a", "f", "gone"], index)
+    assert [e.origin for e in evidence] == [
+        "commit message, train, from Codex",
+        "commit message, val",
+        "unknown, ?",
+    ]

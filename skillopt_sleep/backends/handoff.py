@@ -1,0 +1,145 @@
+"""Handoff: a night with no API key and no model process of ours. Every call the night makes is
+written as a prompt file; the person's own agent session (a fresh sub-agent per prompt) writes the
+answer beside it, and the same command run again reads the answers and goes on.
+
+The files live in the project (``.skillopt-sleep/handoff/``, where the agent works anyway):
+``prompts/<key>.md`` holds one call — what it is for, how to reply, the instructions and the
+request — and its answer goes in ``answers/<key>.md``. Keys are the requests' content hashes, so
+an answer can only answer the request it was written for, whichever night asks it again. A call
+without an answer raises ``AnswerPending``: the client lets every other call of the phase write its
+prompt too, and the night stops with ``EXIT_HANDOFF`` saying how many prompts wait. Each stop is
+a round (``rounds.jsonl``); the night that finishes says how many rounds and prompts it took and
+clears the folder.
+
+An answer is read like any model reply (bounded, through the client's one boundary for replies);
+a prompt is written from a request the client has already redacted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from skillopt_sleep.backends.base import AnswerPending, Completion, Request
+from skillopt_sleep.backends.pricing import FREE
+from skillopt_sleep.files import append_jsonl, atomic_write_text, read_jsonl, read_regular
+from skillopt_sleep.paths import user_dirs
+
+COMMAND = None  # runs no CLI
+KEY_ENV = None  # needs no key
+FOLDER = "handoff"
+MAX_ANSWER_BYTES = 1024 * 1024  # a model reply; anything longer is not one
+PROMPT_HEADER = "skillopt-sleep handoff prompt"
+
+
+class HandoffBackend:
+    """Answers from ``answers/<key>.md``; a call without one becomes ``prompts/<key>.md``."""
+
+    offline = False  # a real model answers: the person's own agent
+    price = FREE  # billed to the person's own agent session, not to this engine
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+        self.id = "handoff"
+
+    @property
+    def prompts(self) -> Path:
+        return self.directory / "prompts"
+
+    @property
+    def answers(self) -> Path:
+        return self.directory / "answers"
+
+    def key(self, request: Request) -> str:
+        return request.cache_key(self.id)[:32]
+
+    def complete(self, request: Request) -> Completion:
+        if request.purpose == "preflight":  # nobody to reach before the night: the person answers
+            return Completion(text="OK", model=self.id)
+        key = self.key(request)
+        try:
+            text = read_regular(self.answers / f"{key}.md", MAX_ANSWER_BYTES).decode("utf-8", "replace")
+        except FileNotFoundError:
+            text = ""
+        except OSError as exc:  # a folder or a link where an answer should be: not an answer
+            return Completion(text="", error="bad_request", error_message=f"answer {key}: {exc.strerror or exc}")
+        if text.strip():
+            return Completion(text=text, model=self.id)
+        prompt = self.prompts / f"{key}.md"
+        if not prompt.exists():
+            atomic_write_text(prompt, render_prompt(key, request))
+        raise AnswerPending(key)
+
+    def waiting(self) -> list[str]:
+        """Keys of the prompts that have no answer yet, in name order."""
+        try:
+            names = sorted(p.stem for p in self.prompts.glob("*.md"))
+        except OSError:
+            return []
+        return [k for k in names if not (self.answers / f"{k}.md").is_file()]
+
+    def stopped(self, night_id: str) -> int:
+        """Record a round (the night stopped for answers); the number of prompts waiting."""
+        waiting = len(self.waiting())
+        append_jsonl(
+            self.directory / "rounds.jsonl",
+            {"night_id": night_id, "at": datetime.now(timezone.utc).isoformat(), "waiting": waiting},
+        )
+        return waiting
+
+    def finished(self) -> str:
+        """The line a finished night's report carries; the folder is cleared for the next night."""
+        try:
+            rounds = len(read_jsonl(self.directory / "rounds.jsonl"))
+        except OSError:
+            rounds = 0
+        try:
+            prompts = sum(1 for _ in self.answers.glob("*.md"))
+        except OSError:
+            prompts = 0
+        shutil.rmtree(self.directory, ignore_errors=True)
+        return f"handoff: {prompts} prompt(s) answered by your agent over {rounds + 1} round(s)"
+
+
+def render_prompt(key: str, request: Request) -> str:
+    """One call as a person's agent reads it: what to do, then the instructions and the request."""
+    reply = (
+        "Reply with one JSON value that fits this schema, and nothing else:\n\n```json\n"
+        + json.dumps(request.json_schema, indent=2, sort_keys=True)
+        + "\n```"
+        if request.json_schema
+        else "Reply with the answer itself, and nothing else."
+    )
+    return "\n".join(
+        [
+            f"<!-- {PROMPT_HEADER} {key} ({request.purpose}, sample {request.sample}) -->",
+            "",
+            "Answer this as a fresh assistant with no other context: follow the instructions, answer",
+            "the request, and write only your reply to the answer file named below. Do not run",
+            "tools for it and do not look at other files.",
+            "",
+            f"Answer file: answers/{key}.md (beside this folder's prompts/)",
+            "",
+            reply,
+            "",
+            "## Instructions",
+            "",
+            request.system.strip() or "(none)",
+            "",
+            "## Request",
+            "",
+            request.user.strip(),
+            "",
+        ]
+    )
+
+
+def from_options(options: dict[str, Any], model: str | None) -> HandoffBackend:
+    """``dir``: the folder of prompt and answer files; a night sets its project's, and a backend
+    built outside a night uses the user's state dir."""
+    directory = options.get("dir") or user_dirs().state / FOLDER
+    return HandoffBackend(Path(os.path.expanduser(str(directory))))
