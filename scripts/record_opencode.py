@@ -121,7 +121,6 @@ class Recorder:
         self.fake = FakeChat(key="sk-" + secrets.token_urlsafe(30)).start()
         self.fake.responder = opencode_model(self.project)
         self.user = OpenCodeUser(str(cli), self.project, self.home, self.fake)
-        self.tui, self.run = self.user.tui, self.user.run
         self.secret = random_secret()
         self.truth: dict[str, dict[str, Any]] = {}  # session id -> facts
 
@@ -147,7 +146,7 @@ class Recorder:
             "no — you forgot the ticket number again",
             f"here is the deploy token, keep it out of the notes: {self.secret}",
         ]
-        self.tui(first)
+        self.user.tui(first)
         session_a = self.session_typed(first[0])["id"]
         second = [
             "add a changelog entry for the retry fix",
@@ -156,17 +155,17 @@ class Recorder:
         ]
         commands = ["!ls src", "/compact"]  # a shell command the TUI runs itself, a compaction
         after_compact = ["now the release notes again, shorter"]
-        self.tui(second + commands + after_compact)
+        self.user.tui(second + commands + after_compact)
         session_b = self.session_typed(second[0])["id"]
         resumed = ["and add the ticket number ACME-42 to the notes"]
-        self.tui(resumed, "--session", session_a)
+        self.user.tui(resumed, "--session", session_a)
         self.note(session_a, kind="interactive", typed=first + resumed)
         self.note(session_b, kind="interactive", typed=second + after_compact, commands=commands)
 
-        self.run("a headless one-off question")
-        self.run("--continue", "headless follow-up through continue")
+        self.user.run("a headless one-off question")
+        self.user.run("--continue", "headless follow-up through continue")
         headless_turn = "headless follow-up through session"
-        self.run("--session", session_b, headless_turn)
+        self.user.run("--session", session_b, headless_turn)
         # `opencode run` wraps an argument holding a space in double quotes
         self.note(session_b, headless_turns=[f'"{headless_turn}"'])
         for found in sessions(database(self.home)):
