@@ -166,10 +166,10 @@ class _Part:
 
 
 class _Message:
-    __slots__ = ("id", "role", "summary", "time", "parts")
+    __slots__ = ("id", "role", "summary", "time", "parent", "parts")
 
-    def __init__(self, message_id: str, role: Any, summary: Any, when: Any) -> None:
-        self.id, self.role, self.summary, self.time = message_id, role, summary, when
+    def __init__(self, message_id: str, role: Any, summary: Any, when: Any, parent: Any) -> None:
+        self.id, self.role, self.summary, self.time, self.parent = message_id, role, summary, when, parent
         self.parts: list[_Part] = []
 
 
@@ -196,16 +196,17 @@ def _messages(connection: sqlite3.Connection, skipped: Counter[str]) -> dict[str
     by_id: dict[str, _Message] = {}
     rows = connection.execute(
         f"SELECT id, session_id, time_created, json_valid(data), {_json('data', '$.role')}, "
-        f"{_is_true('data', '$.summary')} FROM message ORDER BY session_id, time_created, id"
+        f"{_is_true('data', '$.summary')}, {_json('data', '$.parentID')} "
+        "FROM message ORDER BY session_id, time_created, id"
     )
-    for message_id, session_id, when, valid, role, summary in rows:
+    for message_id, session_id, when, valid, role, summary, parent in rows:
         if not valid:
             skipped["malformed_json"] += 1
             continue
         if not isinstance(message_id, str) or not isinstance(session_id, str):
             skipped["wrong_field_type"] += 1
             continue
-        message = _Message(message_id, role, bool(summary), when)
+        message = _Message(message_id, role, bool(summary), when, parent)
         by_session.setdefault(session_id, []).append(message)
         by_id[message_id] = message
     kind, name = _json("data", "$.type"), _json("data", "$.tool")
@@ -235,7 +236,7 @@ def _session_digest(
 ) -> DigestBuilder:
     builder = DigestBuilder(source=NAME, session_id=session_id, path=path)
     builder.project = clip(directory, 4096)
-    for message in messages:
+    for message in by_turn(messages):
         builder.touch(_when(message.time))
         if message.role == "user":
             _user(builder, message, skipped)
@@ -244,6 +245,28 @@ def _session_digest(
         else:
             skipped["wrong_field_type"] += 1
     return builder
+
+
+def by_turn(messages: list[_Message]) -> list[_Message]:
+    """Each user message followed by the assistant messages that answer it (their ``parentID``),
+    everything else in the order written. For the sessions recorded the order of writing gives the
+    same; the parent is what OpenCode itself says a reply answers, so it decides. (A prompt typed
+    while the agent works is written when it is sent, and OpenCode parents the rest of the running
+    turn to it.)
+    """
+    users = {m.id for m in messages if m.role == "user"}
+    answers: dict[str, list[_Message]] = {}
+    ordered: list[_Message] = []
+    for message in messages:
+        if message.role == "assistant" and isinstance(message.parent, str) and message.parent in users:
+            answers.setdefault(message.parent, []).append(message)
+        else:
+            ordered.append(message)
+    turns: list[_Message] = []
+    for message in ordered:
+        turns.append(message)
+        turns.extend(answers.get(message.id, ()))
+    return turns
 
 
 def _texts(message: _Message, skipped: Counter[str]) -> list[str]:

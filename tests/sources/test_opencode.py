@@ -107,6 +107,20 @@ def test_typed_prompts_in_order_with_the_last_text_of_their_turn(store):
     assert excluded == []
 
 
+def test_a_prompt_typed_while_the_agent_works_keeps_the_replies_with_their_turns(store):
+    store.session("ses_a")
+    first = store.message("ses_a", "user", text("read the notes"))
+    store.message("ses_a", "assistant", tool("read", filePath="/work/acme/NOTES.md"), parentID=first)
+    second = store.message("ses_a", "user", text("then the changelog"))  # queued: written at once
+    store.message("ses_a", "assistant", text("The notes say hi."), parentID=first)
+    store.message("ses_a", "assistant", text("Changelog done."), parentID=second)
+    store.message("ses_a", "assistant", text("An answer to no message."), parentID="msg_gone")
+    digest = store.read()[0]["ses_a"]
+    assert digest.user_prompts == ["read the notes", "then the changelog"]
+    assert digest.assistant_finals == ["The notes say hi.", "An answer to no message."]
+    assert digest.tools_used == ["read"]
+
+
 def test_tools_skills_and_files_are_noted(store):
     store.session("ses_a")
     store.message("ses_a", "user", text("ship it"))

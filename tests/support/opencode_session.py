@@ -110,7 +110,7 @@ class OpenCodeUser:
                     # on a loaded machine the TUI may take the Enter as part of the typing: press it again
                     tui.keys("Enter")
                     wait_until("a model call", called)
-                settle(self.fake, quiet=3.0)
+                settle(self.fake, quiet=4.0)
             tui.keys("C-c")
             wait_until("opencode to exit", lambda: not tui.alive(), 30)
         finally:
