@@ -54,6 +54,7 @@ _PATCH_FILE = re.compile(r"\*\*\* (?:Add|Update|Delete) File: ([^\n]{1,1000})")
 TEXT_CHARS = 4 * MAX_PROMPT_CHARS
 PATCH_CHARS = 1024 * 1024  # of an ``apply_patch`` call, read for the names of the files it changes
 COPY_ATTEMPTS = 3
+MAX_READ_SECONDS = 300.0  # for the queries over one database
 COPY_CHUNK = 1024 * 1024
 
 
@@ -100,6 +101,10 @@ def snapshot(path: str) -> Iterator[sqlite3.Connection]:
             connection = sqlite3.connect(f"file:{quote(copy)}?mode=ro", uri=True)
         except sqlite3.Error as exc:
             raise OSError(errno.EIO, f"not a readable database: {exc}", path) from None
+        deadline = time.monotonic() + MAX_READ_SECONDS
+        # a query past the deadline is interrupted (sqlite3.OperationalError): a view defined to
+        # never end cannot hold the harvest
+        connection.set_progress_handler(lambda: time.monotonic() > deadline, 100_000)
         try:
             yield connection
         finally:
@@ -107,6 +112,10 @@ def snapshot(path: str) -> Iterator[sqlite3.Connection]:
 
 
 def _columns(connection: sqlite3.Connection, table: str) -> set[str]:
+    """The columns of ``table`` when it is a table (not a view, whose reading could run anything)."""
+    kind = connection.execute("SELECT type FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+    if kind is None or kind[0] != "table":
+        return set()
     return {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from skillopt_sleep.sources import SOURCES, harvest
 from skillopt_sleep.sources.base import MAX_PROMPT_CHARS, clip
-from skillopt_sleep.sources.opencode import OpenCodeSource, is_headless, read_database
+from skillopt_sleep.sources.opencode import OpenCodeSource, is_headless, read_database, snapshot
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 TRUTH = json.loads((REAL / "opencode_ground_truth.json").read_text(encoding="utf-8"))
@@ -249,6 +249,24 @@ def test_a_database_of_another_shape_is_counted_and_gives_nothing(tmp_path):
     skipped: Counter[str] = Counter()
     assert read_database(str(path), skipped) == ([], [])
     assert skipped == Counter({"unknown_schema": 1})
+
+
+def test_views_are_not_read_and_a_query_past_the_deadline_stops(tmp_path, monkeypatch):
+    path = tmp_path / "opencode.db"
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE VIEW session AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) "
+        "SELECT 'ses_' || i AS id, '/work' AS directory FROM n;"
+        "CREATE TABLE message (id text, session_id text, time_created integer, data text);"
+        "CREATE TABLE part (id text, message_id text, data text);"
+    )
+    db.close()
+    skipped: Counter[str] = Counter()
+    assert read_database(str(path), skipped) == ([], [])
+    assert skipped == Counter({"unknown_schema": 1})
+    monkeypatch.setattr("skillopt_sleep.sources.opencode.MAX_READ_SECONDS", 0.5)
+    with snapshot(str(path)) as connection, pytest.raises(sqlite3.OperationalError):
+        connection.execute("SELECT count(*) FROM session").fetchall()
 
 
 def test_rows_still_in_the_write_ahead_log_are_read_and_nothing_is_written_beside_it(store):
