@@ -1,5 +1,6 @@
-"""OpenCode sessions: the SQLite database ``<data dir>/opencode.db`` (``opencode-<channel>.db`` for
-a pre-release channel), ``$XDG_DATA_HOME/opencode`` or ``~/.local/share/opencode`` (docs/agents/opencode.md).
+"""OpenCode sessions: the SQLite database ``<data dir>/opencode.db`` (``opencode-<channel>.db`` for a
+build of a channel other than latest, beta or prod), the data dir being ``$XDG_DATA_HOME/opencode``
+or ``~/.local/share/opencode`` (docs/agents/opencode.md).
 
 OpenCode keeps every session of every project in one database in WAL mode: a ``session`` row
 (its ``directory`` is the cwd; ``parent_id`` names the session that started it through the
@@ -18,8 +19,8 @@ our replay dirs. Turns that ``opencode run --continue`` / ``--session`` appends 
 session carry no mark at all in the store (same message and part records as typed ones), so they
 are counted as prompts.
 
-Not user intent: ``synthetic`` or ``ignored`` text parts (a file's content attached with ``@``, a
-shell command's output), file and agent parts, and the user message that asks for a compaction
+Not user intent: ``synthetic`` or ``ignored`` text parts (what the harness writes, such as the note
+that a ``!`` shell command ran), file and agent parts, and the user message that asks for a compaction
 (a ``compaction`` part); the compaction summary is not a reply. The instruction files
 (``AGENTS.md``) and the environment block go into the system prompt and never into the database.
 """

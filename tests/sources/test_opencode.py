@@ -312,11 +312,11 @@ def test_a_file_that_is_not_a_database_is_counted_unreadable(tmp_path):
 def test_discovery_finds_the_database_of_each_channel(tmp_path):
     home = tmp_path / "opencode"
     home.mkdir()
-    for name in ("opencode.db", "opencode-beta.db", "opencode.db-wal", "opencode.db-shm", "auth.json", "other.db"):
+    for name in ("opencode.db", "opencode-dev.db", "opencode.db-wal", "opencode.db-shm", "auth.json", "other.db"):
         (home / name).write_bytes(b"")
     (home / "storage").mkdir()
     found = [p.name for p in OpenCodeSource().discover(home, Counter())]
-    assert found == ["opencode-beta.db", "opencode.db"]
+    assert found == ["opencode-dev.db", "opencode.db"]
     assert list(OpenCodeSource().discover(tmp_path / "missing", Counter())) == []
 
 
