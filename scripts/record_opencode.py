@@ -40,7 +40,7 @@ sys.path.insert(0, str(REPO))
 
 from scripts.record_transcripts import PLACEHOLDER_ROOT  # noqa: E402
 from skillopt_sleep.sources.opencode import snapshot  # noqa: E402
-from tests.support.agent_clis import install_command, installed, pinned  # noqa: E402
+from tests.support.agent_clis import install_command, install_dir, pinned  # noqa: E402
 from tests.support.chat_server import FakeChat, last_role, last_user_message, message_text  # noqa: E402
 from tests.support.http_base import Reply, ToolCall  # noqa: E402
 from tests.support.opencode_session import OpenCodeUser, database  # noqa: E402
@@ -211,7 +211,7 @@ def write_fixtures(recorder: Recorder, out: Path) -> None:
 
     truth = {
         "cli": "opencode",
-        "package": pinned("opencode")[0],
+        "package": pinned()["opencode"][0],
         "version": recorder.user.version(),
         "placeholder_root": PLACEHOLDER_ROOT,
         "project": portable_text(str(recorder.project)),
@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cli", type=Path, default=None, help="the opencode executable")
     parser.add_argument("--keep", action="store_true", help="keep the throwaway root (printed)")
     args = parser.parse_args(argv)
-    cli = args.cli or installed("opencode")
+    cli = args.cli or install_dir("opencode") / "node_modules" / ".bin" / "opencode"
     if not cli.exists() or not shutil.which("tmux"):
         print(
             f"record_opencode: needs tmux and the CLI ({install_command('opencode')}, or --cli PATH)", file=sys.stderr

@@ -217,7 +217,11 @@ def _night(
         ) from None
     except AnswerPending:
         assert models is not None  # only a call waits, and every call goes through the models
-        raise _stopped_for_answers(report, models) from None
+        stop = _stopped_for_answers(report, models)
+        for backend in _handoffs(models):  # the list the person's agent works through
+            for key in backend.waiting():
+                opts.progress(f"prompt: {backend.prompts / f'{key}.md'}")
+        raise stop from None
     except BudgetExceeded as exc:
         assert models is not None  # only a call spends, and every call goes through the models
         report.status = "budget"

@@ -119,6 +119,8 @@ def notice_key(project: str | os.PathLike[str]) -> str:
 TRANSCRIPT_SOURCES: dict[str, tuple[str, str]] = {
     "claude": ("Claude Code", "$CLAUDE_CONFIG_DIR or ~/.claude"),
     "codex": ("Codex", "$CODEX_HOME or ~/.codex"),
+    "copilot": ("GitHub Copilot CLI", "$COPILOT_HOME or ~/.copilot"),
+    "gemini": ("Gemini CLI", "$GEMINI_CLI_HOME/.gemini or ~/.gemini"),
     "opencode": ("OpenCode", "$XDG_DATA_HOME/opencode or ~/.local/share/opencode"),
 }
 
@@ -133,6 +135,18 @@ def codex_home() -> Path:
     """Codex's data directory (``CODEX_HOME`` overrides ``~/.codex``)."""
     env = os.environ.get("CODEX_HOME")
     return Path(env).expanduser() if env else Path.home() / ".codex"
+
+
+def copilot_home() -> Path:
+    """GitHub Copilot CLI's data directory (``COPILOT_HOME`` overrides ``~/.copilot``)."""
+    env = os.environ.get("COPILOT_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".copilot"
+
+
+def gemini_home() -> Path:
+    """Gemini CLI's data directory: ``.gemini`` in ``GEMINI_CLI_HOME``, else in the home directory."""
+    env = os.environ.get("GEMINI_CLI_HOME")
+    return (Path(env).expanduser() if env else Path.home()) / ".gemini"
 
 
 def opencode_home() -> Path:

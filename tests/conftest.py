@@ -24,6 +24,9 @@ def home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
     for key in ("SKILLOPT_SLEEP_MODEL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CLAUDECODE", "CODEX_THREAD_ID"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("SKILLOPT_SLEEP_BACKEND", "sim")
+    # the data dirs of the agents whose default lies in the machine's home: an empty one per test
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(path / "gemini-cli-home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(path / "xdg-data"))  # OpenCode's database lies under it
     return path
 
 

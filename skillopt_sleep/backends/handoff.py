@@ -71,7 +71,7 @@ class HandoffBackend:
             return Completion(text=text, model=self.id)
         prompt = self.prompts / f"{key}.md"
         if not prompt.exists():
-            atomic_write_text(prompt, render_prompt(key, request))
+            atomic_write_text(prompt, render_prompt(key, request, self.answers / f"{key}.md"))
         raise AnswerPending(key)
 
     def waiting(self) -> list[str]:
@@ -105,7 +105,7 @@ class HandoffBackend:
         return f"handoff: {prompts} prompt(s) answered by your agent over {rounds + 1} round(s)"
 
 
-def render_prompt(key: str, request: Request) -> str:
+def render_prompt(key: str, request: Request, answer: Path) -> str:
     """One call as a person's agent reads it: what to do, then the instructions and the request."""
     reply = (
         "Reply with one JSON value that fits this schema, and nothing else:\n\n```json\n"
@@ -119,10 +119,10 @@ def render_prompt(key: str, request: Request) -> str:
             f"<!-- {PROMPT_HEADER} {key} ({request.purpose}, sample {request.sample}) -->",
             "",
             "Answer this as a fresh assistant with no other context: follow the instructions, answer",
-            "the request, and write only your reply to the answer file named below. Do not run",
-            "tools for it and do not look at other files.",
+            "the request, and write only your reply to the answer file named below (with the Write",
+            "tool). Do not run anything for it and do not look at other files.",
             "",
-            f"Answer file: answers/{key}.md (beside this folder's prompts/)",
+            f"Answer file: {answer}",
             "",
             reply,
             "",

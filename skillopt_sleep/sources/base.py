@@ -42,6 +42,12 @@ MAX_WHOLE_FILE_BYTES = 256 * 1024 * 1024
 # One outcome per line. "used" / "ignored" are not problems; everything else is a skip reason.
 USED = "used"
 IGNORED = "ignored"
+# A line whose meaning waits on a later one (what it is only shows further on): ``HOLD`` starts a
+# hold at this line (replacing any earlier one), ``HELD`` is a line read while it lasts, and any
+# other outcome ends it. A read that ends inside a hold is checkpointed at the hold's first line, so
+# the next harvest reads those lines again: the parser leaves them out of what ``finish`` returns.
+HOLD = "hold"
+HELD = "held"
 
 
 class LineParser(Protocol):

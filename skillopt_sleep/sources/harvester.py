@@ -19,11 +19,19 @@ from ..types import SessionDigest, utc
 from .base import Source, merge_into
 from .claude_code import ClaudeCodeSource
 from .codex import CodexSource
+from .copilot import CopilotSource
+from .gemini import GeminiSource
 from .opencode import OpenCodeSource
 from .runner import FileTask, run
 from .store import HarvestStore
 
-SOURCES: dict[str, Source] = {"claude": ClaudeCodeSource(), "codex": CodexSource(), "opencode": OpenCodeSource()}
+SOURCES: dict[str, Source] = {
+    "claude": ClaudeCodeSource(),
+    "codex": CodexSource(),
+    "copilot": CopilotSource(),
+    "gemini": GeminiSource(),
+    "opencode": OpenCodeSource(),
+}
 
 
 SOURCE_CHOICES = (*SOURCES, "auto", "all")

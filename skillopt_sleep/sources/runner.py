@@ -14,7 +14,19 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable, Iterable, Iterator
 
-from .base import IGNORED, MAX_WHOLE_FILE_BYTES, USED, DigestBuilder, LineReader, file_identity, open_regular
+from .base import (
+    HELD,
+    HOLD,
+    IGNORED,
+    MAX_WHOLE_FILE_BYTES,
+    USED,
+    DigestBuilder,
+    LineReader,
+    file_identity,
+    open_regular,
+)
+
+NOT_SKIPS = (USED, IGNORED, HOLD, HELD)
 
 POOL_MIN_BYTES = 16 * 1024 * 1024  # below this, starting workers costs more than it saves
 # Files go to a worker in batches of about this many bytes (smaller near the end so that no
@@ -42,7 +54,7 @@ class FileResult:
     task: FileTask
     identity: list[int] = field(default_factory=list)
     size: int = 0  # bytes in the file when reading stopped
-    offset: int = 0  # end of the last complete line consumed
+    offset: int = 0  # end of the last complete line consumed, or where a hold began (``base.HOLD``)
     state: dict[str, Any] = field(default_factory=dict)
     parts: list[DigestBuilder] = field(default_factory=list)
     excluded: list[str] = field(default_factory=list)
@@ -66,14 +78,21 @@ def parse_file(task: FileTask) -> FileResult:
         parser = source.parser(task.path, task.state)
         lines = LineReader(task.path, task.offset, result.skipped)
         feed = parser.feed
+        hold_from: int | None = None  # where a hold (``base.HOLD``) began
         for line, end in lines:
             try:
                 outcome = feed(line)
             except Exception:  # noqa: BLE001 - a parser bug on one line must not lose the file
                 outcome = "parser_error"
-            if outcome != USED and outcome != IGNORED:
+            if outcome == HOLD or (outcome == HELD and hold_from is None):
+                hold_from = result.offset
+            elif outcome != HELD:
+                hold_from = None
+            if outcome not in NOT_SKIPS:
                 result.skipped[outcome] += 1
             result.offset = end
+        if hold_from is not None:
+            result.offset = hold_from
         result.size = lines.eof if lines.capped else max(stat.st_size, lines.eof)
     except OSError as exc:
         result.skipped["unreadable_file"] += 1

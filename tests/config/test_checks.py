@@ -43,7 +43,7 @@ def test_validation_errors(overrides: dict, needle: str):
 
 
 def test_validation_applies_to_file_values_too(user_file: Path):
-    user_file.write_text('agent = "gemini"\n', encoding="utf-8")
+    user_file.write_text('agent = "no-such-agent"\n', encoding="utf-8")
     assert "agent" in config_error(env={}).message
 
 

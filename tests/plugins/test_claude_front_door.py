@@ -37,19 +37,6 @@ NEW_RULES = b"# Project rules\n\nKeep it short.\n- Use conventional commits.\n"
 FIRST_USE = "skillopt-sleep: setting up its engine (first use)…"
 
 
-@pytest.fixture(scope="module")
-def engine_dir(tmp_path_factory) -> Path:
-    """The plugin's engine, set up once by its launcher (a real venv and pip install)."""
-    directory = tmp_path_factory.mktemp("plugin-engine")
-    env = dict(os.environ, SKILLOPT_SLEEP_ENGINE_DIR=str(directory))
-    env.pop("SKILLOPT_SLEEP_PYTHON", None)
-    out = subprocess.run(
-        [str(LAUNCHER), "--version"], capture_output=True, text=True, env=env, timeout=900, stdin=subprocess.DEVNULL
-    )
-    assert out.returncode == 0, out.stderr
-    return directory
-
-
 def _project(tmp_path: Path, proposal: bool = True) -> Path:
     project = tmp_path / "my project"
     project.mkdir()

@@ -20,7 +20,7 @@ SKILLS = [
     CLAUDE_PLUGIN / "skills" / "skillopt-sleep-guide",
     CODEX_PLUGIN / "skills" / "skillopt-sleep",
 ]
-ACTIONS = ("status", "run", "start", "review", "adopt", "revert", "schedule", "unschedule")
+ACTIONS = ("status", "run", "start", "handoff", "review", "adopt", "revert", "schedule", "unschedule")
 
 
 def _json(path: Path) -> dict:
@@ -111,7 +111,8 @@ def test_the_claude_skill_prescribes_only_commands_its_allowed_tools_permit():
     call (the real sessions are in test_claude_front_door.py)."""
     path = CLAUDE_PLUGIN / "skills" / "skillopt-sleep" / "SKILL.md"
     fields = _frontmatter(path)
-    assert fields["allowed-tools"] == "Bash(skillopt-sleep:*)"
+    # handoff: sub-agents that write only the answer files (test_claude_handoff.py)
+    assert fields["allowed-tools"] == "Bash(skillopt-sleep:*) Agent Edit(./.skillopt-sleep/handoff/answers/**)"
     assert fields["disable-model-invocation"] == "true"
     rows = _rows(path.read_text(encoding="utf-8"))
     assert set(ACTIONS) <= set(rows)

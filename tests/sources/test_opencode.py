@@ -373,7 +373,7 @@ def real_sessions(kind: str) -> list[str]:
 def test_the_real_database_was_written_by_the_pinned_cli_and_covers_every_kind():
     from tests.support.agent_clis import pinned
 
-    assert (TRUTH["package"], TRUTH["version"]) == pinned("opencode")
+    assert (TRUTH["package"], TRUTH["version"]) == pinned()["opencode"]
     assert {facts["kind"] for facts in TRUTH["sessions"].values()} == {"interactive", "headless", "subagent"}
 
 

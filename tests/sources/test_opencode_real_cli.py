@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from skillopt_sleep.sources import harvest
-from tests.support.agent_clis import agent_cli
+from tests.support.agent_clis import real_agent_cli
 from tests.support.chat_server import FakeChat, last_role, last_user_message
 from tests.support.http_base import Reply, ToolCall
 from tests.support.opencode_session import OpenCodeUser, data_dir
@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.real_clis, pytest.mark.slow]
 
 
 def test_a_fresh_tui_session_is_harvested_and_a_headless_run_is_not(tmp_path: Path):
-    cli = agent_cli("opencode")
+    cli = real_agent_cli("opencode")
     if not shutil.which("tmux"):
         pytest.skip("tmux is not installed")
     project = tmp_path / "work" / "acme"
