@@ -121,6 +121,7 @@ TRANSCRIPT_SOURCES: dict[str, tuple[str, str]] = {
     "codex": ("Codex", "$CODEX_HOME or ~/.codex"),
     "copilot": ("GitHub Copilot CLI", "$COPILOT_HOME or ~/.copilot"),
     "gemini": ("Gemini CLI", "$GEMINI_CLI_HOME/.gemini or ~/.gemini"),
+    "opencode": ("OpenCode", "$XDG_DATA_HOME/opencode or ~/.local/share/opencode"),
     "pi": ("Pi", "$PI_CODING_AGENT_DIR or ~/.pi/agent"),
 }
 
@@ -147,6 +148,13 @@ def gemini_home() -> Path:
     """Gemini CLI's data directory: ``.gemini`` in ``GEMINI_CLI_HOME``, else in the home directory."""
     env = os.environ.get("GEMINI_CLI_HOME")
     return (Path(env).expanduser() if env else Path.home()) / ".gemini"
+
+
+def opencode_home() -> Path:
+    """OpenCode's data directory, where its database is (``$XDG_DATA_HOME/opencode``, else
+    ``~/.local/share/opencode`` on every system)."""
+    env = os.environ.get("XDG_DATA_HOME")
+    return (Path(env).expanduser() if env else Path.home() / ".local" / "share") / "opencode"
 
 
 def pi_home() -> Path:

@@ -27,6 +27,8 @@ def home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
     # the data dirs of the agents whose default lies in the machine's home: an empty one per test
     monkeypatch.setenv("GEMINI_CLI_HOME", str(path / "gemini-cli-home"))
     monkeypatch.setenv("COPILOT_HOME", str(path / "copilot-home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(path / "xdg-data"))  # OpenCode's database lies under it
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(path / "pi-agent"))
     return path
 
 

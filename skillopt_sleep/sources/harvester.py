@@ -21,6 +21,7 @@ from .claude_code import ClaudeCodeSource
 from .codex import CodexSource
 from .copilot import CopilotSource
 from .gemini import GeminiSource
+from .opencode import OpenCodeSource
 from .pi import PiSource
 from .runner import FileTask, run
 from .store import HarvestStore
@@ -30,6 +31,7 @@ SOURCES: dict[str, Source] = {
     "codex": CodexSource(),
     "copilot": CopilotSource(),
     "gemini": GeminiSource(),
+    "opencode": OpenCodeSource(),
     "pi": PiSource(),
 }
 
