@@ -93,6 +93,13 @@ def check_backends(config: Config, env_file_vars: Mapping[str, str], which: Whic
                     EXIT_CONFIG,
                 )
             name, options = _spec_name_and_options(chosen, config)
+        if name == "handoff":
+            raise UserError(
+                "backend handoff: its prompts are answered by your own agent session, which is not "
+                "there at night; run it from the agent (/skillopt-sleep handoff in Claude Code), or "
+                "schedule another backend",
+                EXIT_CONFIG,
+            )
         if cli_command(name):
             found = _find_binary(name, options, which)
             if found is None:

@@ -420,6 +420,7 @@ def _nothing_changed(tools: FakeTools) -> None:
         (["--backend", "auto"], "backend auto: a scheduled night would find neither"),
         (["--backend", "codex-cli"], "`codex` is not on PATH"),
         (["--backend", "anthropic"], "a scheduled night needs ANTHROPIC_API_KEY"),
+        (["--backend", "handoff"], "answered by your own agent session, which is not there at night"),
     ],
 )
 def test_print_shows_the_entry_when_no_cli_or_key_is_found(
