@@ -37,6 +37,7 @@ sys.path.insert(0, str(REPO))
 from scripts.record_transcripts import PLACEHOLDER_ROOT, Tmux, settle, wait_until  # noqa: E402
 from tests.support.agent_clis import install_command  # noqa: E402
 from tests.support.anthropic_server import FakeAnthropic  # noqa: E402
+from tests.support.cli_run import run_cli  # noqa: E402
 from tests.support.copilot_cli import copilot_env, copilot_model, find_cli, version  # noqa: E402
 
 PROJECT_MARKER = "PROJECT-COPILOT-INSTRUCTIONS-MARKER"
@@ -84,18 +85,7 @@ class Recorder:
         entry["typed"].extend(typed)
 
     def run(self, *args: str) -> str:
-        out = subprocess.run(
-            [self.cli, *args],
-            cwd=self.project,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-            stdin=subprocess.DEVNULL,
-        )
-        if out.returncode != 0:
-            raise RuntimeError(f"copilot {args[:2]} failed ({out.returncode}): {out.stderr[-800:]}")
-        return out.stdout
+        return run_cli([self.cli, *args], self.project, self.env, timeout=180)
 
     def tui(self, name: str, args: list[str], typed: list[str]) -> None:
         tui = Tmux(name, [self.cli, "--allow-all-tools", *args], self.project, self.env)

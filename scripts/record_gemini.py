@@ -39,6 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from scripts.record_transcripts import PLACEHOLDER_ROOT, Tmux, settle, wait_until  # noqa: E402
+from tests.support.cli_run import run_cli  # noqa: E402
 from tests.support.gemini_server import (  # noqa: E402
     FakeGemini,
     has_function_response,
@@ -203,18 +204,7 @@ class Recorder:
                 entry[name] = value
 
     def run(self, *args: str) -> str:
-        out = subprocess.run(
-            [self.gemini, *args],
-            cwd=self.project,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-            stdin=subprocess.DEVNULL,
-        )
-        if out.returncode != 0:
-            raise RuntimeError(f"gemini {' '.join(args[:2])} failed ({out.returncode}): {out.stderr[-800:]}")
-        return out.stdout
+        return run_cli([self.gemini, *args], self.project, self.env, timeout=180)
 
     def tui(self, name: str, typed: list[str], *args: str) -> None:
         """Type ``typed`` into a fresh TUI (``args`` on its command line), each once its reply is

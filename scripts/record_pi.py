@@ -26,7 +26,6 @@ import json
 import os
 import secrets
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +37,7 @@ sys.path.insert(0, str(REPO))
 
 from scripts.record_transcripts import PLACEHOLDER_ROOT, Tmux, files_containing, settle, wait_until  # noqa: E402
 from tests.support.anthropic_server import FakeAnthropic, last_user_text  # noqa: E402
+from tests.support.cli_run import run_cli  # noqa: E402
 from tests.support.http_base import Reply, ToolCall  # noqa: E402
 from tests.support.pi_env import pi_env, pi_version  # noqa: E402
 
@@ -151,18 +151,7 @@ class PiRecorder:
         self.note(path, typed=typed)
 
     def run(self, *args: str) -> str:
-        out = subprocess.run(
-            [self.pi, *args],
-            cwd=self.project,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
-        )
-        if out.returncode != 0:
-            raise RuntimeError(f"pi {' '.join(args[:2])} failed ({out.returncode}): {out.stderr[-500:]}")
-        return out.stdout
+        return run_cli([self.pi, *args], self.project, self.env, timeout=120)
 
     def headless(self) -> None:
         self.run("-p", "a headless one-off question")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from scripts.record_transcripts import Tmux, settle, wait_until
 from tests.support.chat_server import FakeChat
+from tests.support.cli_run import run_cli
 
 MODEL = "fake-model"
 AGENTS_MARKER = "USER-AGENTS-MD-MARKER"
@@ -118,17 +119,7 @@ class OpenCodeUser:
 
     def run(self, *args: str) -> None:
         """``opencode run ARGS`` (headless), which must succeed."""
-        out = subprocess.run(
-            [self.cli, "run", *args],
-            cwd=self.project,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-            stdin=subprocess.DEVNULL,
-        )
-        if out.returncode != 0:
-            raise RuntimeError(f"opencode run failed ({out.returncode}): {out.stderr[-500:]}")
+        run_cli([self.cli, "run", *args], self.project, self.env)
 
     def version(self) -> str:
         out = subprocess.run([self.cli, "--version"], env=self.env, capture_output=True, text=True, timeout=60)
