@@ -46,7 +46,8 @@ def test_tasks_from_a_file_are_replayed_redacted_and_say_whether_a_person_review
     assert [t.id for t in gathered.tasks] == [t.id for t in tasks]
     assert SECRET not in gathered.tasks[0].intent and "[REDACTED:" in gathered.tasks[0].intent
     assert gathered.notes == [f"tasks replayed from {path}"] and gathered.reviewed is False and said == []
-    assert gather_tasks(_opts(tmp_path, Config(), tasks_file=write_tasks_file(path, tasks))[0]).reviewed  # type: ignore[arg-type]
+    reviewed, _ = _opts(tmp_path, Config(), tasks_file=write_tasks_file(path, tasks))
+    assert gather_tasks(reviewed).reviewed  # type: ignore[arg-type]
 
 
 def test_a_harvest_that_found_nothing_says_what_it_read_and_warns_of_a_missing_home(tmp_path: Path) -> None:
