@@ -3,8 +3,13 @@ edits fix together, and which accepted edits are tested beside each other."""
 
 from __future__ import annotations
 
-from skillopt_sleep.gate.phases import focus_for, joint_targets
-from skillopt_sleep.types import Edit, TaskRecord
+from pathlib import Path
+from types import SimpleNamespace
+
+from skillopt_sleep.documents.managed_block import apply_edit, load_documents
+from skillopt_sleep.gate.outcome import Outcome
+from skillopt_sleep.gate.phases import combine, focus_for, joint_targets
+from skillopt_sleep.types import Edit, GateDecision, TaskRecord
 
 
 def _task(tid: str, split: str, hint: str | None = None, kind: str = "") -> TaskRecord:
@@ -58,3 +63,25 @@ def test_edits_fix_their_checks_together_only_when_each_names_some() -> None:
     assert joint_targets([_edit([], ["c2", "c1"]), _edit([], ["c1", "c3"])]) == ["c1", "c2", "c3"]
     assert joint_targets([_edit([], ["c1"]), _edit([])]) is None, "one gained on the score: the score"
     assert joint_targets([]) == []
+
+
+def test_winners_that_do_not_fit_together_leave_the_best_gain_alone(tmp_path: Path) -> None:
+    """A document with room for one more rule: of two edits that passed alone the one with the
+    larger gain is the proposal, the other refused beside it (stage combination), no gate run."""
+    docs = load_documents(tmp_path, max_rules=1)
+    small = Edit(target="memory", op="add", content="Write short commit subjects")
+    large = Edit(target="memory", op="add", content="Name the ticket in every commit")
+
+    def passed(edit: Edit, gain: float):
+        return edit, apply_edit(docs, edit), GateDecision(True, "accept", 0.5, 0.5 + gain, statistic={"gain": gain})
+
+    night = SimpleNamespace(base=docs, tasks=[])
+    outcome = Outcome(docs)
+    proposal = combine(outcome, night, [passed(small, 0.1), passed(large, 0.3)], lambda m: None)  # type: ignore[arg-type]
+    assert outcome.accepted == [large] and proposal.fingerprint() == apply_edit(docs, large).fingerprint()
+    [refused] = outcome.rejected
+    assert refused.edit is small and refused.stage == "combination" and not refused.ban
+    assert refused.reasons[0].startswith("accepted alone, but no room beside the other accepted edits: ")
+
+    nothing = Outcome(docs)
+    assert combine(nothing, night, [], lambda m: None) is docs and nothing.accepted == []  # type: ignore[arg-type]
