@@ -8,12 +8,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from skillopt_sleep import estimate
-from skillopt_sleep.backends.base import Completion
 from skillopt_sleep.commands.demo import build_demo_home
 from skillopt_sleep.config import Config
 from skillopt_sleep.files import append_jsonl
@@ -213,31 +211,6 @@ def test_dry_run_says_its_estimate_first_and_that_nothing_was_staged(tmp_path: P
     assert first_estimate < first_call
     assert "nothing was staged or saved" in done.stdout
     assert not (opts.project / ".skillopt-sleep").exists()
-
-
-def test_last_nights_optimizer_answers_are_kept_for_the_estimate_not_the_night(tmp_path: Path) -> None:
-    from skillopt_sleep import estimate_answers
-    from skillopt_sleep.backends.base import Request
-    from skillopt_sleep.backends.sim import SimBackend
-
-    log = estimate_answers.AnswerLog()
-    reflect = Request(purpose="reflect", system="s", user="what rule?")
-    attempt = Request(purpose="attempt", system="s", user="do it")
-    log.put("k-reflect", reflect, Completion(text='{"edits": ["last night"]}'))
-    log.put("k-attempt", attempt, Completion(text="an attempt"))  # the score cache keeps attempts
-    log.put("k-failed", reflect, Completion(text="", error="server"))
-    assert log.get("k-reflect", reflect) is None  # the night itself never reads them
-    project = tmp_path / "proj"
-    log.save(project)
-    known = estimate_answers.load(project)
-    assert set(known) == {"k-reflect"} and known["k-reflect"].text == '{"edits": ["last night"]}'
-    # the rehearsal's stand-in answers a question asked last night as the model did, the rest as the sim
-    real = SimpleNamespace(id="anthropic:claude-sonnet-4-6", offline=False)
-    stand_in = estimate.StandIn(real, SimBackend(), {reflect.cache_key(real.id): known["k-reflect"]})
-    assert stand_in.complete(reflect).text == '{"edits": ["last night"]}'
-    assert stand_in.complete(Request(purpose="reflect", system="s", user="another")).text != known["k-reflect"].text
-    estimate_answers.answers_path(project).write_text("x" * (2 * estimate_answers.MAX_BYTES + 1), encoding="utf-8")
-    assert estimate_answers.load(project) == {}  # not one we wrote
 
 
 def test_run_keeps_its_answers_and_dry_run_does_not(tmp_path: Path) -> None:

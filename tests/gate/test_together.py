@@ -142,29 +142,6 @@ def test_a_capped_night_keeps_the_calls_its_passed_rules_need_together(
     assert night() == [], "without the reservation the calls run out before any combination"
 
 
-def test_only_rules_that_claim_the_same_tasks_and_checks_are_tested_beside_each_other() -> None:
-    """Leave-one-out asks whether a rule adds anything beside another doing the same job: two rules
-    of one kind that fix different checks each showed alone that they raise their own."""
-    from skillopt_sleep.gate.phases import shares_work
-    from skillopt_sleep.types import Edit
-
-    def rule(check: str | None, kind: str = "a") -> Edit:
-        return Edit(
-            target="memory",
-            op="add",
-            content=f"fix {check}",
-            evidence=[f"train-{kind}-0"],
-            targets=[check] if check else [],
-        )
-
-    first, second, same, untargeted, other_kind = rule("c1"), rule("c2"), rule("c1"), rule(None), rule("c1", "b")
-    focus = {id(e): {f"val-{e.evidence[0].split('-')[1]}-0"} for e in (first, second, same, untargeted, other_kind)}
-    assert not shares_work(first, second, focus), "different checks of one kind"
-    assert shares_work(first, same, focus), "the same check"
-    assert shares_work(first, untargeted, focus) and shares_work(untargeted, first, focus), "one names none"
-    assert not shares_work(first, other_kind, focus), "another kind's tasks"
-
-
 def test_the_comparison_with_a_rule_alone_draws_more_where_the_drop_may_be() -> None:
     """One task that looks as if it dropped is drawn further alone; a mean that is lower than the
     rule alone has every task drawn further (a drop spread over the kind); else nothing."""
