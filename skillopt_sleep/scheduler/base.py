@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from skillopt_sleep.errors import EXIT_SCHEDULER, EXIT_USAGE, UserError
 from skillopt_sleep.redact import redact
+from skillopt_sleep.sanitize import clean_text
 
 SHELL = "/bin/sh"
 MARKER = "skillopt-sleep:nightly"
@@ -173,7 +174,7 @@ def tool_output(proc: subprocess.CompletedProcess[Any]) -> str:
 def tool_failure(argv: list[str], proc: subprocess.CompletedProcess[Any]) -> UserError:
     """One line: the command, its exit code and the last line it printed."""
     lines = [line for line in tool_output(proc).splitlines() if line.strip()]
-    detail = "".join(c for c in lines[-1] if not has_control_chars(c))[:200].strip() if lines else ""
+    detail = clean_text(lines[-1]).replace("\t", " ")[:200].strip() if lines else ""  # no colour codes
     return UserError(
         f"{' '.join(argv)} failed (exit {proc.returncode})" + (f": {detail}" if detail else ""), EXIT_SCHEDULER
     )
