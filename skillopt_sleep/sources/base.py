@@ -9,6 +9,7 @@ JSON-able ``state`` dict stored with the file's checkpoint.
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from functools import lru_cache
 from dataclasses import dataclass, field
@@ -98,6 +99,16 @@ def clip(text: str, limit: int) -> str:
 def clip_name(name: str, limit: int) -> str:
     """``clip`` for tool, skill and file names, which recur on every other line of a transcript."""
     return clip(name, limit)
+
+
+_TRAILING_UUID = re.compile(r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$")
+
+
+def session_id_for(path: str) -> str:
+    """The session id a file is named after: the UUID its name ends in (Codex's ``rollout-…-<id>``,
+    Pi's ``<time>_<id>``), lower-cased, else the file's stem."""
+    match = _TRAILING_UUID.search(path)
+    return match.group(1).lower() if match else Path(path).stem
 
 
 def is_replay_dir(cwd: str) -> bool:

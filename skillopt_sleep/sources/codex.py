@@ -37,7 +37,7 @@ from collections.abc import Iterator
 import msgspec
 
 from .. import paths
-from .base import IGNORED, USED, TranscriptParser, as_str, clip, open_regular
+from .base import IGNORED, USED, TranscriptParser, as_str, clip, open_regular, session_id_for
 from .decode import decode_json_line
 
 NAME = "codex"
@@ -50,7 +50,6 @@ INJECTED_PREFIXES = (
     "<turn_aborted>",
     "<subagent_notification>",
 )
-_UUID = re.compile(r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$")
 _PATCH_FILE = re.compile(r"\*\*\* (?:Add|Update|Delete) File: ([^\n\\\"]{1,1000})")
 _TOOL_ITEMS = {"local_shell_call": "local_shell", "web_search_call": "web_search"}
 # Payload types of response items that carry only model-internal or bulky data.
@@ -109,11 +108,6 @@ class _Record(_Payload, total=False):
     timestamp: Any
     payload: _Payload | list | Scalar
     instructions: Any
-
-
-def session_id_for(path: str) -> str:
-    match = _UUID.search(path)
-    return match.group(1).lower() if match else Path(path).stem
 
 
 def _text_of(content: Any) -> str | None:

@@ -38,7 +38,7 @@ import msgspec
 
 from .. import paths
 from ..types import parse_time
-from .base import IGNORED, USED, TranscriptParser, as_str, open_regular
+from .base import IGNORED, USED, TranscriptParser, as_str, open_regular, session_id_for
 
 NAME = "pi"
 # A print-mode run's first prompt follows its header by about a tenth of a second; a typed one
@@ -47,7 +47,6 @@ HEADLESS_GAP = timedelta(seconds=2)
 HEAD_LINES = 16  # lines ``head_cwds`` reads at most, looking for the first prompt
 _SKILL_HEAD = re.compile(r"<skill name=\"([^\"\n]{1,200})\" location=\"[^\"\n]*\">\n")
 _SKILL_END = "\n</skill>"
-_UUID = re.compile(r"_([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$")
 _FILE_TOOLS = {"read", "write", "edit"}
 
 
@@ -76,11 +75,6 @@ class _Entry(TypedDict, total=False):
     cwd: Any
     parentSession: Any
     message: _Message | list | Scalar
-
-
-def session_id_for(path: str) -> str:
-    match = _UUID.search(path)
-    return match.group(1).lower() if match else Path(path).stem
 
 
 def _text_of(content: Any) -> str | None:
