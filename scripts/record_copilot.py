@@ -24,7 +24,6 @@ import gzip
 import json
 import secrets
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,7 +36,7 @@ sys.path.insert(0, str(REPO))
 from scripts.record_transcripts import PLACEHOLDER_ROOT, Tmux, settle, wait_until  # noqa: E402
 from tests.support.agent_clis import install_command  # noqa: E402
 from tests.support.anthropic_server import FakeAnthropic  # noqa: E402
-from tests.support.cli_run import run_cli  # noqa: E402
+from tests.support.cli_run import run_cli, sample_project  # noqa: E402
 from tests.support.copilot_cli import copilot_env, copilot_model, find_cli, version  # noqa: E402
 
 PROJECT_MARKER = "PROJECT-COPILOT-INSTRUCTIONS-MARKER"
@@ -55,13 +54,7 @@ class Recorder:
     def __init__(self, root: Path, cli: str) -> None:
         self.root = root
         self.cli = cli
-        self.project = root / "work" / "acme-invoices"
-        (self.project / "src").mkdir(parents=True)
-        (self.project / "src" / "app.py").write_text("# TODO: retry\n# TODO: log\n# TODO: test\n")
-        git = ["git", "-C", str(self.project), "-c", "user.name=Rec", "-c", "user.email=rec@example.invalid"]
-        subprocess.run([*git, "init", "-q", "-b", "main"], check=True, timeout=30)
-        subprocess.run([*git, "add", "-A"], check=True, timeout=30)
-        subprocess.run([*git, "commit", "-qm", "start"], check=True, timeout=30)
+        self.project = sample_project(root)
         self.fake = FakeAnthropic(key="sk-ant-api03-" + secrets.token_urlsafe(30)).start()
         self.fake.responder = copilot_model(self.project)
         self.env = copilot_env(root / "copilot-user", self.fake, trust=(self.project,))

@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from scripts.record_transcripts import PLACEHOLDER_ROOT, Tmux, settle, wait_until  # noqa: E402
-from tests.support.cli_run import run_cli  # noqa: E402
+from tests.support.cli_run import run_cli, sample_project  # noqa: E402
 from tests.support.gemini_server import (  # noqa: E402
     FakeGemini,
     has_function_response,
@@ -165,13 +165,7 @@ class Recorder:
     def __init__(self, root: Path, gemini: str) -> None:
         self.root = root
         self.gemini = gemini
-        self.project = root / "work" / "acme-invoices"
-        (self.project / "src").mkdir(parents=True)
-        (self.project / "src" / "app.py").write_text("# TODO: retry\n# TODO: log\n# TODO: test\n")
-        git = ["git", "-C", str(self.project), "-c", "user.name=Rec", "-c", "user.email=rec@example.invalid"]
-        subprocess.run([*git, "init", "-q", "-b", "main"], check=True, timeout=30)
-        subprocess.run([*git, "add", "-A"], check=True, timeout=30)
-        subprocess.run([*git, "commit", "-qm", "start"], check=True, timeout=30)
+        self.project = sample_project(root)
         self.secret = planted_secret()
         self.fake = FakeGemini(key="AIza" + secrets.token_urlsafe(26)).start()
         self.fake.responder = gemini_model

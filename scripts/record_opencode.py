@@ -29,7 +29,6 @@ import secrets
 import shutil
 import sqlite3
 import string
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -42,6 +41,7 @@ from scripts.record_transcripts import PLACEHOLDER_ROOT  # noqa: E402
 from skillopt_sleep.sources.opencode import snapshot  # noqa: E402
 from tests.support.agent_clis import install_command, install_dir, pinned  # noqa: E402
 from tests.support.chat_server import FakeChat, last_role, last_user_message, message_text  # noqa: E402
+from tests.support.cli_run import sample_project  # noqa: E402
 from tests.support.http_base import Reply, ToolCall  # noqa: E402
 from tests.support.opencode_session import OpenCodeUser, database  # noqa: E402
 
@@ -109,14 +109,9 @@ def random_secret() -> str:
 class Recorder:
     def __init__(self, root: Path, cli: Path) -> None:
         self.root = root
-        self.project = root / "work" / "acme-invoices"
-        (self.project / "src").mkdir(parents=True)
-        (self.project / "src" / "app.py").write_text("# TODO: retry\n# TODO: log\n# TODO: test\n")
-        (self.project / "AGENTS.md").write_text("# Project rules\nRelease notes have a ## Testing section.\n")
-        git = ["git", "-C", str(self.project), "-c", "user.name=Rec", "-c", "user.email=rec@example.invalid"]
-        subprocess.run([*git, "init", "-q", "-b", "main"], check=True, timeout=30)
-        subprocess.run([*git, "add", "-A"], check=True, timeout=30)
-        subprocess.run([*git, "commit", "-qm", "start"], check=True, timeout=30)
+        self.project = sample_project(
+            root, {"AGENTS.md": "# Project rules\nRelease notes have a ## Testing section.\n"}
+        )
         self.home = root / "opencode-user"
         self.fake = FakeChat(key="sk-" + secrets.token_urlsafe(30)).start()
         self.fake.responder = opencode_model(self.project)

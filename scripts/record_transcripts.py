@@ -39,6 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from tests.support.anthropic_server import FakeAnthropic, last_user_text  # noqa: E402
+from tests.support.cli_run import sample_project  # noqa: E402
 from tests.support.http_base import Reply, ToolCall  # noqa: E402
 from tests.support.openai_server import FakeOpenAI, last_input_text  # noqa: E402
 from tests.support.provider_env import claude_env, codex_env  # noqa: E402
@@ -189,14 +190,7 @@ class Recorder:
         self.root = root
         self.claude = str(clis / "claude")
         self.codex = str(clis / "codex")
-        self.project = root / "work" / "acme-invoices"
-        self.project.mkdir(parents=True)
-        (self.project / "src").mkdir()
-        (self.project / "src" / "app.py").write_text("# TODO: retry\n# TODO: log\n# TODO: test\n")
-        git = ["git", "-C", str(self.project), "-c", "user.name=Rec", "-c", "user.email=rec@example.invalid"]
-        subprocess.run([*git, "init", "-q", "-b", "main"], check=True, timeout=30)
-        subprocess.run([*git, "add", "-A"], check=True, timeout=30)
-        subprocess.run([*git, "commit", "-qm", "start"], check=True, timeout=30)
+        self.project = sample_project(root)
         self.truth: dict[str, dict[str, Any]] = {}  # session file (relative) -> facts
         self.anthropic = FakeAnthropic(key="sk-ant-api03-" + secrets.token_urlsafe(30)).start()
         self.anthropic.responder = claude_model
