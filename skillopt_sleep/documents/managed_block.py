@@ -205,7 +205,10 @@ def load_documents(
             )
         skill = replace(skill, text=new_skill_text(name))
     skill = replace(skill, whole_skill=whole_skill)
-    return DocumentSet(skill=skill, memory=_read("memory", memory_file, memory_limits))
+    memory = _read("memory", memory_file, memory_limits)
+    if memory.original is None and memory_file.suffix == RULE_FILE_SUFFIX:
+        memory = replace(memory, text=new_rule_file_text())
+    return DocumentSet(skill=skill, memory=memory)
 
 
 def whole_skill_opted_in(skill_name: str, opted: list[str] | tuple[str, ...], flag: bool = False) -> bool:
@@ -268,6 +271,16 @@ def new_skill_text(name: str) -> str:
         f"---\nname: {name}\ndescription: {description}\n---\n\n"
         f"# {name}\n\nRules learned from this project's recurring tasks.\n"
     )
+
+
+RULE_FILE_SUFFIX = ".mdc"  # a Cursor project rule: front matter says when Cursor reads it
+
+
+def new_rule_file_text() -> str:
+    """A fresh Cursor project rule that Cursor reads on every request (``alwaysApply: true``; a
+    rule without it is read only when its globs or description match)."""
+    description = "Rules learned overnight by skillopt-sleep from this project's recurring tasks"
+    return f"---\ndescription: {description}\nalwaysApply: true\n---\n"
 
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")

@@ -409,7 +409,7 @@ def test_document_paths_user_level(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     ("kwargs", "needle"),
     [
         ({"agent": "auto"}, "unknown agent"),
-        ({"agent": "cursor"}, "unknown agent"),
+        ({"agent": "nobody"}, "unknown agent"),
         ({"agent": "claude", "skill_name": "Bad Name"}, "skill name"),
         ({"agent": "claude", "skill_name": "x" * 65}, "skill name"),
     ],
