@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from skillopt_sleep.backends.auto import choose_backend, resolve_config
+from skillopt_sleep.backends.auto import AGENTS, choose_backend, resolve_config
+from skillopt_sleep.backends import cli_command
+from skillopt_sleep.documents.agents import AGENT_DOCUMENTS
 from skillopt_sleep.config import Config
 from skillopt_sleep.errors import EXIT_PROVIDER, UserError
 
@@ -19,6 +21,26 @@ def test_the_harvested_agents_own_cli_wins() -> None:
     choice = choose_backend(["codex"], which=both, env={"ANTHROPIC_API_KEY": "k"})
     assert choice.spec == "codex-cli"
     assert "Codex sessions were harvested" in choice.reason and "/opt/bin/codex" in choice.reason
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_each_agents_own_cli_replays_its_sessions(agent: str) -> None:
+    command = cli_command(f"{agent}-cli")
+    assert command is not None
+    everyone = which_of(*(cli_command(f"{a}-cli") or "" for a in AGENTS))
+    choice = choose_backend([agent], which=everyone, env={})
+    assert choice.spec == f"{agent}-cli"
+    assert f"{AGENT_DOCUMENTS[agent].label} sessions were harvested" in choice.reason
+
+
+def test_sessions_of_an_agent_without_a_cli_backend_are_not_replayed_by_another_agents_cli() -> None:
+    everyone = which_of(*(cli_command(f"{a}-cli") or "" for a in AGENTS))
+    assert "cursor" not in AGENTS
+    choice = choose_backend(["cursor"], which=everyone, env={"ANTHROPIC_API_KEY": "k"})
+    assert choice.spec == "anthropic"
+    with pytest.raises(UserError) as info:
+        choose_backend(["cursor"], which=everyone, env={})
+    assert "no agent CLI replays these sessions" in info.value.message and "\n" not in info.value.message
 
 
 def test_another_agents_cli_is_not_used_for_harvested_sessions() -> None:
