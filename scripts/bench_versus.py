@@ -15,7 +15,10 @@ are read back and scored.
 - This engine runs ``night.run_night`` + ``adoption.adopt`` in this process on the same tasks, its
   ``anthropic`` backend (``base_url``) talking to the same endpoint; the world reads its attempt and
   reflect prompts back (documents, task, failed checks) and answers with the sim's logic.
-  ``--transport in-process`` swaps HTTP for an in-process backend with the same logic.
+  ``--transport in-process`` swaps HTTP for an in-process backend with the same logic;
+  ``--transport handoff`` runs its ``handoff`` backend instead: every call becomes a prompt file,
+  the world answers each from the file's text alone (as a person's agent session would), and the
+  night is run again until it finishes; each night also reports its ``rounds``.
 
 Per night and engine (mean over seeds): provider calls (by purpose; with ``--transport in-process``
 also this engine's attempts by phase: train or val task, under the night's starting documents or a
@@ -63,6 +66,9 @@ from versus_reference import run_reference  # noqa: E402
 
 from skillopt_sleep import night  # noqa: E402
 from skillopt_sleep import backend_spec  # noqa: E402
+from skillopt_sleep.backends import handoff  # noqa: E402
+from skillopt_sleep.errors import EXIT_HANDOFF  # noqa: E402
+from skillopt_sleep.paths import project_dirs  # noqa: E402
 from skillopt_sleep.checks import judges  # noqa: E402
 from skillopt_sleep.staging.adoption import adopt  # noqa: E402
 from skillopt_sleep.config import Config  # noqa: E402
@@ -75,6 +81,8 @@ PROJECT = "/bench-versus"
 THIS_TRANSPORT = {
     "http": "its anthropic backend (base_url) to the world's Anthropic Messages endpoint on 127.0.0.1",
     "in-process": "an in-process backend into the world (the same logic, no HTTP)",
+    "handoff": "its handoff backend: each call a prompt file the world answers from the file's text; "
+    "the night run again until it finishes",
 }
 
 backend_spec.BACKEND_MODULES["versus"] = "versus_world"  # this engine's in-process backend into the world
@@ -111,6 +119,7 @@ def run_this(
     concurrency: int = 1,
     corr: float = 0.0,
     drift: float = 0.0,
+    handoff_ahead: int | None = None,
 ) -> dict[str, Any]:
     world = extra.logic(world)
     knobs = vw.knobs_for(seed, corr, drift)
@@ -143,6 +152,8 @@ def run_this(
                 the_world.optimizer_seed = seed * 1000 + n
                 if server:
                     target = optimizer = f"anthropic:base_url={url},api_key=world-key,model=world"
+                elif transport == "handoff":
+                    target = optimizer = f"handoff:ahead={handoff_ahead}" if handoff_ahead is not None else "handoff"
                 else:
                     target = f"versus:seed={seed},world={world},corr={corr},drift={drift}"
                     optimizer = f"versus:seed={seed * 1000 + n},world={world}"
@@ -153,23 +164,35 @@ def run_this(
                     max_calls=max_calls or 0,
                     concurrency=concurrency,
                 )
+                rounds = 0
                 try:
-                    report = night.run_night(
-                        night.NightOptions(project=project, config=config, mode="run", tasks_file=tasks_file)
-                    )
+                    while True:
+                        try:
+                            report = night.run_night(
+                                night.NightOptions(project=project, config=config, mode="run", tasks_file=tasks_file)
+                            )
+                            break
+                        except night.NightStopped as stop:
+                            if transport != "handoff" or stop.code != EXIT_HANDOFF or rounds >= MAX_ROUNDS:
+                                raise
+                            rounds += 1
+                            answer_prompts(project, the_world)
                 except Exception as exc:  # a failed night is a result: recorded, and the next night runs
                     report, error = None, f"{type(exc).__name__}: {exc}"[:400]
                 if report is not None and report.status == "staged" and report.accepted_edits:
                     adopt(project, report.night_id, allow_simulated=True)
                 after = our_rules(project)
                 calls1, chars1 = the_world.snapshot()
-                world_calls = dict(calls1 - calls0) if server else dict(vw.VersusBackend.counts)
+                by_world = server or transport == "handoff"
+                world_calls = dict(calls1 - calls0) if by_world else dict(vw.VersusBackend.counts)
                 row = {
                     "night": n,
                     "status": report.status if report else "failed",
-                    "calls": sum(report.calls.values()) if report else sum(world_calls.values()),
-                    "calls_by_purpose": dict(report.calls) if report else world_calls,
-                    "prompt_chars": chars1 - chars0 if server else vw.VersusBackend.prompt_chars,
+                    "calls": sum(world_calls.values())
+                    if transport == "handoff" or not report
+                    else sum(report.calls.values()),
+                    "calls_by_purpose": world_calls if transport == "handoff" or not report else dict(report.calls),
+                    "prompt_chars": chars1 - chars0 if by_world else vw.VersusBackend.prompt_chars,
                     "adopted": classified([r for r in after if r not in before], world),
                     **truth(),
                     "refused": [
@@ -179,7 +202,9 @@ def run_this(
                 }
                 if report is None:
                     row["error"] = error
-                if not server:
+                if transport == "handoff":
+                    row["rounds"] = rounds + 1
+                elif not server:
                     row["attempts_by_phase"] = dict(sorted(vw.VersusBackend.phases.items()))
                 if server:
                     row["world_calls_by_purpose"] = world_calls
@@ -189,7 +214,7 @@ def run_this(
             if server:
                 server.shutdown()
                 server.server_close()
-        agreement = (the_world.agreement if server else vw.VersusBackend.agreement).summary()
+        agreement = (the_world.agreement if server or transport == "handoff" else vw.VersusBackend.agreement).summary()
         return {
             "engine": "this",
             "seed": seed,
@@ -200,17 +225,41 @@ def run_this(
         }
 
 
+MAX_ROUNDS = 40  # a handoff night that has not finished by then is recorded as failed
+
+
+def answer_prompts(project: Path, world: vs.World) -> int:
+    """Answer every waiting handoff prompt of ``project`` from the prompt file's text alone: its
+    instructions as the system prefix and its request as the message, as the world answers this
+    engine over HTTP. How many were answered."""
+    folder = project_dirs(project).root / handoff.FOLDER
+    answered = 0
+    for prompt in sorted((folder / "prompts").glob("*.md")):
+        answer = folder / "answers" / prompt.name
+        if answer.exists():
+            continue
+        text = prompt.read_text(encoding="utf-8")
+        system = text.partition("\n## Instructions\n\n")[2].partition("\n\n## Request\n\n")[0]
+        request = text.partition("\n\n## Request\n\n")[2].rstrip("\n")
+        answer.parent.mkdir(parents=True, exist_ok=True)
+        answer.write_text(world.answer(system, request), encoding="utf-8")
+        answered += 1
+    return answered
+
+
 # ---- the reference engine ----
 
 
 # ---- the benchmark ----
 
 
-def one_job(job: tuple[str, int, int, str, int | None, str | None, str, int, float, float]) -> dict[str, Any]:
-    engine, seed, nights, world, max_calls, python, transport, concurrency, corr, drift = job
+def one_job(
+    job: tuple[str, int, int, str, int | None, str | None, str, int, float, float, int | None],
+) -> dict[str, Any]:
+    engine, seed, nights, world, max_calls, python, transport, concurrency, corr, drift, ahead = job
     started = time.monotonic()
     if engine == "this":
-        out = run_this(seed, nights, world, max_calls, transport, concurrency, corr, drift)
+        out = run_this(seed, nights, world, max_calls, transport, concurrency, corr, drift, ahead)
     else:
         assert python is not None
         out = run_reference(python, seed, nights, world, corr, drift)
@@ -239,6 +288,8 @@ def summary(runs: list[dict[str, Any]], nights: int) -> list[dict[str, Any]]:
             row["adopted_mean"] = {k: mean([x["adopted"][k] for x in at]) for k in CLASSES}
             purposes = sorted({p for x in at for p in x["calls_by_purpose"]})
             row["calls_by_purpose"] = {p: mean([x["calls_by_purpose"].get(p, 0) for x in at]) for p in purposes}
+            if all("rounds" in x for x in at):
+                row["rounds"] = mean([x["rounds"] for x in at])
             if all("attempts_by_phase" in x for x in at):
                 phases = sorted({p for x in at for p in x["attempts_by_phase"]})
                 row["attempts_by_phase"] = {p: mean([x["attempts_by_phase"].get(p, 0) for x in at]) for p in phases}
@@ -301,10 +352,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--transport",
-        choices=("http", "in-process"),
+        choices=tuple(THIS_TRANSPORT),
         default="http",
         help="how this engine reaches the world: its anthropic backend over HTTP (default), "
-        "or an in-process backend with the same logic",
+        "an in-process backend with the same logic, or its handoff backend (prompt files the "
+        "world answers from their text)",
     )
     parser.add_argument(
         "--concurrency",
@@ -312,6 +364,12 @@ def main(argv: list[str] | None = None) -> int:
         default=1,
         help="this engine's concurrent model calls (default 1: the world numbers repeats of one "
         "prompt in arrival order, so one at a time keeps a run reproducible)",
+    )
+    parser.add_argument(
+        "--handoff-ahead",
+        type=int,
+        default=None,
+        help="with --transport handoff: samples of an attempt asked ahead in each round (default: the backend's)",
     )
     parser.add_argument("--workers", type=int, default=1, help="runs in parallel (default 1)")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
@@ -347,6 +405,7 @@ def main(argv: list[str] | None = None) -> int:
             args.concurrency,
             corr,
             args.drift,
+            args.handoff_ahead,
         )
         for engine in engines
         for seed in range(args.seeds)
@@ -375,6 +434,7 @@ def main(argv: list[str] | None = None) -> int:
         "seeds": list(range(args.seeds)),
         "max_calls": args.max_calls,
         "concurrency": args.concurrency,
+        **({"handoff_ahead": args.handoff_ahead} if args.transport == "handoff" else {}),
         "engines": {
             "reference": {
                 "package": REFERENCE,

@@ -11,6 +11,12 @@ prompt too, and the night stops with ``EXIT_HANDOFF`` saying how many prompts wa
 a round (``rounds.jsonl``); the night that finishes says how many rounds and prompts it took and
 clears the folder.
 
+A round may also ask ahead (``handoff:ahead=N``, default none): an attempt whose answer is
+missing writes its next ``N`` samples' prompts too (the same request, the following sample
+numbers). A gate's next look asks exactly those, so it finds them answered and takes no round of
+its own; a sample asked ahead that the night never needs is an answer nobody reads. Fewer rounds
+for more prompts: measured in docs/benchmarks.md ("A handoff night's rounds").
+
 An answer is read like any model reply (bounded, through the client's one boundary for replies);
 a prompt is written from a request the client has already redacted.
 """
@@ -20,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -33,6 +40,8 @@ COMMAND = None  # runs no CLI
 KEY_ENV = None  # needs no key
 FOLDER = "handoff"
 MAX_ANSWER_BYTES = 1024 * 1024  # a model reply; anything longer is not one
+AHEAD = 0  # samples of an attempt asked ahead (``handoff:ahead=3``: one look of the gate, its val_samples)
+AHEAD_PURPOSES = ("attempt",)  # the calls drawn again and again under one prompt
 PROMPT_HEADER = "skillopt-sleep handoff prompt"
 
 
@@ -42,8 +51,9 @@ class HandoffBackend:
     offline = False  # a real model answers: the person's own agent
     price = FREE  # billed to the person's own agent session, not to this engine
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, ahead: int = AHEAD) -> None:
         self.directory = Path(directory)
+        self.ahead = max(0, ahead)
         self.id = "handoff"
 
     @property
@@ -69,10 +79,18 @@ class HandoffBackend:
             return Completion(text="", error="bad_request", error_message=f"answer {key}: {exc.strerror or exc}")
         if text.strip():
             return Completion(text=text, model=self.id)
-        prompt = self.prompts / f"{key}.md"
-        if not prompt.exists():
-            atomic_write_text(prompt, render_prompt(key, request, self.answers / f"{key}.md"))
+        self._ask(request)
+        if request.purpose in AHEAD_PURPOSES:
+            for later in range(request.sample + 1, request.sample + 1 + self.ahead):
+                self._ask(replace(request, sample=later))
         raise AnswerPending(key)
+
+    def _ask(self, request: Request) -> None:
+        """Write the prompt of ``request`` unless it is there or already answered."""
+        key = self.key(request)
+        prompt, answer = self.prompts / f"{key}.md", self.answers / f"{key}.md"
+        if not prompt.exists() and not answer.exists():
+            atomic_write_text(prompt, render_prompt(key, request, answer))
 
     def waiting(self) -> list[str]:
         """Keys of the prompts that have no answer yet, in name order."""
@@ -142,4 +160,7 @@ def from_options(options: dict[str, Any], model: str | None) -> HandoffBackend:
     """``dir``: the folder of prompt and answer files; a night sets its project's, and a backend
     built outside a night uses the user's state dir."""
     directory = options.get("dir") or user_dirs().state / FOLDER
-    return HandoffBackend(Path(os.path.expanduser(str(directory))))
+    ahead = options.get("ahead", AHEAD)
+    if not isinstance(ahead, int) or isinstance(ahead, bool) or ahead < 0:
+        raise ValueError(f"ahead must be a whole number of samples >= 0, not {ahead!r}")
+    return HandoffBackend(Path(os.path.expanduser(str(directory))), ahead)

@@ -43,6 +43,44 @@ def test_each_sample_and_each_request_is_its_own_prompt(tmp_path: Path):
     assert len(keys) == 3 and len(list((tmp_path / "prompts").iterdir())) == 3
 
 
+def test_an_attempt_asks_its_next_samples_ahead_and_finds_them_answered(tmp_path: Path):
+    backend = HandoffBackend(tmp_path, ahead=2)
+    with pytest.raises(AnswerPending):
+        backend.complete(request(sample=3))
+    wanted = {backend.key(request(sample=s)) for s in (3, 4, 5)}
+    assert set(backend.waiting()) == wanted  # the asked sample and the two after it, nothing else
+    assert answer_all(tmp_path, lambda prompt: "fix: retry the upload") == 3
+    for sample in (3, 4, 5):  # the next look's samples take no round of their own
+        assert backend.complete(request(sample=sample)).text == "fix: retry the upload"
+    with pytest.raises(AnswerPending):
+        backend.complete(request(sample=6))
+
+
+def test_by_default_and_for_other_calls_nothing_is_asked_ahead(tmp_path: Path):
+    backend = HandoffBackend(tmp_path)
+    with pytest.raises(AnswerPending):
+        backend.complete(request())
+    assert len(backend.waiting()) == 1
+    ahead = HandoffBackend(tmp_path / "ahead", ahead=3)
+    with pytest.raises(AnswerPending):
+        ahead.complete(Request(purpose="reflect", system="s", user="what went wrong"))
+    assert len(ahead.waiting()) == 1  # a reflect call is not drawn again and again
+    answered = tmp_path / "ahead" / "answers" / f"{ahead.key(request(sample=2))}.md"
+    answered.parent.mkdir(parents=True)
+    answered.write_text("fix: retry the upload", encoding="utf-8")
+    with pytest.raises(AnswerPending):
+        ahead.complete(request(sample=1))
+    asked = {ahead.key(request(sample=s)) for s in (1, 3, 4)}  # sample 2 has its answer already
+    assert set(ahead.waiting()) - {ahead.key(Request(purpose="reflect", system="s", user="what went wrong"))} == asked
+
+
+@pytest.mark.parametrize("ahead", [-1, "3", 1.5, True])
+def test_ahead_is_a_whole_number_of_samples(tmp_path: Path, ahead):
+    with pytest.raises(ValueError, match="ahead"):
+        from_options({"dir": str(tmp_path), "ahead": ahead}, None)
+    assert from_options({"dir": str(tmp_path), "ahead": 3}, None).ahead == 3
+
+
 def test_a_reply_format_is_stated_and_preflight_needs_nobody(tmp_path: Path):
     backend = HandoffBackend(tmp_path)
     schema = {"type": "object", "required": ["edits"], "properties": {"edits": {"type": "array"}}}

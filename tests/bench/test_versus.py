@@ -63,6 +63,20 @@ def test_this_engine_over_http_reports_calls_and_ground_truth():
     assert "other" not in row["world_calls_by_purpose"]
 
 
+def test_this_engine_through_handoff_prompts_the_world_answers_from_their_text():
+    report = bench("--engines", "this", "--transport", "handoff")
+    check_engine(report, "this")
+    row = report["runs"][0]["nights"][1]
+    assert row["status"] == "staged" and row["adopted"]["covering"] > 0, row
+    assert row["adopted"]["harmful"] == 0
+    # a prompt file is read back from its text alone: the world placed every one of them
+    assert "other" not in row["calls_by_purpose"]
+    assert row["rounds"] >= 3 and report["summary"]["this"][1]["rounds"] == row["rounds"]
+    ahead = bench("--engines", "this", "--transport", "handoff", "--handoff-ahead", "3")
+    assert ahead["handoff_ahead"] == 3
+    assert ahead["runs"][0]["nights"][1]["rounds"] < row["rounds"]  # the next look's samples come along
+
+
 @pytest.mark.skipif(
     not REFERENCE_READY,
     reason="the reference engine's virtualenv is not built in the benchmark "
