@@ -102,9 +102,12 @@ def run_cli(
     *,
     env: Mapping[str, str] | None = None,
     watch: Watch | None = None,
+    keep: Callable[[str], bool] | None = None,
 ) -> CliRun:
     """Run ``argv`` in ``sandbox.cwd`` with ``stdin``; stop it at ``timeout`` or when ``watch``
-    says so. The process gets its own process group, so stopping it stops its children too."""
+    says so. The process gets its own process group, so stopping it stops its children too.
+    A stdout line ``keep`` refuses is watched but not kept (a CLI that streams a growing message
+    on every line would otherwise fill memory with copies of it)."""
     started = time.monotonic()
     name = os.path.basename(argv[0])
     try:
@@ -134,7 +137,8 @@ def run_cli(
     def read_stdout() -> None:
         assert proc.stdout is not None
         for line in proc.stdout:
-            out_lines.append(line)
+            if keep is None or keep(line):
+                out_lines.append(line)
             verdict = watch(line) if watch is not None and not stopped else None
             if verdict is not None:
                 stopped.append(verdict)
