@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_sleep.backends.sdk_errors import clean_message
+from skillopt_sleep.files import read_regular
 from skillopt_sleep.paths import REPLAY_DIR_PREFIX
 from skillopt_sleep.types import Usage
 
@@ -92,6 +93,25 @@ class ReplaySandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def copy_back_refreshed(copied: bytes, private: Path, user: Path, limit: int = 1024 * 1024) -> None:
+    """Write a login file the CLI refreshed in its private config (``private``, a copy of
+    ``copied``) back over the user's own, unless the user's file changed meanwhile (then theirs is
+    newer). An OAuth refresh replaces the refresh token: a stale copy would be a lost login."""
+    try:
+        refreshed = read_regular(private, limit)
+        if refreshed == copied or read_regular(user, limit) != copied:
+            return
+        staging = user.with_name(f".{user.name}.skillopt-sleep.tmp")
+        fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(refreshed)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(staging, user)
+    except OSError:
+        return
 
 
 def run_cli(

@@ -44,6 +44,7 @@ from skillopt_sleep.backends.cli_common import (
     SYSTEM_PROMPT_FILE,
     ReplaySandbox,
     classify_failure,
+    copy_back_refreshed,
     kind_for_status,
     run_cli,
 )
@@ -137,21 +138,8 @@ class PrivateAgentDir:
         """Pi may refresh an OAuth token during a call; keep the refreshed login, unless the
         user's own file changed meanwhile (then theirs is newer)."""
         copied = self.copied.get(AUTH_FILE)
-        if copied is None:
-            return
-        try:
-            refreshed = read_regular(self.path / AUTH_FILE, _LIMIT)
-            if refreshed == copied or read_regular(self.user_dir / AUTH_FILE, _LIMIT) != copied:
-                return
-            staging = self.user_dir / f".{AUTH_FILE}.skillopt-sleep.tmp"
-            fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(refreshed)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(staging, self.user_dir / AUTH_FILE)
-        except OSError:
-            return
+        if copied is not None:
+            copy_back_refreshed(copied, self.path / AUTH_FILE, self.user_dir / AUTH_FILE)
 
 
 def not_streamed(line: str) -> bool:
