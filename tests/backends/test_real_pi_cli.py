@@ -17,12 +17,14 @@ import os
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
 from tests.support.anthropic_server import FakeAnthropic
 from tests.support.http_base import Fail, Reply
 from tests.support.pi_env import pi_cli, pi_env
+from tests.support.token_proxy import TokenProxy
 from tests.support.tree_hash import differences, fingerprint
 
 from skillopt_sleep.backends.base import Request
@@ -190,6 +192,49 @@ def test_stopped_at_the_timeout_leaves_nothing(pi_setup):
         release.set()
     assert completion.error == "timeout", completion.error_message
     assert differences(before, fingerprint(home, project, private_tmp)) == []
+
+
+def test_an_expired_subscription_login_is_refreshed_once_and_kept(tmp_path, monkeypatch):
+    """Pi refreshes an expired Anthropic OAuth login at a fixed address, reached here through an
+    HTTPS proxy (tests/support/token_proxy.py); the refresh made in the private agent dir goes back
+    to the person's auth.json, so the next call needs none, and nothing else of theirs changes."""
+    pi = pi_cli()
+    new_access = "sk-ant-oat01-new-" + "n" * 24
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    token_reply = {"access_token": new_access, "refresh_token": "rt-new", "expires_in": 28800, "token_type": "Bearer"}
+    with FakeAnthropic(key=new_access) as fake, TokenProxy(tmp_path, token_reply) as proxy:
+        fake.responder = lambda body: "short summary"
+        env = pi_env(tmp_path, fake, TMPDIR=str(private_tmp), **proxy.env())
+        agent = Path(env["HOME"]) / ".pi" / "agent"
+        # the built-in anthropic provider, its address pointed at the fake
+        (agent / "models.json").write_text(json.dumps({"providers": {"anthropic": {"baseUrl": fake.root}}}))
+        settings = {"defaultProvider": "anthropic", "defaultModel": "claude-sonnet-4-5"}
+        (agent / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+        expired = {"type": "oauth", "access": "old", "refresh": "rt-old", "expires": int(time.time() * 1000) - 1000}
+        (agent / "auth.json").write_text(json.dumps({"anthropic": expired}), encoding="utf-8")
+        for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_OAUTH_TOKEN", "PI_CODING_AGENT_DIR"):
+            monkeypatch.delenv(name, raising=False)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
+        before = fingerprint(agent, private_tmp)
+        backend = PiCliBackend(command=pi, timeout=180)
+        for _ in range(2):
+            completion = backend.complete(REQUEST)
+            assert completion.ok and completion.text == "short summary", completion.error_message
+        after = fingerprint(agent, private_tmp)
+    (refresh,) = proxy.token_requests()  # the second call used the refreshed login
+    assert refresh.body["grant_type"] == "refresh_token" and refresh.body["refresh_token"] == "rt-old"
+    turns = fake.seen("/v1/messages")
+    assert len(turns) == 2 and {t.headers.get("authorization") for t in turns} == {f"Bearer {new_access}"}
+    stored = json.loads((agent / "auth.json").read_text(encoding="utf-8"))["anthropic"]
+    assert stored["access"] == new_access and stored["refresh"] == "rt-new"  # not a stale refresh token
+    assert differences(before, after) == [f"changed {agent / 'auth.json'}"]
+    # What Pi sends on a subscription login: Claude Code's identity line before the documents.
+    first, documents = turns[0].body["system"]
+    assert first["text"] == "You are Claude Code, Anthropic's official CLI for Claude."
+    assert documents["text"].startswith(DOCUMENT)
 
 
 # -- control: the same context does reach pi run the ordinary way ---------------------------------
