@@ -12,7 +12,8 @@ extensions, skills, prompt templates and packages, and sends its own coding-agen
   plus the replay's own (``REPLAY_SETTINGS``: Pi's retries off, the engine retries; no
   compaction). No extensions, skills, prompts, themes, packages, sessions or context files. Pi
   refreshes an expired OAuth token into ``auth.json``; a refreshed one is copied back so the user's
-  login stays valid;
+  login stays valid; while a login is about to expire, one call runs alone and refreshes it, and
+  the calls made meanwhile wait and copy the refreshed one;
 - the documents as the system prompt (``--system-prompt <file>``) in place of Pi's own; every tool
   off and nothing discovered (``ISOLATION_FLAGS``), ``--no-session`` (no session file), no
   start-up network calls or telemetry (``REPLAY_ENV``);
@@ -36,6 +37,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +90,9 @@ REPLAY_SETTINGS: dict[str, Any] = {
     "quietStartup": True,
 }
 _LIMIT = 1024 * 1024
+# An OAuth login that expires within this many seconds is refreshed by one call at a time.
+REFRESH_MARGIN = 120.0
+_REFRESH_LOCK = threading.Lock()
 # Pi's events that repeat the whole message so far on every streamed token: not needed, not kept.
 _STREAMED = '{"type":"message_update"'
 _STATUS = re.compile(r"^\s*(\d{3})\b")
@@ -140,6 +148,40 @@ class PrivateAgentDir:
         copied = self.copied.get(AUTH_FILE)
         if copied is not None:
             copy_back_refreshed(copied, self.path / AUTH_FILE, self.user_dir / AUTH_FILE)
+
+
+def login_expiring(user_dir: Path, margin: float = REFRESH_MARGIN) -> bool:
+    """Whether an OAuth login in the user's auth.json expires within ``margin`` seconds (Pi keeps
+    ``expires`` in epoch milliseconds and refreshes the token once it has passed)."""
+    try:
+        auth = json.loads(read_regular(user_dir / AUTH_FILE, _LIMIT))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(auth, dict):
+        return False
+    deadline = (time.time() + margin) * 1000
+    return any(
+        isinstance(cred, dict)
+        and cred.get("type") == "oauth"
+        and isinstance(cred.get("expires"), (int, float))
+        and cred["expires"] <= deadline
+        for cred in auth.values()
+    )
+
+
+@contextmanager
+def one_refresh_at_a_time(user_dir: Path) -> Iterator[None]:
+    """Calls that would each refresh an expiring login wait for the first: an OAuth refresh
+    replaces the refresh token, so a second refresh with the old one would fail. Once the first
+    call's refreshed login is back in the user's auth.json, the others copy that one."""
+    if not login_expiring(user_dir):
+        yield
+        return
+    with _REFRESH_LOCK:
+        if login_expiring(user_dir):
+            yield
+            return
+    yield
 
 
 def not_streamed(line: str) -> bool:
@@ -220,8 +262,9 @@ class PiCliBackend:
         self.id = f"pi-cli:{model or 'default'}"
 
     def complete(self, request: Request) -> Completion:
-        with ReplaySandbox.create() as sandbox:
-            agent_dir = PrivateAgentDir(sandbox, pi_home())
+        user_dir = pi_home()
+        with ReplaySandbox.create() as sandbox, one_refresh_at_a_time(user_dir):
+            agent_dir = PrivateAgentDir(sandbox, user_dir)
             system_file = sandbox.write(
                 SYSTEM_PROMPT_FILE, request.system if request.system.strip() else EMPTY_INSTRUCTIONS
             )

@@ -10,6 +10,8 @@ import json
 import os
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,7 @@ from skillopt_sleep.backends.pi_cli import (
     build_argv,
     failure_kind,
     from_options,
+    login_expiring,
     login_settings,
 )
 from skillopt_sleep.backends.registry import make_backend
@@ -82,13 +85,22 @@ if mode == "unknown_model":
 if mode == "refresh":
     with open(os.path.join(agent, "auth.json"), "w") as f:
         f.write('{"anthropic": {"type": "oauth", "access": "new"}}')
+if mode == "refresh_if_expired":  # as Pi does: refresh an expired OAuth login, then answer
+    auth = json.loads(read(os.path.join(agent, "auth.json")))
+    if auth["anthropic"]["expires"] <= time.time() * 1000:
+        time.sleep(1)
+        with open(os.environ["FAKE_PI_REFRESHES"], "a") as f:
+            f.write(auth["anthropic"]["refresh"] + "\n")
+        auth["anthropic"] = {"type": "oauth", "access": "new", "refresh": "rt-new", "expires": time.time() * 1000 + 8 * 3600e3}
+        with open(os.path.join(agent, "auth.json"), "w") as f:
+            f.write(json.dumps(auth))
 answer = "fake pi answer: " + stdin.strip()[:40]
 if mode == "streamed":
     for i in range(1, 2001):
         partial = assistant(answer[: i % len(answer)] + "x" * i)
         event({"type": "message_update", "assistantMessageEvent": {"type": "text_delta", "delta": "x",
                "partial": partial}, "message": partial})
-if mode in ("ok", "refresh", "streamed"):
+if mode in ("ok", "refresh", "refresh_if_expired", "streamed"):
     message = assistant(answer)
 elif mode == "cut":
     message = assistant("half an ans", stop="length")
@@ -314,6 +326,50 @@ def test_a_refresh_does_not_overwrite_a_login_the_user_changed_meanwhile(fake_pi
     monkeypatch.setenv("FAKE_PI_MODE", "refresh")
     assert PiCliBackend().complete(REQ).ok
     assert json.loads((user_dir / "auth.json").read_text(encoding="utf-8"))["anthropic"]["access"] == "theirs"
+
+
+def test_concurrent_calls_refresh_an_expired_login_once(fake_pi, monkeypatch, tmp_path):
+    """An OAuth refresh replaces the refresh token: a second call refreshing with the old one
+    would fail, so the calls wait for the first one's refreshed login."""
+    _, user_dir = fake_pi
+    expired = {"type": "oauth", "access": "old", "refresh": "rt-old", "expires": time.time() * 1000 - 1}
+    (user_dir / "auth.json").write_text(json.dumps({"anthropic": expired}), encoding="utf-8")
+    refreshes = tmp_path / "refreshes"
+    monkeypatch.setenv("FAKE_PI_REFRESHES", str(refreshes))
+    monkeypatch.setenv("FAKE_PI_MODE", "refresh_if_expired")
+    backend = PiCliBackend()
+    results: list = [None] * 3
+
+    def call(index: int) -> None:
+        results[index] = backend.complete(REQ)
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert all(r is not None and r.ok for r in results), results
+    assert refreshes.read_text(encoding="utf-8").split() == ["rt-old"]
+    assert json.loads((user_dir / "auth.json").read_text(encoding="utf-8"))["anthropic"]["refresh"] == "rt-new"
+
+
+def test_login_expiring(tmp_path):
+    now = time.time() * 1000
+
+    def auth(**creds: dict) -> None:
+        (tmp_path / "auth.json").write_text(json.dumps(creds), encoding="utf-8")
+
+    assert not login_expiring(tmp_path)  # no auth.json
+    auth(anthropic={"type": "api_key", "key": "k"})
+    assert not login_expiring(tmp_path)
+    auth(anthropic={"type": "oauth", "expires": now + 3600e3})
+    assert not login_expiring(tmp_path)
+    auth(anthropic={"type": "oauth", "expires": now + 60e3}, openai={"type": "api_key"})
+    assert login_expiring(tmp_path)  # within the margin
+    auth(anthropic={"type": "oauth", "expires": now - 1})
+    assert login_expiring(tmp_path)
+    (tmp_path / "auth.json").write_text("[]", encoding="utf-8")
+    assert not login_expiring(tmp_path)
 
 
 def test_an_unchanged_login_is_not_written_back(fake_pi):

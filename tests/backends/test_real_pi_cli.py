@@ -38,6 +38,7 @@ MARKER = "SKILLOPT-MARKER"
 DOCUMENT = "## Rules\n- Keep every answer under 300 characters.\n- Ünïcødé is fine — ✓\n"
 TASK = "Summarize the PR."
 REQUEST = Request(purpose="attempt", system=DOCUMENT, user=TASK)
+CALLS = 3
 
 
 def _extension(path: Path, evidence: Path, name: str) -> None:
@@ -194,10 +195,12 @@ def test_stopped_at_the_timeout_leaves_nothing(pi_setup):
     assert differences(before, fingerprint(home, project, private_tmp)) == []
 
 
-def test_an_expired_subscription_login_is_refreshed_once_and_kept(tmp_path, monkeypatch):
+@pytest.mark.parametrize("at_once", [False, True], ids=["in-a-row", "at-once"])
+def test_an_expired_subscription_login_is_refreshed_once_and_kept(tmp_path, monkeypatch, at_once):
     """Pi refreshes an expired Anthropic OAuth login at a fixed address, reached here through an
     HTTPS proxy (tests/support/token_proxy.py); the refresh made in the private agent dir goes back
-    to the person's auth.json, so the next call needs none, and nothing else of theirs changes."""
+    to the person's auth.json, so the next call needs none (calls made at once wait for it), and
+    nothing else of theirs changes."""
     pi = pi_cli()
     new_access = "sk-ant-oat01-new-" + "n" * 24
     private_tmp = tmp_path / "tmp"
@@ -220,14 +223,26 @@ def test_an_expired_subscription_login_is_refreshed_once_and_kept(tmp_path, monk
         monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
         before = fingerprint(agent, private_tmp)
         backend = PiCliBackend(command=pi, timeout=180)
-        for _ in range(2):
-            completion = backend.complete(REQUEST)
-            assert completion.ok and completion.text == "short summary", completion.error_message
+        results: list = [None] * CALLS
+
+        def call(index: int) -> None:
+            results[index] = backend.complete(REQUEST)
+
+        if at_once:
+            threads = [threading.Thread(target=call, args=(i,)) for i in range(CALLS)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=300)
+        else:
+            for index in range(CALLS):
+                call(index)
         after = fingerprint(agent, private_tmp)
-    (refresh,) = proxy.token_requests()  # the second call used the refreshed login
+    assert all(r is not None and r.ok and r.text == "short summary" for r in results), results
+    (refresh,) = proxy.token_requests()  # the other calls used the refreshed login
     assert refresh.body["grant_type"] == "refresh_token" and refresh.body["refresh_token"] == "rt-old"
     turns = fake.seen("/v1/messages")
-    assert len(turns) == 2 and {t.headers.get("authorization") for t in turns} == {f"Bearer {new_access}"}
+    assert len(turns) == CALLS and {t.headers.get("authorization") for t in turns} == {f"Bearer {new_access}"}
     stored = json.loads((agent / "auth.json").read_text(encoding="utf-8"))["anthropic"]
     assert stored["access"] == new_access and stored["refresh"] == "rt-new"  # not a stale refresh token
     assert differences(before, after) == [f"changed {agent / 'auth.json'}"]
