@@ -171,6 +171,20 @@ def test_fails_fast_on_401_and_429(pi_setup, status, kind):
     assert differences(before, fingerprint(home, project, private_tmp)) == []
 
 
+def test_an_unknown_model_and_an_empty_answer_are_errors(pi_setup):
+    backend, fake, *_ = pi_setup
+    backend.model = "nowhere/some-model"  # a provider pi does not know: pi refuses it
+    completion = backend.complete(REQUEST)
+    assert completion.error == "model" and "nowhere/some-model" in completion.error_message
+    assert fake.seen("/v1/messages") == []
+    backend.model = "fake/no-such-model"  # a known provider: pi asks it, and it answers 404
+    completion = backend.complete(REQUEST)
+    assert completion.error == "model" and "404" in completion.error_message
+    backend.model = None
+    fake.responder = lambda body: ""
+    assert backend.complete(REQUEST).error == "empty"
+
+
 def test_a_cut_off_reply_is_truncated(pi_setup):
     backend, fake, *_ = pi_setup
     fake.responder = lambda body: Reply("half an ans", cut_off=True)
