@@ -14,6 +14,7 @@ BACKEND_MODULES = {
     "openai": "skillopt_sleep.backends.openai_api",
     "claude-cli": "skillopt_sleep.backends.claude_cli",
     "codex-cli": "skillopt_sleep.backends.codex_cli",
+    "pi-cli": "skillopt_sleep.backends.pi_cli",
     "handoff": "skillopt_sleep.backends.handoff",
 }
 BACKEND_NAMES = tuple(BACKEND_MODULES)

@@ -34,6 +34,7 @@ from skillopt_sleep import estimate_answers
 from skillopt_sleep.backends.base import Completion, can_offer_tools
 from skillopt_sleep.backends.pricing import FREE
 from skillopt_sleep.files import append_jsonl, read_jsonl
+from skillopt_sleep.paths import TRANSCRIPT_SOURCES
 from skillopt_sleep.store.history import project_key
 from skillopt_sleep.types import NightReport, Usage, format_time
 
@@ -313,9 +314,9 @@ def payer_of(backend_id: str | None, price: Any = None) -> dict[str, Any]:
             "login": None,
             "text": "the simulator answers: no model, nothing to pay",
         }
-    if name in ("claude-cli", "codex-cli"):
-        login = name.split("-")[0]
-        who = "Claude Code" if login == "claude" else "Codex"
+    login = name.removesuffix("-cli")
+    if name.endswith("-cli") and login in TRANSCRIPT_SOURCES:  # an agent's CLI on its own login
+        who = TRANSCRIPT_SOURCES[login][0]
         return {
             "kind": "login",
             "backend": backend_id,

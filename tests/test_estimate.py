@@ -104,6 +104,7 @@ def test_the_estimate_names_the_call_cap_in_force(tmp_path: Path, monkeypatch) -
     [
         ("claude-cli:default", "login", "claude"),
         ("codex-cli:default", "login", "codex"),
+        ("pi-cli:anthropic/claude-sonnet-4-5", "login", "pi"),
         ("anthropic:claude-sonnet-4-6", "api", None),
         ("sim(follow=0.9,seed=1)", "none", None),
     ],

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_sleep.backends.sdk_errors import clean_message
+from skillopt_sleep.files import read_regular
 from skillopt_sleep.paths import REPLAY_DIR_PREFIX
 from skillopt_sleep.types import Usage
 
@@ -94,6 +95,25 @@ class ReplaySandbox:
         self.close()
 
 
+def copy_back_refreshed(copied: bytes, private: Path, user: Path, limit: int = 1024 * 1024) -> None:
+    """Write a login file the CLI refreshed in its private config (``private``, a copy of
+    ``copied``) back over the user's own, unless the user's file changed meanwhile (then theirs is
+    newer). An OAuth refresh replaces the refresh token: a stale copy would be a lost login."""
+    try:
+        refreshed = read_regular(private, limit)
+        if refreshed == copied or read_regular(user, limit) != copied:
+            return
+        staging = user.with_name(f".{user.name}.skillopt-sleep.tmp")
+        fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(refreshed)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(staging, user)
+    except OSError:
+        return
+
+
 def run_cli(
     argv: list[str],
     stdin: str,
@@ -102,9 +122,12 @@ def run_cli(
     *,
     env: Mapping[str, str] | None = None,
     watch: Watch | None = None,
+    keep: Callable[[str], bool] | None = None,
 ) -> CliRun:
     """Run ``argv`` in ``sandbox.cwd`` with ``stdin``; stop it at ``timeout`` or when ``watch``
-    says so. The process gets its own process group, so stopping it stops its children too."""
+    says so. The process gets its own process group, so stopping it stops its children too.
+    A stdout line ``keep`` refuses is watched but not kept (a CLI that streams a growing message
+    on every line would otherwise fill memory with copies of it)."""
     started = time.monotonic()
     name = os.path.basename(argv[0])
     try:
@@ -134,7 +157,8 @@ def run_cli(
     def read_stdout() -> None:
         assert proc.stdout is not None
         for line in proc.stdout:
-            out_lines.append(line)
+            if keep is None or keep(line):
+                out_lines.append(line)
             verdict = watch(line) if watch is not None and not stopped else None
             if verdict is not None:
                 stopped.append(verdict)

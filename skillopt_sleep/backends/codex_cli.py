@@ -39,6 +39,7 @@ from skillopt_sleep.backends.cli_common import (
     SYSTEM_PROMPT_FILE,
     ReplaySandbox,
     classify_failure,
+    copy_back_refreshed,
     looks_like_auth_failure,
     parse_usage,
     run_cli,
@@ -221,24 +222,8 @@ class PrivateCodexHome:
     def sync_refreshed_login(self) -> None:
         """Codex may refresh the login during a call; keep the refreshed one, unless the user's
         own file changed meanwhile (then theirs is newer)."""
-        if self.auth_copied is None:
-            return
-        try:
-            refreshed = read_regular(self.path / AUTH_FILE, 1024 * 1024)
-            if (
-                refreshed == self.auth_copied
-                or read_regular(self.user_home / AUTH_FILE, 1024 * 1024) != self.auth_copied
-            ):
-                return
-            staging = self.user_home / f".{AUTH_FILE}.skillopt-sleep.tmp"
-            fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(refreshed)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(staging, self.user_home / AUTH_FILE)
-        except OSError:
-            return
+        if self.auth_copied is not None:
+            copy_back_refreshed(self.auth_copied, self.path / AUTH_FILE, self.user_home / AUTH_FILE)
 
 
 def read_events(stdout: str) -> list[dict[str, Any]]:

@@ -74,7 +74,7 @@ def test_an_unknown_backend_in_a_file_names_the_file_and_the_key(
     err = config_error(project=project, env={})
     assert err.message == (
         f'backend = "gpt5" in {project_file(project)}: unknown backend '
-        "(choose from auto, sim, anthropic, openai, claude-cli, codex-cli, handoff)"
+        "(choose from auto, sim, anthropic, openai, claude-cli, codex-cli, pi-cli, handoff)"
     )
     assert main(["run", "--project", str(project), "--quiet"]) == EXIT_CONFIG
     assert capsys.readouterr().err.strip() == f"skillopt-sleep: {err.message}"
