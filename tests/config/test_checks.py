@@ -12,6 +12,7 @@ from skillopt_sleep.config import (
     load_config,
     validate,
 )
+from skillopt_sleep.backend_spec import BACKEND_NAMES
 from skillopt_sleep.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 from tests.config.conftest import config_error, project_file
 
@@ -74,7 +75,7 @@ def test_an_unknown_backend_in_a_file_names_the_file_and_the_key(
     err = config_error(project=project, env={})
     assert err.message == (
         f'backend = "gpt5" in {project_file(project)}: unknown backend '
-        "(choose from auto, sim, anthropic, openai, claude-cli, codex-cli, pi-cli, handoff)"
+        f"(choose from auto, {', '.join(BACKEND_NAMES)})"
     )
     assert main(["run", "--project", str(project), "--quiet"]) == EXIT_CONFIG
     assert capsys.readouterr().err.strip() == f"skillopt-sleep: {err.message}"
