@@ -91,6 +91,9 @@ class HandoffBackend:
         prompt, answer = self.prompts / f"{key}.md", self.answers / f"{key}.md"
         if not prompt.exists() and not answer.exists():
             atomic_write_text(prompt, render_prompt(key, request, answer))
+            # the answers' folder is there to write into: an agent writing with its shell cannot
+            # create a file in a folder that does not exist
+            self.answers.mkdir(parents=True, exist_ok=True)
 
     def waiting(self) -> list[str]:
         """Keys of the prompts that have no answer yet, in name order."""
@@ -137,8 +140,8 @@ def render_prompt(key: str, request: Request, answer: Path) -> str:
             f"<!-- {PROMPT_HEADER} {key} ({request.purpose}, sample {request.sample}) -->",
             "",
             "Answer this as a fresh assistant with no other context: follow the instructions, answer",
-            "the request, and write only your reply to the answer file named below (with the Write",
-            "tool). Do not run anything for it and do not look at other files.",
+            "the request, and write only your reply to the answer file named below (with your tool for",
+            "writing a file). Do nothing else for it: run nothing but that write and look at no other file.",
             "",
             f"Answer file: {answer}",
             "",

@@ -28,7 +28,7 @@ def test_a_call_without_an_answer_becomes_a_prompt_file_and_waits(tmp_path: Path
     prompt = (tmp_path / "prompts" / f"{info.value.key}.md").read_text(encoding="utf-8")
     assert "You write commit messages." in prompt and "write the commit message" in prompt
     assert f"answers/{info.value.key}.md" in prompt and backend.waiting() == [info.value.key]
-    (tmp_path / "answers").mkdir()
+    assert (tmp_path / "answers").is_dir()  # there to write into, also with a shell's redirection
     (tmp_path / "answers" / f"{info.value.key}.md").write_text("fix: retry the upload\n", encoding="utf-8")
     assert backend.complete(request()).text == "fix: retry the upload\n" and backend.waiting() == []
 
@@ -66,7 +66,7 @@ def test_by_default_and_for_other_calls_nothing_is_asked_ahead(tmp_path: Path):
         ahead.complete(Request(purpose="reflect", system="s", user="what went wrong"))
     assert len(ahead.waiting()) == 1  # a reflect call is not drawn again and again
     answered = tmp_path / "ahead" / "answers" / f"{ahead.key(request(sample=2))}.md"
-    answered.parent.mkdir(parents=True)
+    answered.parent.mkdir(parents=True, exist_ok=True)
     answered.write_text("fix: retry the upload", encoding="utf-8")
     with pytest.raises(AnswerPending):
         ahead.complete(request(sample=1))
