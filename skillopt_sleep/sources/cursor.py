@@ -115,15 +115,24 @@ def _is_table(connection: sqlite3.Connection, table: str) -> bool:
     return {"key", "value"} <= {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
 
 
-def _rows(connection: sqlite3.Connection, prefix: str) -> Iterator[tuple[str, bytes]]:
-    """``cursorDiskKV`` rows whose key starts with ``prefix`` (a key range, so the index is used)."""
+def _rows(connection: sqlite3.Connection, prefix: str, skipped: Counter[str]) -> Iterator[tuple[str, bytes]]:
+    """``cursorDiskKV`` rows whose key starts with ``prefix`` (a key range, so the index is used).
+    The connection gives text as bytes: a value that is not UTF-8 is the decoder's to count, not an
+    error that would end the whole read."""
     upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
     for key, value in connection.execute(
         "SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ? ORDER BY key", (prefix, upper)
     ):
         data = _bytes(value)
-        if isinstance(key, str) and data is not None:
-            yield key, data
+        try:
+            name = key.decode("utf-8") if isinstance(key, bytes) else key
+        except UnicodeDecodeError:
+            skipped["bad_utf8"] += 1
+            continue
+        if isinstance(name, str) and data is not None:
+            yield name, data
+        else:
+            skipped["wrong_field_type"] += 1
 
 
 def _decode(data: bytes, fields: msgspec.json.Decoder[Any], skipped: Counter[str]) -> dict[str, Any] | None:
@@ -159,6 +168,7 @@ def workspace_composers(home: Path, skipped: Counter[str]) -> dict[str, str]:
                 if not _is_table(connection, "ItemTable"):
                     skipped["unknown_schema"] += 1
                     continue
+                connection.text_factory = bytes
                 row = connection.execute("SELECT value FROM ItemTable WHERE key = ?", (COMPOSER_INDEX,)).fetchone()
         except (OSError, sqlite3.Error):
             skipped["unreadable_file"] += 1
@@ -200,6 +210,11 @@ def _tool_file(tool: dict[str, Any]) -> str:
     return ""
 
 
+def _time(value: Any) -> Any:
+    """A message's ``createdAt``: ISO text, or milliseconds in some builds."""
+    return value if isinstance(value, str) else millis(value)
+
+
 def _bubble(builder: DigestBuilder, bubble: dict[str, Any], skipped: Counter[str]) -> None:
     kind, text = bubble.get("type"), bubble.get("text")
     if text is not None and not isinstance(text, str):
@@ -212,12 +227,12 @@ def _bubble(builder: DigestBuilder, bubble: dict[str, Any], skipped: Counter[str
             if typed is None:
                 skipped["injected_context"] += 1
             return
-        builder.touch(bubble.get("createdAt"))
+        builder.touch(_time(bubble.get("createdAt")))
         builder.add_prompt(typed)
     elif kind == ASSISTANT:
         if not builder.new_reply((text or "").strip()):
             return
-        builder.touch(bubble.get("createdAt"))
+        builder.touch(_time(bubble.get("createdAt")))
         tool = bubble.get("toolFormerData")
         if isinstance(tool, dict):
             name = as_str(tool.get("name"))
@@ -257,53 +272,60 @@ def _messages(
             skipped["wrong_field_type"] += 1
 
 
+def _conversations(
+    connection: sqlite3.Connection, skipped: Counter[str]
+) -> tuple[list[tuple[str, dict[str, Any]]], set[str]]:
+    """Every ``composerData`` row decoded, and the ids other conversations started."""
+    decoded: list[tuple[str, dict[str, Any]]] = []
+    children: set[str] = set()
+    for key, data in _rows(connection, "composerData:", skipped):
+        composer = _decode(data, _COMPOSER, skipped)
+        if composer is None:
+            continue
+        decoded.append((key.removeprefix("composerData:"), composer))
+        subs = composer.get("subComposerIds")
+        if isinstance(subs, list):
+            children.update(s for s in subs if isinstance(s, str))
+    return decoded, children
+
+
 def read_store(path: str, skipped: Counter[str]) -> tuple[list[DigestBuilder], list[str]]:
     """Every conversation in the global store at ``path`` -> (digests, excluded ids)."""
-    home = Path(path).parent.parent
+    folders = workspace_composers(Path(path).parent.parent, skipped)
+    digests: list[DigestBuilder] = []
+    excluded: list[str] = []
     with snapshot(path) as connection:
         try:
             if not _is_table(connection, "cursorDiskKV"):
                 skipped["unknown_schema"] += 1
                 return [], []
-            composers = list(_rows(connection, "composerData:"))
-            bubbles = dict(_rows(connection, "bubbleId:"))
+            connection.text_factory = bytes
+            decoded, children = _conversations(connection, skipped)
+            for composer_id, composer in decoded:
+                session_id = clip(composer_id, 200)
+                folder = folders.get(composer_id, "")
+                reason = None
+                if composer_id in children or composer.get("isBestOfNSubcomposer") is True:
+                    reason = "subagent_thread"
+                elif folder and is_replay_dir(folder):
+                    reason = "own_replay"
+                if reason is not None:
+                    skipped[reason] += 1
+                    excluded.append(session_id)
+                    continue
+                # one conversation's messages at a time: a store may hold many thousands
+                bubbles = dict(_rows(connection, f"bubbleId:{composer_id}:", skipped))
+                builder = DigestBuilder(source=NAME, session_id=session_id, path=path)
+                builder.project = clip(folder, 4096)
+                builder.touch(millis(composer.get("createdAt")))
+                builder.touch(millis(composer.get("lastUpdatedAt")))
+                for bubble in _messages(composer_id, composer, bubbles, skipped):
+                    _bubble(builder, bubble, skipped)
+                builder.settle()
+                if builder.has_content:
+                    digests.append(builder)
         except sqlite3.Error as exc:
             raise OSError(errno.EIO, f"not a readable database: {exc}", path) from None
-    folders = workspace_composers(home, skipped)
-    decoded: list[tuple[str, dict[str, Any]]] = []
-    children: set[str] = set()
-    for key, data in composers:
-        composer = _decode(data, _COMPOSER, skipped)
-        if composer is None:
-            continue
-        composer_id = key.removeprefix("composerData:")
-        decoded.append((composer_id, composer))
-        subs = composer.get("subComposerIds")
-        if isinstance(subs, list):
-            children.update(s for s in subs if isinstance(s, str))
-    digests: list[DigestBuilder] = []
-    excluded: list[str] = []
-    for composer_id, composer in decoded:
-        session_id = clip(composer_id, 200)
-        folder = folders.get(composer_id, "")
-        reason = None
-        if composer_id in children or composer.get("isBestOfNSubcomposer") is True:
-            reason = "subagent_thread"
-        elif folder and is_replay_dir(folder):
-            reason = "own_replay"
-        if reason is not None:
-            skipped[reason] += 1
-            excluded.append(session_id)
-            continue
-        builder = DigestBuilder(source=NAME, session_id=session_id, path=path)
-        builder.project = clip(folder, 4096)
-        builder.touch(millis(composer.get("createdAt")))
-        builder.touch(millis(composer.get("lastUpdatedAt")))
-        for bubble in _messages(composer_id, composer, bubbles, skipped):
-            _bubble(builder, bubble, skipped)
-        builder.settle()
-        if builder.has_content:
-            digests.append(builder)
     return digests, excluded
 
 

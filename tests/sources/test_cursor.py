@@ -272,3 +272,17 @@ def test_a_fifo_in_place_of_the_store_is_refused(tmp_path):
     os.mkfifo(store)
     result = run(tmp_path, None)
     assert result.skipped == {"not_a_regular_file": 1} and result.digests == []
+
+
+def test_text_that_is_not_utf8_is_counted_and_the_rest_read(tmp_path):
+    conversation = [user("kept", createdAt=1790330400000), assistant("ok"), user("replaced below")]
+    home = write_cursor_home(tmp_path, rows(("c1", {}, conversation)))
+    db = sqlite3.connect(home / "globalStorage" / "state.vscdb")
+    db.execute("INSERT INTO cursorDiskKV VALUES ('bubbleId:c1:b2', CAST(? AS TEXT))", (b'{"type":1,"text":"\xff"}',))
+    db.execute("INSERT INTO cursorDiskKV VALUES (CAST(? AS TEXT), '{}')", (b"composerData:\xfe",))
+    db.commit()
+    db.close()
+    digests, _, skipped = read(home)
+    assert digests["c1"].user_prompts == ["kept"] and digests["c1"].assistant_finals == ["ok"]
+    assert digests["c1"].started is not None and digests["c1"].started.isoformat() == "2026-09-25T10:00:00+00:00"
+    assert skipped == {"bad_utf8": 2}
