@@ -281,3 +281,41 @@ def test_special_and_oversized_files_are_refused(tmp_path, monkeypatch):
     monkeypatch.setattr("skillopt_sleep.sources.vscode_copilot.MAX_WHOLE_FILE_BYTES", 10)
     skipped: Counter[str] = Counter()
     assert read_session(str(path), skipped) == ([], []) and skipped == {"whole_file_too_large": 1}
+
+
+def test_a_multi_root_workspace_maps_to_the_directory_of_its_workspace_file(tmp_path):
+    from skillopt_sleep.sources.workspace_storage import workspace_folder
+
+    (tmp_path / "workspace.json").write_text(json.dumps({"workspace": "file:///work/mono/all.code-workspace"}))
+    skipped: Counter[str] = Counter()
+    assert workspace_folder(tmp_path, skipped) == "/work/mono" and not skipped
+    (tmp_path / "workspace.json").write_text("{" * 10)
+    assert workspace_folder(tmp_path, skipped) == "" and skipped == {"malformed_json": 1}
+
+
+@pytest.mark.parametrize(
+    ("platform", "env", "vscode", "cursor"),
+    [
+        ("linux", {"XDG_CONFIG_HOME": "/cfg"}, "/cfg/Code/User", "/cfg/Cursor/User"),
+        ("linux", {}, "{home}/.config/Code/User", "{home}/.config/Cursor/User"),
+        (
+            "darwin",
+            {},
+            "{home}/Library/Application Support/Code/User",
+            "{home}/Library/Application Support/Cursor/User",
+        ),
+        ("win32", {"APPDATA": "/roaming"}, "/roaming/Code/User", "/roaming/Cursor/User"),
+        ("linux", {"VSCODE_PORTABLE": "/portable"}, "/portable/user-data/User", "{home}/.config/Cursor/User"),
+    ],
+)
+def test_the_default_user_dirs_on_each_system(monkeypatch, tmp_path, platform, env, vscode, cursor):
+    from skillopt_sleep import paths
+
+    for key in ("XDG_CONFIG_HOME", "APPDATA", "VSCODE_PORTABLE"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(paths.sys, "platform", platform)
+    assert paths.vscode_home() == Path(vscode.format(home=tmp_path))
+    assert paths.cursor_home() == Path(cursor.format(home=tmp_path))
