@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from .base import MAX_LINE_BYTES, MAX_WHOLE_FILE_BYTES, DigestBuilder, as_str, clip, is_replay_dir, open_regular
+from .base import MAX_WHOLE_FILE_BYTES, DigestBuilder, as_str, clip, is_replay_dir, open_regular, whole_file_records
 from .decode import decode_json_line
 from .workspace_storage import file_uri_path, millis, unwrap, workspace_dirs, workspace_folder
 
@@ -111,19 +111,7 @@ def apply(state: dict[str, Any], entry: dict[str, Any]) -> bool:
 def replay(data: bytes, skipped: Counter[str]) -> dict[str, Any] | None:
     """The session a mutation log ends at; None when it holds no initial state."""
     state: dict[str, Any] | None = None
-    lines = data.split(b"\n")
-    if lines and lines[-1].strip():
-        skipped["truncated_line"] += 1  # being written: the next harvest reads it whole
-    for line in lines[:-1]:
-        if not line.strip():
-            continue
-        if len(line) > MAX_LINE_BYTES:
-            skipped["oversized_line"] += 1
-            continue
-        status, entry = decode_json_line(line)
-        if status != "ok":
-            skipped[status] += 1
-            continue
+    for entry in whole_file_records(data, skipped):
         if entry.get("kind") == 0:
             value = entry.get("v")
             if isinstance(value, dict):
