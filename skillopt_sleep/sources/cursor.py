@@ -164,7 +164,7 @@ def workspace_composers(home: Path, skipped: Counter[str]) -> dict[str, str]:
         except OSError:
             continue  # a workspace Cursor opened without ever writing its state
         try:
-            with snapshot(str(store)) as connection:
+            with snapshot(str(store), NAME) as connection:
                 if not _is_table(connection, "ItemTable"):
                     skipped["unknown_schema"] += 1
                     continue
@@ -294,7 +294,7 @@ def read_store(path: str, skipped: Counter[str]) -> tuple[list[DigestBuilder], l
     folders = workspace_composers(Path(path).parent.parent, skipped)
     digests: list[DigestBuilder] = []
     excluded: list[str] = []
-    with snapshot(path) as connection:
+    with snapshot(path, NAME) as connection:
         try:
             if not _is_table(connection, "cursorDiskKV"):
                 skipped["unknown_schema"] += 1
