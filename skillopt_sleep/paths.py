@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,10 +121,17 @@ TRANSCRIPT_SOURCES: dict[str, tuple[str, str]] = {
     "claude": ("Claude Code", "$CLAUDE_CONFIG_DIR or ~/.claude"),
     "codex": ("Codex", "$CODEX_HOME or ~/.codex"),
     "copilot": ("GitHub Copilot CLI", "$COPILOT_HOME or ~/.copilot"),
+    "cursor": ("Cursor", "Cursor's User dir, e.g. ~/.config/Cursor/User"),
     "gemini": ("Gemini CLI", "$GEMINI_CLI_HOME/.gemini or ~/.gemini"),
     "opencode": ("OpenCode", "$XDG_DATA_HOME/opencode or ~/.local/share/opencode"),
     "pi": ("Pi", "$PI_CODING_AGENT_DIR or ~/.pi/agent"),
+    "vscode-copilot": ("VS Code Copilot Chat", "VS Code's User dir, e.g. ~/.config/Code/User"),
 }
+
+
+def home_setting(name: str) -> str:
+    """The setting (and ``--<name>-home`` flag's dest) naming an agent's data dir: ``<name>_home``."""
+    return name.replace("-", "_") + "_home"
 
 
 def claude_home() -> Path:
@@ -155,6 +163,35 @@ def opencode_home() -> Path:
     ``~/.local/share/opencode`` on every system)."""
     env = os.environ.get("XDG_DATA_HOME")
     return (Path(env).expanduser() if env else Path.home() / ".local" / "share") / "opencode"
+
+
+def _editor_user_dir(app: str) -> Path:
+    """The ``User`` dir of a VS Code-based editor: ``%APPDATA%\\<app>\\User`` on Windows,
+    ``~/Library/Application Support/<app>/User`` on macOS, ``$XDG_CONFIG_HOME/<app>/User`` (else
+    ``~/.config/<app>/User``) elsewhere."""
+    if sys.platform == "win32":
+        appdata = os.environ.get("APPDATA")
+        base = Path(appdata) if appdata else Path.home() / "AppData" / "Roaming"
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    else:
+        config = os.environ.get("XDG_CONFIG_HOME")
+        base = Path(config).expanduser() if config else Path.home() / ".config"
+    return base / app / "User"
+
+
+def cursor_home() -> Path:
+    """Cursor's ``User`` dir, where its chat databases are (``globalStorage/state.vscdb``)."""
+    return _editor_user_dir("Cursor")
+
+
+def vscode_home() -> Path:
+    """VS Code's ``User`` dir, where Copilot Chat's sessions are (``workspaceStorage/*/chatSessions``);
+    a portable install's is ``$VSCODE_PORTABLE/user-data/User``."""
+    portable = os.environ.get("VSCODE_PORTABLE")
+    if portable:
+        return Path(portable).expanduser() / "user-data" / "User"
+    return _editor_user_dir("Code")
 
 
 def pi_home() -> Path:

@@ -29,6 +29,9 @@ def home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("COPILOT_HOME", str(path / "copilot-home"))
     monkeypatch.setenv("XDG_DATA_HOME", str(path / "xdg-data"))  # OpenCode's database lies under it
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(path / "pi-agent"))
+    # Cursor's and VS Code's User dirs lie under it on Linux; a portable VS Code names its own
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(path / "xdg-config"))
+    monkeypatch.delenv("VSCODE_PORTABLE", raising=False)
     return path
 
 

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from skillopt_sleep.paths import TRANSCRIPT_SOURCES
+from skillopt_sleep.paths import TRANSCRIPT_SOURCES, home_setting
 
 
 def add_source_flags(parser: argparse.ArgumentParser, home_type: Callable[[str], Any] = str) -> None:
@@ -22,4 +22,4 @@ def add_source_flags(parser: argparse.ArgumentParser, home_type: Callable[[str],
 
 def home_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The ``<agent>_home`` settings the flags give (None where a flag is absent)."""
-    return {f"{name}_home": getattr(args, f"{name}_home", None) for name in TRANSCRIPT_SOURCES}
+    return {home_setting(name): getattr(args, home_setting(name), None) for name in TRANSCRIPT_SOURCES}

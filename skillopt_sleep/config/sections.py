@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillopt_sleep.paths import TRANSCRIPT_SOURCES
+from skillopt_sleep.paths import TRANSCRIPT_SOURCES, home_setting
 
 
 @dataclass
@@ -73,9 +73,11 @@ class HarvestSettings:
     claude_home: str | None = None  # each agent's data dir (default: the agent's own, e.g. ~/.claude)
     codex_home: str | None = None
     copilot_home: str | None = None
+    cursor_home: str | None = None
     gemini_home: str | None = None
     opencode_home: str | None = None
     pi_home: str | None = None
+    vscode_copilot_home: str | None = None
     min_recurrence: int = 2
     miner: str = "auto"  # auto | heuristic | llm (auto: llm whenever the optimizer is a real model)
     split_seed: int = 0
@@ -84,7 +86,7 @@ class HarvestSettings:
 
     def homes(self) -> dict[str, Path]:
         """The data dirs set for agents (``<agent>_home``), by agent; the others read their default."""
-        given = {name: getattr(self, f"{name}_home") for name in TRANSCRIPT_SOURCES}
+        given = {name: getattr(self, home_setting(name)) for name in TRANSCRIPT_SOURCES}
         return {name: Path(home).expanduser() for name, home in given.items() if home}
 
 

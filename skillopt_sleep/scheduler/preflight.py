@@ -18,6 +18,7 @@ from skillopt_sleep.backends import BackendSpecError, cli_command, key_env, spec
 from skillopt_sleep.backends.auto import AUTO, choose_backend, is_auto
 from skillopt_sleep.config import Config, settings_of
 from skillopt_sleep.errors import EXIT_CONFIG, EXIT_USAGE, UserError
+from skillopt_sleep.paths import home_setting
 from skillopt_sleep.redact import redact
 from skillopt_sleep.scheduler.base import has_control_chars
 from skillopt_sleep.sources import SOURCES
@@ -165,7 +166,7 @@ def config_record(config: Config, needs: Needs) -> dict[str, Any]:
     record = settings_of(config)
     given = config.harvest.homes()
     for name, source in SOURCES.items():
-        record[f"{name}_home"] = str((given.get(name) or source.default_home()).expanduser().absolute())
+        record[home_setting(name)] = str((given.get(name) or source.default_home()).expanduser().absolute())
     options = {k: dict(v) for k, v in (record.get("backend_options") or {}).items()}
     for backend, binary in needs.binaries.items():
         options.setdefault(backend, {}).setdefault("command", binary)

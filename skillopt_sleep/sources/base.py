@@ -25,7 +25,7 @@ from ..paths import REPLAY_DIR_PREFIX
 from ..redact import redact
 from ..types import Feedback, SessionDigest, parse_time
 from . import feedback
-from .decode import decode_record
+from .decode import decode_json_line, decode_record
 
 MAX_LINE_BYTES = 8 * 1024 * 1024  # longer lines are skipped without being held in memory
 # New bytes read from one file per harvest; the rest is read by the next harvest (its checkpoint
@@ -176,6 +176,25 @@ class LineReader:
                 self.eof = base
             if pending.strip() and not discarding:
                 skipped["truncated_line"] += 1
+
+
+def whole_file_records(data: bytes, skipped: Counter[str]) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a file of JSON lines read whole, in order; every line that is not one is
+    counted. An unterminated last line is being written: the next harvest reads it whole."""
+    lines = data.split(b"\n")
+    if lines and lines[-1].strip():
+        skipped["truncated_line"] += 1
+    for line in lines[:-1]:
+        if not line.strip():
+            continue
+        if len(line) > MAX_LINE_BYTES:
+            skipped["oversized_line"] += 1
+            continue
+        status, value = decode_json_line(line)
+        if status != "ok":
+            skipped[status] += 1
+            continue
+        yield value
 
 
 def as_str(value: Any) -> str | None:

@@ -36,13 +36,13 @@ from typing import Any
 
 from .. import paths
 from .base import (
-    MAX_LINE_BYTES,
     MAX_WHOLE_FILE_BYTES,
     DigestBuilder,
     as_str,
     clip,
     is_replay_dir,
     open_regular,
+    whole_file_records,
 )
 from .decode import decode_json_line
 
@@ -198,19 +198,7 @@ def load(data: bytes, legacy: bool, skipped: Counter[str]) -> Session:
         else:
             session.apply(value, skipped)
         return session
-    lines = data.split(b"\n")
-    if lines and lines[-1].strip():
-        skipped["truncated_line"] += 1  # being written: the next harvest reads it whole
-    for line in lines[:-1]:
-        if not line.strip():
-            continue
-        if len(line) > MAX_LINE_BYTES:
-            skipped["oversized_line"] += 1
-            continue
-        status, value = decode_json_line(line)
-        if status != "ok":
-            skipped[status] += 1
-            continue
+    for value in whole_file_records(data, skipped):
         session.apply(value, skipped)
     return session
 

@@ -20,9 +20,11 @@ from .base import Source, merge_into
 from .claude_code import ClaudeCodeSource
 from .codex import CodexSource
 from .copilot import CopilotSource
+from .cursor import CursorSource
 from .gemini import GeminiSource
 from .opencode import OpenCodeSource
 from .pi import PiSource
+from .vscode_copilot import VSCodeCopilotSource
 from .runner import FileTask, run
 from .store import HarvestStore
 
@@ -30,9 +32,11 @@ SOURCES: dict[str, Source] = {
     "claude": ClaudeCodeSource(),
     "codex": CodexSource(),
     "copilot": CopilotSource(),
+    "cursor": CursorSource(),
     "gemini": GeminiSource(),
     "opencode": OpenCodeSource(),
     "pi": PiSource(),
+    "vscode-copilot": VSCodeCopilotSource(),
 }
 
 

@@ -76,15 +76,16 @@ def _copy(source: str, target: str, limit: int) -> None:
 
 
 @contextmanager
-def snapshot(path: str) -> Iterator[sqlite3.Connection]:
+def snapshot(path: str, agent: str = NAME) -> Iterator[sqlite3.Connection]:
     """The database as it is now, read-only, from a private copy of it and its write-ahead log.
 
     The log is copied before the database, and the copy is kept only if the database file did not
     change meanwhile (a checkpoint moves the log into it): then the copied log belongs to the
     copied database. The log may have grown during the copy; SQLite ignores a torn last frame.
+    ``agent`` names the private copy: other agents' SQLite stores (Cursor's) are read this way too.
     """
-    with tempfile.TemporaryDirectory(prefix="skillopt-opencode-") as private:
-        copy = os.path.join(private, "opencode.db")
+    with tempfile.TemporaryDirectory(prefix=f"skillopt-{agent}-") as private:
+        copy = os.path.join(private, f"{agent}.db")
         for attempt in range(COPY_ATTEMPTS):
             before = _stamp(path)
             try:

@@ -20,7 +20,7 @@ from tests.config.conftest import config_error, project_file
 @pytest.mark.parametrize(
     ("overrides", "needle"),
     [
-        ({"agent": "cursor"}, "agent"),
+        ({"agent": "windsurf"}, "agent"),
         ({"source": "vscode"}, "source"),
         ({"k": 0}, "k must be at least 1"),
         ({"val_samples": 0}, "val_samples"),

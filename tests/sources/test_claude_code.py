@@ -145,8 +145,8 @@ def test_missing_homes_yield_nothing(tmp_path):
 
 
 def test_unknown_source_is_a_clear_error(homes):
-    with pytest.raises(ValueError, match="unknown transcript source 'cursor'"):
-        harvest(PROJECT, source="cursor", claude_home=homes[0], codex_home=homes[1])
+    with pytest.raises(ValueError, match="unknown transcript source 'windsurf'"):
+        harvest(PROJECT, source="windsurf", claude_home=homes[0], codex_home=homes[1])
 
 
 @pytest.mark.parametrize(

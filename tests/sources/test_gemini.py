@@ -346,7 +346,7 @@ def test_a_truncated_last_line_and_broken_side_files_are_counted(gem):
 
 
 def test_a_huge_line_is_skipped(gem, monkeypatch):
-    monkeypatch.setattr("skillopt_sleep.sources.gemini.MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr("skillopt_sleep.sources.base.MAX_LINE_BYTES", 1000)
     gem.session(meta(), user("u1", "x" * 2000), user("u2", "short prompt"))
     result = gem.harvest()
     assert [d.user_prompts for d in result.digests] == [["short prompt"]]

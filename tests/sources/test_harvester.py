@@ -446,13 +446,13 @@ def test_every_agent_named_in_paths_has_a_reader_a_home_setting_and_flags():
 
     from skillopt_sleep.commands.flags import add_source_flags
     from skillopt_sleep.config import HarvestSettings
-    from skillopt_sleep.paths import TRANSCRIPT_SOURCES
+    from skillopt_sleep.paths import TRANSCRIPT_SOURCES, home_setting
     from skillopt_sleep.sources import SOURCES
 
     assert list(SOURCES) == list(TRANSCRIPT_SOURCES)
     fields = {f.name for f in dataclasses.fields(HarvestSettings)}
-    assert {f"{name}_home" for name in SOURCES} <= fields
+    assert {home_setting(name) for name in SOURCES} <= fields
     parser = argparse.ArgumentParser()
     add_source_flags(parser)
     for name in SOURCES:
-        assert getattr(parser.parse_args([f"--{name}-home", "/x", "--source", name]), f"{name}_home") == "/x"
+        assert getattr(parser.parse_args([f"--{name}-home", "/x", "--source", name]), home_setting(name)) == "/x"
