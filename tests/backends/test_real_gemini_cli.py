@@ -1,0 +1,197 @@
+"""The gemini-cli backend driving the REAL ``gemini`` CLI (scripts/agent_clis.versions) against
+the fake Gemini API (tests/support/gemini_server.py), in a throwaway HOME that holds a person's own
+Gemini CLI setup with marker strings: GEMINI.md in the home and in their project, an extension
+with its own context file and MCP server, a skill, a custom command, an MCP server and hooks that
+would leave evidence of having run, and the API key in ``~/.gemini/.env``.
+
+A replay must carry none of it, declare no tool, run no hook or MCP server, fail fast on a 401 /
+429, report a cut-off answer as truncated, and leave HOME, the project and TMPDIR byte-identical.
+A control run of the plain CLI in the same HOME does carry the markers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+from tests.support.agent_clis import real_agent_cli
+from tests.support.gemini_server import FakeGemini, last_user_text, tool_names
+from tests.support.http_base import Fail, Reply
+from tests.support.real_clients import client_env
+from tests.support.tree_hash import differences, fingerprint
+
+from skillopt_sleep.backends.base import Request
+from skillopt_sleep.backends.gemini_cli import GeminiCliBackend
+
+pytestmark = pytest.mark.real_clis  # drives the real gemini CLI (scripts/agent_clis.versions)
+
+MARKER = "SKILLOPT-MARKER"
+DOCUMENT = "## Rules\n- Keep every answer under 300 characters.\n- Ünïcødé is fine — ✓\n"
+REQUEST = Request(purpose="attempt", system=DOCUMENT, user="Summarize the PR.")
+KEY = "AIza" + "f" * 35
+
+
+def _script(path: Path, body: str) -> Path:
+    path.write_text(body, encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def person(home: Path, project: Path) -> Path:
+    """A person's own Gemini CLI setup, every piece marked; returns where hooks and MCP servers
+    would leave evidence of having run."""
+    evidence = home / "ran"
+    evidence.mkdir()
+    mcp = _script(home / "marker-mcp.sh", f"#!/bin/sh\ntouch {evidence}/mcp\ncat >/dev/null\n")
+    hook = _script(home / "marker-hook.sh", f"#!/bin/sh\ntouch {evidence}/hook-$1\ncat >/dev/null\necho '{{}}'\n")
+    gemini = home / ".gemini"
+    gemini.mkdir(parents=True, exist_ok=True)
+    (gemini / "GEMINI.md").write_text(f"# {MARKER}-global-gemini-md\nAnswer like a pirate.\n", encoding="utf-8")
+    (project / "GEMINI.md").write_text(f"# {MARKER}-project-gemini-md\n", encoding="utf-8")
+    (gemini / ".env").write_text(f"GEMINI_API_KEY={KEY}\n", encoding="utf-8")
+    skill = gemini / "skills" / "marker-skill"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        f"---\nname: marker-skill\ndescription: {MARKER}-skill use it always\n---\n{MARKER}-skill-body\n",
+        encoding="utf-8",
+    )
+    (gemini / "commands").mkdir()
+    (gemini / "commands" / "marker.toml").write_text(f'prompt = "{MARKER}-command"\n', encoding="utf-8")
+    extension = gemini / "extensions" / "marker-ext"
+    extension.mkdir(parents=True)
+    (extension / "gemini-extension.json").write_text(
+        json.dumps(
+            {
+                "name": "marker-ext",
+                "version": "1.0.0",
+                "contextFileName": "MARKER.md",
+                "mcpServers": {"marker-ext-mcp": {"command": str(mcp), "args": ["ext"]}},
+            }
+        ),
+        encoding="utf-8",
+    )
+    (extension / "MARKER.md").write_text(f"{MARKER}-extension-context\n", encoding="utf-8")
+    hooks = {
+        event: [{"matcher": "*", "hooks": [{"type": "command", "command": f"{hook} {event}"}]}]
+        for event in ("SessionStart", "BeforeAgent", "BeforeModel", "BeforeTool")
+    }
+    settings = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "ide": {"enabled": False, "hasSeenNudge": True},
+        "mcpServers": {"marker": {"command": str(mcp), "args": [], "description": f"{MARKER}-mcp"}},
+        "hooksConfig": {"enabled": True},
+        "hooks": hooks,
+    }
+    (gemini / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+    return evidence
+
+
+@pytest.fixture
+def gemini_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    gemini = real_agent_cli("gemini")
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "app.py").write_text("print('hi')\n", encoding="utf-8")
+    with FakeGemini(key=KEY) as fake:
+        env = client_env(tmp_path, GOOGLE_GEMINI_BASE_URL=fake.root, TMPDIR=str(private_tmp))
+        home = Path(env["HOME"])
+        evidence = person(home, project)
+        for name in [n for n in os.environ if n.startswith(("GEMINI", "GOOGLE", "OTEL_"))]:
+            monkeypatch.delenv(name)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
+        monkeypatch.chdir(project)
+        backend = GeminiCliBackend("gemini-2.5-flash", command=gemini, timeout=180)
+        yield backend, fake, home, project, evidence, private_tmp
+
+
+def _bodies(requests: list) -> str:
+    return "\n".join(json.dumps(r.body, ensure_ascii=False) for r in requests)
+
+
+def test_replay_carries_none_of_the_persons_context_and_leaves_nothing(gemini_setup):
+    backend, fake, home, project, evidence, private_tmp = gemini_setup
+    fake.responder = lambda body: "short summary"
+    before = fingerprint(home, project, private_tmp)
+    first = backend.complete(REQUEST)
+    assert first.ok, first.error_message
+    assert first.text == "short summary" and first.usage.input_tokens > 0 and first.usage.output_tokens > 0
+    second = backend.complete(REQUEST)
+    assert second.ok, second.error_message
+    assert differences(before, fingerprint(home, project, private_tmp)) == []
+
+    turns = fake.model_requests()
+    assert len(turns) == 2  # one call each: no router, next-speaker or loop check
+    assert MARKER not in _bodies(fake.requests)  # no GEMINI.md, extension, skill, command, MCP tool
+    assert "pirate" not in _bodies(fake.requests)
+    for turn in turns:
+        assert tool_names(turn.body) == set()  # no tool declared at all
+        system = json.dumps(turn.body.get("systemInstruction"), ensure_ascii=False)
+        assert "Keep every answer under 300 characters." in system and "Ünïcødé is fine — ✓" in system
+        assert "Gemini CLI" not in system  # none of its own coding-agent prompt
+        assert last_user_text(turn.body) == "Summarize the PR."
+        context = json.dumps(turn.body.get("contents"), ensure_ascii=False)
+        assert "Directory Structure" not in context and "app.py" not in context
+    assert list(evidence.iterdir()) == []  # no hook ran, no MCP server started
+
+
+def test_a_fifty_thousand_character_document_arrives_whole(gemini_setup):
+    backend, fake, *_ = gemini_setup
+    document = "Überprüfe jede Änderung — ✓ ${Unknown} " * 1400
+    completion = backend.complete(Request(purpose="attempt", system=document, user="task"))
+    assert completion.ok, completion.error_message
+    system = fake.model_requests()[-1].body["systemInstruction"]["parts"][0]["text"]
+    assert system == document.strip()
+
+
+@pytest.mark.parametrize("status,kind", [(401, "auth"), (429, "rate_limit")])
+def test_fails_fast_on_401_and_429(gemini_setup, status, kind):
+    backend, fake, *_ = gemini_setup
+    fake.push(*[Fail(status, "scripted")] * 12)
+    completion = backend.complete(REQUEST)
+    assert completion.error == kind, completion.error_message
+    assert len(fake.model_requests()) == 1  # the CLI's own retries (ten, minutes apart) are off
+    assert completion.latency < 60
+
+
+def test_a_cut_off_reply_is_truncated(gemini_setup):
+    backend, fake, *_ = gemini_setup
+    fake.responder = lambda body: Reply("half an ans", cut_off=True)
+    completion = backend.complete(REQUEST)
+    assert completion.ok and completion.truncated and completion.text == "", completion.error_message
+    assert len(fake.model_requests()) == 1
+
+
+def test_a_task_that_looks_like_a_slash_command_is_sent_as_text(gemini_setup):
+    backend, fake, *_ = gemini_setup
+    completion = backend.complete(Request(purpose="attempt", system=DOCUMENT, user="/memory show"))
+    assert completion.ok, completion.error_message
+    assert last_user_text(fake.model_requests()[-1].body).strip() == "/memory show"
+
+
+def test_control_the_plain_cli_carries_the_markers_and_offers_tools(gemini_setup):
+    """Without the isolation the same HOME does reach the model: the test above can fail."""
+    backend, fake, home, project, evidence, _ = gemini_setup
+    out = subprocess.run(
+        [backend.command, "-p", "Summarize the PR.", "--output-format", "json", "-m", "gemini-2.5-flash"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=os.environ.copy(),
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    bodies = _bodies(fake.model_requests())
+    assert f"{MARKER}-global-gemini-md" in bodies and f"{MARKER}-project-gemini-md" in bodies
+    assert any(tool_names(turn.body) for turn in fake.model_requests())
+    assert "app.py" in bodies  # the folder tree
