@@ -46,7 +46,7 @@ def person(home: Path, project: Path) -> Path:
     would leave evidence of having run."""
     evidence = home / "ran"
     evidence.mkdir()
-    mcp = _script(home / "marker-mcp.sh", f"#!/bin/sh\ntouch {evidence}/mcp\ncat >/dev/null\n")
+    mcp = _script(home / "marker-mcp.sh", f"#!/bin/sh\ntouch {evidence}/mcp\n")
     hook = _script(home / "marker-hook.sh", f"#!/bin/sh\ntouch {evidence}/hook-$1\ncat >/dev/null\necho '{{}}'\n")
     gemini = home / ".gemini"
     gemini.mkdir(parents=True, exist_ok=True)
@@ -195,3 +195,5 @@ def test_control_the_plain_cli_carries_the_markers_and_offers_tools(gemini_setup
     assert f"{MARKER}-global-gemini-md" in bodies and f"{MARKER}-project-gemini-md" in bodies
     assert any(tool_names(turn.body) for turn in fake.model_requests())
     assert "app.py" in bodies  # the folder tree
+    ran = sorted(p.name for p in evidence.iterdir())
+    assert "mcp" in ran and any(name.startswith("hook-") for name in ran), ran
