@@ -142,9 +142,34 @@ def system_settings_paths() -> list[Path]:
     return [Path(defaults), Path(system)]
 
 
+def without_comments(text: str) -> str:
+    """``text`` less its ``//`` and ``/* */`` comments outside strings: the CLI reads its settings
+    files as JSON with comments."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char == '"':
+            end = i + 1
+            while end < n and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            out.append(text[i : end + 1])
+            i = end + 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        else:
+            out.append(char)
+            i += 1
+    return "".join(out)
+
+
 def _read_settings(path: Path) -> dict[str, Any]:
     try:
-        parsed = json.loads(read_regular_text(path, 1024 * 1024))
+        parsed = json.loads(without_comments(read_regular_text(path, 1024 * 1024)))
     except (OSError, ValueError):
         return {}
     return parsed if isinstance(parsed, dict) else {}
@@ -369,13 +394,25 @@ def _model(result: dict[str, Any], fallback: str | None) -> str:
     return fallback or "gemini"
 
 
+# How the CLI says it has no usable login: "When using Gemini API, you must specify the
+# GEMINI_API_KEY environment variable", "Please set an Auth method …", "Manual authorization is
+# required but the current session is non-interactive".
+_NO_LOGIN = re.compile(r"you must specify|please set an auth method|manual authorization is required", re.I)
+# Lines the CLI prints on stderr on every run, which would crowd the reason out of a message.
+_NOISE = re.compile(r"^(Warning: .*color|Ripgrep is not available|The 'metricReader' option is deprecated)")
+
+
 def _failure(detail: str, returncode: int, status: Any = None) -> Completion:
     known = isinstance(status, int) and not isinstance(status, bool) and 400 <= status < 600
-    return Completion(
-        text="",
-        error=kind_for_status(status) if known else classify_failure(detail),
-        error_message=clean_message(f"gemini exited {returncode}: {detail}"),
-    )
+    if known:
+        kind = kind_for_status(status)
+    else:
+        kind = "auth" if _NO_LOGIN.search(detail) else classify_failure(detail)
+    return Completion(text="", error=kind, error_message=clean_message(f"gemini exited {returncode}: {detail}"))
+
+
+def _stderr(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if line.strip() and not _NOISE.match(line.strip()))
 
 
 class GeminiCliBackend:
@@ -414,7 +451,7 @@ class GeminiCliBackend:
     def _parse(self, stdout: str, stderr: str, returncode: int, truncated: bool) -> Completion:
         result = result_object(stdout, stderr)
         if result is None:
-            text = (stderr.strip() + "\n" + stdout.strip()).strip()
+            text = (_stderr(stderr) + "\n" + stdout.strip()).strip()
             return _failure(text or "no output", returncode)
         usage = parse_stats(result.get("stats"))
         model = _model(result, self.model)
@@ -434,7 +471,7 @@ class GeminiCliBackend:
         if truncated:
             return Completion(text="", usage=usage, model=model, truncated=True)
         if returncode != 0 or looks_like_auth_failure(answer):
-            return _failure(answer or stderr.strip() or "error", returncode)
+            return _failure(answer or _stderr(stderr) or "error", returncode)
         if not answer.strip():
             return Completion(
                 text="", usage=usage, model=model, error="empty", error_message="gemini returned an empty answer"

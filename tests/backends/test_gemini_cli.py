@@ -110,6 +110,13 @@ elif mode == "blank":
 elif mode == "crash":
     sys.stderr.write("TypeError: fetch failed sending request (connection refused)\n")
     sys.exit(1)
+elif mode == "no_key":
+    sys.stderr.write("Warning: 256-color support not detected.\nRipgrep is not available. Falling back to GrepTool.\n")
+    sys.stderr.write("When using Gemini API, you must specify the GEMINI_API_KEY environment variable.\n")
+    sys.exit(41)
+elif mode == "no_login":
+    sys.stderr.write("Error authenticating: FatalAuthenticationError: Manual authorization is required but the current session is non-interactive.\n")
+    sys.exit(41)
 elif mode == "untrusted":
     sys.stderr.write("Gemini CLI is not running in a trusted directory. To proceed, either use `--skip-trust`\n")
     sys.exit(55)
@@ -275,6 +282,14 @@ def test_login_settings_take_the_system_precedence(tmp_path):
         "billing": {"overageStrategy": "ask"},
         "security": {"auth": {"enforcedType": "vertex-ai"}},
     }
+    (home / ".gemini" / "settings.json").write_text(
+        '{\n  // how I log in\n  "security": {"auth": {"selectedType": "oauth-personal"}}, /* mine */\n'
+        '  "model": {"name": "a // b"}\n}\n'
+    )
+    assert login_settings(home, []) == {
+        "security": {"auth": {"selectedType": "oauth-personal"}},
+        "model": {"name": "a // b"},
+    }
     (home / ".gemini" / "settings.json").write_text("{not json")
     assert login_settings(home, []) == {}
 
@@ -304,6 +319,8 @@ def test_a_note_printed_before_the_result_is_skipped(fake_gemini, monkeypatch):
         ("empty", "empty"),
         ("blank", "empty"),
         ("crash", "server"),
+        ("no_key", "auth"),
+        ("no_login", "auth"),
     ],
 )
 def test_failures_are_classified(fake_gemini, monkeypatch, mode, kind):
@@ -311,6 +328,7 @@ def test_failures_are_classified(fake_gemini, monkeypatch, mode, kind):
     completion = GeminiCliBackend().complete(REQ)
     assert completion.error == kind, completion.error_message
     assert completion.text == "" and len(completion.error_message) <= 300
+    assert "color" not in completion.error_message and "Ripgrep" not in completion.error_message
 
 
 def test_an_auth_failure_is_fatal_at_the_first_report(fake_gemini, monkeypatch, retry, sleep):
