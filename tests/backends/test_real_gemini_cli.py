@@ -7,6 +7,11 @@ would leave evidence of having run, and the API key in ``~/.gemini/.env``.
 A replay must carry none of it, declare no tool, run no hook or MCP server, fail fast on a 401 /
 429, report a cut-off answer as truncated, and leave HOME, the project and TMPDIR byte-identical.
 A control run of the plain CLI in the same HOME does carry the markers.
+
+A "Login with Google" whose access token expired is refreshed during the call through a fake
+Google token endpoint behind an HTTPS proxy (tests/support/token_proxy.py) and a fake Code Assist
+API (``CODE_ASSIST_ENDPOINT``): the person's ``oauth_creds.json`` holds the new token afterwards and
+is the only file of theirs that changed.
 """
 
 from __future__ import annotations
@@ -17,10 +22,13 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import time
+
 import pytest
+from tests.support import token_proxy
 from tests.support.agent_clis import real_agent_cli
-from tests.support.gemini_server import FakeGemini, last_user_text, tool_names
-from tests.support.http_base import Fail, Reply
+from tests.support.gemini_server import FakeGemini, last_user_text, stream_events, tool_names
+from tests.support.http_base import Fail, Reply, Stream, sse_event
 from tests.support.real_clients import client_env
 from tests.support.tree_hash import differences, fingerprint
 
@@ -197,3 +205,105 @@ def test_control_the_plain_cli_carries_the_markers_and_offers_tools(gemini_setup
     assert "app.py" in bodies  # the folder tree
     ran = sorted(p.name for p in evidence.iterdir())
     assert "mcp" in ran and any(name.startswith("hook-") for name in ran), ran
+
+
+# -- a Google sign-in refreshed during the call -------------------------------------------------------
+
+NEW_TOKEN = "ya29.refreshed-" + "t" * 20
+SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+
+
+class GoogleTokenProxy(token_proxy.TokenProxy):
+    """The token proxy serving Google's token endpoint (a refresh) and token info (the CLI checks
+    a cached token with it before use)."""
+
+    def _http(self, tls, host):  # type: ignore[no-untyped-def]
+        reader = tls.makefile("rb")
+        while True:
+            line = reader.readline().decode("latin-1").split()
+            if len(line) < 2:
+                return
+            length = 0
+            while (header := reader.readline().decode("latin-1")) not in ("\r\n", "\n", ""):
+                name, _, value = header.partition(":")
+                length = int(value) if name.strip().lower() == "content-length" else length
+            body = reader.read(length).decode("utf-8", "replace")
+            self.requests.append(token_proxy.Seen(line[0], host, line[1], body))
+            path = line[1].split("?")[0]
+            if path == "/token":
+                status, payload = "200 OK", {"access_token": NEW_TOKEN, "expires_in": 3599, "scope": SCOPE}
+            elif path == "/tokeninfo":
+                status, payload = "200 OK", {"expires_in": 3000, "scope": SCOPE}
+            else:
+                status, payload = "404 Not Found", {"error": "not_found"}
+            data = json.dumps(payload).encode()
+            head = f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+            tls.sendall(head.encode() + data)
+
+
+class FakeCodeAssist(FakeGemini):
+    """The Code Assist API a Google sign-in talks to: the Gemini request wrapped in
+    ``{"model", "project", "request"}``, the response in ``{"response"}``."""
+
+    def route(self, method, path, headers, body, content_type):  # type: ignore[no-untyped-def]
+        if headers.get("authorization") != f"Bearer {self.key}":
+            return 401, {"error": {"code": 401, "message": "token expired", "status": "UNAUTHENTICATED"}}, {}
+        call = path.split(":")[-1].split("?")[0]
+        if call == "loadCodeAssist":
+            tier = {"id": "standard-tier", "name": "Standard", "isDefault": True}
+            return 200, {"currentTier": tier, "allowedTiers": [tier], "cloudaicompanionProject": "proj-1"}, {}
+        if call == "streamGenerateContent" and isinstance(body, dict):
+            response = self.answer(body.get("request") or {}, str(body.get("model")))
+            events = [json.loads(e.decode().split("data: ", 1)[1]) for e in stream_events(response)]
+            return 200, Stream([sse_event(None, {"response": e}) for e in events]), {}
+        return 404, {"error": {"code": 404, "message": f"no {call}"}}, {}
+
+    def turns(self) -> list:
+        return [r for r in self.requests if r.path.endswith(":streamGenerateContent")]
+
+
+def test_a_google_sign_in_refreshed_during_the_call_is_copied_back(gemini_setup, tmp_path, monkeypatch):
+    backend, _, home, project, evidence, private_tmp = gemini_setup
+    gemini = home / ".gemini"
+    settings = json.loads((gemini / "settings.json").read_text(encoding="utf-8"))
+    settings["security"]["auth"] = {"selectedType": "oauth-personal"}
+    (gemini / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    (gemini / ".env").unlink()
+    expired = {
+        "access_token": "ya29.expired",
+        "refresh_token": "1//refresh-token",
+        "scope": SCOPE,
+        "token_type": "Bearer",
+        "expiry_date": int(time.time() * 1000) - 60_000,
+    }
+    (gemini / "oauth_creds.json").write_text(json.dumps(expired), encoding="utf-8")
+    (gemini / "google_accounts.json").write_text('{"active": "me@example.com", "old": []}', encoding="utf-8")
+    monkeypatch.setattr(token_proxy, "HOSTS", ("oauth2.googleapis.com", "www.googleapis.com"))
+    certificates = tmp_path / "certificates"
+    certificates.mkdir()
+    with GoogleTokenProxy(certificates, {}) as proxy, FakeCodeAssist(key=NEW_TOKEN) as code_assist:
+        for name, value in proxy.env().items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("CODE_ASSIST_ENDPOINT", code_assist.root)
+        code_assist.responder = lambda body: "signed-in answer"
+        before = fingerprint(home, project, private_tmp)
+        first = backend.complete(REQUEST)
+        assert first.ok and first.text == "signed-in answer", first.error_message
+        second = backend.complete(REQUEST)  # the refreshed token is used, not refreshed again
+        assert second.ok, second.error_message
+
+        (refresh,) = [r for r in proxy.requests if r.path.split("?")[0] == "/token"]  # one for both calls
+        assert "refresh_token=1%2F%2Frefresh-token" in refresh.body
+        changed = differences(before, fingerprint(home, project, private_tmp))
+        assert changed == [f"changed {gemini / 'oauth_creds.json'}"], changed
+        saved = json.loads((gemini / "oauth_creds.json").read_text(encoding="utf-8"))
+        assert saved["access_token"] == NEW_TOKEN and saved["refresh_token"] == "1//refresh-token"
+        assert ((gemini / "oauth_creds.json").stat().st_mode & 0o777) == 0o600
+
+        turns = code_assist.turns()
+        assert len(turns) == 2 and MARKER not in _bodies(code_assist.requests)
+        for turn in turns:
+            request = turn.body["request"]
+            assert "Keep every answer under 300 characters." in json.dumps(request["systemInstruction"])
+            assert tool_names(request) == set()
+    assert list(evidence.iterdir()) == []
