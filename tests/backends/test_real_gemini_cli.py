@@ -27,7 +27,7 @@ import time
 import pytest
 from tests.support import token_proxy
 from tests.support.agent_clis import real_agent_cli
-from tests.support.gemini_server import FakeGemini, last_user_text, stream_events, tool_names
+from tests.support.gemini_server import FakeGemini, _error_body, last_user_text, stream_events, tool_names
 from tests.support.http_base import Fail, Reply, Stream, sse_event
 from tests.support.real_clients import client_env
 from tests.support.tree_hash import differences, fingerprint
@@ -253,6 +253,9 @@ class FakeCodeAssist(FakeGemini):
             tier = {"id": "standard-tier", "name": "Standard", "isDefault": True}
             return 200, {"currentTier": tier, "allowedTiers": [tier], "cloudaicompanionProject": "proj-1"}, {}
         if call == "streamGenerateContent" and isinstance(body, dict):
+            scripted = self.scripted(self.next_action(), _error_body)
+            if scripted is not None:
+                return scripted
             response = self.answer(body.get("request") or {}, str(body.get("model")))
             events = [json.loads(e.decode().split("data: ", 1)[1]) for e in stream_events(response)]
             return 200, Stream([sse_event(None, {"response": e}) for e in events]), {}
@@ -262,7 +265,10 @@ class FakeCodeAssist(FakeGemini):
         return [r for r in self.requests if r.path.endswith(":streamGenerateContent")]
 
 
-def test_a_google_sign_in_refreshed_during_the_call_is_copied_back(gemini_setup, tmp_path, monkeypatch):
+@pytest.fixture
+def google_sign_in(gemini_setup, tmp_path, monkeypatch):
+    """The person signed in with Google: an expired access token and a refresh token in
+    ``oauth_creds.json``, no API key."""
     backend, _, home, project, evidence, private_tmp = gemini_setup
     gemini = home / ".gemini"
     settings = json.loads((gemini / "settings.json").read_text(encoding="utf-8"))
@@ -285,25 +291,39 @@ def test_a_google_sign_in_refreshed_during_the_call_is_copied_back(gemini_setup,
         for name, value in proxy.env().items():
             monkeypatch.setenv(name, value)
         monkeypatch.setenv("CODE_ASSIST_ENDPOINT", code_assist.root)
-        code_assist.responder = lambda body: "signed-in answer"
-        before = fingerprint(home, project, private_tmp)
-        first = backend.complete(REQUEST)
-        assert first.ok and first.text == "signed-in answer", first.error_message
-        second = backend.complete(REQUEST)  # the refreshed token is used, not refreshed again
-        assert second.ok, second.error_message
+        yield backend, proxy, code_assist, home, project, evidence, private_tmp
 
-        (refresh,) = [r for r in proxy.requests if r.path.split("?")[0] == "/token"]  # one for both calls
-        assert "refresh_token=1%2F%2Frefresh-token" in refresh.body
-        changed = differences(before, fingerprint(home, project, private_tmp))
-        assert changed == [f"changed {gemini / 'oauth_creds.json'}"], changed
-        saved = json.loads((gemini / "oauth_creds.json").read_text(encoding="utf-8"))
-        assert saved["access_token"] == NEW_TOKEN and saved["refresh_token"] == "1//refresh-token"
-        assert ((gemini / "oauth_creds.json").stat().st_mode & 0o777) == 0o600
 
-        turns = code_assist.turns()
-        assert len(turns) == 2 and MARKER not in _bodies(code_assist.requests)
-        for turn in turns:
-            request = turn.body["request"]
-            assert "Keep every answer under 300 characters." in json.dumps(request["systemInstruction"])
-            assert tool_names(request) == set()
+def test_a_google_sign_in_refreshed_during_the_call_is_copied_back(google_sign_in):
+    backend, proxy, code_assist, home, project, evidence, private_tmp = google_sign_in
+    gemini = home / ".gemini"
+    code_assist.responder = lambda body: "signed-in answer"
+    before = fingerprint(home, project, private_tmp)
+    first = backend.complete(REQUEST)
+    assert first.ok and first.text == "signed-in answer", first.error_message
+    second = backend.complete(REQUEST)  # the refreshed token is used, not refreshed again
+    assert second.ok, second.error_message
+
+    (refresh,) = [r for r in proxy.requests if r.path.split("?")[0] == "/token"]  # one for both calls
+    assert "refresh_token=1%2F%2Frefresh-token" in refresh.body
+    changed = differences(before, fingerprint(home, project, private_tmp))
+    assert changed == [f"changed {gemini / 'oauth_creds.json'}"], changed
+    saved = json.loads((gemini / "oauth_creds.json").read_text(encoding="utf-8"))
+    assert saved["access_token"] == NEW_TOKEN and saved["refresh_token"] == "1//refresh-token"
+    assert ((gemini / "oauth_creds.json").stat().st_mode & 0o777) == 0o600
+
+    turns = code_assist.turns()
+    assert len(turns) == 2 and MARKER not in _bodies(code_assist.requests)
+    for turn in turns:
+        request = turn.body["request"]
+        assert "Keep every answer under 300 characters." in json.dumps(request["systemInstruction"])
+        assert tool_names(request) == set()
     assert list(evidence.iterdir()) == []
+
+
+def test_a_signed_in_rate_limit_is_one_request(google_sign_in):
+    backend, _, code_assist, *_ = google_sign_in
+    code_assist.push(*[Fail(429, "Resource has been exhausted (e.g. check quota).")] * 12)
+    completion = backend.complete(REQUEST)
+    assert completion.error == "rate_limit", completion.error_message
+    assert len(code_assist.turns()) == 1  # no retry, no switch to another model
