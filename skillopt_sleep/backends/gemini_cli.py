@@ -48,6 +48,7 @@ from skillopt_sleep.backends.cli_common import (
     SYSTEM_PROMPT_FILE,
     ReplaySandbox,
     classify_failure,
+    copy_back_refreshed,
     kind_for_status,
     looks_like_auth_failure,
     run_cli,
@@ -279,30 +280,16 @@ class PrivateGeminiHome:
         return env
 
     def sync_refreshed_login(self) -> None:
-        """The CLI rewrites the sign-in tokens when it refreshes them; keep the refreshed ones,
-        unless the user's own file changed meanwhile (then theirs is newer)."""
-        for name in REFRESHED_FILES:
-            copied = self.copied.get(name)
-            if copied is None:
-                continue
-            try:
-                refreshed = read_regular(self.dir / name, 1024 * 1024)
-                if refreshed == copied or read_regular(self.user_dir / name, 1024 * 1024) != copied:
-                    continue
-                staging = self.user_dir / f".{name}.skillopt-sleep.tmp"
-                _write_private(staging, refreshed, sync=True)
-                os.replace(staging, self.user_dir / name)
-            except OSError:
-                continue
+        """The CLI rewrites the sign-in tokens when it refreshes them: keep the refreshed ones."""
+        for name, copied in self.copied.items():
+            if name in REFRESHED_FILES:
+                copy_back_refreshed(copied, self.dir / name, self.user_dir / name)
 
 
-def _write_private(path: Path, data: bytes, *, sync: bool = False) -> None:
+def _write_private(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
-        if sync:
-            handle.flush()
-            os.fsync(handle.fileno())
 
 
 def json_documents(text: str) -> list[Any]:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from tests.support.tree_hash import differences, fingerprint
 
+from skillopt_sleep import estimate
 from skillopt_sleep.backend_spec import parse_spec
 from skillopt_sleep.backends.base import ProviderError, Request
 from skillopt_sleep.backends.client import Client
@@ -405,3 +406,5 @@ def test_spec_and_registry():
     assert isinstance(backend, GeminiCliBackend)
     assert backend.model == "gemini-2.5-pro" and backend.timeout == 90 and backend.command == "/opt/gemini"
     assert backend.id == "gemini-cli:gemini-2.5-pro"
+    payer = estimate.payer_of("gemini-cli:default")  # paid by the person's Gemini CLI login
+    assert payer["kind"] == "login" and payer["login"] == "gemini"
