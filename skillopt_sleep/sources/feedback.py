@@ -8,9 +8,10 @@ only in short follow-ups, where "it still fails" is a complaint rather than part
 Corrections count as complaints, the way people write them: a demand that opens the message
 ("no TODOs", "no :latest tags", "never use console.log", "max 300 chars", "keep it to 3 lines"), or a short follow-up
 that asks where something is ("where's the ## Testing section?") or says what it needs, and a short
-follow-up that opens by naming the code idiom to use instead ("use pytest.mark.parametrize for the
-cases", "pls use `logger.exception`"): said after a reply, that corrects it rather than asking
-for new work, while "use ripgrep to find the callers" names no code and stays a request. Praise
+follow-up with a clause naming the code idiom to use ("use pytest.mark.parametrize for the cases",
+"you should use op.execute", "thanks! next time use `logger.exception` though"): said after a
+reply, that corrects it rather than asking for new work, and wins over praise, while "use ripgrep
+to find the callers" names no code and stays a request. Praise
 that opens a message wins over a weak complaint word later in it ("lgtm, nice that you kept it
 under 72 chars"), but not over "…, but …".
 
@@ -195,10 +196,15 @@ IDIOM = (
     r"(?:`[^`\n]{1,80}`|@[A-Za-z_][\w.]*|(?:[A-Z][A-Z0-9_]*[ \t]+)?--[a-z][\w-]*|__\w+__"
     r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.(?!(?:" + "|".join(FILE_SUFFIXES) + r")\b)[A-Za-z_]\w*(?:\(\))?)"
 )
+# Where a clause may name the idiom to use: the message's start, after punctuation, or after "but",
+# "though", "next time", "please" ("thanks! next time use pytest.mark.parametrize though"); not
+# after a noun ("nice use of logger.exception" is praise).
 _USE_IDIOM = re.compile(
-    r"^\W*(?:(?:please|pls|plz|also|and|just|ok|okay)\W+)?"
-    r"(?:(?:we|we're|we are|here we)[ \t]+(?:always[ \t]+)?)?"
-    r"(?:use|using|prefer|switch to|stick (?:to|with)|go with)[ \t]+(?:(?:the|a|an)[ \t]+)?" + IDIOM + r"(?![\w-])",
+    r"(?:^|[,.;:!?—–-][ \t]*|\b(?:but|though|next time|please|pls|plz|just|ok|okay)[ \t]+)\W*"
+    r"(?:(?:you|we|we're|we are|here we)[ \t]+)?(?:(?:should|must|need to|have to|always|better)[ \t]+)?"
+    r"(?:to[ \t]+)?(?:use|using|prefer|switch to|stick (?:to|with)|go with)[ \t]+(?:(?:the|a|an)[ \t]+)?"
+    + IDIOM
+    + r"(?![\w-])",
     re.I,
 )
 _BUT = re.compile(r"^[^.!?]{0,40}?\bbut\b")

@@ -68,6 +68,10 @@ from skillopt_sleep.sources.feedback import classify
         ("use COPY --chown for the app dir", "negative"),
         ("use @pytest.fixture instead of setUp", "negative"),
         ("we always use structlog.get_logger here", "negative"),
+        ("you should use op.execute for the data part", "negative"),
+        ("thanks! next time use pytest.mark.parametrize though", "negative"),  # the correction wins
+        ("lgtm, nice use of logger.exception", "positive"),  # "use" as a noun
+        ("refactor the loader to use functools.cache", None),
         ("use ripgrep to find every caller of parse_amount", None),
         ("use NOTES.md for the release notes", None),
         ("use the deploy token from the vault for the release job", None),
