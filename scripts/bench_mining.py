@@ -22,6 +22,23 @@ seen by then):
 - **overall**: every file evaluated as one labelled set (true and false positives summed over the
   files; clustering pairs are formed within a file).
 
+- **kinds** (``--kinds kinds-dev``; the held-out ``kinds-heldout`` only when named): end to end,
+  as a night mines. A kinds file (format ``skillopt_sleep.mining-kinds.v1``) holds ``kinds``, each
+  kind's labelled checks (``{"kinds": {"unit-tests": {"checks": [...]}}}``, limits written as
+  above; ``{"any_of": [...]}`` is one check that may be stated either way), and ``sessions``, each ``{"agent": ..., "messages": [...]}`` with the messages in the
+  order a person typed them: a request ``{"text": ..., "kind": "unit-tests"}`` (``"kind": null``
+  for a one-off) or a follow-up to the request before it ``{"text": ..., "follow_up": "complaint"}``
+  (or ``"praise"``, ``"chatter"``). Every session goes through the harvest's digest builder
+  (``sources.base.DigestBuilder``: each message a typed prompt, each answered by a reply, so the
+  feedback classifier sees the follow-ups as a harvest does) and all of them through
+  ``mining.mine`` with a night's defaults. The tasks of one mined group (one label, one judge)
+  are one mined kind. A labelled kind is **found** when exactly one mined kind holds its requests,
+  holding more than half of them and no other kind's request, and carries at least one of its
+  labelled checks. Check precision = produced checks (``no_refusal`` aside) equal to a labelled
+  check of the kind whose requests the mined kind holds / all checks produced on the mined kinds
+  that hold labelled requests; recall = labelled checks produced / labelled checks. Also counted:
+  follow-ups and one-off requests that became tasks, and mined kinds that hold no labelled request.
+
 - **scale** (``--scale 3500,35000``): mining time over seeded synthetic histories of that many
   sessions (1-9 requests each: recurring kinds phrased several ways, one-off operations and
   questions over a Zipf-distributed made-up vocabulary, all in one project: the worst case), for
@@ -31,6 +48,7 @@ seen by then):
 
     python scripts/bench_mining.py                  # every file
     python scripts/bench_mining.py --labels dev     # one file
+    python scripts/bench_mining.py --kinds kinds-dev
     python scripts/bench_mining.py --scale 3500,35000
     python scripts/bench_mining.py --miner llm --backend openai:base_url=http://127.0.0.1:8080/v1,api_key=none
 
@@ -48,7 +66,7 @@ import random
 import re
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -70,12 +88,16 @@ from skillopt_sleep.mining import (
 from skillopt_sleep.mining.checks import limit_check
 from skillopt_sleep.mining.llm import LlmMiner
 from skillopt_sleep.mining.llm_groups import LlmGrouper
+from skillopt_sleep.sources.base import DigestBuilder
 from skillopt_sleep.sources.feedback import classify
-from skillopt_sleep.types import SessionDigest
+from skillopt_sleep.types import SessionDigest, TaskRecord
 
 LABELS_DIR = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "mining"
 LABELS_FORMAT = "skillopt_sleep.mining-labels.v1"
 LABEL_SETS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6")
+KINDS_FORMAT = "skillopt_sleep.mining-kinds.v1"
+KIND_SETS = ("kinds-dev", "kinds-heldout")  # kinds-heldout is scored only when named
+FOLLOW_UPS = ("complaint", "praise", "chatter")
 
 
 def normalise(check: dict[str, Any]) -> tuple[str, Any]:
@@ -254,6 +276,124 @@ def overall(results: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def kinds_digests(sessions: list[dict[str, Any]]) -> list[SessionDigest]:
+    """The labelled sessions as a harvest digests them: every message a typed prompt the agent
+    answered (the reply's text is not labelled)."""
+    digests = []
+    for n, session in enumerate(sessions):
+        builder = DigestBuilder(
+            source=session["agent"], session_id=f"k{n}", path=f"/bench/k{n}.jsonl", project="/bench"
+        )
+        for message in session["messages"]:
+            builder.add_prompt(message["text"])
+            builder.new_reply("(the agent's reply)")
+        digests.append(builder.to_digest())
+    return digests
+
+
+def mined_kinds(tasks: list[TaskRecord]) -> list[list[TaskRecord]]:
+    """The mined tasks by the group they came from: one label, one judge."""
+    by_group: dict[str, list[TaskRecord]] = {}
+    for task in tasks:
+        key = json.dumps([task.tags, task.judge], sort_keys=True, default=str)
+        by_group.setdefault(key, []).append(task)
+    return list(by_group.values())
+
+
+def labelled_checks(kind: dict[str, Any]) -> list[frozenset[tuple[str, Any]]]:
+    """A kind's labelled checks, each as the set of its accepted forms (``any_of``)."""
+    return [frozenset(normalise(c) for c in check.get("any_of", [check])) for check in kind["checks"]]
+
+
+def score_kinds(data: dict[str, Any], miner: LlmMiner | None = None) -> dict[str, Any]:
+    """One kinds file end to end (see the module docstring)."""
+    labelled = {name: labelled_checks(kind) for name, kind in data["kinds"].items()}
+    role: dict[tuple[str, str], tuple[str, str | None]] = {}  # (session, text) -> what the message is
+    requests_of: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    for n, session in enumerate(data["sessions"]):
+        for message in session["messages"]:
+            key = (f"k{n}", message["text"].strip())
+            if "follow_up" in message:
+                if message["follow_up"] not in FOLLOW_UPS:
+                    raise SystemExit(f"unknown follow_up {message['follow_up']!r}: one of {', '.join(FOLLOW_UPS)}")
+                role[key] = ("follow_up", message["follow_up"])
+                continue
+            kind = message["kind"]
+            if kind is not None and kind not in labelled:
+                raise SystemExit(f"request kind {kind!r} has no entry in kinds")
+            role[key] = ("request", kind)
+            if kind is not None:
+                requests_of[kind].add(key)
+    grouper = LlmGrouper(miner.optimizer) if miner is not None else None
+    result = mine(kinds_digests(data["sessions"]), judge_maker=miner, grouper=grouper)
+    groups = mined_kinds(result.tasks)
+    members = [{(t.source_sessions[0], t.intent.strip()) for t in group} for group in groups]
+    produced = [
+        {normalise(c) for c in group[0].judge.get("checks", []) if c.get("op") != "no_refusal"} for group in groups
+    ]
+
+    def kinds_in(held: set[tuple[str, str]]) -> Counter[str]:
+        return Counter(kind for m in held if (kind := role.get(m, ("", None))[1]) and role[m][0] == "request")
+
+    tp = fp = 0
+    holding = 0
+    for g, held in enumerate(members):
+        if not (kinds := kinds_in(held)):
+            continue
+        holding += 1
+        accepted = set().union(*labelled[kinds.most_common(1)[0][0]])
+        tp += len(produced[g] & accepted)
+        fp += len(produced[g] - accepted)
+    found = recall_tp = recall_den = 0
+    by_kind: dict[str, Any] = {}
+    for name, keys in sorted(requests_of.items()):
+        holders = [g for g, held in enumerate(members) if held & keys]
+        checks = labelled[name]
+        accepted = set().union(*checks)
+        got = set().union(*(produced[g] for g in holders)) if holders else set()
+        stated = [c for c in checks if c & got]
+        row: dict[str, Any] = {"requests": len(keys), "mined_kinds_holding": len(holders)}
+        ok = False
+        if len(holders) == 1:
+            g = holders[0]
+            row["requests_held"] = len(members[g] & keys)
+            row["other_requests_held"] = sorted(text for m in members[g] - keys if m in role for text in [m[1][:80]])
+            row["spurious_checks"] = sorted(map(str, produced[g] - accepted))
+            alone = set(kinds_in(members[g])) == {name}
+            ok = 2 * len(members[g] & keys) > len(keys) and alone and bool(stated)
+        row["missing_checks"] = [sorted(map(str, c)) for c in checks if not c & got]
+        row["found"] = ok
+        found += ok
+        recall_tp += len(stated)
+        recall_den += len(checks)
+        by_kind[name] = row
+    follow_ups = sorted(
+        text for held in members for m in held if role.get(m, ("",))[0] == "follow_up" for text in [m[1]]
+    )
+    one_offs = sorted(text for held in members for m in held if role.get(m) == ("request", None) for text in [m[1]])
+    return {
+        "sessions": len(data["sessions"]),
+        "kinds": len(requests_of),
+        "kinds_found": f"{found}/{len(requests_of)}",
+        "check_precision": ratio(tp, tp + fp),
+        "check_recall": ratio(recall_tp, recall_den),
+        "checks_right": tp,
+        "checks_spurious": fp,
+        "follow_ups_as_tasks": follow_ups,
+        "one_offs_as_tasks": one_offs,
+        "mined_kinds": len(groups),
+        "mined_kinds_without_labelled_requests": len(groups) - holding,
+        "by_kind": by_kind,
+    }
+
+
+def evaluate_kinds(path: Path, miner: LlmMiner | None = None) -> dict[str, Any]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("format") != KINDS_FORMAT:
+        raise SystemExit(f"{path} is not a {KINDS_FORMAT} file")
+    return {"file": path.name, **score_kinds(data, miner)}
+
+
 def llm_miner(spec: str) -> LlmMiner:
     """The LLM miner on ``spec`` as a night builds it: the optimizer's client, one call at a time."""
     try:
@@ -398,6 +538,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--labels", action="append", choices=LABEL_SETS, help="which labels file(s) to evaluate (default: all)"
     )
+    parser.add_argument(
+        "--kinds",
+        action="append",
+        choices=KIND_SETS,
+        help="which kinds file(s) to evaluate end to end (default: kinds-dev; kinds-heldout only when named)",
+    )
     parser.add_argument("--misses", action="store_true", help="list every item the miner got wrong")
     parser.add_argument(
         "--miner",
@@ -420,12 +566,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--miner llm needs --backend SPEC")
     miner = llm_miner(args.backend) if args.miner == "llm" else None
     results = []
-    for name in args.labels or LABEL_SETS:
+    label_sets = args.labels or ([] if args.kinds else list(LABEL_SETS))
+    for name in label_sets:
         result = evaluate(LABELS_DIR / f"{name}.json", miner)
         if not args.misses:
             result["checks"].pop("misses")
             result["clustering"].pop("multi_request_groups")
         results.append(result)
+    kinds = [
+        evaluate_kinds(LABELS_DIR / f"{name}.json", miner)
+        for name in (args.kinds or ([] if args.labels else ["kinds-dev"]))
+    ]
     header = {
         "benchmark": "mining",
         "miner": args.miner,
@@ -433,7 +584,12 @@ def main(argv: list[str] | None = None) -> int:
     }
     if miner is not None:
         header["backend"] = miner.optimizer.id
-    json.dump({**header, "overall": overall(results), "results": results}, sys.stdout, indent=2, ensure_ascii=False)
+    out: dict[str, Any] = {**header}
+    if results:
+        out.update({"overall": overall(results), "results": results})
+    if kinds:
+        out["kinds"] = kinds
+    json.dump(out, sys.stdout, indent=2, ensure_ascii=False)
     print()
     return 0
 

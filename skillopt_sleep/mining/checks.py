@@ -8,9 +8,13 @@ check. What is read, sentence by sentence:
 - ticket numbers, generalised to a pattern: ``Refs: ACME-123`` → regex ``Refs: ACME-\\d+``,
   ``Closes #12`` → ``Closes #\\d+`` (a bare ``KEY-123`` only when the message speaks of a ticket);
 - headings named with or without ``#``: ``the ## Testing section``, ``the Known issues heading``;
-- negations of literal-looking text: ``no TODOs``, ``don't include WIP``, ``without @ts-ignore``;
+- negations of literal-looking text: ``no TODOs``, ``don't include WIP``, ``without @ts-ignore``,
+  ``no --force``, ``no print() calls`` (→ ``print(``: any call of it);
   plain words ("no emojis", "don't mention the migration") are not literal and give nothing;
-- reminders of literal-looking text: ``you forgot the Signed-off-by trailer``;
+- reminders of literal-looking text: ``you forgot the Signed-off-by trailer``, and the idiom a
+  person names to use: ``use pytest.mark.parametrize for the cases``, ``use COPY --chown`` →
+  contains (a file name to use, ``use NOTES.md``, says where to write, not what: nothing);
+  ``use "A" instead of "B"`` → contains A, not_contains B;
 - numbers with units the judges can check: characters (``max_chars`` / ``min_chars``, or the first
   line when the sentence names a subject / title / first line), words, lines and bullets (as
   regexes, see ``limit_check``). Sentences and paragraphs are not checkable and give nothing.
@@ -34,11 +38,13 @@ QUOTED_RE = re.compile(
 # Positive cues that contain a negation word: "don't forget X", "there's no X line" (X is missing).
 REMINDER_RE = re.compile(r"\b(?:don'?t|do not|never) forget\b|\bremember\b|\bthere(?:'s| is) no\b|\bhas no\b", re.I)
 NEGATIVE_CUE_RE = re.compile(
-    r"\b(don'?t|do not|never|no more|stop|remove|without|drop|avoid|get rid of|not use|no)\b(?!,)", re.I
+    r"\b(don'?t|do not|never|no more|stop|remove|without|drop|avoid|get rid of|not use|instead of|rather than|no)\b(?!,)",
+    re.I,
 )
+USE_CUE = r"use|prefer|switch to|stick to|stick with|go with"
 POSITIVE_CUE_RE = re.compile(
     r"\b(forgot|forget|missing|missed|left out|dropped|include|add|needs?|should (?:have|include|contain)|"
-    r"always|where(?:'s| is)|lacks?|put|contain)\b",
+    r"always|where(?:'s| is)|lacks?|put|contain|" + USE_CUE + r")\b",
     re.I,
 )
 CLAUSE_SPLIT_RE = re.compile(r"[,;]|\b(?:and|but|also|then|plus)\b", re.I)
@@ -120,6 +126,8 @@ FIRST_LINE_RE = re.compile(r"\b(subject|title|first line|summary line|headline|h
 # Text a judge can look for verbatim: [skip ci], Co-authored-by, console.log, @ts-ignore, TODO(s).
 _PUNCTUATED = r"@?[A-Za-z][\w]*(?:[-.:][\w]+)+:?|[:.][A-Za-z][\w-]+"  # :latest, .env: a leading mark
 _BRACKETED = r"\[[^\]\n]{1,30}\]"
+_FLAG = r"(?:[A-Z][A-Z0-9_]*[ \t]+)?--[a-z][\w-]*"  # --force-with-lease, COPY --chown
+_CALL = r"[A-Za-z_][\w.]*\((?:\))?"  # print( or print(): any call of it
 _CAPS = r"[A-Z][A-Z0-9_]{1,}(?:[ \t]+[A-Z][A-Z0-9_]{1,})*(?:s\b)?"
 _FILLER = r"(?:(?:the|a|an|any|those|these|all|your|my|our|its|that|this|more|of|so|many|proper|usual)[ \t]+){0,2}"
 _CONTENT_VERB = (
@@ -137,18 +145,28 @@ NEGATED_LITERAL_RE = re.compile(
     + r"(?P<lit>"
     + _BRACKETED
     + "|"
+    + _FLAG
+    + "|"
+    + _CALL
+    + "|"
     + _PUNCTUATED
     + "|"
     + _CAPS
     + r")(?![\w-])",
 )
 REMINDED_LITERAL_RE = re.compile(
-    r"(?i:\b(?:forgot|forget|missing|missed|left out|dropped|needs?|add|include|always (?:add|include|use|put)|"
-    r"should (?:have|include|contain|end with)|where(?:'s| is))[ \t]+"
+    r"(?i:\b(?P<cue>forgot|forget|missing|missed|left out|dropped|needs?|add|include|always (?:add|include|use|put)|"
+    r"should (?:have|include|contain|end with)|where(?:'s| is)|"
+    + USE_CUE
+    + r")[ \t]+"
     + _FILLER
     + r")"
     + r"(?P<lit>"
     + _BRACKETED
+    + "|"
+    + _FLAG
+    + "|"
+    + _CALL
     + "|"
     + _PUNCTUATED
     + r"|[A-Z][A-Z0-9_]{1,}(?:[ \t]+[A-Z][A-Z0-9_]{1,})+)(?![\w-])",
@@ -301,6 +319,12 @@ def _section_checks(sentence: str, taken: list[tuple[int, int]]) -> list[Check]:
     return out
 
 
+# Before a "use X": what was used instead ("instead of using X", "not use X", "didn't use X").
+NOT_USED_RE = re.compile(r"(?:\b(?:instead of|rather than|not|no)|n't)[ \t]+(?:\w+[ \t]+)?$", re.I)
+CODE_MARK_RE = re.compile(r"[.@(]|--|__")  # what makes a name to use code: logger.exception, @fixture, --chown
+FILE_NAME_RE = re.compile(r"[\w-]+(?:\.[\w-]+)*\.(?:md|py|txt|json|toml|ya?ml|lock|cfg|ini|sh|js|ts|sql|env)", re.I)
+
+
 def _literal_checks(sentence: str, taken: list[tuple[int, int]]) -> list[Check]:
     out: list[Check] = []
     for pattern, op in ((NEGATED_LITERAL_RE, "not_contains"), (REMINDED_LITERAL_RE, "contains")):
@@ -310,8 +334,14 @@ def _literal_checks(sentence: str, taken: list[tuple[int, int]]) -> list[Check]:
                 continue
             taken.append(span)
             value = m.group("lit")
+            if op == "contains" and re.fullmatch(USE_CUE, m.group("cue"), re.I):
+                if NOT_USED_RE.search(sentence[: m.start()]) or FILE_NAME_RE.fullmatch(value):
+                    continue  # the idiom replaced, or where to write rather than what
+                if not CODE_MARK_RE.search(value):
+                    continue  # "use UTF-8": a setting, not text the reply would show
             if re.fullmatch(_CAPS, value) and value.endswith("s") and value[:-1].isupper():
                 value = value[:-1]  # "no TODOs" -> TODO
+            value = value.removesuffix(")") if value.endswith("()") else value  # "no print()" -> any print(
             out.append({"op": op, "arg": value.rstrip(":") if op == "not_contains" else value})
     return out
 

@@ -30,17 +30,26 @@ class UserRequest:
 
 
 def requests_from(digests: Iterable[SessionDigest]) -> list[UserRequest]:
-    """User requests (not feedback messages) with the feedback that followed each."""
+    """User requests (not feedback messages) with the feedback that followed each.
+
+    A follow-up to a follow-up is about the same request: "you forgot the trailer", then "and
+    no TODOs" both correct the work asked before them, so a chain of feedback messages is
+    attributed to the request that opened it."""
     out: list[UserRequest] = []
     for digest in digests:
         feedback_texts = {f.text for f in digest.feedback}
-        by_prompt: dict[int, list] = {}
-        for f in digest.feedback:
-            by_prompt.setdefault(f.prompt_index, []).append(f)
+        reacted_to = {f.prompt_index for f in digest.feedback}
+        owner: dict[int, int] = {}  # prompt index -> index of the request it belongs to
         for i, prompt in enumerate(digest.user_prompts):
-            if prompt in feedback_texts or not prompt.strip():
+            is_feedback = i - 1 in reacted_to or prompt in feedback_texts
+            owner[i] = owner.get(i - 1, i) if is_feedback else i
+        by_request: dict[int, list] = {}
+        for f in digest.feedback:
+            by_request.setdefault(owner.get(f.prompt_index, f.prompt_index), []).append(f)
+        for i, prompt in enumerate(digest.user_prompts):
+            if owner[i] != i or not prompt.strip():
                 continue
-            fbs = by_prompt.get(i, [])
+            fbs = by_request.get(i, [])
             reply = digest.assistant_finals[i] if i < len(digest.assistant_finals) else ""
             out.append(
                 UserRequest(

@@ -6,8 +6,12 @@ only in short follow-ups, where "it still fails" is a complaint rather than part
 ("... the way the parser still handles ...").
 
 Corrections count as complaints, the way people write them: a demand that opens the message
-("no TODOs", "never use console.log", "max 300 chars", "keep it to 3 lines"), or a short follow-up
-that asks where something is ("where's the ## Testing section?") or says what it needs. Praise
+("no TODOs", "no :latest tags", "never use console.log", "max 300 chars", "keep it to 3 lines"), or a short follow-up
+that asks where something is ("where's the ## Testing section?") or says what it needs, and a short
+follow-up with a clause naming the code idiom to use ("use pytest.mark.parametrize for the cases",
+"you should use op.execute", "thanks! next time use `logger.exception` though"): said after a
+reply, that corrects it rather than asking for new work, and wins over praise, while "use ripgrep
+to find the callers" names no code and stays a request. Praise
 that opens a message wins over a weak complaint word later in it ("lgtm, nice that you kept it
 under 72 chars"), but not over "…, but …".
 
@@ -178,12 +182,30 @@ _DEMAND_START = re.compile(
     + r")(?![\w'])(?!\s+mind\b)"
     + r"|^\W*(?:(?:please|also|and|oh|ok|okay)\W+)?no\s+(?!(?:"
     + "|".join(NO_COURTESY)
-    + r")\b)[\w\[\"'`“#]"
+    + r")\b)(?:[\w\[\"'`“#@]|[:.-]{1,2}[a-z])"
 )
 # "where's the ## Testing section?", "where is the issue link?": asking for a part of the reply.
 _WHERE_IS = re.compile(
     r"\bwhere(?:'s|\s+is|\s+are)\s+(?:the|my|our|a)\b[^?]{0,60}?(?:#|\b(?:section|heading|line|trailer|"
     r"footer|link|ticket|reference|tag|label|sign-?off|key|id|number|entry|note)s?\b)"
+)
+# Code a person names as the idiom to use: `quoted`, a dotted name (logger.exception, not a file
+# name such as NOTES.md), a @decorator, a --flag (with its command: COPY --chown), a __dunder__.
+FILE_SUFFIXES = ("md", "py", "txt", "json", "toml", "yml", "yaml", "lock", "cfg", "ini", "sh", "js", "ts", "sql", "env")
+IDIOM = (
+    r"(?:`[^`\n]{1,80}`|@[A-Za-z_][\w.]*|(?:[A-Z][A-Z0-9_]*[ \t]+)?--[a-z][\w-]*|__\w+__"
+    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.(?!(?:" + "|".join(FILE_SUFFIXES) + r")\b)[A-Za-z_]\w*(?:\(\))?)"
+)
+# Where a clause may name the idiom to use: the message's start, after punctuation, or after "but",
+# "though", "next time", "please" ("thanks! next time use pytest.mark.parametrize though"); not
+# after a noun ("nice use of logger.exception" is praise).
+_USE_IDIOM = re.compile(
+    r"(?:^|[,.;:!?—–-][ \t]*|\b(?:but|though|next time|please|pls|plz|just|ok|okay)[ \t]+)\W*"
+    r"(?:(?:you|we|we're|we are|here we)[ \t]+)?(?:(?:should|must|need to|have to|always|better)[ \t]+)?"
+    r"(?:to[ \t]+)?(?:use|using|prefer|switch to|stick (?:to|with)|go with)[ \t]+(?:(?:the|a|an)[ \t]+)?"
+    + IDIOM
+    + r"(?![\w-])",
+    re.I,
 )
 _BUT = re.compile(r"^[^.!?]{0,40}?\bbut\b")
 _POS_STRONG = _phrase_regex(POSITIVE_STRONG)
@@ -218,7 +240,7 @@ def classify(text: str) -> str | None:
     short = len(text.split()) <= SHORT_FOLLOW_UP_WORDS
     if _NEG_STRONG.search(head) or _NEG_START.search(head) or _DEMAND_START.search(head):
         return "negative"
-    if short and _WHERE_IS.search(head):
+    if short and (_WHERE_IS.search(head) or _USE_IDIOM.search(head)):
         return "negative"
     if _praise(head, short=False):
         return "negative" if _BUT.search(head) else "positive"

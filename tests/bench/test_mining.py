@@ -138,3 +138,75 @@ def test_llm_miner_needs_a_backend(bench, capsys):
     with pytest.raises(SystemExit):
         bench.main(["--miner", "llm"])
     assert "--backend" in capsys.readouterr().err
+
+
+def _kinds_set(bench, sessions, checks):
+    return {"format": bench.KINDS_FORMAT, "kinds": {"commit": {"checks": checks}}, "sessions": sessions}
+
+
+def test_a_kind_is_found_as_one_mined_kind_with_a_labelled_check(bench):
+    complaint = {"text": "keep the subject under 50 chars", "follow_up": "complaint"}
+    sessions = [
+        {"agent": "claude", "messages": [{"text": "write the commit message for the staged change", "kind": "commit"}]},
+        {
+            "agent": "codex",
+            "messages": [{"text": "commit message for what's staged please", "kind": "commit"}, complaint],
+        },
+        {
+            "agent": "pi",
+            "messages": [
+                {"text": "write a commit message for my staged changes", "kind": "commit"},
+                {"text": 'never put "WIP" in it', "follow_up": "complaint"},  # not labelled: spurious
+                {"text": "why is ci red", "kind": None},
+            ],
+        },
+    ]
+    labelled = [{"limit": "first_line_chars", "max": 50}, {"op": "contains", "arg": "Signed-off-by:"}]
+    got = bench.score_kinds(_kinds_set(bench, sessions, labelled))
+    assert got["kinds_found"] == "1/1"
+    assert got["check_precision"] == 0.5 and got["check_recall"] == 0.5
+    assert got["follow_ups_as_tasks"] == [] and got["one_offs_as_tasks"] == []
+    row = got["by_kind"]["commit"]
+    assert row["requests_held"] == 3 and row["spurious_checks"] == ["('not_contains', 'wip')"]
+
+
+def test_a_kind_without_a_labelled_check_is_not_found(bench):
+    sessions = [
+        {
+            "agent": "claude",
+            "messages": [
+                {"text": "write the commit message for the staged change", "kind": "commit"},
+                {"text": 'never put "WIP" in it', "follow_up": "complaint"},
+            ],
+        },
+        {"agent": "codex", "messages": [{"text": "commit message for what's staged please", "kind": "commit"}]},
+    ]
+    any_of = {"any_of": [{"op": "contains", "arg": "Signed-off-by"}, {"op": "regex", "arg": "Signed-off-by: .+"}]}
+    got = bench.score_kinds(_kinds_set(bench, sessions, [any_of]))
+    assert got["kinds_found"] == "0/1" and got["check_precision"] == 0.0
+    assert got["by_kind"]["commit"]["missing_checks"] == [
+        ["('contains', 'signed-off-by')", "('regex', 'Signed-off-by: .+')"]
+    ]
+
+
+def test_kinds_files_are_well_formed(bench):
+    for name in bench.KIND_SETS:
+        data = json.loads((LABELS / f"{name}.json").read_text(encoding="utf-8"))
+        assert data["format"] == bench.KINDS_FORMAT and data["about"]
+        assert len(data["kinds"]) == 6
+        for session in data["sessions"]:
+            assert session["agent"] in {"claude", "codex", "gemini", "copilot", "opencode", "pi"}
+            for message in session["messages"]:
+                assert (
+                    message.get("kind", "") in data["kinds"]
+                    or message.get("kind", "") is None
+                    or (message.get("follow_up") in bench.FOLLOW_UPS)
+                )
+
+
+def test_kinds_dev_meets_the_targets(bench):
+    got = bench.evaluate_kinds(LABELS / "kinds-dev.json")
+    found, kinds = map(int, got["kinds_found"].split("/"))
+    assert found >= 5 and kinds == 6
+    assert got["check_precision"] >= 0.9
+    assert got["follow_ups_as_tasks"] == []

@@ -122,6 +122,20 @@ def test_contractions_do_not_become_quoted_values(text):
         ("one line only", [limit_check("lines", 1)]),
         ("no longer than 90 characters", [{"op": "max_chars", "arg": 90}]),
         ("please make it at least 400 characters", [{"op": "min_chars", "arg": 400}]),
+        # the code idiom to use
+        ("use pytest.mark.parametrize for the cases", [{"op": "contains", "arg": "pytest.mark.parametrize"}]),
+        ("pls use `logger.exception` there", [{"op": "contains", "arg": "logger.exception"}]),
+        ("use COPY --chown=app:app, not a RUN chown", [{"op": "contains", "arg": "COPY --chown"}]),
+        ("we use structlog.get_logger here", [{"op": "contains", "arg": "structlog.get_logger"}]),
+        # what it replaces is named only when quoted after "instead of"
+        ("use logger.exception, not logger.error", [{"op": "contains", "arg": "logger.exception"}]),
+        (
+            'use "pathlib.Path" instead of "os.path.join"',
+            [{"op": "contains", "arg": "pathlib.Path"}, {"op": "not_contains", "arg": "os.path.join"}],
+        ),
+        ("don't use --force", [{"op": "not_contains", "arg": "--force"}]),
+        # a call named with its parentheses stands for any call of it
+        ("no print() calls in the library", [{"op": "not_contains", "arg": "print("}]),
     ],
 )
 def test_checks_in_peoples_own_words(text, expected):
@@ -138,6 +152,9 @@ def test_checks_in_peoples_own_words(text, expected):
         "please drop the ## Notes section",  # no op says a section must be absent
         "use UTF-8 everywhere",  # not a ticket
         "can you explain the ## syntax",
+        "instead of using logger.error, log the traceback",  # what not to use, said as a reason
+        "use NOTES.md for the notes",  # where to write, not what
+        "use Python 3-style type hints",  # a hyphenated word is not code
     ],
 )
 def test_unclear_or_uncheckable_phrases_give_no_checks(text):

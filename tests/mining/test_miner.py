@@ -13,7 +13,8 @@ from pathlib import Path
 from skillopt_sleep.mining import mine
 from skillopt_sleep.mining.checks import limit_check
 from skillopt_sleep.sources import harvest
-from skillopt_sleep.types import Feedback
+from skillopt_sleep.sources.base import DigestBuilder
+from skillopt_sleep.types import Feedback, SessionDigest
 from tests.mining.builders import (
     COMMIT_REQUESTS,
     PROJECT,
@@ -272,3 +273,35 @@ def test_each_task_names_the_agent_whose_session_it_came_from():
     tasks = mine(mixed).tasks
     assert {t.agent for t in tasks} == {"claude", "codex"}
     assert all(t.agent == agent_of[t.source_sessions[0]] for t in tasks)
+
+
+def _typed(sid: str, agent: str, messages: list[str]) -> SessionDigest:
+    """A session as the harvest digests it: every message typed, every one answered."""
+    builder = DigestBuilder(source=agent, session_id=sid, path=f"/t/{sid}.jsonl", project=PROJECT)
+    for text in messages:
+        builder.add_prompt(text)
+        builder.new_reply("done")
+    return builder.to_digest()
+
+
+def test_a_follow_up_naming_an_idiom_is_a_check_on_its_kind_not_a_task():
+    sessions = [
+        _typed("u1", "gemini", ["write unit tests for @src/totals.py", "use pytest.mark.parametrize for the cases"]),
+        _typed(
+            "u2",
+            "claude",
+            ["add unit tests for the parse_amount helper", "pls use pytest.mark.parametrize", "and no print() calls"],
+        ),
+        _typed("u3", "codex", ["unit tests for round_half_even", "perfect, thanks"]),
+    ]
+    mined = mine(sessions)
+    assert {t.intent for t in mined.tasks} == {
+        "write unit tests for @src/totals.py",
+        "add unit tests for the parse_amount helper",
+        "unit tests for round_half_even",
+    }
+    checks = mined.tasks[0].judge["checks"]
+    assert checks[:2] == [
+        {"op": "contains", "arg": "pytest.mark.parametrize"},
+        {"op": "not_contains", "arg": "print("},
+    ]

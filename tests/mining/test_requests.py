@@ -47,6 +47,37 @@ def test_feedback_attaches_to_the_request_it_reacts_to():
     assert reqs["add a unit test for the parser"].reply == "def test_x(): ..."
 
 
+def test_a_follow_up_to_a_follow_up_is_about_the_same_request():
+    d = digest(
+        "s1",
+        [
+            ("add logging to the export job", "done"),
+            ("use logger.exception in the except block", "changed"),
+            ("and no print() calls", "removed"),
+            ("thanks", ""),
+        ],
+        [
+            Feedback("negative", "use logger.exception in the except block", 0),
+            Feedback("negative", "and no print() calls", 1),
+            Feedback("positive", "thanks", 2),
+        ],
+    )
+    [request] = requests_from([d])
+    assert request.text == "add logging to the export job"
+    assert request.feedback == ["use logger.exception in the except block", "and no print() calls"]
+    assert request.praised
+
+
+def test_a_feedback_message_longer_than_its_opening_is_not_a_request():
+    complaint = "you forgot the Signed-off-by line\nit is in CONTRIBUTING.md, every commit needs it"
+    d = digest(
+        "s1",
+        [("write the commit message", "feat: x"), (complaint, "fixed")],
+        [Feedback("negative", "you forgot the Signed-off-by line", 0)],  # the harvest keeps the opening
+    )
+    assert [r.text for r in requests_from([d])] == ["write the commit message"]
+
+
 def test_positive_feedback_is_not_a_complaint():
     d = digest(
         "s1",

@@ -62,6 +62,21 @@ from skillopt_sleep.sources.feedback import classify
         ("you left off the trailer", "negative"),
         ("where is the ticket id?", "negative"),
         ("make it async", None),
+        # naming the code idiom to use corrects the reply; naming a tool or a file asks for work
+        ("use pytest.mark.parametrize for the cases", "negative"),
+        ("pls use `logger.exception` there", "negative"),
+        ("use COPY --chown for the app dir", "negative"),
+        ("use @pytest.fixture instead of setUp", "negative"),
+        ("we always use structlog.get_logger here", "negative"),
+        ("you should use op.execute for the data part", "negative"),
+        ("thanks! next time use pytest.mark.parametrize though", "negative"),  # the correction wins
+        ("lgtm, nice use of logger.exception", "positive"),  # "use" as a noun
+        ("refactor the loader to use functools.cache", None),
+        ("use ripgrep to find every caller of parse_amount", None),
+        ("use NOTES.md for the release notes", None),
+        ("use the deploy token from the vault for the release job", None),
+        # a demand on literal text that opens with a mark
+        ("no :latest tags please", "negative"),
     ],
 )
 def test_classify(text, expected):
