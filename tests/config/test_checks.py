@@ -74,8 +74,7 @@ def test_an_unknown_backend_in_a_file_names_the_file_and_the_key(
     project_file(project).write_text('backend = "gpt5"\n', encoding="utf-8")
     err = config_error(project=project, env={})
     assert err.message == (
-        f'backend = "gpt5" in {project_file(project)}: unknown backend '
-        f"(choose from auto, {', '.join(BACKEND_NAMES)})"
+        f'backend = "gpt5" in {project_file(project)}: unknown backend (choose from auto, {", ".join(BACKEND_NAMES)})'
     )
     assert main(["run", "--project", str(project), "--quiet"]) == EXIT_CONFIG
     assert capsys.readouterr().err.strip() == f"skillopt-sleep: {err.message}"
