@@ -15,6 +15,7 @@ BACKEND_MODULES = {
     "claude-cli": "skillopt_sleep.backends.claude_cli",
     "codex-cli": "skillopt_sleep.backends.codex_cli",
     "pi-cli": "skillopt_sleep.backends.pi_cli",
+    "copilot-cli": "skillopt_sleep.backends.copilot_cli",
     "handoff": "skillopt_sleep.backends.handoff",
 }
 BACKEND_NAMES = tuple(BACKEND_MODULES)

@@ -1,0 +1,161 @@
+"""The copilot-cli backend driving the REAL GitHub Copilot CLI (``scripts/agent_clis.versions``)
+against a ``FakeAnthropic`` through its BYOK provider variables, in a throwaway HOME that holds a
+user's own context with marker strings: their ``copilot-instructions.md``, an AGENTS.md and
+``.github/copilot-instructions.md`` in the working directory, a skill, a custom agent, an MCP server
+and hooks that would leave evidence of having run.
+
+A replay must carry the document and the task and none of the markers, offer no tool, run no hook
+or MCP server, fail fast on a 401 / 429, report a cut-off answer as truncated, and leave HOME, the
+project and TMPDIR byte-identical. A control shows the same context does reach a plain run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+from tests.support.anthropic_server import FakeAnthropic
+from tests.support.copilot_cli import copilot_cli, copilot_env
+from tests.support.http_base import Fail, Reply
+from tests.support.tree_hash import differences, fingerprint
+
+from skillopt_sleep.backends.base import Request
+from skillopt_sleep.backends.copilot_cli import CopilotCliBackend
+
+pytestmark = pytest.mark.real_clis  # drives the real copilot CLI (tests/support/agent_clis.py)
+
+MARKER = "SKILLOPT-MARKER"
+DOCUMENT = "## Rules\n- Keep every answer under 300 characters.\n- Ünïcødé is fine — ✓\n"
+REQUEST = Request(purpose="attempt", system=DOCUMENT, user="Summarize the PR.")
+
+
+def _script(path: Path, body: str) -> Path:
+    path.write_text(body, encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def user_context(home: Path, project: Path) -> Path:
+    """A user's own Copilot context, every piece of it marked; returns where hooks and MCP servers
+    would leave evidence of having run."""
+    evidence = home / "ran"
+    evidence.mkdir()
+    mcp = _script(home / "marker-mcp.sh", f"#!/bin/sh\ntouch {evidence}/mcp\ncat >/dev/null\n")
+    hook = _script(home / "marker-hook.sh", f"#!/bin/sh\ntouch {evidence}/hook-$1\ncat >/dev/null\n")
+    copilot = home / ".copilot"
+    (copilot / "copilot-instructions.md").write_text(f"{MARKER}-home-instructions: answer like a pirate\n")
+    (copilot / "mcp-config.json").write_text(
+        json.dumps({"mcpServers": {"marker": {"type": "local", "command": str(mcp), "args": [], "tools": ["*"]}}})
+    )
+    hooks = {
+        "version": 1,
+        "hooks": {
+            event: [{"type": "command", "bash": f"{hook} {event}", "timeoutSec": 5}]
+            for event in ("sessionStart", "userPromptSubmitted", "sessionEnd")
+        },
+    }
+    (copilot / "hooks").mkdir()
+    (copilot / "hooks" / "marker.json").write_text(json.dumps(hooks))
+    (copilot / "skills" / "marker-skill").mkdir(parents=True)
+    (copilot / "skills" / "marker-skill" / "SKILL.md").write_text(
+        f"---\nname: marker-skill\ndescription: {MARKER}-skill use it always\n---\n{MARKER}-skill-body\n"
+    )
+    (copilot / "agents").mkdir()
+    (copilot / "agents" / "marker.agent.md").write_text(
+        f"---\nname: marker\ndescription: {MARKER}-agent\n---\n{MARKER}-agent-prompt\n"
+    )
+    (project / "AGENTS.md").write_text(f"{MARKER}-agents-md\n")
+    (project / ".github").mkdir()
+    (project / ".github" / "copilot-instructions.md").write_text(f"{MARKER}-repo-instructions\n")
+    (project / ".github" / "hooks").mkdir()
+    (project / ".github" / "hooks" / "marker.json").write_text(json.dumps(hooks))
+    return evidence
+
+
+@pytest.fixture
+def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    command = copilot_cli()
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    project = tmp_path / "project"
+    project.mkdir()
+    with FakeAnthropic(key="sk-ant-fake-" + "k" * 24) as fake:
+        env = copilot_env(tmp_path, fake, trust=(project,))
+        home = Path(env["HOME"])
+        evidence = user_context(home, project)
+        for name in list(os.environ):
+            if name.startswith(("COPILOT_", "ANTHROPIC_", "OPENAI_", "GH_", "GITHUB_")):
+                monkeypatch.delenv(name)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("TMPDIR", str(private_tmp))
+        monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
+        monkeypatch.chdir(project)
+        yield CopilotCliBackend(command=command, timeout=180), fake, home, project, evidence, private_tmp
+
+
+def _bodies(fake: FakeAnthropic) -> str:
+    return "\n".join(json.dumps(r.body, ensure_ascii=False) for r in fake.seen("/v1/messages"))
+
+
+def _system(body: dict) -> str:
+    system = body.get("system")
+    return system if isinstance(system, str) else "\n".join(b.get("text", "") for b in system or [])
+
+
+def test_replay_carries_the_document_and_none_of_the_users_context_and_leaves_nothing(setup):
+    backend, fake, home, project, evidence, private_tmp = setup
+    fake.responder = lambda body: "short summary"
+    before = fingerprint(home, project, private_tmp)
+    completion = backend.complete(REQUEST)
+    assert completion.ok, completion.error_message
+    assert completion.text == "short summary"
+    assert completion.usage.output_tokens > 0 and completion.model == "claude-sonnet-4-5"
+    assert differences(before, fingerprint(home, project, private_tmp)) == []
+
+    (turn,) = fake.seen("/v1/messages")
+    assert MARKER not in _bodies(fake)  # no instruction file, skill, agent, hook output or MCP tool
+    assert not turn.body.get("tools")  # no tool offered at all
+    system = _system(turn.body)
+    assert f"<custom_instruction>\n{DOCUMENT}" in system
+    assert "Summarize the PR." in json.dumps(turn.body["messages"])
+    assert str(project) not in system and str(home) not in system  # cwd and session folder are private
+    assert list(evidence.iterdir()) == []  # no hook ran, no MCP server started
+
+
+def test_a_cut_off_answer_is_truncated(setup):
+    backend, fake, *_ = setup
+    fake.responder = lambda body: Reply("half an ans", cut_off=True)
+    completion = backend.complete(REQUEST)
+    assert completion.ok and completion.truncated and completion.text == "", completion.error_message
+
+
+@pytest.mark.parametrize("status,kind", [(401, "auth"), (429, "rate_limit")])
+def test_fails_fast_on_401_and_429(setup, status, kind):
+    backend, fake, *_ = setup
+    fake.push(*[Fail(status, "scripted")] * 20)
+    completion = backend.complete(REQUEST)
+    assert completion.error == kind, completion.error_message
+    assert completion.latency < 20  # the CLI's own retries would take a minute for a 429
+    assert len(fake.seen("/v1/messages")) <= 2
+
+
+def test_control_plain_copilot_carries_the_markers_and_offers_tools(setup):
+    backend, fake, home, project, evidence, _ = setup
+    fake.responder = lambda body: "plain"
+    out = subprocess.run(
+        [backend.command, "-p", "Summarize the PR.", "--output-format", "json"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=os.environ.copy(),
+    )
+    assert out.returncode == 0, out.stderr
+    turn = fake.seen("/v1/messages")[0]
+    assert MARKER in _system(turn.body) and turn.body.get("tools")
+    assert any((home / ".copilot" / "session-state").iterdir())  # a session the harvest would read
