@@ -44,7 +44,7 @@ def user_context(home: Path, project: Path) -> Path:
     would leave evidence of having run."""
     evidence = home / "ran"
     evidence.mkdir()
-    mcp = _script(home / "marker-mcp.sh", f"#!/bin/sh\ntouch {evidence}/mcp\ncat >/dev/null\n")
+    mcp = _script(home / "marker-mcp.sh", f"#!/bin/sh\ntouch {evidence}/mcp\n")  # exits: no handshake wait
     hook = _script(home / "marker-hook.sh", f"#!/bin/sh\ntouch {evidence}/hook-$1\ncat >/dev/null\n")
     copilot = home / ".copilot"
     (copilot / "copilot-instructions.md").write_text(f"{MARKER}-home-instructions: answer like a pirate\n")
@@ -157,5 +157,9 @@ def test_control_plain_copilot_carries_the_markers_and_offers_tools(setup):
     )
     assert out.returncode == 0, out.stderr
     turn = fake.seen("/v1/messages")[0]
-    assert MARKER in _system(turn.body) and turn.body.get("tools")
+    system = _system(turn.body)
+    for piece in ("home-instructions", "agents-md", "repo-instructions", "skill", "agent"):
+        assert f"{MARKER}-{piece}" in _bodies(fake), piece
+    assert turn.body.get("tools") and MARKER in system
+    assert {"mcp", "hook-sessionStart", "hook-userPromptSubmitted"} <= {p.name for p in evidence.iterdir()}
     assert any((home / ".copilot" / "session-state").iterdir())  # a session the harvest would read
