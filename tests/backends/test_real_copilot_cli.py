@@ -163,3 +163,22 @@ def test_control_plain_copilot_carries_the_markers_and_offers_tools(setup):
     assert turn.body.get("tools") and MARKER in system
     assert {"mcp", "hook-sessionStart", "hook-userPromptSubmitted"} <= {p.name for p in evidence.iterdir()}
     assert any((home / ".copilot" / "session-state").iterdir())  # a session the harvest would read
+
+
+def test_a_fifty_thousand_character_document_arrives_whole(setup):
+    backend, fake, *_ = setup
+    fake.responder = lambda body: "ok"
+    document = "Überprüfe jede Änderung — ✓ " * 1900
+    completion = backend.complete(Request(purpose="attempt", system=document, user="task"))
+    assert completion.ok, completion.error_message
+    assert document.strip() in _system(fake.seen("/v1/messages")[-1].body)
+
+
+def test_calls_share_nothing(setup):
+    backend, fake, *_ = setup
+    fake.responder = lambda body: "ok"
+    assert backend.complete(Request(purpose="attempt", system=DOCUMENT, user="first task")).ok
+    assert backend.complete(Request(purpose="attempt", system=DOCUMENT, user="second task")).ok
+    first, second = fake.seen("/v1/messages")
+    assert "first task" not in json.dumps(second.body)  # no resumed session, no memory
+    assert len(second.body["messages"]) == 1
