@@ -51,6 +51,7 @@ from skillopt_sleep.backends.cli_common import (
     parse_usage,
     run_cli,
 )
+from skillopt_sleep.backends.copilot_rpc import run_session
 from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message
 from skillopt_sleep.files import read_regular_text
@@ -65,6 +66,8 @@ USAGE_FILE = "usage.json"
 NO_TOOL = "skillopt-sleep-no-tool"
 # Without a document the CLI still sends its own prompt; this keeps the instruction block non-empty.
 EMPTY_INSTRUCTIONS = "Answer the user's message."
+
+MODES = ("server", "prompt")
 
 ISOLATION_FLAGS = [
     f"--available-tools={NO_TOOL}",
@@ -114,6 +117,70 @@ def build_argv(
     return argv
 
 
+# The SDK server: one session over JSON-RPC on stdin/stdout, which takes a system message that
+# replaces the CLI's own prompt. Its flags beyond these are session.create parameters.
+SERVER_FLAGS = ["--headless", "--stdio", "--no-auto-update", "--disable-builtin-mcps"]
+
+# BYOK provider variables the prompt mode reads itself, as the server's session.create ``provider``.
+_PROVIDER_ENV = {
+    "COPILOT_PROVIDER_TYPE": "type",
+    "COPILOT_PROVIDER_BASE_URL": "baseUrl",
+    "COPILOT_PROVIDER_API_KEY": "apiKey",
+    "COPILOT_PROVIDER_API_KEY_COMMAND": "apiKeyCommand",
+    "COPILOT_PROVIDER_BEARER_TOKEN": "bearerToken",
+    "COPILOT_PROVIDER_WIRE_API": "wireApi",
+    "COPILOT_PROVIDER_TRANSPORT": "transport",
+    "COPILOT_PROVIDER_MODEL_ID": "modelId",
+    "COPILOT_PROVIDER_WIRE_MODEL": "wireModel",
+}
+_PROVIDER_LIMITS = {
+    "COPILOT_PROVIDER_MAX_PROMPT_TOKENS": "maxPromptTokens",
+    "COPILOT_PROVIDER_MAX_OUTPUT_TOKENS": "maxOutputTokens",
+}
+
+
+def server_argv(command: str = COMMAND) -> list[str]:
+    return [command, *SERVER_FLAGS]
+
+
+def provider_from_env(env: dict[str, str]) -> dict[str, Any] | None:
+    """The user's BYOK provider (``copilot help providers``) as a session.create ``provider``;
+    None when they use their GitHub login."""
+    if not env.get("COPILOT_PROVIDER_BASE_URL"):
+        return None
+    provider: dict[str, Any] = {key: env[name] for name, key in _PROVIDER_ENV.items() if env.get(name)}
+    for name, key in _PROVIDER_LIMITS.items():
+        if env.get(name, "").strip().isdigit():
+            provider[key] = int(env[name])
+    if env.get("COPILOT_PROVIDER_AZURE_API_VERSION"):
+        provider["azure"] = {"apiVersion": env["COPILOT_PROVIDER_AZURE_API_VERSION"]}
+    headers = env.get("COPILOT_PROVIDER_HEADERS", "").replace("\\n", "\n")
+    pairs = [line.partition(":") for line in headers.splitlines() if ":" in line]
+    if pairs:
+        provider["headers"] = {name.strip(): value.strip() for name, _, value in pairs}
+    return provider
+
+
+def session_params(
+    system: str, cwd: Path, env: dict[str, str], *, model: str | None, effort: str | None
+) -> dict[str, Any]:
+    """session.create for one replay: the document as the whole system message, no tool."""
+    params: dict[str, Any] = {
+        "systemMessage": {"mode": "replace", "content": system},
+        "availableTools": [],
+        "workingDirectory": str(cwd),
+    }
+    chosen = model or env.get("COPILOT_MODEL")
+    if chosen:
+        params["model"] = chosen
+    if effort:
+        params["reasoningEffort"] = effort
+    provider = provider_from_env(env)
+    if provider:
+        params["provider"] = provider
+    return params
+
+
 def user_copilot_home() -> Path:
     configured = os.environ.get("COPILOT_HOME")
     return Path(configured) if configured else Path.home() / ".copilot"
@@ -145,13 +212,14 @@ class PrivateCopilotHome:
     """A COPILOT_HOME inside the sandbox with only what login needs, and the documents as its
     instruction file (see the module docstring)."""
 
-    def __init__(self, sandbox: ReplaySandbox, user_home: Path, instructions: str):
+    def __init__(self, sandbox: ReplaySandbox, user_home: Path, instructions: str | None):
         self.user_home = user_home
         self.path = sandbox.root / "copilot-home"
         self.path.mkdir(mode=0o700)
         self.login = login_config(user_home)
         _write_private(self.path / CONFIG_FILE, json.dumps(self.login))
-        _write_private(self.path / INSTRUCTIONS_FILE, instructions)
+        if instructions is not None:
+            _write_private(self.path / INSTRUCTIONS_FILE, instructions)
 
     def sync_refreshed_login(self) -> None:
         """Keep a token the CLI rewrote during the call, unless the user's own login changed
@@ -246,6 +314,11 @@ def stop_on_fatal_error(line: str) -> tuple[str, str] | None:
     return kind, f"HTTP {status}: {data.get('errorMessage') or 'model call failed'}"
 
 
+def stop_on_fatal_event(event: dict[str, Any]) -> tuple[str, str] | None:
+    """``stop_on_fatal_error`` for an event the server sends as a notification."""
+    return stop_on_fatal_error(json.dumps(event)) if event.get("type") == "model.call_failure" else None
+
+
 def session_error(events: list[dict[str, Any]]) -> tuple[str, str] | None:
     """The kind and message of the run's ``session.error``, if it reported one."""
     for event in reversed(events):
@@ -274,6 +347,29 @@ def was_cut_off(events: list[dict[str, Any]]) -> bool:
     return sum(1 for e in events if e.get("type") == "assistant.turn_start" and not e.get("agentId")) > 1
 
 
+def _counts(raw: dict[str, Any]) -> Usage:
+    return parse_usage(
+        {
+            "input_tokens": raw.get("inputTokens"),
+            "output_tokens": raw.get("outputTokens"),
+            "cache_read": raw.get("cacheReadTokens"),
+            "cache_write": raw.get("cacheWriteTokens"),
+        },
+        cached_key="cache_read",
+        written_key="cache_write",
+        input_includes_cached=True,
+    )
+
+
+def event_usage(events: list[dict[str, Any]]) -> Usage:
+    """Token counts of the server's ``assistant.usage`` events, one a model call."""
+    total = Usage()
+    for event in events:
+        if event.get("type") == "assistant.usage":
+            total = total + _counts(_data(event))
+    return total
+
+
 def read_usage(path: Path) -> tuple[Usage, str]:
     """Token counts summed over the models the run used, and the model it ended on, from the
     ``--usage-output-file`` report (its ``inputTokens`` include cache reads and writes)."""
@@ -288,17 +384,7 @@ def read_usage(path: Path) -> tuple[Usage, str]:
     for entry in (metrics or {}).values() if isinstance(metrics, dict) else []:
         raw = entry.get("usage") if isinstance(entry, dict) else None
         if isinstance(raw, dict):
-            total = total + parse_usage(
-                {
-                    "input_tokens": raw.get("inputTokens"),
-                    "output_tokens": raw.get("outputTokens"),
-                    "cache_read": raw.get("cacheReadTokens"),
-                    "cache_write": raw.get("cacheWriteTokens"),
-                },
-                cached_key="cache_read",
-                written_key="cache_write",
-                input_includes_cached=True,
-            )
+            total = total + _counts(raw)
     model = report.get("currentModel")
     return total, model if isinstance(model, str) else ""
 
@@ -313,8 +399,12 @@ class CopilotCliBackend:
         command: str = COMMAND,
         timeout: float = DEFAULT_TIMEOUT,
         reasoning_effort: str | None = None,
+        mode: str = "server",
         price: Price | None = None,
     ):
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        self.mode = mode
         self.model = model
         self.command = command
         self.timeout = float(timeout)
@@ -323,6 +413,38 @@ class CopilotCliBackend:
         self.id = f"copilot-cli:{model or 'default'}"
 
     def complete(self, request: Request) -> Completion:
+        if self.mode == "server":
+            return self._complete_server(request)
+        return self._complete_prompt(request)
+
+    def _complete_server(self, request: Request) -> Completion:
+        with ReplaySandbox.create() as sandbox:
+            home = PrivateCopilotHome(sandbox, user_copilot_home(), None)
+            env = replay_env(sandbox, home)
+            system = request.system if request.system.strip() else EMPTY_INSTRUCTIONS
+            params = session_params(system, sandbox.cwd, env, model=self.model, effort=self.reasoning_effort)
+            run = run_session(
+                server_argv(self.command),
+                sandbox.cwd,
+                env,
+                params,
+                request.user,
+                self.timeout,
+                watch=stop_on_fatal_event,
+            )
+            home.sync_refreshed_login()
+        usage = event_usage(run.events)
+        failure = session_error(run.events)
+        if run.error and not failure:
+            if run.error == "server" and run.stderr.strip():  # it exited: say why
+                run.error = classify_failure(run.stderr)
+            detail = run.error_message + (f" ({run.stderr.strip()[-500:]})" if run.stderr.strip() else "")
+            return Completion(
+                text="", error=run.error, error_message=clean_message(detail), usage=usage, latency=run.latency
+            )
+        return self._result(run.events, usage, "", failure, 0, run.latency)
+
+    def _complete_prompt(self, request: Request) -> Completion:
         with ReplaySandbox.create() as sandbox:
             instructions = request.system if request.system.strip() else EMPTY_INSTRUCTIONS
             home = PrivateCopilotHome(sandbox, user_copilot_home(), instructions)
@@ -335,28 +457,39 @@ class CopilotCliBackend:
         if run.error:
             return Completion(text="", error=run.error, error_message=run.error_message, latency=run.latency)
         events = read_events(run.stdout)
+        detail = run.stderr.strip() or run.stdout.strip()[-2000:]
+        return self._result(events, usage, reported_model, session_error(events), run.returncode, run.latency, detail)
+
+    def _result(
+        self,
+        events: list[dict[str, Any]],
+        usage: Usage,
+        reported_model: str,
+        failure: tuple[str, str] | None,
+        returncode: int,
+        latency: float,
+        detail: str = "",
+    ) -> Completion:
         answer, answer_model = final_answer(events)
         model = reported_model or answer_model or self.model or "copilot"
-        failure = session_error(events)
         if failure is None and was_cut_off(events):
-            return Completion(text="", usage=usage, model=model, latency=run.latency, truncated=True)
-        if run.returncode != 0 or failure or looks_like_auth_failure(answer):
-            kind, detail = failure or (
-                "",
-                answer or run.stderr.strip() or run.stdout.strip()[-2000:] or "no output",
-            )
+            return Completion(text="", usage=usage, model=model, latency=latency, truncated=True)
+        if returncode != 0 or failure or looks_like_auth_failure(answer):
+            kind, message = failure or ("", answer or detail or "no output")
             return Completion(
                 text="",
-                error=kind or classify_failure(detail),
+                error=kind or classify_failure(message),
                 usage=usage,
-                latency=run.latency,
-                error_message=clean_message(f"copilot exited {run.returncode}: {detail}"),
+                latency=latency,
+                error_message=clean_message(
+                    f"copilot exited {returncode}: {message}" if returncode else f"copilot: {message}"
+                ),
             )
         if not answer.strip():
             return Completion(
-                text="", error="empty", usage=usage, latency=run.latency, error_message="copilot gave an empty answer"
+                text="", error="empty", usage=usage, latency=latency, error_message="copilot gave an empty answer"
             )
-        return Completion(text=answer, usage=usage, model=model, latency=run.latency)
+        return Completion(text=answer, usage=usage, model=model, latency=latency)
 
 
 def from_options(options: dict[str, Any], model: str | None) -> CopilotCliBackend:
@@ -367,5 +500,6 @@ def from_options(options: dict[str, Any], model: str | None) -> CopilotCliBacken
         command=str(options.get("command", COMMAND)),
         timeout=float(options.get("timeout", DEFAULT_TIMEOUT)),
         reasoning_effort=str(effort) if effort else None,
+        mode=str(options.get("mode", "server")),
         price=price_for(str(model or ""), options),
     )

@@ -20,12 +20,15 @@ from skillopt_sleep.backends.copilot_cli import (
     EMPTY_INSTRUCTIONS,
     NO_TOOL,
     CopilotCliBackend,
+    SERVER_FLAGS,
     build_argv,
     from_options,
     login_config,
+    provider_from_env,
     read_usage,
     stop_on_fatal_error,
 )
+from skillopt_sleep.backend_spec import BackendSpecError
 from skillopt_sleep.backends.registry import make_backend
 
 REQ = Request(purpose="attempt", system="SKILL: be brief. — ✓", user="Summarize the PR.")
@@ -35,14 +38,42 @@ import json, os, sys, time
 mode = os.environ.get("FAKE_COPILOT_MODE", "ok")
 argv = sys.argv[1:]
 home = os.environ["COPILOT_HOME"]
+server = "--headless" in argv
+if mode == "crash":
+    print("Error: unknown option '--bogus'", file=sys.stderr)
+    sys.exit(2)
 def read(path):
     with open(path, encoding="utf-8") as f:
         return f.read()
+def write_frame(message):
+    body = json.dumps(message).encode()
+    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    sys.stdout.buffer.flush()
+def read_frame():
+    length = 0
+    while True:
+        line = sys.stdin.buffer.readline().strip()
+        if not line:
+            break
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    return json.loads(sys.stdin.buffer.read(length))
+create, prompt = {}, None
+if server:
+    for reply in ({"ok": True, "protocolVersion": 3}, {"sessionId": "s1"}, {"messageId": "m1"}):
+        request = read_frame()
+        if request["method"] == "session.create":
+            create = request["params"]
+        if request["method"] == "session.send":
+            prompt = request["params"]["prompt"]
+        write_frame({"jsonrpc": "2.0", "id": request["id"], "result": reply})
+else:
+    prompt = sys.stdin.read()
 record = {
-    "argv": argv, "cwd": os.getcwd(), "cwd_files": sorted(os.listdir(os.getcwd())), "stdin": sys.stdin.read(),
+    "argv": argv, "cwd": os.getcwd(), "cwd_files": sorted(os.listdir(os.getcwd())), "stdin": prompt,
     "env": dict(os.environ), "home_files": sorted(os.listdir(home)),
-    "config": json.loads(read(os.path.join(home, "config.json"))),
-    "instructions": read(os.path.join(home, "copilot-instructions.md")),
+    "config": json.loads(read(os.path.join(home, "config.json"))), "create": create,
+    "instructions": create["systemMessage"]["content"] if server else read(os.path.join(home, "copilot-instructions.md")),
 }
 with open(os.environ["FAKE_COPILOT_LOG"], "a", encoding="utf-8") as log:
     log.write(json.dumps(record) + "\n")
@@ -50,17 +81,28 @@ os.makedirs(os.path.join(home, "session-state", "s1"))
 open(os.path.join(home, "session-state", "s1", "events.jsonl"), "w").write("{}\n")
 open(os.path.join(os.environ["TMPDIR"], "probe"), "w").write("probe\n")
 def emit(kind, data=None, **extra):
-    print(json.dumps({"type": kind, "data": data or {}, "id": "x", **extra}), flush=True)
+    event = {"type": kind, "data": data or {}, "id": "x", **extra}
+    if server:
+        write_frame({"jsonrpc": "2.0", "method": "session.event", "params": {"sessionId": "s1", "event": event}})
+    else:
+        print(json.dumps(event), flush=True)
 def turn(text, n=0):
     emit("assistant.turn_start", {"turnId": str(n)})
     emit("assistant.message_delta", {"deltaContent": text}, ephemeral=True)
     if text is not None:
         emit("assistant.message", {"content": text, "model": "claude-sonnet-4.5", "toolRequests": []})
     emit("assistant.turn_end", {"turnId": str(n)})
-usage = argv[argv.index("--usage-output-file") + 1]
 def report(models):
-    open(usage, "w").write(json.dumps({"currentModel": "claude-sonnet-4.5", "modelMetrics": models}))
+    if server:
+        for model, entry in models.items():
+            emit("assistant.usage", {"model": model, **entry["usage"]}, ephemeral=True)
+    else:
+        usage = argv[argv.index("--usage-output-file") + 1]
+        open(usage, "w").write(json.dumps({"currentModel": "claude-sonnet-4.5", "modelMetrics": models}))
 def result(code):
+    if server:  # the session goes idle; the server stays up until it is stopped
+        emit("session.idle", {}, ephemeral=True)
+        time.sleep(60)
     emit("result", exitCode=code)
     sys.exit(code)
 emit("user.message", {"content": record["stdin"]})
@@ -105,16 +147,18 @@ if mode == "login_text":
 if mode == "empty":
     turn("")
     result(0)
-if mode == "crash":
-    print("Error: unknown option '--bogus'", file=sys.stderr)
-    sys.exit(2)
 if mode == "hang":
     time.sleep(60)
 """
 
 
+@pytest.fixture(params=["server", "prompt"])
+def run_mode(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture
-def fake_copilot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def fake_copilot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_mode: str) -> Path:
     """A fake ``copilot`` first on PATH, the test's own TMPDIR and a user COPILOT_HOME with the
     user's own context in it; returns the run log."""
     bin_dir = tmp_path / "bin"
@@ -140,7 +184,19 @@ def fake_copilot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     log = tmp_path / "runs.jsonl"
     monkeypatch.setenv("FAKE_COPILOT_LOG", str(log))
     monkeypatch.setenv("FAKE_COPILOT_MODE", "ok")
+    monkeypatch.setattr(CopilotCliBackend, "__init__", _with_mode(run_mode))
     return log
+
+
+def _with_mode(mode: str):
+    """The backend's constructor with ``mode`` as its default, so every test runs both ways."""
+    init = CopilotCliBackend.__init__
+
+    def construct(self, *args, **kwargs):
+        kwargs.setdefault("mode", mode)
+        init(self, *args, **kwargs)
+
+    return construct
 
 
 def runs(log: Path) -> list[dict]:
@@ -174,7 +230,7 @@ def test_answer_usage_and_model(fake_copilot):
     assert (completion.usage.cache_read_tokens, completion.usage.cache_write_tokens) == (1000, 1000)
 
 
-def test_home_is_private_and_holds_only_the_login_and_the_documents(fake_copilot, tmp_path, monkeypatch):
+def test_home_is_private_and_holds_only_the_login_and_the_documents(fake_copilot, tmp_path, monkeypatch, run_mode):
     login = {
         "lastLoggedInUser": {"host": "https://github.com", "login": "octo"},
         "loggedInUsers": [{"host": "https://github.com", "login": "octo"}],
@@ -194,7 +250,9 @@ def test_home_is_private_and_holds_only_the_login_and_the_documents(fake_copilot
     env = run["env"]
     private = Path(env["COPILOT_HOME"])
     assert private != user_home() and not private.exists()  # session state went with the sandbox
-    assert run["home_files"] == ["config.json", "copilot-instructions.md"]
+    assert run["home_files"] == (
+        ["config.json"] if run_mode == "server" else ["config.json", "copilot-instructions.md"]
+    )
     assert run["config"] == login
     assert run["instructions"] == REQ.system
     assert run["stdin"] == REQ.user and run["cwd_files"] == []
@@ -337,3 +395,43 @@ def test_options_and_spec():
     )
     assert backend.id == "copilot-cli:gpt-5" and not backend.offline
     assert make_backend("copilot-cli:model=claude-sonnet-4.5").id == "copilot-cli:claude-sonnet-4.5"
+
+
+def test_server_argv_and_session_replace_the_system_prompt_and_offer_no_tool(fake_copilot, monkeypatch):
+    monkeypatch.setenv("COPILOT_MODEL", "claude-sonnet-4.5")
+    monkeypatch.setenv("COPILOT_PROVIDER_TYPE", "anthropic")
+    monkeypatch.setenv("COPILOT_PROVIDER_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("COPILOT_PROVIDER_API_KEY", "sk-x")
+    monkeypatch.setenv("COPILOT_PROVIDER_MAX_OUTPUT_TOKENS", "4096")
+    monkeypatch.setenv("COPILOT_PROVIDER_HEADERS", "X-Gateway: a\\nX-Tenant: b")
+    assert CopilotCliBackend(mode="server", reasoning_effort="low").complete(REQ).ok
+    (run,) = runs(fake_copilot)
+    assert run["argv"] == SERVER_FLAGS
+    assert run["create"] == {
+        "systemMessage": {"mode": "replace", "content": REQ.system},
+        "availableTools": [],
+        "workingDirectory": run["cwd"],
+        "model": "claude-sonnet-4.5",
+        "reasoningEffort": "low",
+        "provider": {
+            "type": "anthropic",
+            "baseUrl": "http://127.0.0.1:9",
+            "apiKey": "sk-x",
+            "maxOutputTokens": 4096,
+            "headers": {"X-Gateway": "a", "X-Tenant": "b"},
+        },
+    }
+    assert run["stdin"] == REQ.user
+
+
+def test_provider_only_for_byok():
+    assert provider_from_env({"GH_TOKEN": "gho_x"}) is None
+    assert provider_from_env({"COPILOT_PROVIDER_BASE_URL": "http://h", "COPILOT_PROVIDER_AZURE_API_VERSION": "v"}) == {
+        "baseUrl": "http://h",
+        "azure": {"apiVersion": "v"},
+    }
+
+
+def test_an_unknown_mode_is_refused():
+    with pytest.raises(BackendSpecError, match="mode must be one of"):
+        make_backend("copilot-cli:mode=tui")

@@ -4,7 +4,9 @@ user's own context with marker strings: their ``copilot-instructions.md``, an AG
 ``.github/copilot-instructions.md`` in the working directory, a skill, a custom agent, an MCP server
 and hooks that would leave evidence of having run.
 
-A replay must carry the document and the task and none of the markers, offer no tool, run no hook
+Both ways of running it are driven: the SDK server (``mode=server``, the document replaces the
+CLI's system prompt) and prompt mode (``mode=prompt``, the document is its instruction file). A
+replay must carry the document and the task and none of the markers, offer no tool, run no hook
 or MCP server, fail fast on a 401 / 429, report a cut-off answer as truncated, and leave HOME, the
 project and TMPDIR byte-identical. A control shows the same context does reach a plain run.
 """
@@ -76,8 +78,8 @@ def user_context(home: Path, project: Path) -> Path:
     return evidence
 
 
-@pytest.fixture
-def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+@pytest.fixture(params=["server", "prompt"])
+def setup(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     command = copilot_cli()
     private_tmp = tmp_path / "tmp"
     private_tmp.mkdir()
@@ -95,7 +97,14 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         monkeypatch.setenv("TMPDIR", str(private_tmp))
         monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
         monkeypatch.chdir(project)
-        yield CopilotCliBackend(command=command, timeout=180), fake, home, project, evidence, private_tmp
+        yield (
+            CopilotCliBackend(command=command, timeout=180, mode=request.param),
+            fake,
+            home,
+            project,
+            evidence,
+            private_tmp,
+        )
 
 
 def _bodies(fake: FakeAnthropic) -> str:
@@ -121,7 +130,10 @@ def test_replay_carries_the_document_and_none_of_the_users_context_and_leaves_no
     assert MARKER not in _bodies(fake)  # no instruction file, skill, agent, hook output or MCP tool
     assert not turn.body.get("tools")  # no tool offered at all
     system = _system(turn.body)
-    assert f"<custom_instruction>\n{DOCUMENT}" in system
+    if backend.mode == "server":  # the document is the whole system prompt
+        assert system == DOCUMENT.strip()
+    else:  # the CLI's own prompt, with the document as its instruction file
+        assert f"<custom_instruction>\n{DOCUMENT}" in system
     assert "Summarize the PR." in json.dumps(turn.body["messages"])
     assert str(project) not in system and str(home) not in system  # cwd and session folder are private
     assert list(evidence.iterdir()) == []  # no hook ran, no MCP server started
@@ -146,6 +158,8 @@ def test_fails_fast_on_401_and_429(setup, status, kind):
 
 def test_control_plain_copilot_carries_the_markers_and_offers_tools(setup):
     backend, fake, home, project, evidence, _ = setup
+    if backend.mode != "server":
+        pytest.skip("one control is enough")
     fake.responder = lambda body: "plain"
     out = subprocess.run(
         [backend.command, "-p", "Summarize the PR.", "--output-format", "json"],
