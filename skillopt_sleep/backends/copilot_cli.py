@@ -1,37 +1,44 @@
-"""GitHub Copilot CLI in prompt mode (``copilot -p``) on the user's own login.
+"""The GitHub Copilot CLI on the user's own login (GitHub account or BYOK provider).
 
 Run as the user has it, Copilot offers the model seventeen executable tools (shell, file edits,
-sub-agents, SQL, skills), starts the user's MCP servers, hooks and plugins, and sends their
-``copilot-instructions.md``, AGENTS.md and skills list. So each call runs isolated, in a
-``ReplaySandbox``:
+sub-agents, SQL, skills), starts the user's MCP servers, hooks and plugins, and sends its own
+agent prompt with their ``copilot-instructions.md``, AGENTS.md and skills list. So each call runs
+isolated, in a ``ReplaySandbox``:
 
 - a private ``COPILOT_HOME`` (config, session state, logs, session database all land there and
   are removed with the sandbox) holding only what login needs: from the user's ``config.json`` the
   keys that name the signed-in account and, where the system keychain was unavailable, its
   plaintext token (``LOGIN_KEYS``); no settings, MCP config, hooks, plugins, agents, skills or
   instruction files. A token the CLI rewrites during the call is copied back. A login kept in the
-  system keychain is found by account name, and ``COPILOT_GITHUB_TOKEN`` / ``GH_TOKEN`` /
+  system keychain is found by account name; ``COPILOT_GITHUB_TOKEN`` / ``GH_TOKEN`` /
   ``GITHUB_TOKEN`` and the BYOK provider variables (``COPILOT_PROVIDER_*``, ``COPILOT_OFFLINE``)
-  pass through unchanged;
-- the documents as that home's ``copilot-instructions.md``: the CLI cannot replace its own
-  system prompt in prompt mode, so they go inside its ``<custom_instruction>`` block, after its
-  own agent instructions (about 8 KB) and environment context;
-- every tool off (``--available-tools`` naming no real tool), no built-in MCP servers, no
-  ``ask_user``, no update check, no client telemetry; the user's variables that add instruction or
-  skill directories, hooks or event logs are dropped (``DROPPED_ENV``);
-- a private ``XDG_CACHE_HOME`` (a device id file) and TMPDIR; the CLI's unpacked package cache
-  stays where the user has it (``COPILOT_PKG_CACHE_HOME``), so no call unpacks it again;
-- the task on stdin, ``--output-format json`` events on stdout for the answer and failures, and
-  ``--usage-output-file`` for token counts.
+  are used as the user set them;
+- the user's variables that add instruction or skill directories, hooks or event logs dropped
+  (``DROPPED_ENV``), a private ``XDG_CACHE_HOME`` (a device id file) and TMPDIR; the CLI's unpacked
+  package cache stays where the user has it (``COPILOT_PKG_CACHE_HOME``), so no call unpacks it again.
 
-The CLI retries a 401 three times and a 429 five times (about a minute); the first report of a
-failure that will not get better stops the call. A run that asked the model to "continue from
-where you left off" was cut off at the output-token limit: ``truncated`` (the last message holds
-only the continuation). A login prompt, a ``session.error``, a non-zero exit or an empty answer is
-an error.
+Two ways to run one call (option ``mode``):
+
+- ``server`` (the default): the CLI's SDK server (``copilot --headless --stdio``, JSON-RPC,
+  ``copilot_rpc``), one session whose ``systemMessage`` *replaces* the CLI's own prompt with the
+  documents, ``availableTools: []``, the BYOK provider passed as ``session.create``'s ``provider``
+  (the server does not read those variables itself). The model gets the documents and the task
+  (with a ``<current_datetime>`` tag the CLI puts before it) and nothing else.
+- ``prompt``: ``copilot`` in prompt mode with the task on stdin, every tool off (``--available-tools``
+  naming no real tool), no built-in MCP servers. Prompt mode cannot replace the CLI's own system
+  prompt, so the documents are the private home's ``copilot-instructions.md``, inside its
+  ``<custom_instruction>`` block after about 8 KB of the CLI's own instructions.
+
+Both report the same session events (``--output-format json`` lines in prompt mode, notifications
+from the server). The CLI retries a 401 three times and a 429 six times (about a minute); the first
+report of a failure that will not get better stops the call. A run that asked the model to
+"continue from where you left off" was cut off at the output-token limit: ``truncated`` (the last
+message holds only the continuation). A login prompt, a ``session.error``, a refused session, a
+non-zero exit or an empty answer is an error.
 
 Options (spec ``copilot-cli:model=claude-sonnet-4.5``): ``model``, ``command`` (path to
-``copilot``), ``timeout`` (seconds), ``reasoning_effort`` (``none`` … ``max``), ``price_*``.
+``copilot``), ``timeout`` (seconds), ``reasoning_effort`` (``none`` … ``max``), ``mode``
+(``server`` or ``prompt``), ``price_*``.
 """
 
 from __future__ import annotations
@@ -292,7 +299,7 @@ def _status(data: dict[str, Any]) -> int | None:
 
 
 def stop_on_fatal_error(line: str) -> tuple[str, str] | None:
-    """The CLI retries a failed model call (a 401 three times, a 429 five times over a minute); an
+    """The CLI retries a failed model call (a 401 three times, a 429 six times over a minute); an
     auth, model or bad-request failure will not get better and a rate limit is the engine's to wait
     out, so the first report of one ends the call."""
     line = line.strip()

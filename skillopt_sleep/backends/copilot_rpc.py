@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from skillopt_sleep.backends.cli_common import classify_failure
+
 # A watch function sees each session event; a returned (kind, message) ends the call.
 EventWatch = Callable[[dict[str, Any]], tuple[str, str] | None]
 
@@ -191,8 +193,8 @@ def run_session(
     except _Closed as exc:
         if session.stopped is None:
             run.error, run.error_message = "server", f"{name}: {exc}"
-    except RuntimeError as exc:
-        run.error, run.error_message = "bad_request", f"{name}: {exc}"
+    except RuntimeError as exc:  # the server refused a request: its message says why
+        run.error, run.error_message = classify_failure(str(exc), "bad_request"), f"{name}: {exc}"
     except BaseException:  # Ctrl-C: the server runs in its own session, so it would outlive us
         _kill(proc)
         raise

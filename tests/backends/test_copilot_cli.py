@@ -64,6 +64,10 @@ if server:
         request = read_frame()
         if request["method"] == "session.create":
             create = request["params"]
+            if mode == "create_refused":
+                error = {"code": -32603, "message": "Authentication failed: No GitHub OAuth token"}
+                write_frame({"jsonrpc": "2.0", "id": request["id"], "error": error})
+                time.sleep(60)
         if request["method"] == "session.send":
             prompt = request["params"]["prompt"]
         write_frame({"jsonrpc": "2.0", "id": request["id"], "result": reply})
@@ -435,3 +439,10 @@ def test_provider_only_for_byok():
 def test_an_unknown_mode_is_refused():
     with pytest.raises(BackendSpecError, match="mode must be one of"):
         make_backend("copilot-cli:mode=tui")
+
+
+def test_a_session_the_server_refuses_is_classified(fake_copilot, monkeypatch):
+    monkeypatch.setenv("FAKE_COPILOT_MODE", "create_refused")
+    completion = CopilotCliBackend(mode="server", timeout=30).complete(REQ)
+    assert completion.error == "auth" and "No GitHub OAuth token" in completion.error_message
+    assert completion.latency < 10
