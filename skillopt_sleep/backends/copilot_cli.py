@@ -30,7 +30,7 @@ Two ways to run one call (option ``mode``):
   ``<custom_instruction>`` block after about 8 KB of the CLI's own instructions.
 
 Both report the same session events (``--output-format json`` lines in prompt mode, notifications
-from the server). The CLI retries a 401 three times and a 429 six times (about a minute); the first
+from the server). The CLI tries a 401 three times and a 429 six times (about a minute); the first
 report of a failure that will not get better stops the call. A run that asked the model to
 "continue from where you left off" was cut off at the output-token limit: ``truncated`` (the last
 message holds only the continuation). A login prompt, a ``session.error``, a refused session, a
@@ -299,7 +299,7 @@ def _status(data: dict[str, Any]) -> int | None:
 
 
 def stop_on_fatal_error(line: str) -> tuple[str, str] | None:
-    """The CLI retries a failed model call (a 401 three times, a 429 six times over a minute); an
+    """The CLI tries a failed model call again (a 401 three times in all, a 429 six times over a minute); an
     auth, model or bad-request failure will not get better and a rate limit is the engine's to wait
     out, so the first report of one ends the call."""
     line = line.strip()
