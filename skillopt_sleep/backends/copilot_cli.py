@@ -206,13 +206,26 @@ def package_cache() -> str | None:
     return next((str(c) for c in candidates if (c / "pkg").is_dir()), None)
 
 
+def read_config(path: Path) -> tuple[dict[str, Any], str]:
+    """A config.json and the ``//`` comment lines the CLI writes above its JSON ("This file is
+    managed automatically"); an empty dict when it is missing or unreadable."""
+    try:
+        text = read_regular_text(path, 4 * 1024 * 1024)
+    except (OSError, UnicodeDecodeError):
+        return {}, ""
+    lines = text.splitlines(keepends=True)
+    header = "".join(line for line in lines if line.lstrip().startswith("//"))
+    try:
+        config = json.loads("".join(line for line in lines if not line.lstrip().startswith("//")))
+    except json.JSONDecodeError:
+        return {}, header
+    return (config, header) if isinstance(config, dict) else ({}, header)
+
+
 def login_config(user_home: Path) -> dict[str, Any]:
     """The ``LOGIN_KEYS`` of the user's config.json (nothing when it is missing or unreadable)."""
-    try:
-        config = json.loads(read_regular_text(user_home / CONFIG_FILE, 4 * 1024 * 1024))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return {}
-    return {key: config[key] for key in LOGIN_KEYS if key in config} if isinstance(config, dict) else {}
+    config, _ = read_config(user_home / CONFIG_FILE)
+    return {key: config[key] for key in LOGIN_KEYS if key in config}
 
 
 class PrivateCopilotHome:
@@ -237,15 +250,15 @@ class PrivateCopilotHome:
         if not refreshed or refreshed == self.login:
             return
         target = self.user_home / CONFIG_FILE
+        current, header = read_config(target)
+        if {k: current[k] for k in LOGIN_KEYS if k in current} != self.login:
+            return
+        current.update(refreshed)
+        staging = self.user_home / f".{CONFIG_FILE}.skillopt-sleep.tmp"
         try:
-            current = json.loads(read_regular_text(target, 4 * 1024 * 1024))
-            if not isinstance(current, dict) or {k: current[k] for k in LOGIN_KEYS if k in current} != self.login:
-                return
-            current.update(refreshed)
-            staging = self.user_home / f".{CONFIG_FILE}.skillopt-sleep.tmp"
-            _write_private(staging, json.dumps(current, indent=2), sync=True)
+            _write_private(staging, header + json.dumps(current, indent=2) + "\n", sync=True)
             os.replace(staging, target)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        except OSError:
             return
 
 

@@ -286,10 +286,13 @@ def test_a_token_refreshed_during_the_call_is_kept(fake_copilot, monkeypatch):
         "copilotTokens": {"https://github.com:octo": "gho_old"},
         "trustedFolders": ["/work"],
     }
-    (user_home() / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    header = "// This file is managed automatically.\n"
+    (user_home() / "config.json").write_text(header + json.dumps(config), encoding="utf-8")
     monkeypatch.setenv("FAKE_COPILOT_MODE", "refresh")
     assert CopilotCliBackend().complete(REQ).ok
-    kept = json.loads((user_home() / "config.json").read_text(encoding="utf-8"))
+    text = (user_home() / "config.json").read_text(encoding="utf-8")
+    assert text.startswith(header)
+    kept = json.loads(text[len(header) :])
     assert kept == {**config, "copilotTokens": {"https://github.com:octo": "gho_new"}}  # trust untouched
     assert not [p for p in user_home().iterdir() if p.name.startswith(".config.json")]
 
@@ -311,6 +314,15 @@ def test_a_refresh_does_not_overwrite_a_login_the_user_changed_meanwhile(fake_co
     )
     assert CopilotCliBackend().complete(REQ).ok
     assert json.loads((user_home() / "config.json").read_text(encoding="utf-8")) == {"copilotTokens": {"h:b": "theirs"}}
+
+
+def test_login_config_reads_the_clis_commented_json(tmp_path):
+    (tmp_path / "config.json").write_text(
+        "// User settings belong in settings.json.\n// This file is managed automatically.\n"
+        '{\n  "loggedInUsers": [{"host": "https://github.com", "login": "octo"}],\n  "firstLaunchAt": "x"\n}\n',
+        encoding="utf-8",
+    )
+    assert login_config(tmp_path) == {"loggedInUsers": [{"host": "https://github.com", "login": "octo"}]}
 
 
 def test_login_config_keeps_only_login_keys(tmp_path):

@@ -26,7 +26,7 @@ from tests.support.http_base import Fail, Reply
 from tests.support.tree_hash import differences, fingerprint
 
 from skillopt_sleep.backends.base import Request
-from skillopt_sleep.backends.copilot_cli import CopilotCliBackend
+from skillopt_sleep.backends.copilot_cli import CopilotCliBackend, login_config
 
 pytestmark = pytest.mark.real_clis  # drives the real copilot CLI (tests/support/agent_clis.py)
 
@@ -196,3 +196,32 @@ def test_calls_share_nothing(setup):
     first, second = fake.seen("/v1/messages")
     assert "first task" not in json.dumps(second.body)  # no resumed session, no memory
     assert len(second.body["messages"]) == 1
+
+
+def test_a_night_after_the_person_used_copilot_leaves_their_home_byte_identical(setup):
+    """The person has run copilot before (their session, session database, logs and config exist,
+    with a signed-in account in config.json); several replays later every file is as it was."""
+    backend, fake, home, project, _, private_tmp = setup
+    fake.responder = lambda body: "theirs"
+    out = subprocess.run(
+        [backend.command, "-p", "hello", "--output-format", "json"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=os.environ.copy(),
+    )
+    assert out.returncode == 0, out.stderr
+    config = home / ".copilot" / "config.json"
+    text = config.read_text(encoding="utf-8")
+    assert text.startswith("// ")  # the CLI writes comment lines above its JSON
+    account = '"lastLoggedInUser": {"host": "https://github.com", "login": "octo"},\n  '
+    config.write_text(text.replace('"trustedFolders"', account + '"trustedFolders"', 1), encoding="utf-8")
+    assert login_config(home / ".copilot")["lastLoggedInUser"]["login"] == "octo"
+    assert any((home / ".copilot" / "session-state").iterdir())
+    fake.responder = lambda body: "replayed"
+    before = fingerprint(home, project, private_tmp)
+    for task in ("first task", "second task", "third task"):
+        completion = backend.complete(Request(purpose="attempt", system=DOCUMENT, user=task))
+        assert completion.ok and completion.text == "replayed", completion.error_message
+    assert differences(before, fingerprint(home, project, private_tmp)) == []
