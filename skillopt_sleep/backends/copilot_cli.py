@@ -58,6 +58,7 @@ from skillopt_sleep.backends.cli_common import (
     parse_usage,
     run_cli,
 )
+from skillopt_sleep.backends.codex_cli import read_events  # the same JSON-lines event stream
 from skillopt_sleep.backends.copilot_rpc import run_session
 from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message
@@ -285,20 +286,6 @@ def replay_env(sandbox: ReplaySandbox, home: PrivateCopilotHome) -> dict[str, st
     for name in DROPPED_ENV:
         env.pop(name, None)
     return env
-
-
-def read_events(stdout: str) -> list[dict[str, Any]]:
-    events = []
-    for line in stdout.splitlines():
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(event, dict):
-                events.append(event)
-    return events
 
 
 def _data(event: dict[str, Any]) -> dict[str, Any]:

@@ -211,6 +211,7 @@ def run_session(
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """Stop the server and its children (it runs in its own process group)."""
     try:
         if hasattr(os, "killpg"):
             os.killpg(proc.pid, signal.SIGKILL)

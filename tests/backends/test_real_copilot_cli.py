@@ -107,6 +107,19 @@ def setup(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mo
         )
 
 
+def plain_copilot(command: str, project: Path, prompt: str) -> None:
+    """``copilot -p`` as the person runs it, in their project."""
+    out = subprocess.run(
+        [command, "-p", prompt, "--output-format", "json"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=os.environ.copy(),
+    )
+    assert out.returncode == 0, out.stderr
+
+
 def _bodies(fake: FakeAnthropic) -> str:
     return "\n".join(json.dumps(r.body, ensure_ascii=False) for r in fake.seen("/v1/messages"))
 
@@ -161,15 +174,7 @@ def test_control_plain_copilot_carries_the_markers_and_offers_tools(setup):
     if backend.mode != "server":
         pytest.skip("one control is enough")
     fake.responder = lambda body: "plain"
-    out = subprocess.run(
-        [backend.command, "-p", "Summarize the PR.", "--output-format", "json"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=os.environ.copy(),
-    )
-    assert out.returncode == 0, out.stderr
+    plain_copilot(backend.command, project, "Summarize the PR.")
     turn = fake.seen("/v1/messages")[0]
     system = _system(turn.body)
     for piece in ("home-instructions", "agents-md", "repo-instructions", "skill", "agent"):
@@ -203,15 +208,7 @@ def test_a_night_after_the_person_used_copilot_leaves_their_home_byte_identical(
     with a signed-in account in config.json); several replays later every file is as it was."""
     backend, fake, home, project, _, private_tmp = setup
     fake.responder = lambda body: "theirs"
-    out = subprocess.run(
-        [backend.command, "-p", "hello", "--output-format", "json"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=os.environ.copy(),
-    )
-    assert out.returncode == 0, out.stderr
+    plain_copilot(backend.command, project, "hello")
     config = home / ".copilot" / "config.json"
     text = config.read_text(encoding="utf-8")
     assert text.startswith("// ")  # the CLI writes comment lines above its JSON
