@@ -63,6 +63,7 @@ from skillopt_sleep.backends.copilot_rpc import run_session
 from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message
 from skillopt_sleep.files import read_regular_text
+from skillopt_sleep.paths import copilot_home
 from skillopt_sleep.types import Usage
 
 COMMAND = "copilot"  # the binary run unless backend_options.copilot-cli.command names another
@@ -189,11 +190,6 @@ def session_params(
     return params
 
 
-def user_copilot_home() -> Path:
-    configured = os.environ.get("COPILOT_HOME")
-    return Path(configured) if configured else Path.home() / ".copilot"
-
-
 def package_cache() -> str | None:
     """Where the user's CLI has unpacked its package (the loader's own search order), so a private
     home and cache do not make it unpack 200 MB again; None when the user set it themselves or
@@ -201,7 +197,7 @@ def package_cache() -> str | None:
     if os.environ.get("COPILOT_PKG_CACHE_HOME") or os.environ.get("COPILOT_CACHE_HOME"):
         return None
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    candidates = [cache / "copilot", user_copilot_home()]
+    candidates = [cache / "copilot", copilot_home()]
     if sys.platform == "darwin":
         candidates.insert(0, Path.home() / "Library" / "Caches" / "copilot")
     return next((str(c) for c in candidates if (c / "pkg").is_dir()), None)
@@ -426,7 +422,7 @@ class CopilotCliBackend:
 
     def _complete_server(self, request: Request) -> Completion:
         with ReplaySandbox.create() as sandbox:
-            home = PrivateCopilotHome(sandbox, user_copilot_home(), None)
+            home = PrivateCopilotHome(sandbox, copilot_home(), None)
             env = replay_env(sandbox, home)
             system = request.system if request.system.strip() else EMPTY_INSTRUCTIONS
             params = session_params(system, sandbox.cwd, env, model=self.model, effort=self.reasoning_effort)
@@ -454,7 +450,7 @@ class CopilotCliBackend:
     def _complete_prompt(self, request: Request) -> Completion:
         with ReplaySandbox.create() as sandbox:
             instructions = request.system if request.system.strip() else EMPTY_INSTRUCTIONS
-            home = PrivateCopilotHome(sandbox, user_copilot_home(), instructions)
+            home = PrivateCopilotHome(sandbox, copilot_home(), instructions)
             usage_file = sandbox.files / USAGE_FILE
             argv = build_argv(str(usage_file), command=self.command, model=self.model, effort=self.reasoning_effort)
             env = replay_env(sandbox, home)
