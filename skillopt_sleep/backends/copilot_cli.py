@@ -110,9 +110,6 @@ DROPPED_ENV = (
     "OTEL_EXPORTER_OTLP_ENDPOINT",
 )
 
-# The CLI's own message when it asks the model to go on after an answer hit the output limit.
-_CONTINUE_PROMPT = "Please continue from where you left off."
-
 
 def build_argv(
     usage_file: str, *, command: str = COMMAND, model: str | None = None, effort: str | None = None

@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -221,4 +222,18 @@ def test_a_night_after_the_person_used_copilot_leaves_their_home_byte_identical(
     for task in ("first task", "second task", "third task"):
         completion = backend.complete(Request(purpose="attempt", system=DOCUMENT, user=task))
         assert completion.ok and completion.text == "replayed", completion.error_message
+    assert differences(before, fingerprint(home, project, private_tmp)) == []
+
+
+def test_stopped_at_the_timeout_leaves_nothing_behind(setup):
+    backend, fake, home, project, _, private_tmp = setup
+    before = fingerprint(home, project, private_tmp)
+    release = threading.Event()
+    fake.responder = lambda body: release.wait(60) and "too late"
+    backend.timeout = 8.0
+    try:
+        completion = backend.complete(REQUEST)
+    finally:
+        release.set()
+    assert completion.error == "timeout", completion.error_message
     assert differences(before, fingerprint(home, project, private_tmp)) == []
