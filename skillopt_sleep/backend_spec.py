@@ -16,6 +16,7 @@ BACKEND_MODULES = {
     "codex-cli": "skillopt_sleep.backends.codex_cli",
     "pi-cli": "skillopt_sleep.backends.pi_cli",
     "gemini-cli": "skillopt_sleep.backends.gemini_cli",
+    "copilot-cli": "skillopt_sleep.backends.copilot_cli",
     "handoff": "skillopt_sleep.backends.handoff",
 }
 BACKEND_NAMES = tuple(BACKEND_MODULES)
