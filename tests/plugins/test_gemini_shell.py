@@ -1,0 +1,191 @@
+"""The Gemini CLI extension (``plugins/gemini``) in the real ``gemini`` TUI: installed with
+``gemini extensions install`` into a throwaway HOME, the person types ``/skillopt-sleep status``,
+the scripted model receives the command's expanded prompt and answers with the one shell call it
+prescribes, the person approves that call in the CLI's default approval mode (Enter on "Allow
+once"), and the engine's own status text comes back to the model as the tool's result.
+
+The engine runs through the extension's launcher with ``SKILLOPT_SLEEP_PYTHON`` (the test's own
+interpreter), so no virtualenv is built.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from skillopt_sleep import __version__
+from scripts.record_gemini import gemini_env, typed_text
+from scripts.record_transcripts import Tmux, wait_until
+from tests.support.agent_clis import real_agent_cli
+from tests.support.gemini_server import FakeGemini, has_function_response, json_schema, tool_names
+from tests.support.http_base import Reply, ToolCall
+
+pytestmark = [pytest.mark.slow, pytest.mark.real_clis]
+
+REPO = Path(__file__).resolve().parents[2]
+EXTENSION = REPO / "plugins" / "gemini"
+HEADER = "# skillopt-sleep for Gemini CLI"
+LAUNCHER = re.compile(r"`(~/\.gemini/extensions/skillopt-sleep/bin/skillopt-sleep)`")
+REQUEST = re.compile(r"The user's request \(the words after `/skillopt-sleep`; none means `status`\): (.*)\s*\Z")
+DONE = "skillopt-sleep status: done."
+
+
+class ScriptedModel:
+    """Runs the launcher the expanded prompt names with the action the person typed; records what
+    it was sent and what the shell tool gave back."""
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+        self.commands: list[str] = []
+        self.outputs: list[dict[str, Any]] = []
+
+    def __call__(self, body: dict[str, Any]) -> str | Reply | None:
+        if json_schema(body):
+            return None  # the CLI's routing and next-speaker checks
+        if has_function_response(body):
+            for part in body["contents"][-1]["parts"]:
+                if "functionResponse" in part:
+                    self.outputs.append(part["functionResponse"])
+            return DONE
+        text = typed_text(body)
+        if HEADER not in text or "run_shell_command" not in tool_names(body):
+            return "Done."
+        self.prompts.append(text)
+        launcher = LAUNCHER.search(text)
+        request = REQUEST.search(text)
+        action = (request.group(1).strip() if request else "") or "status"
+        command = f"{launcher.group(1) if launcher else 'skillopt-sleep'} {action}"
+        self.commands.append(command)
+        return Reply(tool_calls=[ToolCall("run_shell_command", {"command": command, "description": "skillopt-sleep"})])
+
+    @property
+    def output(self) -> str:
+        return json.dumps(self.outputs)
+
+
+@pytest.fixture
+def session(tmp_path):
+    gemini = real_agent_cli("gemini")
+    with FakeGemini(key="AIza-test-key") as fake:
+        model = ScriptedModel()
+        fake.responder = model
+        env = gemini_env(tmp_path / "user", fake)
+        # the CLI's default approval mode: every shell command asks the person first
+        settings_path = Path(env["HOME"]) / ".gemini" / "settings.json"
+        settings = json.loads(settings_path.read_text(encoding="utf-8"))
+        del settings["general"]["defaultApprovalMode"]
+        settings_path.write_text(json.dumps(settings, indent=2), encoding="utf-8")
+        env["SKILLOPT_SLEEP_PYTHON"] = sys.executable
+        project = tmp_path / "project"
+        project.mkdir()
+        subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=60)
+        (project / "GEMINI.md").write_text("# Project rules\n\nKeep it short.\n", encoding="utf-8")
+        yield gemini, fake, model, env, project
+
+
+def launcher_module(path: Path) -> ModuleType:
+    loader = importlib.machinery.SourceFileLoader("gemini_launcher", str(path))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(module)
+    return module
+
+
+def install(gemini: str, env: dict[str, str], project: Path) -> subprocess.CompletedProcess:
+    """What a person runs from a clone: ``gemini extensions install <clone>/plugins/gemini``
+    (``--consent`` answers the CLI's one security question)."""
+    return subprocess.run(
+        [gemini, "extensions", "install", str(EXTENSION), "--consent"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def tui(gemini: str, env: dict[str, str], project: Path, name: str) -> Tmux:
+    screen = Tmux(f"{name}-{os.getpid()}-{time.monotonic_ns()}", [gemini], project, env)
+    try:
+        wait_until("the gemini prompt", lambda: "Type your message" in screen.screen(), 120)
+    except TimeoutError as exc:
+        screen.kill()
+        raise TimeoutError(f"{exc}; the screen:\n{screen.screen()}") from None
+    time.sleep(2)
+    return screen
+
+
+def test_the_installed_command_runs_the_engine_once_the_person_approves(session):
+    gemini, fake, model, env, project = session
+    out = install(gemini, env, project)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    installed = Path(env["HOME"]) / ".gemini" / "extensions" / "skillopt-sleep"
+    assert (installed / "commands" / "skillopt-sleep.toml").is_file()
+    assert os.access(installed / "bin" / "skillopt-sleep", os.X_OK)
+    # without SKILLOPT_SLEEP_PYTHON the launcher sets the engine up from the package source the
+    # installed copy reaches through engine/ (the install copies symlinks as absolute links)
+    assert (
+        launcher_module(installed / "bin" / "skillopt-sleep").package_source(installed / "bin") == installed / "engine"
+    )
+
+    screen = tui(gemini, env, project, "skillopt-gemini-shell")
+    try:
+        screen.type_line("/skillopt-sleep status")
+        wait_until("the approval question", lambda: "Allow once" in screen.screen(), 180)
+        asked = screen.screen()
+        screen.keys("Enter")  # the person picks the highlighted answer, "Allow once"
+        wait_until("the tool's result to reach the model", lambda: model.outputs, 180)
+        wait_until("the model's last answer on screen", lambda: DONE in screen.screen(), 60)
+    except TimeoutError as exc:
+        raise TimeoutError(f"{exc}; the screen:\n{screen.screen()}") from None
+    finally:
+        screen.kill()
+
+    (prompt,) = model.prompts
+    assert "--agent gemini" in prompt and "<launcher> run --detach --agent gemini" in prompt
+    assert prompt.rstrip().endswith("none means `status`): status")  # {{args}} filled in
+    assert model.commands == ["~/.gemini/extensions/skillopt-sleep/bin/skillopt-sleep status"]
+    assert "Allow execution of [Shell]?" in asked and model.commands[0] in asked, asked
+    output = model.output
+    assert f"skillopt-sleep status for {project}" in output, output
+    assert "latest proposal: none" in output, output
+
+
+def test_without_the_extension_the_command_does_not_exist(session):
+    """The control: without the extension the typed line is no command; the CLI sends it to the
+    model as it is, and no prompt of ours reaches the model."""
+    gemini, fake, model, env, project = session
+    screen = tui(gemini, env, project, "skillopt-gemini-none")
+    try:
+        screen.type_line("/skillopt-sleep status")
+        wait_until("the model's answer on screen", lambda: "Done." in screen.screen(), 120)
+    except TimeoutError as exc:
+        raise TimeoutError(f"{exc}; the screen:\n{screen.screen()}") from None
+    finally:
+        screen.kill()
+    sent = [typed_text(r.body) for r in fake.model_requests() if not json_schema(r.body)]
+    assert sent and sent[-1].strip() == "/skillopt-sleep status", sent
+    assert model.prompts == [] and model.commands == []
+
+
+def test_the_extension_is_the_engines_version_and_prescribes_every_action():
+    manifest = json.loads((EXTENSION / "gemini-extension.json").read_text(encoding="utf-8"))
+    assert manifest["name"] == "skillopt-sleep" and manifest["version"] == __version__
+    prompt = tomllib.loads((EXTENSION / "commands" / "skillopt-sleep.toml").read_text(encoding="utf-8"))["prompt"]
+    for action in ("status", "review", "run --estimate --agent gemini", "run --detach --agent gemini", "adopt"):
+        assert f"<launcher> {action}" in prompt
+    for action in ("revert", "schedule", "unschedule"):
+        assert f"<launcher> {action}" in prompt
+    assert prompt.count("{{args}}") == 1 and "!{" not in prompt and "@{" not in prompt
