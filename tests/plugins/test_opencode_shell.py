@@ -1,0 +1,157 @@
+"""The OpenCode command (``plugins/opencode``) in the real ``opencode`` TUI: installed with the
+plugin's ``install.sh`` into a throwaway HOME's ``~/.config/opencode/commands/``, the person types
+``/skillopt-sleep status``, the scripted model receives the command's expanded template and answers
+with the one bash call it prescribes, and the engine's own status text comes back to the model as
+the tool's result — in OpenCode's default permissions.
+
+The engine runs through the plugin's launcher with ``SKILLOPT_SLEEP_PYTHON`` (the test's own
+interpreter), so no virtualenv is built.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scripts.record_transcripts import Tmux, wait_until
+from tests.support.agent_clis import real_agent_cli
+from tests.support.chat_server import FakeChat, last_role, last_user_message, message_text
+from tests.support.http_base import Reply, ToolCall
+from tests.support.opencode_session import opencode_env
+
+pytestmark = [pytest.mark.slow, pytest.mark.real_clis]
+
+REPO = Path(__file__).resolve().parents[2]
+PLUGIN = REPO / "plugins" / "opencode"
+HEADER = "# skillopt-sleep for OpenCode"
+LAUNCHER = re.compile(r"^launcher: `(.+)`$", re.M)
+REQUEST = re.compile(r"The user's request \(the words after `/skillopt-sleep`; none means `status`\): (.*)\s*\Z")
+DONE = "skillopt-sleep status: done."
+
+
+def tool_names(body: dict[str, Any]) -> set[str]:
+    return {t.get("function", {}).get("name", "") for t in body.get("tools") or [] if isinstance(t, dict)}
+
+
+class ScriptedModel:
+    """Runs the launcher the expanded template names with the action the person typed; records
+    what it was sent and what the bash tool gave back."""
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+        self.commands: list[str] = []
+        self.outputs: list[str] = []
+
+    def __call__(self, body: dict[str, Any]) -> str | Reply:
+        system = " ".join(message_text(m) for m in body.get("messages") or [] if m.get("role") == "system")
+        if "title generator" in system:
+            return "skillopt-sleep status"
+        if last_role(body) == "tool":
+            self.outputs.append(message_text(body["messages"][-1]))
+            return DONE
+        text = last_user_message(body)
+        if HEADER not in text or "bash" not in tool_names(body):
+            return "Done."
+        self.prompts.append(text)
+        launcher = LAUNCHER.search(text)
+        request = REQUEST.search(text)
+        action = (request.group(1).strip() if request else "") or "status"
+        command = f"{launcher.group(1) if launcher else 'skillopt-sleep'} {action}"
+        self.commands.append(command)
+        return Reply(tool_calls=[ToolCall("bash", {"command": command, "description": "Run skillopt-sleep"})])
+
+    @property
+    def output(self) -> str:
+        return "\n".join(self.outputs)
+
+
+@pytest.fixture
+def session(tmp_path):
+    opencode = real_agent_cli("opencode")
+    with FakeChat(key="k") as fake:
+        model = ScriptedModel()
+        fake.responder = model
+        home = tmp_path / "user" / "home"
+        env = opencode_env(home, fake)
+        env["SKILLOPT_SLEEP_PYTHON"] = sys.executable
+        project = tmp_path / "my project"  # a space in the project's path
+        project.mkdir()
+        subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=60)
+        (project / "AGENTS.md").write_text("# Project rules\n\nKeep it short.\n", encoding="utf-8")
+        yield opencode, fake, model, env, project
+
+
+def tui(opencode: str, env: dict[str, str], project: Path, name: str) -> Tmux:
+    screen = Tmux(f"{name}-{os.getpid()}-{time.monotonic_ns()}", [opencode], project, env)
+    try:
+        wait_until("the opencode prompt", lambda: "ctrl+p" in screen.screen(), 120)
+    except TimeoutError as exc:
+        screen.kill()
+        raise TimeoutError(f"{exc}; the screen:\n{screen.screen()}") from None
+    time.sleep(2)
+    return screen
+
+
+def type_command(screen: Tmux, fake: FakeChat, line: str) -> None:
+    before = len(fake.requests)
+    screen.type_line(line)
+    try:
+        wait_until("a model call", lambda: len(fake.requests) > before, 20)
+    except TimeoutError:
+        # on a loaded machine the TUI may take the Enter as part of the typing: press it again
+        screen.keys("Enter")
+        wait_until("a model call", lambda: len(fake.requests) > before, 120)
+
+
+def test_the_installed_command_runs_the_engine(session):
+    opencode, fake, model, env, project = session
+    out = subprocess.run(
+        [str(PLUGIN / "install.sh")], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+    )
+    assert out.returncode == 0, out.stderr
+    installed = Path(env["XDG_CONFIG_HOME"]) / "opencode" / "commands" / "skillopt-sleep.md"
+    assert installed.is_file(), out.stdout
+
+    screen = tui(opencode, env, project, "skillopt-opencode-shell")
+    try:
+        type_command(screen, fake, "/skillopt-sleep status")
+        wait_until("the tool's result to reach the model", lambda: model.outputs, 180)
+        wait_until("the model's last answer on screen", lambda: DONE in screen.screen(), 60)
+        shown = screen.screen()
+    except TimeoutError as exc:
+        raise TimeoutError(f"{exc}; the screen:\n{screen.screen()}") from None
+    finally:
+        screen.kill()
+
+    (prompt,) = model.prompts
+    assert "<launcher> run --detach --agent opencode" in prompt
+    assert prompt.rstrip().endswith("none means `status`): status")  # $ARGUMENTS filled in
+    launcher = PLUGIN / "bin" / "skillopt-sleep"
+    assert model.commands == [f"'{launcher}' status"]  # the checkout's launcher, as install.sh quoted it
+    assert model.commands[0] in shown and "Permission required" not in shown  # no question asked
+    output = model.output
+    assert f"skillopt-sleep status for {project}" in output, output
+    assert "latest proposal: none" in output, output
+
+
+def test_without_the_command_the_line_is_no_command(session):
+    """The control: without the installed command the typed line is no command; OpenCode sends it
+    to the model as it is, and no template of ours reaches the model."""
+    opencode, fake, model, env, project = session
+    screen = tui(opencode, env, project, "skillopt-opencode-none")
+    try:
+        type_command(screen, fake, "/skillopt-sleep status")
+        time.sleep(5)
+        shown = screen.screen()
+    finally:
+        screen.kill()
+    sent = {last_user_message(r.body) for r in fake.requests}
+    assert sent == {"/skillopt-sleep status"}, (sent, shown)  # sent to the model as typed
+    assert model.prompts == [] and model.commands == []
