@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -155,3 +156,25 @@ def test_without_the_command_the_line_is_no_command(session):
     sent = {last_user_message(r.body) for r in fake.requests}
     assert sent == {"/skillopt-sleep status"}, (sent, shown)  # sent to the model as typed
     assert model.prompts == [] and model.commands == []
+
+
+def test_install_names_the_launcher_as_one_shell_word(tmp_path):
+    """A checkout whose path holds a space and a quote: the installed template's launcher word
+    still runs that launcher; a second run changes nothing."""
+    checkout = tmp_path / "it's a clone" / "plugins" / "opencode"
+    (checkout / "bin").mkdir(parents=True)
+    (checkout / "commands").mkdir()
+    shutil.copy(PLUGIN / "install.sh", checkout / "install.sh")
+    shutil.copy(PLUGIN / "commands" / "skillopt-sleep.md", checkout / "commands" / "skillopt-sleep.md")
+    launcher = checkout / "bin" / "skillopt-sleep"
+    launcher.write_text('#!/bin/sh\necho "launched with $*"\n', encoding="utf-8")
+    launcher.chmod(0o755)
+    env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path / "config"))
+    first = subprocess.run([str(checkout / "install.sh")], env=env, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0 and "installed the /skillopt-sleep command" in first.stdout, first.stderr
+    installed = tmp_path / "config" / "opencode" / "commands" / "skillopt-sleep.md"
+    (word,) = LAUNCHER.findall(installed.read_text(encoding="utf-8"))
+    ran = subprocess.run(["sh", "-c", f"{word} status"], capture_output=True, text=True, timeout=60)
+    assert ran.stdout == "launched with status\n", (word, ran.stderr)
+    again = subprocess.run([str(checkout / "install.sh")], env=env, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and "already up to date" in again.stdout, again.stderr
