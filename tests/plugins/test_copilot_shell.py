@@ -2,9 +2,9 @@
 ``copilot skill add <clone>/plugins/copilot/skills`` in a throwaway HOME, the person types
 ``/skillopt-sleep status``, the scripted model (``FakeAnthropic`` through the CLI's BYOK provider)
 receives the skill's text with the typed words and answers with the one ``bash`` call it
-prescribes, the person approves that call in the CLI's default mode ("Manual Approval": Enter on
-the highlighted "Yes"), and the engine's own status text comes back to the model as the tool's
-result.
+prescribes, the person approves it in the CLI's default mode ("Manual Approval"): first access to
+the launcher's path (it lies outside the project), then running the command — and the engine's own
+status text comes back to the model as the tool's result.
 
 The engine runs through the plugin's launcher with ``SKILLOPT_SLEEP_PYTHON`` (the test's own
 interpreter), so no virtualenv is built.
@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -111,8 +112,8 @@ def session(tmp_path):
         yield copilot, fake, model, env, project
 
 
-def tui(copilot: str, env: dict[str, str], project: Path, name: str) -> Tmux:
-    screen = Tmux(f"{name}-{os.getpid()}-{time.monotonic_ns()}", [copilot], project, env)
+def tui(copilot: str, env: dict[str, str], project: Path, name: str, *args: str) -> Tmux:
+    screen = Tmux(f"{name}-{os.getpid()}-{time.monotonic_ns()}", [copilot, *args], project, env)
     try:
         wait_until("the copilot prompt", lambda: "/ commands" in screen.screen(), 180)
     except TimeoutError as exc:
@@ -209,6 +210,43 @@ def test_remembering_the_launchers_path_costs_one_retry(session):
     assert RETRY in refused and "Retry the command" in refused, refused
     assert len(model.commands) == 2 and model.commands[0] == model.commands[1]
     assert f"skillopt-sleep status for {project}" in output, output
+
+
+def test_the_documented_flags_run_the_launcher_without_a_question(session):
+    """``--add-dir`` for the plugins (the launcher and its symlink's target) and ``--allow-tool``
+    for the launcher's shell command: nothing is asked."""
+    copilot, fake, model, env, project = session
+    out = add_skill(copilot, env, project)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    launcher = SKILLS.parent / "bin" / "skillopt-sleep"
+    flags = ("--add-dir", str(SKILLS.parent.parent), f"--allow-tool=shell({launcher}:*)")
+    screen = tui(copilot, env, project, "skillopt-copilot-allowed", *flags)
+    seen = []
+    try:
+        screen.type_line("/skillopt-sleep status")
+        wait_until("the tool's result to reach the model", lambda: seen.append(screen.screen()) or model.outputs, 180)
+        wait_until("the model's last answer on screen", lambda: DONE in screen.screen(), 60)
+    except TimeoutError as exc:
+        raise TimeoutError(f"{exc}; the screen:\n{screen.screen()}") from None
+    finally:
+        screen.kill()
+    assert not any(q in shown for q in QUESTIONS for shown in seen)
+    assert f"skillopt-sleep status for {project}" in model.output, model.output
+
+
+def test_a_codex_skill_in_the_personal_skills_shadows_this_one(session):
+    """Copilot also reads ``~/.agents/skills/``, where ``plugins/codex/install.sh`` puts the Codex
+    skill of the same name: that one wins, and this one is skipped with a warning."""
+    copilot, fake, model, env, project = session
+    codex_skill = Path(env["HOME"]) / ".agents" / "skills" / "skillopt-sleep"
+    codex_skill.mkdir(parents=True)
+    shutil.copy(REPO / "plugins" / "codex" / "skills" / "skillopt-sleep" / "SKILL.md", codex_skill / "SKILL.md")
+    assert add_skill(copilot, env, project).returncode == 0
+    listed = subprocess.run(
+        [copilot, "skill", "list"], cwd=project, env=env, capture_output=True, text=True, timeout=180
+    )
+    shown = listed.stdout + listed.stderr
+    assert "Skipped duplicate skill name 'skillopt-sleep'" in shown and str(SKILLS) in shown, shown
 
 
 def test_without_the_skill_the_command_does_not_exist(session):
