@@ -111,8 +111,8 @@ def type_command(screen: Tmux, fake: FakeChat, line: str) -> None:
         wait_until("a model call", lambda: len(fake.requests) > before, 120)
 
 
-def test_the_installed_command_runs_the_engine(session):
-    opencode, fake, model, env, project = session
+def install(env: dict[str, str]) -> None:
+    """What a person runs from a clone: ``<clone>/plugins/opencode/install.sh``."""
     out = subprocess.run(
         [str(PLUGIN / "install.sh")], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
     )
@@ -120,16 +120,25 @@ def test_the_installed_command_runs_the_engine(session):
     installed = Path(env["XDG_CONFIG_HOME"]) / "opencode" / "commands" / "skillopt-sleep.md"
     assert installed.is_file(), out.stdout
 
+
+def run_status(opencode: str, fake: FakeChat, model: ScriptedModel, env: dict[str, str], project: Path) -> str:
+    """Type ``/skillopt-sleep status`` and wait until the model answered the tool's result; the screen."""
     screen = tui(opencode, env, project, "skillopt-opencode-shell")
     try:
         type_command(screen, fake, "/skillopt-sleep status")
         wait_until("the tool's result to reach the model", lambda: model.outputs, 180)
         wait_until("the model's last answer on screen", lambda: DONE in screen.screen(), 60)
-        shown = screen.screen()
+        return screen.screen()
     except TimeoutError as exc:
         raise TimeoutError(f"{exc}; the screen:\n{screen.screen()}") from None
     finally:
         screen.kill()
+
+
+def test_the_installed_command_runs_the_engine(session):
+    opencode, fake, model, env, project = session
+    install(env)
+    shown = run_status(opencode, fake, model, env, project)
 
     (prompt,) = model.prompts
     assert "<launcher> run --detach --agent opencode" in prompt
@@ -140,6 +149,21 @@ def test_the_installed_command_runs_the_engine(session):
     output = model.output
     assert f"skillopt-sleep status for {project}" in output, output
     assert "latest proposal: none" in output, output
+
+
+def test_the_command_wins_over_a_codex_skill_of_the_same_name(session):
+    """OpenCode makes skills slash commands too, and reads ``~/.agents/skills/``, where
+    ``plugins/codex/install.sh`` puts the Codex skill ``skillopt-sleep``: the installed command is
+    what ``/skillopt-sleep`` runs all the same."""
+    opencode, fake, model, env, project = session
+    codex_skill = Path(env["HOME"]) / ".agents" / "skills" / "skillopt-sleep"
+    codex_skill.mkdir(parents=True)
+    shutil.copy(REPO / "plugins" / "codex" / "skills" / "skillopt-sleep" / "SKILL.md", codex_skill / "SKILL.md")
+    install(env)
+    run_status(opencode, fake, model, env, project)
+    (prompt,) = model.prompts
+    assert "--agent opencode" in prompt and "--agent codex" not in prompt
+    assert f"skillopt-sleep status for {project}" in model.output, model.output
 
 
 def test_without_the_command_the_line_is_no_command(session):
