@@ -15,6 +15,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -127,6 +128,24 @@ def tui(gemini: str, env: dict[str, str], project: Path, name: str) -> Tmux:
     return screen
 
 
+def run_approved(gemini: str, env: dict[str, str], project: Path, model: ScriptedModel, line: str) -> str:
+    """Type ``line``, approve the shell command the way a person does (Enter on the highlighted
+    "Allow once") and wait for the model's answer to its result. Returns the question's screen."""
+    screen = tui(gemini, env, project, "skillopt-gemini-shell")
+    try:
+        screen.type_line(line)
+        wait_until("the approval question", lambda: "Allow once" in screen.screen(), 180)
+        asked = screen.screen()
+        screen.keys("Enter")
+        wait_until("the tool's result to reach the model", lambda: model.outputs, 180)
+        wait_until("the model's last answer on screen", lambda: DONE in screen.screen(), 60)
+        return asked
+    except TimeoutError as exc:
+        raise TimeoutError(f"{exc}; the screen:\n{screen.screen()}") from None
+    finally:
+        screen.kill()
+
+
 def test_the_installed_command_runs_the_engine_once_the_person_approves(session):
     gemini, fake, model, env, project = session
     out = install(gemini, env, project)
@@ -140,19 +159,7 @@ def test_the_installed_command_runs_the_engine_once_the_person_approves(session)
         launcher_module(installed / "bin" / "skillopt-sleep").package_source(installed / "bin") == installed / "engine"
     )
 
-    screen = tui(gemini, env, project, "skillopt-gemini-shell")
-    try:
-        screen.type_line("/skillopt-sleep status")
-        wait_until("the approval question", lambda: "Allow once" in screen.screen(), 180)
-        asked = screen.screen()
-        screen.keys("Enter")  # the person picks the highlighted answer, "Allow once"
-        wait_until("the tool's result to reach the model", lambda: model.outputs, 180)
-        wait_until("the model's last answer on screen", lambda: DONE in screen.screen(), 60)
-    except TimeoutError as exc:
-        raise TimeoutError(f"{exc}; the screen:\n{screen.screen()}") from None
-    finally:
-        screen.kill()
-
+    asked = run_approved(gemini, env, project, model, "/skillopt-sleep status")
     (prompt,) = model.prompts
     assert "--agent gemini" in prompt and "<launcher> run --detach --agent gemini" in prompt
     assert prompt.rstrip().endswith("none means `status`): status")  # {{args}} filled in
@@ -161,6 +168,30 @@ def test_the_installed_command_runs_the_engine_once_the_person_approves(session)
     output = model.output
     assert f"skillopt-sleep status for {project}" in output, output
     assert "latest proposal: none" in output, output
+
+
+def test_a_codex_skill_of_the_same_name_renames_the_command(session):
+    """Gemini CLI makes skills slash commands too and reads ``~/.agents/skills/``, where
+    ``plugins/codex/install.sh`` puts the Codex skill ``skillopt-sleep``: on the clash it renames
+    both (the extension's to ``/skillopt-sleep:skillopt-sleep``), says so at start-up, and that
+    name runs this extension's command."""
+    gemini, fake, model, env, project = session
+    codex_skill = Path(env["HOME"]) / ".agents" / "skills" / "skillopt-sleep"
+    codex_skill.mkdir(parents=True)
+    shutil.copy(REPO / "plugins" / "codex" / "skills" / "skillopt-sleep" / "SKILL.md", codex_skill / "SKILL.md")
+    out = install(gemini, env, project)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    screen = tui(gemini, env, project, "skillopt-gemini-clash")
+    try:
+        wait_until("the rename notice", lambda: "'/skillopt-sleep:skillopt-sleep'" in screen.screen(), 60)
+    except TimeoutError as exc:
+        raise TimeoutError(f"{exc}; the screen:\n{screen.screen()}") from None
+    finally:
+        screen.kill()
+    run_approved(gemini, env, project, model, "/skillopt-sleep:skillopt-sleep status")
+    (prompt,) = model.prompts
+    assert "--agent gemini" in prompt and "--agent codex" not in prompt
+    assert f"skillopt-sleep status for {project}" in model.output, model.output
 
 
 def test_without_the_extension_the_command_does_not_exist(session):
