@@ -28,6 +28,7 @@ from scripts.record_transcripts import Tmux, wait_until
 from tests.support.anthropic_server import FakeAnthropic
 from tests.support.copilot_cli import copilot_cli, copilot_env
 from tests.support.http_base import Reply, ToolCall
+from tests.support.plugin_launcher import load_launcher
 
 pytestmark = [pytest.mark.slow, pytest.mark.real_clis]
 
@@ -262,3 +263,14 @@ def test_without_the_skill_the_command_does_not_exist(session):
         screen.kill()
     assert "Unknown command: /skillopt-sleep" in shown, shown
     assert model.prompts == [] and model.commands == []
+
+
+def test_the_skill_names_itself_and_its_launcher_reaches_the_package_source():
+    text = (SKILLS / "skillopt-sleep" / "SKILL.md").read_text(encoding="utf-8")
+    front = dict(line.partition(": ")[::2] for line in text.split("---\n")[1].splitlines())
+    assert front["name"] == "skillopt-sleep" and 0 < len(front["description"]) <= 1024
+    for action in ("status", "review", "run --estimate --agent copilot", "run --detach --agent copilot", "adopt"):
+        assert f"<launcher> {action}" in text
+    # without SKILLOPT_SLEEP_PYTHON the launcher sets the engine up from the clone it lies in
+    bin_dir = SKILLS.parent / "bin"
+    assert load_launcher(bin_dir / "skillopt-sleep").package_source(bin_dir) == REPO

@@ -10,8 +10,6 @@ interpreter), so no virtualenv is built.
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import json
 import os
 import re
@@ -21,7 +19,6 @@ import sys
 import time
 import tomllib
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -32,6 +29,7 @@ from scripts.record_transcripts import Tmux, wait_until
 from tests.support.agent_clis import real_agent_cli
 from tests.support.gemini_server import FakeGemini, has_function_response, json_schema, tool_names
 from tests.support.http_base import Reply, ToolCall
+from tests.support.plugin_launcher import load_launcher
 
 pytestmark = [pytest.mark.slow, pytest.mark.real_clis]
 
@@ -96,13 +94,6 @@ def session(tmp_path):
         yield gemini, fake, model, env, project
 
 
-def launcher_module(path: Path) -> ModuleType:
-    loader = importlib.machinery.SourceFileLoader("gemini_launcher", str(path))
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
-    loader.exec_module(module)
-    return module
-
-
 def install(gemini: str, env: dict[str, str], project: Path) -> subprocess.CompletedProcess:
     """What a person runs from a clone: ``gemini extensions install <clone>/plugins/gemini``
     (``--consent`` answers the CLI's one security question)."""
@@ -155,9 +146,7 @@ def test_the_installed_command_runs_the_engine_once_the_person_approves(session)
     assert os.access(installed / "bin" / "skillopt-sleep", os.X_OK)
     # without SKILLOPT_SLEEP_PYTHON the launcher sets the engine up from the package source the
     # installed copy reaches through engine/ (the install copies symlinks as absolute links)
-    assert (
-        launcher_module(installed / "bin" / "skillopt-sleep").package_source(installed / "bin") == installed / "engine"
-    )
+    assert load_launcher(installed / "bin" / "skillopt-sleep").package_source(installed / "bin") == installed / "engine"
 
     asked = run_approved(gemini, env, project, model, "/skillopt-sleep status")
     (prompt,) = model.prompts

@@ -25,6 +25,7 @@ from scripts.record_transcripts import Tmux, wait_until
 from tests.support.agent_clis import real_agent_cli
 from tests.support.chat_server import FakeChat, last_role, last_user_message, message_text
 from tests.support.http_base import Reply, ToolCall
+from tests.support.plugin_launcher import load_launcher
 from tests.support.opencode_session import opencode_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.real_clis]
@@ -202,3 +203,14 @@ def test_install_names_the_launcher_as_one_shell_word(tmp_path):
     assert ran.stdout == "launched with status\n", (word, ran.stderr)
     again = subprocess.run([str(checkout / "install.sh")], env=env, capture_output=True, text=True, timeout=60)
     assert again.returncode == 0 and "already up to date" in again.stdout, again.stderr
+
+
+def test_the_template_prescribes_every_action_and_its_launcher_reaches_the_package_source():
+    text = (PLUGIN / "commands" / "skillopt-sleep.md").read_text(encoding="utf-8")
+    for action in ("status", "review", "run --estimate --agent opencode", "run --detach --agent opencode", "adopt"):
+        assert f"<launcher> {action}" in text
+    assert text.count("$ARGUMENTS") == 1 and "!`" not in text
+    assert LAUNCHER.findall(text) == ["skillopt-sleep"]  # the line install.sh replaces
+    # without SKILLOPT_SLEEP_PYTHON the launcher sets the engine up from the clone it lies in
+    bin_dir = PLUGIN / "bin"
+    assert load_launcher(bin_dir / "skillopt-sleep").package_source(bin_dir) == REPO
