@@ -12,10 +12,8 @@ interpreter), so no virtualenv is built.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -29,15 +27,14 @@ from tests.support.anthropic_server import FakeAnthropic
 from tests.support.copilot_cli import copilot_cli, copilot_env
 from tests.support.http_base import Reply, ToolCall
 from tests.support.plugin_launcher import load_launcher
+from tests.support.shell_session import DONE, REPO, ShellCalls, install_codex_skill, open_tui
 
 pytestmark = [pytest.mark.slow, pytest.mark.real_clis]
 
-REPO = Path(__file__).resolve().parents[2]
 SKILLS = REPO / "plugins" / "copilot" / "skills"
 HEADER = "# skillopt-sleep for GitHub Copilot CLI"
 BASE = re.compile(r"Base directory for this skill: (.+)")
 REQUEST = re.compile(r"ARGUMENTS: (.*)")
-DONE = "skillopt-sleep status: done."
 RETRY = "changed after permission evaluation"
 QUESTIONS = ("Do you want to run this command?", "Do you want to allow this?")
 
@@ -58,14 +55,11 @@ def tool_results(message: dict[str, Any]) -> list[str]:
     return found
 
 
-class ScriptedModel:
-    """Runs the launcher beside the skill's base directory with the action the person typed;
-    records the skill text it was sent and what the bash tool gave back."""
+class ScriptedModel(ShellCalls):
+    """Runs the launcher beside the skill's base directory with the action the person typed."""
 
     def __init__(self) -> None:
-        self.prompts: list[str] = []
-        self.commands: list[str] = []
-        self.outputs: list[str] = []
+        super().__init__(HEADER)
 
     def __call__(self, body: dict[str, Any]) -> str | Reply:
         messages = body.get("messages") or []
@@ -81,22 +75,14 @@ class ScriptedModel:
         tools = {t.get("name") for t in body.get("tools") or []}
         if HEADER not in text or "bash" not in tools:
             return "Done."
-        self.prompts.append(text)
         base = BASE.search(text)
-        request = REQUEST.search(text)
-        action = (request.group(1).strip() if request else "") or "status"
         launcher = base.group(1).strip().removesuffix("skills/skillopt-sleep") + "bin/skillopt-sleep" if base else ""
-        command = f"{shlex.quote(launcher) if launcher else 'skillopt-sleep'} {action}"
-        self.commands.append(command)
+        command = self.plan(text, shlex.quote(launcher) if launcher else None, REQUEST)
         return Reply(tool_calls=[ToolCall("bash", self.call(command))])
 
     @staticmethod
     def call(command: str) -> dict[str, str]:
         return {"command": command, "description": "Run skillopt-sleep", "mode": "sync"}
-
-    @property
-    def output(self) -> str:
-        return "\n".join(self.outputs)
 
 
 @pytest.fixture
@@ -113,15 +99,8 @@ def session(tmp_path):
         yield copilot, fake, model, env, project
 
 
-def tui(copilot: str, env: dict[str, str], project: Path, name: str, *args: str) -> Tmux:
-    screen = Tmux(f"{name}-{os.getpid()}-{time.monotonic_ns()}", [copilot, *args], project, env)
-    try:
-        wait_until("the copilot prompt", lambda: "/ commands" in screen.screen(), 180)
-    except TimeoutError as exc:
-        screen.kill()
-        raise TimeoutError(f"{exc}; the screen:\n{screen.screen()}") from None
-    time.sleep(3)
-    return screen
+def tui(copilot: str, env: dict[str, str], project: Path, *args: str) -> Tmux:
+    return open_tui([copilot, *args], project, env, name="skillopt-copilot-shell", ready="/ commands")
 
 
 def add_skill(copilot: str, env: dict[str, str], project: Path) -> subprocess.CompletedProcess:
@@ -167,7 +146,7 @@ def test_the_registered_skill_runs_the_engine_once_the_person_approves(session):
     out = add_skill(copilot, env, project)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
 
-    screen = tui(copilot, env, project, "skillopt-copilot-shell")
+    screen = tui(copilot, env, project)
     try:
         screen.type_line("/skillopt-sleep status")
         asked = approve(screen, model)
@@ -198,7 +177,7 @@ def test_remembering_the_launchers_path_costs_one_retry(session):
     copilot, fake, model, env, project = session
     out = add_skill(copilot, env, project)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-    screen = tui(copilot, env, project, "skillopt-copilot-retry")
+    screen = tui(copilot, env, project)
     try:
         screen.type_line("/skillopt-sleep status")
         approve(screen, model, remember=True, outputs=2)
@@ -221,11 +200,16 @@ def test_the_documented_flags_run_the_launcher_without_a_question(session):
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     launcher = SKILLS.parent / "bin" / "skillopt-sleep"
     flags = ("--add-dir", str(SKILLS.parent.parent), f"--allow-tool=shell({launcher}:*)")
-    screen = tui(copilot, env, project, "skillopt-copilot-allowed", *flags)
-    seen = []
+    screen = tui(copilot, env, project, *flags)
+    seen: list[str] = []
+
+    def answered() -> bool:
+        seen.append(screen.screen())  # every screen until the result came: no question among them
+        return bool(model.outputs)
+
     try:
         screen.type_line("/skillopt-sleep status")
-        wait_until("the tool's result to reach the model", lambda: seen.append(screen.screen()) or model.outputs, 180)
+        wait_until("the tool's result to reach the model", answered, 180)
         wait_until("the model's last answer on screen", lambda: DONE in screen.screen(), 60)
     except TimeoutError as exc:
         raise TimeoutError(f"{exc}; the screen:\n{screen.screen()}") from None
@@ -239,9 +223,7 @@ def test_a_codex_skill_in_the_personal_skills_shadows_this_one(session):
     """Copilot also reads ``~/.agents/skills/``, where ``plugins/codex/install.sh`` puts the Codex
     skill of the same name: that one wins, and this one is skipped with a warning."""
     copilot, fake, model, env, project = session
-    codex_skill = Path(env["HOME"]) / ".agents" / "skills" / "skillopt-sleep"
-    codex_skill.mkdir(parents=True)
-    shutil.copy(REPO / "plugins" / "codex" / "skills" / "skillopt-sleep" / "SKILL.md", codex_skill / "SKILL.md")
+    install_codex_skill(Path(env["HOME"]))
     assert add_skill(copilot, env, project).returncode == 0
     listed = subprocess.run(
         [copilot, "skill", "list"], cwd=project, env=env, capture_output=True, text=True, timeout=180
@@ -254,7 +236,7 @@ def test_without_the_skill_the_command_does_not_exist(session):
     """The control: without the registered skill the CLI says the command is unknown and no text of
     ours reaches the model."""
     copilot, fake, model, env, project = session
-    screen = tui(copilot, env, project, "skillopt-copilot-none")
+    screen = tui(copilot, env, project)
     try:
         screen.type_line("/skillopt-sleep status")
         wait_until("the CLI's answer", lambda: "Unknown command" in screen.screen(), 60)

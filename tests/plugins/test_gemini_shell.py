@@ -13,15 +13,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import time
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the same parser, published as tomli for older Pythons
+    import tomli as tomllib
 
 from skillopt_sleep import __version__
 from scripts.record_gemini import gemini_env, typed_text
@@ -30,25 +32,21 @@ from tests.support.agent_clis import real_agent_cli
 from tests.support.gemini_server import FakeGemini, has_function_response, json_schema, tool_names
 from tests.support.http_base import Reply, ToolCall
 from tests.support.plugin_launcher import load_launcher
+from tests.support.shell_session import DONE, REPO, ShellCalls, install_codex_skill, open_tui
 
 pytestmark = [pytest.mark.slow, pytest.mark.real_clis]
 
-REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "plugins" / "gemini"
 HEADER = "# skillopt-sleep for Gemini CLI"
 LAUNCHER = re.compile(r"`(~/\.gemini/extensions/skillopt-sleep/bin/skillopt-sleep)`")
 REQUEST = re.compile(r"The user's request \(the words after `/skillopt-sleep`; none means `status`\): (.*)\s*\Z")
-DONE = "skillopt-sleep status: done."
 
 
-class ScriptedModel:
-    """Runs the launcher the expanded prompt names with the action the person typed; records what
-    it was sent and what the shell tool gave back."""
+class ScriptedModel(ShellCalls):
+    """Runs the launcher the expanded prompt names with the action the person typed."""
 
     def __init__(self) -> None:
-        self.prompts: list[str] = []
-        self.commands: list[str] = []
-        self.outputs: list[dict[str, Any]] = []
+        super().__init__(HEADER)
 
     def __call__(self, body: dict[str, Any]) -> str | Reply | None:
         if json_schema(body):
@@ -56,22 +54,14 @@ class ScriptedModel:
         if has_function_response(body):
             for part in body["contents"][-1]["parts"]:
                 if "functionResponse" in part:
-                    self.outputs.append(part["functionResponse"])
+                    self.outputs.append(json.dumps(part["functionResponse"]))
             return DONE
         text = typed_text(body)
         if HEADER not in text or "run_shell_command" not in tool_names(body):
             return "Done."
-        self.prompts.append(text)
         launcher = LAUNCHER.search(text)
-        request = REQUEST.search(text)
-        action = (request.group(1).strip() if request else "") or "status"
-        command = f"{launcher.group(1) if launcher else 'skillopt-sleep'} {action}"
-        self.commands.append(command)
+        command = self.plan(text, launcher.group(1) if launcher else None, REQUEST)
         return Reply(tool_calls=[ToolCall("run_shell_command", {"command": command, "description": "skillopt-sleep"})])
-
-    @property
-    def output(self) -> str:
-        return json.dumps(self.outputs)
 
 
 @pytest.fixture
@@ -108,27 +98,20 @@ def install(gemini: str, env: dict[str, str], project: Path) -> subprocess.Compl
     )
 
 
-def tui(gemini: str, env: dict[str, str], project: Path, name: str) -> Tmux:
-    screen = Tmux(f"{name}-{os.getpid()}-{time.monotonic_ns()}", [gemini], project, env)
-    try:
-        wait_until("the gemini prompt", lambda: "Type your message" in screen.screen(), 120)
-    except TimeoutError as exc:
-        screen.kill()
-        raise TimeoutError(f"{exc}; the screen:\n{screen.screen()}") from None
-    time.sleep(2)
-    return screen
+def tui(gemini: str, env: dict[str, str], project: Path) -> Tmux:
+    return open_tui([gemini], project, env, name="skillopt-gemini-shell", ready="Type your message")
 
 
 def run_approved(gemini: str, env: dict[str, str], project: Path, model: ScriptedModel, line: str) -> str:
     """Type ``line``, approve the shell command the way a person does (Enter on the highlighted
     "Allow once") and wait for the model's answer to its result. Returns the question's screen."""
-    screen = tui(gemini, env, project, "skillopt-gemini-shell")
+    screen = tui(gemini, env, project)
     try:
         screen.type_line(line)
         wait_until("the approval question", lambda: "Allow once" in screen.screen(), 180)
         asked = screen.screen()
         screen.keys("Enter")
-        wait_until("the tool's result to reach the model", lambda: model.outputs, 180)
+        wait_until("the tool's result to reach the model", lambda: bool(model.outputs), 180)
         wait_until("the model's last answer on screen", lambda: DONE in screen.screen(), 60)
         return asked
     except TimeoutError as exc:
@@ -165,12 +148,10 @@ def test_a_codex_skill_of_the_same_name_renames_the_command(session):
     both (the extension's to ``/skillopt-sleep:skillopt-sleep``), says so at start-up, and that
     name runs this extension's command."""
     gemini, fake, model, env, project = session
-    codex_skill = Path(env["HOME"]) / ".agents" / "skills" / "skillopt-sleep"
-    codex_skill.mkdir(parents=True)
-    shutil.copy(REPO / "plugins" / "codex" / "skills" / "skillopt-sleep" / "SKILL.md", codex_skill / "SKILL.md")
+    install_codex_skill(Path(env["HOME"]))
     out = install(gemini, env, project)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-    screen = tui(gemini, env, project, "skillopt-gemini-clash")
+    screen = tui(gemini, env, project)
     try:
         wait_until("the rename notice", lambda: "'/skillopt-sleep:skillopt-sleep'" in screen.screen(), 60)
     except TimeoutError as exc:
@@ -187,7 +168,7 @@ def test_without_the_extension_the_command_does_not_exist(session):
     """The control: without the extension the typed line is no command; the CLI sends it to the
     model as it is, and no prompt of ours reaches the model."""
     gemini, fake, model, env, project = session
-    screen = tui(gemini, env, project, "skillopt-gemini-none")
+    screen = tui(gemini, env, project)
     try:
         screen.type_line("/skillopt-sleep status")
         wait_until("the model's answer on screen", lambda: "Done." in screen.screen(), 120)

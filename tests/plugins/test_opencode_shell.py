@@ -26,30 +26,26 @@ from tests.support.agent_clis import real_agent_cli
 from tests.support.chat_server import FakeChat, last_role, last_user_message, message_text
 from tests.support.http_base import Reply, ToolCall
 from tests.support.plugin_launcher import load_launcher
+from tests.support.shell_session import DONE, REPO, ShellCalls, install_codex_skill, open_tui
 from tests.support.opencode_session import opencode_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.real_clis]
 
-REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "plugins" / "opencode"
 HEADER = "# skillopt-sleep for OpenCode"
 LAUNCHER = re.compile(r"^launcher: `(.+)`$", re.M)
 REQUEST = re.compile(r"The user's request \(the words after `/skillopt-sleep`; none means `status`\): (.*)\s*\Z")
-DONE = "skillopt-sleep status: done."
 
 
 def tool_names(body: dict[str, Any]) -> set[str]:
     return {t.get("function", {}).get("name", "") for t in body.get("tools") or [] if isinstance(t, dict)}
 
 
-class ScriptedModel:
-    """Runs the launcher the expanded template names with the action the person typed; records
-    what it was sent and what the bash tool gave back."""
+class ScriptedModel(ShellCalls):
+    """Runs the launcher the expanded template names with the action the person typed."""
 
     def __init__(self) -> None:
-        self.prompts: list[str] = []
-        self.commands: list[str] = []
-        self.outputs: list[str] = []
+        super().__init__(HEADER)
 
     def __call__(self, body: dict[str, Any]) -> str | Reply:
         system = " ".join(message_text(m) for m in body.get("messages") or [] if m.get("role") == "system")
@@ -61,17 +57,9 @@ class ScriptedModel:
         text = last_user_message(body)
         if HEADER not in text or "bash" not in tool_names(body):
             return "Done."
-        self.prompts.append(text)
         launcher = LAUNCHER.search(text)
-        request = REQUEST.search(text)
-        action = (request.group(1).strip() if request else "") or "status"
-        command = f"{launcher.group(1) if launcher else 'skillopt-sleep'} {action}"
-        self.commands.append(command)
+        command = self.plan(text, launcher.group(1) if launcher else None, REQUEST)
         return Reply(tool_calls=[ToolCall("bash", {"command": command, "description": "Run skillopt-sleep"})])
-
-    @property
-    def output(self) -> str:
-        return "\n".join(self.outputs)
 
 
 @pytest.fixture
@@ -90,15 +78,8 @@ def session(tmp_path):
         yield opencode, fake, model, env, project
 
 
-def tui(opencode: str, env: dict[str, str], project: Path, name: str) -> Tmux:
-    screen = Tmux(f"{name}-{os.getpid()}-{time.monotonic_ns()}", [opencode], project, env)
-    try:
-        wait_until("the opencode prompt", lambda: "ctrl+p" in screen.screen(), 120)
-    except TimeoutError as exc:
-        screen.kill()
-        raise TimeoutError(f"{exc}; the screen:\n{screen.screen()}") from None
-    time.sleep(2)
-    return screen
+def tui(opencode: str, env: dict[str, str], project: Path) -> Tmux:
+    return open_tui([opencode], project, env, name="skillopt-opencode-shell", ready="ctrl+p")
 
 
 def type_command(screen: Tmux, fake: FakeChat, line: str) -> None:
@@ -124,10 +105,10 @@ def install(env: dict[str, str]) -> None:
 
 def run_status(opencode: str, fake: FakeChat, model: ScriptedModel, env: dict[str, str], project: Path) -> str:
     """Type ``/skillopt-sleep status`` and wait until the model answered the tool's result; the screen."""
-    screen = tui(opencode, env, project, "skillopt-opencode-shell")
+    screen = tui(opencode, env, project)
     try:
         type_command(screen, fake, "/skillopt-sleep status")
-        wait_until("the tool's result to reach the model", lambda: model.outputs, 180)
+        wait_until("the tool's result to reach the model", lambda: bool(model.outputs), 180)
         wait_until("the model's last answer on screen", lambda: DONE in screen.screen(), 60)
         return screen.screen()
     except TimeoutError as exc:
@@ -157,9 +138,7 @@ def test_the_command_wins_over_a_codex_skill_of_the_same_name(session):
     ``plugins/codex/install.sh`` puts the Codex skill ``skillopt-sleep``: the installed command is
     what ``/skillopt-sleep`` runs all the same."""
     opencode, fake, model, env, project = session
-    codex_skill = Path(env["HOME"]) / ".agents" / "skills" / "skillopt-sleep"
-    codex_skill.mkdir(parents=True)
-    shutil.copy(REPO / "plugins" / "codex" / "skills" / "skillopt-sleep" / "SKILL.md", codex_skill / "SKILL.md")
+    install_codex_skill(Path(env["HOME"]))
     install(env)
     run_status(opencode, fake, model, env, project)
     (prompt,) = model.prompts
@@ -171,7 +150,7 @@ def test_without_the_command_the_line_is_no_command(session):
     """The control: without the installed command the typed line is no command; OpenCode sends it
     to the model as it is, and no template of ours reaches the model."""
     opencode, fake, model, env, project = session
-    screen = tui(opencode, env, project, "skillopt-opencode-none")
+    screen = tui(opencode, env, project)
     try:
         type_command(screen, fake, "/skillopt-sleep status")
         time.sleep(5)

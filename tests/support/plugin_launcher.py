@@ -13,6 +13,8 @@ def load_launcher(path: Path) -> ModuleType:
     """The launcher at ``path`` (not resolved: it looks for the package source above where it was
     called from, as when a person runs it)."""
     loader = importlib.machinery.SourceFileLoader("skillopt_sleep_plugin_launcher", str(path))
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
     return module
