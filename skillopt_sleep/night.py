@@ -34,6 +34,7 @@ from skillopt_sleep.replay.dream import split_measurable
 from skillopt_sleep.errors import EXIT_BUDGET, EXIT_CONFIG, EXIT_HANDOFF, EXIT_PROVIDER, EXIT_USAGE, UserError
 from skillopt_sleep.footprint import Footprint
 from skillopt_sleep.gather import Gathered, gather_tasks, miner_for
+from skillopt_sleep.night_handoff import handoff_in_project, handoffs, stop_for_answers, waiting_prompts
 from skillopt_sleep.paths import project_dirs, user_dirs
 from skillopt_sleep.report.proposal import task_summaries
 from skillopt_sleep.replay.scoring import left_out_notes
@@ -162,7 +163,7 @@ def _night(
     # ... then ``auto`` becomes a concrete backend, or the night stops here with the choices.
     agents, harvested = _auto_agents(opts)
     opts.config, choice = resolve_config(opts.config, agents, harvested=harvested)
-    opts.config = _handoff_in_project(opts.config, opts.project)
+    opts.config = handoff_in_project(opts.config, opts.project)
     if choice is not None:
         report.backend_choice = f"auto chose {choice.spec}: {choice.reason}"
         opts.progress(report.backend_choice)
@@ -217,11 +218,11 @@ def _night(
         ) from None
     except AnswerPending:
         assert models is not None  # only a call waits, and every call goes through the models
-        stop = _stopped_for_answers(report, models)
-        for backend in _handoffs(models):  # the list the person's agent works through
-            for key in backend.waiting():
-                opts.progress(f"prompt: {backend.prompts / f'{key}.md'}")
-        raise stop from None
+        # A round, not a failure: the person's agent answers the prompts and the same command goes on.
+        message = stop_for_answers(report, models)
+        for prompt in waiting_prompts(models):
+            opts.progress(f"prompt: {prompt}")
+        raise NightStopped(report, message, EXIT_HANDOFF) from None
     except BudgetExceeded as exc:
         assert models is not None  # only a call spends, and every call goes through the models
         report.status = "budget"
@@ -480,44 +481,8 @@ def _fill(report: NightReport, outcome: Outcome, models: Models) -> None:
             "tasks and model: kept from an earlier or an interrupted night)"
         )
     report.notes.extend(models.spending_notes())
-    report.notes.extend(backend.finished() for backend in _handoffs(models))
+    report.notes.extend(backend.finished() for backend in handoffs(models))
     report.notes.append("phases (requests issued): " + ", ".join(f"{k}={v}" for k, v in outcome.phases.items()))
-
-
-def _handoff_in_project(config: Config, project: Path) -> Config:
-    """A handoff night keeps its prompt and answer files in the project, where the person's agent
-    works (``backends/handoff.py``), unless the config names a folder."""
-    if "handoff" not in {config.backend_for(role).split(":", 1)[0].strip().lower() for role in ("target", "optimizer")}:
-        return config
-    options = {name: dict(values) for name, values in config.models.backend_options.items()}
-    options.setdefault("handoff", {}).setdefault("dir", str(project_dirs(project).root / "handoff"))
-    return config.replace(backend_options=options)
-
-
-def _handoffs(models: Models) -> list[Any]:
-    from skillopt_sleep.backends.handoff import HandoffBackend
-
-    backends = {id(c.backend): c.backend for c in (models.target, models.optimizer)}.values()
-    return [b for b in backends if isinstance(b, HandoffBackend)]
-
-
-def _stopped_for_answers(report: NightReport, models: Models) -> NightStopped:
-    """A handoff night that needs answers before it can go on: a round, not a failure. Nothing is
-    staged or recorded; the harvest is not committed, so the next run reads the same sessions and
-    asks the same calls (answered ones from their files)."""
-    handoffs = _handoffs(models)
-    waiting = sum(backend.stopped(report.night_id) for backend in handoffs)
-    where = ", ".join(str(backend.prompts) for backend in handoffs) or "the handoff folder"
-    report.status = "handoff"
-    report.calls, report.usage = models.calls(), models.usage()
-    report.notes.append(f"stopped for answers: {waiting} prompt(s) wait in {where}")
-    report.finished = datetime.now(timezone.utc)
-    return NightStopped(
-        report,
-        f"{waiting} prompt(s) wait in {where}: answer each in answers/<same name> "
-        "(a fresh sub-agent per prompt), then run the same command again",
-        EXIT_HANDOFF,
-    )
 
 
 def _finish(report: NightReport, stateful: bool, gathered: Gathered, history: Any) -> NightReport:
