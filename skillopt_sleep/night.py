@@ -239,7 +239,7 @@ def _night(
         if models is not None:
             models.close()  # no call of this night runs on, whatever ended it
         if scores is not None and stateful:
-            _save_scores(scores, report)
+            _save(scores, "score cache", report)
         if opts.call_progress is not None:
             opts.call_progress.finish()
         if evidence is not None:
@@ -255,22 +255,14 @@ def _score_cache(opts: NightOptions) -> ScoreCache | None:
     return ScoreCache.load(project_dirs(opts.project).root / "scores.jsonl", max_age_days=days)
 
 
-def _save_scores(scores: ScoreCache, report: NightReport) -> None:
-    """Keep this night's answers for the next (also after a budget stop or a provider failure:
-    they were paid for). A cache that cannot be written costs calls, never the night."""
+def _save(store: ScoreCache | EvidencePool, what: str, report: NightReport) -> None:
+    """Keep a store for the next night: the score cache's answers (on every way out, since they
+    were paid for) or the pool's val evidence. One that cannot be written costs calls (and, for
+    the pool, a re-roll), never the night."""
     try:
-        scores.save()
+        store.save()
     except OSError as exc:
-        report.notes.append(f"score cache not saved ({scores.path}: {exc.strerror or exc})")
-
-
-def _save_pool(pool: EvidencePool, report: NightReport) -> None:
-    """Keep tonight's val evidence for the next night; one that cannot be written costs calls
-    (and a re-roll), never the night."""
-    try:
-        pool.save()
-    except OSError as exc:
-        report.notes.append(f"val evidence not saved ({pool.path}: {exc.strerror or exc})")
+        report.notes.append(f"{what} not saved ({store.path}: {exc.strerror or exc})")
 
 
 def _learn(
@@ -315,7 +307,7 @@ def _learn(
     report.status = ("staged" if stateful else "proposed") if outcome.accepted else "no-change"
     if stateful:
         _stage(opts, report, docs, outcome, history, ledger, staging, evidence)
-        _save_pool(pool, report)
+        _save(pool, "val evidence", report)
     return _finish(report, stateful, gathered, history)
 
 
