@@ -263,7 +263,9 @@ class Recorder:
         return path
 
     def codex_headless(self, interactive: Path) -> None:
-        session_id = re.search(r"([0-9a-f-]{36})\.jsonl$", interactive.name).group(1)
+        named = re.search(r"([0-9a-f-]{36})\.jsonl$", interactive.name)
+        assert named is not None, f"no session id in {interactive.name}"
+        session_id = named.group(1)
         self.run([self.codex, "exec", "resume", session_id, "headless turn through exec resume"], self.codex_env)
         self.run([self.codex, "exec", "a headless codex question"], self.codex_env)
         for path in (self.codex_home / "sessions").rglob("*.jsonl"):

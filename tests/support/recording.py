@@ -78,7 +78,9 @@ class Tmux:
         subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True, timeout=10)
 
 
-def wait_until(what: str, check: Callable[[], bool], timeout: float = TURN_TIMEOUT) -> None:
+def wait_until(what: str, check: Callable[..., bool], timeout: float = TURN_TIMEOUT) -> None:
+    """Poll ``check()`` until it holds. It is called with no arguments; ``...`` lets a loop pass a
+    lambda that binds its turn's values as defaults (``lambda b=before: ...``)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if check():
