@@ -34,20 +34,8 @@ from tests.support.agent_clis import install_command  # noqa: E402
 from tests.support.anthropic_server import FakeAnthropic  # noqa: E402
 from tests.support.cli_run import run_cli, sample_project  # noqa: E402
 from tests.support.copilot_cli import copilot_env, copilot_model, find_cli, version  # noqa: E402
-from tests.support.recording import (  # noqa: E402
-    PLACEHOLDER_ROOT,
-    GroundTruth,
-    Tmux,
-    fresh_dir,
-    pasted_secret,
-    record,
-    recorder_parser,
-    replacing,
-    settle,
-    wait_until,
-    write_ground_truth,
-    write_gzipped,
-)
+from tests.support import recording  # noqa: E402
+from tests.support.tui import Tmux, settle, wait_until  # noqa: E402
 
 PROJECT_MARKER = "PROJECT-COPILOT-INSTRUCTIONS-MARKER"
 USER_MARKER = "USER-COPILOT-INSTRUCTIONS-MARKER"
@@ -63,8 +51,8 @@ class Recorder:
         self.fake.responder = copilot_model(self.project)
         self.env = copilot_env(root / "copilot-user", self.fake, trust=(self.project,))
         self.home = Path(self.env["HOME"]) / ".copilot"
-        self.secret = pasted_secret()
-        self.truth = GroundTruth()  # session id -> facts
+        self.secret = recording.pasted_secret()
+        self.truth = recording.GroundTruth()  # session id -> facts
         # The person's own instruction files: injected context, never prompts.
         (self.home / "copilot-instructions.md").write_text(f"# {USER_MARKER}\nAlways answer briefly.\n")
         (self.project / ".github").mkdir()
@@ -135,13 +123,13 @@ class Recorder:
 
 def write_fixtures(recorder: Recorder, out: Path) -> None:
     """Copy each session's events.jsonl (gzipped, the throwaway root replaced) and the ground truth."""
-    portable = replacing((str(recorder.root), PLACEHOLDER_ROOT))
-    fresh_dir(out / "copilot")
+    portable = recording.replacing((str(recorder.root), recording.PLACEHOLDER_ROOT))
+    recording.fresh_dir(out / "copilot")
     truth: dict[str, Any] = {
         "cli": "copilot",
         "package": "@github/copilot",
         "version": version(),
-        "placeholder_root": PLACEHOLDER_ROOT,
+        "placeholder_root": recording.PLACEHOLDER_ROOT,
         "project": portable(str(recorder.project)),
         "secret": recorder.secret,
         "injected_markers": [USER_MARKER, PROJECT_MARKER, AGENTS_MARKER],
@@ -150,15 +138,15 @@ def write_fixtures(recorder: Recorder, out: Path) -> None:
     for session_id, path in sorted(recorder.sessions().items()):
         key = f"copilot/session-state/{session_id}/events.jsonl"
         data = portable(path.read_text(encoding="utf-8")).encode("utf-8")
-        write_gzipped(out / (key + ".gz"), data)
+        recording.write_gzipped(out / (key + ".gz"), data)
         # sub-agents write into their parent's file (events with an agentId), never a file of their own
         subagents = sum(1 for line in data.splitlines() if b'"type":"subagent.started"' in line)
         truth["sessions"][key] = {**recorder.truth[session_id], "inline_subagents": subagents}
-    write_ground_truth(out / "copilot_ground_truth.json", truth)
+    recording.write_ground_truth(out / "copilot_ground_truth.json", truth)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = recorder_parser(__doc__)
+    parser = recording.recorder_parser(__doc__)
     parser.add_argument("--cli", default=find_cli())
     args = parser.parse_args(argv)
     if not args.cli or not shutil.which("tmux"):
@@ -167,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    recorder = record(lambda root: Recorder(root, args.cli), write_fixtures, args.out, args.keep)
+    recorder = recording.record(lambda root: Recorder(root, args.cli), write_fixtures, args.out, args.keep)
     print(json.dumps({"out": str(args.out), "sessions": len(recorder.truth)}))
     return 0
 

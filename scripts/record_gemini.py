@@ -44,20 +44,8 @@ from tests.support.gemini_server import (  # noqa: E402
 )
 from tests.support.http_base import Reply, ToolCall, sample_for_schema  # noqa: E402
 from tests.support.real_clients import client_env  # noqa: E402
-from tests.support.recording import (  # noqa: E402
-    PLACEHOLDER_ROOT,
-    GroundTruth,
-    Tmux,
-    fresh_dir,
-    pasted_secret,
-    record,
-    recorder_parser,
-    replacing,
-    settle,
-    wait_until,
-    write_ground_truth,
-    write_gzipped,
-)
+from tests.support import recording  # noqa: E402
+from tests.support.tui import Tmux, settle, wait_until  # noqa: E402
 
 GEMINI_MARKER = "USER-GEMINI-MD-MARKER"
 # stands for the pasted secret in the ground truth, which names it only by its sha-256
@@ -170,7 +158,7 @@ class Recorder:
         self.root = root
         self.gemini = gemini
         self.project = sample_project(root)
-        self.secret = pasted_secret()
+        self.secret = recording.pasted_secret()
         self.fake = FakeGemini(key="AIza" + secrets.token_urlsafe(26)).start()
         self.fake.responder = gemini_model
         self.env = gemini_env(root / "gemini-user", self.fake)
@@ -187,7 +175,7 @@ class Recorder:
         ).stdout.strip()
         (self.gemini_dir / "GEMINI.md").write_text(f"# {GEMINI_MARKER}\nAlways answer briefly.\n")
         (self.project / "GEMINI.md").write_text("# Project rules\nCommit messages carry a Refs: trailer.\n")
-        self.truth = GroundTruth()  # session file (relative to HOME) -> facts
+        self.truth = recording.GroundTruth()  # session file (relative to HOME) -> facts
 
     def close(self) -> None:
         self.fake.stop()
@@ -267,8 +255,8 @@ class Recorder:
 def write_fixtures(recorder: Recorder, out: Path) -> None:
     """Copy the session files and each project's prompt log (gzipped, the throwaway root
     replaced) and write the ground truth."""
-    portable = replacing((str(recorder.root), PLACEHOLDER_ROOT))
-    fresh_dir(out / "gemini")
+    portable = recording.replacing((str(recorder.root), recording.PLACEHOLDER_ROOT))
+    recording.fresh_dir(out / "gemini")
 
     def hidden(facts: dict[str, Any]) -> dict[str, Any]:
         return dict(facts, typed=[t.replace(recorder.secret, SECRET_PLACEHOLDER) for t in facts["typed"]])
@@ -277,7 +265,7 @@ def write_fixtures(recorder: Recorder, out: Path) -> None:
         "cli": "gemini",
         "package": "@google/gemini-cli",
         "version": recorder.version,
-        "placeholder_root": PLACEHOLDER_ROOT,
+        "placeholder_root": recording.PLACEHOLDER_ROOT,
         "project": portable(str(recorder.project)),
         "secret_placeholder": SECRET_PLACEHOLDER,
         "secret_sha256": hashlib.sha256(recorder.secret.encode()).hexdigest(),
@@ -291,10 +279,10 @@ def write_fixtures(recorder: Recorder, out: Path) -> None:
                 keep.add((project_dir / name).relative_to(home).as_posix())
     for key in sorted(keep):
         data = portable((home / key).read_text(encoding="utf-8")).encode("utf-8")
-        write_gzipped(out / (portable(key).removeprefix(".") + ".gz"), data)
+        recording.write_gzipped(out / (portable(key).removeprefix(".") + ".gz"), data)
         if key in recorder.truth:
             truth["sessions"][portable(key).removeprefix(".")] = hidden(recorder.truth[key])
-    write_ground_truth(out / "gemini_ground_truth.json", truth)
+    recording.write_ground_truth(out / "gemini_ground_truth.json", truth)
 
 
 def default_gemini() -> str:
@@ -308,14 +296,14 @@ def default_gemini() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = recorder_parser(__doc__)
+    parser = recording.recorder_parser(__doc__)
     parser.add_argument("--gemini", default=None, help="the gemini executable")
     args = parser.parse_args(argv)
     gemini = args.gemini or default_gemini()
     if not gemini or not os.access(gemini, os.X_OK) or not shutil.which("tmux"):
         print("record_gemini: needs tmux and the gemini CLI (--gemini PATH or SKILLOPT_GEMINI_CLI)", file=sys.stderr)
         return 2
-    recorder = record(lambda root: Recorder(root, gemini), write_fixtures, args.out, args.keep)
+    recorder = recording.record(lambda root: Recorder(root, gemini), write_fixtures, args.out, args.keep)
     print(json.dumps({"out": str(args.out), "sessions": len(recorder.truth), "version": recorder.version}))
     return 0
 

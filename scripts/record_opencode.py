@@ -40,17 +40,7 @@ from tests.support.chat_server import FakeChat, last_role, last_user_message, me
 from tests.support.cli_run import sample_project  # noqa: E402
 from tests.support.http_base import Reply, ToolCall  # noqa: E402
 from tests.support.opencode_session import OpenCodeUser, database  # noqa: E402
-from tests.support.recording import (  # noqa: E402
-    PLACEHOLDER_ROOT,
-    GroundTruth,
-    fresh_dir,
-    pasted_secret,
-    record,
-    recorder_parser,
-    replacing,
-    write_ground_truth,
-    write_gzipped,
-)
+from tests.support import recording  # noqa: E402
 
 SECRET_PLACEHOLDER = "{SECRET}"
 TITLE = "Release notes work"
@@ -118,8 +108,8 @@ class Recorder:
         self.fake = FakeChat(key="sk-" + secrets.token_urlsafe(30)).start()
         self.fake.responder = opencode_model(self.project)
         self.user = OpenCodeUser(str(cli), self.project, self.home, self.fake)
-        self.secret = pasted_secret()
-        self.truth = GroundTruth()  # session id -> facts
+        self.secret = recording.pasted_secret()
+        self.truth = recording.GroundTruth()  # session id -> facts
 
     def close(self) -> None:
         self.fake.stop()
@@ -168,7 +158,7 @@ def write_fixtures(recorder: Recorder, out: Path) -> None:
     """The database (one checkpointed file, the throwaway root replaced) and the ground truth."""
     root = str(recorder.root)
     target = out / "opencode"
-    fresh_dir(target)
+    recording.fresh_dir(target)
     target.mkdir(parents=True)
     with tempfile.TemporaryDirectory() as scratch:
         copy = Path(scratch) / "opencode.db"
@@ -183,7 +173,7 @@ def write_fixtures(recorder: Recorder, out: Path) -> None:
                         name = column[1]
                         portable.execute(
                             f"UPDATE {table} SET {name} = replace({name}, ?, ?) WHERE {name} LIKE ?",
-                            (root, PLACEHOLDER_ROOT, f"%{root}%"),
+                            (root, recording.PLACEHOLDER_ROOT, f"%{root}%"),
                         )
             portable.commit()
             portable.execute("VACUUM")
@@ -192,14 +182,14 @@ def write_fixtures(recorder: Recorder, out: Path) -> None:
         data = copy.read_bytes()
     if root.encode() in data:
         raise RuntimeError("the throwaway root is still in the database")
-    write_gzipped(target / "opencode.db.gz", data)
-    portable_text = replacing((root, PLACEHOLDER_ROOT), (recorder.secret, SECRET_PLACEHOLDER))
+    recording.write_gzipped(target / "opencode.db.gz", data)
+    portable_text = recording.replacing((root, recording.PLACEHOLDER_ROOT), (recorder.secret, SECRET_PLACEHOLDER))
 
     truth = {
         "cli": "opencode",
         "package": pinned()["opencode"][0],
         "version": recorder.user.version(),
-        "placeholder_root": PLACEHOLDER_ROOT,
+        "placeholder_root": recording.PLACEHOLDER_ROOT,
         "project": portable_text(str(recorder.project)),
         "database": "opencode/opencode.db",
         "secret_sha256": hashlib.sha256(recorder.secret.encode()).hexdigest(),
@@ -211,11 +201,11 @@ def write_fixtures(recorder: Recorder, out: Path) -> None:
             for session_id, facts in recorder.truth.items()
         },
     }
-    write_ground_truth(out / "opencode_ground_truth.json", truth)
+    recording.write_ground_truth(out / "opencode_ground_truth.json", truth)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = recorder_parser(__doc__)
+    parser = recording.recorder_parser(__doc__)
     parser.add_argument("--cli", type=Path, default=None, help="the opencode executable")
     args = parser.parse_args(argv)
     cli = args.cli or install_dir("opencode") / "node_modules" / ".bin" / "opencode"
@@ -224,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             f"record_opencode: needs tmux and the CLI ({install_command('opencode')}, or --cli PATH)", file=sys.stderr
         )
         return 2
-    recorder = record(lambda root: Recorder(root, cli), write_fixtures, args.out, args.keep)
+    recorder = recording.record(lambda root: Recorder(root, cli), write_fixtures, args.out, args.keep)
     print(json.dumps({"out": str(args.out), "sessions": len(recorder.truth)}))
     return 0
 

@@ -36,21 +36,8 @@ from tests.support.anthropic_server import FakeAnthropic, last_user_text  # noqa
 from tests.support.cli_run import run_cli  # noqa: E402
 from tests.support.http_base import Reply, ToolCall  # noqa: E402
 from tests.support.pi_env import pi_env, pi_version  # noqa: E402
-from tests.support.recording import (  # noqa: E402
-    PLACEHOLDER_ROOT,
-    GroundTruth,
-    Tmux,
-    files_containing,
-    fresh_dir,
-    pasted_secret,
-    record,
-    recorder_parser,
-    replacing,
-    settle,
-    wait_until,
-    write_ground_truth,
-    write_gzipped,
-)
+from tests.support import recording  # noqa: E402
+from tests.support.tui import Tmux, files_containing, settle, wait_until  # noqa: E402
 
 AGENTS_MARKER = "USER-PI-AGENTS-MD-MARKER"
 SKILL = "release-notes"
@@ -101,8 +88,8 @@ class PiRecorder:
         (skill / "SKILL.md").write_text(
             f"---\nname: {SKILL}\ndescription: Write release notes.\n---\nList changes; cite the ticket.\n"
         )
-        self.secret = pasted_secret()
-        self.truth = GroundTruth()  # session file (relative to the sessions folder) -> facts
+        self.secret = recording.pasted_secret()
+        self.truth = recording.GroundTruth()  # session file (relative to the sessions folder) -> facts
 
     def close(self) -> None:
         self.fake.stop()
@@ -171,13 +158,15 @@ class PiRecorder:
 
 def write_fixtures(recorder: PiRecorder, out: Path) -> None:
     root = str(recorder.root)
-    portable = replacing((root, PLACEHOLDER_ROOT), (pi_slug(root)[:-2], pi_slug(PLACEHOLDER_ROOT)[:-2]))
-    fresh_dir(out / "pi")
+    portable = recording.replacing(
+        (root, recording.PLACEHOLDER_ROOT), (pi_slug(root)[:-2], pi_slug(recording.PLACEHOLDER_ROOT)[:-2])
+    )
+    recording.fresh_dir(out / "pi")
     truth: dict[str, Any] = {
         "cli": "pi",
         "package": "@mariozechner/pi-coding-agent",
         "version": pi_version(recorder.pi),
-        "placeholder_root": PLACEHOLDER_ROOT,
+        "placeholder_root": recording.PLACEHOLDER_ROOT,
         "project": portable(str(recorder.project)),
         "secret": recorder.secret,
         "sessions": {},
@@ -186,13 +175,15 @@ def write_fixtures(recorder: PiRecorder, out: Path) -> None:
         key = recorder.key(path)
         if key not in recorder.truth:
             continue
-        write_gzipped(out / (portable(key) + ".gz"), portable(path.read_text(encoding="utf-8")).encode("utf-8"))
+        recording.write_gzipped(
+            out / (portable(key) + ".gz"), portable(path.read_text(encoding="utf-8")).encode("utf-8")
+        )
         truth["sessions"][portable(key)] = recorder.truth[key]
-    write_ground_truth(out / "pi_ground_truth.json", truth)
+    recording.write_ground_truth(out / "pi_ground_truth.json", truth)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = recorder_parser(__doc__)
+    parser = recording.recorder_parser(__doc__)
     parser.add_argument("--pi", default=None, help="the pi executable (default: the pinned install)")
     args = parser.parse_args(argv)
     if args.pi is None:
@@ -202,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.pi or not os.access(args.pi, os.X_OK) or not shutil.which("tmux"):
         print("record_pi: needs tmux and the pi CLI (--pi PATH)", file=sys.stderr)
         return 2
-    recorder = record(lambda root: PiRecorder(root, args.pi), write_fixtures, args.out, args.keep)
+    recorder = recording.record(lambda root: PiRecorder(root, args.pi), write_fixtures, args.out, args.keep)
     print(json.dumps({"out": str(args.out), "sessions": len(recorder.truth)}))
     return 0
 

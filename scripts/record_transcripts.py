@@ -38,20 +38,8 @@ from tests.support.cli_run import run_cli, sample_project  # noqa: E402
 from tests.support.http_base import Reply, ToolCall  # noqa: E402
 from tests.support.openai_server import FakeOpenAI, last_input_text  # noqa: E402
 from tests.support.provider_env import claude_env, codex_env  # noqa: E402
-from tests.support.recording import (  # noqa: E402
-    PLACEHOLDER_ROOT,
-    GroundTruth,
-    Tmux,
-    files_containing,
-    fresh_dir,
-    record,
-    recorder_parser,
-    replacing,
-    settle,
-    wait_until,
-    write_ground_truth,
-    write_gzipped,
-)
+from tests.support import recording  # noqa: E402
+from tests.support.tui import Tmux, files_containing, settle, wait_until  # noqa: E402
 
 CLAUDE_MARKER = "USER-CLAUDE-MD-MARKER"
 CODEX_MARKER = "USER-AGENTS-MD-MARKER"
@@ -122,7 +110,7 @@ class Recorder:
         self.claude = str(clis / "claude")
         self.codex = str(clis / "codex")
         self.project = sample_project(root)
-        self.truth = GroundTruth()  # session file (relative) -> facts
+        self.truth = recording.GroundTruth()  # session file (relative) -> facts
         self.anthropic = FakeAnthropic(key="sk-ant-api03-" + secrets.token_urlsafe(30)).start()
         self.anthropic.responder = claude_model
         self.openai = FakeOpenAI(key="sk-proj-" + secrets.token_urlsafe(30)).start()
@@ -279,11 +267,13 @@ class Recorder:
 def write_fixtures(recorder: Recorder, out: Path) -> None:
     """Copy the written transcripts (gzipped, the throwaway root replaced) and the ground truth."""
     root = str(recorder.root)
-    portable = replacing((root, PLACEHOLDER_ROOT), (claude_slug(root), claude_slug(PLACEHOLDER_ROOT)))
-    fresh_dir(out)
+    portable = recording.replacing(
+        (root, recording.PLACEHOLDER_ROOT), (claude_slug(root), claude_slug(recording.PLACEHOLDER_ROOT))
+    )
+    recording.fresh_dir(out)
     out.mkdir(parents=True)
     truth: dict[str, Any] = {
-        "placeholder_root": PLACEHOLDER_ROOT,
+        "placeholder_root": recording.PLACEHOLDER_ROOT,
         "project": portable(str(recorder.project)),
         "sessions": {},
     }
@@ -292,15 +282,15 @@ def write_fixtures(recorder: Recorder, out: Path) -> None:
             key = path.relative_to(home.parent).as_posix()
             if key not in recorder.truth:
                 continue  # history.jsonl and other state: not transcripts
-            write_gzipped(
+            recording.write_gzipped(
                 out / (portable(key).lstrip(".") + ".gz"), portable(path.read_text(encoding="utf-8")).encode()
             )
             truth["sessions"][portable(key).lstrip(".")] = recorder.truth[key]
-    write_ground_truth(out / "ground_truth.json", truth)
+    recording.write_ground_truth(out / "ground_truth.json", truth)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = recorder_parser(__doc__)
+    parser = recording.recorder_parser(__doc__)
     parser.add_argument(
         "--clis", type=Path, default=Path(os.environ.get("SKILLOPT_REAL_CLIS", "").split(os.pathsep)[0])
     )
@@ -308,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.clis / "claude").exists() or not (args.clis / "codex").exists() or not shutil.which("tmux"):
         print("record_transcripts: needs tmux and the real CLIs (--clis DIR or SKILLOPT_REAL_CLIS)", file=sys.stderr)
         return 2
-    recorder = record(lambda root: Recorder(root, args.clis), write_fixtures, args.out, args.keep)
+    recorder = recording.record(lambda root: Recorder(root, args.clis), write_fixtures, args.out, args.keep)
     print(json.dumps({"out": str(args.out), "sessions": len(recorder.truth)}))
     return 0
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tests.support.chat_server import FakeChat
 from tests.support.cli_run import run_cli
-from tests.support.recording import Tmux, settle, wait_until
+from tests.support.tui import Tmux, settle, wait_until
 
 MODEL = "fake-model"
 AGENTS_MARKER = "USER-AGENTS-MD-MARKER"
