@@ -342,8 +342,8 @@ def race_trial(index: int, same_night: bool, seed: int) -> dict[str, Any]:
             )
             for night in nights
         ]
-        results = [(p.communicate(timeout=COMMAND_TIMEOUT)[1], p.returncode) for p in procs]
-        results = [(code, err) for err, code in results]
+        errors = [p.communicate(timeout=COMMAND_TIMEOUT)[1] for p in procs]  # waits: returncode is set after
+        results = [(p.returncode, err) for p, err in zip(procs, errors, strict=True)]
         codes = sorted(code for code, _ in results)
         loser = [err for code, err in results if code != 0]
         groups = adoptions(trial.project)

@@ -28,8 +28,8 @@ def _bench_learning() -> Any:
     if not path.is_file():
         raise SystemExit(f"bench_document: {path} is missing (it drives the nights this compares)")
     spec = importlib.util.spec_from_file_location("bench_learning", path)
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
     sys.modules["bench_learning"] = module
     spec.loader.exec_module(module)
     return module

@@ -113,7 +113,9 @@ def _caps(text: str, ks: list[int]) -> list[tuple[str, dict[int, int | None]]]:
             out.append(("uncapped", dict.fromkeys(ks)))
         else:
             values = [int(v) for v in item.split("/")]
-            per_k = dict(zip(ks, values if len(values) == len(ks) else values * len(ks), strict=False))
+            per_k: dict[int, int | None] = dict(
+                zip(ks, values if len(values) == len(ks) else values * len(ks), strict=False)
+            )
             out.append((f"max_calls {item}", per_k))
     return out
 

@@ -92,6 +92,7 @@ def time_hook(event: str, project: Path, env: dict[str, str]) -> tuple[float, fl
             env=env,
             cwd=str(project),
         )
+        assert proc.stdin is not None  # stdin=PIPE
         proc.stdin.write(payload)
         proc.stdin.close()
         _, status, usage = os.wait4(proc.pid, 0)

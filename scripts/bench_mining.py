@@ -70,6 +70,7 @@ from collections import Counter, defaultdict
 from itertools import combinations
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from skillopt_sleep.backends import BackendSpecError, ProviderError, make_backend
 from skillopt_sleep.backends.client import Client
@@ -181,7 +182,11 @@ def score_checks(items: list[dict[str, Any]], miner: LlmMiner | None = None) -> 
         }
         for key, row in sorted(per.items())
     }
-    result = {"by_category": out, "polarity_accuracy": ratio(polarity_right, len(items)), "misses": misses}
+    result: dict[str, Any] = {
+        "by_category": out,
+        "polarity_accuracy": ratio(polarity_right, len(items)),
+        "misses": misses,
+    }
     if miner is not None:
         result["failed_calls"] = failed_calls
         result["rejected_checks"] = dict(miner.rejected)
@@ -493,8 +498,7 @@ def scale_run(sizes: list[int]) -> dict[str, Any]:
         return average_link(self, *args, **kwargs)
 
     rows = []
-    clustering._Groups.average_link = counting
-    try:
+    with mock.patch.object(clustering._Groups, "average_link", counting):
         for sessions in sizes:
             digests = synthetic_history(sessions)
             requests = requests_from(digests)
@@ -521,8 +525,6 @@ def scale_run(sizes: list[int]) -> dict[str, Any]:
                     "recurring_groups": result.groups - result.one_off,
                 }
             )
-    finally:
-        clustering._Groups.average_link = average_link
     out: dict[str, Any] = {"sizes": rows}
     if len(rows) > 1 and rows[0]["cluster_cpu_seconds"] > 0:
         size_ratio = rows[-1]["requests"] / rows[0]["requests"]

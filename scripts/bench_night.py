@@ -202,7 +202,7 @@ def _patched_backends(wrap: Any) -> Any:
 
     @contextlib.contextmanager
     def patched() -> Any:
-        holders = [
+        holders: list[Any] = [
             m
             for name, m in list(sys.modules.items())
             if name.startswith("skillopt_sleep") and getattr(m, "make_backend", None) is real
@@ -273,7 +273,7 @@ def run_calls(
     old_home = os.environ.get("SKILLOPT_SLEEP_HOME")
     try:
         for k in ks:
-            rows = []
+            rows: list[dict[str, Any]] = []
             for seed in seeds:
                 with tempfile.TemporaryDirectory(prefix="skillopt-bench-") as tmp:
                     root = Path(tmp)
@@ -451,7 +451,7 @@ def main(argv: list[str] | None = None) -> int:
                 "recall_k": LearningSettings.recall_k,
                 "dream_factor": LearningSettings.dream_factor,
             }
-            result = {"variants": {}}
+            result: dict[str, Any] = {"variants": {}}
             for name, changed in VARIANTS.items():
                 full = run_calls(ks, seeds, defaults | changed, fresh_second=args.fresh_second, sim=args.sim)
                 result["variants"][name] = {

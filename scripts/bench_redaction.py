@@ -31,6 +31,7 @@ import re
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -85,7 +86,11 @@ def recall(seed: int, per_shape: int) -> dict:
 
 def precision(show: bool, lines: tuple[str, ...] = ORDINARY) -> dict:
     mangled = [(line, redact(line)) for line in lines if redact(line) != line]
-    out = {"ordinary_lines": len(lines), "mangled": len(mangled), "mangled_rate": round(len(mangled) / len(lines), 4)}
+    out: dict[str, Any] = {
+        "ordinary_lines": len(lines),
+        "mangled": len(mangled),
+        "mangled_rate": round(len(mangled) / len(lines), 4),
+    }
     if show:
         out["mangled_lines"] = [{"line": a, "redacted": b} for a, b in mangled]
     return out

@@ -31,6 +31,7 @@ from skillopt_sleep.backends.base import Completion, Request  # noqa: E402
 from skillopt_sleep.backends.budget import Budget  # noqa: E402
 from skillopt_sleep.backends.client import Client, Stats  # noqa: E402
 from skillopt_sleep.backends.limits import Limiter  # noqa: E402
+from skillopt_sleep.backends.pricing import Price  # noqa: E402
 from skillopt_sleep.backends.models import Models  # noqa: E402
 from skillopt_sleep.gate.call_cap import CallCap, out_of_calls  # noqa: E402
 from skillopt_sleep.gate.phases import gate_each  # noqa: E402
@@ -52,7 +53,8 @@ class World:
     every (prompt, sample) its own seeded draw, so a repeated request gets the same answer."""
 
     id = "bench-resume"
-    price = None
+    price: Price | None = None  # no cost: the cap counts calls only
+    offline = True  # a scripted world: no model answers
 
     def __init__(self, seed: int, base: float, effect: float):
         self.seed, self.base, self.effect = seed, base, effect
@@ -96,7 +98,7 @@ def one_trial(trial: int, args: argparse.Namespace, root: Path, cap: int | None)
     cache = ScoreCache(root / f"scores-{trial}-{cap}.jsonl")
     pool = EvidencePool(None, str(root), "bench", docs.fingerprint())
     rule = Edit("skill", "add", content=RULE, evidence=["t0"])
-    calls = []
+    calls: list[int] = []
     for night in range(args.nights if cap is not None else 1):
         budget = Budget(max_calls=cap)
         backend = World(args.seed * 100003 + trial, args.base, args.effect)

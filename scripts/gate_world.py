@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from skillopt_sleep.backends.base import Completion, Request
+from skillopt_sleep.backends.pricing import Price
 from skillopt_sleep.backends.sim.latent import task_chance
 from skillopt_sleep.types import TaskRecord, Usage
 
@@ -93,7 +94,8 @@ class WorldBackend:
         self.seed = seed
         self.proposals = proposals
         self.id = "world"  # one target model on every night: its evidence pools
-        self.price = None  # no cost: a call cap (--max-calls) counts calls only
+        self.price: Price | None = None  # no cost: a call cap (--max-calls) counts calls only
+        self.offline = True  # a scripted world: no model answers
 
     def complete(self, request: Request) -> Completion:
         if request.purpose == "attempt":

@@ -18,6 +18,7 @@ import re
 import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 PLACEHOLDER_CWD = "/home/dev/acme-invoices"
 OUT = Path(__file__).resolve().parent.parent / "skillopt_sleep" / "data" / "demo" / "claude"
@@ -200,7 +201,7 @@ class Writer:
 
     def _base(self, kind: str) -> dict:
         self.t += timedelta(seconds=random.randint(3, 40))
-        rec = {
+        rec: dict[str, Any] = {
             "parentUuid": self.parent,
             "isSidechain": False,
             "userType": "external",

@@ -19,13 +19,10 @@ generated here at random.
 
 from __future__ import annotations
 
-import argparse
-import gzip
 import json
 import secrets
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -33,21 +30,16 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from scripts.record_transcripts import PLACEHOLDER_ROOT, Tmux, settle, wait_until  # noqa: E402
 from tests.support.agent_clis import install_command  # noqa: E402
 from tests.support.anthropic_server import FakeAnthropic  # noqa: E402
 from tests.support.cli_run import run_cli, sample_project  # noqa: E402
 from tests.support.copilot_cli import copilot_env, copilot_model, find_cli, version  # noqa: E402
+from tests.support import recording  # noqa: E402
+from tests.support.tui import Tmux, settle, wait_until  # noqa: E402
 
 PROJECT_MARKER = "PROJECT-COPILOT-INSTRUCTIONS-MARKER"
 USER_MARKER = "USER-COPILOT-INSTRUCTIONS-MARKER"
 AGENTS_MARKER = "PROJECT-AGENTS-MD-MARKER"
-
-
-def pasted_secret() -> str:
-    return "ghp_" + "".join(
-        secrets.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") for _ in range(36)
-    )
 
 
 class Recorder:
@@ -59,8 +51,8 @@ class Recorder:
         self.fake.responder = copilot_model(self.project)
         self.env = copilot_env(root / "copilot-user", self.fake, trust=(self.project,))
         self.home = Path(self.env["HOME"]) / ".copilot"
-        self.secret = pasted_secret()
-        self.truth: dict[str, dict[str, Any]] = {}  # session id -> facts
+        self.secret = recording.pasted_secret()
+        self.truth = recording.GroundTruth()  # session id -> facts
         # The person's own instruction files: injected context, never prompts.
         (self.home / "copilot-instructions.md").write_text(f"# {USER_MARKER}\nAlways answer briefly.\n")
         (self.project / ".github").mkdir()
@@ -72,10 +64,6 @@ class Recorder:
 
     def sessions(self) -> dict[str, Path]:
         return {p.parent.name: p for p in (self.home / "session-state").glob("*/events.jsonl")}
-
-    def note(self, session_id: str, kind: str, typed: list[str]) -> None:
-        entry = self.truth.setdefault(session_id, {"kind": kind, "typed": []})
-        entry["typed"].extend(typed)
 
     def run(self, *args: str) -> str:
         return run_cli([self.cli, *args], self.project, self.env, timeout=180)
@@ -108,57 +96,58 @@ class Recorder:
         before = set(self.sessions())
         self.tui("skillopt-rec-copilot", [], typed)
         [session_id] = set(self.sessions()) - before
-        self.note(session_id, "interactive", typed)
+        self.truth.note(session_id, kind="interactive", typed=typed)
         return session_id
 
     def resumed(self, session_id: str, typed: list[str]) -> None:
         self.tui("skillopt-rec-copilot-resume", [f"--resume={session_id}"], typed)
-        self.note(session_id, "interactive", typed)
+        self.truth.note(session_id, kind="interactive", typed=typed)
 
     def headless(self, session_id: str) -> None:
         self.run("-p", "headless follow-up through resume", f"--resume={session_id}", "--allow-all-tools")
         before = set(self.sessions())
         self.run("-p", "a headless one-off question", "--allow-all-tools")
         [one_off] = set(self.sessions()) - before
-        self.note(one_off, "headless", [])
+        self.truth.note(one_off, kind="headless")
         self.run("-p", "headless follow-up through continue", "--continue", "--allow-all-tools")
         for other in set(self.sessions()) - set(self.truth):
-            self.note(other, "headless", [])
+            self.truth.note(other, kind="headless")
+
+    def record(self) -> None:
+        session_id = self.interactive()
+        self.resumed(session_id, ["add a Testing section to NOTES.md"])
+        self.headless(session_id)
+        # back in the TUI after a headless turn: the session's mode switches back
+        self.resumed(session_id, ["now bump the version in NOTES.md to v1.3"])
 
 
 def write_fixtures(recorder: Recorder, out: Path) -> None:
     """Copy each session's events.jsonl (gzipped, the throwaway root replaced) and the ground truth."""
-    root = str(recorder.root)
-    target_dir = out / "copilot"
-    if target_dir.exists():
-        shutil.rmtree(target_dir)
+    portable = recording.replacing((str(recorder.root), recording.PLACEHOLDER_ROOT))
+    recording.fresh_dir(out / "copilot")
     truth: dict[str, Any] = {
         "cli": "copilot",
         "package": "@github/copilot",
         "version": version(),
-        "placeholder_root": PLACEHOLDER_ROOT,
-        "project": str(recorder.project).replace(root, PLACEHOLDER_ROOT),
+        "placeholder_root": recording.PLACEHOLDER_ROOT,
+        "project": portable(str(recorder.project)),
         "secret": recorder.secret,
         "injected_markers": [USER_MARKER, PROJECT_MARKER, AGENTS_MARKER],
         "sessions": {},
     }
     for session_id, path in sorted(recorder.sessions().items()):
         key = f"copilot/session-state/{session_id}/events.jsonl"
-        target = out / (key + ".gz")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        data = path.read_text(encoding="utf-8").replace(root, PLACEHOLDER_ROOT).encode("utf-8")
-        target.write_bytes(gzip.compress(data, mtime=0))
+        data = portable(path.read_text(encoding="utf-8")).encode("utf-8")
+        recording.write_gzipped(out / (key + ".gz"), data)
         # sub-agents write into their parent's file (events with an agentId), never a file of their own
         subagents = sum(1 for line in data.splitlines() if b'"type":"subagent.started"' in line)
         truth["sessions"][key] = {**recorder.truth[session_id], "inline_subagents": subagents}
-    (out / "copilot_ground_truth.json").write_text(json.dumps(truth, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    recording.write_ground_truth(out / "copilot_ground_truth.json", truth)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=REPO / "tests" / "fixtures" / "real")
+    parser = recording.recorder_parser(__doc__)
     parser.add_argument("--cli", default=find_cli())
-    parser.add_argument("--keep", action="store_true", help="keep the throwaway root (printed)")
     args = parser.parse_args(argv)
     if not args.cli or not shutil.which("tmux"):
         print(
@@ -166,21 +155,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    root = Path(tempfile.mkdtemp(prefix="skillopt-rec-"))
-    recorder = Recorder(root, args.cli)
-    try:
-        session_id = recorder.interactive()
-        recorder.resumed(session_id, ["add a Testing section to NOTES.md"])
-        recorder.headless(session_id)
-        # back in the TUI after a headless turn: the session's mode switches back
-        recorder.resumed(session_id, ["now bump the version in NOTES.md to v1.3"])
-        write_fixtures(recorder, args.out)
-    finally:
-        recorder.close()
-        if args.keep:
-            print(f"kept {root}", file=sys.stderr)
-        else:
-            shutil.rmtree(root, ignore_errors=True)
+    recorder = recording.record(lambda root: Recorder(root, args.cli), write_fixtures, args.out, args.keep)
     print(json.dumps({"out": str(args.out), "sessions": len(recorder.truth)}))
     return 0
 

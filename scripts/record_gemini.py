@@ -20,17 +20,13 @@ pasted secret are generated here at random: nothing secret is real or written in
 
 from __future__ import annotations
 
-import argparse
-import gzip
 import hashlib
 import json
 import os
 import secrets
 import shutil
-import string
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -38,7 +34,6 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from scripts.record_transcripts import PLACEHOLDER_ROOT, Tmux, settle, wait_until  # noqa: E402
 from tests.support.cli_run import run_cli, sample_project  # noqa: E402
 from tests.support.gemini_server import (  # noqa: E402
     FakeGemini,
@@ -49,17 +44,14 @@ from tests.support.gemini_server import (  # noqa: E402
 )
 from tests.support.http_base import Reply, ToolCall, sample_for_schema  # noqa: E402
 from tests.support.real_clients import client_env  # noqa: E402
+from tests.support import recording  # noqa: E402
+from tests.support.tui import Tmux, settle, wait_until  # noqa: E402
 
 GEMINI_MARKER = "USER-GEMINI-MD-MARKER"
 # stands for the pasted secret in the ground truth, which names it only by its sha-256
 SECRET_PLACEHOLDER = "<planted secret>"
 HELPER_REPLY = "The helper is on it."
 TOOL_REPLY = "The tool came back."
-
-
-def planted_secret() -> str:
-    """A GitHub token shape (``redact`` knows it), random on every recording."""
-    return "ghp_" + "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(36))
 
 
 # -- the scripted model ---------------------------------------------------------------------------
@@ -166,7 +158,7 @@ class Recorder:
         self.root = root
         self.gemini = gemini
         self.project = sample_project(root)
-        self.secret = planted_secret()
+        self.secret = recording.pasted_secret()
         self.fake = FakeGemini(key="AIza" + secrets.token_urlsafe(26)).start()
         self.fake.responder = gemini_model
         self.env = gemini_env(root / "gemini-user", self.fake)
@@ -183,19 +175,16 @@ class Recorder:
         ).stdout.strip()
         (self.gemini_dir / "GEMINI.md").write_text(f"# {GEMINI_MARKER}\nAlways answer briefly.\n")
         (self.project / "GEMINI.md").write_text("# Project rules\nCommit messages carry a Refs: trailer.\n")
-        self.truth: dict[str, dict[str, Any]] = {}  # session file (relative to HOME) -> facts
+        self.truth = recording.GroundTruth()  # session file (relative to HOME) -> facts
 
     def close(self) -> None:
         self.fake.stop()
 
+    def key(self, path: Path) -> str:
+        return path.relative_to(self.gemini_dir.parent).as_posix()
+
     def note(self, path: Path, **facts: Any) -> None:
-        key = path.relative_to(self.gemini_dir.parent).as_posix()
-        entry = self.truth.setdefault(key, {"typed": []})
-        for name, value in facts.items():
-            if name == "typed":
-                entry["typed"].extend(value)
-            else:
-                entry[name] = value
+        self.truth.note(self.key(path), **facts)
 
     def run(self, *args: str) -> str:
         return run_cli([self.gemini, *args], self.project, self.env, timeout=180)
@@ -249,23 +238,25 @@ class Recorder:
         self.run("-p", "headless follow-up through resume", "--resume", session_id)
         self.run("-p", "a headless one-off question")
         for chat in chat_files(self.gemini_dir):
-            key = chat.relative_to(self.gemini_dir.parent).as_posix()
-            if key in self.truth:
+            if self.key(chat) in self.truth:
                 continue
             head = json.loads(chat.read_text(encoding="utf-8").split("\n", 1)[0])
             self.note(chat, kind="subagent" if head.get("kind") == "subagent" else "headless")
+
+    def record(self) -> None:
+        first = self.interactive()
+        self.resumed(first)
+        self.headless(first)
+        unknown = self.fake.unknown()
+        if unknown:
+            raise RuntimeError(f"the CLI asked the fake for what it does not serve: {unknown[:3]}")
 
 
 def write_fixtures(recorder: Recorder, out: Path) -> None:
     """Copy the session files and each project's prompt log (gzipped, the throwaway root
     replaced) and write the ground truth."""
-    root = str(recorder.root)
-
-    def portable(text: str) -> str:
-        return text.replace(root, PLACEHOLDER_ROOT)
-
-    if (out / "gemini").exists():
-        shutil.rmtree(out / "gemini")
+    portable = recording.replacing((str(recorder.root), recording.PLACEHOLDER_ROOT))
+    recording.fresh_dir(out / "gemini")
 
     def hidden(facts: dict[str, Any]) -> dict[str, Any]:
         return dict(facts, typed=[t.replace(recorder.secret, SECRET_PLACEHOLDER) for t in facts["typed"]])
@@ -274,7 +265,7 @@ def write_fixtures(recorder: Recorder, out: Path) -> None:
         "cli": "gemini",
         "package": "@google/gemini-cli",
         "version": recorder.version,
-        "placeholder_root": PLACEHOLDER_ROOT,
+        "placeholder_root": recording.PLACEHOLDER_ROOT,
         "project": portable(str(recorder.project)),
         "secret_placeholder": SECRET_PLACEHOLDER,
         "secret_sha256": hashlib.sha256(recorder.secret.encode()).hexdigest(),
@@ -288,13 +279,10 @@ def write_fixtures(recorder: Recorder, out: Path) -> None:
                 keep.add((project_dir / name).relative_to(home).as_posix())
     for key in sorted(keep):
         data = portable((home / key).read_text(encoding="utf-8")).encode("utf-8")
-        target = out / (portable(key).removeprefix(".") + ".gz")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(gzip.compress(data, mtime=0))
+        recording.write_gzipped(out / (portable(key).removeprefix(".") + ".gz"), data)
         if key in recorder.truth:
             truth["sessions"][portable(key).removeprefix(".")] = hidden(recorder.truth[key])
-    text = json.dumps(truth, indent=2, sort_keys=True) + "\n"
-    (out / "gemini_ground_truth.json").write_text(text, encoding="utf-8")
+    recording.write_ground_truth(out / "gemini_ground_truth.json", truth)
 
 
 def default_gemini() -> str:
@@ -308,31 +296,14 @@ def default_gemini() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=REPO / "tests" / "fixtures" / "real")
+    parser = recording.recorder_parser(__doc__)
     parser.add_argument("--gemini", default=None, help="the gemini executable")
-    parser.add_argument("--keep", action="store_true", help="keep the throwaway root (printed)")
     args = parser.parse_args(argv)
     gemini = args.gemini or default_gemini()
     if not gemini or not os.access(gemini, os.X_OK) or not shutil.which("tmux"):
         print("record_gemini: needs tmux and the gemini CLI (--gemini PATH or SKILLOPT_GEMINI_CLI)", file=sys.stderr)
         return 2
-    root = Path(tempfile.mkdtemp(prefix="skillopt-rec-"))
-    recorder = Recorder(root, gemini)
-    try:
-        first = recorder.interactive()
-        recorder.resumed(first)
-        recorder.headless(first)
-        unknown = recorder.fake.unknown()
-        if unknown:
-            raise RuntimeError(f"the CLI asked the fake for what it does not serve: {unknown[:3]}")
-        write_fixtures(recorder, args.out)
-    finally:
-        recorder.close()
-        if args.keep:
-            print(f"kept {root}", file=sys.stderr)
-        else:
-            shutil.rmtree(root, ignore_errors=True)
+    recorder = recording.record(lambda root: Recorder(root, gemini), write_fixtures, args.out, args.keep)
     print(json.dumps({"out": str(args.out), "sessions": len(recorder.truth), "version": recorder.version}))
     return 0
 

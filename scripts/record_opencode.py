@@ -21,14 +21,11 @@ SHA-256 and writes ``{SECRET}`` where it was typed.
 
 from __future__ import annotations
 
-import argparse
-import gzip
 import hashlib
 import json
 import secrets
 import shutil
 import sqlite3
-import string
 import sys
 import tempfile
 from pathlib import Path
@@ -37,13 +34,13 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from scripts.record_transcripts import PLACEHOLDER_ROOT  # noqa: E402
 from skillopt_sleep.sources.opencode import snapshot  # noqa: E402
 from tests.support.agent_clis import install_command, install_dir, pinned  # noqa: E402
 from tests.support.chat_server import FakeChat, last_role, last_user_message, message_text  # noqa: E402
 from tests.support.cli_run import sample_project  # noqa: E402
 from tests.support.http_base import Reply, ToolCall  # noqa: E402
 from tests.support.opencode_session import OpenCodeUser, database  # noqa: E402
+from tests.support import recording  # noqa: E402
 
 SECRET_PLACEHOLDER = "{SECRET}"
 TITLE = "Release notes work"
@@ -101,11 +98,6 @@ def sessions(db: Path) -> list[dict[str, Any]]:
         return found
 
 
-def random_secret() -> str:
-    """A GitHub-token-shaped random string: what a person might paste by mistake."""
-    return "ghp_" + "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(36))
-
-
 class Recorder:
     def __init__(self, root: Path, cli: Path) -> None:
         self.root = root
@@ -116,19 +108,11 @@ class Recorder:
         self.fake = FakeChat(key="sk-" + secrets.token_urlsafe(30)).start()
         self.fake.responder = opencode_model(self.project)
         self.user = OpenCodeUser(str(cli), self.project, self.home, self.fake)
-        self.secret = random_secret()
-        self.truth: dict[str, dict[str, Any]] = {}  # session id -> facts
+        self.secret = recording.pasted_secret()
+        self.truth = recording.GroundTruth()  # session id -> facts
 
     def close(self) -> None:
         self.fake.stop()
-
-    def note(self, session_id: str, **facts: Any) -> None:
-        entry = self.truth.setdefault(session_id, {"typed": []})
-        for name, value in facts.items():
-            if name in ("typed", "headless_turns", "commands"):
-                entry.setdefault(name, []).extend(value)
-            else:
-                entry[name] = value
 
     def session_typed(self, first_prompt: str) -> dict[str, Any]:
         [found] = [s for s in sessions(database(self.home)) if s["prompts"][:1] == [first_prompt]]
@@ -154,28 +138,27 @@ class Recorder:
         session_b = self.session_typed(second[0])["id"]
         resumed = ["and add the ticket number ACME-42 to the notes"]
         self.user.tui(resumed, "--session", session_a)
-        self.note(session_a, kind="interactive", typed=first + resumed)
-        self.note(session_b, kind="interactive", typed=second + after_compact, commands=commands)
+        self.truth.note(session_a, kind="interactive", typed=first + resumed)
+        self.truth.note(session_b, kind="interactive", typed=second + after_compact, commands=commands)
 
         self.user.run("a headless one-off question")
         self.user.run("--continue", "headless follow-up through continue")
         headless_turn = "headless follow-up through session"
         self.user.run("--session", session_b, headless_turn)
         # `opencode run` wraps an argument holding a space in double quotes
-        self.note(session_b, headless_turns=[f'"{headless_turn}"'])
+        self.truth.note(session_b, headless_turns=[f'"{headless_turn}"'])
         for found in sessions(database(self.home)):
             if found["id"] in self.truth:
                 continue
             kind = "subagent" if found["parent"] else "headless"
-            self.note(found["id"], kind=kind, parent=found["parent"] or None)
+            self.truth.note(found["id"], kind=kind, parent=found["parent"] or None)
 
 
 def write_fixtures(recorder: Recorder, out: Path) -> None:
     """The database (one checkpointed file, the throwaway root replaced) and the ground truth."""
     root = str(recorder.root)
     target = out / "opencode"
-    if target.exists():
-        shutil.rmtree(target)
+    recording.fresh_dir(target)
     target.mkdir(parents=True)
     with tempfile.TemporaryDirectory() as scratch:
         copy = Path(scratch) / "opencode.db"
@@ -190,7 +173,7 @@ def write_fixtures(recorder: Recorder, out: Path) -> None:
                         name = column[1]
                         portable.execute(
                             f"UPDATE {table} SET {name} = replace({name}, ?, ?) WHERE {name} LIKE ?",
-                            (root, PLACEHOLDER_ROOT, f"%{root}%"),
+                            (root, recording.PLACEHOLDER_ROOT, f"%{root}%"),
                         )
             portable.commit()
             portable.execute("VACUUM")
@@ -199,16 +182,14 @@ def write_fixtures(recorder: Recorder, out: Path) -> None:
         data = copy.read_bytes()
     if root.encode() in data:
         raise RuntimeError("the throwaway root is still in the database")
-    (target / "opencode.db.gz").write_bytes(gzip.compress(data, mtime=0))
-
-    def portable_text(text: str) -> str:
-        return text.replace(root, PLACEHOLDER_ROOT).replace(recorder.secret, SECRET_PLACEHOLDER)
+    recording.write_gzipped(target / "opencode.db.gz", data)
+    portable_text = recording.replacing((root, recording.PLACEHOLDER_ROOT), (recorder.secret, SECRET_PLACEHOLDER))
 
     truth = {
         "cli": "opencode",
         "package": pinned()["opencode"][0],
         "version": recorder.user.version(),
-        "placeholder_root": PLACEHOLDER_ROOT,
+        "placeholder_root": recording.PLACEHOLDER_ROOT,
         "project": portable_text(str(recorder.project)),
         "database": "opencode/opencode.db",
         "secret_sha256": hashlib.sha256(recorder.secret.encode()).hexdigest(),
@@ -220,15 +201,12 @@ def write_fixtures(recorder: Recorder, out: Path) -> None:
             for session_id, facts in recorder.truth.items()
         },
     }
-    text = json.dumps(truth, indent=2, sort_keys=True) + "\n"
-    (out / "opencode_ground_truth.json").write_text(text, encoding="utf-8")
+    recording.write_ground_truth(out / "opencode_ground_truth.json", truth)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=REPO / "tests" / "fixtures" / "real")
+    parser = recording.recorder_parser(__doc__)
     parser.add_argument("--cli", type=Path, default=None, help="the opencode executable")
-    parser.add_argument("--keep", action="store_true", help="keep the throwaway root (printed)")
     args = parser.parse_args(argv)
     cli = args.cli or install_dir("opencode") / "node_modules" / ".bin" / "opencode"
     if not cli.exists() or not shutil.which("tmux"):
@@ -236,17 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             f"record_opencode: needs tmux and the CLI ({install_command('opencode')}, or --cli PATH)", file=sys.stderr
         )
         return 2
-    root = Path(tempfile.mkdtemp(prefix="skillopt-rec-"))
-    recorder = Recorder(root, cli)
-    try:
-        recorder.record()
-        write_fixtures(recorder, args.out)
-    finally:
-        recorder.close()
-        if args.keep:
-            print(f"kept {root}", file=sys.stderr)
-        else:
-            shutil.rmtree(root, ignore_errors=True)
+    recorder = recording.record(lambda root: Recorder(root, cli), write_fixtures, args.out, args.keep)
     print(json.dumps({"out": str(args.out), "sessions": len(recorder.truth)}))
     return 0
 

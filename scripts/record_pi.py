@@ -20,14 +20,11 @@ key and the pasted secret are generated here at random.
 
 from __future__ import annotations
 
-import argparse
-import gzip
 import json
 import os
 import secrets
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -35,19 +32,15 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from scripts.record_transcripts import PLACEHOLDER_ROOT, Tmux, files_containing, settle, wait_until  # noqa: E402
 from tests.support.anthropic_server import FakeAnthropic, last_user_text  # noqa: E402
 from tests.support.cli_run import run_cli  # noqa: E402
 from tests.support.http_base import Reply, ToolCall  # noqa: E402
 from tests.support.pi_env import pi_env, pi_version  # noqa: E402
+from tests.support import recording  # noqa: E402
+from tests.support.tui import Tmux, files_containing, settle, wait_until  # noqa: E402
 
 AGENTS_MARKER = "USER-PI-AGENTS-MD-MARKER"
 SKILL = "release-notes"
-
-
-def pasted_secret() -> str:
-    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-    return "ghp_" + "".join(secrets.choice(alphabet) for _ in range(36))
 
 
 def pi_slug(path: str) -> str:
@@ -95,8 +88,8 @@ class PiRecorder:
         (skill / "SKILL.md").write_text(
             f"---\nname: {SKILL}\ndescription: Write release notes.\n---\nList changes; cite the ticket.\n"
         )
-        self.secret = pasted_secret()
-        self.truth: dict[str, dict[str, Any]] = {}
+        self.secret = recording.pasted_secret()
+        self.truth = recording.GroundTruth()  # session file (relative to the sessions folder) -> facts
 
     def close(self) -> None:
         self.fake.stop()
@@ -105,14 +98,11 @@ class PiRecorder:
     def sessions(self) -> Path:
         return self.agent_dir / "sessions"
 
+    def key(self, path: Path) -> str:
+        return "pi/" + path.relative_to(self.sessions).as_posix()
+
     def note(self, path: Path, **facts: Any) -> None:
-        key = "pi/" + path.relative_to(self.sessions).as_posix()
-        entry = self.truth.setdefault(key, {"typed": []})
-        for name, value in facts.items():
-            if name == "typed":
-                entry["typed"].extend(value)
-            else:
-                entry[name] = value
+        self.truth.note(self.key(path), **facts)
 
     def _tui(self, name: str, args: list[str], prompts: list[str]) -> None:
         tui = Tmux(name, [self.pi, *args], self.project, self.env)
@@ -157,49 +147,44 @@ class PiRecorder:
         self.run("-p", "a headless one-off question")
         self.run("-p", "--continue", "a headless follow-up through continue")
         for path in self.sessions.rglob("*.jsonl"):
-            key = "pi/" + path.relative_to(self.sessions).as_posix()
-            if key not in self.truth:
+            if self.key(path) not in self.truth:
                 self.note(path, kind="headless")
 
+    def record(self) -> None:
+        path = self.interactive()
+        self.resumed(path)
+        self.headless()
 
-def write_fixtures(recorder: PiRecorder, out: Path, version: str) -> None:
+
+def write_fixtures(recorder: PiRecorder, out: Path) -> None:
     root = str(recorder.root)
-    replacements = [(root, PLACEHOLDER_ROOT), (pi_slug(root)[:-2], pi_slug(PLACEHOLDER_ROOT)[:-2])]
-
-    def portable(text: str) -> str:
-        for old, new in replacements:
-            text = text.replace(old, new)
-        return text
-
-    target_dir = out / "pi"
-    if target_dir.exists():
-        shutil.rmtree(target_dir)
+    portable = recording.replacing(
+        (root, recording.PLACEHOLDER_ROOT), (pi_slug(root)[:-2], pi_slug(recording.PLACEHOLDER_ROOT)[:-2])
+    )
+    recording.fresh_dir(out / "pi")
     truth: dict[str, Any] = {
         "cli": "pi",
         "package": "@mariozechner/pi-coding-agent",
-        "version": version,
-        "placeholder_root": PLACEHOLDER_ROOT,
+        "version": pi_version(recorder.pi),
+        "placeholder_root": recording.PLACEHOLDER_ROOT,
         "project": portable(str(recorder.project)),
         "secret": recorder.secret,
         "sessions": {},
     }
     for path in sorted(recorder.sessions.rglob("*.jsonl")):
-        key = "pi/" + path.relative_to(recorder.sessions).as_posix()
+        key = recorder.key(path)
         if key not in recorder.truth:
             continue
-        target = out / (portable(key) + ".gz")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        data = portable(path.read_text(encoding="utf-8")).encode("utf-8")
-        target.write_bytes(gzip.compress(data, mtime=0))
+        recording.write_gzipped(
+            out / (portable(key) + ".gz"), portable(path.read_text(encoding="utf-8")).encode("utf-8")
+        )
         truth["sessions"][portable(key)] = recorder.truth[key]
-    (out / "pi_ground_truth.json").write_text(json.dumps(truth, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    recording.write_ground_truth(out / "pi_ground_truth.json", truth)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=REPO / "tests" / "fixtures" / "real")
+    parser = recording.recorder_parser(__doc__)
     parser.add_argument("--pi", default=None, help="the pi executable (default: the pinned install)")
-    parser.add_argument("--keep", action="store_true", help="keep the throwaway root (printed)")
     args = parser.parse_args(argv)
     if args.pi is None:
         from tests.support.pi_env import installed_cli
@@ -208,19 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.pi or not os.access(args.pi, os.X_OK) or not shutil.which("tmux"):
         print("record_pi: needs tmux and the pi CLI (--pi PATH)", file=sys.stderr)
         return 2
-    root = Path(tempfile.mkdtemp(prefix="skillopt-rec-"))
-    recorder = PiRecorder(root, args.pi)
-    try:
-        path = recorder.interactive()
-        recorder.resumed(path)
-        recorder.headless()
-        write_fixtures(recorder, args.out, pi_version(args.pi))
-    finally:
-        recorder.close()
-        if args.keep:
-            print(f"kept {root}", file=sys.stderr)
-        else:
-            shutil.rmtree(root, ignore_errors=True)
+    recorder = recording.record(lambda root: PiRecorder(root, args.pi), write_fixtures, args.out, args.keep)
     print(json.dumps({"out": str(args.out), "sessions": len(recorder.truth)}))
     return 0
 

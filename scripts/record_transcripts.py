@@ -19,19 +19,14 @@ pastes, are generated here at random: nothing secret is real or written in this 
 
 from __future__ import annotations
 
-import argparse
-import gzip
 import json
 import os
 import re
 import secrets
-import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,15 +34,15 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from tests.support.anthropic_server import FakeAnthropic, last_user_text  # noqa: E402
-from tests.support.cli_run import sample_project  # noqa: E402
+from tests.support.cli_run import run_cli, sample_project  # noqa: E402
 from tests.support.http_base import Reply, ToolCall  # noqa: E402
 from tests.support.openai_server import FakeOpenAI, last_input_text  # noqa: E402
 from tests.support.provider_env import claude_env, codex_env  # noqa: E402
+from tests.support import recording  # noqa: E402
+from tests.support.tui import Tmux, files_containing, settle, wait_until  # noqa: E402
 
-PLACEHOLDER_ROOT = "/tmp/skillopt-rec"
 CLAUDE_MARKER = "USER-CLAUDE-MD-MARKER"
 CODEX_MARKER = "USER-AGENTS-MD-MARKER"
-TURN_TIMEOUT = 90.0
 
 
 def claude_slug(path: str) -> str:
@@ -109,89 +104,13 @@ def codex_model(body: dict[str, Any]) -> str | Reply:
     return "Done: " + " ".join(text.split())[:80]
 
 
-# -- driving the CLIs -----------------------------------------------------------------------------
-
-
-class Tmux:
-    """One detached tmux session running a CLI in a fixed-size window."""
-
-    def __init__(self, name: str, command: list[str], cwd: Path, env: dict[str, str]) -> None:
-        self.name = name
-        assignments = " ".join(f"{key}={shlex.quote(value)}" for key, value in env.items())
-        shell = f"cd {shlex.quote(str(cwd))} && exec env -i {assignments} {shlex.join(command)}"
-        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, timeout=10)
-        subprocess.run(
-            ["tmux", "new-session", "-d", "-s", name, "-x", "150", "-y", "45", shell], check=True, timeout=10
-        )
-
-    def screen(self) -> str:
-        out = subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True, timeout=10
-        )
-        return out.stdout
-
-    def keys(self, *keys: str, literal: bool = False) -> None:
-        subprocess.run(
-            ["tmux", "send-keys", "-t", self.name, *(["-l"] if literal else []), *keys], check=True, timeout=10
-        )
-
-    def type_line(self, text: str) -> None:
-        """Type ``text``, wait until it shows (the TUIs treat a fast Enter as part of a paste), press Enter."""
-        self.keys(text, literal=True)
-        try:
-            wait_until(f"{text[:30]!r} on screen", lambda: text[-20:] in self.screen().replace("\n", ""), 30)
-        except TimeoutError as exc:
-            raise TimeoutError(f"{exc}; the screen:\n{self.screen()}") from None
-        time.sleep(1.0)
-        self.keys("Enter")
-
-    def alive(self) -> bool:
-        return subprocess.run(["tmux", "has-session", "-t", self.name], capture_output=True, timeout=10).returncode == 0
-
-    def kill(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True, timeout=10)
-
-
-def wait_until(what: str, check: Callable[[], bool], timeout: float = TURN_TIMEOUT) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.5)
-    raise TimeoutError(f"timed out waiting for {what}")
-
-
-def settle(fake: FakeAnthropic | FakeOpenAI, quiet: float = 3.0, timeout: float = TURN_TIMEOUT) -> None:
-    """Wait until the fake has had no request for ``quiet`` seconds."""
-    deadline = time.monotonic() + timeout
-    count, since = len(fake.requests), time.monotonic()
-    while time.monotonic() < deadline:
-        time.sleep(0.5)
-        if len(fake.requests) != count:
-            count, since = len(fake.requests), time.monotonic()
-        elif time.monotonic() - since >= quiet:
-            return
-    raise TimeoutError("the CLI kept calling the model")
-
-
-def files_containing(root: Path, needle: str) -> list[Path]:
-    found = []
-    for path in root.rglob("*.jsonl"):
-        try:
-            if needle in path.read_text(encoding="utf-8", errors="replace"):
-                found.append(path)
-        except OSError:
-            continue
-    return found
-
-
 class Recorder:
     def __init__(self, root: Path, clis: Path) -> None:
         self.root = root
         self.claude = str(clis / "claude")
         self.codex = str(clis / "codex")
         self.project = sample_project(root)
-        self.truth: dict[str, dict[str, Any]] = {}  # session file (relative) -> facts
+        self.truth = recording.GroundTruth()  # session file (relative) -> facts
         self.anthropic = FakeAnthropic(key="sk-ant-api03-" + secrets.token_urlsafe(30)).start()
         self.anthropic.responder = claude_model
         self.openai = FakeOpenAI(key="sk-proj-" + secrets.token_urlsafe(30)).start()
@@ -245,27 +164,14 @@ class Recorder:
         self.openai.stop()
 
     def note(self, home: Path, path: Path, **facts: Any) -> None:
-        key = path.relative_to(home.parent).as_posix()
-        entry = self.truth.setdefault(key, {"typed": []})
-        for name, value in facts.items():
-            if name == "typed":
-                entry["typed"].extend(value)
-            else:
-                entry[name] = value
+        self.truth.note(path.relative_to(home.parent).as_posix(), **facts)
 
     def run(self, command: list[str], env: dict[str, str], timeout: float = 120) -> str:
-        out = subprocess.run(
-            command,
-            cwd=self.project,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
-        if out.returncode != 0:
-            raise RuntimeError(f"{shlex.join(command[:3])} failed ({out.returncode}): {out.stderr[-500:]}")
-        return out.stdout
+        return run_cli(command, self.project, env, timeout=timeout)
+
+    def record(self) -> None:
+        self.claude_headless(self.claude_interactive())
+        self.codex_headless(self.codex_interactive())
 
     # -- Claude Code ------------------------------------------------------------------------------
 
@@ -345,7 +251,9 @@ class Recorder:
         return path
 
     def codex_headless(self, interactive: Path) -> None:
-        session_id = re.search(r"([0-9a-f-]{36})\.jsonl$", interactive.name).group(1)
+        named = re.search(r"([0-9a-f-]{36})\.jsonl$", interactive.name)
+        assert named is not None, f"no session id in {interactive.name}"
+        session_id = named.group(1)
         self.run([self.codex, "exec", "resume", session_id, "headless turn through exec resume"], self.codex_env)
         self.run([self.codex, "exec", "a headless codex question"], self.codex_env)
         for path in (self.codex_home / "sessions").rglob("*.jsonl"):
@@ -359,18 +267,13 @@ class Recorder:
 def write_fixtures(recorder: Recorder, out: Path) -> None:
     """Copy the written transcripts (gzipped, the throwaway root replaced) and the ground truth."""
     root = str(recorder.root)
-    replacements = [(root, PLACEHOLDER_ROOT), (claude_slug(root), claude_slug(PLACEHOLDER_ROOT))]
-
-    def portable(text: str) -> str:
-        for old, new in replacements:
-            text = text.replace(old, new)
-        return text
-
-    if out.exists():
-        shutil.rmtree(out)
+    portable = recording.replacing(
+        (root, recording.PLACEHOLDER_ROOT), (claude_slug(root), claude_slug(recording.PLACEHOLDER_ROOT))
+    )
+    recording.fresh_dir(out)
     out.mkdir(parents=True)
     truth: dict[str, Any] = {
-        "placeholder_root": PLACEHOLDER_ROOT,
+        "placeholder_root": recording.PLACEHOLDER_ROOT,
         "project": portable(str(recorder.project)),
         "sessions": {},
     }
@@ -379,37 +282,23 @@ def write_fixtures(recorder: Recorder, out: Path) -> None:
             key = path.relative_to(home.parent).as_posix()
             if key not in recorder.truth:
                 continue  # history.jsonl and other state: not transcripts
-            target = out / (portable(key).lstrip(".") + ".gz")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            data = portable(path.read_text(encoding="utf-8")).encode("utf-8")
-            target.write_bytes(gzip.compress(data, mtime=0))
+            recording.write_gzipped(
+                out / (portable(key).lstrip(".") + ".gz"), portable(path.read_text(encoding="utf-8")).encode()
+            )
             truth["sessions"][portable(key).lstrip(".")] = recorder.truth[key]
-    (out / "ground_truth.json").write_text(json.dumps(truth, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    recording.write_ground_truth(out / "ground_truth.json", truth)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=REPO / "tests" / "fixtures" / "real")
+    parser = recording.recorder_parser(__doc__)
     parser.add_argument(
         "--clis", type=Path, default=Path(os.environ.get("SKILLOPT_REAL_CLIS", "").split(os.pathsep)[0])
     )
-    parser.add_argument("--keep", action="store_true", help="keep the throwaway root (printed)")
     args = parser.parse_args(argv)
     if not (args.clis / "claude").exists() or not (args.clis / "codex").exists() or not shutil.which("tmux"):
         print("record_transcripts: needs tmux and the real CLIs (--clis DIR or SKILLOPT_REAL_CLIS)", file=sys.stderr)
         return 2
-    root = Path(tempfile.mkdtemp(prefix="skillopt-rec-"))
-    recorder = Recorder(root, args.clis)
-    try:
-        recorder.claude_headless(recorder.claude_interactive())
-        recorder.codex_headless(recorder.codex_interactive())
-        write_fixtures(recorder, args.out)
-    finally:
-        recorder.close()
-        if args.keep:
-            print(f"kept {root}", file=sys.stderr)
-        else:
-            shutil.rmtree(root, ignore_errors=True)
+    recorder = recording.record(lambda root: Recorder(root, args.clis), write_fixtures, args.out, args.keep)
     print(json.dumps({"out": str(args.out), "sessions": len(recorder.truth)}))
     return 0
 

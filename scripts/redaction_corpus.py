@@ -67,10 +67,10 @@ import re
 import sys
 from pathlib import Path
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python < 3.11
-    import tomli as tomllib  # type: ignore[no-redef]
+else:  # the same parser, published as tomli for older Pythons
+    import tomli as tomllib
 
 from regex_values import entropy, go_to_python, secret_group, secret_value  # noqa: E402
 from redaction_spdb import spdb_rules  # noqa: E402

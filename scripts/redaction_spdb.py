@@ -74,7 +74,8 @@ def spdb_rules(path: Path, exclude_corpora: list[Path]) -> list[dict]:
     except ModuleNotFoundError:
         raise SystemExit("reading YAML rule files needs PyYAML: pip install pyyaml") from None
     taken = _corpus_vendors(exclude_corpora)
-    rules, ids = [], Counter()
+    rules: list[dict] = []
+    ids: Counter[str] = Counter()
     for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["patterns"]:
         rule = entry["pattern"]
         name = str(rule["name"])

@@ -8,14 +8,15 @@ import math
 import random
 import re
 import string
+import sys
 from collections import Counter
 
-try:
+if sys.version_info >= (3, 11):
     from re import _constants as C  # noqa: N812
     from re import _parser as P  # noqa: N812
-except ImportError:  # Python < 3.11
-    import sre_constants as C  # type: ignore[no-redef] # noqa: N812
-    import sre_parse as P  # type: ignore[no-redef] # noqa: N812
+else:  # the same modules, under their older names
+    import sre_constants as C  # noqa: N812
+    import sre_parse as P  # noqa: N812
 
 ALNUM = string.ascii_letters + string.digits
 PRINTABLE = [chr(c) for c in range(33, 127)]

@@ -89,7 +89,7 @@ def run_reference(
         def rules() -> list[str]:
             return learned_lines(skill.read_text(encoding="utf-8")) + learned_lines(memory.read_text(encoding="utf-8"))
 
-        rows = [{"night": 0, "calls": 0, "prompt_chars": 0, **truths(knobs, documents(), world)}]
+        rows: list[dict[str, Any]] = [{"night": 0, "calls": 0, "prompt_chars": 0, **truths(knobs, documents(), world)}]
         try:
             for n in range(1, nights + 1):
                 before, (calls0, chars0) = rules(), the_world.snapshot()

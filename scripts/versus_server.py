@@ -126,7 +126,7 @@ class World:
         tasks = []
         for block in prompt.split("\n### Task ")[1:]:
             task_id = re.split(r"[\s(]", block, maxsplit=1)[0]
-            request = re.search(r"^Request: (.*)$", block, re.M)
+            asked = re.search(r"^Request: (.*)$", block, re.M)
             failed = sorted(
                 {
                     arg
@@ -137,7 +137,7 @@ class World:
             tasks.append(
                 {
                     "task_id": task_id,
-                    "intent": request.group(1) if request else "",
+                    "intent": asked.group(1) if asked else "",
                     "failed_checks": [{"op": "contains", "arg": a} for a in failed],
                 }
             )

@@ -43,7 +43,7 @@ from skillopt_sleep.backends.sim.reading import (
 )
 from skillopt_sleep.types import Usage
 
-KNOBS = {"follow": 0.9, "base": 0.3, "correct": 0.6, "harmful": 0.25}
+KNOBS: dict[str, Any] = {"follow": 0.9, "base": 0.3, "correct": 0.6, "harmful": 0.25}
 WORLDS = ("default", "subtle-harm", *extra.EXTRA_WORLDS)
 SUBTLE_FACTOR = 0.8
 # Harmful advice in the subtle-harm world: it asks against no check, so only its effect betrays it.

@@ -34,6 +34,7 @@ from skillopt_sleep.replay.dream import split_measurable
 from skillopt_sleep.errors import EXIT_BUDGET, EXIT_CONFIG, EXIT_HANDOFF, EXIT_PROVIDER, EXIT_USAGE, UserError
 from skillopt_sleep.footprint import Footprint
 from skillopt_sleep.gather import Gathered, gather_tasks, miner_for
+from skillopt_sleep.night_handoff import handoff_in_project, handoffs, stop_for_answers, waiting_prompts
 from skillopt_sleep.paths import project_dirs, user_dirs
 from skillopt_sleep.report.proposal import task_summaries
 from skillopt_sleep.replay.scoring import left_out_notes
@@ -162,7 +163,7 @@ def _night(
     # ... then ``auto`` becomes a concrete backend, or the night stops here with the choices.
     agents, harvested = _auto_agents(opts)
     opts.config, choice = resolve_config(opts.config, agents, harvested=harvested)
-    opts.config = _handoff_in_project(opts.config, opts.project)
+    opts.config = handoff_in_project(opts.config, opts.project)
     if choice is not None:
         report.backend_choice = f"auto chose {choice.spec}: {choice.reason}"
         opts.progress(report.backend_choice)
@@ -217,11 +218,11 @@ def _night(
         ) from None
     except AnswerPending:
         assert models is not None  # only a call waits, and every call goes through the models
-        stop = _stopped_for_answers(report, models)
-        for backend in _handoffs(models):  # the list the person's agent works through
-            for key in backend.waiting():
-                opts.progress(f"prompt: {backend.prompts / f'{key}.md'}")
-        raise stop from None
+        # A round, not a failure: the person's agent answers the prompts and the same command goes on.
+        message = stop_for_answers(report, models)
+        for prompt in waiting_prompts(models):
+            opts.progress(f"prompt: {prompt}")
+        raise NightStopped(report, message, EXIT_HANDOFF) from None
     except BudgetExceeded as exc:
         assert models is not None  # only a call spends, and every call goes through the models
         report.status = "budget"
@@ -238,7 +239,7 @@ def _night(
         if models is not None:
             models.close()  # no call of this night runs on, whatever ended it
         if scores is not None and stateful:
-            _save_scores(scores, report)
+            _save(scores, "score cache", report)
         if opts.call_progress is not None:
             opts.call_progress.finish()
         if evidence is not None:
@@ -254,22 +255,14 @@ def _score_cache(opts: NightOptions) -> ScoreCache | None:
     return ScoreCache.load(project_dirs(opts.project).root / "scores.jsonl", max_age_days=days)
 
 
-def _save_scores(scores: ScoreCache, report: NightReport) -> None:
-    """Keep this night's answers for the next (also after a budget stop or a provider failure:
-    they were paid for). A cache that cannot be written costs calls, never the night."""
+def _save(store: ScoreCache | EvidencePool, what: str, report: NightReport) -> None:
+    """Keep a store for the next night: the score cache's answers (on every way out, since they
+    were paid for) or the pool's val evidence. One that cannot be written costs calls (and, for
+    the pool, a re-roll), never the night."""
     try:
-        scores.save()
+        store.save()
     except OSError as exc:
-        report.notes.append(f"score cache not saved ({scores.path}: {exc.strerror or exc})")
-
-
-def _save_pool(pool: EvidencePool, report: NightReport) -> None:
-    """Keep tonight's val evidence for the next night; one that cannot be written costs calls
-    (and a re-roll), never the night."""
-    try:
-        pool.save()
-    except OSError as exc:
-        report.notes.append(f"val evidence not saved ({pool.path}: {exc.strerror or exc})")
+        report.notes.append(f"{what} not saved ({store.path}: {exc.strerror or exc})")
 
 
 def _learn(
@@ -314,7 +307,7 @@ def _learn(
     report.status = ("staged" if stateful else "proposed") if outcome.accepted else "no-change"
     if stateful:
         _stage(opts, report, docs, outcome, history, ledger, staging, evidence)
-        _save_pool(pool, report)
+        _save(pool, "val evidence", report)
     return _finish(report, stateful, gathered, history)
 
 
@@ -480,44 +473,8 @@ def _fill(report: NightReport, outcome: Outcome, models: Models) -> None:
             "tasks and model: kept from an earlier or an interrupted night)"
         )
     report.notes.extend(models.spending_notes())
-    report.notes.extend(backend.finished() for backend in _handoffs(models))
+    report.notes.extend(backend.finished() for backend in handoffs(models))
     report.notes.append("phases (requests issued): " + ", ".join(f"{k}={v}" for k, v in outcome.phases.items()))
-
-
-def _handoff_in_project(config: Config, project: Path) -> Config:
-    """A handoff night keeps its prompt and answer files in the project, where the person's agent
-    works (``backends/handoff.py``), unless the config names a folder."""
-    if "handoff" not in {config.backend_for(role).split(":", 1)[0].strip().lower() for role in ("target", "optimizer")}:
-        return config
-    options = {name: dict(values) for name, values in config.models.backend_options.items()}
-    options.setdefault("handoff", {}).setdefault("dir", str(project_dirs(project).root / "handoff"))
-    return config.replace(backend_options=options)
-
-
-def _handoffs(models: Models) -> list[Any]:
-    from skillopt_sleep.backends.handoff import HandoffBackend
-
-    backends = {id(c.backend): c.backend for c in (models.target, models.optimizer)}.values()
-    return [b for b in backends if isinstance(b, HandoffBackend)]
-
-
-def _stopped_for_answers(report: NightReport, models: Models) -> NightStopped:
-    """A handoff night that needs answers before it can go on: a round, not a failure. Nothing is
-    staged or recorded; the harvest is not committed, so the next run reads the same sessions and
-    asks the same calls (answered ones from their files)."""
-    handoffs = _handoffs(models)
-    waiting = sum(backend.stopped(report.night_id) for backend in handoffs)
-    where = ", ".join(str(backend.prompts) for backend in handoffs) or "the handoff folder"
-    report.status = "handoff"
-    report.calls, report.usage = models.calls(), models.usage()
-    report.notes.append(f"stopped for answers: {waiting} prompt(s) wait in {where}")
-    report.finished = datetime.now(timezone.utc)
-    return NightStopped(
-        report,
-        f"{waiting} prompt(s) wait in {where}: answer each in answers/<same name> "
-        "(a fresh sub-agent per prompt), then run the same command again",
-        EXIT_HANDOFF,
-    )
 
 
 def _finish(report: NightReport, stateful: bool, gathered: Gathered, history: Any) -> NightReport:

@@ -266,7 +266,7 @@ def test_a_fresh_real_pi_session_is_harvested(tmp_path):
     pi = pi_cli()
     if not shutil.which("tmux"):
         pytest.skip("tmux is not installed")
-    from scripts.record_transcripts import Tmux, settle, wait_until
+    from tests.support.tui import Tmux, settle, wait_until
 
     project = tmp_path / "proj"
     (project / "src").mkdir(parents=True)

@@ -54,7 +54,7 @@ class FakeChat(FakeOpenAI):
         else:
             reply = Reply("Answer: " + last_user_message(body)[:60])
         reply = within_cap(reply, body.get("max_completion_tokens", body.get("max_tokens")))
-        calls = [
+        calls: list[dict[str, Any]] = [
             {
                 "id": f"call_{next(self._ids)}",
                 "type": "function",

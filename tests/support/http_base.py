@@ -23,7 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 
 @dataclass
@@ -148,6 +148,9 @@ def sample_for_schema(schema: dict[str, Any]) -> Any:
     return "x"
 
 
+Fake = TypeVar("Fake", bound="FakeServer")
+
+
 class FakeServer:
     """Start with ``start()`` (or use as a context manager); ``base_url`` points the SDK at it."""
 
@@ -166,7 +169,7 @@ class FakeServer:
 
     # -- lifecycle --------------------------------------------------------------------------
 
-    def start(self) -> FakeServer:
+    def start(self: Fake) -> Fake:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -205,7 +208,7 @@ class FakeServer:
             self._httpd.shutdown()
             self._httpd.server_close()
 
-    def __enter__(self) -> FakeServer:
+    def __enter__(self: Fake) -> Fake:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -215,6 +218,7 @@ class FakeServer:
     def root(self) -> str:
         assert self._httpd is not None
         host, port = self._httpd.server_address[:2]
+        assert isinstance(host, str)  # an IPv4 server's address
         return f"http://{host}:{port}"
 
     # -- scripting and inspection -------------------------------------------------------------

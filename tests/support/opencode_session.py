@@ -15,9 +15,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from scripts.record_transcripts import Tmux, settle, wait_until
 from tests.support.chat_server import FakeChat
 from tests.support.cli_run import run_cli
+from tests.support.tui import Tmux, settle, wait_until
 
 MODEL = "fake-model"
 AGENTS_MARKER = "USER-AGENTS-MD-MARKER"
