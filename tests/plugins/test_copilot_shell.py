@@ -219,17 +219,19 @@ def test_the_documented_flags_run_the_launcher_without_a_question(session):
     assert f"skillopt-sleep status for {project}" in model.output, model.output
 
 
-def test_a_codex_skill_in_the_personal_skills_shadows_this_one(session):
-    """Copilot also reads ``~/.agents/skills/``, where ``plugins/codex/install.sh`` puts the Codex
-    skill of the same name: that one wins, and this one is skipped with a warning."""
+def test_the_codex_skill_installed_beside_it_does_not_shadow_this_one(session):
+    """Copilot also reads ``~/.agents/skills/``, where a Codex skill of the same name would win over
+    this one; ``plugins/codex/install.sh`` puts the Codex skill in Codex's own folder instead, so
+    Copilot lists this one (its description names ``--agent copilot``) and skips nothing."""
     copilot, fake, model, env, project = session
-    install_codex_skill(Path(env["HOME"]))
+    install_codex_skill(env)
     assert add_skill(copilot, env, project).returncode == 0
     listed = subprocess.run(
         [copilot, "skill", "list"], cwd=project, env=env, capture_output=True, text=True, timeout=180
     )
     shown = listed.stdout + listed.stderr
-    assert "Skipped duplicate skill name 'skillopt-sleep'" in shown and str(SKILLS) in shown, shown
+    assert "Skipped duplicate skill name" not in shown, shown
+    assert "Runs the skillopt-sleep engine with --agent copilot" in shown and "--agent codex" not in shown, shown
 
 
 def test_without_the_skill_the_command_does_not_exist(session):

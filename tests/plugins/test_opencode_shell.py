@@ -133,12 +133,12 @@ def test_the_installed_command_runs_the_engine(session):
     assert "latest proposal: none" in output, output
 
 
-def test_the_command_wins_over_a_codex_skill_of_the_same_name(session):
-    """OpenCode makes skills slash commands too, and reads ``~/.agents/skills/``, where
-    ``plugins/codex/install.sh`` puts the Codex skill ``skillopt-sleep``: the installed command is
-    what ``/skillopt-sleep`` runs all the same."""
+def test_the_command_runs_beside_the_codex_skill(session):
+    """OpenCode makes skills slash commands too, and reads ``~/.agents/skills/``;
+    ``plugins/codex/install.sh`` puts the Codex skill ``skillopt-sleep`` in Codex's own folder, and
+    the installed command is what ``/skillopt-sleep`` runs."""
     opencode, fake, model, env, project = session
-    install_codex_skill(Path(env["HOME"]))
+    install_codex_skill(env)
     install(env)
     run_status(opencode, fake, model, env, project)
     (prompt,) = model.prompts

@@ -304,12 +304,13 @@ def test_readme_uninstall_removes_the_plugins(tmp_path, release):
 def test_codex_install_sh_is_idempotent(tmp_path):
     assert "`sh skillopt-sleep/plugins/codex/install.sh`" in readme.text()
     env = client_env(tmp_path)
-    skill = Path(env["HOME"]) / ".agents" / "skills" / "skillopt-sleep" / "SKILL.md"
+    skill = Path(env["CODEX_HOME"]) / "skills" / "skillopt-sleep" / "SKILL.md"
     first = _run(["sh", str(INSTALL_SH)], env, tmp_path)
     assert first.returncode == 0, first.stderr
     assert "installed the skillopt-sleep skill" in first.stdout
     assert f"install it from this checkout with: pipx install '{REPO}'" in first.stdout  # not on this PATH
     assert skill.read_bytes() == (REPO / "plugins/codex/skills/skillopt-sleep/SKILL.md").read_bytes()
+    assert not (Path(env["HOME"]) / ".agents").exists()  # the folder other agents read stays as it was
     second = _run(["sh", str(INSTALL_SH)], env, tmp_path)
     assert second.returncode == 0 and "already up to date" in second.stdout
     assert sorted(p.name for p in skill.parent.iterdir()) == ["SKILL.md"]
@@ -317,6 +318,29 @@ def test_codex_install_sh_is_idempotent(tmp_path):
     third = _run(["sh", str(INSTALL_SH)], env, tmp_path)
     assert third.returncode == 0 and "installed" in third.stdout
     assert skill.read_bytes() == (REPO / "plugins/codex/skills/skillopt-sleep/SKILL.md").read_bytes()
+
+
+def test_codex_install_sh_moves_an_earlier_copy_out_of_the_folder_every_agent_reads(tmp_path):
+    """An earlier install.sh put the skill in ~/.agents/skills/, where Gemini CLI, Copilot CLI and
+    OpenCode take it for their own /skillopt-sleep (with --agent codex); a person's own skill of
+    another name there, or a file of theirs beside ours, is left alone."""
+    env = client_env(tmp_path)
+    shared = Path(env["HOME"]) / ".agents" / "skills"
+    (shared / "skillopt-sleep").mkdir(parents=True)
+    (shared / "skillopt-sleep" / "SKILL.md").write_text("---\nname: skillopt-sleep\n---\nrun it with --agent codex\n")
+    (shared / "mine").mkdir()
+    (shared / "mine" / "SKILL.md").write_text("---\nname: mine\n---\n")
+    out = _run(["sh", str(INSTALL_SH)], env, tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert f"removed the earlier copy of the skill from {shared / 'skillopt-sleep'}" in out.stdout
+    assert sorted(p.name for p in shared.iterdir()) == ["mine"]
+    assert (Path(env["CODEX_HOME"]) / "skills" / "skillopt-sleep" / "SKILL.md").is_file()
+    (shared / "skillopt-sleep").mkdir()
+    (shared / "skillopt-sleep" / "SKILL.md").write_text("---\nname: skillopt-sleep\n---\nsomeone else's\n")
+    (shared / "skillopt-sleep" / "notes.md").write_text("theirs\n")
+    again = _run(["sh", str(INSTALL_SH)], env, tmp_path)
+    assert again.returncode == 0 and "removed" not in again.stdout
+    assert sorted(p.name for p in (shared / "skillopt-sleep").iterdir()) == ["SKILL.md", "notes.md"]
 
 
 def _first_requests(server, path: str, argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 120) -> list:

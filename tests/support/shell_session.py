@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -14,6 +14,7 @@ from scripts.record_transcripts import Tmux, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 CODEX_SKILL = REPO / "plugins" / "codex" / "skills" / "skillopt-sleep" / "SKILL.md"
+CODEX_INSTALL = REPO / "plugins" / "codex" / "install.sh"
 DONE = "skillopt-sleep status: done."  # the scripted model's answer to the tool's result
 
 
@@ -31,11 +32,18 @@ def open_tui(argv: list[str], project: Path, env: dict[str, str], *, name: str, 
     return screen
 
 
-def install_codex_skill(home: Path) -> None:
-    """The Codex skill where ``plugins/codex/install.sh`` puts it: ``~/.agents/skills/``."""
-    target = home / ".agents" / "skills" / "skillopt-sleep"
-    target.mkdir(parents=True)
-    shutil.copy(CODEX_SKILL, target / "SKILL.md")
+def install_codex_skill(env: dict[str, str]) -> Path:
+    """The Codex skill installed as a person installs it without the plugin (``plugins/codex/install.sh``,
+    into Codex's own skills folder): where it landed."""
+    out = subprocess.run(
+        ["sh", str(CODEX_INSTALL)], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    home = Path(env.get("CODEX_HOME") or Path(env["HOME"]) / ".codex")
+    skill = home / "skills" / "skillopt-sleep" / "SKILL.md"
+    assert skill.read_bytes() == CODEX_SKILL.read_bytes()
+    assert not (Path(env["HOME"]) / ".agents" / "skills" / "skillopt-sleep").exists()
+    return skill
 
 
 class ShellCalls:
