@@ -43,6 +43,10 @@ RUN_AS_WRITTEN = {
         {"/plugin"},
     ),
     "### Install in Codex": ("tests/plugins/test_real_plugins.py::test_codex_readme_install_commands", {"codex"}),
+    "### Install in Gemini CLI, Copilot CLI or OpenCode": (
+        "tests/plugins/test_real_plugins.py::test_the_other_agents_readme_install_commands",
+        {"gemini", "copilot", "sh"},
+    ),
     "### Install in a terminal": (
         "tests/test_readme_commands.py::test_terminal_install_in_a_virtualenv",
         {

@@ -16,7 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from scripts.record_gemini import gemini_env
+from tests.support.agent_clis import real_agent_cli
 from tests.support.anthropic_server import FakeAnthropic
+from tests.support.chat_server import FakeChat
+from tests.support.copilot_cli import copilot_cli, copilot_env
+from tests.support.gemini_server import FakeGemini
+from tests.support.opencode_session import opencode_env
 from tests.support.openai_server import FakeOpenAI
 from tests.support import readme
 from tests.support.real_clients import RELEASES, client_env, real_cli
@@ -299,6 +305,51 @@ def test_readme_uninstall_removes_the_plugins(tmp_path, release):
     assert listed.returncode == 0 and "skillopt-sleep@" not in listed.stdout
     markets = _run([codex, "plugin", "marketplace", "list"], env, work)
     assert markets.returncode == 0 and MARKETPLACE not in markets.stdout
+
+
+@pytest.mark.real_clis
+def test_the_other_agents_readme_install_commands(tmp_path):
+    """README's clone, then its Gemini CLI, Copilot CLI and OpenCode lines as written, each with
+    the real CLI in a throwaway HOME: each agent then lists the command it gives ``/skillopt-sleep``."""
+    commands = _readme_commands("### Install in Gemini CLI, Copilot CLI or OpenCode")
+    assert [c[:2] for c in commands] == [
+        ["gemini", "extensions"],
+        ["copilot", "skill"],
+        ["sh", "skillopt-sleep/plugins/opencode/install.sh"],
+    ]
+    with (
+        FakeGemini(key="AIza-test-key") as gemini_fake,
+        FakeAnthropic(key="k") as copilot_fake,
+        FakeChat(key="k") as chat,
+    ):
+        envs = {
+            "gemini": gemini_env(tmp_path / "gemini-user", gemini_fake),
+            "copilot": copilot_env(tmp_path / "copilot-user", copilot_fake),
+            "sh": opencode_env(tmp_path / "opencode-user" / "home", chat),
+        }
+        work = _readme_clone(tmp_path, envs["gemini"])
+        programs = {"gemini": real_agent_cli("gemini"), "copilot": copilot_cli(), "sh": "sh"}
+        for words in commands:
+            env = envs[words[0]]
+            out = subprocess.run(
+                [programs[words[0]], *words[1:]],
+                input="y\n",  # Gemini CLI asks once to confirm an extension's install
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=str(work),
+                timeout=300,
+            )
+            assert out.returncode == 0, (words, out.stdout[-2000:], out.stderr[-2000:])
+        listed = _run([programs["gemini"], "extensions", "list"], envs["gemini"], work)
+        assert "skillopt-sleep" in listed.stdout + listed.stderr, listed.stdout + listed.stderr
+        listed = _run([programs["copilot"], "skill", "list"], envs["copilot"], work, timeout=180)
+        assert "--agent copilot" in listed.stdout + listed.stderr, listed.stdout + listed.stderr
+    command = Path(envs["sh"]["XDG_CONFIG_HOME"]) / "opencode" / "commands" / "skillopt-sleep.md"
+    assert "--agent opencode" in command.read_text(encoding="utf-8")
+    assert str(work / "skillopt-sleep" / "plugins" / "opencode" / "bin" / "skillopt-sleep") in command.read_text(
+        encoding="utf-8"
+    )
 
 
 def test_codex_install_sh_is_idempotent(tmp_path):
