@@ -23,12 +23,12 @@ from skillopt_sleep.backends.copilot_cli import (
     SERVER_FLAGS,
     build_argv,
     from_options,
-    login_config,
     provider_from_env,
     read_usage,
     stop_on_fatal_error,
 )
 from skillopt_sleep.backend_spec import BackendSpecError
+from skillopt_sleep.backends.copilot_home import login_config
 from skillopt_sleep.backends.registry import make_backend
 
 REQ = Request(purpose="attempt", system="SKILL: be brief. — ✓", user="Summarize the PR.")

@@ -27,7 +27,8 @@ from tests.support.http_base import Fail, Reply
 from tests.support.tree_hash import differences, fingerprint
 
 from skillopt_sleep.backends.base import Request
-from skillopt_sleep.backends.copilot_cli import CopilotCliBackend, login_config
+from skillopt_sleep.backends.copilot_cli import CopilotCliBackend
+from skillopt_sleep.backends.copilot_home import login_config
 
 pytestmark = pytest.mark.real_clis  # drives the real copilot CLI (tests/support/agent_clis.py)
 
