@@ -179,3 +179,33 @@ def test_control_plain_opencode_run_carries_the_markers_and_offers_tools(setup):
     assert f"{MARKER}-global-agents-md" in bodies and f"{MARKER}-project-agents-md" in bodies
     assert any(t.body.get("tools") for t in turns)
     assert (where["data"] / "opencode.db").exists()  # the plain run records a session in the person's data dir
+
+
+def test_a_long_document_arrives_whole_and_verbatim(setup):
+    backend, fake, *_ = setup
+    document = "Überprüfe jede Änderung — ✓ {env:HOME} {file:~/x} " * 1000
+    completion = backend.complete(Request(purpose="attempt", system=document, user="task"))
+    assert completion.ok, completion.error_message
+    system = fake.seen("/v1/chat/completions")[-1].body["messages"][0]["content"]
+    assert system.startswith(document.strip())
+
+
+def test_a_person_who_used_opencode_keeps_their_session_database_untouched(setup):
+    backend, fake, where, private_tmp = setup
+    fake.responder = lambda body: "answer"
+    subprocess.run(  # the person's own earlier run: their session database exists
+        [backend.command, "run", "--format", "json", "Hello there."],
+        cwd=where["project"],
+        capture_output=True,
+        timeout=TIMEOUT,
+        env={**os.environ, "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1"},
+        stdin=subprocess.DEVNULL,
+        check=True,
+    )
+    assert (where["data"] / "opencode.db").exists()
+    roots = (where["home"], where["project"], private_tmp)
+    before = fingerprint(*roots)
+    for _ in range(2):
+        completion = backend.complete(REQUEST)
+        assert completion.ok, completion.error_message
+    assert differences(before, fingerprint(*roots)) == []
