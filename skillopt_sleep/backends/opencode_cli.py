@@ -14,7 +14,8 @@ under ``$XDG_DATA_HOME/opencode``. So each call runs isolated, in a ``ReplaySand
 - a custom primary agent whose ``prompt`` is the documents (in place of OpenCode's own prompt),
   every tool off and every permission denied, no instruction files (``instructions: []``, no
   project config, no Claude Code files, no external skills or plugins), no MCP servers, LSP,
-  formatters, snapshots or sharing, no update check or models.dev fetch;
+  formatters, snapshots or sharing, no update check or models.dev fetch, and the plugin package
+  marked installed in the private config dir (else every run fetches it from npm);
 - the user's ``OPENCODE_*`` variables dropped (they would name another config, database or
   permission set), except the login ones (``LOGIN_ENV``);
 - the task on stdin, a fixed ``--title`` (no title-generation call to the model), ``--format json``
@@ -70,6 +71,7 @@ LOGIN_KEYS = ("model", "provider", "enabled_providers", "disabled_providers")
 LOGIN_ENV = ("OPENCODE_AUTH_CONTENT", "OPENCODE_API_KEY")
 AUTH_FILE = "auth.json"
 MODELS_CACHE = "models.json"
+PLUGIN_PACKAGE = "@opencode-ai/plugin"
 CONFIG_NAMES = ("config.json", "opencode.json", "opencode.jsonc")  # read in this order, later wins
 
 # Everything the user may have set up that reaches a model call, turned off for the replay.
@@ -230,6 +232,18 @@ def _write_private(path: Path, data: bytes) -> None:
         handle.write(data)
 
 
+def _mark_plugin_package_installed(config_dir: Path) -> None:
+    """OpenCode installs its plugin package from npm into every config dir it reads, in the
+    background of each run, unless the dir already lists it as installed: a replay needs no plugin,
+    so the private config dir says it is there (an empty ``node_modules`` and the package in
+    ``package.json`` and ``package-lock.json``)."""
+    dependencies = {PLUGIN_PACKAGE: "*"}
+    (config_dir / "node_modules").mkdir()
+    (config_dir / "package.json").write_text(json.dumps({"dependencies": dependencies}), encoding="utf-8")
+    lock = {"lockfileVersion": 3, "packages": {"": {"dependencies": dependencies}}}
+    (config_dir / "package-lock.json").write_text(json.dumps(lock), encoding="utf-8")
+
+
 class PrivateOpenCodeHome:
     """A HOME and XDG dirs inside the sandbox with only what login needs (see the module docstring)."""
 
@@ -242,8 +256,10 @@ class PrivateOpenCodeHome:
         self.state_home = self.home / ".local" / "state"
         for directory in (self.config_home, self.data_home, self.cache_home, self.state_home):
             (directory / "opencode").mkdir(mode=0o700, parents=True)
+        config_dir = self.config_home / "opencode"
         config = replay_config(login_config(user_config_dir()), instructions_file)
-        (self.config_home / "opencode" / "opencode.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+        (config_dir / "opencode.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+        _mark_plugin_package_installed(config_dir)
         try:  # a newer model list than the one built into the CLI, which may not know the user's model
             _write_private(self.cache_home / "opencode" / MODELS_CACHE, read_regular(user_cache_dir() / MODELS_CACHE))
         except OSError:

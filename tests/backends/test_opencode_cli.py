@@ -194,6 +194,8 @@ def test_private_home_holds_only_what_login_needs(user_dirs, monkeypatch):
     assert run["home_files"] == [
         ".cache/opencode/models.json",
         ".config/opencode/opencode.json",
+        ".config/opencode/package-lock.json",  # the plugin package marked installed: no npm fetch
+        ".config/opencode/package.json",
         ".local/share/opencode/auth.json",
     ]
     config = run["config"]

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.support.agent_clis import real_agent_cli
@@ -41,7 +44,7 @@ def _script(path: Path, body: str) -> Path:
     return path
 
 
-def person(root: Path, fake: FakeChat) -> dict[str, Path]:
+def person(root: Path, fake: FakeChat) -> dict[str, Any]:
     """A person's HOME and project, every piece of their context marked."""
     home = root / "home"
     config = home / ".config" / "opencode"
@@ -91,6 +94,33 @@ def person(root: Path, fake: FakeChat) -> dict[str, Path]:
     return {"home": home, "project": project, "evidence": evidence, "data": data}
 
 
+class ProxyRecorder:
+    """An HTTP(S) proxy on 127.0.0.1 that answers nothing and records the first line of every
+    request (``CONNECT registry.npmjs.org:443 …``): what the CLI tries to reach besides the model."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2)
+                try:
+                    self.seen.append(conn.recv(512).split(b"\r\n")[0].decode("latin-1"))
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self.server.close()
+
+
 @pytest.fixture
 def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     opencode = real_agent_cli("opencode")
@@ -109,13 +139,18 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
         monkeypatch.setenv("TMPDIR", str(private_tmp))
         monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
-        # anything that still tries the internet meets a closed port
-        monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
-        monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+        # anything that still tries the internet is recorded and gets no answer
+        proxy = ProxyRecorder()
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.setenv("HTTPS_PROXY", proxy.url)
         monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
         monkeypatch.chdir(where["project"])  # the person runs the night from their project
         monkeypatch.setenv("PWD", str(where["project"]))
-        yield OpenCodeCliBackend(command=opencode, timeout=TIMEOUT), fake, where, private_tmp
+        where["proxy"] = proxy
+        try:
+            yield OpenCodeCliBackend(command=opencode, timeout=TIMEOUT), fake, where, private_tmp
+        finally:
+            proxy.close()
 
 
 def _bodies(fake: FakeChat) -> str:
@@ -141,6 +176,7 @@ def test_replay_carries_none_of_the_persons_context_and_leaves_nothing(setup):
     assert str(where["project"]) not in _bodies(fake)  # the working directory is the empty sandbox
     assert user == {"role": "user", "content": TASK}
     assert list(where["evidence"].iterdir()) == []  # no plugin ran, no MCP server started
+    assert where["proxy"].seen == []  # nothing but the model call: no npm install, no models.dev
 
 
 @pytest.mark.parametrize(
