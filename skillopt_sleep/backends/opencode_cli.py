@@ -22,8 +22,9 @@ under ``$XDG_DATA_HOME/opencode``. So each call runs isolated, in a ``ReplaySand
   events on stdout for the answer, usage and errors.
 
 What OpenCode still sends and cannot be turned off: a line naming the model and an ``<env>`` block
-(working directory — the empty sandbox —, platform, date) after the documents, and the
-instructions of an ``AGENTS.md`` in the admin-managed config dir (``/etc/opencode``).
+(working directory — the empty sandbox —, platform, date) after the documents, and its session id
+in ``x-session-id`` headers. An admin-managed config (``/etc/opencode``) still applies: OpenCode
+puts it above every other.
 
 OpenCode retries a rate limit or a server error five times (for as long as a ``Retry-After`` says)
 and reports the retries only in its log: with ``--print-logs`` the first ``stream error`` in the
