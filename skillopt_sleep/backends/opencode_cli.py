@@ -54,6 +54,7 @@ from skillopt_sleep.backends.cli_common import (
     parse_usage,
     run_cli,
 )
+from skillopt_sleep.backends.codex_cli import read_events  # the same one JSON object a line
 from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message
 from skillopt_sleep.files import read_regular, read_regular_text
@@ -305,20 +306,6 @@ class PrivateOpenCodeHome:
             os.replace(staging, self.user_auth)
         except OSError:
             return
-
-
-def read_events(stdout: str) -> list[dict[str, Any]]:
-    events = []
-    for line in stdout.splitlines():
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(event, dict):
-                events.append(event)
-    return events
 
 
 def stop_on_stream_error(line: str) -> tuple[str, str] | None:
