@@ -320,8 +320,9 @@ def stop_on_stream_error(line: str) -> tuple[str, str] | None:
     return classify_failure(message), message
 
 
-def event_failure(events: list[dict[str, Any]]) -> tuple[str, str] | None:
-    """The error kind and message of the run's last ``error`` event, if it had one."""
+def event_failure(events: list[dict[str, Any]], log: str = "") -> tuple[str, str] | None:
+    """The error kind and message of the run's last ``error`` event, if it had one. An error
+    OpenCode reports only as "Unexpected server error" names a ``ref`` whose cause is in ``log``."""
     for event in reversed(events):
         if event.get("type") != "error":
             continue
@@ -333,9 +334,13 @@ def event_failure(events: list[dict[str, Any]]) -> tuple[str, str] | None:
         status = data.get("statusCode")
         if isinstance(status, int) and not isinstance(status, bool):
             return kind_for_status(status), f"{status} {message}"
-        if name == "ProviderAuthError":
+        ref = data.get("ref")
+        logged = re.search(rf'ref={re.escape(str(ref))} error="(?P<error>[^"]*)"', log) if ref else None
+        if logged:
+            message = logged.group("error")
+        if name == "ProviderAuthError" or message.startswith("ProviderAuthError"):
             return "auth", message
-        if "ModelNotFound" in name:
+        if "ModelNotFound" in name or message.startswith("ProviderModelNotFoundError"):
             return "model", message
         return classify_failure(f"{name} {message}", default="unknown"), message
     return None
@@ -407,7 +412,7 @@ class OpenCodeCliBackend:
             home.sync_refreshed_login()
         model = self.model or "opencode"
         events = read_events(run.stdout)
-        failure = event_failure(events)
+        failure = event_failure(events, run.stderr)
         if failure is not None:  # OpenCode's own report, with the provider's status, comes first
             kind, detail = failure
             return Completion(

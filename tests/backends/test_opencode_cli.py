@@ -85,8 +85,12 @@ elif mode == "retrying":  # a 429 the CLI would retry for as long as the provide
     sys.exit(1)
 elif mode == "hang":
     time.sleep(60)
-elif mode == "model_missing":
-    event("error", error={"name": "UnknownError", "data": {"message": "Model not found: fake/nope."}})
+elif mode == "model_missing":  # the event says little; the log names the cause by the same ref
+    sys.stderr.write('timestamp=2026-01-01T00:00:00.000Z level=ERROR run=1 message=failed ref=err_1 '
+                     'error="ProviderModelNotFoundError: Model not found: fake/nope." cause="at …"\n')
+    event("error", error={"name": "UnknownError",
+                          "data": {"message": "Unexpected server error. Check server logs for details.",
+                                   "ref": "err_1"}})
     sys.exit(1)
 elif mode == "fail":
     sys.stderr.write("Error: something broke inside opencode\n")
@@ -256,7 +260,8 @@ def test_a_retry_seen_in_the_log_stops_the_cli(user_dirs, monkeypatch):
 
 def test_a_model_the_cli_does_not_know_is_fatal(user_dirs, monkeypatch):
     monkeypatch.setenv("FAKE_CLI_MODE", "model_missing")
-    assert OpenCodeCliBackend(model="fake/nope").complete(REQ).error == "model"
+    completion = OpenCodeCliBackend(model="fake/nope").complete(REQ)
+    assert completion.error == "model" and "Model not found: fake/nope." in completion.error_message
 
 
 def test_timeout_empty_answer_and_a_crash(user_dirs, monkeypatch):

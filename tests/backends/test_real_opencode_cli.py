@@ -245,3 +245,11 @@ def test_a_person_who_used_opencode_keeps_their_session_database_untouched(setup
         completion = backend.complete(REQUEST)
         assert completion.ok, completion.error_message
     assert differences(before, fingerprint(*roots)) == []
+
+
+def test_an_unknown_model_is_named_as_such(setup):
+    backend, fake, *_ = setup
+    backend.model = "fake/no-such-model"
+    completion = backend.complete(REQUEST)
+    assert completion.error == "model" and "fake/no-such-model" in completion.error_message
+    assert fake.seen("/v1/chat/completions") == []
