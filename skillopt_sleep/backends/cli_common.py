@@ -227,7 +227,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "auth",
         re.compile(
-            r"not logged in|please run /login|run `?\w* ?login|invalid api key|authenticat|unauthori[sz]ed"
+            r"not logged in|please run /login|run `?\w* ?login|(invalid|incorrect) api key|authenticat|unauthori[sz]ed"
             r"|\b401\b|\b403\b|oauth token|credentials?|forbidden",
             re.I,
         ),

@@ -83,6 +83,9 @@ elif mode == "retrying":  # a 429 the CLI would retry for as long as the provide
     stream_error("Rate limit reached for requests")
     time.sleep(60)
     sys.exit(1)
+elif mode == "auth_in_log_only":  # a loaded machine: the event would come after the grace
+    stream_error("Incorrect API key provided: sk-fake****")
+    time.sleep(60)
 elif mode == "hang":
     time.sleep(60)
 elif mode == "model_missing":  # the event says little; the log names the cause by the same ref
@@ -256,6 +259,12 @@ def test_a_retry_seen_in_the_log_stops_the_cli(user_dirs, monkeypatch):
     completion = OpenCodeCliBackend(timeout=45).complete(REQ)
     assert completion.error == "rate_limit", completion.error_message  # not "timeout"
     assert completion.latency < 30 and "Rate limit reached" in completion.error_message
+
+
+def test_an_auth_failure_seen_only_in_the_log_is_still_auth(user_dirs, monkeypatch):
+    monkeypatch.setenv("FAKE_CLI_MODE", "auth_in_log_only")
+    completion = OpenCodeCliBackend(timeout=45).complete(REQ)
+    assert completion.error == "auth", completion.error_message
 
 
 def test_a_model_the_cli_does_not_know_is_fatal(user_dirs, monkeypatch):
