@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from tests.support.agent_clis import real_agent_cli
 from tests.support.chat_server import FakeChat
-from tests.support.http_base import Fail, Reply
+from tests.support.http_base import Fail, Hang, Reply
 from tests.support.tree_hash import differences, fingerprint
 
 from skillopt_sleep.backends.base import Request
@@ -253,3 +253,15 @@ def test_an_unknown_model_is_named_as_such(setup):
     completion = backend.complete(REQUEST)
     assert completion.error == "model" and "fake/no-such-model" in completion.error_message
     assert fake.seen("/v1/chat/completions") == []
+
+
+def test_stopped_at_the_timeout_it_leaves_nothing_behind(setup):
+    backend, fake, where, private_tmp = setup
+    roots = (where["home"], where["project"], private_tmp)
+    before = fingerprint(*roots)
+    fake.push(Hang())
+    backend.timeout = 20.0
+    completion = backend.complete(REQUEST)
+    assert completion.error == "timeout", completion.error_message
+    assert len(fake.seen("/v1/chat/completions")) == 1  # stopped while the model call hung
+    assert differences(before, fingerprint(*roots)) == []
