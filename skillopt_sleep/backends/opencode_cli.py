@@ -10,7 +10,9 @@ under ``$XDG_DATA_HOME/opencode``. So each call runs isolated, in a ``ReplaySand
   ``$XDG_DATA_HOME/opencode/auth.json`` (API keys and OAuth tokens), the ``LOGIN_KEYS`` of their
   global ``opencode.json`` (which model, which providers and how to reach them) and their cached
   models.dev catalogue; the session database, logs, locks and snapshots OpenCode writes land there
-  and are removed with it; a token refreshed during the call is copied back;
+  and are removed with it; a token refreshed during the call is copied back, and while an OAuth
+  login is about to expire one call runs alone and refreshes it (a refresh replaces the refresh
+  token), the calls made meanwhile wait and copy the refreshed one;
 - a custom primary agent whose ``prompt`` is the documents (in place of OpenCode's own prompt),
   every tool off and every permission denied, no instruction files (``instructions: []``, no
   project config, no Claude Code files, no external skills or plugins), no MCP servers, LSP,
@@ -50,11 +52,13 @@ from skillopt_sleep.backends.cli_common import (
     SYSTEM_PROMPT_FILE,
     ReplaySandbox,
     classify_failure,
+    copy_back_refreshed,
     kind_for_status,
     parse_usage,
     run_cli,
 )
 from skillopt_sleep.backends.codex_cli import read_events  # the same one JSON object a line
+from skillopt_sleep.backends.pi_cli import one_refresh_at_a_time  # the same auth.json format
 from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message
 from skillopt_sleep.files import read_regular, read_regular_text
@@ -293,19 +297,9 @@ class PrivateOpenCodeHome:
         return env
 
     def sync_refreshed_login(self) -> None:
-        """An OAuth login refreshed during the call is kept, unless the user's own file changed
-        meanwhile (then theirs is newer)."""
-        if self.auth_copied is None:
-            return
-        try:
-            refreshed = read_regular(self.private_auth, 1024 * 1024)
-            if refreshed == self.auth_copied or read_regular(self.user_auth, 1024 * 1024) != self.auth_copied:
-                return
-            staging = self.user_auth.with_name(f".{AUTH_FILE}.skillopt-sleep.tmp")
-            _write_private(staging, refreshed)
-            os.replace(staging, self.user_auth)
-        except OSError:
-            return
+        """An OAuth login refreshed during the call is kept (``copy_back_refreshed``)."""
+        if self.auth_copied is not None:
+            copy_back_refreshed(self.auth_copied, self.private_auth, self.user_auth)
 
 
 def stop_on_stream_error(line: str) -> tuple[str, str] | None:
@@ -400,7 +394,7 @@ class OpenCodeCliBackend:
         self.id = f"opencode-cli:{model or 'default'}"
 
     def complete(self, request: Request) -> Completion:
-        with ReplaySandbox.create() as sandbox:
+        with ReplaySandbox.create() as sandbox, one_refresh_at_a_time(user_data_dir()):
             instructions = sandbox.write(
                 SYSTEM_PROMPT_FILE, request.system if request.system.strip() else EMPTY_INSTRUCTIONS
             )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,16 @@ def stream_error(message):
     sys.stderr.write('timestamp=2026-01-01T00:00:00.000Z level=ERROR run=1 message="stream error" '
                      'providerID=p modelID=m error.error="AI_APICallError: ' + message + '"\n')
     sys.stderr.flush()
+if mode == "oauth_refresh":  # as OpenCode's ChatGPT login: refresh an expired token, once
+    auth_file = os.path.join(data_home, "opencode", "auth.json")
+    auth = json.load(open(auth_file))
+    with open(os.environ["FAKE_CLI_LOG"] + ".auth", "a") as seen:
+        seen.write(auth["openai"]["refresh"] + "\n")
+    if auth["openai"]["expires"] < time.time() * 1000:
+        time.sleep(1)
+        auth["openai"] = {"type": "oauth", "refresh": "r2", "access": "a2", "expires": (time.time() + 3600) * 1000}
+        open(auth_file, "w").write(json.dumps(auth))
+    mode = "ok"
 if mode in ("ok", "refresh"):
     if mode == "refresh":
         open(os.path.join(data_home, "opencode", "auth.json"), "w").write('{"openai": "new"}')
@@ -309,3 +320,16 @@ def test_spec_options_and_registry():
     assert (backend.model, backend.timeout, backend.command) == ("corp/big", 30.0, "/opt/opencode")
     assert backend.id == "opencode-cli:corp/big"
     assert from_options({}, None).id == "opencode-cli:default"
+
+
+def test_an_expiring_oauth_login_is_refreshed_by_one_call_while_the_others_wait(user_dirs, monkeypatch):
+    auth = user_dirs["data"] / "auth.json"
+    auth.write_text(json.dumps({"openai": {"type": "oauth", "refresh": "r1", "access": "a1", "expires": 0}}))
+    monkeypatch.setenv("FAKE_CLI_MODE", "oauth_refresh")
+    backend = OpenCodeCliBackend()
+    with ThreadPoolExecutor(3) as pool:
+        completions = list(pool.map(backend.complete, [REQ] * 3))
+    assert all(c.ok for c in completions), [c.error_message for c in completions]
+    refresh_tokens = Path(str(user_dirs["log"]) + ".auth").read_text().split()
+    assert sorted(refresh_tokens) == ["r1", "r2", "r2"]  # one refresh with r1; the others got its result
+    assert json.loads(auth.read_text())["openai"]["refresh"] == "r2"
