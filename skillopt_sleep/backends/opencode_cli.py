@@ -293,6 +293,7 @@ class PrivateOpenCodeHome:
             XDG_DATA_HOME=str(self.data_home),
             XDG_CACHE_HOME=str(self.cache_home),
             XDG_STATE_HOME=str(self.state_home),
+            XDG_RUNTIME_DIR=str(sandbox.tmp),  # sockets, were a language server ever started
         )
         return env
 

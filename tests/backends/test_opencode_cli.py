@@ -209,6 +209,7 @@ def test_private_home_holds_only_what_login_needs(user_dirs, monkeypatch):
     for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
         assert Path(env[name]).is_relative_to(private)
     assert env["PWD"] == run["cwd"] and Path(run["cwd"]).parent == private.parent
+    assert env["XDG_RUNTIME_DIR"] == env["TMPDIR"] and Path(env["TMPDIR"]).parent == private.parent
     assert run["home_files"] == [
         ".cache/opencode/models.json",
         ".config/opencode/opencode.json",
