@@ -11,6 +11,7 @@ project and TMPDIR byte-identical. A control run of the plain CLI carries the ma
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import socket
@@ -24,6 +25,8 @@ import pytest
 from tests.support.agent_clis import real_agent_cli
 from tests.support.chat_server import FakeChat
 from tests.support.http_base import Fail, Hang, Reply
+from tests.support.openai_server import FakeOpenAI
+from tests.support.token_proxy import TokenProxy
 from tests.support.tree_hash import differences, fingerprint
 
 from skillopt_sleep.backends.base import Request
@@ -265,3 +268,66 @@ def test_stopped_at_the_timeout_it_leaves_nothing_behind(setup):
     assert completion.error == "timeout", completion.error_message
     assert len(fake.seen("/v1/chat/completions")) == 1  # stopped while the model call hung
     assert differences(before, fingerprint(*roots)) == []
+
+
+class ChatGPTLogin(TokenProxy):
+    """OpenCode's ChatGPT login: its token endpoint, and its model endpoint relayed to ``fake``."""
+
+    def __init__(self, directory: Path, token_reply: dict[str, Any], fake: FakeOpenAI):
+        super().__init__(directory, token_reply, hosts=("auth.openai.com", "chatgpt.com"))
+        self.fake = fake
+
+    def answer(self, method: str, host: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[str, str, bytes]:
+        if method == "POST" and host == "auth.openai.com" and path == "/oauth/token":
+            return "200 OK", "application/json", json.dumps(self.token_reply).encode()
+        if method == "POST" and host == "chatgpt.com" and path == "/backend-api/codex/responses":
+            relay = http.client.HTTPConnection("127.0.0.1", int(self.fake.root.rsplit(":", 1)[1]), timeout=60)
+            auth = {"authorization": headers.get("authorization", ""), "content-type": "application/json"}
+            relay.request("POST", "/v1/responses", body=raw, headers=auth)
+            reply = relay.getresponse()
+            return f"{reply.status} {reply.reason}", reply.getheader("content-type") or "", reply.read()
+        return "404 Not Found", "application/json", b'{"error":"not_found"}'
+
+
+def test_an_expired_chatgpt_login_is_refreshed_and_kept(tmp_path, monkeypatch):
+    """OpenCode's own ChatGPT login (an OAuth token in auth.json) through an HTTPS proxy: the
+    expired token is refreshed once in the private data dir, the model call carries the new one,
+    and the person's auth.json holds the new tokens afterwards, its only change."""
+    opencode = real_agent_cli("opencode")
+    home = tmp_path / "home"
+    data = home / ".local" / "share" / "opencode"
+    data.mkdir(parents=True)
+    (home / ".config" / "opencode").mkdir(parents=True)
+    (home / ".config" / "opencode" / "opencode.json").write_text('{"model": "openai/gpt-5.5"}', encoding="utf-8")
+    auth = data / "auth.json"
+    auth.write_text(json.dumps({"openai": {"type": "oauth", "refresh": "r1", "access": "a1", "expires": 0}}))
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    for name in list(os.environ):
+        if name.startswith("OPENCODE") or name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+            monkeypatch.delenv(name)
+    for name, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"), ("XDG_CACHE_HOME", ".cache")):
+        monkeypatch.setenv(name, str(home / sub))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("TMPDIR", str(private_tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
+    token_reply = {"access_token": "a2-new-access", "refresh_token": "r2", "expires_in": 3600}
+    with FakeOpenAI(key="a2-new-access") as fake, ChatGPTLogin(tmp_path, token_reply, fake) as proxy:
+        for name, value in {**proxy.env(), "HTTP_PROXY": proxy.env()["HTTPS_PROXY"]}.items():
+            monkeypatch.setenv(name, value)
+        fake.responder = lambda body: "answer on the refreshed login"
+        before = fingerprint(home, private_tmp)
+        completion = OpenCodeCliBackend(command=opencode, timeout=TIMEOUT).complete(REQUEST)
+        assert completion.ok, completion.error_message
+        assert completion.text == "answer on the refreshed login"
+        assert [(r.host, r.path) for r in proxy.requests] == [
+            ("auth.openai.com", "/oauth/token"),
+            ("chatgpt.com", "/backend-api/codex/responses"),
+        ]
+        assert "refresh_token=r1" in proxy.requests[0].body and proxy.refused == []
+        (turn,) = fake.seen("/v1/responses")  # it answers only the new access token
+        assert str(turn.body["instructions"]).startswith(DOCUMENT)
+    saved = json.loads(auth.read_text(encoding="utf-8"))["openai"]
+    assert (saved["refresh"], saved["access"]) == ("r2", "a2-new-access")
+    assert differences(before, fingerprint(home, private_tmp)) == [f"changed {auth}"]
