@@ -58,6 +58,7 @@ from skillopt_sleep.backends.cli_common import (
     run_cli,
 )
 from skillopt_sleep.backends.codex_cli import read_events  # the same one JSON object a line
+from skillopt_sleep.backends.gemini_cli import without_comments  # the same JSON with comments
 from skillopt_sleep.backends.pi_cli import one_refresh_at_a_time  # the same auth.json format
 from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message
@@ -168,26 +169,7 @@ def user_cache_dir() -> Path:
 
 def strip_jsonc(text: str) -> str:
     """JSON with comments and trailing commas (OpenCode's config format) as plain JSON."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i : j + 1])
-            i = j + 1
-        elif text.startswith("//", i):
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            i = n if end < 0 else end + 2
-        else:
-            out.append(c)
-            i += 1
-    return re.sub(r",(\s*[}\]])", r"\1", "".join(out))
+    return re.sub(r",(\s*[}\]])", r"\1", without_comments(text))
 
 
 def _absolute_file_refs(text: str, base: Path) -> str:
