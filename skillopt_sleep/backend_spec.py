@@ -17,6 +17,7 @@ BACKEND_MODULES = {
     "pi-cli": "skillopt_sleep.backends.pi_cli",
     "gemini-cli": "skillopt_sleep.backends.gemini_cli",
     "copilot-cli": "skillopt_sleep.backends.copilot_cli",
+    "opencode-cli": "skillopt_sleep.backends.opencode_cli",
     "handoff": "skillopt_sleep.backends.handoff",
 }
 BACKEND_NAMES = tuple(BACKEND_MODULES)

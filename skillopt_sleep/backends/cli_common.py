@@ -123,9 +123,11 @@ def run_cli(
     env: Mapping[str, str] | None = None,
     watch: Watch | None = None,
     keep: Callable[[str], bool] | None = None,
+    watch_stderr: Watch | None = None,
 ) -> CliRun:
     """Run ``argv`` in ``sandbox.cwd`` with ``stdin``; stop it at ``timeout`` or when ``watch``
-    says so. The process gets its own process group, so stopping it stops its children too.
+    (stdout lines) or ``watch_stderr`` (stderr lines, for a CLI that reports retries only in its
+    log) says so. The process gets its own process group, so stopping it stops its children too.
     A stdout line ``keep`` refuses is watched but not kept (a CLI that streams a growing message
     on every line would otherwise fill memory with copies of it)."""
     started = time.monotonic()
@@ -166,7 +168,15 @@ def run_cli(
 
     def read_stderr() -> None:
         assert proc.stderr is not None
-        err_chunks.append(proc.stderr.read())
+        if watch_stderr is None:
+            err_chunks.append(proc.stderr.read())
+            return
+        for line in proc.stderr:
+            err_chunks.append(line)
+            verdict = watch_stderr(line) if not stopped else None
+            if verdict is not None:
+                stopped.append(verdict)
+                _kill(proc)
 
     def write_stdin() -> None:
         assert proc.stdin is not None
@@ -217,7 +227,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "auth",
         re.compile(
-            r"not logged in|please run /login|run `?\w* ?login|invalid api key|authenticat|unauthori[sz]ed"
+            r"not logged in|please run /login|run `?\w* ?login|(invalid|incorrect) api key|authenticat|unauthori[sz]ed"
             r"|\b401\b|\b403\b|oauth token|credentials?|forbidden",
             re.I,
         ),

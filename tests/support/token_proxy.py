@@ -32,13 +32,13 @@ class Seen:
     body: Any
 
 
-def make_certificates(directory: Path) -> tuple[Path, Path, Path]:
-    """(CA certificate, server certificate, server key) for ``HOSTS``."""
+def make_certificates(directory: Path, hosts: tuple[str, ...] = HOSTS) -> tuple[Path, Path, Path]:
+    """(CA certificate, server certificate, server key) for ``hosts``."""
     ca_key, ca_cert = directory / "ca.key", directory / "ca.pem"
     key, csr, cert = directory / "server.key", directory / "server.csr", directory / "server.pem"
     ext = directory / "server.ext"
     ext.write_text(
-        "subjectAltName=" + ",".join(f"DNS:{h}" for h in HOSTS) + "\n"
+        "subjectAltName=" + ",".join(f"DNS:{h}" for h in hosts) + "\n"
         "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\n"
         "extendedKeyUsage=serverAuth\n",
         encoding="ascii",
@@ -66,7 +66,7 @@ def make_certificates(directory: Path) -> tuple[Path, Path, Path]:
         "-addext",
         "keyUsage=critical,keyCertSign,cRLSign",
     )
-    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr), "-subj", f"/CN={HOSTS[0]}")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr), "-subj", f"/CN={hosts[0]}")
     openssl(
         "x509",
         "-req",
@@ -88,10 +88,12 @@ def make_certificates(directory: Path) -> tuple[Path, Path, Path]:
 
 
 class TokenProxy:
-    """See the module docstring; ``token_reply`` is the JSON the token endpoint answers."""
+    """See the module docstring; ``token_reply`` is the JSON the token endpoint answers. Another
+    agent's login is served by passing its ``hosts`` and overriding ``answer``."""
 
-    def __init__(self, directory: Path, token_reply: dict[str, Any]):
-        self.ca, cert, key = make_certificates(directory)
+    def __init__(self, directory: Path, token_reply: dict[str, Any], hosts: tuple[str, ...] = HOSTS):
+        self.hosts = hosts
+        self.ca, cert, key = make_certificates(directory, hosts)
         self.token_reply = token_reply
         self.requests: list[Seen] = []
         self.refused: list[str] = []
@@ -139,7 +141,7 @@ class TokenProxy:
             while reader.readline() not in (b"\r\n", b"\n", b""):
                 pass
             host = request_line[1].rsplit(":", 1)[0] if len(request_line) >= 2 else ""
-            if len(request_line) < 2 or request_line[0] != "CONNECT" or host not in HOSTS:
+            if len(request_line) < 2 or request_line[0] != "CONNECT" or host not in self.hosts:
                 self.refused.append(" ".join(request_line[:2]))
                 conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
                 return
@@ -170,12 +172,14 @@ class TokenProxy:
             except ValueError:
                 body = raw.decode("utf-8", "replace")
             self.requests.append(Seen(line[0], host, line[1], body))
-            if host == HOSTS[0] and line[1].split("?")[0] == TOKEN_PATH and line[0] == "POST":
-                status, payload = "200 OK", json.dumps(self.token_reply).encode()
-            else:
-                status, payload = "404 Not Found", b'{"error":"not_found"}'
+            status, content_type, payload = self.answer(line[0], host, line[1], headers, raw)
             tls.sendall(
-                f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: "
-                f"{len(payload)}\r\n\r\n".encode()
+                f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(payload)}\r\n\r\n".encode()
                 + payload
             )
+
+    def answer(self, method: str, host: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[str, str, bytes]:
+        """(status line, content type, body) for one request through the tunnel."""
+        if host == self.hosts[0] and path.split("?")[0] == TOKEN_PATH and method == "POST":
+            return "200 OK", "application/json", json.dumps(self.token_reply).encode()
+        return "404 Not Found", "application/json", b'{"error":"not_found"}'
