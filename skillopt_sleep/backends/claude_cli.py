@@ -28,6 +28,7 @@ from typing import Any
 
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.cli_common import (
+    CliBackend,
     SYSTEM_PROMPT_FILE,
     ReplaySandbox,
     classify_failure,
@@ -37,7 +38,6 @@ from skillopt_sleep.backends.cli_common import (
     run_cli,
 )
 from skillopt_sleep.backends.claude_home import PrivateClaudeConfig
-from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message
 
 COMMAND = "claude"  # the binary run unless backend_options.claude-cli.command names another
@@ -78,24 +78,14 @@ def build_argv(
     return argv
 
 
-class ClaudeCliBackend:
-    offline = False
+class ClaudeCliBackend(CliBackend):
+    NAME = "claude-cli"
+    COMMAND = COMMAND
+    DEFAULT_TIMEOUT = DEFAULT_TIMEOUT
 
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        command: str = COMMAND,
-        timeout: float = DEFAULT_TIMEOUT,
-        session_persistence: bool = False,
-        price: Price | None = None,
-    ):
-        self.model = model
-        self.command = command
-        self.timeout = float(timeout)
+    def __init__(self, model: str | None = None, *, session_persistence: bool = False, **common: Any):
+        super().__init__(model, **common)
         self.session_persistence = session_persistence
-        self.price = price
-        self.id = f"claude-cli:{model or 'default'}"
 
     def complete(self, request: Request) -> Completion:
         with ReplaySandbox.create() as sandbox:
@@ -190,11 +180,6 @@ def _model(result: dict[str, Any], fallback: str | None) -> str:
 
 
 def from_options(options: dict[str, Any], model: str | None) -> ClaudeCliBackend:
-    model = options.get("model") or model
     return ClaudeCliBackend(
-        str(model) if model else None,
-        command=str(options.get("command", COMMAND)),
-        timeout=float(options.get("timeout", DEFAULT_TIMEOUT)),
-        session_persistence=bool(options.get("session_persistence", False)),
-        price=price_for(str(model or ""), options),
+        **ClaudeCliBackend.options(options, model), session_persistence=bool(options.get("session_persistence", False))
     )

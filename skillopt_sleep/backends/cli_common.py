@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message
 from skillopt_sleep.files import read_regular
 from skillopt_sleep.paths import REPLAY_DIR_PREFIX
@@ -298,3 +299,41 @@ def parse_usage(raw: Any, *, cached_key: str, written_key: str, input_includes_c
         cache_read_tokens=cached,
         cache_write_tokens=written,
     )
+
+
+class CliBackend:
+    """What every agent-CLI backend holds: the model it asks for (None: the CLI's default), the
+    binary it runs, a time limit per call and a price. Each backend names itself (``NAME``, the
+    spec's name) and its defaults (the module's ``COMMAND`` and ``DEFAULT_TIMEOUT``);
+    ``from_options`` reads a spec's options the same way for all of them."""
+
+    offline = False
+    NAME = ""
+    COMMAND = ""
+    DEFAULT_TIMEOUT = 600.0
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        command: str | None = None,
+        timeout: float | None = None,
+        price: Price | None = None,
+    ):
+        self.model = model
+        self.command = command or self.COMMAND
+        self.timeout = float(self.DEFAULT_TIMEOUT if timeout is None else timeout)
+        self.price = price
+        self.id = f"{self.NAME}:{model or 'default'}"
+
+    @classmethod
+    def options(cls, options: Mapping[str, Any], model: str | None) -> dict[str, Any]:
+        """A spec's ``model``, ``command``, ``timeout`` and ``price_*`` options as constructor
+        arguments (the model named in the options wins over the config's)."""
+        model = options.get("model") or model
+        return {
+            "model": str(model) if model else None,
+            "command": str(options.get("command", cls.COMMAND)),
+            "timeout": float(options.get("timeout", cls.DEFAULT_TIMEOUT)),
+            "price": price_for(str(model or ""), options),
+        }

@@ -36,6 +36,7 @@ from typing import Any
 
 from skillopt_sleep.backends.base import FATAL_ERRORS, Completion, Request
 from skillopt_sleep.backends.cli_common import (
+    CliBackend,
     SYSTEM_PROMPT_FILE,
     ReplaySandbox,
     classify_failure,
@@ -44,7 +45,6 @@ from skillopt_sleep.backends.cli_common import (
     parse_usage,
     run_cli,
 )
-from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message
 from skillopt_sleep.files import read_regular, read_regular_text
 from skillopt_sleep.types import Usage
@@ -285,22 +285,10 @@ def _usage(events: list[dict[str, Any]]) -> Usage:
     return total
 
 
-class CodexCliBackend:
-    offline = False
-
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        command: str = COMMAND,
-        timeout: float = DEFAULT_TIMEOUT,
-        price: Price | None = None,
-    ):
-        self.model = model
-        self.command = command
-        self.timeout = float(timeout)
-        self.price = price
-        self.id = f"codex-cli:{model or 'default'}"
+class CodexCliBackend(CliBackend):
+    NAME = "codex-cli"
+    COMMAND = COMMAND
+    DEFAULT_TIMEOUT = DEFAULT_TIMEOUT
 
     def complete(self, request: Request) -> Completion:
         with ReplaySandbox.create() as sandbox:
@@ -344,10 +332,4 @@ class CodexCliBackend:
 
 
 def from_options(options: dict[str, Any], model: str | None) -> CodexCliBackend:
-    model = options.get("model") or model
-    return CodexCliBackend(
-        str(model) if model else None,
-        command=str(options.get("command", COMMAND)),
-        timeout=float(options.get("timeout", DEFAULT_TIMEOUT)),
-        price=price_for(str(model or ""), options),
-    )
+    return CodexCliBackend(**CodexCliBackend.options(options, model))

@@ -49,6 +49,7 @@ from typing import Any
 
 from skillopt_sleep.backends.base import FATAL_ERRORS, Completion, Request
 from skillopt_sleep.backends.cli_common import (
+    CliBackend,
     ReplaySandbox,
     classify_failure,
     kind_for_status,
@@ -59,7 +60,6 @@ from skillopt_sleep.backends.cli_common import (
 from skillopt_sleep.backends.codex_cli import read_events  # the same JSON-lines event stream
 from skillopt_sleep.backends.copilot_home import PrivateCopilotHome, replay_env
 from skillopt_sleep.backends.copilot_rpc import run_session
-from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message
 from skillopt_sleep.files import read_regular_text
 from skillopt_sleep.paths import copilot_home
@@ -271,28 +271,24 @@ def read_usage(path: Path) -> tuple[Usage, str]:
     return total, model if isinstance(model, str) else ""
 
 
-class CopilotCliBackend:
-    offline = False
+class CopilotCliBackend(CliBackend):
+    NAME = "copilot-cli"
+    COMMAND = COMMAND
+    DEFAULT_TIMEOUT = DEFAULT_TIMEOUT
 
     def __init__(
         self,
         model: str | None = None,
         *,
-        command: str = COMMAND,
-        timeout: float = DEFAULT_TIMEOUT,
         reasoning_effort: str | None = None,
         mode: str = "server",
-        price: Price | None = None,
+        **common: Any,
     ):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        super().__init__(model, **common)
         self.mode = mode
-        self.model = model
-        self.command = command
-        self.timeout = float(timeout)
         self.reasoning_effort = reasoning_effort
-        self.price = price
-        self.id = f"copilot-cli:{model or 'default'}"
 
     def complete(self, request: Request) -> Completion:
         if self.mode == "server":
@@ -375,13 +371,8 @@ class CopilotCliBackend:
 
 
 def from_options(options: dict[str, Any], model: str | None) -> CopilotCliBackend:
-    model = options.get("model") or model
-    effort = options.get("reasoning_effort")
     return CopilotCliBackend(
-        str(model) if model else None,
-        command=str(options.get("command", COMMAND)),
-        timeout=float(options.get("timeout", DEFAULT_TIMEOUT)),
-        reasoning_effort=str(effort) if effort else None,
+        **CopilotCliBackend.options(options, model),
+        reasoning_effort=str(options["reasoning_effort"]) if options.get("reasoning_effort") else None,
         mode=str(options.get("mode", "server")),
-        price=price_for(str(model or ""), options),
     )

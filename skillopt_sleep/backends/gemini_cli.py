@@ -45,6 +45,7 @@ from typing import Any
 
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.cli_common import (
+    CliBackend,
     SYSTEM_PROMPT_FILE,
     ReplaySandbox,
     classify_failure,
@@ -53,7 +54,6 @@ from skillopt_sleep.backends.cli_common import (
     looks_like_auth_failure,
     run_cli,
 )
-from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message
 from skillopt_sleep.files import read_regular, read_regular_text
 from skillopt_sleep.types import Usage
@@ -402,22 +402,10 @@ def _stderr(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if line.strip() and not _NOISE.match(line.strip()))
 
 
-class GeminiCliBackend:
-    offline = False
-
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        command: str = COMMAND,
-        timeout: float = DEFAULT_TIMEOUT,
-        price: Price | None = None,
-    ):
-        self.model = model
-        self.command = command
-        self.timeout = float(timeout)
-        self.price = price
-        self.id = f"gemini-cli:{model or 'default'}"
+class GeminiCliBackend(CliBackend):
+    NAME = "gemini-cli"
+    COMMAND = COMMAND
+    DEFAULT_TIMEOUT = DEFAULT_TIMEOUT
 
     def complete(self, request: Request) -> Completion:
         with ReplaySandbox.create() as sandbox:
@@ -467,10 +455,4 @@ class GeminiCliBackend:
 
 
 def from_options(options: dict[str, Any], model: str | None) -> GeminiCliBackend:
-    model = options.get("model") or model
-    return GeminiCliBackend(
-        str(model) if model else None,
-        command=str(options.get("command", COMMAND)),
-        timeout=float(options.get("timeout", DEFAULT_TIMEOUT)),
-        price=price_for(str(model or ""), options),
-    )
+    return GeminiCliBackend(**GeminiCliBackend.options(options, model))

@@ -49,6 +49,7 @@ from typing import Any
 
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.cli_common import (
+    CliBackend,
     SYSTEM_PROMPT_FILE,
     ReplaySandbox,
     classify_failure,
@@ -60,7 +61,6 @@ from skillopt_sleep.backends.cli_common import (
 from skillopt_sleep.backends.codex_cli import read_events  # the same one JSON object a line
 from skillopt_sleep.backends.gemini_cli import without_comments  # the same JSON with comments
 from skillopt_sleep.backends.pi_cli import one_refresh_at_a_time  # the same auth.json format
-from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message
 from skillopt_sleep.files import read_regular, read_regular_text
 from skillopt_sleep.types import Usage
@@ -359,22 +359,10 @@ def cut_off(events: list[dict[str, Any]]) -> bool:
     return bool(finishes) and finishes[-1].get("reason") == "length"
 
 
-class OpenCodeCliBackend:
-    offline = False
-
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        command: str = COMMAND,
-        timeout: float = DEFAULT_TIMEOUT,
-        price: Price | None = None,
-    ):
-        self.model = model
-        self.command = command
-        self.timeout = float(timeout)
-        self.price = price
-        self.id = f"opencode-cli:{model or 'default'}"
+class OpenCodeCliBackend(CliBackend):
+    NAME = "opencode-cli"
+    COMMAND = COMMAND
+    DEFAULT_TIMEOUT = DEFAULT_TIMEOUT
 
     def complete(self, request: Request) -> Completion:
         with ReplaySandbox.create() as sandbox, one_refresh_at_a_time(user_data_dir()):
@@ -420,10 +408,4 @@ class OpenCodeCliBackend:
 
 
 def from_options(options: dict[str, Any], model: str | None) -> OpenCodeCliBackend:
-    model = options.get("model") or model
-    return OpenCodeCliBackend(
-        str(model) if model else None,
-        command=str(options.get("command", COMMAND)),
-        timeout=float(options.get("timeout", DEFAULT_TIMEOUT)),
-        price=price_for(str(model or ""), options),
-    )
+    return OpenCodeCliBackend(**OpenCodeCliBackend.options(options, model))

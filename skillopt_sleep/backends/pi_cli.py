@@ -46,6 +46,7 @@ from typing import Any
 
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.cli_common import (
+    CliBackend,
     SYSTEM_PROMPT_FILE,
     ReplaySandbox,
     classify_failure,
@@ -53,7 +54,6 @@ from skillopt_sleep.backends.cli_common import (
     kind_for_status,
     run_cli,
 )
-from skillopt_sleep.backends.pricing import Price, price_for
 from skillopt_sleep.backends.sdk_errors import clean_message
 from skillopt_sleep.files import read_regular
 from skillopt_sleep.paths import pi_home
@@ -244,22 +244,10 @@ def failure_kind(text: str) -> str:
     return classify_failure(text)
 
 
-class PiCliBackend:
-    offline = False
-
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        command: str = COMMAND,
-        timeout: float = DEFAULT_TIMEOUT,
-        price: Price | None = None,
-    ):
-        self.model = model
-        self.command = command
-        self.timeout = float(timeout)
-        self.price = price
-        self.id = f"pi-cli:{model or 'default'}"
+class PiCliBackend(CliBackend):
+    NAME = "pi-cli"
+    COMMAND = COMMAND
+    DEFAULT_TIMEOUT = DEFAULT_TIMEOUT
 
     def complete(self, request: Request) -> Completion:
         user_dir = pi_home()
@@ -305,10 +293,4 @@ class PiCliBackend:
 
 
 def from_options(options: dict[str, Any], model: str | None) -> PiCliBackend:
-    model = options.get("model") or model
-    return PiCliBackend(
-        str(model) if model else None,
-        command=str(options.get("command", COMMAND)),
-        timeout=float(options.get("timeout", DEFAULT_TIMEOUT)),
-        price=price_for(str(model or ""), options),
-    )
+    return PiCliBackend(**PiCliBackend.options(options, model))

@@ -24,6 +24,7 @@ import pytest
 from tests.support.anthropic_server import FakeAnthropic
 from tests.support.copilot_cli import copilot_cli, copilot_env
 from tests.support.http_base import Fail, Reply
+from tests.support.agent_night import attempts, reviewed_night
 from tests.support.tree_hash import differences, fingerprint
 
 from skillopt_sleep.backends.base import Request
@@ -238,3 +239,15 @@ def test_stopped_at_the_timeout_leaves_nothing_behind(setup):
         release.set()
     assert completion.error == "timeout", completion.error_message
     assert differences(before, fingerprint(home, project, private_tmp)) == []
+
+
+def test_a_whole_night_on_a_reviewed_tasks_file_runs_through_the_cli_and_leaves_nothing(setup, tmp_path):
+    backend, fake, home, project, evidence, private_tmp = setup
+    fake.responder = lambda body: "Refs: ACME-1 short summary"
+    before = fingerprint(home, project, private_tmp)
+    spec = f"copilot-cli:command={backend.command},timeout=180,mode={backend.mode}"
+    report = reviewed_night(tmp_path, spec, "copilot")
+    assert report.status in ("staged", "no-change", "budget"), (report.status, report.notes)
+    assert attempts(report) >= report.splits["train"] > 0 and len(fake.seen("/v1/messages")) >= attempts(report)
+    assert differences(before, fingerprint(home, project, private_tmp)) == []
+    assert MARKER not in _bodies(fake) and list(evidence.iterdir()) == []

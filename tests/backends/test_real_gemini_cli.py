@@ -27,6 +27,7 @@ import time
 import pytest
 from tests.support import token_proxy
 from tests.support.agent_clis import real_agent_cli
+from tests.support.agent_night import attempts, reviewed_night
 from tests.support.gemini_server import FakeGemini, _error_body, last_user_text, stream_events, tool_names
 from tests.support.http_base import Fail, Reply, Stream, sse_event
 from tests.support.real_clients import client_env
@@ -327,3 +328,19 @@ def test_a_signed_in_rate_limit_is_one_request(google_sign_in):
     completion = backend.complete(REQUEST)
     assert completion.error == "rate_limit", completion.error_message
     assert len(code_assist.turns()) == 1  # no retry, no switch to another model
+
+
+def test_a_whole_night_on_a_reviewed_tasks_file_runs_through_the_cli_and_leaves_nothing(gemini_setup, tmp_path):
+    backend, fake, home, project, evidence, private_tmp = gemini_setup
+    fake.responder = lambda body: "Refs: ACME-1 short summary"
+    before = fingerprint(home, project, private_tmp)
+    # a model named, as the fixture's backend has it: the CLI's own "auto" choice adds a router call
+    # (a small model's JSON verdict) that this fake does not play
+    spec = f"gemini-cli:command={backend.command},timeout=180,model={backend.model}"
+    report = reviewed_night(tmp_path, spec, "gemini")
+    assert report.status in ("staged", "no-change", "budget"), (report.status, report.notes)
+    assert attempts(report) >= report.splits["train"] > 0 and len(fake.model_requests()) >= attempts(report), (
+        report.calls
+    )
+    assert differences(before, fingerprint(home, project, private_tmp)) == []
+    assert MARKER not in _bodies(fake.requests) and list(evidence.iterdir()) == []

@@ -27,6 +27,7 @@ from tests.support.chat_server import FakeChat
 from tests.support.http_base import Fail, Hang, Reply
 from tests.support.openai_server import FakeOpenAI
 from tests.support.token_proxy import TokenProxy
+from tests.support.agent_night import attempts, reviewed_night
 from tests.support.tree_hash import differences, fingerprint
 
 from skillopt_sleep.backends.base import Request
@@ -331,3 +332,18 @@ def test_an_expired_chatgpt_login_is_refreshed_and_kept(tmp_path, monkeypatch):
     saved = json.loads(auth.read_text(encoding="utf-8"))["openai"]
     assert (saved["refresh"], saved["access"]) == ("r2", "a2-new-access")
     assert differences(before, fingerprint(home, private_tmp)) == [f"changed {auth}"]
+
+
+def test_a_whole_night_on_a_reviewed_tasks_file_runs_through_the_cli_and_leaves_nothing(setup, tmp_path):
+    backend, fake, where, private_tmp = setup
+    fake.responder = lambda body: "Refs: ACME-1 short summary"
+    roots = (where["home"], where["project"], private_tmp)
+    before = fingerprint(*roots)
+    report = reviewed_night(
+        tmp_path / "night", f"opencode-cli:command={backend.command},timeout={backend.timeout}", "opencode"
+    )
+    assert report.status in ("staged", "no-change", "budget"), (report.status, report.notes)
+    assert attempts(report) >= report.splits["train"] > 0 and len(fake.requests) >= attempts(report), report.calls
+    assert differences(before, fingerprint(*roots)) == []
+    assert MARKER not in _bodies(fake) and list(where["evidence"].iterdir()) == []
+    assert where["proxy"].seen == []

@@ -25,6 +25,7 @@ from tests.support.anthropic_server import FakeAnthropic
 from tests.support.http_base import Fail, Reply
 from tests.support.pi_env import pi_cli, pi_env
 from tests.support.token_proxy import TokenProxy
+from tests.support.agent_night import attempts, reviewed_night
 from tests.support.tree_hash import differences, fingerprint
 
 from skillopt_sleep.backends.base import Request
@@ -288,3 +289,16 @@ def test_control_plain_pi_print_carries_the_markers_and_offers_tools(pi_setup):
     assert {"bash", "marker_discovered"} <= {tool["name"] for tool in turn.body["tools"]}
     assert {p.name for p in evidence.iterdir()} >= {"discovered", "named", "project"}
     assert list((home / ".pi" / "agent" / "sessions").rglob("*.jsonl"))  # and it saved a session
+
+
+def test_a_whole_night_on_a_reviewed_tasks_file_runs_through_the_cli_and_leaves_nothing(pi_setup, tmp_path):
+    backend, fake, home, project, evidence, private_tmp = pi_setup
+    fake.responder = lambda body: "Refs: ACME-1 short summary"
+    before = fingerprint(home, project, private_tmp)
+    report = reviewed_night(tmp_path, f"pi-cli:command={backend.command},timeout=180", "pi")
+    assert report.status in ("staged", "no-change", "budget"), (report.status, report.notes)
+    assert attempts(report) >= report.splits["train"] > 0 and len(fake.seen("/v1/messages")) >= attempts(report), (
+        report.calls
+    )
+    assert differences(before, fingerprint(home, project, private_tmp)) == []
+    assert MARKER not in _bodies(fake.requests)
