@@ -218,28 +218,17 @@ class GoogleTokenProxy(token_proxy.TokenProxy):
     """The token proxy serving Google's token endpoint (a refresh) and token info (the CLI checks
     a cached token with it before use)."""
 
-    def _http(self, tls, host):  # type: ignore[no-untyped-def]
-        reader = tls.makefile("rb")
-        while True:
-            line = reader.readline().decode("latin-1").split()
-            if len(line) < 2:
-                return
-            length = 0
-            while (header := reader.readline().decode("latin-1")) not in ("\r\n", "\n", ""):
-                name, _, value = header.partition(":")
-                length = int(value) if name.strip().lower() == "content-length" else length
-            body = reader.read(length).decode("utf-8", "replace")
-            self.requests.append(token_proxy.Seen(line[0], host, line[1], body))
-            path = line[1].split("?")[0]
-            if path == "/token":
-                status, payload = "200 OK", {"access_token": NEW_TOKEN, "expires_in": 3599, "scope": SCOPE}
-            elif path == "/tokeninfo":
-                status, payload = "200 OK", {"expires_in": 3000, "scope": SCOPE}
-            else:
-                status, payload = "404 Not Found", {"error": "not_found"}
-            data = json.dumps(payload).encode()
-            head = f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
-            tls.sendall(head.encode() + data)
+    HOSTS = ("oauth2.googleapis.com", "www.googleapis.com")
+
+    def answer(self, method: str, host: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[str, str, bytes]:
+        path = path.split("?")[0]
+        if path == "/token":
+            status, payload = "200 OK", {"access_token": NEW_TOKEN, "expires_in": 3599, "scope": SCOPE}
+        elif path == "/tokeninfo":
+            status, payload = "200 OK", {"expires_in": 3000, "scope": SCOPE}
+        else:
+            status, payload = "404 Not Found", {"error": "not_found"}
+        return status, "application/json", json.dumps(payload).encode()
 
 
 class FakeCodeAssist(FakeGemini):
@@ -285,10 +274,12 @@ def google_sign_in(gemini_setup, tmp_path, monkeypatch):
     }
     (gemini / "oauth_creds.json").write_text(json.dumps(expired), encoding="utf-8")
     (gemini / "google_accounts.json").write_text('{"active": "me@example.com", "old": []}', encoding="utf-8")
-    monkeypatch.setattr(token_proxy, "HOSTS", ("oauth2.googleapis.com", "www.googleapis.com"))
     certificates = tmp_path / "certificates"
     certificates.mkdir()
-    with GoogleTokenProxy(certificates, {}) as proxy, FakeCodeAssist(key=NEW_TOKEN) as code_assist:
+    with (
+        GoogleTokenProxy(certificates, {}, hosts=GoogleTokenProxy.HOSTS) as proxy,
+        FakeCodeAssist(key=NEW_TOKEN) as code_assist,
+    ):
         for name, value in proxy.env().items():
             monkeypatch.setenv(name, value)
         monkeypatch.setenv("CODE_ASSIST_ENDPOINT", code_assist.root)
