@@ -62,3 +62,27 @@ def test_a_line_typed_into_tmux_reaches_the_program(tmp_path: Path):
     finally:
         tui.kill()
     assert (tmp_path / "got").read_text() == "hello there\n"
+
+
+def test_killing_the_session_ends_a_child_that_left_for_a_session_of_its_own(tmp_path: Path):
+    """As Gemini CLI relaunches itself: a child in a new session survives the pane's hangup."""
+    name = f"skillopt-test-recording-{secrets.token_hex(4)}"
+    script = f"setsid sleep 300 & echo $! > {tmp_path / 'child'}; wait"
+    tui = Tmux(name, ["sh", "-c", script], tmp_path, {"PATH": "/usr/bin:/bin"})
+    try:
+        wait_until(
+            "the child's pid",
+            lambda: (tmp_path / "child").is_file() and bool((tmp_path / "child").read_text().strip()),
+            10,
+        )
+    finally:
+        tui.kill()
+    child = int((tmp_path / "child").read_text())
+    wait_until("the child to end", lambda: not Path(f"/proc/{child}").exists() or "Z" in _state(child), 10)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return "Z"

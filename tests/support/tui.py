@@ -3,7 +3,9 @@ transcript recorders (``scripts/record_*.py``) and the real-CLI tests of the sou
 
 from __future__ import annotations
 
+import os
 import shlex
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Sized
@@ -50,7 +52,31 @@ class Tmux:
         return subprocess.run(["tmux", "has-session", "-t", self.name], capture_output=True, timeout=10).returncode == 0
 
     def kill(self) -> None:
+        """End the session and every process the CLI started: some CLIs (Gemini CLI) relaunch
+        themselves in a session of their own, which the hangup of a closed pane never reaches."""
+        started = self._processes()
         subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True, timeout=10)
+        for pid in started:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def _processes(self) -> list[int]:
+        """The pane's process and all its descendants, by the process table's parent links."""
+        out = subprocess.run(
+            ["tmux", "list-panes", "-t", self.name, "-F", "#{pane_pid}"], capture_output=True, text=True, timeout=10
+        )
+        found = [int(pid) for pid in out.stdout.split() if pid.isdigit()]
+        table = subprocess.run(["ps", "-eo", "pid=,ppid="], capture_output=True, text=True, timeout=10).stdout
+        children: dict[int, list[int]] = {}
+        for line in table.splitlines():
+            fields = line.split()
+            if len(fields) == 2 and all(f.isdigit() for f in fields):
+                children.setdefault(int(fields[1]), []).append(int(fields[0]))
+        for pid in found:  # grows while it is walked: a breadth-first walk of the tree
+            found.extend(c for c in children.get(pid, []) if c not in found)
+        return found
 
 
 def wait_until(what: str, check: Callable[..., bool], timeout: float = TURN_TIMEOUT) -> None:
