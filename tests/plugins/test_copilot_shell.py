@@ -96,6 +96,10 @@ def session(tmp_path):
         subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=60)
         env = copilot_env(tmp_path / "user", fake, trust=(project,))
         env["SKILLOPT_SLEEP_PYTHON"] = sys.executable
+        # Copilot lets a command reach the temp dir without asking: a temp dir of its own, so a
+        # checkout under /tmp (as in CI) is outside it, as a person's clone in their home is
+        (tmp_path / "tmp").mkdir()
+        env["TMPDIR"] = str(tmp_path / "tmp")
         yield copilot, fake, model, env, project
 
 
