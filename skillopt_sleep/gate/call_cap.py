@@ -13,14 +13,15 @@ gate's draws, so that it does not reach it:
     nothing in the plan; a round that does not fit draws the tasks that do, for a later night;
   * edits are gated one at a time, best ranked first, each drawing only while its next look fits;
     one still undecided when the calls run out is refused for tonight without a ban (stage
-    ``budget``), its pooled samples kept (``edit_evidence``), and resumed first on a later night,
-    before that night dreams (``pending_rules``);
-    the edits ranked below it are not started (a first look they could not follow up would be
-    calls spent on nothing);
+    ``budget``), its pooled samples kept (``rule_evidence``), and resumed first on a later night,
+    before that night dreams (``pending_rules``); the edits ranked below it are not started but
+    held in the pool (no look, nothing spent) and resumed with it, so a night's proposals are not
+    dreamt and ranked again;
   * several edits are gated on their own tasks first (one at a time) and then measured together
     (``gate.together``); those that passed on their own tasks when the calls ran out before the
-    combination's verdict are undecided, and resumed first on a later night; the test split is
-    measured only when it fits.
+    combination's verdict are undecided, resumed first on a later night without their own tasks
+    judged again, and the nights go to the resumed rules alone until they are decided; the test
+    split is measured only when it fits.
 
 An edit is never accepted on less evidence than the uncapped gate asks for: running out of calls
 can only leave it undecided, never pass it.

@@ -179,6 +179,7 @@ def decide(
     look: int | None = None,
     targeted: tuple[Mapping[str, Sequence[float]], Mapping[str, Sequence[float]]] | None = None,
     kinds: Mapping[str, str] | None = None,
+    gain_known: bool = False,
 ) -> GateDecision:
     """Compare scores per val task (task id -> samples of the soft score).
 
@@ -191,7 +192,9 @@ def decide(
     per focus task that has them; the gain is tested on these, and the focus tasks' score must
     rise as well (module docstring). None, or no focus task with samples: the score alone.
     ``kinds``: each val task's kind; a kind with several val tasks must not fall as a whole
-    (``_fallen_kinds``).
+    (``_fallen_kinds``). ``gain_known``: the gain was shown before, by tests of their own
+    (the night's rules put together, ``gate.together``): it is reported, not tested again; the
+    regressions, a kind's fall and the all-task mean decide.
     """
     task_ids = sorted(set(baseline) & set(candidate))
     overlap = sorted(set(task_ids) & set(train_ids))
@@ -210,6 +213,7 @@ def decide(
     ses = []  # under "nothing changed": for the gain and the all-task mean
     alpha = cfg.regression_alpha / len(task_ids)
     suspect: list[str] = []  # dropped by more than half a standard error: worth more samples
+    suspect_se: dict[str, float] = {}  # their standard errors (``wants_more`` asks what more could show)
     for tid in task_ids:
         b, c = list(baseline[tid]), list(candidate[tid])
         if not b or not c:
@@ -222,6 +226,7 @@ def decide(
         ses.append(stats.se_null(b, c))
         if delta < -cfg.regression_tolerance and (regressed or -delta > 0.5 * se):
             suspect.append(tid)
+            suspect_se[tid] = round(se, 6)
         if regressed:
             reasons.append(
                 f"task {tid} regressed: {mb:.3f} -> {mc:.3f} over {len(c)} samples "
@@ -288,6 +293,8 @@ def decide(
         "n_tasks": n,
         "regression_alpha": cfg.regression_alpha,
         "suspect_tasks": suspect,
+        "suspect_se": suspect_se,
+        "regression_alpha_per_task": alpha,
     }
     if any(why for _, _, why, _ in fallen):
         statistic["fallen_kinds"] = sorted(kind for kind, _, why, _ in fallen if why)
@@ -298,7 +305,10 @@ def decide(
         if p_score is not None:
             statistic["score_p_value"] = float(f"{p_score:.3g}")
     what = "of the checks it fixes " if checks else ""
-    if gain < cfg.min_gain:
+    if gain_known:
+        statistic["gain_shown"] = statistic["score_shown"] = True
+        statistic["gain_known"] = True
+    elif gain < cfg.min_gain:
         reasons.append(f"gain {what}{gain:+.3f} is below the minimum {cfg.min_gain:.3f}")
     elif not gain_shown:
         evidence = f"p {p_gain:.2g}, exact" if p_gain is not None else f"lower bound {lower:+.3f}"
@@ -316,7 +326,7 @@ def decide(
         )
     if mean_upper < 0:
         reasons.append(f"the mean over all {n} val tasks fell: {mean_gain:+.3f} (upper bound {mean_upper:+.3f})")
-    elif gain >= cfg.min_gain and mean_lower < 0:
+    elif (gain_known or gain >= cfg.min_gain) and mean_lower < 0:
         reasons.append(f"the mean over all {n} val tasks may fall: {mean_gain:+.3f} (lower bound {mean_lower:+.3f})")
     accepted = not reasons
     return GateDecision(
@@ -330,14 +340,17 @@ def decide(
     )
 
 
-def wants_more(decision: GateDecision, cfg: GateConfig = GateConfig()) -> list[str]:
+def wants_more(decision: GateDecision, cfg: GateConfig = GateConfig(), ceiling: int | None = None) -> list[str]:
     """Val tasks worth more samples: the verdict could flip with more evidence.
 
     Nothing once the gain is futile (``futile``): more samples would most likely only confirm a
     refusal. Otherwise every task while the gain
     is not yet significant or the all-task mean not yet shown not to fall, and every task that
     dropped by more than half a standard error — so a regression refuses an edit only once it
-    holds at the sample ceiling."""
+    holds at the sample ceiling. ``ceiling``: the samples a task may reach; a task that dropped
+    is then drawn further only while its drop is within ``futility_z`` standard errors of what
+    its regression test needs there (``could_show_drop``): one a little below by chance is not
+    drawn to the ceiling."""
     stat = decision.statistic
     if decision.action == "skip":
         return []
@@ -349,8 +362,24 @@ def wants_more(decision: GateDecision, cfg: GateConfig = GateConfig()) -> list[s
     if not gain_shown or not score_shown or stat.get("mean_lower_bound", 0) < 0:
         # every task: what the edit costs elsewhere is measured as closely as what it gains
         tasks.update(d.task_id for d in decision.per_task)
-    tasks.update(stat.get("suspect_tasks", []))
+    ses = stat.get("suspect_se") or {}
+    alpha = stat.get("regression_alpha_per_task") or cfg.regression_alpha
+    n = {d.task_id: d.n_candidate for d in decision.per_task}
+    drop = {d.task_id: -d.delta for d in decision.per_task}
+    for tid in stat.get("suspect_tasks", []):
+        # a task of a kind that may have fallen (no standard error of its own) is drawn as before
+        if ceiling is None or tid not in ses or tid not in n:
+            tasks.add(tid)
+        elif could_show_drop(drop[tid], ses[tid], alpha, math.sqrt(n[tid] / max(n[tid], ceiling)), cfg):
+            tasks.add(tid)
     return sorted(tasks)
+
+
+def could_show_drop(drop: float, se: float, alpha: float, shrink: float, cfg: GateConfig) -> bool:
+    """Whether a drop of ``drop`` at standard error ``se`` is within ``futility_z`` standard errors
+    of what a one-sided test at ``alpha`` needs once the error has shrunk by ``shrink`` (the square
+    root of the samples now over those at the ceiling): more samples could still show it."""
+    return drop > 0 and drop + cfg.futility_z * se > NormalDist().inv_cdf(1 - alpha) * se * shrink
 
 
 def futile(decision: GateDecision, cfg: GateConfig = GateConfig()) -> bool:
@@ -358,6 +387,8 @@ def futile(decision: GateDecision, cfg: GateConfig = GateConfig()) -> bool:
     the last look needs: ``min_gain``, or its critical value at the standard error the remaining
     looks can reach (the error shrinks like 1/sqrt(samples), and samples grow with the looks)."""
     stat = decision.statistic
+    if stat.get("gain_known"):
+        return False  # no gain is tested: more samples can only settle what it does elsewhere
     gain, se = stat.get("gain", 0.0), stat.get("se", 0.0)
     look = stat.get("look") or 1
     looks = max(1, cfg.looks)

@@ -20,6 +20,13 @@ proposed again is a new test at a halved share, as before. The evidence it is ju
 grows (pooled candidate samples, the base documents' draws back from the score cache), and the
 gate never accepts on fewer samples than the uncapped gate asks for.
 
+Held and half-decided rules: a capped night's proposals that its calls never reached are held
+(``EvidencePool.hold``: no samples, no look) and resumed like the others. Several resumed rules are
+gated on their own tasks and then together (``gate.together``); one whose own-task gain an earlier
+night showed, and whose combination the cap stopped, keeps that verdict (``EditRecord.own_passed``)
+and is not judged again: tonight goes straight on to the rules measured together. While any
+resumed rule is under test, the night starts no new one (``learning.loop``).
+
 Evidence across tasks: when tonight's val tasks of a resumed rule's kind are new (every night's
 requests differ), the val tasks of earlier nights its test drew on go on being measured beside
 them (``earlier_val``): held out when first seen, and never one of tonight's train tasks.

@@ -51,6 +51,8 @@ def gate_alone(
     share = pool.alpha_share(edit) if pool is not None and pooled else 1.0
     # a rule a cap left undecided: the same test, on from where it stopped (``pending_rules``)
     going_on = pool.resume_at(edit) if pool is not None and pooled else None
+    if own_tasks_only and going_on is not None and pool is not None and pool.own_passed(edit):
+        return passed_before(edit, pool, going_on)
 
     def gate() -> GateDecision:
         if going_on is not None:
@@ -68,6 +70,28 @@ def gate_alone(
         )
 
     return gate_removal(night, edit, cand, focus, gate, identity)
+
+
+def passed_before(edit: Edit, pool: EvidencePool, going_on: tuple[int, float]) -> GateDecision:
+    """A resumed rule whose gain on its own tasks an earlier night showed: that verdict, not
+    judged again (a new look would spend more of its rate on the same evidence); what is left is
+    the night's rules measured together (``together.py``)."""
+    record = pool.edits[pool.identity(edit)]
+    bound = record.lower_bound if record.lower_bound is not None else 0.0
+    return GateDecision(
+        True,
+        "accept",
+        0.0,
+        0.0,
+        statistic={
+            "look": going_on[0],
+            "alpha_share": going_on[1],
+            "lower_bound": bound,
+            "gain": bound,
+            "own_passed": True,
+        },
+        reasons=[],
+    )
 
 
 def gate_each(
@@ -97,19 +121,30 @@ def gate_each(
 
     def room(done: list[GateDecision]) -> bool:
         """Own-task gates under a cap start another only while the calls left would pay for the
-        next one's whole test on its own tasks and still for two looks at the passed edits
+        next one's whole test on its own tasks and still for a look at the passed edits
         together on every val task: edits that passed but cannot be measured together buy
-        nothing tonight."""
+        nothing tonight. With an evidence pool a test goes on on a later night from where it
+        stopped (``pending_rules``), so the next one starts when its first look fits beside one
+        look at the passed edits together — or, when tonight could not pay for that look even
+        without it, whenever its first look fits (its evidence is kept for a later night)."""
         passed = [edit for (edit, _), d in zip(candidates[: len(done)], done, strict=True) if d.accepted]
         if not own_only or not passed:
             return True
         s, ev, every = night.settings, night.evaluator, list(night.evaluator.tasks)
         nxt = candidates[len(done)][0]
         own = max(1, len(focus_for([nxt], night.tasks)))
+        if pool is not None:
+            mine = sorted(focus_for([nxt], night.tasks) & set(every)) or every
+            cand = candidates[len(done)][1]
+            first = ev.cost(night.base, s.val_samples, mine) + ev.cost(cand, s.val_samples, mine, pool.identity(nxt))
+            once = ev.cost(apply_all(night.base, passed), s.val_samples, every)
+            once += ev.cost(night.base, s.val_samples, every)
+            return night.cap.afford(first + once) or (not night.cap.afford(once) and night.cap.afford(first))
         whole = 2 * own * s.max_val_samples * max(1, -(-s.min_focus_tasks // own))
-        look = 2 * s.val_samples  # a combination of proven rules mostly settles by its second look
-        together = ev.cost(apply_all(night.base, passed + [nxt]), look, every)
-        return night.cap.afford(whole + together + ev.cost(night.base, look, every))
+        # several passed edits together are measured for what they do to every val task, their
+        # gains not tested again (``together.py``): that mostly settles at its first look
+        together = ev.cost(apply_all(night.base, passed + [nxt]), s.val_samples, every)
+        return night.cap.afford(whole + together + ev.cost(night.base, s.val_samples, every))
 
     # a capped night gates one edit at a time, best ranked first: the calls go to the edits most
     # likely to pass, and which edits get them does not depend on thread timing
@@ -128,8 +163,12 @@ def gate_each(
             # on a later night, on these same val tasks too (``val_set`` unknown) — before new rules
             if pool is not None and decision.per_task:
                 record_undecided(pool, edit, decision, night.tasks)
-            elif pool is not None and any(gate_of(edit).evaluator.scores.get(cand.fingerprint(), {}).values()):
-                pool.hold(edit, kinds)  # drew, but no look yet: resumed first, nothing spent
+            elif pool is not None and (
+                night.cap.capped or any(gate_of(edit).evaluator.scores.get(cand.fingerprint(), {}).values())
+            ):
+                # drew, but no look yet, or the calls went to the edits ranked above it: resumed
+                # first on a later night, nothing spent (it is not proposed, dreamt and ranked again)
+                pool.hold(edit, kinds)
             outcome.rejected.append(Rejection(edit, list(decision.reasons), "budget"))
             continue
         if decision.accepted and quality.constrains_form(edit):
@@ -160,9 +199,13 @@ def _bound(decision: GateDecision) -> float | None:
     return float(bound) if isinstance(bound, (int, float)) else None
 
 
-def record_undecided(pool: EvidencePool, edit: Edit, decision: GateDecision, tasks: list[TaskRecord]) -> None:
+def record_undecided(
+    pool: EvidencePool, edit: Edit, decision: GateDecision, tasks: list[TaskRecord], own_passed: bool = False
+) -> None:
     """``edit``'s test a cap stopped after ``decision``'s look: kept pending in the pool, with
-    the looks and share it goes on from on a later night (``pending_rules``)."""
+    the looks and share it goes on from on a later night (``pending_rules``); ``own_passed``:
+    ``decision`` showed its gain on its own tasks, and the night's rules measured together were
+    what the cap stopped."""
     pool.record_test(
         edit,
         False,
@@ -171,6 +214,7 @@ def record_undecided(pool: EvidencePool, edit: Edit, decision: GateDecision, tas
         lower_bound=_bound(decision),
         looks=int(decision.statistic.get("look") or 0),
         share=decision.statistic.get("alpha_share"),
+        own_passed=own_passed,
     )
 
 

@@ -46,6 +46,7 @@ class NightGate:
         own_tasks_only: bool = False,
         targets: list[str] | None = None,
         looks_before: int = 0,
+        gain_known: bool = False,
     ) -> GateDecision:
         """``cand`` against ``base`` (default: tonight's documents), on the tasks the edit claims
         to help first: an edit whose gain there does not hold up is refused before the other val
@@ -63,11 +64,16 @@ class NightGate:
         measures against tonight's documents).
 
         ``looks_before``: a pooled rule whose test an earlier night's cap stopped after that many
-        looks goes on as the same test (``resumed``)."""
+        looks goes on as the same test (``resumed``).
+
+        ``gain_known``: the night's rules put together, each of which showed its gain on its own
+        tasks alone and is compared with itself alone there (``together.worse_on``): every val
+        task is measured at once, for what the combination does to them (regressions, a kind's
+        fall, the all-task mean), without testing that gain again."""
         s, ev = self.settings, self.evaluator
         base = base or self.base
         everything = list(ev.tasks)
-        first = [tid for tid in everything if tid in focus] or everything
+        first = ([] if gain_known else [tid for tid in everything if tid in focus]) or everything
         budget = s.max_val_samples * max(1, -(-s.min_focus_tasks // len(first)))
         sampling = Sampling(
             cfg=replace(s.gate, looks=-(-budget // s.val_samples)),
@@ -79,6 +85,7 @@ class NightGate:
             start=ev.count(cand, identity, first) if identity is not None else 0,
             budget=budget,
             targets=list(targets or ()) if s.targeted_gain else [],
+            gain_known=gain_known,
         )
         if looks_before:
             resumed(sampling, share, looks_before)
@@ -159,7 +166,7 @@ class NightGate:
             return decision
         decision = self._decide(g, *drawn, look=not judged)
         while n < ceiling and g.look < g.most:
-            more = gating.wants_more(decision, g.cfg)
+            more = gating.wants_more(decision, g.cfg, ceiling)
             if not more:
                 break
             n = min(ceiling, n + step)
@@ -206,6 +213,7 @@ class NightGate:
             g.look,
             targeted=targeted,
             kinds=self.kinds,
+            gain_known=g.gain_known,
         )
 
 
@@ -224,6 +232,7 @@ class Sampling:
     wanted: dict[str, int] = field(default_factory=dict)  # samples per task this gate uses
     look: int = 0
     targets: list[str] = field(default_factory=list)  # the checks the edit fixes (``Edit.targets``)
+    gain_known: bool = False  # the gain was shown before; only what it does to every task is asked
     out_of_calls: bool = False  # a capped night could not afford the next draw
     looks_before: int = 0  # looks an earlier night's cap stopped this test after (``resumed``)
     most: int = 1 << 30  # looks this test may take in all (``resumed``)

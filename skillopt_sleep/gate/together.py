@@ -23,10 +23,12 @@ that passes on its own tasks is measured on every val task like any gate's secon
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace
 
 from skillopt_sleep.gate import decide as gating
+from skillopt_sleep.gate import stats
 from skillopt_sleep.backends.models import run_together
 from skillopt_sleep.gate.call_cap import in_turn, out_of_calls
 from skillopt_sleep.documents.managed_block import DocumentSet
@@ -159,7 +161,13 @@ def _settle(
             f"measuring {'the combination of ' + str(len(kept)) + ' edits' if len(kept) > 1 else 'it'} "
             "on every val task"
         )
-        decision = night.gate(combined, cons.focus_for(edits, night.tasks), targets=cons.joint_targets(edits))
+        # each edit showed its gain alone on its own tasks, and beside the others it is compared
+        # with itself alone there (``worse_on``): a combination is measured on every val task at
+        # once for what it does to them, its gain not tested again (one edit alone goes on from
+        # its own tasks to the others, as any gate's second round)
+        decision = night.gate(
+            combined, cons.focus_for(edits, night.tasks), targets=cons.joint_targets(edits), gain_known=len(kept) > 1
+        )
         if out_of_calls(decision):
             raise _OutOfCalls
         decision.edits = list(edits)
@@ -221,7 +229,7 @@ def _record(
     undecided = {id(r.edit) for r in outcome.rejected if r.stage == "budget"}
     for edit, _, own in winners:
         if id(edit) in undecided and id(edit) not in accepted:
-            cons.record_undecided(pool, edit, own, night.tasks)
+            cons.record_undecided(pool, edit, own, night.tasks, own_passed=own.accepted)
         else:
             pool.record_test(edit, id(edit) in accepted, val_set)
 
@@ -261,20 +269,46 @@ def worse_on(night: NightGate, docs: DocumentSet, alone: DocumentSet, edit: Edit
         if drawn is None:
             raise _OutOfCalls
         wanted.update(dict.fromkeys(more, n))
-        check = gating.decide(first_draws(drawn[0], wanted), first_draws(drawn[1], wanted), cfg, focus=task_ids)
+        before, after = first_draws(drawn[0], wanted), first_draws(drawn[1], wanted)
+        check = gating.decide(before, after, cfg, focus=task_ids)
         worse = [r for r in check.reasons if r.startswith("task ") or " fell:" in r]
         if worse and n >= ceiling:
             return "; ".join(worse)
-        more = _drawn_further(check, task_ids)
+        more = _drawn_further(check, task_ids, cfg, math.sqrt(n / max(n, ceiling)), (before, after))
         if not more or n >= ceiling:
             return ""
         n = min(ceiling, n + s.val_samples)
 
 
-def _drawn_further(check: GateDecision, task_ids: list[str]) -> list[str]:
+def _drawn_further(
+    check: GateDecision,
+    task_ids: list[str],
+    cfg: gating.GateConfig,
+    shrink: float,
+    samples: tuple[dict[str, list[float]], dict[str, list[float]]],
+) -> list[str]:
     """The tasks ``worse_on`` draws more of: every one while their mean is lower than alone (a
-    drop spread thinly over the kind), else those that look as if they dropped."""
-    if check.statistic.get("mean_gain", 0.0) < 0:
+    drop spread thinly over the kind), else those that look as if they dropped — each only
+    while the ceiling's samples could still show it: the drop is within ``futility_z``
+    standard errors of what its test needs there, where the error has shrunk by ``shrink``
+    (the square root of now over the ceiling's samples). A mean or a task a little below by
+    chance is not drawn to the ceiling."""
+
+    stat = check.statistic
+    if gating.could_show_drop(
+        -float(stat.get("mean_gain", 0.0)), float(stat.get("mean_se", 0.0)), cfg.harm_alpha, shrink, cfg
+    ):
         return task_ids
-    suspect = set(check.statistic.get("suspect_tasks") or ())
-    return [t for t in task_ids if t in suspect]
+    suspect = set(stat.get("suspect_tasks") or ())
+    before, after = samples
+    alpha = cfg.regression_alpha / max(1, len(task_ids))
+    return [
+        t
+        for t in task_ids
+        if t in suspect
+        and t in before
+        and t in after
+        and gating.could_show_drop(
+            stats.mean(before[t]) - stats.mean(after[t]), stats.se(before[t], after[t]), alpha, shrink, cfg
+        )
+    ]

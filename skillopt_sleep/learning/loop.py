@@ -98,21 +98,31 @@ def consolidate(
         already_refused = _not_again(already_refused, [edit for edit, _ in resumed])
     night: NightGate | None = None
     winners: list[tuple[Edit, DocumentSet, GateDecision]] = []
+    together = False
     if resumed and cap.capped:  # the calls go to the rules already under test first
         night = resumed_night = NightGate(evaluator, settings, docs, tasks, overlapping(val, train), len(resumed), cap)
         assert pool is not None
         widened_gates = _over_earlier_tasks(outcome, night, resumed, pool, archived_val or [])
+        # several resumed rules on tonight's val tasks: each on its own tasks, then together
+        # (``together.py``), so what they do to the other tasks is measured once for all of them
+        together = settings.together and len(resumed) > 1 and not widened_gates
         winners = gate_each(
             outcome,
             night,
             resumed,
             pool,
             progress,
+            own_only=together,
             resumed=True,
             night_for=lambda edit: widened_gates.get(id(edit), resumed_night),
         )
         for gate in widened_gates.values():
             gate.evaluator.store()
+        if together and (winners or any(r.stage == "budget" for r in outcome.rejected)):
+            # the rules under test are measured together before any new one is dreamt: the
+            # calls go to finishing what earlier nights began
+            final = gate_together(outcome, night, winners, pool, val_set_key(val), progress)
+            return _finish(outcome, evaluator, docs, final, val, test, models, settings, cap, resumed=len(resumed))
     settings = _fit_reflection(outcome, cap, len(train), len({kind_of(t) for t in train}), settings)
     short = cap.too_small(len(train), len({kind_of(t) for t in train}), settings) if val else None
     if short and not resumed:
@@ -129,7 +139,6 @@ def consolidate(
         if resumed and not cap.capped:  # an uncapped night gates them with tonight's rules, ranked first
             candidates = resumed + candidates
     final = docs
-    together = False
     if candidates and not val:
         outcome.rejected.extend(
             Rejection(edit, ["no val tasks to validate it"], "unvalidated") for edit, _ in candidates
@@ -138,7 +147,7 @@ def consolidate(
         candidates = _worth_testing(outcome, candidates, pool, val)
     if candidates and val:
         night = NightGate(evaluator, settings, docs, tasks, overlapping(val, train), len(candidates), cap)
-        together = settings.together and len(candidates) > 1
+        together = together or (settings.together and len(candidates) > 1)
         winners += gate_each(
             outcome, night, candidates, pool, progress, own_only=together, resumed=not cap.capped and bool(resumed)
         )
@@ -148,6 +157,31 @@ def consolidate(
             if together
             else combine(outcome, night, winners, progress)
         )
+    return _finish(outcome, evaluator, docs, final, val, test, models, settings, cap, gated=night is not None)
+
+
+def _finish(
+    outcome: Outcome,
+    evaluator: Evaluator,
+    docs: DocumentSet,
+    final: DocumentSet,
+    val: list[TaskRecord],
+    test: list[TaskRecord],
+    models: Models,
+    settings: LoopSettings,
+    cap: CallCap,
+    gated: bool = True,
+    resumed: int = 0,
+) -> Outcome:
+    """The night's outcome once its gates are done: why a cap left edits undecided, the val
+    scores of tonight's and the proposed documents, and the test split's when it fits.
+    ``resumed``: the night went to that many rules resumed from earlier nights only."""
+    if resumed:
+        outcome.notes.append(
+            f"call cap: tonight's calls went to the {resumed} rule(s) resumed from earlier nights; "
+            "no new rule is started while they are under test"
+        )
+    if gated:
         undecided = sum(r.stage == "budget" for r in outcome.rejected)
         if undecided:
             outcome.notes.append(cap_note(cap, undecided, len(val), settings.max_val_samples))
@@ -249,6 +283,10 @@ def _propose(
         return already_refused(edit) or (pool is not None and pool.settled(edit))
 
     pool_size = settings.max_edits * max(1, settings.screen_pool)
+    # a capped night with an evidence pool keeps the night's best edits however few it can test
+    # tonight: the ones its calls do not reach are held and resumed first on a later night
+    # (``pending_rules``), instead of being proposed, dreamt and ranked again
+    keep = settings.max_edits if cap.capped and pool is not None else None
     if cap.capped:  # the candidates' replays on their train tasks get a share of what is left
         pool_size = cap.share(pool_size, LOOKAHEAD_SAMPLES * TASKS_PER_EDIT, LOOKAHEAD_SHARE)
     proposal = reflect(
@@ -256,7 +294,7 @@ def _propose(
         train,
         outcome.train_attempts,
         docs,
-        max_edits=pool_size,
+        max_edits=max(pool_size, keep or 0),
         limits=docs.skill.limits,
         already_refused=refused,
         samples=settings.reflect_samples,
@@ -276,7 +314,7 @@ def _propose(
     )
     outcome.phases["lookahead"] = ahead.replays + ahead.calls
     outcome.notes.extend(ahead.notes())
-    chosen, left_out = ahead.slots(min(settings.max_edits, pool_size), screen=settings.screen_pool > 1)
+    chosen, left_out = ahead.slots(keep or min(settings.max_edits, pool_size), screen=settings.screen_pool > 1)
     outcome.rejected.extend(Rejection(edit, [reason], stage) for edit, reason, stage in left_out)
     candidates: list[tuple[Edit, DocumentSet]] = []
     evidence = tonight_evidence(tasks, outcome.train_attempts) if settings.retire_rules else None

@@ -92,6 +92,10 @@ class EditRecord:
     # rate each look's part is taken of (``gate.sampling.resumed``); 0 / None: nothing to resume
     looks: int = 0
     share: float | None = None
+    # its gain on its own val tasks was shown at its last look (``looks``): what a cap left
+    # undecided is the night's rules measured together (``gate.together``), which a later night
+    # goes on with, without judging that gain again
+    own_passed: bool = False
 
     def edit(self) -> Edit:
         return Edit(self.target, self.op, content=self.text)
@@ -211,9 +215,11 @@ class EvidencePool:
         lower_bound: float | None = None,
         looks: int = 0,
         share: float | None = None,
+        own_passed: bool = False,
     ) -> None:
         """A night's test of ``edit``; ``undecided``: a call cap stopped it before a verdict.
-        ``kinds``: the kinds of its evidence tasks; ``lower_bound``: the gain's at its last look.
+        ``kinds``: the kinds of its evidence tasks; ``lower_bound``: the gain's at its last look;
+        ``own_passed``: undecided after its gain on its own tasks was shown (``EditRecord``).
         The whole rule is kept beside them, so a later night can resume it (``pending``)."""
         ident = self.identity(edit)
         record = self.edits.get(ident) or EditRecord(edit.target, edit.op, rule_text(edit))
@@ -228,6 +234,7 @@ class EvidencePool:
             record.kinds = sorted(set(kinds))
         record.lower_bound = lower_bound
         record.looks, record.share = (looks, share) if undecided else (0, None)
+        record.own_passed = undecided and own_passed and looks > 0 and bool(share)
         self.edits[ident] = record
 
     def resume_at(self, edit: Edit) -> tuple[int, float] | None:
@@ -236,6 +243,11 @@ class EvidencePool:
         if record is None or not record.pending() or record.looks <= 0 or not record.share:
             return None
         return record.looks, record.share
+
+    def own_passed(self, edit: Edit) -> bool:
+        """Whether ``edit``'s resumed test already showed its gain on its own tasks."""
+        record = self.edits.get(self.identity(edit))
+        return record is not None and record.own_passed and self.resume_at(edit) is not None
 
     def hold(self, edit: Edit, kinds: list[str]) -> None:
         """A rule a capped night began to draw for but stopped before its gate's first look: kept
@@ -321,7 +333,9 @@ class EvidencePool:
             if not record.pending() or rule is None or not record.kinds or self.identity(rule) in self.edits:
                 continue
             # a new test: nothing tested, nothing spent against these documents
-            self.edits[self.identity(rule)] = replace(record, nights=0, undecided=0, val_set="", looks=0, share=None)
+            self.edits[self.identity(rule)] = replace(
+                record, nights=0, undecided=0, val_set="", looks=0, share=None, own_passed=False
+            )
 
     def _adopt(self, entry: dict[str, Any], updated: datetime) -> None:
         ident = str(entry.get("identity", ""))
@@ -353,7 +367,11 @@ class EvidencePool:
             return
         stamp = format_time(self.now)
         records = list(self._other)
-        for ident, scores in self.samples.items():
+        # a rule held for a later night before anything was drawn for it has a record and no samples
+        held: dict[str, dict[str, list[float]]] = {
+            ident: {} for ident, r in self.edits.items() if ident not in self.samples and r.pending()
+        }
+        for ident, scores in {**self.samples, **held}.items():
             entry: dict[str, Any] = {
                 "project": self.project,
                 "model": self.model,
@@ -410,6 +428,8 @@ def _rule_fields(record: EditRecord) -> dict[str, Any]:
         out["lower_bound"] = record.lower_bound
     if record.looks and record.share:
         out["looks"], out["share"] = record.looks, record.share
+        if record.own_passed:
+            out["own_passed"] = True
     return out
 
 
@@ -456,6 +476,7 @@ def _whole_rule(record: EditRecord, edit: dict[str, Any]) -> None:
         and 0 < share <= 1
     ):
         record.looks, record.share = looks, float(share)
+        record.own_passed = edit.get("own_passed") is True
 
 
 def _clean(text: Any) -> str:

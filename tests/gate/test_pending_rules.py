@@ -150,7 +150,7 @@ def test_a_pending_rule_is_resumed_even_when_the_calls_left_are_too_few_to_learn
     out = consolidate(tasks, docs, models, LoopSettings(), pool=pool)
     assert budget.calls_used > 0, "not refused: the pending rule's gate drew"
     assert all(split == "val" for purpose, split in recording.seen if purpose == "attempt")
-    assert any("left after the resumed rule(s): no new rule started tonight" in n for n in out.notes), out.notes
+    assert any("no new rule" in n for n in out.notes), out.notes
     assert any(n.startswith("resumed undecided rule") for n in out.notes), out.notes
 
 

@@ -85,3 +85,31 @@ def test_winners_that_do_not_fit_together_leave_the_best_gain_alone(tmp_path: Pa
 
     nothing = Outcome(docs)
     assert combine(nothing, night, [], lambda m: None) is docs and nothing.accepted == []  # type: ignore[arg-type]
+
+
+def test_a_resumed_rule_whose_own_tasks_passed_is_not_judged_again(tmp_path: Path) -> None:
+    """Own-task gates of resumed rules: one whose gain an earlier night showed goes straight to
+    the night's rules measured together, at the looks and share it was shown at; one that only
+    ran out of calls, or any gate over every val task, is drawn for as before."""
+    from skillopt_sleep.gate.phases import gate_alone
+    from skillopt_sleep.store.rule_evidence import EvidencePool
+
+    tasks = [_task("t-a", "train", kind="a"), _task("v-a", "val", kind="a"), _task("v-b", "val", kind="b")]
+    docs = load_documents(tmp_path)
+    passed, running = _edit(["t-a"]), Edit(target="memory", op="add", content="another rule", evidence=["t-a"])
+    pool = EvidencePool.load(None, tmp_path, "m", docs.fingerprint())
+    pool.record_test(passed, False, undecided=True, kinds=["a"], lower_bound=0.3, looks=2, share=0.25, own_passed=True)
+    pool.record_test(running, False, undecided=True, kinds=["a"], lower_bound=-0.1, looks=2, share=0.25)
+    gated: list[bool] = []
+
+    def gate(cand, focus, **kw):  # type: ignore[no-untyped-def]
+        gated.append(kw.get("own_tasks_only", False))
+        return GateDecision(False, "reject", 0.0, 0.0)
+
+    night = SimpleNamespace(tasks=tasks, gate=gate, base=docs)
+    decision = gate_alone(night, pool, passed, apply_edit(docs, passed), own_tasks_only=True)  # type: ignore[arg-type]
+    assert decision.accepted and decision.statistic["own_passed"] and gated == []
+    assert (decision.statistic["look"], decision.statistic["alpha_share"]) == (2, 0.25)
+    gate_alone(night, pool, running, apply_edit(docs, running), own_tasks_only=True)  # type: ignore[arg-type]
+    gate_alone(night, pool, passed, apply_edit(docs, passed))  # type: ignore[arg-type]
+    assert gated == [True, False], "the one still running and the every-task gate draw"

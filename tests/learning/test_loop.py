@@ -331,7 +331,8 @@ def test_the_other_val_tasks_start_with_a_first_look_and_grow_only_when_the_gate
 ) -> None:
     """The edit's own (kind a) tasks need 8 samples to show a noisy gain (under a spending plan
     that keeps the first look strict); the kind b tasks it does not touch stay at ``others``
-    unless one looks like it dropped. 0: as many as the own tasks."""
+    unless one looks like it dropped, and grow (toward the ceiling of 12) only while more
+    samples could still show that drop. 0: as many as the own tasks."""
     four = looks_of(4)
     strict_first = replace(four.gate, spending=3.0)
     grown = 0
@@ -345,8 +346,8 @@ def test_the_other_val_tasks_start_with_a_first_look_and_grow_only_when_the_gate
         [decision] = out.decisions
         spt = decision.statistic["samples_per_task"]
         assert decision.accepted and all(spt[f"val-a-{i}"] == 8 for i in range(3)), spt
-        assert all(spt[f"val-b-{i}"] in (others, 12) for i in range(3)), spt
-        grown += sum(spt[f"val-b-{i}"] == 12 for i in range(3))
+        assert all(others <= spt[f"val-b-{i}"] <= 12 for i in range(3)), spt
+        grown += sum(spt[f"val-b-{i}"] > others for i in range(3))
         matched = consolidate(
             world_tasks(6),
             load_documents(tmp_path),

@@ -157,3 +157,40 @@ def test_nights_a_call_cap_left_an_edit_undecided_do_not_settle_it_but_still_cos
     for _ in range(12):
         never.record_test(RULE, accepted=False, undecided=True)
     assert never.settled(RULE), "not carried for ever"
+
+
+def test_a_rule_held_before_any_draw_is_kept_pending_across_a_save(tmp_path: Path) -> None:
+    """A capped night's calls never reached it: no samples, no look, and it is still resumed."""
+    path = tmp_path / "evidence.json"
+    pool = EvidencePool.load(path, tmp_path, "m", "fp")
+    rule = Edit("skill", "add", content="When writing a commit message, add Refs.", targets=["c1"])
+    pool.hold(rule, ["commit"])
+    pool.save()
+    again = EvidencePool.load(path, tmp_path, "m", "fp")
+    [(ident, record)] = again.pending()
+    assert ident == again.identity(rule) and record.kinds == ["commit"] and record.whole().targets == ["c1"]
+    assert again.resume_at(rule) is None and again.nights_tested(rule) == 0, "nothing spent"
+    assert again.alpha_share(rule) == 1.0
+
+
+def test_an_own_task_pass_is_kept_only_while_its_test_is_resumable(tmp_path: Path) -> None:
+    """``own_passed`` survives a save beside the looks and share it was shown at; a decided
+    test, or one carried to other documents (a new test there), loses it."""
+    path = tmp_path / "evidence.json"
+    pool = EvidencePool.load(path, tmp_path, "m", "before")
+    rule = Edit("skill", "add", content="When writing a commit message, add Refs.")
+    pool.record_samples(pool.identity(rule), "task-key", [1.0, 1.0, 1.0])
+    pool.record_test(
+        rule, False, undecided=True, kinds=["commit"], lower_bound=0.2, looks=2, share=0.25, own_passed=True
+    )
+    assert pool.own_passed(rule)
+    pool.save()
+    again = EvidencePool.load(path, tmp_path, "m", "before", now=pool.now + timedelta(hours=1))
+    assert again.own_passed(rule) and again.resume_at(rule) == (2, 0.25)
+    moved = EvidencePool.load(path, tmp_path, "m", "after", now=pool.now + timedelta(hours=1))
+    assert moved.pending() and not moved.own_passed(rule), "against other documents it is a new test"
+    again.record_test(rule, False, val_set="v")
+    assert not again.own_passed(rule)
+    nothing = EvidencePool.load(tmp_path / "other.json", tmp_path, "m", "fp")
+    nothing.record_test(rule, False, undecided=True, kinds=["commit"], own_passed=True)  # no look: nothing shown
+    assert not nothing.own_passed(rule)
