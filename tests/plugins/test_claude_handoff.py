@@ -22,15 +22,7 @@ from typing import Any
 import pytest
 
 from tests.support.anthropic_server import FakeAnthropic
-from tests.support.handoff_answers import (
-    FINISHED,
-    answer_to,
-    asked_prompt,
-    finished_line,
-    listed_prompts,
-    stopped_rounds,
-    sub_agent_task,
-)
+from tests.support import handoff_answers as handoff
 from tests.support.http_base import Reply, ToolCall
 from tests.support.real_clients import RELEASES, client_env, real_cli
 from tests.support.scripted_claude import prescribed, skill_text
@@ -66,7 +58,7 @@ class HandoffModel:
         if not body.get("tools"):
             return Reply("ok")
         first = json.dumps((body.get("messages") or [{}])[0].get("content"))
-        asked = asked_prompt(first)
+        asked = handoff.asked_prompt(first)
         if asked:
             return self.sub_agent(body, asked)
         text = skill_text(body)
@@ -80,7 +72,7 @@ class HandoffModel:
             return Reply("", [ToolCall("Read", {"file_path": prompt_file})])
         if len(results) == 1:
             prompt = re.sub(r"^\s*\d+\t", "", _text(results[0]), flags=re.M)  # the Read tool numbers lines
-            answer, reply = answer_to(prompt)
+            answer, reply = handoff.answer_to(prompt)
             return Reply("", [ToolCall("Write", {"file_path": answer, "content": reply})])
         return Reply("Answered.")
 
@@ -91,12 +83,12 @@ class HandoffModel:
         if not bash:
             return self.run(command)
         last_run = _text(bash[-1])
-        listed = listed_prompts(last_run)
+        listed = handoff.listed_prompts(last_run)
         if not listed:
             return Reply("The night is done: " + last_run[-200:])
         since = results[results.index(bash[-1]) + 1 :]
         started = [
-            asked_prompt(uses[r["tool_use_id"]]["input"]["prompt"])
+            handoff.asked_prompt(uses[r["tool_use_id"]]["input"]["prompt"])
             for r in since
             if uses.get(r.get("tool_use_id"), {}).get("name") == "Agent"
         ]
@@ -109,7 +101,7 @@ class HandoffModel:
                         "Agent",
                         {
                             "description": "Answer a skillopt-sleep prompt",
-                            "prompt": sub_agent_task(path),
+                            "prompt": handoff.sub_agent_task(path),
                             "subagent_type": "general-purpose",
                             "run_in_background": False,
                         },
@@ -173,9 +165,9 @@ def test_a_handoff_night_is_answered_by_the_sessions_own_sub_agents(tmp_path, en
         for b in e.get("message", {}).get("content") or []
         if isinstance(b, dict) and b.get("type") == "tool_result" and "skillopt-sleep" in _text(b)
     ]
-    waits = stopped_rounds(runs)
+    waits = handoff.stopped_rounds(runs)
     assert len(waits) >= 2, f"rounds that stopped for answers: {len(waits)}\n{out.stderr[-2000:]}"
-    done = [r for r in runs if FINISHED in r]
+    done = [r for r in runs if handoff.FINISHED in r]
     assert done, runs[-1][-2000:] if runs else out.stderr[-2000:]
-    assert finished_line(sum(map(len, waits)), len(waits) + 1) in done[-1]
+    assert handoff.finished_line(sum(map(len, waits)), len(waits) + 1) in done[-1]
     assert not (project / ".skillopt-sleep" / "handoff").exists(), "a finished night clears its prompts"

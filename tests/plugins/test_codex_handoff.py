@@ -33,15 +33,7 @@ from tests.support.codex_session import (
     shell_call,
     skill_block,
 )
-from tests.support.handoff_answers import (
-    FINISHED,
-    answer_to,
-    asked_prompt,
-    finished_line,
-    listed_prompts,
-    stopped_rounds,
-    sub_agent_task,
-)
+from tests.support import handoff_answers as handoff
 from tests.support.http_base import Reply, ToolCall
 from tests.support.openai_server import FakeOpenAI
 from tests.support.real_clients import RELEASES, real_cli
@@ -85,7 +77,7 @@ class HandoffModel:
     def __call__(self, body: dict[str, Any]) -> Reply:
         if not body.get("tools"):
             return Reply(text="ok")
-        asked = next((m for t in _user_texts(body) if (m := asked_prompt(t))), None)
+        asked = next((m for t in _user_texts(body) if (m := handoff.asked_prompt(t))), None)
         if asked and not skill_block(body):
             return self.sub_agent(body, asked)
         skill = skill_block(body)
@@ -101,7 +93,7 @@ class HandoffModel:
             return Reply(tool_calls=[shell_call(tools, f"cat {shlex.quote(prompt_file)}")])
         if len(outputs) == 1:
             prompt = outputs[0].split("Output:\n", 1)[-1]
-            answer, reply = answer_to(prompt)
+            answer, reply = handoff.answer_to(prompt)
             self.written.append(answer)
             write = f"cat > {shlex.quote(answer)} <<'SKILLOPT_ANSWER'\n{reply}\nSKILLOPT_ANSWER"
             return Reply(tool_calls=[shell_call(tools, write)])
@@ -124,7 +116,7 @@ class HandoffModel:
                     ]
                 )
             self.outputs.append(printed)
-            listed = listed_prompts(printed)
+            listed = handoff.listed_prompts(printed)
             if not listed:
                 return Reply(text="The night is done.")
             self.pending = list(listed)
@@ -149,7 +141,9 @@ class HandoffModel:
         batch, self.pending = self.pending[:AT_ONCE], self.pending[AT_ONCE:]
         self.batch = batch
         self.spawned.extend(batch)
-        return Reply(tool_calls=[ToolCall("spawn_agent", {"message": sub_agent_task(path)}, AGENTS) for path in batch])
+        return Reply(
+            tool_calls=[ToolCall("spawn_agent", {"message": handoff.sub_agent_task(path)}, AGENTS) for path in batch]
+        )
 
     def run(self, body: dict[str, Any], command: str) -> Reply:
         self.commands.append(command)
@@ -186,12 +180,12 @@ def test_a_handoff_night_is_answered_by_the_sessions_own_sub_agents(tmp_path, re
             timeout=1500,
         )
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-    waits = stopped_rounds(model.outputs)
+    waits = handoff.stopped_rounds(model.outputs)
     assert len(waits) >= 2, f"rounds that stopped for answers: {len(waits)}\n{model.outputs[-1:]}"
     prompts = sum(map(len, waits))
     assert sorted(model.spawned) == sorted(p for listed in waits for p in listed)
     assert len(model.written) == prompts
-    done = [o for o in model.outputs if FINISHED in o]
+    done = [o for o in model.outputs if handoff.FINISHED in o]
     assert done, model.outputs[-1][-2000:] if model.outputs else out.stderr[-2000:]
-    assert finished_line(prompts, len(waits) + 1) in done[-1]
+    assert handoff.finished_line(prompts, len(waits) + 1) in done[-1]
     assert not (project / ".skillopt-sleep" / "handoff").exists(), "a finished night clears its prompts"
