@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import errno
 import json
+import multiprocessing
 import os
 import re
 import sqlite3
@@ -138,11 +139,24 @@ def snapshot(path: str, agent: str = NAME) -> Iterator[sqlite3.Connection]:
     ``agent`` names the private copy: other agents' SQLite stores (Cursor's) are read this way too.
     """
     key = (agent, os.path.abspath(path))
+    # A pool worker ends with os._exit, which removes no temporary directory: it keeps no copy.
+    keep = multiprocessing.parent_process() is None
     with _COPIES_LOCK:
-        private = _COPIES.get(key)
+        private = _COPIES.get(key) if keep else None
         if private is None or private.stamps != _stamps(path):
-            private = _COPIES[key] = _private_copy(path, agent)
-    copy = private.database
+            private = _private_copy(path, agent)
+            if keep:
+                _COPIES[key] = private
+    try:
+        with _read_only(private.database, path) as connection:
+            yield connection
+    finally:
+        if not keep:
+            private.directory.cleanup()
+
+
+@contextmanager
+def _read_only(copy: str, path: str) -> Iterator[sqlite3.Connection]:
     try:
         connection = sqlite3.connect(f"file:{quote(copy)}?mode=ro", uri=True)
     except sqlite3.Error as exc:

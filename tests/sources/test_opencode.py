@@ -7,10 +7,12 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import multiprocessing
 import os
 import re
 import sqlite3
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -383,6 +385,23 @@ def test_a_database_that_changes_during_the_copy_is_copied_again(store, monkeypa
     assert len(copies) == 4
     assert prompts(store.path) == ["first"]
     assert len(copies) == 4
+
+
+def copy_read_from(path: str) -> tuple[str, bool]:
+    """The private copy a snapshot of ``path`` read, and whether it still exists after the read."""
+    with snapshot(path) as connection:
+        copy = connection.execute("PRAGMA database_list").fetchone()[2]
+    return copy, os.path.exists(copy)
+
+
+def test_a_pool_worker_keeps_no_copy_and_the_main_process_keeps_one(store):
+    store.session("ses_a")
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        copy, kept = pool.submit(copy_read_from, str(store.path)).result()
+    assert Path(copy).parent.name.startswith("skillopt-opencode-") and not kept
+    assert not Path(copy).parent.exists()  # removed with the read: the worker ends without cleanup
+    copy, kept = copy_read_from(str(store.path))
+    assert kept and (Path(copy).parent.stat().st_mode & 0o777) == 0o700
 
 
 def test_a_file_that_is_not_a_database_is_counted_unreadable(tmp_path):
