@@ -7,7 +7,7 @@ hooks and extensions. So each call runs isolated, in a ``ReplaySandbox``:
 - a private ``GEMINI_CLI_HOME`` whose ``.gemini`` holds only what login needs: copies of
   ``LOGIN_FILES`` (the Google sign-in tokens, the signed-in account, the encrypted-file store of an
   API key entered in the CLI) and a ``settings.json`` made of the user's ``LOGIN_SETTINGS`` (auth
-  type, model, billing) plus ``ISOLATION_SETTINGS``; the ``LOGIN_ENV_KEYS`` the CLI would read from
+  type, model, billing) over ``DEFAULT_MODEL_SETTINGS``, plus ``ISOLATION_SETTINGS``; the ``LOGIN_ENV_KEYS`` the CLI would read from
   the user's ``~/.gemini/.env`` or ``~/.env`` are passed in the environment. A sign-in token the
   CLI refreshes during the call is copied back, so the user's login stays valid. No GEMINI.md,
   extensions, skills, agents, commands, MCP servers, hooks, policies or sessions of the user;
@@ -31,8 +31,10 @@ private file (``target: local``, prompts not logged) and the main call's ``finis
 read from it: ``length`` is an answer cut off at the output-token limit (``truncated``).
 
 Options (spec ``gemini-cli:model=gemini-2.5-pro``): ``model``, ``command`` (path to ``gemini``),
-``timeout`` (seconds), ``price_*``. Without a model the CLI's own choice applies, including its
-model router (one extra small-model call per replay that sees the task).
+``timeout`` (seconds), ``price_*``. Without a model the user's ``model.name`` applies, else the
+CLI's ``pro`` alias: the model its router would fall back to, without the router's extra
+small-model call, so a replay is one model request. A user whose ``model.name`` is ``auto`` keeps
+the router and its extra call.
 """
 
 from __future__ import annotations
@@ -76,6 +78,11 @@ REFRESHED_FILES = ("oauth_creds.json", "gemini-credentials.json")
 LOGIN_ENV_KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION")
 # The settings a replay keeps from the user's: how they log in, which model, how they are billed.
 LOGIN_SETTINGS = (("security", "auth"), ("model", "name"), ("billing",))
+
+# The model when the person set none. The CLI's own default, ``auto``, asks its model router
+# first: one more request, to a small model, before the task's. ``pro`` is the model the router
+# falls back to (the newest Pro model the account may use) and skips the router entirely.
+DEFAULT_MODEL_SETTINGS: dict[str, Any] = {"model": {"name": "pro"}}
 
 # Everything else the CLI would bring or do, off.
 ISOLATION_SETTINGS: dict[str, Any] = {
@@ -241,7 +248,7 @@ class PrivateGeminiHome:
         self.dir = self.path / ".gemini"
         self.dir.mkdir(mode=0o700, parents=True)
         self.telemetry = sandbox.files / TELEMETRY_FILE
-        settings = merged(login_settings(home), ISOLATION_SETTINGS)
+        settings = merged(merged(DEFAULT_MODEL_SETTINGS, login_settings(home)), ISOLATION_SETTINGS)
         (self.dir / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
         self.login_env = login_env(home)
         self.copied: dict[str, bytes] = {}

@@ -21,8 +21,8 @@ Which workspace a conversation belongs to is only in the workspace's own store:
 (``{"allComposers": [{"composerId", …}]}``; an array of the same in some builds), and the folder
 in ``workspaceStorage/<id>/workspace.json``. The global store is the one file discovered; reading it
 reads the workspace stores too. Every store is copied with its write-ahead log into a private
-directory and opened read-only there (``opencode.snapshot``), so Cursor's files are never locked
-or written.
+directory and opened read-only there (``opencode.snapshot``, which copies a store again only when
+it changed), so Cursor's files are never locked or written.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ OpenCode keeps every session of every project in one database in WAL mode: a ``s
 ``task`` tool), ``message`` rows (``data``: JSON with ``role`` and, for a compaction summary,
 ``summary: true``) and their ``part`` rows (``data``: JSON of ``type`` ``text`` / ``tool`` /
 ``patch`` / ``compaction`` / ``file`` / ``reasoning`` / ``step-*``). The database is read whole:
-copied with its write-ahead log into a private directory and opened read-only there, so nothing
-is ever written next to the person's database (a reader in WAL mode writes to the ``-shm`` file).
+copied with its write-ahead log into a private directory (again only when either file changed)
+and opened read-only there, so nothing is ever written next to the person's database (a reader in
+WAL mode writes to the ``-shm`` file).
 Only the ``session``, ``message`` and ``part`` tables are read: the database also holds account
 tokens and credentials.
 
@@ -29,14 +30,17 @@ from __future__ import annotations
 
 import errno
 import json
+import multiprocessing
 import os
 import re
 import sqlite3
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -75,42 +79,96 @@ def _copy(source: str, target: str, limit: int) -> None:
             dst.write(chunk)
 
 
-@contextmanager
-def snapshot(path: str, agent: str = NAME) -> Iterator[sqlite3.Connection]:
-    """The database as it is now, read-only, from a private copy of it and its write-ahead log.
+@dataclass
+class _PrivateCopy:
+    directory: tempfile.TemporaryDirectory[str]
+    database: str
+    stamps: tuple[tuple[int, int, int], tuple[int, int, int] | None]
+
+
+# (agent, database path) -> the newest private copy of it; each copy lives in a directory of its
+# own, removed once no reader holds it, so a reader never sees its copy replaced underneath it.
+_COPIES: dict[tuple[str, str], _PrivateCopy] = {}
+_COPIES_LOCK = threading.Lock()
+
+
+def _stamps(path: str) -> tuple[tuple[int, int, int], tuple[int, int, int] | None]:
+    try:
+        wal: tuple[int, int, int] | None = _stamp(path + "-wal")
+    except FileNotFoundError:
+        wal = None
+    return _stamp(path), wal
+
+
+def _private_copy(path: str, agent: str) -> _PrivateCopy:
+    """A new private copy of the database and its log, with the stamps they had before copying.
 
     The log is copied before the database, and the copy is kept only if the database file did not
     change meanwhile (a checkpoint moves the log into it): then the copied log belongs to the
-    copied database. The log may have grown during the copy; SQLite ignores a torn last frame.
-    ``agent`` names the private copy: other agents' SQLite stores (Cursor's) are read this way too.
+    copied database. The log may have grown during the copy; SQLite ignores a torn last frame, and
+    the stamps taken before it no longer match the log, so the next reader copies again.
     """
-    with tempfile.TemporaryDirectory(prefix=f"skillopt-{agent}-") as private:
-        copy = os.path.join(private, f"{agent}.db")
+    directory = tempfile.TemporaryDirectory(prefix=f"skillopt-{agent}-")
+    copy = os.path.join(directory.name, f"{agent}.db")
+    try:
         for attempt in range(COPY_ATTEMPTS):
-            before = _stamp(path)
+            before = _stamps(path)
             try:
                 _copy(path + "-wal", copy + "-wal", MAX_WHOLE_FILE_BYTES)
             except FileNotFoundError:
                 if os.path.exists(copy + "-wal"):
                     os.remove(copy + "-wal")
             _copy(path, copy, MAX_WHOLE_FILE_BYTES)
-            if _stamp(path) == before:
-                break
-            if attempt == COPY_ATTEMPTS - 1:
-                raise OSError(errno.EAGAIN, "the database kept changing while it was copied", path)
-            time.sleep(0.2 * (attempt + 1))
-        try:
-            connection = sqlite3.connect(f"file:{quote(copy)}?mode=ro", uri=True)
-        except sqlite3.Error as exc:
-            raise OSError(errno.EIO, f"not a readable database: {exc}", path) from None
-        deadline = time.monotonic() + MAX_READ_SECONDS
-        # a query past the deadline is interrupted (sqlite3.OperationalError): a view defined to
-        # never end cannot hold the harvest
-        connection.set_progress_handler(lambda: time.monotonic() > deadline, 100_000)
-        try:
+            if _stamp(path) == before[0]:
+                return _PrivateCopy(directory, copy, before)
+            if attempt < COPY_ATTEMPTS - 1:
+                time.sleep(0.2 * (attempt + 1))
+        raise OSError(errno.EAGAIN, "the database kept changing while it was copied", path)
+    except BaseException:
+        directory.cleanup()
+        raise
+
+
+@contextmanager
+def snapshot(path: str, agent: str = NAME) -> Iterator[sqlite3.Connection]:
+    """The database as it is now, read-only, from a private copy of it and its write-ahead log.
+
+    A copy is reused while the database and its log keep the inode, size and modification time
+    they had when it was made: ``status`` and the harvest open the same stores several times, and
+    an unchanged store need not be copied again. Any change to either file makes a new copy.
+    ``agent`` names the private copy: other agents' SQLite stores (Cursor's) are read this way too.
+    """
+    key = (agent, os.path.abspath(path))
+    # A pool worker ends with os._exit, which removes no temporary directory: it keeps no copy.
+    keep = multiprocessing.parent_process() is None
+    with _COPIES_LOCK:
+        private = _COPIES.get(key) if keep else None
+        if private is None or private.stamps != _stamps(path):
+            private = _private_copy(path, agent)
+            if keep:
+                _COPIES[key] = private
+    try:
+        with _read_only(private.database, path) as connection:
             yield connection
-        finally:
-            connection.close()
+    finally:
+        if not keep:
+            private.directory.cleanup()
+
+
+@contextmanager
+def _read_only(copy: str, path: str) -> Iterator[sqlite3.Connection]:
+    try:
+        connection = sqlite3.connect(f"file:{quote(copy)}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise OSError(errno.EIO, f"not a readable database: {exc}", path) from None
+    deadline = time.monotonic() + MAX_READ_SECONDS
+    # a query past the deadline is interrupted (sqlite3.OperationalError): a view defined to
+    # never end cannot hold the harvest
+    connection.set_progress_handler(lambda: time.monotonic() > deadline, 100_000)
+    try:
+        yield connection
+    finally:
+        connection.close()
 
 
 def _columns(connection: sqlite3.Connection, table: str) -> set[str]:

@@ -258,6 +258,15 @@ def test_the_person_home_may_be_moved_with_gemini_cli_home(fake_gemini, tmp_path
     assert run["env"]["GEMINI_CLI_HOME"] != str(moved)
 
 
+def test_without_the_persons_model_the_router_is_skipped_and_their_choice_kept(fake_gemini, tmp_path):
+    home = tmp_path / "home"
+    assert GeminiCliBackend().complete(REQ).ok
+    (home / ".gemini" / "settings.json").write_text(json.dumps({"model": {"name": "auto"}}), encoding="utf-8")
+    assert GeminiCliBackend().complete(REQ).ok
+    names = [run["settings"]["model"]["name"] for run in runs(fake_gemini)]
+    assert names == ["pro", "auto"]  # the router's own fallback model; a chosen router stays
+
+
 def test_empty_system_prompt_gets_fixed_instructions(fake_gemini):
     assert GeminiCliBackend().complete(Request(purpose="preflight", system=" ", user="hi")).ok
     assert runs(fake_gemini)[0]["system_md"] == EMPTY_INSTRUCTIONS

@@ -154,6 +154,16 @@ def test_replay_carries_none_of_the_persons_context_and_leaves_nothing(gemini_se
     assert list(evidence.iterdir()) == []  # no hook ran, no MCP server started
 
 
+def test_without_a_model_a_replay_is_one_request(gemini_setup):
+    backend, fake, *_ = gemini_setup
+    fake.responder = lambda body: "short summary"
+    unset = GeminiCliBackend(None, command=backend.command, timeout=180)
+    completion = unset.complete(REQUEST)
+    assert completion.ok and completion.text == "short summary", completion.error_message
+    (request,) = fake.model_requests()  # no router call before the task's
+    assert "-pro" in request.path.split("/")[-1], request.path  # the model the router falls back to
+
+
 def test_a_fifty_thousand_character_document_arrives_whole(gemini_setup):
     backend, fake, *_ = gemini_setup
     document = "Überprüfe jede Änderung — ✓ ${Unknown} " * 1400

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from tests.support.anthropic_server import FakeAnthropic
-from tests.support.handoff_answers import plain
+from tests.support import handoff_answers as handoff
 from tests.support.http_base import Reply, ToolCall
 from tests.support.real_clients import RELEASES, client_env, real_cli
 from tests.support.scripted_claude import prescribed, skill_text
@@ -31,9 +31,6 @@ from tests.support.tasks import make_tasks, write_tasks_file
 pytestmark = [pytest.mark.slow, pytest.mark.real_clis]
 
 PLUGIN = Path(__file__).resolve().parents[2] / "plugins" / "claude-code"
-SUB_AGENT = re.compile(r"Read (/\S.*?\.md) and do exactly what it says")
-PROMPT_LINE = re.compile(r"^skillopt-sleep: prompt: (.+\.md)$", re.M)
-ANSWER_FILE = re.compile(r"^Answer file: (.+\.md)$", re.M)
 AT_ONCE = 10  # sub-agents the skill allows in one message
 
 
@@ -61,9 +58,9 @@ class HandoffModel:
         if not body.get("tools"):
             return Reply("ok")
         first = json.dumps((body.get("messages") or [{}])[0].get("content"))
-        asked = SUB_AGENT.search(first)
+        asked = handoff.asked_prompt(first)
         if asked:
-            return self.sub_agent(body, asked.group(1))
+            return self.sub_agent(body, asked)
         text = skill_text(body)
         if not text:
             return Reply("There is no skillopt-sleep request here.")
@@ -75,8 +72,8 @@ class HandoffModel:
             return Reply("", [ToolCall("Read", {"file_path": prompt_file})])
         if len(results) == 1:
             prompt = re.sub(r"^\s*\d+\t", "", _text(results[0]), flags=re.M)  # the Read tool numbers lines
-            answer = ANSWER_FILE.search(prompt).group(1)
-            return Reply("", [ToolCall("Write", {"file_path": answer, "content": plain(prompt)})])
+            answer, reply = handoff.answer_to(prompt)
+            return Reply("", [ToolCall("Write", {"file_path": answer, "content": reply})])
         return Reply("Answered.")
 
     def main(self, body: dict[str, Any], command: str) -> Reply:
@@ -86,12 +83,12 @@ class HandoffModel:
         if not bash:
             return self.run(command)
         last_run = _text(bash[-1])
-        listed = PROMPT_LINE.findall(last_run)
+        listed = handoff.listed_prompts(last_run)
         if not listed:
             return Reply("The night is done: " + last_run[-200:])
         since = results[results.index(bash[-1]) + 1 :]
         started = [
-            SUB_AGENT.search(uses[r["tool_use_id"]]["input"]["prompt"]).group(1)
+            handoff.asked_prompt(uses[r["tool_use_id"]]["input"]["prompt"])
             for r in since
             if uses.get(r.get("tool_use_id"), {}).get("name") == "Agent"
         ]
@@ -104,7 +101,7 @@ class HandoffModel:
                         "Agent",
                         {
                             "description": "Answer a skillopt-sleep prompt",
-                            "prompt": f"Read {path} and do exactly what it says.",
+                            "prompt": handoff.sub_agent_task(path),
                             "subagent_type": "general-purpose",
                             "run_in_background": False,
                         },
@@ -168,10 +165,9 @@ def test_a_handoff_night_is_answered_by_the_sessions_own_sub_agents(tmp_path, en
         for b in e.get("message", {}).get("content") or []
         if isinstance(b, dict) and b.get("type") == "tool_result" and "skillopt-sleep" in _text(b)
     ]
-    waits = [r for r in runs if PROMPT_LINE.search(r)]
+    waits = handoff.stopped_rounds(runs)
     assert len(waits) >= 2, f"rounds that stopped for answers: {len(waits)}\n{out.stderr[-2000:]}"
-    prompts = sum(len(PROMPT_LINE.findall(r)) for r in waits)
-    done = [r for r in runs if "prompt(s) answered by your agent over" in r]
+    done = [r for r in runs if handoff.FINISHED in r]
     assert done, runs[-1][-2000:] if runs else out.stderr[-2000:]
-    assert f"handoff: {prompts} prompt(s) answered by your agent over {len(waits) + 1} round(s)" in done[-1]
+    assert handoff.finished_line(sum(map(len, waits)), len(waits) + 1) in done[-1]
     assert not (project / ".skillopt-sleep" / "handoff").exists(), "a finished night clears its prompts"

@@ -33,7 +33,7 @@ from tests.support.codex_session import (
     shell_call,
     skill_block,
 )
-from tests.support.handoff_answers import plain
+from tests.support import handoff_answers as handoff
 from tests.support.http_base import Reply, ToolCall
 from tests.support.openai_server import FakeOpenAI
 from tests.support.real_clients import RELEASES, real_cli
@@ -41,9 +41,6 @@ from tests.support.tasks import make_tasks, write_tasks_file
 
 pytestmark = [pytest.mark.slow, pytest.mark.real_clis]
 
-SUB_AGENT = re.compile(r"Read (/\S.*?\.md) and do exactly what it says")
-PROMPT_LINE = re.compile(r"^skillopt-sleep: prompt: (.+\.md)$", re.M)
-ANSWER_FILE = re.compile(r"^Answer file: (.+\.md)$", re.M)
 AGENT_ID = re.compile(r'"(?:agent_id|id)"\s*:\s*"([^"]+)"')
 AT_ONCE = 4  # sub-agents the skill allows at a time
 AGENTS = "multi_agent_v1"
@@ -80,9 +77,9 @@ class HandoffModel:
     def __call__(self, body: dict[str, Any]) -> Reply:
         if not body.get("tools"):
             return Reply(text="ok")
-        asked = next((m for t in _user_texts(body) if (m := SUB_AGENT.search(t))), None)
+        asked = next((m for t in _user_texts(body) if (m := handoff.asked_prompt(t))), None)
         if asked and not skill_block(body):
-            return self.sub_agent(body, asked.group(1))
+            return self.sub_agent(body, asked)
         skill = skill_block(body)
         if not skill:
             return Reply(text="There is no skillopt-sleep request here.")
@@ -96,9 +93,9 @@ class HandoffModel:
             return Reply(tool_calls=[shell_call(tools, f"cat {shlex.quote(prompt_file)}")])
         if len(outputs) == 1:
             prompt = outputs[0].split("Output:\n", 1)[-1]
-            answer = ANSWER_FILE.search(prompt).group(1)
+            answer, reply = handoff.answer_to(prompt)
             self.written.append(answer)
-            write = f"cat > {shlex.quote(answer)} <<'SKILLOPT_ANSWER'\n{plain(prompt)}\nSKILLOPT_ANSWER"
+            write = f"cat > {shlex.quote(answer)} <<'SKILLOPT_ANSWER'\n{reply}\nSKILLOPT_ANSWER"
             return Reply(tool_calls=[shell_call(tools, write)])
         return Reply(text="Answered.")
 
@@ -119,7 +116,7 @@ class HandoffModel:
                     ]
                 )
             self.outputs.append(printed)
-            listed = PROMPT_LINE.findall(printed)
+            listed = handoff.listed_prompts(printed)
             if not listed:
                 return Reply(text="The night is done.")
             self.pending = list(listed)
@@ -145,10 +142,7 @@ class HandoffModel:
         self.batch = batch
         self.spawned.extend(batch)
         return Reply(
-            tool_calls=[
-                ToolCall("spawn_agent", {"message": f"Read {path} and do exactly what it says."}, AGENTS)
-                for path in batch
-            ]
+            tool_calls=[ToolCall("spawn_agent", {"message": handoff.sub_agent_task(path)}, AGENTS) for path in batch]
         )
 
     def run(self, body: dict[str, Any], command: str) -> Reply:
@@ -186,12 +180,12 @@ def test_a_handoff_night_is_answered_by_the_sessions_own_sub_agents(tmp_path, re
             timeout=1500,
         )
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-    waits = [o for o in model.outputs if PROMPT_LINE.search(o)]
+    waits = handoff.stopped_rounds(model.outputs)
     assert len(waits) >= 2, f"rounds that stopped for answers: {len(waits)}\n{model.outputs[-1:]}"
-    prompts = sum(len(PROMPT_LINE.findall(o)) for o in waits)
-    assert sorted(model.spawned) == sorted(p for o in waits for p in PROMPT_LINE.findall(o))
+    prompts = sum(map(len, waits))
+    assert sorted(model.spawned) == sorted(p for listed in waits for p in listed)
     assert len(model.written) == prompts
-    done = [o for o in model.outputs if "prompt(s) answered by your agent over" in o]
+    done = [o for o in model.outputs if handoff.FINISHED in o]
     assert done, model.outputs[-1][-2000:] if model.outputs else out.stderr[-2000:]
-    assert f"handoff: {prompts} prompt(s) answered by your agent over {len(waits) + 1} round(s)" in done[-1]
+    assert handoff.finished_line(prompts, len(waits) + 1) in done[-1]
     assert not (project / ".skillopt-sleep" / "handoff").exists(), "a finished night clears its prompts"

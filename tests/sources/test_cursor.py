@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from skillopt_sleep.sources import harvest
+from skillopt_sleep.sources import harvest, opencode
 from skillopt_sleep.sources.cursor import CursorSource, read_store
 from tests.support.cursor_store import CURSOR_ROWS, write_cursor_home, write_store
 
@@ -130,6 +130,31 @@ def test_the_store_is_read_again_when_it_changes(home, tmp_path):
     again = {d.session_id: d for d in run(home, state_dir=state).digests}
     assert again[INLINE].user_prompts == ["Summarize the open PR", "and the release notes"]
     assert len(again[AGENT].user_prompts) == 2
+
+
+def test_only_a_changed_store_is_copied_again(home, tmp_path, monkeypatch):
+    copies: list[str] = []
+    copy = opencode._copy
+
+    def counting(source: str, target: str, limit: int) -> None:
+        copy(source, target, limit)
+        copies.append(source)
+
+    monkeypatch.setattr(opencode, "_copy", counting)
+    global_store = str(home / "globalStorage" / "state.vscdb")
+    workspaces = sorted(str(p) for p in (home / "workspaceStorage").glob("*/state.vscdb"))
+    assert workspaces
+    read(home)
+    assert sorted(copies) == sorted([global_store, *workspaces])
+    copies.clear()
+    run(home, state_dir=tmp_path / "state")
+    assert copies == []
+    composer = json.loads(CURSOR_ROWS.read_text())["globalStorage"]["cursorDiskKV"][f"composerData:{INLINE}"]
+    composer["conversation"].append({"type": 1, "text": "and the release notes"})
+    write_store(home / "globalStorage" / "state.vscdb", {"cursorDiskKV": {f"composerData:{INLINE}": composer}})
+    digests, _, _ = read(home)
+    assert copies == [global_store]
+    assert digests[INLINE].user_prompts == ["Summarize the open PR", "and the release notes"]
 
 
 def test_the_stores_are_never_written(home):

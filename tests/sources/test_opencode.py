@@ -7,16 +7,19 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import multiprocessing
 import os
 import re
 import sqlite3
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from skillopt_sleep.sources import SOURCES, harvest
 from skillopt_sleep.sources.base import MAX_PROMPT_CHARS, clip
+from skillopt_sleep.sources import opencode
 from skillopt_sleep.sources.opencode import OpenCodeSource, is_headless, read_database, snapshot
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
@@ -298,6 +301,107 @@ def test_the_harvest_reads_the_database_again_when_its_log_grows(store, tmp_path
     assert later.files_read == 1
     assert [d.user_prompts for d in later.digests] == [["first prompt", "second prompt"]]
     assert harvest("/somewhere/else", source="opencode", homes=homes).digests == []
+
+
+def counted_copies(monkeypatch, after_copy=None) -> list[str]:
+    """The files ``snapshot`` copies from, in order; ``after_copy(source)`` runs after each copy."""
+    copies: list[str] = []
+    copy = opencode._copy
+
+    def counting(source: str, target: str, limit: int) -> None:
+        copy(source, target, limit)
+        copies.append(source)
+        if after_copy is not None:
+            after_copy(source)
+
+    monkeypatch.setattr(opencode, "_copy", counting)
+    return copies
+
+
+def prompts(path: Path) -> list[str]:
+    with snapshot(str(path)) as connection:
+        return [json.loads(row[0])["text"] for row in connection.execute("SELECT data FROM part ORDER BY id")]
+
+
+def test_an_unchanged_database_is_copied_once_and_any_change_copies_it_again(store, monkeypatch):
+    copies = counted_copies(monkeypatch)
+    store.session("ses_a")
+    store.message("ses_a", "user", text("first"))
+    assert prompts(store.path) == ["first"]
+    assert copies == [f"{store.path}-wal", str(store.path)]
+    assert prompts(store.path) == ["first"] and store.read()[0]["ses_a"].user_prompts == ["first"]
+    assert len(copies) == 2
+    store.message("ses_a", "user", text("in the log"))
+    assert prompts(store.path) == ["first", "in the log"]
+    assert len(copies) == 4
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.message("ses_a", "user", text("after a checkpoint"))
+    assert prompts(store.path) == ["first", "in the log", "after a checkpoint"]
+    assert len(copies) == 6
+
+
+def test_a_database_without_a_log_is_copied_again_when_it_changes(tmp_path, monkeypatch):
+    copies = counted_copies(monkeypatch)
+    path = tmp_path / "opencode.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE part (id text, data text)")
+    db.execute("INSERT INTO part VALUES ('1', ?)", (json.dumps(text("one")),))
+    db.commit()
+    assert prompts(path) == prompts(path) == ["one"]
+    assert copies == [str(path)]
+    db.execute("INSERT INTO part VALUES ('2', ?)", (json.dumps(text("two")),))
+    db.commit()
+    db.close()
+    assert prompts(path) == ["one", "two"]
+    assert copies == [str(path)] * 2
+
+
+def test_a_write_during_the_copy_is_never_read_stale(store, monkeypatch):
+    store.session("ses_a")
+    store.message("ses_a", "user", text("first"))
+    writes = iter([lambda: store.message("ses_a", "user", text("during the copy"))])
+
+    def write_once_after_the_log(source: str) -> None:
+        if source.endswith("-wal"):
+            next(writes, lambda: None)()
+
+    copies = counted_copies(monkeypatch, write_once_after_the_log)
+    assert prompts(store.path) == ["first"]  # the log was copied before the row was written
+    assert prompts(store.path) == ["first", "during the copy"]
+    assert len(copies) == 4
+
+
+def test_a_database_that_changes_during_the_copy_is_copied_again(store, monkeypatch):
+    store.session("ses_a")
+    store.message("ses_a", "user", text("first"))
+    checkpoints = iter([lambda: store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")])
+
+    def checkpoint_once(source: str) -> None:
+        if not source.endswith("-wal"):
+            next(checkpoints, lambda: None)()
+
+    copies = counted_copies(monkeypatch, checkpoint_once)
+    assert prompts(store.path) == ["first"]
+    assert len(copies) == 4
+    assert prompts(store.path) == ["first"]
+    assert len(copies) == 4
+
+
+def copy_read_from(path: str) -> tuple[str, bool]:
+    """The private copy a snapshot of ``path`` read, and whether it still exists after the read."""
+    with snapshot(path) as connection:
+        copy = connection.execute("PRAGMA database_list").fetchone()[2]
+    return copy, os.path.exists(copy)
+
+
+def test_a_pool_worker_keeps_no_copy_and_the_main_process_keeps_one(store):
+    store.session("ses_a")
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        copy, kept = pool.submit(copy_read_from, str(store.path)).result()
+    assert Path(copy).parent.name.startswith("skillopt-opencode-") and not kept
+    assert not Path(copy).parent.exists()  # removed with the read: the worker ends without cleanup
+    copy, kept = copy_read_from(str(store.path))
+    assert kept and (Path(copy).parent.stat().st_mode & 0o777) == 0o700
 
 
 def test_a_file_that_is_not_a_database_is_counted_unreadable(tmp_path):
