@@ -213,7 +213,9 @@ def decide(
     ses = []  # under "nothing changed": for the gain and the all-task mean
     alpha = cfg.regression_alpha / len(task_ids)
     suspect: list[str] = []  # dropped by more than half a standard error: worth more samples
-    suspect_se: dict[str, float] = {}  # their standard errors (``wants_more`` asks what more could show)
+    # their standard errors (``wants_more`` asks what more samples of each could show); none for a
+    # task of a kind that may have fallen, drawn with its kind
+    suspect_se: dict[str, float] = {}
     for tid in task_ids:
         b, c = list(baseline[tid]), list(candidate[tid])
         if not b or not c:
@@ -238,6 +240,8 @@ def decide(
             reasons.append(why)
         if suspect_kind:
             suspect.extend(tid for tid in ids if tid not in suspect)
+            for tid in ids:  # a kind that may have fallen is drawn as a whole, its tasks' drops together
+                suspect_se.pop(tid, None)
     n = len(task_ids)
     base_score = sum(d.baseline for d in per_task) / n
     cand_score = sum(d.candidate for d in per_task) / n

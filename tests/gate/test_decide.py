@@ -376,3 +376,24 @@ def test_a_kind_that_may_have_fallen_is_drawn_further_as_a_whole():
     kinds = {tid: tid[0] for tid in base}
     d = decide(base, cand, cfg, focus={"a0", "a1", "a2"}, look=1, kinds=kinds)
     assert wants_more(d, cfg) == ["b0", "b1", "b2"]
+
+
+def test_a_task_that_dropped_is_drawn_further_only_while_more_samples_could_show_it():
+    """Near the ceiling, a small drop inside its error is not drawn to it, a large one is; the
+    tasks of a kind that may have fallen are drawn as a whole however small each one's drop."""
+    base = {"a0": [0.0] * 9, "a1": [0.0] * 9, "b0": [1.0] * 9, "b1": [1.0] * 8 + [0.0], "b2": [1.0] * 9}
+    cand = {"a0": [1.0] * 9, "a1": [1.0] * 9, "b0": [1.0] * 8 + [0.0], "b1": [1.0] * 9, "b2": [1.0] * 9}
+    cfg = GateConfig(looks=4)
+    slight = decide(base, cand, cfg, focus={"a0", "a1"}, look=3)
+    assert slight.statistic["suspect_tasks"] == ["b0"]
+    assert wants_more(slight, cfg) == ["b0"], "no ceiling given: drawn as before"
+    assert wants_more(slight, cfg, ceiling=9) == [], "at the ceiling's scale the drop could not be shown"
+    cand["b0"] = [1.0] * 4 + [0.0] * 5
+    large = decide(base, cand, cfg, focus={"a0", "a1"}, look=3)
+    assert wants_more(large, cfg, ceiling=12) == ["b0"]
+    base["b1"] = [1.0] * 9
+    cand.update({"b0": [1.0] * 7 + [0.0] * 2, "b1": [1.0] * 8 + [0.0], "b2": [1.0] * 7 + [0.0] * 2})
+    alone = decide(base, cand, cfg, focus={"a0", "a1"}, look=3)
+    assert wants_more(alone, cfg, ceiling=12) == ["b0", "b2"], "task by task, b1's drop is too small"
+    spread = decide(base, cand, cfg, focus={"a0", "a1"}, look=3, kinds={tid: tid[0] for tid in base})
+    assert wants_more(spread, cfg, ceiling=12) == ["b0", "b1", "b2"], "a kind's tasks go on together"
