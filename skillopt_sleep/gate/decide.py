@@ -366,17 +366,28 @@ def wants_more(decision: GateDecision, cfg: GateConfig = GateConfig(), ceiling: 
     if not gain_shown or not score_shown or stat.get("mean_lower_bound", 0) < 0:
         # every task: what the edit costs elsewhere is measured as closely as what it gains
         tasks.update(d.task_id for d in decision.per_task)
+    tasks.update(suspects_worth_more(decision, cfg, ceiling))
+    return sorted(tasks)
+
+
+def suspects_worth_more(decision: GateDecision, cfg: GateConfig, ceiling: int | None = None) -> list[str]:
+    """The tasks ``decision`` found to have dropped that more samples could still show so
+    (``could_show_drop``, each at its own samples against ``ceiling``; every one when ``ceiling``
+    is None). A task of a kind that may have fallen has no standard error of its own: it is drawn
+    with its kind."""
+    stat = decision.statistic
     ses = stat.get("suspect_se") or {}
     alpha = stat.get("regression_alpha_per_task") or cfg.regression_alpha
     n = {d.task_id: d.n_candidate for d in decision.per_task}
     drop = {d.task_id: -d.delta for d in decision.per_task}
-    for tid in stat.get("suspect_tasks", []):
-        # a task of a kind that may have fallen (no standard error of its own) is drawn as before
-        if ceiling is None or tid not in ses or tid not in n:
-            tasks.add(tid)
-        elif could_show_drop(drop[tid], ses[tid], alpha, math.sqrt(n[tid] / max(n[tid], ceiling)), cfg):
-            tasks.add(tid)
-    return sorted(tasks)
+    return [
+        tid
+        for tid in stat.get("suspect_tasks", [])
+        if ceiling is None
+        or tid not in ses
+        or tid not in n
+        or could_show_drop(drop[tid], ses[tid], alpha, math.sqrt(n[tid] / max(n[tid], ceiling)), cfg)
+    ]
 
 
 def could_show_drop(drop: float, se: float, alpha: float, shrink: float, cfg: GateConfig) -> bool:

@@ -28,7 +28,6 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from skillopt_sleep.gate import decide as gating
-from skillopt_sleep.gate import stats
 from skillopt_sleep.backends.models import run_together
 from skillopt_sleep.gate.call_cap import in_turn, out_of_calls
 from skillopt_sleep.documents.managed_block import DocumentSet
@@ -269,46 +268,27 @@ def worse_on(night: NightGate, docs: DocumentSet, alone: DocumentSet, edit: Edit
         if drawn is None:
             raise _OutOfCalls
         wanted.update(dict.fromkeys(more, n))
-        before, after = first_draws(drawn[0], wanted), first_draws(drawn[1], wanted)
-        check = gating.decide(before, after, cfg, focus=task_ids)
+        check = gating.decide(first_draws(drawn[0], wanted), first_draws(drawn[1], wanted), cfg, focus=task_ids)
         worse = [r for r in check.reasons if r.startswith("task ") or " fell:" in r]
         if worse and n >= ceiling:
             return "; ".join(worse)
-        more = _drawn_further(check, task_ids, cfg, math.sqrt(n / max(n, ceiling)), (before, after))
+        more = _drawn_further(check, task_ids, cfg, n, ceiling)
         if not more or n >= ceiling:
             return ""
         n = min(ceiling, n + s.val_samples)
 
 
-def _drawn_further(
-    check: GateDecision,
-    task_ids: list[str],
-    cfg: gating.GateConfig,
-    shrink: float,
-    samples: tuple[dict[str, list[float]], dict[str, list[float]]],
-) -> list[str]:
+def _drawn_further(check: GateDecision, task_ids: list[str], cfg: gating.GateConfig, n: int, ceiling: int) -> list[str]:
     """The tasks ``worse_on`` draws more of: every one while their mean is lower than alone (a
     drop spread thinly over the kind), else those that look as if they dropped — each only
-    while the ceiling's samples could still show it: the drop is within ``futility_z``
-    standard errors of what its test needs there, where the error has shrunk by ``shrink``
-    (the square root of now over the ceiling's samples). A mean or a task a little below by
-    chance is not drawn to the ceiling."""
-
+    while the ceiling's samples could still show it (``gate.decide.could_show_drop``; ``n``: the
+    samples a task has now). A mean or a task a little below by chance is not drawn to the
+    ceiling."""
     stat = check.statistic
+    shrink = math.sqrt(n / max(n, ceiling))
     if gating.could_show_drop(
         -float(stat.get("mean_gain", 0.0)), float(stat.get("mean_se", 0.0)), cfg.harm_alpha, shrink, cfg
     ):
         return task_ids
-    suspect = set(stat.get("suspect_tasks") or ())
-    before, after = samples
-    alpha = cfg.regression_alpha / max(1, len(task_ids))
-    return [
-        t
-        for t in task_ids
-        if t in suspect
-        and t in before
-        and t in after
-        and gating.could_show_drop(
-            stats.mean(before[t]) - stats.mean(after[t]), stats.se(before[t], after[t]), alpha, shrink, cfg
-        )
-    ]
+    suspect = set(gating.suspects_worth_more(check, cfg, ceiling))
+    return [t for t in task_ids if t in suspect]

@@ -3,7 +3,6 @@ every val task, and no rule hidden behind another kind's."""
 
 from __future__ import annotations
 
-import math
 
 import random
 from pathlib import Path
@@ -164,30 +163,40 @@ def test_the_comparison_with_a_rule_alone_draws_more_where_the_drop_may_be() -> 
     """One task that looks as if it dropped is drawn further alone; a mean that is lower than the
     rule alone has every task drawn further (a drop spread over the kind); else nothing — and
     each only while the ceiling's samples could still show the drop."""
+    from skillopt_sleep.gate import stats
     from skillopt_sleep.gate.decide import GateConfig
-    from skillopt_sleep.types import GateDecision
-
-    def check(mean: float, suspect: list[str], se: float = 0.1) -> GateDecision:
-        stat = {"mean_gain": mean, "mean_se": se, "suspect_tasks": suspect}
-        return GateDecision(True, "accept", 0.9, 0.9, statistic=stat)
+    from skillopt_sleep.types import GateDecision, TaskDelta
 
     tasks = ["val-b-0", "val-b-1", "val-b-2"]
     alone = {t: [1.0, 1.0, 0.0] for t in tasks}
     dropped = dict(alone, **{"val-b-1": [0.0, 0.0, 0.0]})
-    first, last = math.sqrt(3 / 12), 1.0
+    first, last = 3, 12  # samples a task has now; 12 is the ceiling
     cfg = GateConfig()
 
-    def further(c: GateDecision, shrink: float = first, after: dict = dropped) -> list[str]:
-        return together._drawn_further(c, tasks, cfg, shrink, (alone, after))
+    def further(c: tuple, n: int = first, after: dict = dropped) -> list[str]:
+        mean, suspect, se = c
+        per_task = [TaskDelta(t, 0.0, 0.0, stats.mean(after[t]) - stats.mean(alone[t]), n, n) for t in tasks]
+        stat = {
+            "mean_gain": mean,
+            "mean_se": se,
+            "suspect_tasks": suspect,
+            "suspect_se": {t: stats.se(alone[t], after[t]) for t in suspect},
+            "regression_alpha_per_task": cfg.regression_alpha / len(tasks),
+        }
+        decision = GateDecision(True, "accept", 0.9, 0.9, per_task, statistic=stat)
+        return together._drawn_further(decision, tasks, cfg, n, last)
+
+    def check(mean: float, suspect: list[str], se: float = 0.1) -> tuple:
+        return mean, suspect, se
 
     assert further(check(0.02, ["val-b-1"])) == ["val-b-1"]
     assert further(check(-0.01, ["val-b-1"])) == tasks
     assert further(check(-0.01, [])) == tasks
     assert further(check(0.0, [])) == []
     # at the ceiling a drop well inside its error could not be shown by more samples
-    assert further(check(-0.01, [], se=0.1), shrink=last) == []
-    assert further(check(-0.3, [], se=0.1), shrink=last) == tasks
+    assert further(check(-0.01, [], se=0.1), n=last) == []
+    assert further(check(-0.3, [], se=0.1), n=last) == tasks
     # a suspect task whose drop is small beside its error is not drawn at the ceiling's scale
     slight = dict(alone, **{"val-b-1": [1.0, 0.0, 0.0]})
-    assert further(check(0.02, ["val-b-1"]), shrink=first, after=slight) == ["val-b-1"]
-    assert further(check(0.02, ["val-b-1"]), shrink=last, after=slight) == []
+    assert further(check(0.02, ["val-b-1"]), n=first, after=slight) == ["val-b-1"]
+    assert further(check(0.02, ["val-b-1"]), n=last, after=slight) == []
