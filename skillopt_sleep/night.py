@@ -408,6 +408,10 @@ def _documents(opts: NightOptions, report: NightReport, gathered: Gathered) -> D
         ),
     )
     report.documents = {d.role: described(d.path) for d in docs.all()}
+    if docs.context:
+        names = ", ".join(c.name for c in docs.context)
+        report.notes.append(f"read as context, never written: {names} (the agent loads them on every request)")
+    report.notes.extend(docs.context_skipped)
     return docs
 
 

@@ -20,7 +20,9 @@ from a skills folder when its description fits (each from the agent's own docume
 So every agent but Claude Code reads the skills in ``.agents/skills/`` (and ``~/.agents/skills/``
 for a user-level skill): a night writes its skill there for all of them, once. When a project is
 used from several agents, a night writes the one set of documents they all read where there is one
-(``AGENTS.md`` for Codex, both Copilots, OpenCode, Pi and Cursor), never a rule twice.
+(``AGENTS.md`` for Codex, both Copilots, OpenCode, Pi and Cursor), never a rule twice. What else an
+agent loads on every request (Copilot's instruction files for every file, Cursor's rules applied
+always) is read as context, never written (``context.py``).
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from skillopt_sleep.documents import handwritten
 from skillopt_sleep.documents.agents import AGENT_DOCUMENTS, AGENTS_MD
+from skillopt_sleep.documents.context import ContextFile, load_context
 from skillopt_sleep.errors import EXIT_CONFIG, UserError
 from skillopt_sleep.files import read_regular
 from skillopt_sleep.redact import redact
@@ -34,7 +35,6 @@ AGENTS_MD_LIMIT = 32 * 1024
 # the most of a document it reads at all: any real CLAUDE.md / AGENTS.md / SKILL.md is far smaller
 DOCUMENT_READ_LIMIT = 16 * 1024 * 1024
 SKILL_NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-OPTIMIZER_VIEW_CHARS = 8000  # of each document, in the optimizer's prompt; the rest is marked as left out
 LINE_OPS = ("replace_line", "delete_line")
 
 
@@ -97,6 +97,10 @@ class Document:
 class DocumentSet:
     skill: Document
     memory: Document
+    # what the agent loads with them on every request, read-only (``context.py``), and the files
+    # left out of it, a line each
+    context: tuple[ContextFile, ...] = ()
+    context_skipped: tuple[str, ...] = ()
 
     def get(self, role: str) -> Document:
         if role == "skill":
@@ -106,7 +110,11 @@ class DocumentSet:
         raise ValueError(f"unknown document role {role!r}")
 
     def with_document(self, doc: Document) -> DocumentSet:
-        return replace(self, **{doc.role: doc})
+        if doc.role == "skill":
+            return replace(self, skill=doc)
+        if doc.role == "memory":
+            return replace(self, memory=doc)
+        raise ValueError(f"unknown document role {doc.role!r}")
 
     def all(self) -> list[Document]:
         return [self.skill, self.memory]
@@ -114,16 +122,20 @@ class DocumentSet:
     def prompt_prefix(self) -> str:
         """What the target model is told: both documents, as the agent would load them."""
         parts = []
-        for doc in (self.memory, self.skill):
-            body = doc.text.strip()
+        named = [(self.memory.path.name, "memory", self.memory.text)]
+        named += [(c.name, "context", c.text) for c in self.context]
+        named.append((self.skill.path.name, "skill", self.skill.text))
+        for name, role, text in named:
+            body = text.strip()
             if body:
-                parts.append(f'<document name="{doc.path.name}" role="{doc.role}">\n{body}\n</document>')
+                parts.append(f'<document name="{name}" role="{role}">\n{body}\n</document>')
         return "\n\n".join(parts)
 
     def fingerprint(self) -> str:
         import hashlib
 
-        return hashlib.sha256((self.skill.text + "\0" + self.memory.text).encode("utf-8")).hexdigest()[:16]
+        texts = [self.skill.text, self.memory.text] + [c.name + "\0" + c.text for c in self.context]
+        return hashlib.sha256("\0".join(texts).encode("utf-8")).hexdigest()[:16]
 
 
 def document_paths(
@@ -208,55 +220,14 @@ def load_documents(
     memory = _read("memory", memory_file, memory_limits)
     if memory.original is None and memory_file.suffix == RULE_FILE_SUFFIX:
         memory = replace(memory, text=new_rule_file_text())
-    return DocumentSet(skill=skill, memory=memory)
+    context = load_context(project, agent, memory_file)
+    return DocumentSet(skill=skill, memory=memory, context=context.files, context_skipped=context.skipped)
 
 
 def whole_skill_opted_in(skill_name: str, opted: list[str] | tuple[str, ...], flag: bool = False) -> bool:
     """A night may edit this skill's hand-written lines: ``--edit-whole-skill`` for this run, or
     the skill named in the ``edit_whole_skill`` config list."""
     return flag or skill_name in opted
-
-
-def optimizer_view(docs: DocumentSet, max_chars: int = OPTIMIZER_VIEW_CHARS) -> str:
-    """Both documents in full (hand-written text included) as the optimizer is shown them: redacted,
-    without control characters, each cut at ``max_chars`` with a marker saying how much is left
-    out, and each headed by what a night may do to it."""
-    parts = []
-    for doc in (docs.memory, docs.skill):
-        body = redact(clean_text(doc.text)).strip()
-        if not body:
-            body = "(empty: the file does not exist yet)"
-        elif len(body) > max_chars:
-            body = (
-                body[:max_chars] + f"\n[... {len(body) - max_chars} more characters of {doc.path.name} not shown ...]"
-            )
-        if doc.read_only:
-            may = "read-only: no edit is applied to it"
-        elif doc.whole_skill:
-            may = (
-                "whole-skill editing is on: besides rules, you may replace or delete a hand-written "
-                "line (op replace_line / delete_line, anchor = that exact line)"
-            )
-        else:
-            may = (
-                "rules go in the learned block; a rule that must override a hand-written line "
-                'names it in "supersedes" (that exact line)'
-            )
-        parts.append(f'<document name="{doc.path.name}" role="{doc.role}">\n({may})\n{body}\n</document>')
-    return "\n\n".join(parts)
-
-
-def optimizer_payload(docs: DocumentSet) -> dict[str, dict[str, object]]:
-    """The same as data for a simulated optimizer: each document's hand-written lines (redacted) and
-    what a night may do to it."""
-    return {
-        doc.role: {
-            "hand_written": doc.redacted_hand_written(),
-            "whole_skill": doc.whole_skill,
-            "read_only": doc.read_only,
-        }
-        for doc in docs.all()
-    }
 
 
 def new_skill_text(name: str) -> str:

@@ -28,13 +28,13 @@ from dataclasses import dataclass, field, replace
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.models import run_together
+from skillopt_sleep.documents.optimizer_view import optimizer_view
 from skillopt_sleep.documents.managed_block import (
     DocumentSet,
     EditRefused,
     Limits,
     apply_edit,
     clean_rule,
-    optimizer_view,
 )
 from skillopt_sleep.replay.dream import run_attempts
 from skillopt_sleep.checks.judges import check_from_id

@@ -26,13 +26,12 @@ from dataclasses import dataclass, field, replace
 from skillopt_sleep.backends.base import Request
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.rules.conflicts import contradiction
+from skillopt_sleep.documents.optimizer_view import optimizer_payload, optimizer_view
 from skillopt_sleep.documents.managed_block import (
     DocumentSet,
     EditRefused,
     Limits,
     clean_rule,
-    optimizer_payload,
-    optimizer_view,
 )
 from skillopt_sleep.reply_json import extract_json
 from skillopt_sleep.checks.judges import check_from_id
