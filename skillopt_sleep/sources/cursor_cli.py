@@ -255,8 +255,9 @@ def root_fields(data: bytes) -> tuple[list[str], str]:
     return ids, workspace
 
 
-def _blocks(content: Any, skipped: Counter[str]) -> list[dict[str, Any]]:
-    """A message's content as blocks (text alone is one ``text`` block)."""
+def _blocks(content: Any, skipped: Counter[str]) -> list[dict[str, Any]] | None:
+    """A message's content as blocks (text alone is one ``text`` block); None (counted) when it is
+    neither."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     if isinstance(content, list):
@@ -265,7 +266,7 @@ def _blocks(content: Any, skipped: Counter[str]) -> list[dict[str, Any]]:
             skipped["wrong_field_type"] += 1
         return blocks
     skipped["wrong_field_type"] += 1
-    return []
+    return None
 
 
 def _joined(blocks: list[dict[str, Any]]) -> str:
@@ -288,16 +289,22 @@ def _tool_file(args: Any) -> str:
 
 def _message(builder: DigestBuilder, message: dict[str, Any], skipped: Counter[str]) -> None:
     role = message.get("role")
+    if role not in ("user", "assistant"):
+        if role not in ("system", "tool"):
+            skipped["wrong_field_type"] += 1
+        return
+    blocks = _blocks(message.get("content"), skipped)
+    if blocks is None:
+        return  # a message of another shape: neither a prompt nor a reply
     if role == "user":
-        typed = unwrap(_joined(_blocks(message.get("content"), skipped)), "user_query", INJECTED_TAGS)
+        typed = unwrap(_joined(blocks), "user_query", INJECTED_TAGS)
         if not typed:
             builder.close_turn()
             if typed is None:
                 skipped["injected_context"] += 1
             return
         builder.add_prompt(typed)
-    elif role == "assistant":
-        blocks = _blocks(message.get("content"), skipped)
+    else:
         if not builder.new_reply(_THINK.sub("", _joined(blocks)).strip()):
             return
         for block in blocks:
@@ -307,8 +314,6 @@ def _message(builder: DigestBuilder, message: dict[str, Any], skipped: Counter[s
                 target = _tool_file(block.get("args"))
                 if target:
                     builder.add_file(target)
-    elif role not in ("system", "tool"):
-        skipped["wrong_field_type"] += 1
 
 
 def _last_write(path: str) -> str | None:
