@@ -1,6 +1,6 @@
 """The Cursor CLI's chats (``cursor-agent``, ``agent``): one SQLite store per chat under its config
 dir, ``<home>/chats/<workspace hash>/<chat id>/store.db`` (``docs/agents/cursor.md``; from the
-described format, not recorded).
+documented format, not recorded: no store written by the CLI was recorded for it).
 
 A store has two tables:
 
