@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import json
 import os
 import re
 import sqlite3
@@ -45,9 +44,10 @@ import msgspec
 
 from .. import paths
 from ..files import open_regular
-from .base import MAX_PROMPT_CHARS, DigestBuilder, as_str, clip, is_replay_dir
+from .base import DigestBuilder, as_str, clip, is_replay_dir
+from .cursor import _tool_file
 from .decode import decode_record
-from .opencode import snapshot
+from .opencode import _columns, snapshot
 from .workspace_storage import file_uri_path, millis, unwrap
 
 NAME = "cursor-cli"
@@ -70,7 +70,6 @@ INJECTED_TAGS = (
     "<system_reminder>",
     "<git_status>",
 )
-PATH_ARGS = ("path", "file_path", "target_file", "relative_workspace_path")
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 _HASH_DIR = re.compile(r"[0-9a-f]{32}")
 
@@ -154,14 +153,6 @@ def sibling_folder(chat_dir: Path, skipped: Counter[str]) -> str:
 
 
 # -- the store --------------------------------------------------------------------------------------
-
-
-def _columns(connection: sqlite3.Connection, table: str) -> set[str]:
-    """The columns of ``table`` when it is a table (a view's reading could run anything)."""
-    kind = connection.execute("SELECT type FROM sqlite_master WHERE name = ?", (table,)).fetchone()
-    if kind is None or kind[0] != "table":
-        return set()
-    return {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
 
 
 def _text(value: Any) -> str | None:
@@ -273,20 +264,6 @@ def _joined(blocks: list[dict[str, Any]]) -> str:
     return "\n".join(text for b in blocks if b.get("type") == "text" and (text := as_str(b.get("text"))))
 
 
-def _tool_file(args: Any) -> str:
-    if isinstance(args, str) and len(args) <= 4 * MAX_PROMPT_CHARS:
-        try:
-            args = json.loads(args)
-        except (ValueError, RecursionError):
-            return ""
-    if isinstance(args, dict):
-        for name in PATH_ARGS:
-            target = as_str(args.get(name))
-            if target:
-                return target
-    return ""
-
-
 def _message(builder: DigestBuilder, message: dict[str, Any], skipped: Counter[str]) -> None:
     role = message.get("role")
     if role not in ("user", "assistant"):
@@ -311,7 +288,7 @@ def _message(builder: DigestBuilder, message: dict[str, Any], skipped: Counter[s
             name = as_str(block.get("toolName")) if block.get("type") == "tool-call" else None
             if name:
                 builder.add_tool(name)
-                target = _tool_file(block.get("args"))
+                target = _tool_file({"params": block.get("args")})  # the editor's argument names
                 if target:
                     builder.add_file(target)
 
