@@ -122,6 +122,7 @@ TRANSCRIPT_SOURCES: dict[str, tuple[str, str]] = {
     "codex": ("Codex", "$CODEX_HOME or ~/.codex"),
     "copilot": ("GitHub Copilot CLI", "$COPILOT_HOME or ~/.copilot"),
     "cursor": ("Cursor", "Cursor's User dir, e.g. ~/.config/Cursor/User"),
+    "cursor-cli": ("Cursor CLI", "$CURSOR_CONFIG_DIR or ~/.cursor"),
     "gemini": ("Gemini CLI", "$GEMINI_CLI_HOME/.gemini or ~/.gemini"),
     "opencode": ("OpenCode", "$XDG_DATA_HOME/opencode or ~/.local/share/opencode"),
     "pi": ("Pi", "$PI_CODING_AGENT_DIR or ~/.pi/agent"),
@@ -183,6 +184,18 @@ def _editor_user_dir(app: str) -> Path:
 def cursor_home() -> Path:
     """Cursor's ``User`` dir, where its chat databases are (``globalStorage/state.vscdb``)."""
     return _editor_user_dir("Cursor")
+
+
+def cursor_cli_home() -> Path:
+    """The Cursor CLI's config dir, where its chats are (``chats/``): ``CURSOR_CONFIG_DIR``, else
+    ``$XDG_CONFIG_HOME/cursor`` when it holds chats, else ``~/.cursor``."""
+    env = os.environ.get("CURSOR_CONFIG_DIR")
+    if env:
+        return Path(env).expanduser()
+    config = os.environ.get("XDG_CONFIG_HOME")
+    if config and (Path(config).expanduser() / "cursor" / "chats").is_dir():
+        return Path(config).expanduser() / "cursor"
+    return Path.home() / ".cursor"
 
 
 def vscode_home() -> Path:

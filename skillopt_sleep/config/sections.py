@@ -74,6 +74,7 @@ class HarvestSettings:
     codex_home: str | None = None
     copilot_home: str | None = None
     cursor_home: str | None = None
+    cursor_cli_home: str | None = None
     gemini_home: str | None = None
     opencode_home: str | None = None
     pi_home: str | None = None

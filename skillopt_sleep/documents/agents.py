@@ -13,6 +13,8 @@ from a skills folder when its description fits (each from the agent's own docume
 - Pi: ``AGENTS.md``; skills in ``.pi/skills/`` or ``.agents/skills/``.
 - Cursor: project rules, ``.cursor/rules/*.mdc`` (one with ``alwaysApply: true`` in its front matter
   is read on every request), and ``AGENTS.md``; skills in ``.cursor/skills/`` or ``.agents/skills/``.
+  The Cursor CLI reads the same rules and ``AGENTS.md`` (and ``CLAUDE.md``), so its documents are the
+  editor's.
 - VS Code Copilot Chat: ``.github/copilot-instructions.md`` and ``AGENTS.md`` (both always on, the
   second unless ``chat.useAgentsMdFile`` is turned off); skills in ``.github/skills/``,
   ``.claude/skills/`` or ``.agents/skills/``.
@@ -49,6 +51,9 @@ AGENT_DOCUMENTS: dict[str, AgentDocuments] = {
     "pi": AgentDocuments("Pi", "AGENTS.md", ".agents/skills", reads_agents_md=True),
     "cursor": AgentDocuments(
         "Cursor", ".cursor/rules/skillopt-sleep-learned.mdc", ".agents/skills", reads_agents_md=True
+    ),
+    "cursor-cli": AgentDocuments(
+        "Cursor CLI", ".cursor/rules/skillopt-sleep-learned.mdc", ".agents/skills", reads_agents_md=True
     ),
     "vscode-copilot": AgentDocuments(
         "VS Code Copilot Chat", ".github/copilot-instructions.md", ".agents/skills", reads_agents_md=True

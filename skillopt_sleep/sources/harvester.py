@@ -21,6 +21,7 @@ from .claude_code import ClaudeCodeSource
 from .codex import CodexSource
 from .copilot import CopilotSource
 from .cursor import CursorSource
+from .cursor_cli import CursorCliSource
 from .gemini import GeminiSource
 from .opencode import OpenCodeSource
 from .pi import PiSource
@@ -33,6 +34,7 @@ SOURCES: dict[str, Source] = {
     "codex": CodexSource(),
     "copilot": CopilotSource(),
     "cursor": CursorSource(),
+    "cursor-cli": CursorCliSource(),
     "gemini": GeminiSource(),
     "opencode": OpenCodeSource(),
     "pi": PiSource(),
