@@ -39,3 +39,15 @@ def test_mypy_finds_nothing(tmp_path: Path):
     # one run for both: the scripts import the package, so it is read once
     done = tool("mypy", "--cache-dir", str(tmp_path / "cache"), "skillopt_sleep", "scripts")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_no_test_module_hides_the_private_home():
+    """``tests/conftest.py``'s autouse ``home`` gives every test its own SKILLOPT_SLEEP_HOME; a
+    fixture of the same name in a test module replaces it there, and that module's tests then read
+    and write the state dir of whoever runs the suite."""
+    shadowing = [
+        str(path.relative_to(REPO))
+        for path in sorted((REPO / "tests").rglob("*.py"))
+        if path != REPO / "tests" / "conftest.py" and "\ndef home(" in path.read_text(encoding="utf-8")
+    ]
+    assert shadowing == []

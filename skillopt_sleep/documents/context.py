@@ -14,8 +14,9 @@ written:
   whole into the system prompt, in path order; one whose ``applyTo`` names narrower paths (or a list)
   is only listed, pattern and path, for the model to open when it works on a matching file, so a
   replay, which offers no tool, leaves it out.
-- Cursor: the project rules ``.cursor/rules/**/*.mdc`` with ``alwaysApply: true`` (from the
-  documented format, not recorded), except the night's own rule file.
+- Cursor (editor and CLI): the project rules ``.cursor/rules/**/*.mdc`` with ``alwaysApply: true``
+  (from the documented format, not recorded), except the night's own rule file; the CLI also reads
+  ``CLAUDE.md`` at the project's root.
 
 Bounds: at most ``MAX_FILES`` files of ``MAX_BYTES`` each, regular files only, found without
 following a link to a folder; a file that is a link out of the project, not a regular file, too
@@ -89,7 +90,9 @@ def load_context(project: Path, agent: str, memory: Path) -> Context:
         candidates.append((project / AGENTS_MD, None))
     if agent in ("copilot", "vscode-copilot"):
         candidates += [(p, applies_to_every_file) for p in _found(project, COPILOT_INSTRUCTIONS, ".instructions.md")]
-    if agent == "cursor":
+    if agent == "cursor-cli":
+        candidates.append((project / "CLAUDE.md", None))
+    if agent in ("cursor", "cursor-cli"):
         candidates += [(p, always_applied) for p in _found(project, CURSOR_RULES, ".mdc") if p != memory]
     files: list[ContextFile] = []
     skipped: list[str] = []

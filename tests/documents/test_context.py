@@ -83,9 +83,12 @@ def test_cursor_context_is_agents_md_and_the_rules_applied_always_but_its_own(tm
     (rules / "sometimes.mdc").write_text('---\nalwaysApply: false\nglobs: "*.py"\n---\nMARK_SOMETIMES\n')
     (rules / "skillopt-sleep-learned.mdc").write_text("---\nalwaysApply: true\n---\nMARK_OWN\n", encoding="utf-8")
     (project / "AGENTS.md").write_text("MARK_AGENTS_MD\n", encoding="utf-8")
+    (project / "CLAUDE.md").write_text("MARK_CLAUDE_MD\n", encoding="utf-8")
     docs = load_documents(project, "cursor")
     assert [c.name for c in docs.context] == ["AGENTS.md", ".cursor/rules/always.mdc"]
     assert markers(docs.prompt_prefix()) == {"MARK_OWN", "MARK_AGENTS_MD", "MARK_ALWAYS"}
+    cli = load_documents(project, "cursor-cli")  # the CLI reads CLAUDE.md at the root as well
+    assert [c.name for c in cli.context] == ["AGENTS.md", "CLAUDE.md", ".cursor/rules/always.mdc"]
 
 
 def test_the_fingerprint_follows_the_context_and_is_unchanged_without_one(tmp_path: Path):

@@ -26,12 +26,12 @@ SUB = "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"  # started by AGENT (subComposerIds
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
+def user_dir(tmp_path: Path) -> Path:
     return write_cursor_home(tmp_path / "User")
 
 
-def run(home: Path, project: str | None = PROJECT, **kwargs: Any):
-    return harvest(project, source="cursor", homes={"cursor": home}, **kwargs)
+def run(user_dir: Path, project: str | None = PROJECT, **kwargs: Any):
+    return harvest(project, source="cursor", homes={"cursor": user_dir}, **kwargs)
 
 
 def rows(*conversations: tuple[str, dict[str, Any], list[dict[str, Any]]], folder: str = PROJECT) -> dict[str, Any]:
@@ -68,17 +68,17 @@ def assistant(text: Any = "", **fields: Any) -> dict[str, Any]:
     return {"type": 2, "text": text, **fields}
 
 
-def read(home: Path) -> tuple[dict[str, Any], list[str], Counter[str]]:
+def read(user_dir: Path) -> tuple[dict[str, Any], list[str], Counter[str]]:
     skipped: Counter[str] = Counter()
-    digests, excluded = read_store(str(home / "globalStorage" / "state.vscdb"), skipped)
+    digests, excluded = read_store(str(user_dir / "globalStorage" / "state.vscdb"), skipped)
     return {d.session_id: d.to_digest() for d in digests}, excluded, skipped
 
 
 # -- the exact harvest of the fixture --------------------------------------------------------------
 
 
-def test_the_fixture_harvest_exactly(home):
-    result = run(home)
+def test_the_fixture_harvest_exactly(user_dir):
+    result = run(user_dir)
     by_id = {d.session_id: d for d in result.digests}
     assert list(by_id) == [INLINE, AGENT]  # by start; the other project and the sub-conversation are out
     agent, inline = by_id[AGENT], by_id[INLINE]
@@ -101,38 +101,38 @@ def test_the_fixture_harvest_exactly(home):
     assert result.skipped == {"subagent_thread": 1}
 
 
-def test_the_secret_and_the_attached_context_reach_no_digest_field(home):
-    text = json.dumps([d.to_dict() for d in run(home, None).digests])
+def test_the_secret_and_the_attached_context_reach_no_digest_field(user_dir):
+    text = json.dumps([d.to_dict() for d in run(user_dir, None).digests])
     assert SECRET not in text
     for planted in ("RULE TEXT", "TOOL OUTPUT", "THINKING TEXT", "CODE", "SUBAGENT", "dev@example.com"):
         assert planted not in text
 
 
-def test_each_conversation_takes_the_folder_of_the_workspace_that_lists_it(home):
-    assert {d.session_id: d.project for d in run(home, None).digests} == {
+def test_each_conversation_takes_the_folder_of_the_workspace_that_lists_it(user_dir):
+    assert {d.session_id: d.project for d in run(user_dir, None).digests} == {
         AGENT: PROJECT,
         INLINE: PROJECT,
         OTHER: "/work/other-project",  # listed by an index in its array form
     }
-    assert [d.session_id for d in run(home, "/work/other-project").digests] == [OTHER]
-    assert CursorSource().head_cwds(home / "globalStorage" / "state.vscdb") == {PROJECT, "/work/other-project"}
+    assert [d.session_id for d in run(user_dir, "/work/other-project").digests] == [OTHER]
+    assert CursorSource().head_cwds(user_dir / "globalStorage" / "state.vscdb") == {PROJECT, "/work/other-project"}
 
 
-def test_the_store_is_read_again_when_it_changes(home, tmp_path):
+def test_the_store_is_read_again_when_it_changes(user_dir, tmp_path):
     state = tmp_path / "state"
-    run(home, state_dir=state).commit()
-    assert run(home, state_dir=state).files_read == 0
+    run(user_dir, state_dir=state).commit()
+    assert run(user_dir, state_dir=state).files_read == 0
     fixture = json.loads(CURSOR_ROWS.read_text())
     kv = fixture["globalStorage"]["cursorDiskKV"]
     composer = kv[f"composerData:{INLINE}"]
     composer["conversation"].append({"type": 1, "text": "and the release notes"})
-    write_store(home / "globalStorage" / "state.vscdb", {"cursorDiskKV": {f"composerData:{INLINE}": composer}})
-    again = {d.session_id: d for d in run(home, state_dir=state).digests}
+    write_store(user_dir / "globalStorage" / "state.vscdb", {"cursorDiskKV": {f"composerData:{INLINE}": composer}})
+    again = {d.session_id: d for d in run(user_dir, state_dir=state).digests}
     assert again[INLINE].user_prompts == ["Summarize the open PR", "and the release notes"]
     assert len(again[AGENT].user_prompts) == 2
 
 
-def test_only_a_changed_store_is_copied_again(home, tmp_path, monkeypatch):
+def test_only_a_changed_store_is_copied_again(user_dir, tmp_path, monkeypatch):
     copies: list[str] = []
     copy = opencode._copy
 
@@ -141,27 +141,27 @@ def test_only_a_changed_store_is_copied_again(home, tmp_path, monkeypatch):
         copies.append(source)
 
     monkeypatch.setattr(opencode, "_copy", counting)
-    global_store = str(home / "globalStorage" / "state.vscdb")
-    workspaces = sorted(str(p) for p in (home / "workspaceStorage").glob("*/state.vscdb"))
+    global_store = str(user_dir / "globalStorage" / "state.vscdb")
+    workspaces = sorted(str(p) for p in (user_dir / "workspaceStorage").glob("*/state.vscdb"))
     assert workspaces
-    read(home)
+    read(user_dir)
     assert sorted(copies) == sorted([global_store, *workspaces])
     copies.clear()
-    run(home, state_dir=tmp_path / "state")
+    run(user_dir, state_dir=tmp_path / "state")
     assert copies == []
     composer = json.loads(CURSOR_ROWS.read_text())["globalStorage"]["cursorDiskKV"][f"composerData:{INLINE}"]
     composer["conversation"].append({"type": 1, "text": "and the release notes"})
-    write_store(home / "globalStorage" / "state.vscdb", {"cursorDiskKV": {f"composerData:{INLINE}": composer}})
-    digests, _, _ = read(home)
+    write_store(user_dir / "globalStorage" / "state.vscdb", {"cursorDiskKV": {f"composerData:{INLINE}": composer}})
+    digests, _, _ = read(user_dir)
     assert copies == [global_store]
     assert digests[INLINE].user_prompts == ["Summarize the open PR", "and the release notes"]
 
 
-def test_the_stores_are_never_written(home):
-    store = home / "globalStorage" / "state.vscdb"
-    before = {p: (p.stat().st_size, p.stat().st_mtime_ns) for p in home.rglob("*") if p.is_file()}
-    run(home, None)
-    after = {p: (p.stat().st_size, p.stat().st_mtime_ns) for p in home.rglob("*") if p.is_file()}
+def test_the_stores_are_never_written(user_dir):
+    store = user_dir / "globalStorage" / "state.vscdb"
+    before = {p: (p.stat().st_size, p.stat().st_mtime_ns) for p in user_dir.rglob("*") if p.is_file()}
+    run(user_dir, None)
+    after = {p: (p.stat().st_size, p.stat().st_mtime_ns) for p in user_dir.rglob("*") if p.is_file()}
     assert before == after and not Path(f"{store}-shm").exists()
 
 
@@ -169,7 +169,7 @@ def test_the_stores_are_never_written(home):
 
 
 def test_a_message_that_is_only_context_is_no_prompt_and_a_wrapped_one_is(tmp_path):
-    home = write_cursor_home(
+    user_dir = write_cursor_home(
         tmp_path,
         rows(
             (
@@ -185,7 +185,7 @@ def test_a_message_that_is_only_context_is_no_prompt_and_a_wrapped_one_is(tmp_pa
             )
         ),
     )
-    digests, _, skipped = read(home)
+    digests, _, skipped = read(user_dir)
     assert digests["c1"].user_prompts == ["rename the flag"] and digests["c1"].assistant_finals == ["Renamed."]
     assert skipped == {"injected_context": 1}
 
@@ -199,15 +199,15 @@ def test_the_last_text_of_a_turn_is_its_reply_and_tool_steps_name_files(tmp_path
         assistant(toolFormerData={"name": "codebase_search", "rawArgs": "not json"}),
         assistant("Fixed."),
     ]
-    home = write_cursor_home(tmp_path, rows(("c1", {}, steps)))
-    [digest] = read(home)[0].values()
+    user_dir = write_cursor_home(tmp_path, rows(("c1", {}, steps)))
+    [digest] = read(user_dir)[0].values()
     assert digest.assistant_finals == ["Fixed."]
     assert digest.tools_used == ["read_file", "search_replace", "codebase_search"]
     assert digest.files_touched == ["src/a.py", "/abs/b.py"]
 
 
 def test_sub_conversations_and_replay_dirs_are_left_out(tmp_path):
-    home = write_cursor_home(
+    user_dir = write_cursor_home(
         tmp_path / "a",
         rows(
             ("parent", {"subComposerIds": ["child"]}, [user("go")]),
@@ -215,7 +215,7 @@ def test_sub_conversations_and_replay_dirs_are_left_out(tmp_path):
             ("best", {"isBestOfNSubcomposer": True}, [user("SUBAGENT too")]),
         ),
     )
-    digests, excluded, skipped = read(home)
+    digests, excluded, skipped = read(user_dir)
     assert list(digests) == ["parent"] and sorted(excluded) == ["best", "child"]
     replay = write_cursor_home(tmp_path / "b", rows(("r", {}, [user("x")]), folder="/tmp/skillopt-sleep-replay-1"))
     assert read(replay)[:2] == ({}, ["r"])
@@ -224,9 +224,9 @@ def test_sub_conversations_and_replay_dirs_are_left_out(tmp_path):
 def test_a_conversation_no_workspace_lists_has_no_project(tmp_path):
     store = rows(("c1", {}, [user("hello")]))
     store["workspaceStorage"] = {}
-    home = write_cursor_home(tmp_path, store)
-    assert read(home)[0]["c1"].project == ""
-    assert run(home).digests == [] and [d.session_id for d in run(home, None).digests] == ["c1"]
+    user_dir = write_cursor_home(tmp_path, store)
+    assert read(user_dir)[0]["c1"].project == ""
+    assert run(user_dir).digests == [] and [d.session_id for d in run(user_dir, None).digests] == ["c1"]
 
 
 # -- hostile input ----------------------------------------------------------------------------
@@ -254,8 +254,8 @@ def test_hostile_rows_are_skipped_and_counted_never_raised(tmp_path):
     kv["composerData:list"] = "[]"
     kv["composerData:weird"] = {"conversation": ["x", {"type": 1, "text": "inline kept"}]}
     store["workspaceStorage"]["ws1"]["ItemTable"]["composer.composerData"]["allComposers"] += ["x", {"composerId": 5}]
-    home = write_cursor_home(tmp_path, store)
-    digests, excluded, skipped = read(home)
+    user_dir = write_cursor_home(tmp_path, store)
+    digests, excluded, skipped = read(user_dir)
     assert digests["c1"].user_prompts == ["kept"] and digests["c1"].assistant_finals == ["reply"]
     assert digests["weird"].user_prompts == ["inline kept"] and excluded == []
     assert skipped == {
@@ -283,10 +283,10 @@ def test_a_store_of_another_shape_or_no_database_is_counted_or_an_error(tmp_path
     assert result.digests == [] and result.files_read == 0
 
 
-def test_an_unreadable_workspace_store_is_counted_and_the_rest_read(home):
-    workspace = next(p for p in (home / "workspaceStorage").iterdir() if "7d1c" in p.name)
+def test_an_unreadable_workspace_store_is_counted_and_the_rest_read(user_dir):
+    workspace = next(p for p in (user_dir / "workspaceStorage").iterdir() if "7d1c" in p.name)
     (workspace / "state.vscdb").write_bytes(b"not a database at all" * 10)
-    digests, _, skipped = read(home)
+    digests, _, skipped = read(user_dir)
     assert digests[AGENT].project == "" and digests[OTHER].project == "/work/other-project"
     assert skipped["unreadable_file"] == 1
 
@@ -301,13 +301,13 @@ def test_a_fifo_in_place_of_the_store_is_refused(tmp_path):
 
 def test_text_that_is_not_utf8_is_counted_and_the_rest_read(tmp_path):
     conversation = [user("kept", createdAt=1790330400000), assistant("ok"), user("replaced below")]
-    home = write_cursor_home(tmp_path, rows(("c1", {}, conversation)))
-    db = sqlite3.connect(home / "globalStorage" / "state.vscdb")
+    user_dir = write_cursor_home(tmp_path, rows(("c1", {}, conversation)))
+    db = sqlite3.connect(user_dir / "globalStorage" / "state.vscdb")
     db.execute("INSERT INTO cursorDiskKV VALUES ('bubbleId:c1:b2', CAST(? AS TEXT))", (b'{"type":1,"text":"\xff"}',))
     db.execute("INSERT INTO cursorDiskKV VALUES (CAST(? AS TEXT), '{}')", (b"composerData:\xfe",))
     db.commit()
     db.close()
-    digests, _, skipped = read(home)
+    digests, _, skipped = read(user_dir)
     assert digests["c1"].user_prompts == ["kept"] and digests["c1"].assistant_finals == ["ok"]
     assert digests["c1"].started is not None and digests["c1"].started.isoformat() == "2026-09-25T10:00:00+00:00"
     assert skipped == {"bad_utf8": 2}

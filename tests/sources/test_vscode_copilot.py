@@ -26,13 +26,13 @@ OTHER = "9f8e7d6c-5b4a-4392-8a1b-0c9d8e7f6a5b"
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
+def user_dir(tmp_path: Path) -> Path:
     shutil.copytree(FIXTURE, tmp_path / "User")
     return tmp_path / "User"
 
 
-def run(home: Path, project: str | None = PROJECT, **kwargs: Any):
-    return harvest(project, source="vscode-copilot", homes={"vscode-copilot": home}, **kwargs)
+def run(user_dir: Path, project: str | None = PROJECT, **kwargs: Any):
+    return harvest(project, source="vscode-copilot", homes={"vscode-copilot": user_dir}, **kwargs)
 
 
 def request(text: Any, response: list[Any] | None = None, **fields: Any) -> dict[str, Any]:
@@ -46,8 +46,8 @@ def request(text: Any, response: list[Any] | None = None, **fields: Any) -> dict
     }
 
 
-def write_log(home: Path, *entries: dict[str, Any] | str, folder: str = PROJECT, name: str = "s.jsonl") -> Path:
-    workspace = home / "workspaceStorage" / "feedface"
+def write_log(user_dir: Path, *entries: dict[str, Any] | str, folder: str = PROJECT, name: str = "s.jsonl") -> Path:
+    workspace = user_dir / "workspaceStorage" / "feedface"
     (workspace / "chatSessions").mkdir(parents=True, exist_ok=True)
     (workspace / "workspace.json").write_text(json.dumps({"folder": "file://" + folder}))
     path = workspace / "chatSessions" / name
@@ -116,8 +116,8 @@ def test_file_uris_become_local_paths_and_remote_ones_none():
 # -- the exact harvest of the fixture --------------------------------------------------------------
 
 
-def test_the_fixture_harvest_exactly(home):
-    result = run(home)
+def test_the_fixture_harvest_exactly(user_dir):
+    result = run(user_dir)
     by_id = {d.session_id: d for d in result.digests}
     assert sorted(by_id) == sorted([LOG, DOCUMENT])  # the other project is filtered out
     log, document = by_id[LOG], by_id[DOCUMENT]
@@ -143,34 +143,34 @@ def test_the_fixture_harvest_exactly(home):
     assert result.skipped == {"other_participant": 1}
 
 
-def test_the_secret_and_the_injected_context_reach_no_digest_field(home):
-    text = json.dumps([d.to_dict() for d in run(home, None).digests])
+def test_the_secret_and_the_injected_context_reach_no_digest_field(user_dir):
+    text = json.dumps([d.to_dict() for d in run(user_dir, None).digests])
     assert SECRET not in text
     for planted in ("INSTRUCTIONS FILE TEXT", "RENDERED CONTEXT", "THINKING TEXT", "OTHER PARTICIPANT", "obsolete"):
         assert planted not in text
 
 
-def test_every_project_and_the_cwd_for_the_project_filter(home):
-    digests = run(home, None).digests
+def test_every_project_and_the_cwd_for_the_project_filter(user_dir):
+    digests = run(user_dir, None).digests
     assert {d.session_id: d.project for d in digests} == {
         LOG: PROJECT,
         DOCUMENT: PROJECT,
         OTHER: "/work/other-project",
     }
-    assert [d.session_id for d in run(home, "/work/other-project").digests] == [OTHER]
-    assert VSCodeCopilotSource().head_cwds(next(home.glob(f"*/*/chatSessions/{OTHER}.jsonl"))) == {
+    assert [d.session_id for d in run(user_dir, "/work/other-project").digests] == [OTHER]
+    assert VSCodeCopilotSource().head_cwds(next(user_dir.glob(f"*/*/chatSessions/{OTHER}.jsonl"))) == {
         "/work/other-project"
     }
 
 
-def test_a_session_is_read_again_when_it_grows_and_replaced_not_added_to(home, tmp_path):
+def test_a_session_is_read_again_when_it_grows_and_replaced_not_added_to(user_dir, tmp_path):
     state = tmp_path / "state"
-    first = run(home, state_dir=state)
+    first = run(user_dir, state_dir=state)
     first.commit()
-    path = next(home.glob(f"*/*/chatSessions/{LOG}.jsonl"))
+    path = next(user_dir.glob(f"*/*/chatSessions/{LOG}.jsonl"))
     with open(path, "a") as handle:
         handle.write(json.dumps({"kind": 2, "k": ["requests"], "v": [request("one more prompt")]}) + "\n")
-    again = {d.session_id: d for d in run(home, state_dir=state).digests}
+    again = {d.session_id: d for d in run(user_dir, state_dir=state).digests}
     assert again[LOG].user_prompts[-1] == "one more prompt" and len(again[LOG].user_prompts) == 4
     assert again[DOCUMENT].user_prompts == ["Summarize the open PR"]
 
