@@ -95,7 +95,7 @@ def _removal_check(
             return check, b
         b, c = _scored(drawn[0], tasks, n), _scored(drawn[1], tasks, n)
         check = gating.no_worse(
-            b, c, margin=margin, regression_alpha=s.gate.regression_alpha, looks=looks, train_ids=night.overlap
+            b, c, margin=margin, regression_alpha=s.decide.regression_alpha, looks=looks, train_ids=night.overlap
         )
         shown_worse = check.statistic.get("lower_bound", 0.0) >= margin or any(d.regressed for d in check.per_task)
         if check.accepted or shown_worse or check.action == "skip" or n >= s.max_val_samples:

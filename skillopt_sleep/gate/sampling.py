@@ -76,7 +76,7 @@ class NightGate:
         first = ([] if gain_known else [tid for tid in everything if tid in focus]) or everything
         budget = s.max_val_samples * max(1, -(-s.min_focus_tasks // len(first)))
         sampling = Sampling(
-            cfg=replace(s.gate, looks=-(-budget // s.val_samples)),
+            cfg=replace(s.decide, looks=-(-budget // s.val_samples)),
             base=base,
             cand=cand,
             focus=focus,

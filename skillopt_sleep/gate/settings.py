@@ -49,7 +49,10 @@ class LoopSettings:
     # several edits: each gated on its own val tasks, their combination once on every val task
     # (``together.py``); off: each edit on every val task, then their combination (benchmarks)
     together: bool = True
-    gate: gating.GateConfig = field(default_factory=lambda: gate_config(GateSettings()))
+    # how the gate decides (decide.py's ``GateConfig``), built from the ``gate`` section by
+    # ``gate_config``; not named ``gate``, the person's section: it holds what that section implies
+    # (the number of looks) and the statistical knobs no config sets (mean_alpha, harm_alpha, ...)
+    decide: gating.GateConfig = field(default_factory=lambda: gate_config(GateSettings()))
 
     @classmethod
     def from_config(cls, config: Config, max_edits: int | None = None) -> LoopSettings:
@@ -68,7 +71,7 @@ class LoopSettings:
             val_others_samples=gate.val_others_samples,
             retire_rules=documents.retire_rules,
             retire_margin=documents.retire_margin,
-            gate=gate_config(gate),
+            decide=gate_config(gate),
         )
 
     @property

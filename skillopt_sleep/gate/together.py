@@ -257,7 +257,9 @@ def worse_on(night: NightGate, docs: DocumentSet, alone: DocumentSet, edit: Edit
     if not task_ids:
         return ""
     cfg = replace(
-        s.gate, regression_alpha=s.gate.regression_alpha / max(1, checks), harm_alpha=s.gate.harm_alpha / max(1, checks)
+        s.decide,
+        regression_alpha=s.decide.regression_alpha / max(1, checks),
+        harm_alpha=s.decide.harm_alpha / max(1, checks),
     )
     n = max(s.val_samples, min(ev.count(docs, None, task_ids), ev.count(alone, None, task_ids)))
     ceiling = max(n, s.max_val_samples)

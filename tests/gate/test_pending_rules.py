@@ -319,7 +319,7 @@ def test_a_neutral_rule_resumed_over_capped_nights_is_one_sequential_test(
         assert len({share for share, _, _ in looks}) <= 1, looks
         assert all(look <= 2 * plan for _, look, plan in looks), looks
     assert resumed_nights >= trials // 2, "the cap left the rule undecided and later nights resumed it"
-    assert accepted <= max(1, round(settings.gate.gain_alpha * trials)), accepted
+    assert accepted <= max(1, round(settings.decide.gain_alpha * trials)), accepted
 
 
 def test_a_cap_that_fits_one_reading_of_reflection_learns_instead_of_refusing(tmp_path: Path) -> None:

@@ -334,14 +334,14 @@ def test_the_other_val_tasks_start_with_a_first_look_and_grow_only_when_the_gate
     unless one looks like it dropped, and grow (toward the ceiling of 12) only while more
     samples could still show that drop. 0: as many as the own tasks."""
     four = looks_of(4)
-    strict_first = replace(four.gate, spending=3.0)
+    strict_first = replace(four.decide, spending=3.0)
     grown = 0
     for seed in range(1, 6):
         out = consolidate(
             world_tasks(6),
             load_documents(tmp_path),
             world_models(World([HELPS_A], noise=25, seed=seed)),
-            replace(four, val_others_samples=others, gate=strict_first),
+            replace(four, val_others_samples=others, decide=strict_first),
         )
         [decision] = out.decisions
         spt = decision.statistic["samples_per_task"]
@@ -352,7 +352,7 @@ def test_the_other_val_tasks_start_with_a_first_look_and_grow_only_when_the_gate
             world_tasks(6),
             load_documents(tmp_path),
             world_models(World([HELPS_A], noise=25, seed=seed)),
-            replace(four, val_others_samples=0, gate=strict_first),
+            replace(four, val_others_samples=0, decide=strict_first),
         )
         assert all(n >= 8 for n in matched.decisions[0].statistic["samples_per_task"].values())
     assert grown < 15, "most kind b tasks stay at their first look"
