@@ -78,7 +78,7 @@ class CallCap:
         left = self.left()
         if left is None:
             return None
-        need = train + kinds * settings.reflect_samples + 2 * 2 * settings.val_samples
+        need = train + kinds * settings.learning.reflect_samples + 2 * 2 * settings.gate.val_samples
         if left >= need + reserve(need):
             return None
         return (
