@@ -280,7 +280,7 @@ def run(
         "train_tasks": len(TRAIN),
         "config": config,
         "checks_per_task": checks,
-        "gate": LoopSettings.from_config(Config(**config)).gate.__dict__,
+        "gate": LoopSettings.from_config(Config(**config)).decide.__dict__,
         "val_samples": Config().gate.val_samples,
         "max_val_samples": Config().gate.max_val_samples,
         "val_others_samples": Config(**config).gate.val_others_samples,

@@ -160,7 +160,7 @@ def main() -> None:
         "base": args.base,
         "effect": args.effect,
         "seed": args.seed,
-        "nominal_gain_alpha": LoopSettings().gate.gain_alpha,
+        "nominal_gain_alpha": LoopSettings().decide.gain_alpha,
         "by_cap": {},
     }
     with tempfile.TemporaryDirectory(prefix="skillopt-bench-resume-") as tmp:

@@ -61,6 +61,16 @@ def parse_time(value: Any) -> datetime | None:
         return None
 
 
+def time_of_day(text: str) -> tuple[int, int] | None:
+    """``"HH:MM"`` (``"7:05"`` too) as (hour, minute), or None when it is not a time of day."""
+    hour, sep, minute = text.strip().partition(":")
+    if sep and hour.isdigit() and minute.isdigit() and len(minute) == 2:
+        h, m = int(hour), int(minute)
+        if 0 <= h < 24 and 0 <= m < 60:
+            return h, m
+    return None
+
+
 def format_time(dt: datetime | None) -> str | None:
     if dt is None:
         return None

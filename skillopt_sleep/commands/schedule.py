@@ -53,9 +53,9 @@ def build_job(schedule: Schedule, schedule_file: Path) -> Job:
     return Job(hour, minute, argv, user_dirs().scheduled_runs / OUTPUT_LOG)
 
 
-def _overrides(backend: str | None, model: str | None) -> dict[str, Any]:
-    out: dict[str, Any] = {"backend": backend, "model": model}
-    return {k: v for k, v in out.items() if v is not None}
+def _overrides(**flags: Any) -> dict[str, Any]:
+    """The flags given, by the settings they set (an absent flag leaves the config's value)."""
+    return {k: v for k, v in flags.items() if v is not None}
 
 
 Warn = Callable[[str], None]
@@ -81,28 +81,37 @@ def plan_schedule(
     model: str | None = None,
     via: str | None = None,
     env_file: str | None = None,
-    auto_adopt: bool = False,
+    auto_adopt: bool | None = None,
     platform: str | None = None,
     which: Callable[[str], str | None] = shutil.which,
     warn: Warn | None = None,
 ) -> tuple[Schedule, Schedule | None]:
     """The schedule ``schedule`` would save (and the one it replaces); checks everything, changes
-    nothing. With ``warn``, what the job would not find is passed to it instead of refused."""
+    nothing. With ``warn``, what the job would not find is passed to it instead of refused.
+
+    Each of ``at``, ``via``, ``env_file``: the flag, else the ``[schedule]`` setting (the user
+    config file or the environment: a project's file may not set them), else what is already
+    scheduled, else the default (03:00, the OS's own mechanism, none). ``auto_adopt``: the flag,
+    else each project's ``auto_adopt`` setting (its own config file may set it)."""
     for label, value in (("--at", at), ("--backend", backend), ("--model", model), ("--env-file", env_file)):
         if value is not None:
             refuse_control_chars(label, value)
+    if at is not None:
+        parse_at(at)  # a bad flag is a usage error; a bad config value is one naming its file
     previous = load_schedule()
-    hour, minute = parse_at(at or (previous.at if previous else DEFAULT_AT))
+    mine = load_config(None, _overrides(at=at, via=via, env_file=env_file)).schedule
+    hour, minute = parse_at(mine.at or (previous.at if previous else DEFAULT_AT))
     at = f"{hour:02d}:{minute:02d}"
-    via = via or (
+    via = mine.via or (
         previous.via
         if previous and previous.via in scheduler.supported_vias(platform)
         else scheduler.default_via(platform)
     )
     scheduler.make_mechanism(via, platform)
-    env_file = env_file or (previous.env_file if previous else None)
+    env_file = mine.env_file or (previous.env_file if previous else None)
     env_vars: dict[str, str] = {}
     if env_file:
+        refuse_control_chars("env_file", env_file)
         env_file = str(Path(env_file).expanduser().resolve())
         env_vars = _preflight(warn, {}, read_env_file, env_file)
     python = str(Path(sys.executable).absolute())
@@ -121,12 +130,12 @@ def plan_schedule(
     named = _project_dirs(projects)
     path: list[str] = []
     for project in named:
-        config = load_config(Path(project), _overrides(backend, model))
+        config = load_config(Path(project), _overrides(backend=backend, model=model, auto_adopt=auto_adopt))
         if backend:
             config.models.target_backend = config.models.optimizer_backend = None
         needs = _preflight(warn, Needs(), check_backends, config, env_vars, which)
         path += needs.path
-        entries[project] = ProjectEntry(project, config_record(config, needs), auto_adopt, now_iso())
+        entries[project] = ProjectEntry(project, config_record(config, needs), config.schedule.auto_adopt, now_iso())
     for project, entry in entries.items():  # the others, re-checked against today's env file and PATH
         if project not in named:
             recorded = config_from_record(entry.config)
@@ -341,12 +350,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run a night for your projects every night (cron, systemd, launchd, schtasks)",
         description="Install one per-user OS entry that runs a night for every registered "
         "project, each with its configuration as resolved now. Re-running adds projects "
-        "and updates the time; it never duplicates the entry.",
+        "and updates the time; it never duplicates the entry. A flag left out takes its "
+        "setting from the [schedule] section of the user config file or SKILLOPT_SLEEP_<SETTING> "
+        "(at, via, env_file; a project's config file may set only auto_adopt), then what is "
+        "already scheduled, then the default.",
     )
     p.add_argument(
         "--at",
         metavar="HH:MM",
-        help=f"local time of the nightly run (default {DEFAULT_AT}, or the time already scheduled)",
+        help=f"local time of the nightly run (default: [schedule] at, else the time already scheduled, else {DEFAULT_AT})",
     )
     p.add_argument(
         "--project",
@@ -359,13 +371,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--via",
         choices=tuple(scheduler.MECHANISMS),
-        help="OS mechanism (default: systemd or cron on Linux, launchd on macOS, schtasks on Windows)",
+        help="OS mechanism (default: [schedule] via, else the one already scheduled, else systemd or cron "
+        "on Linux, launchd on macOS, schtasks on Windows)",
     )
-    p.add_argument("--env-file", metavar="FILE", help="KEY=VALUE file (mode 0600) the nightly job reads API keys from")
+    p.add_argument(
+        "--env-file",
+        metavar="FILE",
+        help="KEY=VALUE file (mode 0600) the nightly job reads API keys from (default: [schedule] env_file, "
+        "else the one already scheduled)",
+    )
     p.add_argument(
         "--auto-adopt",
-        action="store_true",
-        help="adopt these projects' proposals right away when the gate accepts edits",
+        action=argparse.BooleanOptionalAction,
+        help="adopt these projects' proposals right away when the gate accepts edits (default: each "
+        "project's auto_adopt setting, off unless set)",
     )
     p.add_argument(
         "--print",

@@ -8,9 +8,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from skillopt_sleep.backend_spec import BACKEND_NAMES, BackendSpecError, parse_spec
-from skillopt_sleep.config.sections import SECTION_OF, Config
+from skillopt_sleep.config.sections import SCHEDULE_VIAS, SECTION_OF, Config
 from skillopt_sleep.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 from skillopt_sleep.paths import TRANSCRIPT_SOURCES
+from skillopt_sleep.types import time_of_day
 
 
 ENVIRONMENT, COMMAND_LINE = "environment", "command line"
@@ -54,7 +55,7 @@ def check_backends(config: Config, origins: Mapping[str, str]) -> None:
 
 def validate(config: Config, origins: Mapping[str, str] | None = None) -> Config:
     models, budgets, documents, harvest = config.models, config.budgets, config.documents, config.harvest
-    learning, gate = config.learning, config.gate
+    learning, gate, schedule = config.learning, config.gate, config.schedule
     checks = [
         (
             documents.agent in (*TRANSCRIPT_SOURCES, "auto"),
@@ -114,6 +115,12 @@ def validate(config: Config, origins: Mapping[str, str] | None = None) -> Config
         (budgets.max_tokens is None or budgets.max_tokens > 0, "max_tokens must be positive"),
         (budgets.max_cost_usd is None or budgets.max_cost_usd > 0, "max_cost_usd must be positive"),
         (budgets.max_calls is None or budgets.max_calls >= 0, "max_calls must be >= 0 (0: no cap)"),
+        (
+            schedule.at is None or time_of_day(schedule.at) is not None,
+            "at must be a local time of day HH:MM (00:00 to 23:59)",
+        ),
+        (schedule.via is None or schedule.via in SCHEDULE_VIAS, f"via must be one of {', '.join(SCHEDULE_VIAS)}"),
+        (schedule.env_file is None or schedule.env_file.strip() != "", "env_file must name a file"),
     ]
     for ok, message in checks:
         if not ok:
@@ -126,7 +133,11 @@ def _place(where: str) -> str:
 
 
 def _where_set(message: str, origins: Mapping[str, str]) -> str:
-    """`` (k set in <file>)`` for each setting a check's message names that was set somewhere."""
-    words = dict.fromkeys(word.strip(",.()") for word in message.split())
+    """`` (k set in <file>)`` for each setting a check's message names that was set somewhere: the
+    setting it opens with, and any other it names with an underscore (so that "at least" does not
+    name the schedule's ``at``)."""
+    subject, _, rest = message.partition(" must ")
+    words = dict.fromkeys(word.strip(",.()") for word in subject.split())
+    words.update(dict.fromkeys(word.strip(",.()") for word in rest.split() if "_" in word))
     places = [f"{key} set {_place(origins[key])}" for key in words if key in SECTION_OF and key in origins]
     return f" ({'; '.join(places)})" if places else ""

@@ -1,6 +1,7 @@
 """Reading the settings: defaults < user config file < project config file < environment <
 command line, each value converted to its declared type (msgspec) or refused in one line that
-names where it was set."""
+names where it was set. A project's config file may not set the nightly schedule's per-user
+settings (``PER_USER``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 import msgspec
 
 from skillopt_sleep.config.checks import COMMAND_LINE, ENVIRONMENT, check_backends, validate
-from skillopt_sleep.config.sections import SECTION_OF, SECTIONS, Config
+from skillopt_sleep.config.sections import PER_USER, SECTION_OF, SECTIONS, Config
 from skillopt_sleep.errors import EXIT_CONFIG, UserError
 from skillopt_sleep.files import read_regular
 from skillopt_sleep.paths import project_dirs, user_dirs
@@ -156,7 +157,15 @@ def load_config(
     _apply(config, _flatten(read_config_file(user_file), str(user_file)), str(user_file), origins)
     if project is not None:
         project_file = project_dirs(project).config_file
-        _apply(config, _flatten(read_config_file(project_file), str(project_file)), str(project_file), origins)
+        project_values = _flatten(read_config_file(project_file), str(project_file))
+        for name in PER_USER:
+            if name in project_values:
+                raise UserError(
+                    f"{project_file}: {name} is the nightly schedule's, one for all your projects: set it in "
+                    f"{user_file} or with `schedule --{name.replace('_', '-')}`",
+                    EXIT_CONFIG,
+                )
+        _apply(config, project_values, str(project_file), origins)
     env = os.environ if env is None else env
     env_values = {
         key[len("SKILLOPT_SLEEP_") :].lower(): value

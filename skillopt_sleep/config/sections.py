@@ -1,5 +1,5 @@
 """The settings, each declared once in its section with its default and its comment, and
-``Config``, which holds the six sections and routes a flat setting name to its own."""
+``Config``, which holds the seven sections and routes a flat setting name to its own."""
 
 from __future__ import annotations
 
@@ -129,7 +129,31 @@ class GateSettings:
     regression_alpha: float = 0.05  # chance, across all val tasks, of calling noise a regression
 
 
-Section = ModelSettings | BudgetSettings | DocumentSettings | HarvestSettings | LearningSettings | GateSettings
+# the OS mechanisms a schedule may use (``via``); scheduler/registry.py builds each by this name
+SCHEDULE_VIAS = ("cron", "systemd", "launchd", "schtasks")
+
+
+@dataclass
+class ScheduleSettings:
+    """The nightly entry ``schedule`` installs, when its flags do not say (a flag wins). ``at``,
+    ``via`` and ``env_file`` belong to the one entry that runs every project's nights, so only the
+    user config file or the environment may set them (``PER_USER``); a project sets ``auto_adopt``."""
+
+    at: str | None = None  # local time HH:MM; unset: the time already scheduled, else 03:00
+    via: str | None = None  # one of SCHEDULE_VIAS; unset: the one already scheduled, else the OS's own
+    env_file: str | None = None  # KEY=VALUE file (mode 0600) the job reads API keys from; unset: as scheduled
+    auto_adopt: bool = False  # a scheduled night adopts this project's accepted edits right away
+
+
+Section = (
+    ModelSettings
+    | BudgetSettings
+    | DocumentSettings
+    | HarvestSettings
+    | LearningSettings
+    | GateSettings
+    | ScheduleSettings
+)
 
 # Config's sections, by the names config files give them (``[learning]``)
 SECTIONS: dict[str, type[Section]] = {
@@ -139,7 +163,11 @@ SECTIONS: dict[str, type[Section]] = {
     "harvest": HarvestSettings,
     "learning": LearningSettings,
     "gate": GateSettings,
+    "schedule": ScheduleSettings,
 }
+
+# the schedule's settings a project's config file may not set: one entry serves every project
+PER_USER = ("at", "via", "env_file")
 
 # Every setting's section. A setting's name is unique across sections, so the environment, the
 # command line, a flat config file and ``Config(k=3)`` can name it without its section.
@@ -157,6 +185,7 @@ class Config:
     harvest: HarvestSettings
     learning: LearningSettings
     gate: GateSettings
+    schedule: ScheduleSettings
 
     def __init__(
         self,
@@ -167,6 +196,7 @@ class Config:
         harvest: HarvestSettings | None = None,
         learning: LearningSettings | None = None,
         gate: GateSettings | None = None,
+        schedule: ScheduleSettings | None = None,
         **settings: object,
     ) -> None:
         unknown = sorted(set(settings) - set(SECTION_OF))
@@ -179,6 +209,7 @@ class Config:
             "harvest": harvest,
             "learning": learning,
             "gate": gate,
+            "schedule": schedule,
         }
         for section, cls in SECTIONS.items():
             base = given[section]
@@ -197,6 +228,7 @@ class Config:
             harvest=self.harvest,
             learning=self.learning,
             gate=self.gate,
+            schedule=self.schedule,
             **settings,
         )
 

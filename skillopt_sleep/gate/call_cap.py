@@ -33,10 +33,9 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from typing import Any
-
 from skillopt_sleep.backends.budget import Budget
 from skillopt_sleep.backends.models import Models
+from skillopt_sleep.gate.settings import LoopSettings
 from skillopt_sleep.types import GateDecision
 
 OUT_OF_CALLS = "out_of_calls"  # GateDecision.statistic key: the gate stopped for the cap
@@ -72,14 +71,14 @@ class CallCap:
         left = self.left()
         return left is None or cost <= left
 
-    def too_small(self, train: int, kinds: int, settings: Any) -> str | None:
+    def too_small(self, train: int, kinds: int, settings: LoopSettings) -> str | None:
         """Why the calls left cannot pay for a night's learning (None: they can, or uncapped):
         one attempt per train task, a reflect request per kind read ``reflect_samples`` times, and
         one gate's first look (two val tasks under both document sets)."""
         left = self.left()
         if left is None:
             return None
-        need = train + kinds * settings.reflect_samples + 2 * 2 * settings.val_samples
+        need = train + kinds * settings.learning.reflect_samples + 2 * 2 * settings.gate.val_samples
         if left >= need + reserve(need):
             return None
         return (

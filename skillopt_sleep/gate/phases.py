@@ -136,15 +136,17 @@ def gate_each(
         if pool is not None:
             mine = sorted(focus_for([nxt], night.tasks) & set(every)) or every
             cand = candidates[len(done)][1]
-            first = ev.cost(night.base, s.val_samples, mine) + ev.cost(cand, s.val_samples, mine, pool.identity(nxt))
-            once = ev.cost(apply_all(night.base, passed), s.val_samples, every)
-            once += ev.cost(night.base, s.val_samples, every)
+            first = ev.cost(night.base, s.gate.val_samples, mine) + ev.cost(
+                cand, s.gate.val_samples, mine, pool.identity(nxt)
+            )
+            once = ev.cost(apply_all(night.base, passed), s.gate.val_samples, every)
+            once += ev.cost(night.base, s.gate.val_samples, every)
             return night.cap.afford(first + once) or (not night.cap.afford(once) and night.cap.afford(first))
-        whole = 2 * own * s.max_val_samples * max(1, -(-s.min_focus_tasks // own))
+        whole = 2 * own * s.gate.max_val_samples * max(1, -(-s.min_focus_tasks // own))
         # several passed edits together are measured for what they do to every val task, their
         # gains not tested again (``together.py``): that mostly settles at its first look
-        together = ev.cost(apply_all(night.base, passed + [nxt]), s.val_samples, every)
-        return night.cap.afford(whole + together + ev.cost(night.base, s.val_samples, every))
+        together = ev.cost(apply_all(night.base, passed + [nxt]), s.gate.val_samples, every)
+        return night.cap.afford(whole + together + ev.cost(night.base, s.gate.val_samples, every))
 
     # a capped night gates one edit at a time, best ranked first: the calls go to the edits most
     # likely to pass, and which edits get them does not depend on thread timing

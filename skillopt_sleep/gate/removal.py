@@ -12,7 +12,7 @@ from skillopt_sleep.gate.call_cap import OUT_OF_CALLS, CallCap, out_of_calls, un
 from skillopt_sleep.documents.managed_block import DocumentSet
 from skillopt_sleep.gate import decide as gating
 from skillopt_sleep.gate.evaluator import draw_within
-from skillopt_sleep.rules.retire import RETIRE_MARGIN, removed_rule, serves
+from skillopt_sleep.rules.retire import removed_rule, serves
 from skillopt_sleep.rules.scope import split_scoped
 from skillopt_sleep.types import Edit, GateDecision, TaskRecord
 
@@ -81,9 +81,9 @@ def _removal_check(
     is too wide, up to ``max_val_samples``; the looks share its false-retire rate. A capped night
     that cannot afford the next draw returns the check so far marked ``out_of_calls``."""
     s, ev = night.settings, night.evaluator
-    margin = getattr(s, "retire_margin", RETIRE_MARGIN)
-    looks = max(1, -(-s.max_val_samples // s.val_samples))
-    n = s.val_samples
+    margin = s.documents.retire_margin
+    looks = max(1, -(-s.gate.max_val_samples // s.gate.val_samples))
+    n = s.gate.val_samples
     check = GateDecision(False, "reject", 0.0, 0.0)
     b: dict[str, list[float]] = {}
     while True:
@@ -95,12 +95,12 @@ def _removal_check(
             return check, b
         b, c = _scored(drawn[0], tasks, n), _scored(drawn[1], tasks, n)
         check = gating.no_worse(
-            b, c, margin=margin, regression_alpha=s.gate.regression_alpha, looks=looks, train_ids=night.overlap
+            b, c, margin=margin, regression_alpha=s.decide.regression_alpha, looks=looks, train_ids=night.overlap
         )
         shown_worse = check.statistic.get("lower_bound", 0.0) >= margin or any(d.regressed for d in check.per_task)
-        if check.accepted or shown_worse or check.action == "skip" or n >= s.max_val_samples:
+        if check.accepted or shown_worse or check.action == "skip" or n >= s.gate.max_val_samples:
             return check, b
-        n = min(s.max_val_samples, n + s.val_samples)
+        n = min(s.gate.max_val_samples, n + s.gate.val_samples)
 
 
 def _scored(scores: dict[str, list[float | None]], tasks: list[str], n: int) -> dict[str, list[float]]:

@@ -74,9 +74,9 @@ class NightGate:
         base = base or self.base
         everything = list(ev.tasks)
         first = ([] if gain_known else [tid for tid in everything if tid in focus]) or everything
-        budget = s.max_val_samples * max(1, -(-s.min_focus_tasks // len(first)))
+        budget = s.gate.max_val_samples * max(1, -(-s.min_focus_tasks // len(first)))
         sampling = Sampling(
-            cfg=replace(s.gate, looks=-(-budget // s.val_samples)),
+            cfg=replace(s.decide, looks=-(-budget // s.gate.val_samples)),
             base=base,
             cand=cand,
             focus=focus,
@@ -84,7 +84,7 @@ class NightGate:
             identity=identity,
             start=ev.count(cand, identity, first) if identity is not None else 0,
             budget=budget,
-            targets=list(targets or ()) if s.targeted_gain else [],
+            targets=list(targets or ()) if s.gate.targeted_gain else [],
             gain_known=gain_known,
         )
         if looks_before:
@@ -110,7 +110,7 @@ class NightGate:
         ceiling; every decision is one more look at the gain (``GateConfig.alpha_for``). A capped
         night stops where the next draw would not fit (``out_of_calls``; ``None``: no look yet).
         ``then_all``: every val task's round follows this one when it may still pass."""
-        ev, step = self.evaluator, self.settings.val_samples
+        ev, step = self.evaluator, self.settings.gate.val_samples
         fresh = [tid for tid in task_ids if tid not in g.wanted]
         # the round starts from the pooled samples its new tasks already have (the other val
         # tasks of a re-tested edit may have none: its earlier nights stopped at its own tasks)
@@ -120,10 +120,10 @@ class NightGate:
         if g.looks_before:  # a resumed test keeps the one plan of its first night: no new ceiling
             ceiling = max(g.budget, start)
             n = min(ceiling, n)
-        if g.wanted and self.settings.val_others_samples:
+        if g.wanted and self.settings.gate.val_others_samples:
             # the other val tasks join with a first look of their own; the gate draws more while
             # the all-task mean or a task's drop is uncertain (``decide.wants_more``)
-            n = min(ceiling, start + self.settings.val_others_samples)
+            n = min(ceiling, start + self.settings.gate.val_others_samples)
         elif g.wanted:
             # the other val tasks join with as many samples as the edit's own tasks reached
             n = min(ceiling, max(n, max(g.wanted.values()) - g.start + start))

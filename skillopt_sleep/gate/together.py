@@ -257,10 +257,12 @@ def worse_on(night: NightGate, docs: DocumentSet, alone: DocumentSet, edit: Edit
     if not task_ids:
         return ""
     cfg = replace(
-        s.gate, regression_alpha=s.gate.regression_alpha / max(1, checks), harm_alpha=s.gate.harm_alpha / max(1, checks)
+        s.decide,
+        regression_alpha=s.decide.regression_alpha / max(1, checks),
+        harm_alpha=s.decide.harm_alpha / max(1, checks),
     )
-    n = max(s.val_samples, min(ev.count(docs, None, task_ids), ev.count(alone, None, task_ids)))
-    ceiling = max(n, s.max_val_samples)
+    n = max(s.gate.val_samples, min(ev.count(docs, None, task_ids), ev.count(alone, None, task_ids)))
+    ceiling = max(n, s.gate.max_val_samples)
     wanted = dict.fromkeys(task_ids, n)
     more = task_ids
     while True:
@@ -275,7 +277,7 @@ def worse_on(night: NightGate, docs: DocumentSet, alone: DocumentSet, edit: Edit
         more = _drawn_further(check, task_ids, cfg, n, ceiling)
         if not more or n >= ceiling:
             return ""
-        n = min(ceiling, n + s.val_samples)
+        n = min(ceiling, n + s.gate.val_samples)
 
 
 def _drawn_further(check: GateDecision, task_ids: list[str], cfg: gating.GateConfig, n: int, ceiling: int) -> list[str]:

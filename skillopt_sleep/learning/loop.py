@@ -184,7 +184,7 @@ def _finish(
     if gated:
         undecided = sum(r.stage == "budget" for r in outcome.rejected)
         if undecided:
-            outcome.notes.append(cap_note(cap, undecided, len(val), settings.max_val_samples))
+            outcome.notes.append(cap_note(cap, undecided, len(val), settings.gate.max_val_samples))
     outcome.documents = final
     if val:
         # a capped night reports val on the samples its gates drew (it draws none for the report)
@@ -193,7 +193,7 @@ def _finish(
         outcome.candidate = mean_of(evaluator.ensure(final, first))
         evaluator.store()
     if test:
-        measured = measure_test(models, test, docs, final, settings.val_samples, outcome.phases, cap)
+        measured = measure_test(models, test, docs, final, settings.gate.val_samples, outcome.phases, cap)
         if isinstance(measured, str):
             outcome.notes.append(measured)
         else:
@@ -239,12 +239,12 @@ def _dream(
 ) -> None:
     """Phase 1: train attempts and the first val samples of tonight's documents, at once (a
     capped night: fewer train samples to fit, and no val sample before a gate asks for it)."""
-    k = settings.k
+    k = settings.learning.k
     if cap.capped:  # two samples a task to contrast, unless that would take half of what is left
         least = min(2, k) if 2 * len(train) <= (cap.left() or 0) // 2 else 1
         k = cap.share(k, len(train), DREAM_SHARE, least=least)
-    if k < settings.k:
-        outcome.notes.append(f"call cap: {k} sample(s) per train task instead of {settings.k}")
+    if k < settings.learning.k:
+        outcome.notes.append(f"call cap: {k} sample(s) per train task instead of {settings.learning.k}")
     progress(
         f"dreaming {len(train)} train task(s) x {k}"
         + (f" and evaluating {len(val)} val task(s)" if val and not cap.capped else "")
@@ -252,7 +252,15 @@ def _dream(
     rubric = rubric_scorer(models.optimizer)
     dreamt, _ = run_together(
         lambda: dream_by_kind(
-            models.target, train, docs, k, kind_of, settings.dream_kind_tasks, rubric, settings.k_agree, always=widened
+            models.target,
+            train,
+            docs,
+            k,
+            kind_of,
+            settings.learning.dream_kind_tasks,
+            rubric,
+            settings.learning.k_agree,
+            always=widened,
         ),
         lambda: evaluator.ensure(docs, settings.first_samples) if val and not cap.capped else None,
     )
@@ -282,11 +290,11 @@ def _propose(
     def refused(edit: Edit) -> bool:
         return already_refused(edit) or (pool is not None and pool.settled(edit))
 
-    pool_size = settings.max_edits * max(1, settings.screen_pool)
+    pool_size = settings.learning.max_edits * max(1, settings.learning.screen_pool)
     # a capped night with an evidence pool keeps the night's best edits however few it can test
     # tonight: the ones its calls do not reach are held and resumed first on a later night
     # (``pending_rules``), instead of being proposed, dreamt and ranked again
-    keep = settings.max_edits if cap.capped and pool is not None else None
+    keep = settings.learning.max_edits if cap.capped and pool is not None else None
     if cap.capped:  # the candidates' replays on their train tasks get a share of what is left
         pool_size = cap.share(pool_size, LOOKAHEAD_SAMPLES * TASKS_PER_EDIT, LOOKAHEAD_SHARE)
     proposal = reflect(
@@ -297,7 +305,7 @@ def _propose(
         max_edits=max(pool_size, keep or 0),
         limits=docs.skill.limits,
         already_refused=refused,
-        samples=settings.reflect_samples,
+        samples=settings.learning.reflect_samples,
     )
     outcome.phases["reflect"] = proposal.calls
     outcome.rejected.extend(Rejection(edit, [reason], "guardrail") for edit, reason in proposal.refused)
@@ -310,14 +318,16 @@ def _propose(
         docs,
         rubric=rubric_scorer(models.optimizer),
         limits=docs.skill.limits,
-        slots=min(settings.max_edits, pool_size) if settings.screen_pool > 1 else None,
+        slots=min(settings.learning.max_edits, pool_size) if settings.learning.screen_pool > 1 else None,
     )
     outcome.phases["lookahead"] = ahead.replays + ahead.calls
     outcome.notes.extend(ahead.notes())
-    chosen, left_out = ahead.slots(keep or min(settings.max_edits, pool_size), screen=settings.screen_pool > 1)
+    chosen, left_out = ahead.slots(
+        keep or min(settings.learning.max_edits, pool_size), screen=settings.learning.screen_pool > 1
+    )
     outcome.rejected.extend(Rejection(edit, [reason], stage) for edit, reason, stage in left_out)
     candidates: list[tuple[Edit, DocumentSet]] = []
-    evidence = tonight_evidence(tasks, outcome.train_attempts) if settings.retire_rules else None
+    evidence = tonight_evidence(tasks, outcome.train_attempts) if settings.documents.retire_rules else None
     for edit in chosen:
         try:
             candidates.append(apply_within_budget(docs, edit, evidence))
@@ -365,14 +375,15 @@ def _worth_testing(
 def _fit_reflection(outcome: Outcome, cap: CallCap, train: int, kinds: int, settings: LoopSettings) -> LoopSettings:
     """A capped night that could learn with one reading of each reflect request, but not with
     ``reflect_samples``, reads each once (as it dreams each train task once when calls are short)."""
+    one_reading = replace(settings, learning=replace(settings.learning, reflect_samples=1))
     if (
-        settings.reflect_samples <= 1
+        settings.learning.reflect_samples <= 1
         or not cap.too_small(train, kinds, settings)
-        or cap.too_small(train, kinds, replace(settings, reflect_samples=1))
+        or cap.too_small(train, kinds, one_reading)
     ):
         return settings
-    outcome.notes.append(f"call cap: 1 reading of each reflect request instead of {settings.reflect_samples}")
-    return replace(settings, reflect_samples=1)
+    outcome.notes.append(f"call cap: 1 reading of each reflect request instead of {settings.learning.reflect_samples}")
+    return one_reading
 
 
 def _not_again(refused: Callable[[Edit], bool], resumed: list[Edit]) -> Callable[[Edit], bool]:

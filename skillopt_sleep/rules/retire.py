@@ -38,8 +38,6 @@ from skillopt_sleep.documents.handwritten import split_supersedes
 from skillopt_sleep.rules.scope import split_scoped
 from skillopt_sleep.types import Attempt, Edit, TaskRecord
 
-RETIRE_MARGIN = 0.1  # a removal may cost the tasks it served at most this much of their mean score
-
 
 @dataclass(frozen=True)
 class Tonight:

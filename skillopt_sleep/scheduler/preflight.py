@@ -16,7 +16,7 @@ from typing import Any
 
 from skillopt_sleep.backends import BackendSpecError, cli_command, key_env, spec_options
 from skillopt_sleep.backends.auto import AUTO, choose_backend, is_auto
-from skillopt_sleep.config import Config, settings_of
+from skillopt_sleep.config import SECTION_OF, Config, settings_of
 from skillopt_sleep.errors import EXIT_CONFIG, EXIT_USAGE, UserError
 from skillopt_sleep.paths import home_setting
 from skillopt_sleep.redact import redact
@@ -161,9 +161,10 @@ def _refuse_secrets_in(record: dict[str, Any]) -> None:
 
 
 def config_record(config: Config, needs: Needs) -> dict[str, Any]:
-    """Every setting by its flat name (``settings_of``), with the agents' data homes and the CLI
-    binaries made absolute, so the job's night uses exactly what the user's shell would have."""
-    record = settings_of(config)
+    """Every setting a night reads by its flat name (``settings_of``; not the ``schedule`` section,
+    which the schedule itself records), with the agents' data homes and the CLI binaries made
+    absolute, so the job's night uses exactly what the user's shell would have."""
+    record = {name: value for name, value in settings_of(config).items() if SECTION_OF[name] != "schedule"}
     given = config.harvest.homes()
     for name, source in SOURCES.items():
         record[home_setting(name)] = str((given.get(name) or source.default_home()).expanduser().absolute())

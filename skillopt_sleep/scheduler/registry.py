@@ -1,6 +1,6 @@
 """Which OS mechanism a platform schedules with, built by name, and the schedule as ``status``
-shows it. Adding a mechanism is adding a module with a class implementing ``base.Mechanism`` and
-one line in ``MECHANISMS``."""
+shows it. Adding a mechanism is adding a module with a class implementing ``base.Mechanism``, one
+line in ``MECHANISMS`` and its name in config's ``SCHEDULE_VIAS``."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from skillopt_sleep.scheduler.base import Mechanism
 
 
-# Imported on use: the missed-night notice runs on every CLI use and must stay light.
+# Imported on use: the missed-night notice runs on every CLI use and must stay light. The names
+# are the ``via`` setting's choices (config ``SCHEDULE_VIAS``, not imported here for the same reason).
 MECHANISMS: dict[str, str] = {
     "cron": "skillopt_sleep.scheduler.cron:Cron",
     "systemd": "skillopt_sleep.scheduler.systemd:Systemd",

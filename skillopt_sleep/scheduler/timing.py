@@ -12,19 +12,17 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from skillopt_sleep.errors import EXIT_USAGE, UserError
-from skillopt_sleep.types import parse_time
+from skillopt_sleep.types import parse_time, time_of_day
 
-DEFAULT_AT = "03:00"
+DEFAULT_AT = "03:00"  # when neither --at, the [schedule] section nor an earlier schedule says
 GRACE = timedelta(minutes=20)  # a job may start this late before its night counts as missed
 
 
 def parse_at(text: str) -> tuple[int, int]:
-    hour, sep, minute = text.strip().partition(":")
-    if sep and hour.isdigit() and minute.isdigit() and len(minute) == 2:
-        h, m = int(hour), int(minute)
-        if 0 <= h < 24 and 0 <= m < 60:
-            return h, m
-    raise UserError(f"--at {text!r} is not a time of day HH:MM (00:00 to 23:59)", EXIT_USAGE)
+    parsed = time_of_day(text)
+    if parsed is None:
+        raise UserError(f"--at {text!r} is not a time of day HH:MM (00:00 to 23:59)", EXIT_USAGE)
+    return parsed
 
 
 def _local(now: datetime | None) -> datetime:

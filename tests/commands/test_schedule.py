@@ -257,7 +257,8 @@ def test_the_full_effective_config_is_recorded(cron: FakeTools, project: Path, m
     assert entry["auto_adopt"] is False
     from skillopt_sleep.config import SECTION_OF
 
-    assert set(config) == set(SECTION_OF)
+    # every setting a night reads; the [schedule] section's are the schedule's own fields
+    assert set(config) == {name for name, section in SECTION_OF.items() if section != "schedule"}
 
 
 def test_cli_backend_records_the_binary_and_its_path(
@@ -507,3 +508,88 @@ def test_print_on_each_os_changes_nothing(fake_tools: FakeTools, project: Path, 
     mutating = [c for c in fake_tools.calls() if c["argv"] != ["--user", "show-environment"]]
     assert mutating == []
     assert not user_dirs().schedule_file.exists()
+
+
+# --------------------------------------------------------------------------- the [schedule] section
+
+
+def _user_config(text: str) -> Path:
+    path = user_dirs().config_file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_config_s_time_is_installed_and_a_flag_overrides_it(cron: FakeTools, project: Path, capsys) -> None:
+    _user_config('[schedule]\nat = "02:30"\n')
+    assert main(["schedule", "--project", str(project), "--print", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["schedule"]["at"] == "02:30"
+    assert any("30 2 * * * " in a["content"] for a in printed["plan"]["artifacts"])
+    assert main(["schedule", "--project", str(project)]) == 0
+    (line,) = _ours(cron.table())
+    assert line.startswith("30 2 * * * ") and json.loads(_schedule_file().read_text())["at"] == "02:30"
+    assert main(["schedule", "--project", str(project), "--at", "04:10"]) == 0  # the flag wins
+    assert _ours(cron.table())[0].startswith("10 4 * * * ")
+    assert json.loads(_schedule_file().read_text())["at"] == "04:10"
+
+
+def test_the_config_s_time_wins_over_the_time_already_scheduled(cron: FakeTools, project: Path) -> None:
+    assert main(["schedule", "--project", str(project), "--at", "04:10"]) == 0
+    assert main(["schedule", "--project", str(project)]) == 0  # nothing set: the time already scheduled
+    assert _ours(cron.table())[0].startswith("10 4 * * * ")
+    _user_config('[schedule]\nat = "7:05"\n')
+    assert main(["schedule", "--project", str(project)]) == 0
+    assert _ours(cron.table())[0].startswith("5 7 * * * ")
+    assert json.loads(_schedule_file().read_text())["at"] == "07:05"
+
+
+def test_a_bad_time_in_the_config_is_one_line_naming_the_file(cron: FakeTools, project: Path, capsys) -> None:
+    config_file = _user_config('[schedule]\nat = "25:00"\n')
+    assert main(["schedule", "--project", str(project)]) == 3
+    err = capsys.readouterr().err
+    assert err == (
+        f"skillopt-sleep: invalid setting (at set in {config_file}): at must be a local time of day HH:MM "
+        "(00:00 to 23:59)\n"
+    )
+    assert cron.table() == FOREIGN and not _schedule_file().exists()
+    assert main(["schedule", "--project", str(project), "--at", "25:00"]) == 2  # a bad flag: usage
+    assert "--at '25:00' is not a time of day" in capsys.readouterr().err
+
+
+def test_a_project_s_config_may_not_move_the_entry(cron: FakeTools, project: Path, capsys) -> None:
+    (project / ".skillopt-sleep").mkdir()
+    project_config = project / ".skillopt-sleep" / "config.toml"
+    project_config.write_text('[schedule]\nat = "02:30"\n', encoding="utf-8")
+    assert main(["schedule", "--project", str(project)]) == 3
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{project_config}: at is the nightly schedule's" in err
+    assert str(user_dirs().config_file) in err
+    assert cron.table() == FOREIGN and not _schedule_file().exists()
+
+
+def test_auto_adopt_comes_from_each_project_s_config_unless_the_flag_says(
+    cron: FakeTools, project: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    (other / ".skillopt-sleep").mkdir(parents=True)
+    (other / ".skillopt-sleep" / "config.toml").write_text("[schedule]\nauto_adopt = true\n", encoding="utf-8")
+    assert main(["schedule", "--project", str(project), "--project", str(other)]) == 0
+    adopts = {p["project"]: p["auto_adopt"] for p in json.loads(_schedule_file().read_text())["projects"]}
+    assert adopts == {str(project): False, str(other): True}
+    assert main(["schedule", "--project", str(other), "--no-auto-adopt"]) == 0
+    assert {p["project"]: p["auto_adopt"] for p in json.loads(_schedule_file().read_text())["projects"]}[
+        str(other)
+    ] is False
+
+
+def test_the_config_s_via_and_env_file_are_used(cron: FakeTools, project: Path, tmp_path: Path, capsys) -> None:
+    env = _env_file(tmp_path, 0o600, "OTHER=1\n")
+    _user_config(f'[schedule]\nvia = "systemd"\nenv_file = "{env}"\n')
+    assert main(["schedule", "--project", str(project), "--print", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["plan"]["mechanism"] == "systemd"
+    assert (printed["schedule"]["via"], printed["schedule"]["env_file"]) == ("systemd", str(env))
+    assert main(["schedule", "--project", str(project), "--via", "cron"]) == 0  # the flag wins
+    recorded = json.loads(_schedule_file().read_text())
+    assert (recorded["via"], recorded["env_file"]) == ("cron", str(env))

@@ -319,7 +319,7 @@ def test_a_neutral_rule_resumed_over_capped_nights_is_one_sequential_test(
         assert len({share for share, _, _ in looks}) <= 1, looks
         assert all(look <= 2 * plan for _, look, plan in looks), looks
     assert resumed_nights >= trials // 2, "the cap left the rule undecided and later nights resumed it"
-    assert accepted <= max(1, round(settings.gate.gain_alpha * trials)), accepted
+    assert accepted <= max(1, round(settings.decide.gain_alpha * trials)), accepted
 
 
 def test_a_cap_that_fits_one_reading_of_reflection_learns_instead_of_refusing(tmp_path: Path) -> None:
@@ -331,10 +331,10 @@ def test_a_cap_that_fits_one_reading_of_reflection_learns_instead_of_refusing(tm
     train = [t for t in tasks if t.split == "train"]
     kinds = len({t.skill_hint for t in train})
     settings = LoopSettings()
-    need = len(train) + kinds + 2 * 2 * settings.val_samples
+    need = len(train) + kinds + 2 * 2 * settings.gate.val_samples
     cap = need + reserve(need)
-    twice = need + kinds * (settings.reflect_samples - 1)
-    assert settings.reflect_samples > 1 and twice + reserve(twice) > cap
+    twice = need + kinds * (settings.learning.reflect_samples - 1)
+    assert settings.learning.reflect_samples > 1 and twice + reserve(twice) > cap
     recording = Recording(make_backend("sim:correct=1,harmful=0,seed=3"))
     models, budget = capped(recording, cap)
     out = consolidate(tasks, load_documents(tmp_path), models, settings)

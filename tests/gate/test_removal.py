@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from skillopt_sleep.config import GateSettings
 from skillopt_sleep.documents.managed_block import DocumentSet, apply_edit
 from skillopt_sleep.gate.removal import gate_removal, guarded_tasks
 from skillopt_sleep.learning.loop import LoopSettings
@@ -65,7 +66,7 @@ def retirement_night(tmp_path: Path, notes_without: list[float]):
         },
         {t.id: t for t in val},
     )
-    night = FakeNight(ev, LoopSettings(val_samples=4, max_val_samples=48), docs, val)
+    night = FakeNight(ev, LoopSettings(gate=GateSettings(val_samples=4, max_val_samples=48)), docs, val)
     accepted = GateDecision(True, "accept", 0.7, 0.9, statistic={"samples_per_task": {"p1": 12, "n1": 8, "n2": 8}})
     return night, swap, cand, accepted
 

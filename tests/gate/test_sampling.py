@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from skillopt_sleep.config import GateSettings
 from skillopt_sleep.backends import make_backend
 from skillopt_sleep.backends.client import Client
 from skillopt_sleep.backends.models import Models
@@ -31,7 +32,7 @@ def test_a_gate_decides_on_exactly_the_samples_it_drew(tmp_path: Path) -> None:
     evaluator = Evaluator(models, val, {}, "val")
     evaluator.ensure(docs, 12)  # another candidate's gate already drew the ceiling
     cand = apply_edit(docs, Edit(target="skill", op="add", content="Keep every answer short."))
-    settings = LoopSettings(val_samples=4, max_val_samples=12)
+    settings = LoopSettings(gate=GateSettings(val_samples=4, max_val_samples=12))
     decision = loop.NightGate(evaluator, settings, docs, tasks, set(), 1).gate(cand, set())
     assert all(d.n_baseline == d.n_candidate for d in decision.per_task), decision.per_task
 

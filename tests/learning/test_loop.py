@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from skillopt_sleep.config import GateSettings, LearningSettings
 from skillopt_sleep.backends import make_backend
 from skillopt_sleep.backends.base import Completion, ProviderError, Request
 from skillopt_sleep.backends.client import Client, Stats
@@ -65,7 +66,12 @@ def test_only_harmful_proposals_are_all_refused(tmp_path: Path) -> None:
 def test_k_samples_are_independent_draws(tmp_path: Path) -> None:
     tasks = make_tasks()
     docs = load_documents(tmp_path)
-    out = consolidate(tasks, docs, models_for("sim:correct=0,harmful=0,seed=3"), LoopSettings(k=6, k_agree=0))
+    out = consolidate(
+        tasks,
+        docs,
+        models_for("sim:correct=0,harmful=0,seed=3"),
+        LoopSettings(learning=LearningSettings(k=6, k_agree=0)),
+    )
     responses = [a.response for xs in out.train_attempts.values() for a in xs]
     assert len(responses) == 6 * sum(t.split == "train" for t in tasks)
     per_task = [len({a.response for a in xs}) for xs in out.train_attempts.values()]
@@ -211,7 +217,10 @@ def test_of_two_edits_doing_the_same_job_only_one_is_kept(tmp_path: Path) -> Non
 
 def test_a_harmful_edit_is_banned_and_a_useless_one_is_not(tmp_path: Path) -> None:
     out = consolidate(
-        world_tasks(6), load_documents(tmp_path), world_models(World([BREAKS_B, NOTHING])), LoopSettings(screen_pool=1)
+        world_tasks(6),
+        load_documents(tmp_path),
+        world_models(World([BREAKS_B, NOTHING])),
+        LoopSettings(learning=LearningSettings(screen_pool=1)),
     )  # gated, not dropped for fixing nothing on train
     assert out.accepted == []
     by_rule = {r.edit.content: r for r in out.rejected}
@@ -230,7 +239,7 @@ def test_a_re_proposed_edit_that_never_shows_a_gain_is_settled(tmp_path: Path) -
             world_tasks(4 + 2 * night_no),
             docs,
             world_models(World([wording], noise=30, seed=night_no)),
-            LoopSettings(screen_pool=1),
+            LoopSettings(learning=LearningSettings(screen_pool=1)),
             pool=pool,
         )
         pool.save()
@@ -265,7 +274,7 @@ def test_a_refused_edit_is_not_re_tested_on_the_same_val_tasks(tmp_path: Path) -
     assert not held.ban and "not re-tested" in held.reasons[0]
     assert again.documents == docs
     n_val = sum(t.split == "val" for t in world_tasks(4))
-    assert again.phases["val"] == LoopSettings().val_samples * n_val, "tonight's documents only, no candidate"
+    assert again.phases["val"] == LoopSettings().gate.val_samples * n_val, "tonight's documents only, no candidate"
     changed = night(2, 6)
     [retest] = [d for d in changed.decisions if d.edits]
     assert retest.statistic["alpha_share"] == pytest.approx(0.5), "a new val task opens a re-test"
@@ -281,7 +290,7 @@ def test_a_re_proposed_edit_with_a_promising_gain_is_accepted_once_new_val_tasks
             world_tasks(4 + 2 * night_no),
             docs,
             world_models(World([WEAK], noise=10, seed=night_no)),
-            LoopSettings(screen_pool=1),
+            LoopSettings(learning=LearningSettings(screen_pool=1)),
             pool=pool,
         )
         pool.save()
@@ -334,14 +343,14 @@ def test_the_other_val_tasks_start_with_a_first_look_and_grow_only_when_the_gate
     unless one looks like it dropped, and grow (toward the ceiling of 12) only while more
     samples could still show that drop. 0: as many as the own tasks."""
     four = looks_of(4)
-    strict_first = replace(four.gate, spending=3.0)
+    strict_first = replace(four.decide, spending=3.0)
     grown = 0
     for seed in range(1, 6):
         out = consolidate(
             world_tasks(6),
             load_documents(tmp_path),
             world_models(World([HELPS_A], noise=25, seed=seed)),
-            replace(four, val_others_samples=others, gate=strict_first),
+            replace(four, gate=replace(four.gate, val_others_samples=others), decide=strict_first),
         )
         [decision] = out.decisions
         spt = decision.statistic["samples_per_task"]
@@ -352,7 +361,7 @@ def test_the_other_val_tasks_start_with_a_first_look_and_grow_only_when_the_gate
             world_tasks(6),
             load_documents(tmp_path),
             world_models(World([HELPS_A], noise=25, seed=seed)),
-            replace(four, val_others_samples=0, gate=strict_first),
+            replace(four, gate=replace(four.gate, val_others_samples=0), decide=strict_first),
         )
         assert all(n >= 8 for n in matched.decisions[0].statistic["samples_per_task"].values())
     assert grown < 15, "most kind b tasks stay at their first look"
@@ -365,7 +374,7 @@ def test_a_trade_off_is_refused_however_few_samples_the_other_tasks_start_with(t
             world_tasks(6),
             load_documents(tmp_path),
             world_models(World([TRADE_OFF], noise=10, seed=seed)),
-            LoopSettings(val_others_samples=others),
+            LoopSettings(gate=GateSettings(val_others_samples=others)),
         )
         assert out.accepted == [], out.decisions[0].reasons
 
@@ -415,7 +424,12 @@ def test_edits_that_passed_alone_but_do_not_fit_the_rule_budget_together_wait(tm
 def test_an_edit_that_fixed_nothing_on_its_own_train_tasks_yields_its_slot(tmp_path: Path) -> None:
     docs = load_documents(tmp_path)
     # proposed (and so ranked) first, but one slot tonight: the rule that fixed something takes it
-    out = consolidate(world_tasks(6), docs, world_models(World([NOTHING, HELPS_A])), LoopSettings(max_edits=1))
+    out = consolidate(
+        world_tasks(6),
+        docs,
+        world_models(World([NOTHING, HELPS_A])),
+        LoopSettings(learning=LearningSettings(max_edits=1)),
+    )
     assert [e.content for e in out.accepted] == [HELPS_A]
     [dropped] = [r for r in out.rejected if r.edit.content == NOTHING]
     assert dropped.stage == "lookahead" and not dropped.ban and "fixed nothing" in dropped.reasons[0]
@@ -423,7 +437,10 @@ def test_an_edit_that_fixed_nothing_on_its_own_train_tasks_yields_its_slot(tmp_p
     [kept] = out.accepted
     assert kept.targets, "what it fixed on its train tasks is what the gate tested"
     first = consolidate(
-        world_tasks(6), docs, world_models(World([NOTHING, HELPS_A])), LoopSettings(max_edits=1, screen_pool=1)
+        world_tasks(6),
+        docs,
+        world_models(World([NOTHING, HELPS_A])),
+        LoopSettings(learning=LearningSettings(max_edits=1, screen_pool=1)),
     )
     assert [e.content for d in first.decisions for e in d.edits] == [NOTHING], "screen_pool 1: the best ranked"
     room = consolidate(world_tasks(6), docs, world_models(World([NOTHING, HELPS_A])), LoopSettings())
@@ -434,7 +451,9 @@ def test_an_edit_that_fixed_nothing_on_its_own_train_tasks_yields_its_slot(tmp_p
 def test_the_gain_is_tested_on_the_checks_an_edit_fixes_unless_turned_off(tmp_path: Path) -> None:
     docs = load_documents(tmp_path)
     on = consolidate(world_tasks(6), docs, world_models(World([HELPS_A])), LoopSettings())
-    off = consolidate(world_tasks(6), docs, world_models(World([HELPS_A])), LoopSettings(targeted_gain=False))
+    off = consolidate(
+        world_tasks(6), docs, world_models(World([HELPS_A])), LoopSettings(gate=GateSettings(targeted_gain=False))
+    )
     assert [d.statistic["gain_of"] for d in on.decisions] == ["the checks it fixes"]
     assert [d.statistic["gain_of"] for d in off.decisions] == ["the score"]
     assert on.accepted and off.accepted

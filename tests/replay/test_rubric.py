@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from skillopt_sleep.config import GateSettings, LearningSettings
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.client import Client, Stats
 from skillopt_sleep.backends.limits import Limiter
@@ -130,7 +131,12 @@ def test_a_night_with_a_judge_that_never_answers_json_finishes_and_says_so(tmp_p
         Client(backend, limiter=limiter, stats=stats, retry=retry),
         Client(backend, limiter=limiter, stats=stats, retry=retry, role="optimizer"),
     )
-    outcome = consolidate(tasks, load_documents(tmp_path), models, LoopSettings(k=2, val_samples=2))
+    outcome = consolidate(
+        tasks,
+        load_documents(tmp_path),
+        models,
+        LoopSettings(learning=LearningSettings(k=2), gate=GateSettings(val_samples=2)),
+    )
     assert outcome.accepted == [] and outcome.baseline is None  # nothing measured, nothing invented
     assert models.left_out() == {NOT_JSON: 2 * 2 + 2 * 2}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from skillopt_sleep.config import GateSettings, LearningSettings
 from skillopt_sleep.backends.base import Completion, Request
 from skillopt_sleep.backends.client import Client, Stats
 from skillopt_sleep.backends.limits import Limiter
@@ -57,7 +58,12 @@ def test_left_out_samples_are_never_drawn_again_under_the_same_number(tmp_path: 
     backend = cuts_off_sample_one(SimBackend(SimKnobs(correct=1.0, harmful=0.0, seed=4)))
     models = models_for(backend)
     tasks = make_tasks()
-    outcome = consolidate(tasks, load_documents(tmp_path), models, LoopSettings(k=3, val_samples=2, max_val_samples=6))
+    outcome = consolidate(
+        tasks,
+        load_documents(tmp_path),
+        models,
+        LoopSettings(learning=LearningSettings(k=3), gate=GateSettings(val_samples=2, max_val_samples=6)),
+    )
     drawn = Counter((r.system, r.user, r.sample) for r in backend.requests if r.purpose == "attempt")
     assert max(drawn.values()) == 1, [k[2] for k, n in drawn.items() if n > 1]
     n_train = sum(t.split == "train" for t in tasks)
@@ -85,7 +91,7 @@ def prose_optimizer(sim: SimBackend) -> FakeBackend:
 
 def test_a_night_whose_optimizer_never_answers_json_says_so(tmp_path: Path):
     models = models_for(prose_optimizer(SimBackend(SimKnobs(seed=3))))
-    outcome = consolidate(make_tasks(), load_documents(tmp_path), models, LoopSettings(k=2))
+    outcome = consolidate(make_tasks(), load_documents(tmp_path), models, LoopSettings(learning=LearningSettings(k=2)))
     # every kind fits one reflect request, read twice (``reflect_samples``), each repaired once
     assert outcome.accepted == [] and outcome.phases["reflect"] == 2 * 2
     assert models.left_out() == {"reflect: optimizer reply was not JSON after one repair": 2}

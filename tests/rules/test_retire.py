@@ -13,6 +13,7 @@ import pytest
 from skillopt_sleep.gate import decide as gate
 from skillopt_sleep.staging.adoption import adopt, revert
 from skillopt_sleep.commands.review import review
+from skillopt_sleep.config import DocumentSettings
 from skillopt_sleep.learning.loop import LoopSettings
 from skillopt_sleep.documents.managed_block import DocumentSet, EditRefused, apply_edit, load_documents
 from skillopt_sleep.report.markdown import render_markdown
@@ -275,7 +276,7 @@ def kinds_tasks() -> list[TaskRecord]:
     ]
 
 
-def kinds_night(tmp_path: Path, rules: list[str], **settings):
+def kinds_night(tmp_path: Path, rules: list[str], **documents):
     from skillopt_sleep.backends.client import Client, Stats
     from skillopt_sleep.backends.limits import Limiter
     from skillopt_sleep.backends.models import Models
@@ -286,7 +287,7 @@ def kinds_night(tmp_path: Path, rules: list[str], **settings):
     models = Models(
         Client(world, limiter=limiter, stats=stats), Client(world, limiter=limiter, stats=stats, role="optimizer")
     )
-    return consolidate(kinds_tasks(), docs, models, LoopSettings(**settings))
+    return consolidate(kinds_tasks(), docs, models, LoopSettings(documents=DocumentSettings(**documents)))
 
 
 def test_a_night_retires_a_rule_for_work_that_no_longer_comes(tmp_path: Path) -> None:
