@@ -84,6 +84,16 @@ class Source(Protocol):
         """Cheaply read the cwd(s) a file's first records name (for ``available_sources``)."""
 
 
+class WholeFileSource:
+    """The part every whole-file source shares (``Source.whole_file``): its files are handed to
+    ``read_whole``, never to a line parser."""
+
+    whole_file = True
+
+    def parser(self, path: str, state: dict[str, Any]) -> LineParser:
+        raise NotImplementedError(f"{type(self).__name__} reads its files whole (read_whole)")
+
+
 def clip(text: str, limit: int) -> str:
     """Redact, then clip. Redacting a bounded prefix keeps a pasted megabyte cheap; the margin
     ensures a secret cut at the prefix boundary never reaches the kept part."""

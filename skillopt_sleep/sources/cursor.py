@@ -39,7 +39,7 @@ from typing import Any, TypedDict
 import msgspec
 
 from .. import paths
-from .base import MAX_PROMPT_CHARS, DigestBuilder, as_str, clip, is_replay_dir
+from .base import MAX_PROMPT_CHARS, DigestBuilder, as_str, clip, is_replay_dir, WholeFileSource
 from .decode import decode_json_line, decode_record
 from .opencode import snapshot
 from .workspace_storage import millis, unwrap, workspace_dirs, workspace_folder
@@ -329,9 +329,8 @@ def read_store(path: str, skipped: Counter[str]) -> tuple[list[DigestBuilder], l
     return digests, excluded
 
 
-class CursorSource:
+class CursorSource(WholeFileSource):
     name = NAME
-    whole_file = True
 
     def default_home(self) -> Path:
         return paths.cursor_home()
@@ -340,9 +339,6 @@ class CursorSource:
         store = home / GLOBAL_STORE
         if os.path.lexists(store):
             yield store
-
-    def parser(self, path: str, state: dict[str, Any]) -> Any:
-        raise NotImplementedError("Cursor's store is read whole (read_whole)")
 
     def read_whole(self, path: str, skipped: Counter[str]) -> tuple[list[DigestBuilder], list[str]]:
         return read_store(path, skipped)

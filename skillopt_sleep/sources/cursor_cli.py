@@ -44,7 +44,7 @@ import msgspec
 
 from .. import paths
 from ..files import open_regular
-from .base import DigestBuilder, as_str, clip, is_replay_dir
+from .base import DigestBuilder, as_str, clip, is_replay_dir, WholeFileSource
 from .cursor import _tool_file
 from .decode import decode_record
 from .opencode import _columns, snapshot
@@ -375,9 +375,8 @@ def read_chat(path: str, skipped: Counter[str]) -> tuple[list[DigestBuilder], li
     return ([builder] if builder.has_content else []), []
 
 
-class CursorCliSource:
+class CursorCliSource(WholeFileSource):
     name = NAME
-    whole_file = True
 
     def default_home(self) -> Path:
         return paths.cursor_cli_home()
@@ -391,9 +390,6 @@ class CursorCliSource:
                     skipped["not_a_regular_file"] += 1
                 elif os.path.lexists(store):
                     yield store
-
-    def parser(self, path: str, state: dict[str, Any]) -> Any:
-        raise NotImplementedError("a Cursor CLI chat store is read whole (read_whole)")
 
     def read_whole(self, path: str, skipped: Counter[str]) -> tuple[list[DigestBuilder], list[str]]:
         return read_chat(path, skipped)

@@ -36,6 +36,7 @@ from typing import Any
 
 from .. import paths
 from .base import (
+    WholeFileSource,
     MAX_WHOLE_FILE_BYTES,
     DigestBuilder,
     as_str,
@@ -329,9 +330,8 @@ def read_session(path: str, home: Path, skipped: Counter[str]) -> tuple[list[Dig
     return ([builder] if builder.has_content else []), []
 
 
-class GeminiSource:
+class GeminiSource(WholeFileSource):
     name = NAME
-    whole_file = True
 
     def default_home(self) -> Path:
         return paths.gemini_home()
@@ -367,9 +367,6 @@ class GeminiSource:
 
     def read_whole(self, path: str, skipped: Counter[str]) -> tuple[list[DigestBuilder], list[str]]:
         return read_session(path, home_of(path), skipped)
-
-    def parser(self, path: str, state: dict[str, Any]) -> Any:
-        raise NotImplementedError("Gemini CLI session files are read whole")
 
     def head_cwds(self, path: Path) -> set[str]:
         """The project the session's directory belongs to, unless the file is a sub-agent's or a

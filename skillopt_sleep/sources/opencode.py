@@ -47,7 +47,15 @@ from typing import Any
 from urllib.parse import quote
 
 from .. import paths
-from .base import MAX_PROMPT_CHARS, MAX_WHOLE_FILE_BYTES, DigestBuilder, clip, is_replay_dir, open_regular
+from .base import (
+    MAX_PROMPT_CHARS,
+    MAX_WHOLE_FILE_BYTES,
+    DigestBuilder,
+    clip,
+    is_replay_dir,
+    open_regular,
+    WholeFileSource,
+)
 
 NAME = "opencode"
 DATABASE = re.compile(r"opencode(?:-[A-Za-z0-9._-]{1,100})?\.db")
@@ -442,9 +450,8 @@ def read_database(path: str, skipped: Counter[str]) -> tuple[list[DigestBuilder]
     return digests, excluded
 
 
-class OpenCodeSource:
+class OpenCodeSource(WholeFileSource):
     name = NAME
-    whole_file = True
 
     def default_home(self) -> Path:
         return paths.opencode_home()
@@ -460,9 +467,6 @@ class OpenCodeSource:
         for name in names:
             if DATABASE.fullmatch(name):
                 yield home / name
-
-    def parser(self, path: str, state: dict[str, Any]) -> Any:
-        raise NotImplementedError("an OpenCode database is read whole (read_whole)")
 
     def read_whole(self, path: str, skipped: Counter[str]) -> tuple[list[DigestBuilder], list[str]]:
         return read_database(path, skipped)

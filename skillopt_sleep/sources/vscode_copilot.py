@@ -28,7 +28,16 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from .base import MAX_WHOLE_FILE_BYTES, DigestBuilder, as_str, clip, is_replay_dir, open_regular, whole_file_records
+from .base import (
+    MAX_WHOLE_FILE_BYTES,
+    DigestBuilder,
+    as_str,
+    clip,
+    is_replay_dir,
+    open_regular,
+    whole_file_records,
+    WholeFileSource,
+)
 from .decode import decode_json_line
 from .workspace_storage import file_uri_path, millis, unwrap, workspace_dirs, workspace_folder
 
@@ -270,9 +279,8 @@ def read_session(path: str, skipped: Counter[str]) -> tuple[list[DigestBuilder],
     return ([builder] if builder.has_content else []), []
 
 
-class VSCodeCopilotSource:
+class VSCodeCopilotSource(WholeFileSource):
     name = NAME
-    whole_file = True
 
     def default_home(self) -> Path:
         return paths.vscode_home()
@@ -295,9 +303,6 @@ class VSCodeCopilotSource:
                     skipped["superseded_json"] += 1
                 elif name.endswith((".json", ".jsonl")):
                     yield chats / name
-
-    def parser(self, path: str, state: dict[str, Any]) -> Any:
-        raise NotImplementedError("VS Code chat sessions are read whole")
 
     def read_whole(self, path: str, skipped: Counter[str]) -> tuple[list[DigestBuilder], list[str]]:
         return read_session(path, skipped)
