@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -85,7 +86,7 @@ def load_context(project: Path, agent: str, memory: Path) -> Context:
     if agent not in AGENT_DOCUMENTS:
         return Context()
     documents = AGENT_DOCUMENTS[agent]
-    candidates: list[tuple[Path, object]] = []
+    candidates: list[tuple[Path, Callable[[str], bool] | None]] = []  # with what it must say
     if documents.reads_agents_md and memory.name != AGENTS_MD:
         candidates.append((project / AGENTS_MD, None))
     if agent in ("copilot", "vscode-copilot"):
@@ -103,7 +104,7 @@ def load_context(project: Path, agent: str, memory: Path) -> Context:
         text, why = _read(project, path)
         if why:
             skipped.append(why)
-        elif text is not None and (wanted is None or wanted(text)):  # type: ignore[operator]
+        elif text is not None and (wanted is None or wanted(text)):
             files.append(ContextFile(path, path.relative_to(project).as_posix(), text))
     return Context(tuple(files), tuple(skipped))
 
