@@ -37,6 +37,7 @@ from skillopt_sleep.gather import Gathered, gather_tasks, miner_for
 from skillopt_sleep.night_handoff import handoff_in_project, handoffs, stop_for_answers, waiting_prompts
 from skillopt_sleep.paths import project_dirs, user_dirs
 from skillopt_sleep.report.proposal import task_summaries
+from skillopt_sleep.documents.context import context_notes
 from skillopt_sleep.replay.scoring import left_out_notes
 from skillopt_sleep.store.score_cache import ScoreCache
 from skillopt_sleep.store.state_key import trust_notes
@@ -408,10 +409,7 @@ def _documents(opts: NightOptions, report: NightReport, gathered: Gathered) -> D
         ),
     )
     report.documents = {d.role: described(d.path) for d in docs.all()}
-    if docs.context:
-        names = ", ".join(c.name for c in docs.context)
-        report.notes.append(f"read as context, never written: {names} (the agent loads them on every request)")
-    report.notes.extend(docs.context_skipped)
+    report.notes.extend(context_notes(docs.context, docs.context_skipped))
     return docs
 
 

@@ -109,6 +109,14 @@ def load_context(project: Path, agent: str, memory: Path) -> Context:
     return Context(tuple(files), tuple(skipped))
 
 
+def context_notes(files: tuple[ContextFile, ...], skipped: tuple[str, ...]) -> list[str]:
+    """What the night's report says of the context: the files read, and each one left out."""
+    read = [
+        f"read as context, never written: {', '.join(f.name for f in files)} (the agent loads them on every request)"
+    ]
+    return (read if files else []) + list(skipped)
+
+
 def _found(project: Path, folder: str, suffix: str) -> list[Path]:
     """Files named ``*suffix`` under ``project/folder``, in path order, without following a link to
     a folder (and at most a few times ``MAX_FILES`` looked at)."""
