@@ -13,7 +13,7 @@ import argparse
 import json
 import random
 
-from skillopt_sleep.gate import decide as gate
+from skillopt_sleep.gate import no_worse as gate
 
 
 def draws(rng: random.Random, p: float, n: int) -> list[float]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from skillopt_sleep.gate.call_cap import OUT_OF_CALLS, CallCap, out_of_calls, undecided
 from skillopt_sleep.documents.managed_block import DocumentSet
-from skillopt_sleep.gate import decide as gating
+from skillopt_sleep.gate.no_worse import no_worse
 from skillopt_sleep.gate.evaluator import draw_within
 from skillopt_sleep.rules.retire import removed_rule, serves
 from skillopt_sleep.rules.scope import split_scoped
@@ -77,7 +77,7 @@ def gate_removal(
 def _removal_check(
     night: Any, cand: DocumentSet, tasks: list[str], identity: str | None
 ) -> tuple[GateDecision, dict[str, list[float]]]:
-    """``gate.decide.no_worse`` on ``tasks``, from ``val_samples`` per task, drawing more while the bound
+    """``gate.no_worse`` on ``tasks``, from ``val_samples`` per task, drawing more while the bound
     is too wide, up to ``max_val_samples``; the looks share its false-retire rate. A capped night
     that cannot afford the next draw returns the check so far marked ``out_of_calls``."""
     s, ev = night.settings, night.evaluator
@@ -94,7 +94,7 @@ def _removal_check(
             check.statistic[OUT_OF_CALLS] = True
             return check, b
         b, c = _scored(drawn[0], tasks, n), _scored(drawn[1], tasks, n)
-        check = gating.no_worse(
+        check = no_worse(
             b, c, margin=margin, regression_alpha=s.decide.regression_alpha, looks=looks, train_ids=night.overlap
         )
         shown_worse = check.statistic.get("lower_bound", 0.0) >= margin or any(d.regressed for d in check.per_task)

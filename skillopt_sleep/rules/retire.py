@@ -17,7 +17,7 @@ Why paired, not a plain delete followed by an add on a later night: a rule is on
 when something that proved itself takes its line, the exchange is one edit that adopt writes and
 revert restores byte-exact as a whole, and a night never leaves a document emptier than it found it.
 
-The removal faces the "no worse" test (``gate.decide.no_worse``) on the val tasks the retired rule served
+The removal faces the "no worse" test (``gate.no_worse``) on the val tasks the retired rule served
 — those of its kinds, outside the new rule's own; when it serves none of tonight's val tasks, every
 val task outside the new rule's own — drawing more samples up to the gate's ceiling while the bound
 is too wide; then the pair faces the ordinary gate (the new rule's own tasks must gain, no val task

@@ -1,16 +1,14 @@
 """Retiring a learned rule when a full document's new rule cannot be merged: which rule, the "no
-worse" gate mode that decides the removal, adopt / revert of the exchange, and whole nights that
+worse" gate mode that decides the removal (tests/gate/test_no_worse.py), adopt / revert of the exchange, and whole nights that
 retire a rule or keep it. The removal's own gate (gate/removal.py) is tested in
 tests/gate/test_removal.py, the retirement settings in tests/gate/test_settings.py."""
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
 
-from skillopt_sleep.gate import decide as gate
 from skillopt_sleep.staging.adoption import adopt, revert
 from skillopt_sleep.commands.review import review
 from skillopt_sleep.config import DocumentSettings
@@ -55,62 +53,6 @@ def task(tid: str, kind: str, split: str = "train") -> TaskRecord:
 
 def attempts(tid: str, *hard: float) -> list[Attempt]:
     return [Attempt(tid, i, "r", h, h) for i, h in enumerate(hard)]
-
-
-# --- the "no worse" gate mode ------------------------------------------------------------------
-
-
-def draws(rng: random.Random, p: float, n: int) -> list[float]:
-    return [1.0 if rng.random() < p else 0.0 for _ in range(n)]
-
-
-@pytest.mark.parametrize("n", [4, 8, 12, 24, 48, 200])
-def test_a_needed_rule_is_never_retired(n: int) -> None:
-    """Removing it drops its kind from 0.9 to 0.3: refused at every sample count, every seed."""
-    for seed in range(100):
-        rng = random.Random(seed)
-        base = {f"t{i}": draws(rng, 0.9, n) for i in range(3)}
-        without = {f"t{i}": draws(rng, 0.3, n) for i in range(3)}
-        assert not gate.no_worse(base, without, margin=0.1, looks=3).accepted
-
-
-def test_a_rule_whose_removal_changes_nothing_is_retired_with_enough_samples() -> None:
-    same = {f"t{i}": [1.0, 1.0, 0.5, 1.0, 1.0, 0.5] * 4 for i in range(3)}  # 24 samples, mean 0.83
-    decision = gate.no_worse(same, {k: list(v) for k, v in same.items()}, margin=0.1, looks=3)
-    assert decision.accepted, decision.reasons
-    assert decision.statistic["drop"] == 0 and decision.statistic["upper_bound"] < 0.1
-
-
-def test_too_few_samples_are_no_evidence_that_a_removal_is_harmless() -> None:
-    same = {"t1": [1.0, 1.0, 1.0, 1.0]}
-    decision = gate.no_worse(same, {"t1": [1.0, 1.0, 1.0, 1.0]}, margin=0.1)
-    assert not decision.accepted and "not shown to be no worse" in decision.reasons[0]
-
-
-def test_the_false_retire_rate_at_the_margin_stays_below_alpha() -> None:
-    """A removal that really costs exactly the margin (0.8 -> 0.7) is retired at most ~alpha of
-    the time (0.05; 400 seeds at 48 samples per task)."""
-    retired = 0
-    for seed in range(400):
-        rng = random.Random(seed)
-        base = {f"t{i}": draws(rng, 0.8, 48) for i in range(3)}
-        without = {f"t{i}": draws(rng, 0.7, 48) for i in range(3)}
-        retired += gate.no_worse(base, without, margin=0.1, alpha=0.05).accepted
-    assert retired / 400 <= 0.07
-
-
-def test_one_task_that_regressed_refuses_the_removal_even_when_the_mean_holds() -> None:
-    base = {f"t{i}": [1.0] * 40 for i in range(12)}
-    without = {k: list(v) for k, v in base.items()} | {"t0": [0.0] * 40}
-    decision = gate.no_worse(base, without, margin=0.1)
-    assert decision.statistic["upper_bound"] < 0.1, "the mean alone would pass"
-    assert not decision.accepted and "t0 regressed" in decision.reasons[0]
-
-
-def test_val_that_overlaps_train_cannot_validate_a_removal() -> None:
-    same = {"t1": [1.0] * 40}
-    decision = gate.no_worse(same, same, margin=0.1, train_ids=["t1"])
-    assert decision.action == "skip" and not decision.accepted
 
 
 # --- which rule a full document retires --------------------------------------------------------
