@@ -43,6 +43,10 @@ from skillopt_sleep.store.score_cache import ScoreCache
 from skillopt_sleep.store.state_key import trust_notes
 from skillopt_sleep.types import Edit, NightReport, TaskRecord
 from skillopt_sleep.store.archive import TaskArchive
+from skillopt_sleep.staging.adoption import adopt_locked, allowed_targets, hold_project
+from skillopt_sleep.staging.stage import StagedFile, stage
+from skillopt_sleep.store.history import History
+from skillopt_sleep.store.refusals import RejectedLedger
 from skillopt_sleep.learning.train_set import archive_tasks, widen_train
 
 Progress = Callable[[str], None]
@@ -86,11 +90,6 @@ def run_night(opts: NightOptions) -> NightReport:
     A stateful night holds the project lock throughout (the same lock as adopt and revert), and
     on taking it first finishes any adoption a killed process left half done.
     """
-    from skillopt_sleep.staging import stage as staging
-    from skillopt_sleep.staging.adoption import allowed_targets, hold_project
-    from skillopt_sleep.store.history import History
-    from skillopt_sleep.store.refusals import RejectedLedger
-
     project = opts.project.expanduser().resolve()
     if not project.is_dir():
         raise UserError(f"project {project} is not a directory", EXIT_USAGE)
@@ -101,7 +100,7 @@ def run_night(opts: NightOptions) -> NightReport:
     check_state_dir(project)
     targets = allowed_targets(project, opts.config, opts.target_skill_path)
     if opts.mode not in ("run", "demo"):
-        return _night(opts, night_id, False, History(), RejectedLedger(), staging)
+        return _night(opts, night_id, False, History(), RejectedLedger())
     footprint = Footprint(project)
     with hold_project(project, "night", targets, night_id) as recovered:
         if recovered:
@@ -119,7 +118,7 @@ def run_night(opts: NightOptions) -> NightReport:
             else:
                 opts.progress("no interrupted night to resume: starting a new one")
         try:
-            return _night(opts, night_id, True, History(), RejectedLedger(), staging, resume_from)
+            return _night(opts, night_id, True, History(), RejectedLedger(), resume_from)
         except NightStopped:
             raise
         except UserError:
@@ -147,9 +146,8 @@ def _night(
     opts: NightOptions,
     night_id: str,
     stateful: bool,
-    history: Any,
-    ledger: Any,
-    staging: Any,
+    history: History,
+    ledger: RejectedLedger,
     resume_from: str | None = None,
 ) -> NightReport:
     report = NightReport(
@@ -209,7 +207,7 @@ def _night(
         if hasattr(opts.call_progress, "watch"):  # night_state.NightProgress: tokens and cost so far
             opts.call_progress.watch(models)
         report.backends = {"target": models.target.id, "optimizer": models.optimizer.id}
-        return _learn(opts, stateful, history, ledger, staging, report, models, evidence, gathered)
+        return _learn(opts, stateful, history, ledger, report, models, evidence, gathered)
     except ProviderError as exc:
         # A deadline (the night's or one call's) is a provider failure too: exit 4, nothing
         # staged, no state advanced; the next night re-reads the same transcripts.
@@ -269,9 +267,8 @@ def _save(store: ScoreCache | EvidencePool, what: str, report: NightReport) -> N
 def _learn(
     opts: NightOptions,
     stateful: bool,
-    history: Any,
-    ledger: Any,
-    staging: Any,
+    history: History,
+    ledger: RejectedLedger,
     report: NightReport,
     models: Models,
     evidence: EvidenceLog | None,
@@ -307,7 +304,7 @@ def _learn(
     _fill(report, outcome, models)
     report.status = ("staged" if stateful else "proposed") if outcome.accepted else "no-change"
     if stateful:
-        _stage(opts, report, docs, outcome, history, ledger, staging, evidence)
+        _stage(opts, report, docs, outcome, history, ledger, evidence)
         _save(pool, "val evidence", report)
     return _finish(report, stateful, gathered, history)
 
@@ -418,20 +415,19 @@ def _stage(
     report: NightReport,
     docs: DocumentSet,
     outcome: Outcome,
-    history: Any,
-    ledger: Any,
-    staging: Any,
+    history: History,
+    ledger: RejectedLedger,
     evidence: EvidenceLog | None,
 ) -> None:
     """Stage the proposal, record refused edits in the ledger, adopt when asked to."""
     ledger_project = str(opts.project)
     files = [
-        staging.StagedFile(role=new.role, live_path=new.path, baseline=old.original, proposed=new.encoded())
+        StagedFile(role=new.role, live_path=new.path, baseline=old.original, proposed=new.encoded())
         for old, new in zip(docs.all(), outcome.documents.all(), strict=True)
         if new.text != old.text
     ]
     report.finished = datetime.now(timezone.utc)
-    staging.stage(
+    stage(
         opts.project,
         report,
         files,
@@ -447,8 +443,6 @@ def _stage(
             "adopt it by hand with --allow-simulated if you mean to"
         )
     elif opts.auto_adopt and outcome.accepted:
-        from skillopt_sleep.staging.adoption import adopt_locked, allowed_targets
-
         targets = allowed_targets(opts.project, opts.config, opts.target_skill_path)
         result = adopt_locked(opts.project, report.night_id, targets)
         report.notes.append(f"auto-adopted: {len(result.files)} file(s) written")
@@ -479,7 +473,7 @@ def _fill(report: NightReport, outcome: Outcome, models: Models) -> None:
     report.notes.append("phases (requests issued): " + ", ".join(f"{k}={v}" for k, v in outcome.phases.items()))
 
 
-def _finish(report: NightReport, stateful: bool, gathered: Gathered, history: Any) -> NightReport:
+def _finish(report: NightReport, stateful: bool, gathered: Gathered, history: History) -> NightReport:
     """A night that got here succeeded: advance the harvest checkpoints and record it."""
     report.finished = report.finished or datetime.now(timezone.utc)
     if stateful:
