@@ -51,3 +51,55 @@ def test_no_test_module_hides_the_private_home():
         if path != REPO / "tests" / "conftest.py" and "\ndef home(" in path.read_text(encoding="utf-8")
     ]
     assert shadowing == []
+
+
+# Results whose commit the history does not tell: they say "commit": "unknown". A result not named
+# here has to name the commit it was run at.
+RESULTS_OF_UNKNOWN_COMMIT: frozenset[str] = frozenset()
+
+
+def _strings_under(value: object, key: str) -> list[str]:
+    """Every string stored under ``key`` anywhere in a JSON value."""
+    if isinstance(value, dict):
+        found = [v for k, v in value.items() if k == key and isinstance(v, str)]
+        return found + [s for v in value.values() for s in _strings_under(v, key)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings_under(v, key)]
+    return []
+
+
+def _provenance_is_in_json(path: Path) -> bool:
+    import json
+    import re
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    commits = _strings_under(data, "commit")
+    unknown_allowed = path.name in RESULTS_OF_UNKNOWN_COMMIT
+    return any(re.search(r"scripts/\w+\.py", c) for c in _strings_under(data, "command")) and any(
+        re.search(r"\b[0-9a-f]{7,40}\b", c) or (c == "unknown" and unknown_allowed) for c in commits
+    )
+
+
+def _provenance_is_in_linking_paragraph(name: str) -> bool:
+    import re
+
+    text = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    return any(
+        re.search(r"python scripts/\w+\.py", paragraph) and re.search(r"`[0-9a-f]{7,40}`", paragraph)
+        for paragraph in re.split(r"\n\s*\n", text)
+        if f"(bench/{name})" in paragraph
+    )
+
+
+def test_every_stored_result_names_its_command_and_commit():
+    """Each file of ``docs/bench/`` says how it was made: a ``command`` naming a script and a
+    ``commit`` in its JSON (top-level, or nested where a result holds several runs), or, for a file
+    that cannot carry them (a chart), a ``python scripts/...`` command and a backticked commit in the
+    paragraph of ``docs/benchmarks.md`` that links it."""
+    without = [
+        path.name
+        for path in sorted((REPO / "docs" / "bench").iterdir())
+        if not (path.suffix == ".json" and _provenance_is_in_json(path))
+        and not _provenance_is_in_linking_paragraph(path.name)
+    ]
+    assert without == []
