@@ -140,10 +140,7 @@ def _input(usage: Usage) -> int:
 
 
 def _rehearse_once(opts: Any, seed: int) -> tuple[NightReport, list[Any]]:
-    from skillopt_sleep.staging import stage as staging
-    from skillopt_sleep.store.history import History
-    from skillopt_sleep.night import NightStopped, _night, new_night_id
-    from skillopt_sleep.store.refusals import RejectedLedger
+    from skillopt_sleep.night import NightStopped, stateless_night
 
     config = opts.config.replace(night_deadline=None, max_tokens=None, max_cost_usd=None, batch=False)
     real: list[Any] = []
@@ -166,7 +163,7 @@ def _rehearse_once(opts: Any, seed: int) -> tuple[NightReport, list[Any]]:
         stores=[],
     )
     try:
-        report = _night(dry, new_night_id(), False, History(), RejectedLedger(), staging)
+        report = stateless_night(dry)
     except NightStopped as stopped:  # the call cap's backstop: the night stops there too
         report = stopped.report
     return report, real

@@ -100,7 +100,7 @@ def run_night(opts: NightOptions) -> NightReport:
     check_state_dir(project)
     targets = allowed_targets(project, opts.config, opts.target_skill_path)
     if opts.mode not in ("run", "demo"):
-        return _night(opts, night_id, False, History(), RejectedLedger())
+        return stateless_night(opts)
     footprint = Footprint(project)
     with hold_project(project, "night", targets, night_id) as recovered:
         if recovered:
@@ -124,6 +124,11 @@ def run_night(opts: NightOptions) -> NightReport:
         except UserError:
             footprint.undo(night_id)  # refused before any work: leave the project as it was
             raise
+
+
+def stateless_night(opts: NightOptions) -> NightReport:
+    """A night that takes no lock and keeps nothing (a dry run; the estimate's rehearsal)."""
+    return _night(opts, new_night_id(), False, History(), RejectedLedger())
 
 
 def _auto_agents(opts: NightOptions) -> tuple[list[str], bool]:
