@@ -1,9 +1,12 @@
 """The house's own checks, run with the tests so CI runs them: ``ruff check`` and ``ruff format``
 over the whole tree and ``mypy`` over the package and the scripts, with the settings in
-pyproject.toml."""
+pyproject.toml; no test module hiding the private home; every stored benchmark result saying how it
+was made."""
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import subprocess
 import sys
@@ -69,9 +72,6 @@ def _strings_under(value: object, key: str) -> list[str]:
 
 
 def _provenance_is_in_json(path: Path) -> bool:
-    import json
-    import re
-
     data = json.loads(path.read_text(encoding="utf-8"))
     commits = _strings_under(data, "commit")
     unknown_allowed = path.name in RESULTS_OF_UNKNOWN_COMMIT
@@ -81,8 +81,6 @@ def _provenance_is_in_json(path: Path) -> bool:
 
 
 def _provenance_is_in_linking_paragraph(name: str) -> bool:
-    import re
-
     text = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
     return any(
         re.search(r"python scripts/\w+\.py", paragraph) and re.search(r"`[0-9a-f]{7,40}`", paragraph)
