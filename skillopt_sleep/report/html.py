@@ -15,12 +15,9 @@ from typing import Any
 from skillopt_sleep.documents.handwritten import conflict_notes
 from skillopt_sleep.report.proposal import (
     OVERRIDES,
-    task_rows,
-    verdict,
+    decision_view,
     EvidenceTask,
     ProposalView,
-    gate_label,
-    headline_statistic,
     why_accepted,
 )
 from skillopt_sleep.report.markdown import SIMULATED_WARNING, adopt_command, nothing_learned, numbers, revert_command
@@ -79,20 +76,18 @@ def _scope_and_evidence(scope: list[str], evidence: list[EvidenceTask]) -> list[
 
 
 def _decision(decision: GateDecision) -> list[str]:
-    said, scores = verdict(decision)
-    out = [f"<p>Gate ({_t(gate_label(decision))}): <b>{said}</b>, {_t(scores)}"]
-    stats = headline_statistic(decision)
-    if stats:
-        out.append(f"<br><span class=muted>{_t(stats)}</span>")
+    v = decision_view(decision)
+    out = [f"<p>Gate ({_t(v.label)}): <b>{v.verdict}</b>, {_t(v.scores)}"]
+    if v.statistic:
+        out.append(f"<br><span class=muted>{_t(v.statistic)}</span>")
     out.append("</p>")
-    if decision.reasons:
-        out.append("<ul>" + "".join(f"<li>{_t(r, 500)}</li>" for r in decision.reasons) + "</ul>")
-    rows = task_rows(decision)
-    if rows:
+    if v.reasons:
+        out.append("<ul>" + "".join(f"<li>{_t(reason, 500)}</li>" for reason in v.reasons) + "</ul>")
+    if v.rows:
         out.append(
             "<table><tr><th>val task</th><th>baseline</th><th>candidate</th><th>gain</th><th>regressed</th></tr>"
         )
-        for r in rows:
+        for r in v.rows:
             regressed = "<span class=yes>yes</span>" if r.regressed else "no"
             out.append(
                 f"<tr><td><code>{_t(r.task_id, 80)}</code></td><td>{_t(r.baseline)}</td>"

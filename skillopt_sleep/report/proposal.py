@@ -2,7 +2,7 @@
 evidence it came from and the per-task gain that justified it; the refused edits and why; and the
 diff of each document's managed block.
 
-``review`` prints this view as Markdown (``commands/review.py``); ``report.html`` shows it beside
+``review`` prints this view as Markdown (``report/review.py``); ``report.html`` shows it beside
 the project's score trend (``report/html.py``). Everything here is data; rendering sanitizes.
 """
 
@@ -167,6 +167,31 @@ def headline_statistic(decision: GateDecision) -> str:
         else:
             parts.append(f"{key}={value:.3f}" if isinstance(value, float) else f"{key}={value}")
     return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class DecisionView:
+    """One gate decision as every view shows it (text not yet escaped): what it tested, its
+    verdict on which scores, the headline numbers, the reasons and the per-task table."""
+
+    label: str  # "this rule alone"
+    verdict: str  # "accepted" / "refused"
+    scores: str  # "val 0.500 → 0.750"
+    statistic: str  # "gain=0.250, lower_bound=0.100, ..." or ""
+    reasons: list[str]
+    rows: list[TaskRow]
+
+
+def decision_view(decision: GateDecision) -> DecisionView:
+    said, scores = verdict(decision)
+    return DecisionView(
+        gate_label(decision),
+        said,
+        scores,
+        headline_statistic(decision),
+        list(decision.reasons),
+        task_rows(decision),
+    )
 
 
 def deciding_decision(edit: Edit, decisions: list[GateDecision]) -> GateDecision | None:

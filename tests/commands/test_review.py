@@ -11,13 +11,10 @@ import pytest
 
 from skillopt_sleep.staging import stage as staging
 from skillopt_sleep.cli import main
-from skillopt_sleep.commands.review import render_review
 from skillopt_sleep.config import Config
 from skillopt_sleep.night import NightOptions, run_night
-from skillopt_sleep.report.proposal import OVERRIDES, build_view
 from skillopt_sleep.types import Edit, GateDecision, NightReport, TaskDelta
 from tests.support.tasks import make_tasks, write_tasks_file
-from tests.report.test_markdown import HAND_WRITTEN, overriding_night
 
 HOSTILE = "\x1b[31mred\x1b[0m \u202eevil\u202c <script>alert(1)</script> <!-- hidden --> ```"
 
@@ -215,8 +212,3 @@ def test_review_inside_claude_code_names_the_slash_command(
         f"`/skillopt-sleep revert --night {night.night_id}`."
     ) in out
     assert "skillopt-sleep adopt --project" not in out
-
-
-def test_review_names_the_overridden_line():
-    text = render_review(build_view(overriding_night(), {}, "staged", "/s"))
-    assert OVERRIDES in text and f"> {HAND_WRITTEN}" in text
