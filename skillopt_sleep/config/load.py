@@ -155,6 +155,9 @@ def load_config(
     origins: dict[str, str] = {}
     user_file = user_dirs().config_file
     _apply(config, _flatten(read_config_file(user_file), str(user_file)), str(user_file), origins)
+    env_file = config.schedule.env_file
+    if env_file and not Path(env_file).expanduser().is_absolute():  # a file's relative path: beside it
+        config.schedule.env_file = str(user_file.parent / env_file)
     if project is not None:
         project_file = project_dirs(project).config_file
         project_values = _flatten(read_config_file(project_file), str(project_file))

@@ -158,7 +158,9 @@ def _spawn(argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess[Any]:
     try:
         return subprocess.run(argv, capture_output=True, timeout=TOOL_TIMEOUT, **kwargs)
     except FileNotFoundError:
-        raise UserError(f"{argv[0]} not found on PATH; choose another --via", EXIT_SCHEDULER) from None
+        raise UserError(
+            f"{argv[0]} not found on PATH; choose another mechanism (--via, or via in [schedule])", EXIT_SCHEDULER
+        ) from None
     except subprocess.TimeoutExpired:
         raise UserError(f"{' '.join(argv)} did not finish within {TOOL_TIMEOUT:g}s", EXIT_SCHEDULER) from None
     except OSError as exc:

@@ -23,6 +23,14 @@ def test_the_user_file_sets_the_schedule(user_file: Path, project: Path):
     assert load_config(None, overrides={"at": "01:00"}, env={"SKILLOPT_SLEEP_AT": "4:05"}).schedule.at == "01:00"
 
 
+def test_a_relative_env_file_in_the_user_file_is_beside_it(user_file: Path, project: Path, monkeypatch):
+    monkeypatch.chdir(project)  # not where the night's command happens to run
+    user_file.write_text('[schedule]\nenv_file = "keys.env"\n', encoding="utf-8")
+    assert load_config(project, env={}).schedule.env_file == str(user_file.parent / "keys.env")
+    # a flag's relative path is the caller's: resolved where it is typed (commands/schedule.py)
+    assert load_config(None, overrides={"env_file": "mine.env"}, env={}).schedule.env_file == "mine.env"
+
+
 def test_unset_means_what_is_already_scheduled(project: Path):
     schedule = load_config(project, env={}).schedule
     assert (schedule.at, schedule.via, schedule.env_file, schedule.auto_adopt) == (None, None, None, False)
