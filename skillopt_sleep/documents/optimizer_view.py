@@ -16,13 +16,7 @@ def optimizer_view(docs: DocumentSet, max_chars: int = OPTIMIZER_VIEW_CHARS) -> 
     out, and each headed by what a night may do to it."""
     parts = []
     for doc in (docs.memory, docs.skill):
-        body = redact(clean_text(doc.text)).strip()
-        if not body:
-            body = "(empty: the file does not exist yet)"
-        elif len(body) > max_chars:
-            body = (
-                body[:max_chars] + f"\n[... {len(body) - max_chars} more characters of {doc.path.name} not shown ...]"
-            )
+        body = _shown(doc.text, doc.path.name, max_chars) or "(empty: the file does not exist yet)"
         if doc.read_only:
             may = "read-only: no edit is applied to it"
         elif doc.whole_skill:
@@ -37,10 +31,19 @@ def optimizer_view(docs: DocumentSet, max_chars: int = OPTIMIZER_VIEW_CHARS) -> 
             )
         parts.append(f'<document name="{doc.path.name}" role="{doc.role}">\n({may})\n{body}\n</document>')
     for extra in docs.context:  # what the agent loads beside them: a rule need not repeat it
-        body = redact(clean_text(extra.text)).strip()[:max_chars]
+        body = _shown(extra.text, extra.name, max_chars)
         may = "read-only context the agent loads with these documents: no edit is applied to it"
         parts.insert(len(parts) - 1, f'<document name="{extra.name}" role="context">\n({may})\n{body}\n</document>')
     return "\n\n".join(parts)
+
+
+def _shown(text: str, name: str, max_chars: int) -> str:
+    """``text`` redacted and cleaned, cut at ``max_chars`` with a marker saying how much of ``name``
+    is left out."""
+    body = redact(clean_text(text)).strip()
+    if len(body) <= max_chars:
+        return body
+    return body[:max_chars] + f"\n[... {len(body) - max_chars} more characters of {name} not shown ...]"
 
 
 def optimizer_payload(docs: DocumentSet) -> dict[str, dict[str, object]]:

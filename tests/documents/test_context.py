@@ -66,6 +66,10 @@ def test_the_optimizer_sees_the_context_as_read_only(tmp_path: Path):
     view = optimizer_view(docs)
     assert "MARK_ALL" in view and "MARK_PY" not in view
     assert view.count("read-only context the agent loads") == len(docs.context)
+    # a long one is cut like the documents, saying how much is left out
+    (tmp_path / "proj" / "AGENTS.md").write_text("MARK_AGENTS_MD\n" + "word " * 3000, encoding="utf-8")
+    cut = optimizer_view(load_documents(tmp_path / "proj", "copilot"), max_chars=2000)
+    assert "MARK_AGENTS_MD" in cut and "more characters of AGENTS.md not shown" in cut
 
 
 @pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "opencode", "pi"])
