@@ -50,9 +50,10 @@ def file_uri_path(uri: object) -> str:
 def workspace_folder(workspace_dir: Path, skipped: Counter[str]) -> str:
     """The folder a ``workspaceStorage/<id>`` directory belongs to, from its ``workspace.json``:
     ``folder`` (a single-folder window), else the directory of the ``workspace`` file (a
-    ``.code-workspace`` of several folders). "" when there is none (counted)."""
+    ``.code-workspace`` of several folders). "" when there is none (counted); a linked
+    ``workspace.json`` is not the editor's and is not followed."""
     try:
-        with open_regular(workspace_dir / WORKSPACE_FILE) as handle:
+        with open_regular(workspace_dir / WORKSPACE_FILE, nofollow=True) as handle:
             data = handle.read(MAX_WORKSPACE_FILE_BYTES + 1)
     except FileNotFoundError:
         skipped["no_workspace_folder"] += 1

@@ -14,7 +14,6 @@ import pytest
 
 from skillopt_sleep.sources import harvest
 from skillopt_sleep.sources.vscode_copilot import VSCodeCopilotSource, apply, read_session, replay
-from skillopt_sleep.sources.workspace_storage import file_uri_path
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "documented" / "vscode-copilot" / "User"
 PROJECT = "/work/demo-app"
@@ -104,13 +103,6 @@ def test_a_later_initial_line_replaces_the_state_as_after_a_compaction():
     )
     skipped: Counter[str] = Counter()
     assert replay(data + b"\n", skipped) == {"requests": [{"message": "c"}]} and not skipped
-
-
-def test_file_uris_become_local_paths_and_remote_ones_none():
-    assert file_uri_path("file:///work/demo%20app") == "/work/demo app"
-    assert file_uri_path("file:///c%3A/Users/dev/app") == "c:/Users/dev/app"
-    assert file_uri_path("vscode-remote://ssh-remote%2Bbox/work/app") == ""
-    assert file_uri_path(None) == ""
 
 
 # -- the exact harvest of the fixture --------------------------------------------------------------
@@ -281,16 +273,6 @@ def test_special_and_oversized_files_are_refused(tmp_path, monkeypatch):
     monkeypatch.setattr("skillopt_sleep.sources.vscode_copilot.MAX_WHOLE_FILE_BYTES", 10)
     skipped: Counter[str] = Counter()
     assert read_session(str(path), skipped) == ([], []) and skipped == {"whole_file_too_large": 1}
-
-
-def test_a_multi_root_workspace_maps_to_the_directory_of_its_workspace_file(tmp_path):
-    from skillopt_sleep.sources.workspace_storage import workspace_folder
-
-    (tmp_path / "workspace.json").write_text(json.dumps({"workspace": "file:///work/mono/all.code-workspace"}))
-    skipped: Counter[str] = Counter()
-    assert workspace_folder(tmp_path, skipped) == "/work/mono" and not skipped
-    (tmp_path / "workspace.json").write_text("{" * 10)
-    assert workspace_folder(tmp_path, skipped) == "" and skipped == {"malformed_json": 1}
 
 
 @pytest.mark.parametrize(
