@@ -19,13 +19,17 @@ SECRET_KEY_NAME = re.compile(r"(?i)^[A-Za-z0-9_.\-]{0,60}?" + _SECRET_KEY_WORDS 
 # Assignments (``password=...``, ``"api_key": "..."``, ``export GH_TOKEN=...``). A case-insensitive
 # regex scan is slow in ``re``, so keyword hits are found with plain substring search on the
 # lower-cased text and the regex is only *matched* (anchored) at those hits.
+_VALUE_CHAR = r"[^\s\"'`,;&|)}\]\\]"
+_UNQUOTED = r"(?:" + _VALUE_CHAR + r"|[&;](?=" + _VALUE_CHAR + r")(?![A-Za-z_][A-Za-z0-9_.\-]{0,64}=))"
 _ASSIGNMENT = re.compile(
     r"(?i)(" + _SECRET_KEY_WORDS + r")(?![A-Za-z0-9])"
     r"(\\?[\"']?(?:\s{0,5}|[ \t]{6,24})(?:=>|:=|=|:)(?:\s{0,5}|[ \t]{6,24}))"
     r"(\\\"[^\"\\\n]{1,512}\\\"|\"(?:[^\"\\\n]|\\.){1,512}\"|'[^'\n]{1,512}'"
     # unquoted: up to a delimiter; a closing bracket with more of the value right after it is part
-    # of the value (``Tr0ub4dor}3x``), one that ends it closes the code around it (``{password: x}``)
-    r"|[^\s\"'`,;&|)}\]\\]{1,512}(?:[)}\]]{1,4}[^\s\"'`,;&|)}\]\\]{1,512}){0,8})"
+    # of the value (``Tr0ub4dor}3x``), one that ends it closes the code around it (``{password: x}``);
+    # an ``&`` or ``;`` with more of the value right after it is part of it too (``Tr0ub4dor&3x``),
+    # unless a new ``name=`` starts there (``?token=x&page=2``, ``Password=x;Database=y``)
+    r"|" + _UNQUOTED + r"{1,512}(?:[)}\]]{1,4}" + _UNQUOTED + r"{1,512}){0,8})"
 )
 ASSIGNMENT_NEEDLES = ("pass", "pw", "secret", "token", "credential", "key")
 _KEY_QUALIFIER = re.compile(r"(?:api|access|secret|private|auth|signing|encryption|master|account)[_\-]?$")
