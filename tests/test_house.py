@@ -1,7 +1,7 @@
 """The house's own checks, run with the tests so CI runs them: ``ruff check`` and ``ruff format``
 over the whole tree and ``mypy`` over the package and the scripts, with the settings in
 pyproject.toml; no test module hiding the private home; every stored benchmark result saying how it
-was made."""
+was made; every package module with its own test file."""
 
 from __future__ import annotations
 
@@ -101,3 +101,18 @@ def test_every_stored_result_names_its_command_and_commit():
         and not _provenance_is_in_linking_paragraph(path.name)
     ]
     assert without == []
+
+
+def test_every_package_module_has_its_own_test_file():
+    """``skillopt_sleep/<dir>/<mod>.py`` is tested in ``tests/<dir>/test_<mod>.py`` (a module at the
+    top in ``tests/test_<mod>.py``), so a newcomer finds a module's tests from its path alone."""
+    package = REPO / "skillopt_sleep"
+    missing = []
+    for module in sorted(package.rglob("*.py")):
+        relative = module.relative_to(package)
+        if module.name in ("__init__.py", "__main__.py") or relative.parts[0] == "data":
+            continue
+        test_file = REPO / "tests" / relative.parent / f"test_{module.name}"
+        if not test_file.is_file():
+            missing.append(f"{relative} -> {test_file.relative_to(REPO)}")
+    assert missing == []

@@ -24,6 +24,8 @@ from typing import IO, Any
 
 from skillopt_sleep.backends.cli_common import classify_failure
 
+MAX_FRAME_BYTES = 64 * 1024 * 1024  # one message from the server; a larger one ends the call
+
 # A watch function sees each session event; a returned (kind, message) ends the call.
 EventWatch = Callable[[dict[str, Any]], tuple[str, str] | None]
 
@@ -47,7 +49,8 @@ def frame(message: dict[str, Any]) -> bytes:
 
 
 def read_frames(stream: IO[bytes], sink: queue.Queue[dict[str, Any] | None]) -> None:
-    """Put each message read from ``stream`` on ``sink``; None once the stream ends."""
+    """Put each message read from ``stream`` on ``sink``; None once the stream ends, or at a frame
+    whose length is negative or over ``MAX_FRAME_BYTES``."""
     try:
         while True:
             length = None
@@ -63,6 +66,8 @@ def read_frames(stream: IO[bytes], sink: queue.Queue[dict[str, Any] | None]) -> 
                     length = int(value.strip())
             if length is None:
                 continue
+            if not 0 <= length <= MAX_FRAME_BYTES:
+                return  # not a message this client reads: the call ends as if the server closed
             message = json.loads(stream.read(length).decode("utf-8", "replace"))
             if isinstance(message, dict):
                 sink.put(message)

@@ -28,7 +28,6 @@ from skillopt_sleep.backends.copilot_cli import (
     stop_on_fatal_error,
 )
 from skillopt_sleep.backend_spec import BackendSpecError
-from skillopt_sleep.backends.copilot_home import login_config
 from skillopt_sleep.backends.registry import make_backend
 
 REQ = Request(purpose="attempt", system="SKILL: be brief. — ✓", user="Summarize the PR.")
@@ -314,25 +313,6 @@ def test_a_refresh_does_not_overwrite_a_login_the_user_changed_meanwhile(fake_co
     )
     assert CopilotCliBackend().complete(REQ).ok
     assert json.loads((user_home() / "config.json").read_text(encoding="utf-8")) == {"copilotTokens": {"h:b": "theirs"}}
-
-
-def test_login_config_reads_the_clis_commented_json(tmp_path):
-    (tmp_path / "config.json").write_text(
-        "// User settings belong in settings.json.\n// This file is managed automatically.\n"
-        '{\n  "loggedInUsers": [{"host": "https://github.com", "login": "octo"}],\n  "firstLaunchAt": "x"\n}\n',
-        encoding="utf-8",
-    )
-    assert login_config(tmp_path) == {"loggedInUsers": [{"host": "https://github.com", "login": "octo"}]}
-
-
-def test_login_config_keeps_only_login_keys(tmp_path):
-    (tmp_path / "config.json").write_text(
-        json.dumps({"loggedInUsers": [], "trustedFolders": ["/x"], "copilotTokens": {"a": "b"}}), encoding="utf-8"
-    )
-    assert login_config(tmp_path) == {"loggedInUsers": [], "copilotTokens": {"a": "b"}}
-    (tmp_path / "config.json").write_text("{not json", encoding="utf-8")
-    assert login_config(tmp_path) == {}
-    assert login_config(tmp_path / "missing") == {}
 
 
 def test_a_cut_off_answer_is_truncated_not_an_answer(fake_copilot, monkeypatch):
