@@ -33,6 +33,7 @@ def engine(*args: str, home: Path, cwd: Path | None = None) -> subprocess.Comple
     )
 
 
+@pytest.mark.slow  # an estimate and a whole night through the CLI
 def test_estimate_calls_no_model_and_stages_nothing_while_the_night_does(tmp_path: Path) -> None:
     """The same project, backend and flags: ``--estimate`` sends nothing to the (counting) provider
     and leaves the project as it was; a dry-run of the same night reaches it."""

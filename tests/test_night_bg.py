@@ -81,6 +81,7 @@ def start(
     return done, state["pid"]
 
 
+@pytest.mark.slow  # a whole night in a detached process
 def test_detach_returns_while_the_night_runs_and_status_follows_it_to_the_result(project: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     done, pid = start(project, home)
@@ -117,6 +118,7 @@ def test_detach_returns_while_the_night_runs_and_status_follows_it_to_the_result
     assert "staged at" in log.read_text(encoding="utf-8") or "no change" in log.read_text(encoding="utf-8").lower()
 
 
+@pytest.mark.slow  # a whole night in a detached process
 def test_a_detached_night_killed_midway_is_shown_as_stopped_with_its_log(project: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     done, pid = start(project, home, backend=SLOWER_SIM)
@@ -146,6 +148,7 @@ def test_a_detached_night_killed_midway_is_shown_as_stopped_with_its_log(project
     )
 
 
+@pytest.mark.slow  # a whole night in a detached process
 def test_detach_json_says_where_to_follow(project: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     done, pid = start(project, home, "--json")

@@ -198,6 +198,7 @@ def billed_input(usage: Usage) -> float:
     return usage.input_tokens + 0.1 * usage.cache_read_tokens + 1.25 * usage.cache_write_tokens
 
 
+@pytest.mark.slow  # two whole nights against the fake API
 def test_caching_cuts_the_input_a_night_bills():
     on, off = measure(True), measure(False)
     total_on = on.input_tokens + on.cache_read_tokens + on.cache_write_tokens

@@ -100,6 +100,7 @@ def test_a_cancel_cuts_a_retry_backoff_short(anthropic_server) -> None:
     assert len(anthropic_server.seen("/v1/messages")) == 2
 
 
+@pytest.mark.slow  # whole nights waiting out their deadline
 @pytest.mark.parametrize("fault", [Hang(), Drip(interval=0.5)], ids=["hang", "drip"])
 def test_a_night_against_a_stuck_provider_ends_within_its_deadline(
     anthropic_server, fault, tmp_path: Path, home: Path

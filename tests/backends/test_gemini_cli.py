@@ -360,7 +360,7 @@ def test_a_rate_limit_is_left_to_the_engines_retries(fake_gemini, monkeypatch, r
 
 def test_timeout(fake_gemini, monkeypatch):
     monkeypatch.setenv("FAKE_GEMINI_MODE", "hang")
-    completion = GeminiCliBackend(timeout=3).complete(REQ)
+    completion = GeminiCliBackend(timeout=1).complete(REQ)
     assert completion.error == "timeout" and completion.latency < 30
 
 

@@ -299,7 +299,7 @@ def test_failure_kind_reads_the_status_first():
 
 def test_a_call_that_does_not_answer_times_out(fake_pi, monkeypatch, tmp_path):
     monkeypatch.setenv("FAKE_PI_MODE", "hang")
-    completion = PiCliBackend(timeout=3).complete(REQ)
+    completion = PiCliBackend(timeout=1).complete(REQ)
     assert completion.error == "timeout", completion.error_message
     assert completion.latency < 30
     assert list((tmp_path / "tmp").iterdir()) == []

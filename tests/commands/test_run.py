@@ -101,6 +101,7 @@ def test_a_logged_out_claude_stops_the_night_with_exit_4(demo: tuple[Path, Path,
     assert not project_dirs(project).staging.exists()
 
 
+@pytest.mark.slow  # whole nights through the CLI
 def test_a_sim_proposal_for_real_transcripts_is_refused_by_adopt(demo: tuple[Path, Path, Path], tmp_path: Path) -> None:
     home, claude, project = demo
     path = str(tmp_path / "no-bin")
@@ -149,6 +150,7 @@ def test_a_sim_night_on_a_tasks_file_is_simulated_unless_reviewed(
     assert manifest["simulated"] is simulated
 
 
+@pytest.mark.slow  # whole nights through the CLI
 def test_auto_adopt_never_adopts_a_simulated_proposal(demo: tuple[Path, Path, Path], tmp_path: Path) -> None:
     home, claude, project = demo
     out = run_cli(

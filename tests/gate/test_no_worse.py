@@ -15,7 +15,7 @@ def draws(rng: random.Random, p: float, n: int) -> list[float]:
     return [1.0 if rng.random() < p else 0.0 for _ in range(n)]
 
 
-@pytest.mark.parametrize("n", [4, 8, 12, 24, 48, 200])
+@pytest.mark.parametrize("n", [4, 8, 12, 24, 48, pytest.param(200, marks=pytest.mark.slow)])
 def test_a_needed_rule_is_never_retired(n: int) -> None:
     """Removing it drops its kind from 0.9 to 0.3: refused at every sample count, every seed."""
     for seed in range(100):
@@ -38,6 +38,7 @@ def test_too_few_samples_are_no_evidence_that_a_removal_is_harmless() -> None:
     assert not decision.accepted and "not shown to be no worse" in decision.reasons[0]
 
 
+@pytest.mark.slow  # a rate over 400 seeds
 def test_the_false_retire_rate_at_the_margin_stays_below_alpha() -> None:
     """A removal that really costs exactly the margin (0.8 -> 0.7) is retired at most ~alpha of
     the time (0.05; 400 seeds at 48 samples per task)."""

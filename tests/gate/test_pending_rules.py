@@ -257,6 +257,7 @@ def _neutral(seed: int):
     return handler
 
 
+@pytest.mark.slow  # many capped nights
 @pytest.mark.parametrize("cap", [24, 40])
 def test_a_neutral_rule_resumed_over_capped_nights_is_one_sequential_test(
     tmp_path: Path, cap: int, monkeypatch: pytest.MonkeyPatch

@@ -59,6 +59,7 @@ def test_a_project_without_sessions_makes_no_model_call(
     assert "1 skipped (nothing new)" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # scheduled nights through the CLI
 def test_no_new_sessions_since_the_last_night_makes_no_model_call(
     cron: FakeTools, tmp_path: Path, backends: list[FakeBackend], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -85,9 +86,7 @@ lines = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.lists(lines, max_size=12))
-def test_parsers_never_raise_and_every_line_has_one_outcome(batch):
+def parsers_never_raise(batch: list[bytes]) -> None:
     for make in (lambda: ClaudeParser("/p/s.jsonl", {}), lambda: CodexParser("/p/rollout-x.jsonl", {})):
         parser = make()
         for line in batch:
@@ -99,6 +98,19 @@ def test_parsers_never_raise_and_every_line_has_one_outcome(batch):
             assert resumed.feed(line) in REASONS
         for part in parts:
             part.to_digest().to_dict()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(lines, max_size=12))
+def test_parsers_never_raise_and_every_line_has_one_outcome(batch):
+    parsers_never_raise(batch)
+
+
+@pytest.mark.slow  # the same property over ten times the batches
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(lines, max_size=12))
+def test_parsers_never_raise_over_many_batches(batch):
+    parsers_never_raise(batch)
 
 
 @settings(max_examples=300, deadline=None)
