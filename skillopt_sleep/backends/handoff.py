@@ -72,7 +72,7 @@ class HandoffBackend:
             return Completion(text="OK", model=self.id)
         key = self.key(request)
         try:
-            text = read_regular(self.answers / f"{key}.md", MAX_ANSWER_BYTES).decode("utf-8", "replace")
+            text = read_regular(self.answers / f"{key}.md", MAX_ANSWER_BYTES, nofollow=True).decode("utf-8", "replace")
         except FileNotFoundError:
             text = ""
         except OSError as exc:  # a folder or a link where an answer should be: not an answer

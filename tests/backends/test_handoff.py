@@ -99,6 +99,17 @@ def test_an_answer_that_is_not_a_file_is_an_error_not_an_answer(tmp_path: Path):
     assert not completion.ok and completion.text == ""
 
 
+def test_an_answer_that_is_a_link_is_not_followed(tmp_path: Path):
+    backend = HandoffBackend(tmp_path / "handoff")
+    key = backend.key(request())
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_text("an answer planted outside the answers folder", encoding="utf-8")
+    (tmp_path / "handoff" / "answers").mkdir(parents=True)
+    (tmp_path / "handoff" / "answers" / f"{key}.md").symlink_to(elsewhere)
+    completion = backend.complete(request())
+    assert not completion.ok and completion.text == "" and completion.error == "bad_request"
+
+
 def test_a_phase_writes_every_prompt_before_it_stops(tmp_path: Path):
     backend = HandoffBackend(tmp_path)
     (tmp_path / "answers").mkdir(parents=True)
