@@ -94,7 +94,6 @@ def run_night(opts: NightOptions) -> NightReport:
     if not project.is_dir():
         raise UserError(f"project {project} is not a directory", EXIT_USAGE)
     opts.project = project
-    night_id = new_night_id()
     # its state folder and every document a night may read or write resolve where they must,
     # before any model call
     check_state_dir(project)
@@ -102,6 +101,7 @@ def run_night(opts: NightOptions) -> NightReport:
     if opts.mode not in ("run", "demo"):
         return stateless_night(opts)
     footprint = Footprint(project)
+    night_id = new_night_id()
     with hold_project(project, "night", targets, night_id) as recovered:
         if recovered:
             opts.progress(recovered)

@@ -111,10 +111,10 @@ def load_context(project: Path, agent: str, memory: Path) -> Context:
 
 def context_notes(files: tuple[ContextFile, ...], skipped: tuple[str, ...]) -> list[str]:
     """What the night's report says of the context: the files read, and each one left out."""
-    read = [
-        f"read as context, never written: {', '.join(f.name for f in files)} (the agent loads them on every request)"
-    ]
-    return (read if files else []) + list(skipped)
+    if not files:
+        return list(skipped)
+    names = ", ".join(f.name for f in files)
+    return [f"read as context, never written: {names} (the agent loads them on every request)", *skipped]
 
 
 def _found(project: Path, folder: str, suffix: str) -> list[Path]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from skillopt_sleep.documents.handwritten import conflict_notes
 from skillopt_sleep.report.night_numbers import _calls, _change, _splits, _tokens, agents_text, nothing_learned, numbers
-from skillopt_sleep.report.proposal import OVERRIDES, task_rows, why_accepted
+from skillopt_sleep.report.proposal import OVERRIDES, decision_view, why_accepted
 from skillopt_sleep.sanitize import sanitize
 from skillopt_sleep.rules.scope import scope_label
 from skillopt_sleep.types import Edit, NightReport, format_time
@@ -152,9 +152,9 @@ def render_markdown(report: NightReport) -> str:
     if not report.decisions:
         out += ["No gate decision was made.", ""]
     for i, decision in enumerate(report.decisions, 1):
-        verdict = "accepted" if decision.accepted else "refused"
+        view = decision_view(decision)
         out += [
-            f"### Decision {i}: {sanitize(decision.action)} ({verdict}), "
+            f"### Decision {i}: {sanitize(decision.action)} ({view.verdict}), "
             f"val {_change(decision.baseline, decision.candidate)}",
             "",
         ]
@@ -167,9 +167,9 @@ def render_markdown(report: NightReport) -> str:
             out += [f"Statistic: {stats}", ""]
         if decision.reasons:
             out += ["Reasons:", ""] + [f"- {sanitize(r, 500)}" for r in decision.reasons] + [""]
-        if decision.per_task:
+        if view.rows:
             out += ["| task | baseline | candidate | delta | regressed |", "|---|---|---|---|---|"]
-            for r in task_rows(decision):
+            for r in view.rows:
                 out.append(
                     f"| {cell(r.task_id)} | {r.baseline} | {r.candidate} | {r.gain} | "
                     f"{'**yes**' if r.regressed else 'no'} |"

@@ -144,12 +144,6 @@ def task_rows(decision: GateDecision) -> list[TaskRow]:
     ]
 
 
-def verdict(decision: GateDecision) -> tuple[str, str]:
-    """What a gate decision says (``accepted`` / ``refused``) and on which scores."""
-    said = "accepted" if decision.accepted else "refused"
-    return said, f"val {score_text(decision.baseline)} → {score_text(decision.candidate)}"
-
-
 def gate_label(decision: GateDecision) -> str:
     """``"this rule alone"`` or ``"3 rules together"``: what a gate decision tested."""
     return "this rule alone" if len(decision.edits) == 1 else f"{len(decision.edits)} rules together"
@@ -183,11 +177,10 @@ class DecisionView:
 
 
 def decision_view(decision: GateDecision) -> DecisionView:
-    said, scores = verdict(decision)
     return DecisionView(
         gate_label(decision),
-        said,
-        scores,
+        "accepted" if decision.accepted else "refused",
+        f"val {score_text(decision.baseline)} → {score_text(decision.candidate)}",
         headline_statistic(decision),
         list(decision.reasons),
         task_rows(decision),
